@@ -1,0 +1,63 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { createKnex, ensureDatabase } from '../db/database';
+import { startEmbeddedPostgres } from '../db/embedded-postgres';
+import { migrateLatest } from '../db/migrate';
+import { suites } from './suites';
+
+/**
+ * `npm run bench [-- --only NAME]`: runs each suite against its own database on one PostgreSQL server
+ * (BENCH_DATABASE_URL's, or an embedded one) and writes BENCHMARKS.md.
+ */
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { only: { type: 'string', multiple: true }, out: { type: 'string', default: 'BENCHMARKS.md' } } });
+  const selected = values.only ? suites.filter((s) => values.only!.includes(s.name)) : suites;
+  const progress = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+
+  let serverUrl = process.env.BENCH_DATABASE_URL;
+  let stopServer = async () => {};
+  let tempDir: string | undefined;
+  if (!serverUrl) {
+    tempDir = await mkdtemp(path.join(os.tmpdir(), 'pis-bench-pg-'));
+    const server = await startEmbeddedPostgres(path.join(tempDir, 'data'));
+    serverUrl = server.url;
+    stopServer = () => server.stop();
+  }
+
+  const sections: string[] = [];
+  try {
+    for (const suite of selected) {
+      progress(`suite ${suite.name}`);
+      const databaseUrl = await ensureDatabase(serverUrl, `bench_${suite.name.replace(/\W/g, '_')}`);
+      const knex = createKnex(databaseUrl);
+      try {
+        await migrateLatest(knex);
+        sections.push(await suite.run({ databaseUrl, knex, progress }));
+      } finally {
+        await knex.destroy();
+      }
+    }
+  } finally {
+    await stopServer();
+    if (tempDir) await rm(tempDir, { recursive: true, force: true });
+  }
+
+  const header = [
+    '# Benchmarks',
+    '',
+    `Written by \`npm run bench\` on ${new Date().toISOString()}.`,
+    '',
+    `Machine: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB memory, ` +
+      `Node.js ${process.version}, ${os.platform()} ${os.release()}. All traffic is on 127.0.0.1.`,
+    '',
+  ].join('\n');
+  await writeFile(values.out!, `${header}\n${sections.join('\n\n')}\n`);
+  progress(`wrote ${values.out}`);
+}
+
+main().catch((error) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exitCode = 1;
+});

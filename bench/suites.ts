@@ -1,0 +1,4 @@
+import type { BenchmarkSuite } from './suite';
+
+/** Every suite `npm run bench` runs, in order. */
+export const suites: BenchmarkSuite[] = [];

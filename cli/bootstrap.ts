@@ -1,0 +1,29 @@
+import { loadConfig, type Config } from '../lib/config';
+import { createLogger, type Logger } from '../lib/logger';
+import { Shutdown } from '../lib/shutdown';
+import { openDatabase, type Database } from '../db/database';
+import { migrateLatest } from '../db/migrate';
+
+export interface Runtime {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly shutdown: Shutdown;
+}
+
+/** Validates the configuration (exits with one line on error) and creates the logger. */
+export function bootstrap(): Runtime {
+  const config = loadConfig();
+  const logger = createLogger(config.LOG_LEVEL);
+  return { config, logger, shutdown: new Shutdown(logger) };
+}
+
+/** Opens the database, registers its closing as a shutdown step, and optionally applies migrations. */
+export async function openMigratedDatabase(runtime: Runtime, { migrate = true } = {}): Promise<Database> {
+  const database = await openDatabase(runtime.config, runtime.logger);
+  runtime.shutdown.add('database', () => database.close());
+  if (migrate) {
+    const applied = await migrateLatest(database.knex);
+    if (applied.length) runtime.logger.info({ applied }, 'applied database migrations');
+  }
+  return database;
+}

@@ -1,0 +1,18 @@
+import type { Command } from '../command';
+import { bootstrap, openMigratedDatabase } from '../bootstrap';
+import { startApiServer } from '../../api/server';
+
+export const apiCommand: Command = {
+  name: 'api',
+  summary: 'Serve the HTTP API (applies pending migrations first)',
+  usage: 'Usage: partner-service api\n\nServes the REST, SCIM and internal APIs on HOST:PORT until SIGINT or SIGTERM.',
+  async run() {
+    const runtime = bootstrap();
+    runtime.shutdown.listen();
+    const database = await openMigratedDatabase(runtime);
+    const api = await startApiServer({ config: runtime.config, knex: database.knex, logger: runtime.logger });
+    runtime.shutdown.add('http', () => api.close());
+    runtime.logger.info({ url: api.url }, 'API listening');
+    return 0;
+  },
+};

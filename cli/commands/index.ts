@@ -1,0 +1,9 @@
+import type { Command } from '../command';
+import { apiCommand } from './api';
+import { importCommand } from './import';
+import { migrateCommand } from './migrate';
+import { startCommand } from './start';
+import { workerCommand } from './worker';
+
+/** Every `partner-service` subcommand, in the order `--help` lists them. */
+export const commands: readonly Command[] = [startCommand, apiCommand, workerCommand, migrateCommand, importCommand];

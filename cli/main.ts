@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+import 'dotenv/config';
+import { ConfigError } from '../lib/config';
+import { UsageError, type Command } from './command';
+import { commands } from './commands';
+
+function globalHelp(): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
+  return [
+    'Usage: partner-service <command> [options]',
+    '',
+    'Commands:',
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    'Run `partner-service <command> --help` for the options of one command.',
+    'Configuration comes from environment variables (and an optional .env file); see README.md.',
+  ].join('\n');
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...args] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(`${globalHelp()}\n`);
+    return name ? 0 : 2;
+  }
+  const command: Command | undefined = commands.find((c) => c.name === name);
+  if (!command) {
+    process.stderr.write(`partner-service: unknown command "${name}"\n\n${globalHelp()}\n`);
+    return 2;
+  }
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(`${command.usage}\n`);
+    return 0;
+  }
+  try {
+    return await command.run(args);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      return 1;
+    }
+    if (error instanceof UsageError) {
+      process.stderr.write(`partner-service ${name}: ${error.message}\n\n${command.usage}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`partner-service: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,77 @@
+import path from 'node:path';
+import knex, { type Knex } from 'knex';
+import pg from 'pg';
+import type { Config } from '../lib/config';
+import type { Logger } from '../lib/logger';
+import { startEmbeddedPostgres } from './embedded-postgres';
+
+export type { Knex };
+
+// PostgreSQL `date` columns stay 'YYYY-MM-DD' strings instead of becoming local-midnight Date objects.
+pg.types.setTypeParser(pg.types.builtins.DATE, (value) => value);
+// bigint ids fit in a JS number for every id this service hands out; keep them numeric in JSON.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+export interface Database {
+  readonly knex: Knex;
+  /** True when this process started its own embedded PostgreSQL. */
+  readonly embedded: boolean;
+  /** Closes the pool and, when embedded, stops PostgreSQL. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+export function createKnex(connectionString: string, pool: Knex.PoolConfig = { min: 0, max: 10 }): Knex {
+  return knex({ client: 'pg', connection: { connectionString }, pool });
+}
+
+/**
+ * Connects to DATABASE_URL, or starts the embedded PostgreSQL under DATA_DIR/postgres when it is unset,
+ * and makes sure the `partner_service` database exists there.
+ */
+export async function openDatabase(config: Config, logger: Logger): Promise<Database> {
+  if (config.DATABASE_URL) {
+    const db = createKnex(config.DATABASE_URL);
+    return { knex: db, embedded: false, close: once(() => db.destroy()) };
+  }
+  const server = await startEmbeddedPostgres(path.join(config.DATA_DIR, 'postgres'), logger);
+  logger.info({ port: server.port }, 'DATABASE_URL is not set: using embedded PostgreSQL');
+  try {
+    const url = await ensureDatabase(server.url, 'partner_service');
+    const db = createKnex(url);
+    return {
+      knex: db,
+      embedded: true,
+      close: once(async () => {
+        await db.destroy();
+        await server.stop();
+      }),
+    };
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+}
+
+/** Creates `name` on the server at `serverUrl` if missing, and returns the URL that points at it. */
+export async function ensureDatabase(serverUrl: string, name: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    const { rowCount } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (!rowCount) await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+  } finally {
+    await admin.end();
+  }
+  return withDatabaseName(serverUrl, name);
+}
+
+export function withDatabaseName(url: string, name: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${encodeURIComponent(name)}`;
+  return parsed.toString();
+}
+
+function once(fn: () => Promise<void>): () => Promise<void> {
+  let pending: Promise<void> | undefined;
+  return () => (pending ??= fn());
+}

@@ -1,0 +1,12 @@
+import type { Knex } from 'knex';
+import * as directoryAndWebhooks from './001_directory_and_webhooks';
+
+interface Migration {
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+/** Every migration, in order. Listed here rather than read from disk so source and compiled runs agree. */
+export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
+  ['001_directory_and_webhooks', directoryAndWebhooks],
+];

@@ -1,0 +1,278 @@
+import { readFile } from 'node:fs/promises';
+import type { Knex } from 'knex';
+import { v5 as uuidv5 } from 'uuid';
+import { hashAppKey, verifyAppKey } from '../lib/app-keys';
+import { formatPathError, zodPathErrors } from '../lib/validation';
+import { collectReferences, findDuplicates, type ExternalReferences } from './reference-checks';
+import { directorySnapshotSchema, type DirectorySnapshot } from './snapshot-schema';
+
+/** Raised for input that cannot be imported; `problems` are `json.path: message` lines. Nothing was written. */
+export class DirectoryImportError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid directory snapshot: ${problems.length} problem(s)`);
+    this.name = 'DirectoryImportError';
+  }
+}
+
+export interface ImportOptions {
+  /** Delete rows of each section present in the snapshot that the snapshot does not list. */
+  replace?: boolean;
+}
+
+export type ImportSummary = Record<string, { upserted: number; deleted: number }> & { durationMs?: number };
+
+/** Namespace of the deterministic ids given to groups imported without an id (UUID v5 of external_id or displayName). */
+const GROUP_ID_NAMESPACE = '2a6f1d0e-3b7c-4f55-9c1e-6d2b8a4e7f90';
+const MAX_PROBLEMS = 100;
+// One jsonb parameter per chunk keeps statements parameterised and the round trips few.
+const CHUNK = 5000;
+
+export async function importDirectoryFile(knex: Knex, file: string, options: ImportOptions = {}): Promise<ImportSummary> {
+  let json: unknown;
+  try {
+    json = JSON.parse(await readFile(file, 'utf8'));
+  } catch (error) {
+    throw new DirectoryImportError([`(file): ${error instanceof Error ? error.message : String(error)}`]);
+  }
+  return importDirectory(knex, json, options);
+}
+
+/** Validates the whole snapshot, then upserts it in one transaction. Invalid input writes nothing. */
+export async function importDirectory(knex: Knex, input: unknown, { replace = false }: ImportOptions = {}): Promise<ImportSummary> {
+  const started = Date.now();
+  const parsed = directorySnapshotSchema.safeParse(input);
+  if (!parsed.success) throw new DirectoryImportError(zodPathErrors(parsed.error).map(formatPathError).slice(0, MAX_PROBLEMS));
+  const snapshot = parsed.data;
+  const groupIds = (snapshot.groups ?? []).map((g) => (g.id ?? uuidv5(g.external_id ?? g.display_name, GROUP_ID_NAMESPACE)).toLowerCase());
+
+  const problems = findDuplicates(snapshot);
+  if (snapshot.groups && !snapshot.groups.every((g) => g.id)) {
+    const seen = new Map<string, number>();
+    groupIds.forEach((id, i) => {
+      const first = seen.get(id);
+      if (first !== undefined && snapshot.groups![i].id === undefined) problems.push(`groups[${i}].id: generated id collides with groups[${first}]; give one of them an id`);
+      seen.set(id, i);
+    });
+  }
+  const external = collectReferences(snapshot, groupIds, replace, problems);
+  if (problems.length) throw new DirectoryImportError(problems.slice(0, MAX_PROBLEMS));
+
+  const summary = await knex
+    .transaction(async (trx) => {
+      const missing = await findMissingReferences(trx, external);
+      if (missing.length) throw new DirectoryImportError(missing.slice(0, MAX_PROBLEMS));
+      return writeSnapshot(trx, snapshot, groupIds, replace);
+    })
+    .catch((error: { code?: string; table?: string; detail?: string }) => {
+      // A uniqueness clash with rows outside the file (e.g. another company's internal_id).
+      if (error.code === '23505') throw new DirectoryImportError([`${error.table}: ${error.detail}`]);
+      throw error;
+    });
+  summary.durationMs = Date.now() - started;
+  return summary;
+}
+
+async function findMissingReferences(trx: Knex.Transaction, external: ExternalReferences): Promise<string[]> {
+  const problems: string[] = [];
+  const check = async <K extends string | number>(map: Map<K, string[]>, table: string, cast: string, noun: string) => {
+    if (!map.size) return;
+    const ids = [...map.keys()];
+    const { rows } = await trx.raw<{ rows: { id: K }[] }>(`SELECT id FROM ?? WHERE id = ANY(?::${cast}[])`, [table, ids as Knex.RawBinding]);
+    const found = new Set(rows.map((r) => String(r.id)));
+    for (const [id, paths] of map) {
+      if (!found.has(String(id))) for (const path of paths) problems.push(`${path}: unknown ${noun} ${JSON.stringify(id)}`);
+    }
+  };
+  await check(external.companies, 'companies', 'text', 'company');
+  await check(external.jobs, 'jobs', 'text', 'job');
+  await check(external.users, 'users', 'bigint', 'user');
+  await check(external.groups, 'scim_groups', 'uuid', 'group');
+  return problems;
+}
+
+async function writeSnapshot(trx: Knex.Transaction, s: DirectorySnapshot, groupIds: string[], replace: boolean): Promise<ImportSummary> {
+  const summary: ImportSummary = {};
+  const track = (section: string, upserted: number, deleted = 0) => {
+    summary[section] = { upserted, deleted };
+  };
+
+  if (s.companies) {
+    const rows = s.companies.map((c) => ({
+      id: c.id, internal_id: c.internal_id ?? null, name: c.name, has_config: c.has_config ?? false, settings: c.settings ?? {},
+    }));
+    const deleted = replace ? await deleteAbsent(trx, 'companies', ['id'], ['text'], [rows.map((r) => r.id)]) : 0;
+    await inChunks(trx, rows, `
+      INSERT INTO companies (id, internal_id, name, has_config, settings)
+      SELECT id, internal_id, name, has_config, settings FROM jsonb_to_recordset(?::jsonb)
+        AS r(id text, internal_id bigint, name text, has_config boolean, settings jsonb)
+      ON CONFLICT (id) DO UPDATE SET internal_id = EXCLUDED.internal_id, name = EXCLUDED.name,
+        has_config = EXCLUDED.has_config, settings = EXCLUDED.settings, updated_at = now()
+      WHERE (companies.internal_id, companies.name, companies.has_config, companies.settings)
+        IS DISTINCT FROM (EXCLUDED.internal_id, EXCLUDED.name, EXCLUDED.has_config, EXCLUDED.settings)`);
+    track('companies', rows.length, deleted);
+  }
+
+  if (s.users) {
+    const rows = s.users.map((u) => ({
+      id: u.id, first_name: u.first_name, last_name: u.last_name, email_primary: u.email_primary,
+      emails: [u.email_primary, ...(u.emails ?? []).filter((e) => e !== u.email_primary)].filter((e, i, all) => all.indexOf(e) === i),
+      is_agency_user: u.is_agency_user ?? false,
+    }));
+    const deleted = replace ? await deleteAbsent(trx, 'users', ['id'], ['bigint'], [rows.map((r) => r.id)]) : 0;
+    await inChunks(trx, rows, `
+      INSERT INTO users (id, first_name, last_name, email_primary, emails, is_agency_user)
+      SELECT id, first_name, last_name, email_primary, emails, is_agency_user FROM jsonb_to_recordset(?::jsonb)
+        AS r(id bigint, first_name text, last_name text, email_primary text, emails text[], is_agency_user boolean)
+      ON CONFLICT (id) DO UPDATE SET first_name = EXCLUDED.first_name, last_name = EXCLUDED.last_name,
+        email_primary = EXCLUDED.email_primary, emails = EXCLUDED.emails, is_agency_user = EXCLUDED.is_agency_user, updated_at = now()
+      WHERE (users.first_name, users.last_name, users.email_primary, users.emails, users.is_agency_user)
+        IS DISTINCT FROM (EXCLUDED.first_name, EXCLUDED.last_name, EXCLUDED.email_primary, EXCLUDED.emails, EXCLUDED.is_agency_user)`);
+    track('users', rows.length, deleted);
+  }
+
+  if (s.jobs) {
+    const rows = s.jobs.map((j) => ({
+      id: j.id, company_id: j.company_id, internal_id: j.internal_id ?? null, internal_reference: j.internal_reference ?? null,
+      title: j.title, from_date: j.from_date ?? null, to_date: j.to_date ?? null,
+    }));
+    const deleted = replace ? await deleteAbsent(trx, 'jobs', ['id'], ['text'], [rows.map((r) => r.id)]) : 0;
+    await inChunks(trx, rows, `
+      INSERT INTO jobs (id, company_id, internal_id, internal_reference, title, from_date, to_date)
+      SELECT id, company_id, internal_id, internal_reference, title, from_date, to_date FROM jsonb_to_recordset(?::jsonb)
+        AS r(id text, company_id text, internal_id bigint, internal_reference text, title text, from_date date, to_date date)
+      ON CONFLICT (id) DO UPDATE SET company_id = EXCLUDED.company_id, internal_id = EXCLUDED.internal_id,
+        internal_reference = EXCLUDED.internal_reference, title = EXCLUDED.title, from_date = EXCLUDED.from_date,
+        to_date = EXCLUDED.to_date, updated_at = now()
+      WHERE (jobs.company_id, jobs.internal_id, jobs.internal_reference, jobs.title, jobs.from_date, jobs.to_date)
+        IS DISTINCT FROM (EXCLUDED.company_id, EXCLUDED.internal_id, EXCLUDED.internal_reference, EXCLUDED.title, EXCLUDED.from_date, EXCLUDED.to_date)`);
+    track('jobs', rows.length, deleted);
+  }
+
+  if (s.company_users) {
+    const rows = s.company_users;
+    const deleted = replace
+      ? await deleteAbsent(trx, 'company_users', ['company_id', 'user_id'], ['text', 'bigint'], [rows.map((r) => r.company_id), rows.map((r) => r.user_id)])
+      : 0;
+    await inChunks(trx, rows, `
+      INSERT INTO company_users (company_id, user_id, role)
+      SELECT company_id, user_id, role FROM jsonb_to_recordset(?::jsonb) AS r(company_id text, user_id bigint, role text)
+      ON CONFLICT (company_id, user_id) DO UPDATE SET role = EXCLUDED.role WHERE company_users.role <> EXCLUDED.role`);
+    track('company_users', rows.length, deleted);
+  }
+
+  if (s.job_users) {
+    const rows = s.job_users;
+    const deleted = replace
+      ? await deleteAbsent(trx, 'job_users', ['job_id', 'user_id'], ['text', 'bigint'], [rows.map((r) => r.job_id), rows.map((r) => r.user_id)])
+      : 0;
+    await inChunks(trx, rows, `
+      INSERT INTO job_users (job_id, user_id, role)
+      SELECT job_id, user_id, role FROM jsonb_to_recordset(?::jsonb) AS r(job_id text, user_id bigint, role text)
+      ON CONFLICT (job_id, user_id) DO UPDATE SET role = EXCLUDED.role WHERE job_users.role <> EXCLUDED.role`);
+    track('job_users', rows.length, deleted);
+  }
+
+  if (s.groups) await writeGroups(trx, s.groups, groupIds, replace, track);
+  if (s.apps) await writeApps(trx, s.apps, replace, track);
+  return summary;
+}
+
+type Track = (section: string, upserted: number, deleted?: number) => void;
+
+async function writeGroups(trx: Knex.Transaction, groups: NonNullable<DirectorySnapshot['groups']>, ids: string[], replace: boolean, track: Track) {
+  const rows = groups.map((g, i) => ({
+    id: ids[i], external_id: g.external_id ?? null, display_name: g.display_name, created: g.created ?? null, last_modified: g.last_modified ?? null,
+  }));
+  const members = groups.flatMap((g, i) =>
+    (g.members ?? []).map((m) => ({
+      group_id: ids[i],
+      member_user_id: m.type === 'User' ? Number(m.value) : null,
+      member_group_id: m.type === 'Group' ? m.value.toLowerCase() : null,
+    })));
+  const deleted = replace ? await deleteAbsent(trx, 'scim_groups', ['id'], ['uuid'], [ids]) : 0;
+
+  await trx.raw(`CREATE TEMP TABLE incoming_groups (id uuid PRIMARY KEY, external_id text, display_name text,
+    created timestamptz, last_modified timestamptz) ON COMMIT DROP`);
+  await trx.raw(`CREATE TEMP TABLE incoming_members (group_id uuid, member_user_id bigint, member_group_id uuid) ON COMMIT DROP`);
+  await inChunks(trx, rows, `INSERT INTO incoming_groups SELECT * FROM jsonb_to_recordset(?::jsonb)
+    AS r(id uuid, external_id text, display_name text, created timestamptz, last_modified timestamptz)`);
+  await inChunks(trx, members, `INSERT INTO incoming_members SELECT * FROM jsonb_to_recordset(?::jsonb)
+    AS r(group_id uuid, member_user_id bigint, member_group_id uuid)`);
+  await trx.raw('ANALYZE incoming_groups; ANALYZE incoming_members');
+
+  // A group changes (version + 1, lastModified now unless the file says) only when an attribute or its
+  // member list differs, so re-importing the same file leaves the same state.
+  await trx.raw(`
+    WITH member_changes AS (
+      (SELECT m.group_id, m.member_user_id, m.member_group_id FROM scim_group_members m JOIN incoming_groups g ON g.id = m.group_id
+       EXCEPT SELECT group_id, member_user_id, member_group_id FROM incoming_members)
+      UNION
+      (SELECT group_id, member_user_id, member_group_id FROM incoming_members
+       EXCEPT SELECT m.group_id, m.member_user_id, m.member_group_id FROM scim_group_members m JOIN incoming_groups g ON g.id = m.group_id)
+    )
+    UPDATE scim_groups g SET external_id = r.external_id, display_name = r.display_name,
+      created = COALESCE(r.created, g.created), last_modified = COALESCE(r.last_modified, now()), version = g.version + 1
+    FROM incoming_groups r
+    WHERE g.id = r.id AND (
+      (g.external_id, g.display_name) IS DISTINCT FROM (r.external_id, r.display_name)
+      OR (r.created IS NOT NULL AND r.created <> g.created)
+      OR (r.last_modified IS NOT NULL AND r.last_modified <> g.last_modified)
+      OR EXISTS (SELECT 1 FROM member_changes c WHERE c.group_id = r.id))`);
+  await trx.raw(`
+    INSERT INTO scim_groups (id, external_id, display_name, created, last_modified)
+    SELECT id, external_id, display_name, COALESCE(created, now()), COALESCE(last_modified, created, now()) FROM incoming_groups
+    ON CONFLICT (id) DO NOTHING`);
+
+  // The file's member list is the whole truth for each group it contains.
+  await trx.raw(`
+    DELETE FROM scim_group_members m USING incoming_groups g WHERE m.group_id = g.id AND NOT EXISTS (
+      SELECT 1 FROM incoming_members i WHERE i.group_id = m.group_id
+        AND i.member_user_id IS NOT DISTINCT FROM m.member_user_id AND i.member_group_id IS NOT DISTINCT FROM m.member_group_id)`);
+  await trx.raw(`
+    INSERT INTO scim_group_members (group_id, member_user_id, member_group_id)
+    SELECT group_id, member_user_id, member_group_id FROM incoming_members ON CONFLICT DO NOTHING`);
+  track('groups', rows.length, deleted);
+  track('group_members', members.length);
+}
+
+async function writeApps(trx: Knex.Transaction, apps: NonNullable<DirectorySnapshot['apps']>, replace: boolean, track: Track) {
+  const appIds = apps.map((a) => a.app_id);
+  const deleted = replace ? await deleteAbsent(trx, 'partner_apps', ['app_id'], ['text'], [appIds]) : 0;
+  const { rows: existing } = await trx.raw<{ rows: { app_id: string; key_salt: Buffer; key_hash: Buffer }[] }>(
+    'SELECT app_id, key_salt, key_hash FROM partner_apps WHERE app_id = ANY(?::text[])', [appIds]);
+  const stored = new Map(existing.map((r) => [r.app_id, { salt: r.key_salt, hash: r.key_hash }]));
+  for (const app of apps) {
+    // Re-importing the same key keeps the stored hash, so the import stays idempotent.
+    const current = stored.get(app.app_id);
+    const { salt, hash } = current && verifyAppKey(app.app_key, current) ? current : hashAppKey(app.app_key);
+    await trx.raw(
+      `INSERT INTO partner_apps (app_id, name, key_salt, key_hash) VALUES (?, ?, ?, ?)
+       ON CONFLICT (app_id) DO UPDATE SET name = EXCLUDED.name, key_salt = EXCLUDED.key_salt, key_hash = EXCLUDED.key_hash`,
+      [app.app_id, app.name ?? app.app_id, salt, hash]);
+  }
+  await trx.raw('DELETE FROM partner_app_companies WHERE app_id = ANY(?::text[])', [appIds]);
+  const grants = apps.flatMap((a) => [...new Set(a.company_ids)].map((company_id) => ({ app_id: a.app_id, company_id })));
+  await inChunks(trx, grants, `
+    INSERT INTO partner_app_companies (app_id, company_id)
+    SELECT app_id, company_id FROM jsonb_to_recordset(?::jsonb) AS r(app_id text, company_id text)`);
+  track('apps', apps.length, deleted);
+}
+
+/** Runs `sql` once per chunk of rows, with the chunk bound as one JSON array parameter. */
+async function inChunks(trx: Knex.Transaction, rows: object[], sql: string) {
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    await trx.raw(sql, [JSON.stringify(rows.slice(i, i + CHUNK))]);
+  }
+}
+
+/** Deletes the rows of `table` whose key is not among `keys` (parallel arrays, one per key column). */
+async function deleteAbsent(trx: Knex.Transaction, table: string, columns: string[], types: string[], keys: Knex.RawBinding[][]): Promise<number> {
+  const unnestArgs = types.map((t) => `?::${t}[]`).join(', ');
+  const match = columns.map((_, i) => `k.c${i} = t.??`).join(' AND ');
+  const aliases = columns.map((_, i) => `c${i}`).join(', ');
+  const result = await trx.raw(
+    `DELETE FROM ?? AS t WHERE NOT EXISTS (SELECT 1 FROM unnest(${unnestArgs}) AS k(${aliases}) WHERE ${match})`,
+    [table, ...(keys as Knex.RawBinding[]), ...columns],
+  );
+  return result.rowCount ?? 0;
+}

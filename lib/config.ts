@@ -1,0 +1,84 @@
+import { z } from 'zod';
+
+/** Thrown when the environment does not describe a valid configuration. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const positiveInt = (max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .regex(/^\d+$/, { message: 'must be a whole number' })
+    .transform(Number)
+    .pipe(z.number().int().min(1, { message: 'must be at least 1' }).max(max, { message: `must be at most ${max}` }));
+
+const postgresUrl = z
+  .string()
+  .regex(/^postgres(ql)?:\/\/\S+$/, { message: 'must be a postgres:// or postgresql:// URL' });
+
+const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' });
+
+const secret = z.string().min(16, { message: 'must be at least 16 characters long' });
+
+/** Every environment variable the service reads. The README's configuration table mirrors this. */
+const envSchema = z.object({
+  PORT: positiveInt(65535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATABASE_URL: postgresUrl.optional(),
+  DATA_DIR: z.string().min(1).default('.data'),
+  TEMPORAL_ADDRESS: z
+    .string()
+    .regex(/^[^\s:/]+:\d{1,5}$/, { message: 'must be host:port' })
+    .optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('partner-webhooks'),
+  PARTNER_ENDPOINT: httpUrl.optional(),
+  PARTNER_ACCESS_TOKEN: z.string().min(1).optional(),
+  PARTNER_TIMEOUT_MS: positiveInt(600_000).default(30_000),
+  PARTNER_MAX_CONCURRENCY: positiveInt(1000).default(10),
+  PARTNER_MAX_PER_SECOND: positiveInt(100_000).default(50),
+  API_VERSIONS: z
+    .string()
+    .transform((s) => s.split(',').map((v) => v.trim()).filter(Boolean))
+    .pipe(
+      z
+        .array(z.string().regex(/^[A-Za-z0-9._-]+$/, { message: 'must be comma-separated path segments such as v1,v2' }))
+        .min(1, { message: 'must name at least one version' }),
+    )
+    .default(['v1']),
+  TRUST_PROXY: booleanFlag.default(false),
+  SCIM_BEARER_TOKEN: secret.optional(),
+  INTERNAL_API_TOKEN: secret.optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = z.infer<typeof envSchema>;
+
+/** The address the worker and client use when TEMPORAL_ADDRESS is unset: Temporal's local dev server. */
+export const DEFAULT_TEMPORAL_ADDRESS = '127.0.0.1:7233';
+
+/**
+ * Reads the configuration from an environment. Empty strings count as unset, so `FOO=` in a .env file
+ * falls back to the default. The error names the first bad variable and never echoes its value.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(
+    Object.keys(envSchema.shape)
+      .filter((key) => env[key] !== undefined && env[key] !== '')
+      .map((key) => [key, env[key]]),
+  );
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const variable = String(issue.path[0]);
+    throw new ConfigError(`Invalid configuration: ${variable} ${issue.message}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,34 @@
+import pino, { type Logger } from 'pino';
+
+export type { Logger };
+
+/** Paths that may carry secrets; pino replaces their values before anything is written. */
+const REDACTED_PATHS = [
+  'authorization',
+  'token',
+  'appKey',
+  'app_key',
+  'password',
+  '*.authorization',
+  '*.token',
+  '*.appKey',
+  '*.app_key',
+  '*.password',
+  'headers.authorization',
+  'headers["x-app-key"]',
+  'req.headers.authorization',
+  'req.headers["x-app-key"]',
+  'config.PARTNER_ACCESS_TOKEN',
+  'config.SCIM_BEARER_TOKEN',
+  'config.INTERNAL_API_TOKEN',
+  'config.DATABASE_URL',
+];
+
+/** The project's one logger factory: JSON lines on stdout, secrets redacted. */
+export function createLogger(level: string = process.env.LOG_LEVEL ?? 'info'): Logger {
+  return pino({
+    name: 'partner-service',
+    level,
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+  });
+}

@@ -1,0 +1,14 @@
+#!/usr/bin/env node
+// Build step run by `npm ci` (prepare), `npm run build` and `npm test`: compile TypeScript to dist/, then
+// bundle the workflow code ahead of time so the worker does not run webpack at start-up.
+const { execFileSync } = require('node:child_process');
+const { existsSync } = require('node:fs');
+const path = require('node:path');
+
+const root = path.join(__dirname, '..');
+execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', root], { stdio: 'inherit', cwd: root });
+
+const bundler = path.join(root, 'dist', 'worker', 'bundle.js');
+if (existsSync(bundler)) {
+  execFileSync(process.execPath, [bundler, path.join(root, 'dist', 'workflow-bundle.js')], { stdio: 'inherit', cwd: root });
+}

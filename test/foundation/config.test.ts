@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { ConfigError, loadConfig } from '../../lib/config';
+
+describe('configuration', () => {
+  it('has documented defaults when nothing is set', () => {
+    const config = loadConfig({});
+    assert.equal(config.PORT, 3000);
+    assert.equal(config.HOST, '127.0.0.1');
+    assert.equal(config.DATABASE_URL, undefined);
+    assert.equal(config.TEMPORAL_ADDRESS, undefined);
+    assert.equal(config.TEMPORAL_NAMESPACE, 'default');
+    assert.equal(config.TEMPORAL_TASK_QUEUE, 'partner-webhooks');
+    assert.deepEqual(config.API_VERSIONS, ['v1']);
+    assert.equal(config.PARTNER_TIMEOUT_MS, 30000);
+    assert.equal(config.TRUST_PROXY, false);
+    assert.equal(config.LOG_LEVEL, 'info');
+  });
+
+  it('parses every kind of value', () => {
+    const config = loadConfig({
+      PORT: '8080', API_VERSIONS: 'v1, v2', TRUST_PROXY: 'true', TEMPORAL_ADDRESS: 'temporal:7233',
+      DATABASE_URL: 'postgres://u:p@db:5432/x', PARTNER_ENDPOINT: 'https://partner.example/hook', LOG_LEVEL: 'debug',
+    });
+    assert.equal(config.PORT, 8080);
+    assert.deepEqual(config.API_VERSIONS, ['v1', 'v2']);
+    assert.equal(config.TRUST_PROXY, true);
+    assert.equal(config.TEMPORAL_ADDRESS, 'temporal:7233');
+    assert.equal(config.PARTNER_ENDPOINT, 'https://partner.example/hook');
+  });
+
+  it('treats empty strings as unset', () => {
+    assert.equal(loadConfig({ PORT: '', DATABASE_URL: '' }).PORT, 3000);
+  });
+
+  const invalid: Array<[Record<string, string>, string]> = [
+    [{ PORT: 'abc' }, 'Invalid configuration: PORT must be a whole number'],
+    [{ PORT: '70000' }, 'Invalid configuration: PORT must be at most 65535'],
+    [{ DATABASE_URL: 'mysql://x' }, 'Invalid configuration: DATABASE_URL must be a postgres:// or postgresql:// URL'],
+    [{ TEMPORAL_ADDRESS: 'no-port' }, 'Invalid configuration: TEMPORAL_ADDRESS must be host:port'],
+    [{ PARTNER_ENDPOINT: 'ftp://x' }, 'Invalid configuration: PARTNER_ENDPOINT must be an http:// or https:// URL'],
+    [{ API_VERSIONS: 'v1,a/b' }, 'Invalid configuration: API_VERSIONS must be comma-separated path segments such as v1,v2'],
+    [{ TRUST_PROXY: 'maybe' }, 'Invalid configuration: TRUST_PROXY must be true or false'],
+    [{ INTERNAL_API_TOKEN: 'short' }, 'Invalid configuration: INTERNAL_API_TOKEN must be at least 16 characters long'],
+  ];
+  for (const [env, message] of invalid) {
+    it(`rejects ${JSON.stringify(env)} with one line naming the variable`, () => {
+      assert.throws(() => loadConfig(env), (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.equal(error.message, message);
+        return true;
+      });
+    });
+  }
+
+  it('never echoes a secret value in the error', () => {
+    assert.throws(() => loadConfig({ SCIM_BEARER_TOKEN: 'sekrit' }), (error: Error) => !error.message.includes('sekrit'));
+  });
+});

@@ -1,0 +1,58 @@
+import { NativeConnection } from '@temporalio/worker';
+import { DEFAULT_TEMPORAL_ADDRESS, type Config } from '../lib/config';
+import type { Logger } from '../lib/logger';
+
+export const temporalAddress = (config: Config): string => config.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS;
+
+export interface BackoffOptions {
+  initialDelayMs?: number;
+  maxDelayMs?: number;
+}
+
+/**
+ * Connects the worker to Temporal, retrying with capped exponential backoff until it succeeds or `signal`
+ * aborts (then it returns undefined). NativeConnection.connect does not retry by itself. The first failure
+ * is logged as one clear warning; later ones only at debug level, so a missing server does not flood logs.
+ */
+export async function connectWithBackoff(
+  config: Config,
+  logger: Logger,
+  signal: AbortSignal,
+  { initialDelayMs = 1000, maxDelayMs = 30_000 }: BackoffOptions = {},
+): Promise<NativeConnection | undefined> {
+  const address = temporalAddress(config);
+  let delay = initialDelayMs;
+  for (let attempt = 1; !signal.aborted; attempt++) {
+    try {
+      const connection = await NativeConnection.connect({ address });
+      if (attempt > 1) logger.info({ address, attempt }, 'connected to Temporal: webhook delivery resumed');
+      else logger.info({ address }, 'connected to Temporal');
+      return connection;
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      if (attempt === 1) {
+        logger.warn(
+          { address, reason },
+          `Temporal is unreachable at ${address}: webhook delivery is paused; retrying with backoff (up to every ${maxDelayMs / 1000} s)`,
+        );
+      } else {
+        logger.debug({ address, attempt, reason, nextDelayMs: delay }, 'Temporal still unreachable');
+      }
+      await sleep(delay, signal);
+      delay = Math.min(delay * 2, maxDelayMs);
+    }
+  }
+  return undefined;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}
