@@ -17,6 +17,16 @@ export function bootstrap(): Runtime {
   return { config, logger, shutdown: new Shutdown(logger) };
 }
 
+/** Runs a command body; on failure, undoes what it had started (pools, embedded PostgreSQL) and rethrows. */
+export async function cleanUpOnFailure<T>(runtime: Runtime, body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } catch (error) {
+    await runtime.shutdown.shutdown();
+    throw error;
+  }
+}
+
 /** Opens the database, registers its closing as a shutdown step, and optionally applies migrations. */
 export async function openMigratedDatabase(runtime: Runtime, { migrate = true } = {}): Promise<Database> {
   const database = await openDatabase(runtime.config, runtime.logger);

@@ -48,13 +48,14 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 if (require.main === module) {
+  // A failed command has already cleaned up; exit explicitly so no library exit hook can replace the code.
   main(process.argv.slice(2)).then(
     (code) => {
-      process.exitCode = code;
+      if (code !== 0) process.exit(code);
     },
     (error: unknown) => {
       process.stderr.write(`partner-service: ${error instanceof Error ? error.message : String(error)}\n`);
-      process.exitCode = 1;
+      process.exit(1);
     },
   );
 }

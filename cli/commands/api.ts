@@ -1,5 +1,5 @@
 import type { Command } from '../command';
-import { bootstrap, openMigratedDatabase } from '../bootstrap';
+import { bootstrap, cleanUpOnFailure, openMigratedDatabase } from '../bootstrap';
 import { startApiServer } from '../../api/server';
 
 export const apiCommand: Command = {
@@ -9,10 +9,12 @@ export const apiCommand: Command = {
   async run() {
     const runtime = bootstrap();
     runtime.shutdown.listen();
-    const database = await openMigratedDatabase(runtime);
-    const api = await startApiServer({ config: runtime.config, knex: database.knex, logger: runtime.logger });
-    runtime.shutdown.add('http', () => api.close());
-    runtime.logger.info({ url: api.url }, 'API listening');
-    return 0;
+    return cleanUpOnFailure(runtime, async () => {
+      const database = await openMigratedDatabase(runtime);
+      const api = await startApiServer({ config: runtime.config, knex: database.knex, logger: runtime.logger });
+      runtime.shutdown.add('http', () => api.close());
+      runtime.logger.info({ url: api.url }, 'API listening');
+      return 0;
+    });
   },
 };

@@ -1,5 +1,5 @@
 import type { Command } from '../command';
-import { bootstrap, openMigratedDatabase } from '../bootstrap';
+import { bootstrap, cleanUpOnFailure, openMigratedDatabase } from '../bootstrap';
 import { startApiServer } from '../../api/server';
 import { startWebhookWorker } from '../../worker/webhook-worker';
 import { importDemoDirectoryIfEmpty } from '../../directory/demo-directory';
@@ -16,14 +16,16 @@ export const startCommand: Command = {
   async run() {
     const runtime = bootstrap();
     runtime.shutdown.listen();
-    const { config, logger, shutdown } = runtime;
-    const database = await openMigratedDatabase(runtime);
-    await importDemoDirectoryIfEmpty(database.knex, logger);
-    const worker = startWebhookWorker({ config, logger, knex: database.knex });
-    shutdown.add('worker', () => worker.stop());
-    const api = await startApiServer({ config, knex: database.knex, logger });
-    shutdown.add('http', () => api.close());
-    logger.info({ url: api.url }, 'partner service started');
-    return 0;
+    return cleanUpOnFailure(runtime, async () => {
+      const { config, logger, shutdown } = runtime;
+      const database = await openMigratedDatabase(runtime);
+      await importDemoDirectoryIfEmpty(database.knex, logger);
+      const worker = startWebhookWorker({ config, logger, knex: database.knex });
+      shutdown.add('worker', () => worker.stop());
+      const api = await startApiServer({ config, knex: database.knex, logger });
+      shutdown.add('http', () => api.close());
+      logger.info({ url: api.url }, 'partner service started');
+      return 0;
+    });
   },
 };

@@ -1,5 +1,5 @@
 import type { Command } from '../command';
-import { bootstrap, openMigratedDatabase } from '../bootstrap';
+import { bootstrap, cleanUpOnFailure, openMigratedDatabase } from '../bootstrap';
 import { startWebhookWorker } from '../../worker/webhook-worker';
 
 export const workerCommand: Command = {
@@ -9,9 +9,11 @@ export const workerCommand: Command = {
   async run() {
     const runtime = bootstrap();
     runtime.shutdown.listen();
-    const database = await openMigratedDatabase(runtime, { migrate: false });
-    const worker = startWebhookWorker({ config: runtime.config, logger: runtime.logger, knex: database.knex });
-    runtime.shutdown.add('worker', () => worker.stop());
-    return 0;
+    return cleanUpOnFailure(runtime, async () => {
+      const database = await openMigratedDatabase(runtime, { migrate: false });
+      const worker = startWebhookWorker({ config: runtime.config, logger: runtime.logger, knex: database.knex });
+      runtime.shutdown.add('worker', () => worker.stop());
+      return 0;
+    });
   },
 };

@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { commands } from '../../cli/commands';
+import { runCli, startCli, waitForExit } from '../support/cli';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+
+const logLines = (stdout: string) => stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+
+describe('partner-service CLI', () => {
+  let tmp: string;
+  before(async () => {
+    tmp = await mkdtemp(path.join(os.tmpdir(), 'pis-cli-'));
+  });
+  after(async () => rm(tmp, { recursive: true, force: true }));
+
+  it('--help lists every subcommand', async () => {
+    const { code, stdout } = await runCli(['--help'], {});
+    assert.equal(code, 0);
+    for (const command of commands) assert.match(stdout, new RegExp(`^  ${command.name}\\s+\\S`, 'm'));
+    for (const name of ['start', 'api', 'worker', 'migrate', 'import']) assert.ok(commands.some((c) => c.name === name), name);
+  });
+
+  it('an unknown command exits 2 and shows the help', async () => {
+    const { code, stderr } = await runCli(['frobnicate'], {});
+    assert.equal(code, 2);
+    assert.match(stderr, /unknown command "frobnicate"/);
+  });
+
+  it('a bad configuration value stops the process with one line naming the variable', async () => {
+    const { code, stdout, stderr } = await runCli(['api'], { PORT: 'eighty' });
+    assert.equal(code, 1);
+    assert.equal(stdout, '');
+    assert.equal(stderr, 'Invalid configuration: PORT must be a whole number\n');
+  });
+
+  describe('import', () => {
+    let db: TestDatabase;
+    beforeEach(async () => {
+      db = await createTestDatabase();
+    });
+    afterEach(async () => db.drop());
+
+    it('imports a file and prints a JSON summary', async () => {
+      const file = path.join(tmp, 'ok.json');
+      await writeFile(file, JSON.stringify({ companies: [{ id: 'acme', name: 'Acme' }] }));
+      const { code, stdout } = await runCli(['import', file], { DATABASE_URL: db.url, LOG_LEVEL: 'silent' });
+      assert.equal(code, 0);
+      assert.deepEqual(JSON.parse(stdout).companies, { upserted: 1, deleted: 0 });
+      assert.equal((await db.knex('companies').count({ n: '*' }))[0].n, 1);
+    });
+
+    it('exits 1 naming each JSON path, and writes nothing', async () => {
+      const file = path.join(tmp, 'bad.json');
+      await writeFile(file, JSON.stringify({
+        companies: [{ id: 'acme', name: 'Acme' }],
+        users: [{ id: 1, first_name: 'A', last_name: 'B', email_primary: 'a@b.test', emails: ['a@b.test', 'nope'] }],
+        company_users: [{ company_id: 'acme', user_id: 1, role: 'king' }],
+      }));
+      const { code, stdout, stderr } = await runCli(['import', file], { DATABASE_URL: db.url, LOG_LEVEL: 'silent' });
+      assert.equal(code, 1);
+      assert.equal(stdout, '');
+      assert.equal(stderr, [
+        'Import failed; nothing was written.',
+        'users[0].emails[1]: not an e-mail address',
+        'company_users[0].role: must be one of admin, owner, manager, member',
+        '',
+      ].join('\n'));
+      assert.equal((await db.knex('companies').count({ n: '*' }))[0].n, 0);
+    });
+
+    it('exits 1 on a file that is not JSON', async () => {
+      const file = path.join(tmp, 'broken.json');
+      await writeFile(file, '{"companies": [');
+      const { code, stderr } = await runCli(['import', file], { DATABASE_URL: db.url, LOG_LEVEL: 'silent' });
+      assert.equal(code, 1);
+      assert.match(stderr, /^Import failed; nothing was written\.\n\(file\): /);
+    });
+
+    it('exits 2 without a FILE', async () => {
+      const { code, stderr } = await runCli(['import'], { DATABASE_URL: db.url });
+      assert.equal(code, 2);
+      assert.match(stderr, /expected exactly one FILE/);
+    });
+  });
+
+  describe('start with no environment at all', () => {
+    it('starts embedded PostgreSQL, imports the demo directory, serves, says delivery is paused, and stops cleanly', async function () {
+      this.timeout(120_000);
+      const { child, output, started } = startCli(['start'], {}, tmp, /"msg":"partner service started"/);
+      try {
+        await started;
+        const health = await fetch('http://127.0.0.1:3000/healthz');
+        assert.equal(health.status, 200);
+        assert.deepEqual(await health.json(), { status: 'ok' });
+        const ready = await fetch('http://127.0.0.1:3000/readyz');
+        assert.equal(ready.status, 200);
+        const lines = logLines(output.stdout);
+        assert.ok(lines.some((l) => l.msg === 'DATABASE_URL is not set: using embedded PostgreSQL'));
+        assert.ok(lines.some((l) => /imported the demo directory/.test(l.msg) && l.summary.users.upserted === 5));
+        await new Promise((r) => setTimeout(r, 500));
+        assert.ok(logLines(output.stdout).some((l) => /webhook delivery is paused/.test(l.msg)), output.stdout);
+      } finally {
+        child.kill('SIGTERM');
+      }
+      assert.equal(await waitForExit(child), 0);
+      assert.ok(logLines(output.stdout).some((l) => l.msg === 'shutting down' && l.signal === 'SIGTERM'));
+    });
+  });
+});

@@ -1,0 +1,51 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+/** The compiled CLI; `npm test` builds it first. */
+export const CLI = path.join(__dirname, '..', '..', 'dist', 'cli', 'main.js');
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `partner-service ...args` to completion with exactly `env` (plus nothing inherited). */
+export function runCli(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env, cwd });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Starts a long-running CLI command and resolves once a stdout log line matches `ready`. */
+export function startCli(args: string[], env: NodeJS.ProcessEnv, cwd: string, ready: RegExp, timeoutMs = 60_000) {
+  const child = spawn(process.execPath, [CLI, ...args], { env, cwd });
+  const output = { stdout: '', stderr: '' };
+  child.stderr.on('data', (d) => (output.stderr += d));
+  const started = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`not ready after ${timeoutMs} ms:\n${output.stdout}\n${output.stderr}`)), timeoutMs);
+    child.stdout.on('data', (d) => {
+      output.stdout += d;
+      if (ready.test(output.stdout)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before it was ready:\n${output.stdout}\n${output.stderr}`));
+    });
+  });
+  return { child, output, started };
+}
+
+export function waitForExit(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+}
