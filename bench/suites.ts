@@ -1,4 +1,5 @@
+import { importSuite } from './import-suite';
 import type { BenchmarkSuite } from './suite';
 
 /** Every suite `npm run bench` runs, in order. */
-export const suites: BenchmarkSuite[] = [];
+export const suites: BenchmarkSuite[] = [importSuite];

