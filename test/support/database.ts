@@ -11,17 +11,19 @@ export interface TestDatabase {
 }
 
 /** A fresh database cloned from the migrated template, private to the calling test file. */
-export async function createTestDatabase(): Promise<TestDatabase> {
-  const name = `pis_test_${process.pid}_${++counter}`;
-  const admin = new pg.Client({ connectionString: testServerUrl() });
-  await admin.connect();
-  try {
-    await admin.query(
-      `CREATE DATABASE ${pg.escapeIdentifier(name)} TEMPLATE ${pg.escapeIdentifier(TEMPLATE_DATABASE)}`,
-    );
-  } finally {
-    await admin.end();
-  }
+export function createTestDatabase(): Promise<TestDatabase> {
+  return createDatabase('test', TEMPLATE_DATABASE);
+}
+
+/** An empty database on the test server, not migrated: for migration tests. */
+export function createEmptyDatabase(): Promise<TestDatabase> {
+  return createDatabase('empty');
+}
+
+async function createDatabase(kind: string, template?: string): Promise<TestDatabase> {
+  const name = `pis_${kind}_${process.pid}_${++counter}`;
+  const templateClause = template ? ` TEMPLATE ${pg.escapeIdentifier(template)}` : '';
+  await onServer(`CREATE DATABASE ${pg.escapeIdentifier(name)}${templateClause}`);
   const url = withDatabaseName(testServerUrl(), name);
   const knex = createKnex(url);
   return {
@@ -29,35 +31,17 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     knex,
     async drop() {
       await knex.destroy();
-      const dropper = new pg.Client({ connectionString: testServerUrl() });
-      await dropper.connect();
-      try {
-        await dropper.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
-      } finally {
-        await dropper.end();
-      }
+      await onServer(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
     },
   };
 }
 
-/** An empty database on the test server, not migrated: for migration tests. */
-export async function createEmptyDatabase(): Promise<TestDatabase> {
-  const name = `pis_empty_${process.pid}_${++counter}`;
+async function onServer(sql: string): Promise<void> {
   const admin = new pg.Client({ connectionString: testServerUrl() });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
-  await admin.end();
-  const url = withDatabaseName(testServerUrl(), name);
-  const knex = createKnex(url);
-  return {
-    url,
-    knex,
-    async drop() {
-      await knex.destroy();
-      const dropper = new pg.Client({ connectionString: testServerUrl() });
-      await dropper.connect();
-      await dropper.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
-      await dropper.end();
-    },
-  };
+  try {
+    await admin.query(sql);
+  } finally {
+    await admin.end();
+  }
 }
