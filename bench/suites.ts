@@ -1,5 +1,6 @@
 import { importSuite } from './import-suite';
+import { listingsSuite } from './listings';
 import type { BenchmarkSuite } from './suite';
 
 /** Every suite `npm run bench` runs, in order. */
-export const suites: BenchmarkSuite[] = [importSuite];
+export const suites: BenchmarkSuite[] = [importSuite, listingsSuite];

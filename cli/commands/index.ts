@@ -1,9 +1,10 @@
 import type { Command } from '../command';
 import { apiCommand } from './api';
+import { appsCommand } from './apps';
 import { importCommand } from './import';
 import { migrateCommand } from './migrate';
 import { startCommand } from './start';
 import { workerCommand } from './worker';
 
 /** Every `partner-service` subcommand, in the order `--help` lists them. */
-export const commands: readonly Command[] = [startCommand, apiCommand, workerCommand, migrateCommand, importCommand];
+export const commands: readonly Command[] = [startCommand, apiCommand, workerCommand, migrateCommand, importCommand, appsCommand];

@@ -1,0 +1,14 @@
+import Router from '@koa/router';
+import type { ApiDependencies } from '../context';
+import { openApiDocument } from './document';
+
+/** `GET /openapi.json`: the OpenAPI 3.1 document of the user listings. */
+export function openApiRouter({ config }: ApiDependencies): Router {
+  const body = JSON.stringify(openApiDocument(config));
+  const router = new Router();
+  router.get('/openapi.json', (ctx) => {
+    ctx.type = 'application/json; charset=utf-8';
+    ctx.body = body;
+  });
+  return router;
+}

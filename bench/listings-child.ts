@@ -1,0 +1,76 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import type http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+
+/** Messages between the benchmark and a server it runs in a child process (to measure that process alone). */
+type ChildMessage = { type: 'ready'; url: string } | { type: 'stats'; maxRssBytes: number };
+
+export interface ServerChild {
+  readonly url: string;
+  /** Peak resident set size of the child so far. */
+  peakRss(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** Forks `bench/<module>` (compiled or under tsx alike) and waits until it reports its URL. */
+export async function startServerChild(module: string, env: NodeJS.ProcessEnv): Promise<ServerChild> {
+  const entry = path.join(__dirname, `${module}${path.extname(__filename)}`);
+  const child = fork(entry, [], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`${module} exited with ${code} before it was ready`)));
+    child.on('message', (message: ChildMessage) => {
+      if (message.type === 'ready') resolve(message.url);
+    });
+  });
+  child.removeAllListeners('exit');
+  return {
+    url,
+    peakRss: () => ask(child),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+function ask(child: ChildProcess): Promise<number> {
+  return new Promise((resolve) => {
+    const onMessage = (message: ChildMessage) => {
+      if (message.type !== 'stats') return;
+      child.off('message', onMessage);
+      resolve(message.maxRssBytes);
+    };
+    child.on('message', onMessage);
+    child.send('stats');
+  });
+}
+
+/** The child side: start the server, report its URL, answer stats requests, stop on SIGTERM. */
+export async function serveInChild(start: () => Promise<{ url: string; close(): Promise<void> }>): Promise<void> {
+  const server = await start();
+  process.on('message', (message) => {
+    // resourceUsage().maxRSS is in kilobytes.
+    if (message === 'stats') process.send!({ type: 'stats', maxRssBytes: process.resourceUsage().maxRSS * 1024 } satisfies ChildMessage);
+  });
+  process.once('SIGTERM', () => {
+    void server.close().then(() => process.exit(0));
+  });
+  process.send!({ type: 'ready', url: server.url } satisfies ChildMessage);
+}
+
+/** Listens on a free loopback port; for baselines built on bare node:http. */
+export async function listenOnLoopback(server: http.Server): Promise<{ url: string; close(): Promise<void> }> {
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}

@@ -1,0 +1,40 @@
+/** The part of autocannon's result the listings benchmark reports (autocannon ships no type declarations). */
+interface AutocannonResult {
+  requests: { average: number; total: number };
+  latency: { p50: number; p99: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
+type Autocannon = (options: {
+  url: string;
+  connections: number;
+  duration: number;
+  headers: Record<string, string>;
+}) => Promise<AutocannonResult>;
+
+const autocannon: Autocannon = require('autocannon');
+
+export interface LoadFigures {
+  readonly reqPerSec: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly non2xx: number;
+  /** Connection errors and timeouts. */
+  readonly errors: number;
+  readonly requests: number;
+}
+
+/** Drives one URL with `connections` keep-alive connections for `seconds`. */
+export async function drive(url: string, headers: Record<string, string>, connections: number, seconds: number): Promise<LoadFigures> {
+  const result = await autocannon({ url, connections, duration: seconds, headers });
+  return {
+    reqPerSec: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    requests: result.requests.total,
+  };
+}

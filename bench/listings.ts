@@ -1,0 +1,123 @@
+import { request } from 'undici';
+import { startServerChild, type ServerChild } from './listings-child';
+import { drive, type LoadFigures } from './listings-load';
+import {
+  BENCH_APP, BENCH_USERS, BIG_COMPANY, BIG_COMPANY_JOBS, BIG_COMPANY_MEMBERS, JOBS, USERS_PER_BIG_JOB, seedListingDirectory,
+} from './listings-seed';
+import type { BenchmarkSuite } from './suite';
+
+const CONNECTIONS = 32;
+const SECONDS = 10;
+const WARMUP_SECONDS = 2;
+const PAGE_SIZE = 50;
+/** Page 1801 starts at offset 90,000; the benchmark reaches it through page 1800's `next` link. */
+const DEEP_PAGE = 1801;
+const HEADERS = { 'X-App-Id': BENCH_APP.appId, 'X-App-Key': BENCH_APP.key };
+
+interface Row {
+  readonly scenario: string;
+  readonly server: string;
+  readonly figures: LoadFigures;
+}
+
+async function getJson(url: string): Promise<any> {
+  const res = await request(url, { headers: HEADERS });
+  const body = await res.body.json();
+  if (res.statusCode !== 200) throw new Error(`${url} answered ${res.statusCode}: ${JSON.stringify(body)}`);
+  return body;
+}
+
+/** Big-company member ids are the odd numbers, so the user at offset n has id 2n + 1. */
+function checkPage(body: any, offset: number): void {
+  const first = body.results[0]?.id;
+  if (body.count !== BIG_COMPANY_MEMBERS || body.results.length !== PAGE_SIZE || first !== 2 * offset + 1) {
+    throw new Error(`unexpected page at offset ${offset}: count ${body.count}, ${body.results.length} results, first id ${first}`);
+  }
+}
+
+export const listingsSuite: BenchmarkSuite = {
+  name: 'listings',
+  async run({ knex, databaseUrl, progress }) {
+    progress('listings: seeding 200k users, a 100k-member company and 20k jobs');
+    const seedStarted = performance.now();
+    await seedListingDirectory(knex);
+    const seedSeconds = (performance.now() - seedStarted) / 1000;
+
+    const servers: ServerChild[] = [];
+    try {
+      const api = await startServerChild('listings-api-process', { DATABASE_URL: databaseUrl });
+      servers.push(api);
+      const baseline = await startServerChild('baseline-listings-server', { DATABASE_URL: databaseUrl });
+      servers.push(baseline);
+
+      const first = `${api.url}/v1/companies/${BIG_COMPANY}/users/`;
+      checkPage(await getJson(first), 0);
+      const deep: string = (await getJson(`${first}?page=${DEEP_PAGE - 1}`)).next;
+      checkPage(await getJson(deep), (DEEP_PAGE - 1) * PAGE_SIZE);
+      const deepByNumber = `${first}?page=${DEEP_PAGE}`;
+      const deepId = 2 * (DEEP_PAGE - 1) * PAGE_SIZE - 1; // the id just before the deep page
+      const baselineFirst = `${baseline.url}/companies/${BIG_COMPANY}/users/`;
+      checkPage(await getJson(baselineFirst), 0);
+      checkPage(await getJson(`${baselineFirst}?after=${deepId}`), (DEEP_PAGE - 1) * PAGE_SIZE);
+      const job = `${api.url}/v1/jobs/job-1/users/`;
+
+      const scenarios: Array<[scenario: string, server: string, url: string]> = [
+        ['first company page', 'API', first],
+        ['first company page', 'baseline', baselineFirst],
+        [`deep page ${DEEP_PAGE} (offset 90,000) via next-link cursor`, 'API', deep],
+        [`deep page ${DEEP_PAGE} (offset 90,000) via keyset`, 'baseline', `${baselineFirst}?after=${deepId}`],
+        [`deep page ${DEEP_PAGE} via ?page=${DEEP_PAGE} (offset scan)`, 'API', deepByNumber],
+        ['first job page (union of job roles and company admins)', 'API', job],
+      ];
+      for (const url of [first, baselineFirst]) {
+        progress(`listings: warm-up ${url}`);
+        await drive(url, HEADERS, CONNECTIONS, WARMUP_SECONDS);
+      }
+      const rows: Row[] = [];
+      for (const [scenario, server, url] of scenarios) {
+        progress(`listings: ${server} ${scenario}, ${CONNECTIONS} connections, ${SECONDS} s`);
+        rows.push({ scenario, server, figures: await drive(url, HEADERS, CONNECTIONS, SECONDS) });
+      }
+      const [apiRss, baselineRss] = await Promise.all([api.peakRss(), baseline.peakRss()]);
+      return report(rows, { apiRss, baselineRss, seedSeconds });
+    } finally {
+      await Promise.all(servers.map((server) => server.stop()));
+    }
+  },
+};
+
+const ms = (value: number) => value.toFixed(1);
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+const verdict = (ok: boolean) => (ok ? 'met' : '**not met**');
+
+function report(rows: Row[], { apiRss, baselineRss, seedSeconds }: { apiRss: number; baselineRss: number; seedSeconds: number }): string {
+  const [apiFirst, baselineFirst, apiDeep] = rows.map((row) => row.figures);
+  const ratio = apiFirst.reqPerSec / baselineFirst.reqPerSec;
+  const depth = apiDeep.p50Ms / apiFirst.p50Ms;
+  const failures = rows.reduce((sum, row) => sum + row.figures.non2xx + row.figures.errors, 0);
+  return [
+    '## REST user listings',
+    '',
+    `Directory (set-based SQL, ${seedSeconds.toFixed(1)} s): ${BENCH_USERS.toLocaleString('en')} users; company \`${BIG_COMPANY}\` with ` +
+      `${BIG_COMPANY_MEMBERS.toLocaleString('en')} members (every odd user id); ${JOBS.toLocaleString('en')} jobs, ` +
+      `${BIG_COMPANY_JOBS.toLocaleString('en')} of them in \`${BIG_COMPANY}\` with ${USERS_PER_BIG_JOB} explicit job users each. ` +
+      `Load: autocannon, ${CONNECTIONS} keep-alive connections, ${SECONDS} s per row after a ${WARMUP_SECONDS} s warm-up, over 127.0.0.1, ` +
+      `page size ${PAGE_SIZE}. Each server runs in its own process; both use a pool of 10 PostgreSQL connections.`,
+    '',
+    'The API is `api/server.ts` (Koa, knex, X-App-Id/X-App-Key check, links with cursors). The baseline is bare `node:http` + `pg` ' +
+      'running the same two statements (access check; count + page), built by the same functions, without framework, links or error handling.',
+    '',
+    '| scenario | server | req/s | p50 ms | p99 ms | non-2xx | errors |',
+    '|---|---|---:|---:|---:|---:|---:|',
+    ...rows.map(({ scenario, server, figures: f }) =>
+      `| ${scenario} | ${server} | ${f.reqPerSec.toFixed(0)} | ${ms(f.p50Ms)} | ${ms(f.p99Ms)} | ${f.non2xx} | ${f.errors} |`),
+    '',
+    `Peak RSS: API process ${mib(apiRss)}, baseline process ${mib(baselineRss)}.`,
+    '',
+    '| goal | measured | |',
+    '|---|---|---|',
+    `| API ≥ 0.8 × baseline req/s, first page, ${CONNECTIONS} connections | ${ratio.toFixed(2)} × | ${verdict(ratio >= 0.8)} |`,
+    `| p50 of the deep page via \`next\` ≤ 2 × p50 of the first page | ${ms(apiDeep.p50Ms)} ms vs ${ms(apiFirst.p50Ms)} ms = ${depth.toFixed(2)} × | ${verdict(depth <= 2)} |`,
+    `| no non-2xx responses or errors under load | ${failures} | ${verdict(failures === 0)} |`,
+  ].join('\n');
+}

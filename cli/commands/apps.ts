@@ -1,0 +1,103 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { Knex } from 'knex';
+import { UsageError, type Command } from '../command';
+import { bootstrap, openMigratedDatabase } from '../bootstrap';
+import { createPartnerApp, listPartnerApps, revokePartnerApp, UnknownCompaniesError, type AppSummary } from '../apps-store';
+
+const USAGE = [
+  'Usage: partner-service apps create --name NAME --company ID [--company ID...] [--json]',
+  '       partner-service apps list [--json]',
+  '       partner-service apps revoke APP_ID',
+  '',
+  'Manages the partner apps that call the REST user listings with X-App-Id and X-App-Key.',
+  '',
+  '  create  creates an app that may read the given companies (and their jobs); prints its id and a new',
+  '          key. The key is shown only this once: only a salted hash of it is stored.',
+  '  list    prints every app with its status and companies (never keys).',
+  '  revoke  revokes an app; its next request gets 403.',
+].join('\n');
+
+/** Parsed arguments bound to the database work they call for; parsing happens before the database opens. */
+type Action = (knex: Knex) => Promise<number>;
+
+function parse<T extends ParseArgsConfig>(config: T) {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+const write = (text: string) => process.stdout.write(`${text}\n`);
+
+function create(args: string[]): Action {
+  const { values } = parse({
+    args,
+    options: { name: { type: 'string' }, company: { type: 'string', multiple: true }, json: { type: 'boolean', default: false } },
+  });
+  const name = values.name?.trim();
+  if (!name) throw new UsageError('--name is required');
+  const companies = values.company ?? [];
+  if (!companies.length) throw new UsageError('at least one --company is required');
+  return async (knex) => {
+    try {
+      const { appId, appKey } = await createPartnerApp(knex, name, companies);
+      write(values.json ? JSON.stringify({ app_id: appId, app_key: appKey }) : `app_id: ${appId}\napp_key: ${appKey}`);
+      process.stderr.write('Store the key now: it cannot be shown again.\n');
+      return 0;
+    } catch (error) {
+      if (!(error instanceof UnknownCompaniesError)) throw error;
+      process.stderr.write(`partner-service apps create: ${error.message}; nothing was written.\n`);
+      return 1;
+    }
+  };
+}
+
+const formatApp = (app: AppSummary) =>
+  [app.app_id, app.revoked_at ? 'revoked' : 'active', app.created_at.toISOString(), app.companies.join(','), app.name].join('\t');
+
+function list(args: string[]): Action {
+  const { values } = parse({ args, options: { json: { type: 'boolean', default: false } } });
+  return async (knex) => {
+    const apps = await listPartnerApps(knex);
+    write(values.json ? JSON.stringify(apps) : ['APP_ID\tSTATUS\tCREATED\tCOMPANIES\tNAME', ...apps.map(formatApp)].join('\n'));
+    return 0;
+  };
+}
+
+function revoke(args: string[]): Action {
+  const { positionals } = parse({ args, allowPositionals: true, options: {} });
+  if (positionals.length !== 1) throw new UsageError('expected exactly one APP_ID');
+  const [appId] = positionals;
+  return async (knex) => {
+    const outcome = await revokePartnerApp(knex, appId);
+    if (outcome === 'unknown') {
+      process.stderr.write(`partner-service apps revoke: no app ${JSON.stringify(appId)}\n`);
+      return 1;
+    }
+    write(outcome === 'revoked' ? `revoked ${appId}` : `${appId} was already revoked`);
+    return 0;
+  };
+}
+
+const SUBCOMMANDS: Record<string, (args: string[]) => Action> = { create, list, revoke };
+
+export const appsCommand: Command = {
+  name: 'apps',
+  summary: 'Create, list and revoke the partner apps of the REST user listings',
+  usage: USAGE,
+  async run(args) {
+    const [name, ...rest] = args;
+    if (name === undefined || !Object.hasOwn(SUBCOMMANDS, name)) {
+      throw new UsageError(name === undefined ? 'expected create, list or revoke' : `unknown subcommand "${name}"`);
+    }
+    const action = SUBCOMMANDS[name](rest);
+    const runtime = bootstrap();
+    const database = await openMigratedDatabase(runtime);
+    try {
+      return await action(database.knex);
+    } finally {
+      await runtime.shutdown.shutdown();
+    }
+  },
+};
