@@ -1,5 +1,5 @@
 import { loadConfig, type Config } from '../lib/config';
-import { createLogger, type Logger } from '../lib/logger';
+import { createLogger, type LogStream, type Logger } from '../lib/logger';
 import { Shutdown } from '../lib/shutdown';
 import { openDatabase, type Database } from '../db/database';
 import { migrateLatest } from '../db/migrate';
@@ -10,10 +10,13 @@ export interface Runtime {
   readonly shutdown: Shutdown;
 }
 
-/** Validates the configuration (exits with one line on error) and creates the logger. */
-export function bootstrap(): Runtime {
+/**
+ * Validates the configuration (exits with one line on error) and creates the logger. One-shot commands
+ * pass `logsTo: 'stderr'` so their stdout is only their result.
+ */
+export function bootstrap({ logsTo = 'stdout' }: { logsTo?: LogStream } = {}): Runtime {
   const config = loadConfig();
-  const logger = createLogger(config.LOG_LEVEL);
+  const logger = createLogger(config.LOG_LEVEL, logsTo);
   return { config, logger, shutdown: new Shutdown(logger) };
 }
 

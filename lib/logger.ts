@@ -24,11 +24,15 @@ const REDACTED_PATHS = [
   'config.DATABASE_URL',
 ];
 
-/** The project's one logger factory: JSON lines on stdout, secrets redacted. */
-export function createLogger(level: string = process.env.LOG_LEVEL ?? 'info'): Logger {
-  return pino({
-    name: 'partner-service',
-    level,
-    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-  });
+export type LogStream = 'stdout' | 'stderr';
+
+/**
+ * The project's one logger factory: JSON lines, secrets redacted. Services log to stdout; one-shot CLI
+ * commands log to stderr so that their stdout carries only their result.
+ */
+export function createLogger(level: string = process.env.LOG_LEVEL ?? 'info', stream: LogStream = 'stdout'): Logger {
+  return pino(
+    { name: 'partner-service', level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } },
+    pino.destination({ fd: stream === 'stdout' ? 1 : 2, sync: true }),
+  );
 }

@@ -92,7 +92,7 @@ export const appsCommand: Command = {
       throw new UsageError(name === undefined ? 'expected create, list or revoke' : `unknown subcommand "${name}"`);
     }
     const action = SUBCOMMANDS[name](rest);
-    const runtime = bootstrap();
+    const runtime = bootstrap({ logsTo: 'stderr' });
     const database = await openMigratedDatabase(runtime);
     try {
       return await action(database.knex);

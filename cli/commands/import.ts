@@ -18,7 +18,7 @@ export const importCommand: Command = {
   async run(args) {
     const { positionals, values } = parseArgs({ args, allowPositionals: true, options: { replace: { type: 'boolean', default: false } } });
     if (positionals.length !== 1) throw new UsageError('expected exactly one FILE');
-    const runtime = bootstrap();
+    const runtime = bootstrap({ logsTo: 'stderr' });
     const database = await openMigratedDatabase(runtime);
     try {
       const summary = await importDirectoryFile(database.knex, positionals[0], { replace: values.replace });

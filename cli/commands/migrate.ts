@@ -7,7 +7,7 @@ export const migrateCommand: Command = {
   summary: 'Apply pending database migrations, then exit',
   usage: 'Usage: partner-service migrate\n\nApplies every pending Knex migration to DATABASE_URL (or the embedded PostgreSQL).',
   async run() {
-    const runtime = bootstrap();
+    const runtime = bootstrap({ logsTo: 'stderr' });
     const database = await openMigratedDatabase(runtime, { migrate: false });
     try {
       const applied = await migrateLatest(database.knex);

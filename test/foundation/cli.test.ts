@@ -42,11 +42,12 @@ describe('partner-service CLI', () => {
     });
     afterEach(async () => db.drop());
 
-    it('imports a file and prints a JSON summary', async () => {
+    it('imports a file and prints only a JSON summary on stdout (logs go to stderr)', async () => {
       const file = path.join(tmp, 'ok.json');
       await writeFile(file, JSON.stringify({ companies: [{ id: 'acme', name: 'Acme' }] }));
-      const { code, stdout } = await runCli(['import', file], { DATABASE_URL: db.url, LOG_LEVEL: 'silent' });
+      const { code, stdout, stderr } = await runCli(['import', file], { DATABASE_URL: db.url });
       assert.equal(code, 0);
+      assert.match(stderr, /"msg":"applied database migrations"|^$/);
       assert.deepEqual(JSON.parse(stdout).companies, { upserted: 1, deleted: 0 });
       assert.equal((await db.knex('companies').count({ n: '*' }))[0].n, 1);
     });
