@@ -2,13 +2,14 @@ import Koa from 'koa';
 import type Router from '@koa/router';
 import type { ApiDependencies } from './context';
 import { healthRouter } from './health';
+import { internalWebhooksRouter } from './internal/webhooks-router';
 import { listingsRouter } from './listings/router';
 import { openApiRouter } from './openapi/router';
 
 export type RouterFactory = (deps: ApiDependencies) => Router;
 
 /** Route modules, mounted in this order. Each one answers errors in its own API's format. */
-const routerFactories: RouterFactory[] = [healthRouter, listingsRouter, openApiRouter];
+const routerFactories: RouterFactory[] = [healthRouter, listingsRouter, openApiRouter, internalWebhooksRouter];
 
 /** Builds the Koa application. Unknown paths and unexpected errors answer in DRF's `{"detail"}` shape. */
 export function createApp(deps: ApiDependencies): Koa {

@@ -1,6 +1,7 @@
 import type { Command } from '../command';
 import { bootstrap, cleanUpOnFailure, openMigratedDatabase } from '../bootstrap';
 import { startApiServer } from '../../api/server';
+import { createTemporalStarter } from '../../webhooks/temporal-starter';
 
 export const apiCommand: Command = {
   name: 'api',
@@ -11,7 +12,10 @@ export const apiCommand: Command = {
     runtime.shutdown.listen();
     return cleanUpOnFailure(runtime, async () => {
       const database = await openMigratedDatabase(runtime);
-      const api = await startApiServer({ config: runtime.config, knex: database.knex, logger: runtime.logger });
+      // Connects on first use, so the API serves while Temporal is down (webhooks then get 503).
+      const webhookStarter = createTemporalStarter(runtime.config, runtime.logger);
+      runtime.shutdown.add('temporal client', () => webhookStarter.close());
+      const api = await startApiServer({ config: runtime.config, knex: database.knex, logger: runtime.logger, webhookStarter });
       runtime.shutdown.add('http', () => api.close());
       runtime.logger.info({ url: api.url }, 'API listening');
       return 0;

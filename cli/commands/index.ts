@@ -4,7 +4,8 @@ import { appsCommand } from './apps';
 import { importCommand } from './import';
 import { migrateCommand } from './migrate';
 import { startCommand } from './start';
+import { webhooksCommand } from './webhooks';
 import { workerCommand } from './worker';
 
 /** Every `partner-service` subcommand, in the order `--help` lists them. */
-export const commands: readonly Command[] = [startCommand, apiCommand, workerCommand, migrateCommand, importCommand, appsCommand];
+export const commands: readonly Command[] = [startCommand, apiCommand, workerCommand, migrateCommand, importCommand, appsCommand, webhooksCommand];

@@ -2,6 +2,7 @@ import type { Command } from '../command';
 import { bootstrap, cleanUpOnFailure, openMigratedDatabase } from '../bootstrap';
 import { startApiServer } from '../../api/server';
 import { startWebhookWorker } from '../../worker/webhook-worker';
+import { createTemporalStarter } from '../../webhooks/temporal-starter';
 import { importDemoDirectoryIfEmpty } from '../../directory/demo-directory';
 
 export const startCommand: Command = {
@@ -22,7 +23,10 @@ export const startCommand: Command = {
       await importDemoDirectoryIfEmpty(database.knex, logger);
       const worker = startWebhookWorker({ config, logger, knex: database.knex });
       shutdown.add('worker', () => worker.stop());
-      const api = await startApiServer({ config, knex: database.knex, logger });
+      // Connects on first use, so the API serves while Temporal is down (webhooks then get 503).
+      const webhookStarter = createTemporalStarter(config, logger);
+      shutdown.add('temporal client', () => webhookStarter.close());
+      const api = await startApiServer({ config, knex: database.knex, logger, webhookStarter });
       shutdown.add('http', () => api.close());
       logger.info({ url: api.url }, 'partner service started');
       return 0;

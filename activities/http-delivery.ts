@@ -1,0 +1,64 @@
+import { request, type Dispatcher } from 'undici';
+import { toEnvelope } from '../events/envelope';
+import type { AttemptOutcome, SendWebhookInput } from '../workflows/types';
+import { classifyRequestError } from './error-class';
+import { readBodyPrefix } from './response-body';
+import { USER_AGENT } from './user-agent';
+
+/** Where and how to POST, read from configuration at send time so a rotated token applies to retries. */
+export interface PartnerSettings {
+  readonly endpoint: string;
+  readonly token: string;
+  readonly timeoutMs: number;
+}
+
+/** Spec 4.1 headers plus Content-Type, User-Agent and the webhook-id/-timestamp pair partners de-duplicate on. */
+export function webhookHeaders(token: string, webhookId: string, startedAtMs: number): Record<string, string> {
+  return {
+    'accept-encoding': 'gzip, deflate',
+    accept: '*/*',
+    connection: 'keep-alive',
+    authorization: `Bearer ${token}`,
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'webhook-id': webhookId,
+    'webhook-timestamp': String(Math.floor(startedAtMs / 1000)),
+  };
+}
+
+/**
+ * Exactly one POST of the envelope: redirects are not followed, 2XX is success and anything else (3XX to
+ * 6XX, network errors, the deadline) is a classified failure. Never throws for an HTTP or network outcome.
+ */
+export async function postWebhook(settings: PartnerSettings, input: SendWebhookInput, dispatcher?: Dispatcher): Promise<AttemptOutcome> {
+  const startedAtMs = Date.now();
+  // Monotonic, so a clock step cannot make a duration negative (the column forbids that, and a record
+  // that can never be written would be retried forever).
+  const startedTick = performance.now();
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), settings.timeoutMs);
+  const finish = (fields: Pick<AttemptOutcome, 'httpStatus' | 'errorClass' | 'errorMessage' | 'responseBody' | 'succeeded'>): AttemptOutcome => ({
+    attempt: input.attempt,
+    startedAt: new Date(startedAtMs).toISOString(),
+    durationMs: Math.round(performance.now() - startedTick),
+    ...fields,
+  });
+  try {
+    const response = await request(settings.endpoint, {
+      method: 'POST',
+      headers: webhookHeaders(settings.token, input.webhookId, startedAtMs),
+      body: JSON.stringify(toEnvelope(input.event)),
+      signal: deadline.signal,
+      dispatcher,
+    });
+    const encoding = response.headers['content-encoding'];
+    const responseBody = await readBodyPrefix(response.body, Array.isArray(encoding) ? encoding[0] : encoding);
+    const succeeded = response.statusCode >= 200 && response.statusCode < 300;
+    return finish({ httpStatus: response.statusCode, errorClass: null, errorMessage: null, responseBody, succeeded });
+  } catch (error) {
+    const { errorClass, errorMessage } = classifyRequestError(error, deadline.signal.aborted);
+    return finish({ httpStatus: null, errorClass, errorMessage, responseBody: null, succeeded: false });
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,75 @@
+import Router from '@koa/router';
+import type { ApiDependencies } from '../context';
+import { acceptWebhook } from '../../webhooks/ingest';
+import { prepareWebhook, WebhookValidationError } from '../../webhooks/start-webhook';
+import { createTemporalStarter, TemporalUnavailableError } from '../../webhooks/temporal-starter';
+import { loadWebhookView } from '../../webhooks/webhook-view';
+import { requireBearerToken } from './bearer-auth';
+import { jsonBody } from './json-body';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * POST /internal/v1/webhooks starts a webhook; GET /internal/v1/webhooks/:webhook_id is its status URL.
+ * Both need `Authorization: Bearer <INTERNAL_API_TOKEN>`; without that token configured the routes do not exist.
+ */
+export function internalWebhooksRouter({ config, knex, logger, webhookStarter }: ApiDependencies): Router {
+  const router = new Router({ prefix: '/internal/v1/webhooks', sensitive: true });
+  if (!config.INTERNAL_API_TOKEN) return router;
+  // Connects lazily, so the API serves while Temporal is down. Normally the CLI passes one in and closes it.
+  const starter = webhookStarter ?? createTemporalStarter(config, logger);
+  const auth = requireBearerToken(config.INTERNAL_API_TOKEN);
+  // Koa's ctx.origin is the Origin header; the status URL is built from the (proxy-aware) protocol and host.
+  const statusUrl = (ctx: { protocol: string; host: string }, webhookId: string) =>
+    `${ctx.host ? `${ctx.protocol}://${ctx.host}` : ''}/internal/v1/webhooks/${webhookId}`;
+
+  router.post('/', auth, jsonBody, async (ctx) => {
+    let prepared;
+    try {
+      prepared = prepareWebhook(ctx.request.body, config.PARTNER_TIMEOUT_MS);
+    } catch (error) {
+      if (!(error instanceof WebhookValidationError)) throw error;
+      ctx.status = 400;
+      ctx.body = { detail: 'Invalid webhook event.', errors: error.errors };
+      return;
+    }
+    try {
+      const accepted = await acceptWebhook(knex, starter, prepared);
+      ctx.status = accepted.created ? 202 : 200;
+      ctx.set('Location', statusUrl(ctx, accepted.webhookId));
+      ctx.body = {
+        webhook_id: accepted.webhookId,
+        event_id: accepted.eventId,
+        workflow_id: accepted.workflowId,
+        run_id: accepted.runId,
+        status_url: statusUrl(ctx, accepted.webhookId),
+      };
+    } catch (error) {
+      if (!(error instanceof TemporalUnavailableError)) throw error;
+      ctx.status = 503;
+      ctx.set('Retry-After', '30');
+      ctx.body = {
+        detail: 'The webhook was not accepted because Temporal is unavailable. Retry later with the same event_id.',
+        reason: error.reason,
+      };
+    }
+  });
+
+  router.get('/:webhook_id', auth, async (ctx) => {
+    const webhookId = ctx.params.webhook_id;
+    const view = UUID.test(webhookId) ? await loadWebhookView(knex, webhookId) : undefined;
+    if (!view) {
+      ctx.status = 404;
+      ctx.body = { detail: 'Not found.' };
+      return;
+    }
+    // While pending, the workflow knows what the database cannot: the current state and the next attempt.
+    const live = view.status === 'pending' && view.workflow_id ? await starter.status(view.workflow_id) : undefined;
+    ctx.body = {
+      ...view,
+      delivery: live ? { state: live.state, next_attempt_at: live.nextAttemptAt } : null,
+    };
+  });
+
+  return router;
+}

@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { EVENT_ACTIONS, EVENT_TYPES } from '../db/migrations/001_directory_and_webhooks';
+import { formatJsonPath, zodPathErrors, type PathError } from '../lib/validation';
+import {
+  candidateNewDataSchema,
+  companySignupDataSchema,
+  jobNewDataSchema,
+  type CandidateNewData,
+  type CompanySignupData,
+  type JobNewData,
+} from './payloads';
+import { jsonObjectField } from './fields';
+
+export { companyIdOf } from './company-id';
+
+export { EVENT_ACTIONS, EVENT_TYPES };
+export type EventType = (typeof EVENT_TYPES)[number];
+export type EventAction = (typeof EVENT_ACTIONS)[number];
+
+/** The JSON body of every webhook (spec 2.1); the three specified pairs carry their typed data. */
+export type WebhookEnvelope =
+  | { event_type: 'company'; action: 'signup'; data: CompanySignupData }
+  | { event_type: 'job'; action: 'new'; data: JobNewData }
+  | { event_type: 'candidate'; action: 'new'; data: CandidateNewData }
+  | { event_type: EventType; action: EventAction; data: Record<string, unknown> };
+
+/** What upstream systems submit: the envelope plus an optional idempotency key. */
+export type WebhookEventInput = WebhookEnvelope & { event_id?: string };
+
+/** Letters, digits and `._:-`: the event id becomes part of a Temporal workflow id that people read. */
+export const eventIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, "must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit");
+
+const requestSchema = z.strictObject({
+  event_id: eventIdSchema.optional(),
+  event_type: z.enum(EVENT_TYPES, { message: `must be one of ${EVENT_TYPES.join(', ')}` }),
+  action: z.enum(EVENT_ACTIONS, { message: `must be one of ${EVENT_ACTIONS.join(', ')}` }),
+  data: jsonObjectField,
+});
+
+/** Data schemas of the pairs the spec specifies; the data of every other pair is any JSON object. */
+const DATA_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
+  'company/signup': companySignupDataSchema,
+  'job/new': jobNewDataSchema,
+  'candidate/new': candidateNewDataSchema,
+};
+
+export type ParseResult = { success: true; event: WebhookEventInput } | { success: false; errors: PathError[] };
+
+/**
+ * Validates a submitted event. Every problem is reported with its JSON path (`data.candidate.status.group`).
+ * The returned event is the input itself: unknown fields inside `data` pass through unchanged.
+ */
+export function parseWebhookEvent(input: unknown): ParseResult {
+  const envelope = requestSchema.safeParse(input, { reportInput: true });
+  if (!envelope.success) return { success: false, errors: pathErrors(envelope.error) };
+  const dataSchema = DATA_SCHEMAS[`${envelope.data.event_type}/${envelope.data.action}`];
+  const data = dataSchema?.safeParse(envelope.data.data, { reportInput: true });
+  if (data && !data.success) {
+    return { success: false, errors: pathErrors(data.error).map((e) => ({ ...e, path: prefixPath('data', e.path) })) };
+  }
+  const { event_id, event_type, action } = envelope.data;
+  const event = { event_type, action, data: (input as { data: Record<string, unknown> }).data } as WebhookEventInput;
+  if (event_id !== undefined) event.event_id = event_id;
+  return { success: true, event };
+}
+
+/** A missing field says "required" rather than "expected string, received undefined". */
+function pathErrors(error: z.ZodError): PathError[] {
+  const missing = new Set(['invalid_type', 'invalid_value', 'invalid_union']);
+  const issues = error.issues.map((issue) =>
+    missing.has(issue.code) && issue.input === undefined ? { ...issue, message: 'required' } : issue,
+  );
+  return zodPathErrors(new z.ZodError(issues));
+}
+
+function prefixPath(prefix: string, path: string): string {
+  if (path === formatJsonPath([])) return prefix;
+  return path.startsWith('[') ? `${prefix}${path}` : `${prefix}.${path}`;
+}
+
+/** The envelope the partner receives (spec 4.1): exactly event_type, action and data. */
+export function toEnvelope(event: WebhookEventInput): WebhookEnvelope {
+  return { event_type: event.event_type, action: event.action, data: event.data } as WebhookEnvelope;
+}

@@ -1,0 +1,21 @@
+// The package's public API for upstream systems that start webhooks with their own Temporal client.
+export {
+  startWebhook,
+  prepareWebhook,
+  WebhookValidationError,
+  DEFAULT_TASK_QUEUE,
+  type StartWebhookOptions,
+  type StartedWebhook,
+  type PreparedWebhook,
+} from './webhooks/start-webhook';
+export { webhookIds, type WebhookIds } from './webhooks/ids';
+export * from './events';
+export { webhookStatusQuery } from './workflows/queries';
+export { WEBHOOK_SEARCH_ATTRIBUTES, WEBHOOK_EVENT_TYPE, WEBHOOK_ACTION, WEBHOOK_STATUS, COMPANY_ID } from './workflows/search-attributes';
+export type {
+  AttemptRecord,
+  DeliverWebhookInput,
+  DeliveryState,
+  DeliverySummary,
+  WebhookDeliveryStatus,
+} from './workflows/types';

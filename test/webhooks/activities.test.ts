@@ -1,0 +1,314 @@
+import assert from 'node:assert/strict';
+import zlib from 'node:zlib';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
+import knexFactory from 'knex';
+import pino from 'pino';
+import type { Knex } from '../../db/database';
+import { loadConfig, type Config } from '../../lib/config';
+import { createActivities, type WebhookActivities } from '../../activities';
+import { USER_AGENT } from '../../activities/user-agent';
+import { toEnvelope, type WebhookEventInput } from '../../events/envelope';
+import { webhookIds } from '../../webhooks/ids';
+import type { AttemptRecord, SendWebhookInput, WebhookRef } from '../../workflows/types';
+import candidateNew from '../fixtures/events/candidate-new.json';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { answer, closedPort, startPartnerServer, type PartnerServer } from './support/partner-server';
+import { startTcpProxy } from './support/tcp-proxy';
+import { capturingLogger } from './support/capturing-logger';
+
+const TOKEN = 'partner-token-AAAA-1111';
+const event = candidateNew as WebhookEventInput;
+const ids = webhookIds(event);
+const envelope = toEnvelope(event);
+
+function configFor(endpoint: string, token = TOKEN, timeoutMs = 400): Config {
+  return loadConfig({ PARTNER_ENDPOINT: endpoint, PARTNER_ACCESS_TOKEN: token, PARTNER_TIMEOUT_MS: String(timeoutMs) });
+}
+
+describe('webhook activities', function () {
+  this.timeout(20_000);
+  let db: TestDatabase;
+  let partner: PartnerServer;
+  let config: Config;
+  let logs: string[];
+  let activities: WebhookActivities;
+  // The SDK logs every failed activity run; these tests fail some on purpose.
+  const env = new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR', () => {}) });
+  const send = (attempt = 1): Promise<ReturnType<WebhookActivities['sendWebhook']> extends Promise<infer T> ? T : never> =>
+    env.run(activities.sendWebhook, { webhookId: ids.webhookId, attempt, event: envelope } satisfies SendWebhookInput);
+
+  before(async () => {
+    db = await createTestDatabase();
+    partner = await startPartnerServer();
+  });
+  after(async () => {
+    await partner.close();
+    await db.drop();
+  });
+  beforeEach(() => {
+    partner.requests.length = 0;
+    partner.handler = answer(200, 'ok');
+    config = configFor(partner.url);
+    const captured = capturingLogger();
+    logs = captured.lines;
+    activities = createActivities({ config: () => config, knex: db.knex, logger: captured.logger });
+  });
+
+  describe('sendWebhook', () => {
+    it('makes exactly one POST with the spec headers, the webhook id and timestamp, and the envelope as body', async () => {
+      const before = Math.floor(Date.now() / 1000);
+      const outcome = await send();
+      const after = Math.floor(Date.now() / 1000);
+      assert.equal(partner.requests.length, 1);
+      const [request] = partner.requests;
+      assert.equal(request.method, 'POST');
+      assert.equal(request.url, '/hooks/partner');
+      assert.deepEqual(
+        [...request.rawHeaderNames].map((h) => h.toLowerCase()).sort(),
+        ['accept', 'accept-encoding', 'authorization', 'connection', 'content-length', 'content-type', 'host', 'user-agent', 'webhook-id', 'webhook-timestamp'],
+      );
+      assert.equal(request.headers['accept-encoding'], 'gzip, deflate');
+      assert.equal(request.headers.accept, '*/*');
+      assert.equal(request.headers.connection, 'keep-alive');
+      assert.equal(request.headers.authorization, `Bearer ${TOKEN}`);
+      assert.equal(request.headers['content-type'], 'application/json');
+      assert.equal(request.headers['user-agent'], USER_AGENT);
+      assert.match(USER_AGENT, /^partner-integration-service\/\d+\.\d+\.\d+ /);
+      assert.equal(request.headers['webhook-id'], ids.webhookId);
+      const timestamp = Number(request.headers['webhook-timestamp']);
+      assert.ok(timestamp >= before && timestamp <= after, `webhook-timestamp ${timestamp} not in [${before}, ${after}]`);
+      assert.deepEqual(JSON.parse(request.body), { event_type: 'candidate', action: 'new', data: event.data });
+      assert.equal(request.body, JSON.stringify({ event_type: event.event_type, action: event.action, data: event.data }));
+
+      assert.equal(outcome.attempt, 1);
+      assert.equal(outcome.httpStatus, 200);
+      assert.equal(outcome.succeeded, true);
+      assert.equal(outcome.errorClass, null);
+      assert.equal(outcome.errorMessage, null);
+      assert.equal(outcome.responseBody, 'ok');
+      assert.ok(outcome.durationMs >= 0 && outcome.durationMs < 5000);
+      assert.ok(Math.abs(Date.parse(outcome.startedAt) - Date.now()) < 5000);
+    });
+
+    it('sends the same webhook-id on every attempt and a fresh webhook-timestamp', async () => {
+      await send(1);
+      await send(2);
+      assert.deepEqual(partner.requests.map((r) => r.headers['webhook-id']), [ids.webhookId, ids.webhookId]);
+      assert.ok(partner.requests.every((r) => /^\d{10}$/.test(String(r.headers['webhook-timestamp']))));
+    });
+
+    const statusCases: Array<[number, boolean]> = [
+      [200, true],
+      [204, true],
+      [302, false],
+      [404, false],
+      [500, false],
+      [600, false],
+    ];
+    for (const [status, succeeded] of statusCases) {
+      it(`records HTTP ${status} as ${succeeded ? 'success' : 'failure'}`, async () => {
+        partner.handler = answer(status, status === 204 ? '' : `answer ${status}`, status === 302 ? { location: '/elsewhere' } : {});
+        const outcome = await send();
+        assert.deepEqual(
+          { httpStatus: outcome.httpStatus, succeeded: outcome.succeeded, errorClass: outcome.errorClass, responseBody: outcome.responseBody },
+          { httpStatus: status, succeeded, errorClass: null, responseBody: status === 204 ? '' : `answer ${status}` },
+        );
+        assert.equal(partner.requests.length, 1, 'exactly one request: a redirect is never followed');
+        assert.equal(partner.requests[0].url, '/hooks/partner');
+      });
+    }
+
+    it('gives up on a hung server at PARTNER_TIMEOUT_MS and records a timeout', async () => {
+      partner.handler = () => {}; // never answers
+      const outcome = await send();
+      assert.equal(outcome.errorClass, 'timeout');
+      assert.equal(outcome.httpStatus, null);
+      assert.equal(outcome.succeeded, false);
+      assert.equal(outcome.responseBody, null);
+      assert.match(outcome.errorMessage!, /PARTNER_TIMEOUT_MS/);
+      assert.ok(outcome.durationMs >= 390 && outcome.durationMs < 3000, `duration ${outcome.durationMs}`);
+    });
+
+    it('records a refused connection', async () => {
+      config = configFor(`http://127.0.0.1:${await closedPort()}/hook`);
+      const outcome = await send();
+      assert.equal(outcome.errorClass, 'connection_refused');
+      assert.match(outcome.errorMessage!, /ECONNREFUSED/);
+      assert.equal(outcome.httpStatus, null);
+    });
+
+    it('records a connection reset by the partner', async () => {
+      partner.handler = (req) => req.socket.resetAndDestroy();
+      const outcome = await send();
+      assert.equal(outcome.errorClass, 'reset');
+      assert.equal(outcome.httpStatus, null);
+      assert.equal(outcome.succeeded, false);
+    });
+
+    it('records a TLS failure (https:// to a server that does not speak TLS)', async () => {
+      config = configFor(partner.url.replace('http://', 'https://'));
+      const outcome = await send();
+      assert.equal(outcome.errorClass, 'tls');
+      assert.match(outcome.errorMessage!, /SSL|TLS/);
+    });
+
+    it('records a DNS failure', async () => {
+      config = configFor('http://partner-endpoint.invalid/hook');
+      const outcome = await send();
+      assert.equal(outcome.errorClass, 'dns');
+      assert.match(outcome.errorMessage!, /ENOTFOUND|EAI_AGAIN/);
+    });
+
+    it('reads the token and endpoint from configuration at send time, so a rotated token applies to retries', async () => {
+      await send(1);
+      config = configFor(partner.url, 'rotated-token-BBBB-2222');
+      await send(2);
+      assert.deepEqual(partner.requests.map((r) => r.headers.authorization), [`Bearer ${TOKEN}`, 'Bearer rotated-token-BBBB-2222']);
+    });
+
+    it('keeps only the first 4 KiB of the response body, on a character boundary', async () => {
+      partner.handler = answer(500, `${'a'.repeat(4095)}é${'b'.repeat(5000)}`);
+      const outcome = await send();
+      assert.equal(outcome.responseBody, 'a'.repeat(4095));
+      partner.handler = answer(200, 'x'.repeat(10_000));
+      assert.equal((await send()).responseBody, 'x'.repeat(4096));
+    });
+
+    it('decompresses a gzip response body before keeping its first 4 KiB', async () => {
+      partner.handler = answer(400, zlib.gzipSync(`{"error":"bad payload"}${' '.repeat(9000)}`), { 'content-encoding': 'gzip' });
+      const outcome = await send();
+      assert.equal(outcome.httpStatus, 400);
+      assert.equal(outcome.responseBody, `{"error":"bad payload"}${' '.repeat(4096 - 23)}`);
+    });
+
+    it('records a failure without any request when PARTNER_ENDPOINT is not configured', async () => {
+      config = loadConfig({ PARTNER_ACCESS_TOKEN: TOKEN });
+      const outcome = await send();
+      assert.equal(outcome.errorClass, 'other');
+      assert.equal(outcome.errorMessage, 'PARTNER_ENDPOINT is not configured');
+      assert.equal(partner.requests.length, 0);
+    });
+
+    it('never puts the token into the outcome or the logs', async () => {
+      partner.handler = answer(401, 'unauthorized');
+      const outcome = await send();
+      assert.ok(!JSON.stringify(outcome).includes(TOKEN));
+      assert.ok(logs.length > 0, 'the attempt was logged');
+      assert.ok(!logs.join('').includes(TOKEN));
+    });
+  });
+
+  describe('recordAttempt and recordOutcome', () => {
+    const webhook: WebhookRef = { ...ids, event: envelope, workflowId: ids.workflowId, runId: 'run-1', isTest: false };
+    const attempt = (n: number, fields: Partial<AttemptRecord> = {}): AttemptRecord => ({
+      attempt: n,
+      scheduledAt: '2025-03-01T09:00:10.000Z',
+      startedAt: '2025-03-01T09:00:10.250Z',
+      durationMs: 42,
+      httpStatus: 503,
+      errorClass: null,
+      errorMessage: null,
+      responseBody: 'busy',
+      succeeded: false,
+      ...fields,
+    });
+    const attemptRows = (knex: Knex) => knex('webhook_attempts').where({ webhook_id: ids.webhookId }).orderBy('attempt');
+
+    beforeEach(async () => {
+      await db.knex('webhook_events').del();
+    });
+
+    it('creates the webhook row when missing and writes the attempt with every field', async () => {
+      await env.run(activities.recordAttempt, { webhook, attempt: attempt(1) });
+      const row = await db.knex('webhook_events').where({ id: ids.webhookId }).first();
+      assert.equal(row.event_id, ids.eventId);
+      assert.equal(row.event_type, 'candidate');
+      assert.equal(row.action, 'new');
+      assert.equal(row.company_id, 'acme');
+      assert.deepEqual(row.payload, event.data);
+      assert.equal(row.workflow_id, ids.workflowId);
+      assert.equal(row.run_id, 'run-1');
+      assert.equal(row.status, 'pending');
+      const [stored] = await attemptRows(db.knex);
+      assert.deepEqual(
+        { ...stored, recorded_at: undefined },
+        {
+          webhook_id: ids.webhookId,
+          attempt: 1,
+          scheduled_at: new Date('2025-03-01T09:00:10.000Z'),
+          started_at: new Date('2025-03-01T09:00:10.250Z'),
+          duration_ms: 42,
+          http_status: 503,
+          error_class: null,
+          error_message: null,
+          response_body: 'busy',
+          succeeded: false,
+          is_test: false,
+          recorded_at: undefined,
+        },
+      );
+    });
+
+    it('is idempotent on (webhook, attempt): a repeated call changes nothing', async () => {
+      await env.run(activities.recordAttempt, { webhook, attempt: attempt(1) });
+      const first = await attemptRows(db.knex);
+      await env.run(activities.recordAttempt, { webhook, attempt: attempt(1, { httpStatus: 200, succeeded: true }) });
+      assert.deepEqual(await attemptRows(db.knex), first);
+      await env.run(activities.recordAttempt, { webhook, attempt: attempt(2, { httpStatus: null, errorClass: 'reset', errorMessage: 'ECONNRESET' }) });
+      assert.deepEqual((await attemptRows(db.knex)).map((r) => [r.attempt, r.http_status, r.error_class]), [[1, 503, null], [2, null, 'reset']]);
+    });
+
+    it('fills in the run id of a row the API created before the workflow started', async () => {
+      await db.knex('webhook_events').insert({
+        id: ids.webhookId, event_id: ids.eventId, event_type: 'candidate', action: 'new', company_id: 'acme',
+        payload: JSON.stringify(event.data), workflow_id: ids.workflowId, run_id: null,
+      });
+      await env.run(activities.recordAttempt, { webhook, attempt: attempt(1) });
+      const row = await db.knex('webhook_events').where({ id: ids.webhookId }).first();
+      assert.equal(row.run_id, 'run-1');
+    });
+
+    it('records the final status once; a repeated call keeps the first finish time', async () => {
+      await env.run(activities.recordAttempt, { webhook, attempt: attempt(1, { httpStatus: 200, succeeded: true }) });
+      await env.run(activities.recordOutcome, { webhook, status: 'delivered' as const, finishedAt: '2025-03-01T09:00:11.000Z' });
+      await env.run(activities.recordOutcome, { webhook, status: 'delivered' as const, finishedAt: '2025-03-01T09:09:59.000Z' });
+      const row = await db.knex('webhook_events').where({ id: ids.webhookId }).first();
+      assert.equal(row.status, 'delivered');
+      assert.deepEqual(row.finished_at, new Date('2025-03-01T09:00:11.000Z'));
+    });
+
+    it('loses nothing when PostgreSQL is briefly down: the failed call throws, the retry writes exactly once', async () => {
+      const url = new URL(db.url);
+      const proxy = await startTcpProxy(url.hostname, Number(url.port));
+      url.port = String(proxy.port);
+      const quiet = { warn() {}, error() {}, debug() {}, deprecate() {} };
+      const knex = knexFactory({ client: 'pg', connection: { connectionString: url.toString() }, pool: { min: 0, max: 2 }, acquireConnectionTimeout: 2000, log: quiet });
+      const flaky = createActivities({ config: () => config, knex, logger: pino({ level: 'silent' }) });
+      try {
+        await knex.raw('SELECT 1'); // a pooled connection that the outage will kill
+        await proxy.cut();
+        const input = { webhook, attempt: attempt(1) };
+        await assert.rejects(env.run(flaky.recordAttempt, input));
+        await assert.rejects(env.run(flaky.recordAttempt, input));
+        await proxy.restore();
+        // What Temporal does with the record activity: retry until it succeeds.
+        let failures = 0;
+        for (;;) {
+          try {
+            await env.run(flaky.recordAttempt, input);
+            break;
+          } catch {
+            assert.ok(++failures < 10, 'recording never succeeded after PostgreSQL came back');
+            await new Promise((r) => setTimeout(r, 100));
+          }
+        }
+        await env.run(flaky.recordAttempt, input); // a late duplicate after a lost reply
+        assert.deepEqual((await attemptRows(db.knex)).map((r) => [r.attempt, r.http_status]), [[1, 503]]);
+      } finally {
+        await knex.destroy();
+        await proxy.close();
+      }
+    });
+  });
+});

@@ -1,0 +1,291 @@
+import assert from 'node:assert/strict';
+import { startApiServer, type ApiServer } from '../../api/server';
+import type { ApiDependencies } from '../../api/context';
+import { loadConfig } from '../../lib/config';
+import { createLogger } from '../../lib/logger';
+import { webhookIds } from '../../webhooks/ids';
+import { createTemporalStarter, TemporalUnavailableError } from '../../webhooks/temporal-starter';
+import candidateNew from '../fixtures/events/candidate-new.json';
+import jobNew from '../fixtures/events/job-new.json';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { closedPort } from './support/partner-server';
+import { RecordingStarter } from './support/recording-starter';
+
+const INTERNAL_TOKEN = 'internal-token-0123456789abcdef';
+const PARTNER_TOKEN = 'partner-token-must-not-leak-42';
+const logger = createLogger('silent');
+
+async function serve(db: TestDatabase, env: Record<string, string>, webhookStarter?: RecordingStarter | ReturnType<typeof createTemporalStarter>) {
+  const config = loadConfig({ PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, ...env });
+  const deps: ApiDependencies = { config, knex: db.knex, logger, webhookStarter };
+  return startApiServer(deps, 0, '127.0.0.1');
+}
+
+const post = (api: ApiServer, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${api.url}/internal/v1/webhooks`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+
+const get = (url: string, token = INTERNAL_TOKEN) => fetch(url, { headers: { authorization: `Bearer ${token}` } });
+
+describe('POST /internal/v1/webhooks', function () {
+  this.timeout(20_000);
+  let db: TestDatabase;
+  let api: ApiServer;
+  let starter: RecordingStarter;
+  const rowCount = async () => Number((await db.knex('webhook_events').count({ n: '*' }))[0].n);
+
+  before(async () => {
+    db = await createTestDatabase();
+  });
+  after(async () => db.drop());
+  beforeEach(async () => {
+    await db.knex('webhook_events').del();
+    starter = new RecordingStarter();
+    api = await serve(db, { INTERNAL_API_TOKEN: INTERNAL_TOKEN }, starter);
+  });
+  afterEach(async () => api.close());
+
+  it('answers 202 with the webhook id, workflow id, run id and status URL, and starts one workflow', async () => {
+    const response = await post(api, candidateNew);
+    assert.equal(response.status, 202);
+    const ids = webhookIds(candidateNew as never);
+    const statusUrl = `${api.url}/internal/v1/webhooks/${ids.webhookId}`;
+    assert.deepEqual(await response.json(), {
+      webhook_id: ids.webhookId,
+      event_id: 'candidate-new-acme-c-77',
+      workflow_id: 'webhook-candidate-new-candidate-new-acme-c-77',
+      run_id: 'run-1',
+      status_url: statusUrl,
+    });
+    assert.equal(response.headers.get('location'), statusUrl);
+    assert.equal(starter.starts.length, 1);
+    const { event_id: _id, ...envelope } = candidateNew;
+    assert.deepEqual(starter.starts[0].input, { webhookId: ids.webhookId, eventId: 'candidate-new-acme-c-77', event: envelope, sendTimeoutMs: 30_000 });
+    assert.ok(!JSON.stringify(starter.starts[0].input).includes(PARTNER_TOKEN), 'the partner token is never workflow input');
+    const row = await db.knex('webhook_events').where({ id: ids.webhookId }).first();
+    assert.deepEqual(
+      [row.event_id, row.event_type, row.action, row.company_id, row.workflow_id, row.run_id, row.status, row.is_test],
+      ['candidate-new-acme-c-77', 'candidate', 'new', 'acme', 'webhook-candidate-new-candidate-new-acme-c-77', 'run-1', 'pending', false],
+    );
+    assert.deepEqual(row.payload, candidateNew.data);
+  });
+
+  it('generates an event_id when none is given', async () => {
+    const { event_id: _omit, ...withoutId } = jobNew;
+    const response = await post(api, withoutId);
+    assert.equal(response.status, 202);
+    const body = (await response.json()) as Record<string, string>;
+    assert.match(body.event_id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.equal(body.workflow_id, `webhook-job-new-${body.event_id}`);
+    assert.equal(body.webhook_id, webhookIds({ ...withoutId, event_id: body.event_id } as never).webhookId);
+  });
+
+  it('answers 200 with the existing webhook for a repeated event_id and never starts a second delivery', async () => {
+    const first = await post(api, candidateNew);
+    assert.equal(first.status, 202);
+    const firstBody = await first.json();
+    const changed = { ...candidateNew, data: { ...candidateNew.data, candidate: { ...candidateNew.data.candidate, first_name: 'Changed' } } };
+    const again = await post(api, changed);
+    assert.equal(again.status, 200);
+    assert.deepEqual(await again.json(), firstBody);
+    assert.equal(starter.starts.length, 1);
+    assert.equal(await rowCount(), 1);
+    const row = await db.knex('webhook_events').first();
+    assert.equal(row.payload.candidate.first_name, 'Ada', 'the first submission is the one delivered');
+  });
+
+  it('accepts concurrent duplicates once: one 202, the rest 200 with the same run', async () => {
+    const responses = await Promise.all(Array.from({ length: 6 }, () => post(api, jobNew)));
+    const statuses = responses.map((r) => r.status).sort();
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 202]);
+    const bodies = await Promise.all(responses.map((r) => r.json() as Promise<Record<string, string>>));
+    assert.equal(new Set(bodies.map((b) => b.run_id)).size, 1);
+    assert.equal(await rowCount(), 1);
+    assert.equal(new Set(starter.starts.map((s) => s.workflowId)).size, 1);
+  });
+
+  it('starts the stored event when an earlier start never completed, and answers 200', async () => {
+    const ids = webhookIds(jobNew as never);
+    await db.knex('webhook_events').insert({
+      id: ids.webhookId, event_id: ids.eventId, event_type: 'job', action: 'new', company_id: 'acme',
+      payload: JSON.stringify(jobNew.data), workflow_id: ids.workflowId,
+    });
+    const response = await post(api, { ...jobNew, data: { ...jobNew.data, job: { ...jobNew.data.job, title: 'Other' } } });
+    assert.equal(response.status, 200);
+    assert.equal(starter.starts.length, 1);
+    assert.equal((starter.starts[0].input.event.data as typeof jobNew.data).job.title, 'Senior Backend Engineer');
+    assert.equal((await db.knex('webhook_events').where({ id: ids.webhookId }).first()).run_id, 'run-1');
+  });
+
+  it('answers 400 with every path-level error and writes nothing', async () => {
+    const bad = {
+      event_type: 'candidate',
+      action: 'new',
+      data: {
+        ...candidateNew.data,
+        candidate: { ...candidateNew.data.candidate, status: { id: 2, name: 'x', group: 7 }, source_type: 'walk-in', files: { ...candidateNew.data.candidate.files, cv: 'not a url' } },
+        job: { ...candidateNew.data.job, from_date: '2025-02-30', language: 'eng' },
+      },
+    };
+    const response = await post(api, bad);
+    assert.equal(response.status, 400);
+    assert.deepEqual(await response.json(), {
+      detail: 'Invalid webhook event.',
+      errors: [
+        { path: 'data.candidate.status.group', message: 'must be one of 0, 1, 19, 20, 21' },
+        { path: 'data.candidate.files.cv', message: 'must be an http:// or https:// URL' },
+        { path: 'data.candidate.source_type', message: 'must be one of applied, applied-silent, copied, imported, recommended, sourced, uploaded, uploaded-extension' },
+        { path: 'data.job.from_date', message: 'must be a date shaped YYYY-MM-DD' },
+        { path: 'data.job.language', message: 'must be a two-letter (alpha-2) code' },
+      ],
+    });
+    assert.equal(await rowCount(), 0);
+    assert.equal(starter.starts.length, 0);
+  });
+
+  it('answers 400 for an unknown event type, a missing action, a non-object data and an unknown field', async () => {
+    const response = await post(api, { event_type: 'invoice', data: [], extra: true, event_id: 'bad id' });
+    assert.equal(response.status, 400);
+    assert.deepEqual(await response.json(), {
+      detail: 'Invalid webhook event.',
+      errors: [
+        { path: 'event_id', message: "must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit" },
+        { path: 'event_type', message: 'must be one of company, job, candidate' },
+        { path: 'action', message: 'required' },
+        { path: 'data', message: 'must be a JSON object' },
+        { path: 'extra', message: 'unknown field' },
+      ],
+    });
+  });
+
+  it('accepts any JSON object as data for type/action pairs the spec does not show', async () => {
+    const response = await post(api, { event_type: 'job', action: 'dynamic_update', data: { anything: [1, 2] } });
+    assert.equal(response.status, 202);
+  });
+
+  it('answers 400 for malformed JSON and a JSON array, 415 for another media type, 413 for over 1 MB', async () => {
+    const malformed = await post(api, '{"event_type": ');
+    assert.equal(malformed.status, 400);
+    assert.match(((await malformed.json()) as { detail: string }).detail, /^JSON parse error/);
+    const array = await post(api, '[]');
+    assert.equal(array.status, 400);
+    assert.deepEqual(await array.json(), { detail: 'Invalid webhook event.', errors: [{ path: '(root)', message: 'Invalid input: expected object, received array' }] });
+    const text = await post(api, 'hello', { 'content-type': 'text/plain' });
+    assert.equal(text.status, 415);
+    const huge = await post(api, { ...jobNew, data: { ...jobNew.data, padding: 'x'.repeat(1_100_000) } });
+    assert.equal(huge.status, 413);
+    assert.deepEqual(await huge.json(), { detail: 'Request body is larger than 1mb.' });
+    assert.equal(await rowCount(), 0);
+  });
+
+  it('answers 401 without a bearer token or with a wrong one', async () => {
+    const missing = await post(api, candidateNew, { authorization: '' });
+    assert.equal(missing.status, 401);
+    assert.equal(missing.headers.get('www-authenticate'), 'Bearer realm="internal"');
+    assert.deepEqual(await missing.json(), { detail: 'Authentication credentials were not provided.' });
+    const wrong = await post(api, candidateNew, { authorization: 'Bearer internal-token-0123456789abcdeX' });
+    assert.equal(wrong.status, 401);
+    assert.deepEqual(await wrong.json(), { detail: 'Invalid token.' });
+    const statusUrl = `${api.url}/internal/v1/webhooks/${webhookIds(candidateNew as never).webhookId}`;
+    assert.equal((await get(statusUrl, 'nope-nope-nope-nope')).status, 401);
+    assert.equal(await rowCount(), 0);
+  });
+
+  it('serves the status URL: the row, its attempts and the live delivery state', async () => {
+    const accepted = (await (await post(api, candidateNew)).json()) as Record<string, string>;
+    await db.knex('webhook_attempts').insert({
+      webhook_id: accepted.webhook_id, attempt: 1, scheduled_at: '2025-03-01T09:00:00Z', started_at: '2025-03-01T09:00:00.020Z',
+      duration_ms: 12, http_status: 500, response_body: 'oops', succeeded: false,
+    });
+    const response = await get(accepted.status_url);
+    assert.equal(response.status, 200);
+    const view = (await response.json()) as Record<string, any>;
+    assert.deepEqual(
+      { ...view, created_at: undefined, updated_at: undefined, attempts: undefined },
+      {
+        webhook_id: accepted.webhook_id, event_id: 'candidate-new-acme-c-77', event_type: 'candidate', action: 'new', company_id: 'acme',
+        workflow_id: accepted.workflow_id, run_id: 'run-1', status: 'pending', is_test: false, finished_at: null,
+        created_at: undefined, updated_at: undefined, attempts: undefined,
+        delivery: { state: 'waiting', next_attempt_at: '2025-03-01T09:01:40.000Z' },
+      },
+    );
+    assert.deepEqual(view.attempts.map((a: any) => ({ ...a, recorded_at: undefined })), [
+      {
+        attempt: 1, scheduled_at: '2025-03-01T09:00:00.000Z', started_at: '2025-03-01T09:00:00.020Z', duration_ms: 12,
+        http_status: 500, error_class: null, error_message: null, response_body: 'oops', succeeded: false, recorded_at: undefined,
+      },
+    ]);
+    assert.equal((await get(`${api.url}/internal/v1/webhooks/00000000-0000-4000-8000-000000000000`)).status, 404);
+    assert.equal((await get(`${api.url}/internal/v1/webhooks/not-a-uuid`)).status, 404);
+  });
+
+  it('answers 503 with a clear body and keeps no row when Temporal refuses the start', async () => {
+    starter.failWith = new TemporalUnavailableError('cannot connect to 127.0.0.1:1');
+    const response = await post(api, candidateNew);
+    assert.equal(response.status, 503);
+    assert.equal(response.headers.get('retry-after'), '30');
+    assert.deepEqual(await response.json(), {
+      detail: 'The webhook was not accepted because Temporal is unavailable. Retry later with the same event_id.',
+      reason: 'cannot connect to 127.0.0.1:1',
+    });
+    assert.equal(await rowCount(), 0);
+    starter.failWith = undefined;
+    assert.equal((await post(api, candidateNew)).status, 202, 'the retry with the same event_id is accepted');
+  });
+});
+
+describe('POST /internal/v1/webhooks with Temporal unreachable (TEMPORAL_ADDRESS at a closed port)', function () {
+  this.timeout(20_000);
+  let db: TestDatabase;
+  before(async () => {
+    db = await createTestDatabase();
+  });
+  after(async () => db.drop());
+
+  it('answers 503 quickly, twice, and accepts nothing', async () => {
+    const port = await closedPort();
+    const config = loadConfig({ INTERNAL_API_TOKEN: INTERNAL_TOKEN, TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
+    const starter = createTemporalStarter(config, logger, { connectTimeoutMs: 1000 });
+    const api = await serve(db, { INTERNAL_API_TOKEN: INTERNAL_TOKEN, TEMPORAL_ADDRESS: `127.0.0.1:${port}` }, starter);
+    try {
+      for (let i = 0; i < 2; i++) {
+        const response = await post(api, candidateNew);
+        assert.equal(response.status, 503);
+        const body = (await response.json()) as { detail: string; reason: string };
+        assert.equal(body.detail, 'The webhook was not accepted because Temporal is unavailable. Retry later with the same event_id.');
+        assert.match(body.reason, new RegExp(`^cannot connect to 127\\.0\\.0\\.1:${port} `));
+      }
+      assert.equal(Number((await db.knex('webhook_events').count({ n: '*' }))[0].n), 0);
+      // The rest of the API keeps serving.
+      assert.equal((await fetch(`${api.url}/healthz`)).status, 200);
+    } finally {
+      await api.close();
+      await starter.close();
+    }
+  });
+});
+
+describe('internal routes without INTERNAL_API_TOKEN', () => {
+  let db: TestDatabase;
+  before(async () => {
+    db = await createTestDatabase();
+  });
+  after(async () => db.drop());
+
+  it('do not exist: 404 for POST and GET', async () => {
+    const starter = new RecordingStarter();
+    const api = await serve(db, {}, starter);
+    try {
+      const response = await post(api, candidateNew);
+      assert.equal(response.status, 404);
+      assert.deepEqual(await response.json(), { detail: 'Not found.' });
+      assert.equal((await get(`${api.url}/internal/v1/webhooks/00000000-0000-4000-8000-000000000000`)).status, 404);
+      assert.equal(starter.starts.length, 0);
+    } finally {
+      await api.close();
+    }
+  });
+});

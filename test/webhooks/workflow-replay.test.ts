@@ -1,0 +1,228 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { bundleWorkflowCode, Worker, type InjectedSinks } from '@temporalio/worker';
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import type { AttemptOutcome, AttemptRecord } from '../../workflows/types';
+import { WORKFLOWS_PATH } from '../../worker/bundle';
+import { renderHistory } from '../fixtures/webhook-histories/generate';
+import { scenarios, type Scenario } from '../fixtures/webhook-histories/scenarios';
+import type { CapturedActivity, CapturedStatus, CapturedTimer, CaptureSinks } from './support/capture-interceptors';
+import { installQuietTemporalRuntime } from './support/temporal-runtime';
+import { buildDeliveryHistory } from './support/history-builder';
+
+const FIXTURES = path.join(__dirname, '..', 'fixtures', 'webhook-histories');
+const TOKEN = 'fixture-partner-token-0f9c1d';
+/** Spec section 8, written out rather than imported, so a changed constant fails here. */
+const SPEC_DELAYS_MS = [10_000, 100_000, 1_000_000];
+const quietBundler = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
+
+interface Captured {
+  timers: CapturedTimer[];
+  activities: CapturedActivity[];
+  statuses: CapturedStatus[];
+}
+
+type HistoryEvent = { eventId: string; eventTime: string; eventType: string } & Record<string, any>;
+
+describe('deliverWebhook replay over hand-built histories', function () {
+  this.timeout(60_000);
+  let code: string;
+  const previousToken = process.env.PARTNER_ACCESS_TOKEN;
+
+  before(async () => {
+    installQuietTemporalRuntime();
+    // The token is configured while replaying: the workflow must still never see it.
+    process.env.PARTNER_ACCESS_TOKEN = TOKEN;
+    ({ code } = await bundleWorkflowCode({
+      workflowsPath: WORKFLOWS_PATH,
+      workflowInterceptorModules: [require.resolve('./support/capture-interceptors')],
+      logger: quietBundler,
+    }));
+  });
+  after(() => {
+    if (previousToken === undefined) delete process.env.PARTNER_ACCESS_TOKEN;
+    else process.env.PARTNER_ACCESS_TOKEN = previousToken;
+  });
+
+  async function replay(history: unknown, workflowId: string): Promise<Captured> {
+    const captured: Captured = { timers: [], activities: [], statuses: [] };
+    const sinks: InjectedSinks<CaptureSinks> = {
+      capture: {
+        timer: { fn: (_info, timer) => void captured.timers.push(structuredClone(timer)), callDuringReplay: true },
+        activity: { fn: (_info, activity) => void captured.activities.push(structuredClone(activity)), callDuringReplay: true },
+        status: { fn: (_info, status) => void captured.statuses.push(structuredClone(status)), callDuringReplay: true },
+      },
+    };
+    await Worker.runReplayHistory({ workflowBundle: { code }, sinks }, historyFromJSON(history), workflowId);
+    return captured;
+  }
+
+  const loadFixture = (scenario: Scenario) =>
+    JSON.parse(readFileSync(path.join(FIXTURES, `${scenario.name}.json`), 'utf8')) as { events: HistoryEvent[] };
+
+  /** The start time of the workflow task in which the workflow started timer `timerId`. */
+  function timerTaskTime(events: HistoryEvent[], timerId: string): number {
+    const index = events.findIndex((e) => e.eventType === 'EVENT_TYPE_TIMER_STARTED' && e.timerStartedEventAttributes.timerId === timerId);
+    const task = events.slice(0, index).reverse().find((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_STARTED');
+    return Date.parse(task!.eventTime);
+  }
+
+  const firstTaskTime = (events: HistoryEvent[]) => Date.parse(events.find((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_STARTED')!.eventTime);
+
+  /** The start time of the first workflow task after the n-th event of `eventType`. */
+  function taskTimeAfter(events: HistoryEvent[], eventType: string): number {
+    const index = events.findIndex((e) => e.eventType === eventType);
+    return Date.parse(events.slice(index).find((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_STARTED')!.eventTime);
+  }
+
+  /** What the workflow must have recorded for each send result of a scenario. */
+  function expectedRecords(scenario: Scenario, events: HistoryEvent[]): AttemptRecord[] {
+    return scenario.sends.map((send, i) => {
+      const scheduledAt = new Date(i === 0 ? firstTaskTime(events) : timerTaskTime(events, String(i)) + SPEC_DELAYS_MS[i - 1]).toISOString();
+      if (send !== 'worker-lost') return { ...send, scheduledAt };
+      return {
+        attempt: i + 1,
+        scheduledAt,
+        startedAt: scheduledAt,
+        // Workflow time from scheduling the send to handling its timeout.
+        durationMs: taskTimeAfter(events, 'EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT') - Date.parse(scheduledAt),
+        httpStatus: null,
+        errorClass: 'timeout',
+        errorMessage: 'attempt did not complete on the worker: activity StartToClose timeout',
+        responseBody: null,
+        succeeded: false,
+      } satisfies AttemptRecord;
+    });
+  }
+
+  it('keeps every JSON history in test/fixtures in step with its scenario', () => {
+    for (const scenario of scenarios) {
+      const file = readFileSync(path.join(FIXTURES, `${scenario.name}.json`), 'utf8');
+      assert.equal(file, renderHistory(scenario), `${scenario.name}.json is stale: run npx tsx test/fixtures/webhook-histories/generate.ts`);
+    }
+  });
+
+  for (const scenario of scenarios.filter((s) => !s.cut)) {
+    it(`replays ${scenario.name} with the exact timers, activity inputs and final status`, async () => {
+      const history = loadFixture(scenario);
+      const captured = await replay(history, scenario.workflowId);
+      const failuresBeforeEnd = scenario.sends.length - 1;
+      const delivered = scenario.sends.at(-1) !== 'worker-lost' && (scenario.sends.at(-1) as AttemptOutcome).succeeded;
+
+      // Timers: exactly 10 s, 100 s, 1000 s, one per failed attempt that is retried, with UI summaries.
+      assert.deepEqual(
+        captured.timers,
+        SPEC_DELAYS_MS.slice(0, failuresBeforeEnd).map((durationMs, i) => ({
+          seq: i + 1,
+          durationMs,
+          summary: `retry ${i + 1} of 3 in ${durationMs / 1000} s`,
+        })),
+      );
+
+      // Activities: send, record, (send, record)..., then the final status.
+      const { webhookId, eventId, event } = scenario.input;
+      const webhook = { webhookId, eventId, event, workflowId: scenario.workflowId, runId: 'fixture-run-id', isTest: false };
+      const records = expectedRecords(scenario, history.events);
+      const expected: Array<Omit<CapturedActivity, 'seq'>> = [];
+      scenario.sends.forEach((_, i) => {
+        expected.push({
+          activityType: 'sendWebhook',
+          args: [{ webhookId, attempt: i + 1, event }],
+          startToCloseTimeout: 45_000,
+          retry: { maximumAttempts: 1 },
+          summary: `attempt ${i + 1} of 4`,
+        });
+        expected.push({
+          activityType: 'recordAttempt',
+          args: [{ webhook, attempt: records[i] }],
+          startToCloseTimeout: '30 seconds',
+          retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+          summary: undefined,
+        });
+      });
+      const status = delivered ? 'delivered' : 'failed';
+      const lastRecord = captured.activities.at(-1)!;
+      assert.equal(lastRecord.activityType, 'recordOutcome');
+      const outcomeArgs = lastRecord.args[0] as { finishedAt: string };
+      expected.push({
+        activityType: 'recordOutcome',
+        args: [{ webhook, status, finishedAt: outcomeArgs.finishedAt }],
+        startToCloseTimeout: '30 seconds',
+        retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+        summary: undefined,
+      });
+      assert.deepEqual(captured.activities.map(({ seq: _seq, ...rest }) => rest), expected);
+      assert.deepEqual(captured.activities.map((a) => a.seq), expected.map((_, i) => i + 1));
+
+      // The partner token is in no activity input and not in the workflow input.
+      const everything = JSON.stringify([captured, history]);
+      assert.ok(!everything.includes(TOKEN), 'the token leaked into the workflow');
+      assert.ok(!everything.includes(Buffer.from(TOKEN).toString('base64').slice(0, 20)));
+      assert.ok(!/"(token|authorization|accessToken)"/i.test(JSON.stringify(captured)), 'an input carries a token field');
+
+      // The status query after the last step, and the search attributes an operator filters on.
+      const last = captured.statuses.at(-1)!;
+      assert.deepEqual(last.status, { webhookId, eventId, state: status, attempts: records, nextAttemptAt: null });
+      assert.deepEqual(last.searchAttributes, {
+        WebhookEventType: event.event_type,
+        WebhookAction: event.action,
+        WebhookStatus: status,
+        CompanyId: scenario.companyId,
+      });
+    });
+  }
+
+  it('answers the status query while waiting: attempts so far, state and time of the next attempt', async () => {
+    const scenario = scenarios.find((s) => s.name === 'cut-waiting-after-second-failure')!;
+    const history = loadFixture(scenario);
+    const captured = await replay(history, scenario.workflowId);
+    const last = captured.statuses.at(-1)!;
+    const records = expectedRecords(scenario, history.events);
+    assert.deepEqual(last.status, {
+      webhookId: scenario.input.webhookId,
+      eventId: scenario.input.eventId,
+      state: 'waiting',
+      attempts: records,
+      nextAttemptAt: new Date(timerTaskTime(history.events, '2') + 100_000).toISOString(),
+    });
+    assert.equal(last.searchAttributes.WebhookStatus, 'waiting');
+    assert.deepEqual(captured.timers.map((t) => t.durationMs), [10_000, 100_000]);
+  });
+
+  it('answers the status query while the third attempt is in flight', async () => {
+    const scenario = scenarios.find((s) => s.name === 'cut-sending-third-attempt')!;
+    const history = loadFixture(scenario);
+    const captured = await replay(history, scenario.workflowId);
+    const last = captured.statuses.at(-1)!;
+    assert.equal(last.status.state, 'sending');
+    assert.equal(last.status.nextAttemptAt, null);
+    assert.deepEqual(last.status.attempts.map((a) => a.httpStatus), [500, 500]);
+    assert.equal(last.searchAttributes.WebhookStatus, 'sending');
+    assert.deepEqual(captured.activities.at(-1)!.args, [{ webhookId: scenario.input.webhookId, attempt: 3, event: scenario.input.event }]);
+  });
+
+  it('fails replay when an activity is renamed, because the histories carry coreUsedFlags', async () => {
+    const scenario = scenarios.find((s) => s.name === 'delivered-second-attempt')!;
+    const history = loadFixture(scenario);
+    const renamed = JSON.parse(JSON.stringify(history).replace(/"name":"sendWebhook"/g, '"name":"postWebhook"').replace(/"name": "sendWebhook"/g, '"name": "postWebhook"'));
+    assert.ok(JSON.stringify(renamed).includes('postWebhook'));
+    await assert.rejects(replay(renamed, scenario.workflowId), DeterminismViolationError);
+
+    // Without the flags, core does not compare activity types: the same rename would pass unnoticed.
+    const withoutFlags = JSON.parse(JSON.stringify(renamed));
+    for (const e of withoutFlags.events) delete e.workflowTaskCompletedEventAttributes?.sdkMetadata;
+    await replay(withoutFlags, scenario.workflowId);
+  });
+
+  it('fails replay when the history has a retry timer the code does not start', async () => {
+    // Attempt 1 answered 200 in this history, yet a retry timer follows it: the code must disagree.
+    const scenario = scenarios.find((s) => s.name === 'delivered-second-attempt')!;
+    const success = scenario.sends[1] as AttemptOutcome;
+    const history = buildDeliveryHistory(scenario, scenario.companyId) as { events: HistoryEvent[] };
+    const firstResult = history.events.find((e) => e.eventType === 'EVENT_TYPE_ACTIVITY_TASK_COMPLETED')!;
+    firstResult.activityTaskCompletedEventAttributes.result.payloads[0].data = Buffer.from(JSON.stringify({ ...success, attempt: 1 })).toString('base64');
+    await assert.rejects(replay(history, scenario.workflowId), DeterminismViolationError);
+  });
+});

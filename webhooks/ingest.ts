@@ -1,0 +1,53 @@
+import type { Knex } from 'knex';
+import { webhookEventRow } from '../activities/attempt-store';
+import { prepareWebhook, type PreparedWebhook, type StartedWebhook } from './start-webhook';
+import type { WebhookStarter } from './temporal-starter';
+
+export interface AcceptedWebhook extends StartedWebhook {
+  /** True when this call created the webhook; false when its event_id was known already. */
+  readonly created: boolean;
+}
+
+/**
+ * Accepts a validated webhook: records it under its event_id (the idempotency key), then starts its
+ * workflow. A known event_id returns the existing webhook and starts nothing new. When Temporal refuses,
+ * the row this call created is removed again and the error propagates: nothing is accepted without a workflow.
+ */
+export async function acceptWebhook(knex: Knex, starter: WebhookStarter, webhook: PreparedWebhook): Promise<AcceptedWebhook> {
+  const inserted = await knex('webhook_events')
+    .insert(webhookEventRow({ ...webhook, event: webhook.input.event, runId: null, isTest: false }))
+    .onConflict('event_id')
+    .ignore()
+    .returning('id');
+  const created = inserted.length === 1;
+  let target = webhook;
+  if (!created) {
+    const existing = await knex('webhook_events').where({ event_id: webhook.eventId }).first();
+    if (existing.run_id) {
+      return { created, eventId: existing.event_id, webhookId: existing.id, workflowId: existing.workflow_id, runId: existing.run_id };
+    }
+    // Known but without a run: an earlier start failed or is still under way. Deliver what was stored first.
+    target = prepareWebhook(
+      { event_id: existing.event_id, event_type: existing.event_type, action: existing.action, data: existing.payload },
+      webhook.input.sendTimeoutMs,
+    );
+  }
+
+  let runId: string;
+  try {
+    runId = await starter.start(target);
+  } catch (error) {
+    if (created) await forgetUnstarted(knex, target.webhookId);
+    throw error;
+  }
+  await knex('webhook_events').where({ id: target.webhookId }).whereNull('run_id').update({ run_id: runId, updated_at: knex.fn.now() });
+  return { created, eventId: target.eventId, webhookId: target.webhookId, workflowId: target.workflowId, runId };
+}
+
+async function forgetUnstarted(knex: Knex, webhookId: string): Promise<void> {
+  await knex('webhook_events')
+    .where({ id: webhookId })
+    .whereNull('run_id')
+    .whereNotExists(knex('webhook_attempts').where({ webhook_id: webhookId }))
+    .del();
+}

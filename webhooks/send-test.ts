@@ -1,0 +1,52 @@
+import type { Knex } from 'knex';
+import { v4 as uuidv4 } from 'uuid';
+import { createActivities } from '../activities';
+import type { Config } from '../lib/config';
+import type { Logger } from '../lib/logger';
+import type { WebhookRef } from '../workflows/types';
+import { prepareWebhook } from './start-webhook';
+
+/** The printed outcome of one test delivery, in the snake_case of the status URL. */
+export interface TestDeliveryReport {
+  readonly webhook_id: string;
+  readonly event_id: string;
+  readonly is_test: true;
+  readonly attempt: 1;
+  readonly scheduled_at: string;
+  readonly started_at: string;
+  readonly duration_ms: number;
+  readonly http_status: number | null;
+  readonly error_class: string | null;
+  readonly error_message: string | null;
+  readonly response_body: string | null;
+  readonly succeeded: boolean;
+}
+
+/**
+ * Validates an event and runs exactly one attempt against the configured endpoint with the workflow's own
+ * send and record activities, without Temporal. The attempt is recorded and marked as a test. A fresh
+ * `test-…` event id keeps test rows apart from the idempotency keys of real webhooks.
+ */
+export async function sendTestWebhook(config: Config, knex: Knex, logger: Logger, event: unknown): Promise<TestDeliveryReport> {
+  const prepared = prepareWebhook({ ...(event as object), event_id: `test-${uuidv4()}` }, config.PARTNER_TIMEOUT_MS);
+  const activities = createActivities({ config: () => config, knex, logger });
+  const scheduledAt = new Date().toISOString();
+  const outcome = await activities.sendWebhook({ webhookId: prepared.webhookId, attempt: 1, event: prepared.input.event });
+  const webhook: WebhookRef = { ...prepared, event: prepared.input.event, workflowId: null, runId: null, isTest: true };
+  await activities.recordAttempt({ webhook, attempt: { ...outcome, scheduledAt } });
+  await activities.recordOutcome({ webhook, status: outcome.succeeded ? 'delivered' : 'failed', finishedAt: new Date().toISOString() });
+  return {
+    webhook_id: prepared.webhookId,
+    event_id: prepared.eventId,
+    is_test: true,
+    attempt: 1,
+    scheduled_at: scheduledAt,
+    started_at: outcome.startedAt,
+    duration_ms: outcome.durationMs,
+    http_status: outcome.httpStatus,
+    error_class: outcome.errorClass,
+    error_message: outcome.errorMessage,
+    response_body: outcome.responseBody,
+    succeeded: outcome.succeeded,
+  };
+}

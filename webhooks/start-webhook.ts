@@ -1,0 +1,88 @@
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { parseWebhookEvent, toEnvelope, companyIdOf, type WebhookEventInput } from '../events/envelope';
+import { loadConfig } from '../lib/config';
+import { formatPathError, type PathError } from '../lib/validation';
+import type { deliverWebhook } from '../workflows/deliver-webhook';
+import { COMPANY_ID, WEBHOOK_ACTION, WEBHOOK_EVENT_TYPE, WEBHOOK_STATUS } from '../workflows/search-attributes';
+import { DEFAULT_SEND_TIMEOUT_MS, type DeliverWebhookInput } from '../workflows/types';
+import { webhookIds, type WebhookIds } from './ids';
+
+/** The task queue the worker polls when TEMPORAL_TASK_QUEUE is unset. */
+export const DEFAULT_TASK_QUEUE = loadConfig({}).TEMPORAL_TASK_QUEUE;
+
+export class WebhookValidationError extends Error {
+  constructor(readonly errors: readonly PathError[]) {
+    super(`Invalid webhook event: ${errors.map(formatPathError).join('; ')}`);
+    this.name = 'WebhookValidationError';
+  }
+}
+
+/** A validated event with its ids and the workflow input built from it. */
+export interface PreparedWebhook extends WebhookIds {
+  readonly event: WebhookEventInput;
+  readonly input: DeliverWebhookInput;
+}
+
+/** Validates an event (throws WebhookValidationError with path-level errors) and derives its ids. */
+export function prepareWebhook(event: unknown, sendTimeoutMs = DEFAULT_SEND_TIMEOUT_MS): PreparedWebhook {
+  const parsed = parseWebhookEvent(event);
+  if (!parsed.success) throw new WebhookValidationError(parsed.errors);
+  const ids = webhookIds(parsed.event);
+  return {
+    ...ids,
+    event: parsed.event,
+    input: { webhookId: ids.webhookId, eventId: ids.eventId, event: toEnvelope(parsed.event), sendTimeoutMs },
+  };
+}
+
+export interface StartWebhookOptions {
+  /** Defaults to partner-webhooks, the worker's default TEMPORAL_TASK_QUEUE. */
+  readonly taskQueue?: string;
+  /** The per-attempt HTTP timeout the worker uses (PARTNER_TIMEOUT_MS); defaults to 30000. */
+  readonly sendTimeoutMs?: number;
+}
+
+export interface StartedWebhook extends WebhookIds {
+  readonly runId: string;
+}
+
+/**
+ * Starts the delivery workflow of a prepared webhook. Idempotent: a workflow id that is running or has
+ * run already yields the existing run, never a second delivery.
+ */
+export async function startDeliveryWorkflow(client: Client, webhook: PreparedWebhook, taskQueue: string): Promise<string> {
+  const { event } = webhook;
+  const companyId = companyIdOf(event);
+  try {
+    const handle = await client.workflow.start<typeof deliverWebhook>('deliverWebhook', {
+      workflowId: webhook.workflowId,
+      taskQueue,
+      args: [webhook.input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: [
+        { key: WEBHOOK_EVENT_TYPE, value: event.event_type },
+        { key: WEBHOOK_ACTION, value: event.action },
+        { key: WEBHOOK_STATUS, value: 'sending' },
+        ...(companyId ? [{ key: COMPANY_ID, value: companyId }] : []),
+      ],
+      staticSummary: `${event.event_type}/${event.action} webhook${companyId ? ` of company ${companyId}` : ''}`,
+      staticDetails: `event_id ${webhook.eventId}, webhook_id ${webhook.webhookId}`,
+    });
+    return handle.firstExecutionRunId;
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    const description = await client.workflow.getHandle(webhook.workflowId).describe();
+    return description.runId;
+  }
+}
+
+/**
+ * For upstream systems with their own Temporal client: the same validation and id scheme as
+ * POST /internal/v1/webhooks. The webhook's PostgreSQL row is written by the workflow's first record.
+ */
+export async function startWebhook(client: Client, event: WebhookEventInput, options: StartWebhookOptions = {}): Promise<StartedWebhook> {
+  const webhook = prepareWebhook(event, options.sendTimeoutMs);
+  const runId = await startDeliveryWorkflow(client, webhook, options.taskQueue ?? DEFAULT_TASK_QUEUE);
+  return { eventId: webhook.eventId, webhookId: webhook.webhookId, workflowId: webhook.workflowId, runId };
+}

@@ -1,0 +1,88 @@
+import { Client, Connection } from '@temporalio/client';
+import type { Config } from '../lib/config';
+import type { Logger } from '../lib/logger';
+import { temporalAddress } from '../worker/temporal-connection';
+import { webhookStatusQuery } from '../workflows/queries';
+import type { WebhookDeliveryStatus } from '../workflows/types';
+import { startDeliveryWorkflow, type PreparedWebhook } from './start-webhook';
+
+/** Temporal could not be reached, or refused to start the workflow: the webhook was not accepted. */
+export class TemporalUnavailableError extends Error {
+  constructor(readonly reason: string) {
+    super(`Temporal is unavailable: ${reason}`);
+    this.name = 'TemporalUnavailableError';
+  }
+}
+
+/** How the API and CLI reach Temporal. Tests can stand in their own while no Temporal server exists. */
+export interface WebhookStarter {
+  /** Starts (or finds) the delivery workflow; returns its run id. Throws TemporalUnavailableError. */
+  start(webhook: PreparedWebhook): Promise<string>;
+  /** The workflow's status query, or undefined when Temporal does not answer. */
+  status(workflowId: string): Promise<WebhookDeliveryStatus | undefined>;
+  close(): Promise<void>;
+}
+
+export interface TemporalStarterOptions {
+  readonly connectTimeoutMs?: number;
+  /** Deadline of one start call, including the client's own retries. */
+  readonly callTimeoutMs?: number;
+  /** After a failed connect, later calls fail at once for this long instead of waiting again. */
+  readonly failFastMs?: number;
+}
+
+/**
+ * A starter that connects lazily on first use, so the API serves while Temporal is down, and reconnects
+ * on a later call after a failure.
+ */
+export function createTemporalStarter(
+  config: Config,
+  logger: Logger,
+  { connectTimeoutMs = 2000, callTimeoutMs = 5000, failFastMs = 5000 }: TemporalStarterOptions = {},
+): WebhookStarter {
+  const address = temporalAddress(config);
+  let connecting: Promise<{ connection: Connection; client: Client }> | undefined;
+  let failedAt = -Infinity;
+  let failure = '';
+
+  async function connect() {
+    if (Date.now() - failedAt < failFastMs) throw new TemporalUnavailableError(failure);
+    connecting ??= Connection.connect({ address, connectTimeout: connectTimeoutMs }).then(
+      (connection) => ({ connection, client: new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }) }),
+      (error: unknown) => {
+        connecting = undefined;
+        failedAt = Date.now();
+        failure = `cannot connect to ${address} (${error instanceof Error ? error.message : String(error)})`;
+        logger.warn({ address }, `Temporal is unreachable at ${address}: webhooks are refused with 503`);
+        throw new TemporalUnavailableError(failure);
+      },
+    );
+    return connecting;
+  }
+
+  return {
+    async start(webhook) {
+      const { connection, client } = await connect();
+      try {
+        return await connection.withDeadline(Date.now() + callTimeoutMs, () => startDeliveryWorkflow(client, webhook, config.TEMPORAL_TASK_QUEUE));
+      } catch (error) {
+        logger.error({ err: error, workflowId: webhook.workflowId }, 'starting the webhook workflow failed');
+        throw new TemporalUnavailableError(`the workflow could not be started (${error instanceof Error ? error.message : String(error)})`);
+      }
+    },
+    async status(workflowId) {
+      try {
+        const { connection, client } = await connect();
+        return await connection.withDeadline(Date.now() + callTimeoutMs, () => client.workflow.getHandle(workflowId).query(webhookStatusQuery));
+      } catch (error) {
+        logger.debug({ err: error, workflowId }, 'status query failed');
+        return undefined;
+      }
+    },
+    async close() {
+      const current = connecting;
+      connecting = undefined;
+      await current?.then(({ connection }) => connection.close(), () => undefined);
+    },
+  };
+}

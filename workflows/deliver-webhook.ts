@@ -1,0 +1,126 @@
+import {
+  ActivityFailure,
+  proxyActivities,
+  setHandler,
+  sleep,
+  TimeoutFailure,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import type { WebhookActivities } from '../activities';
+import { companyIdOf } from '../events/company-id';
+import { webhookStatusQuery } from './queries';
+import { COMPANY_ID, WEBHOOK_ACTION, WEBHOOK_EVENT_TYPE, WEBHOOK_STATUS } from './search-attributes';
+import {
+  DEFAULT_SEND_TIMEOUT_MS,
+  MAX_ATTEMPTS,
+  RETRY_DELAYS_MS,
+  type AttemptOutcome,
+  type AttemptRecord,
+  type DeliverWebhookInput,
+  type DeliveryState,
+  type DeliverySummary,
+  type FinalStatus,
+  type WebhookRef,
+} from './types';
+
+/** Room beyond the HTTP timeout for connecting, reading 4 KiB of body and reporting back. */
+const SEND_TIMEOUT_MARGIN_MS = 15_000;
+
+/** Recording is retried until PostgreSQL answers, so an outage delays a record but never loses it. */
+const { recordAttempt, recordOutcome } = proxyActivities<WebhookActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+/** Temporal owns no retries of a POST: the schedule of deliverWebhook is the whole retry policy. */
+const { sendWebhook } = proxyActivities<WebhookActivities>({
+  startToCloseTimeout: DEFAULT_SEND_TIMEOUT_MS + SEND_TIMEOUT_MARGIN_MS,
+  retry: { maximumAttempts: 1 },
+});
+
+const retrySummary = (retry: number, delayMs: number): string =>
+  `retry ${retry} of ${MAX_ATTEMPTS - 1} in ${delayMs / 1000} s`;
+
+/**
+ * Delivers one webhook: at most 4 POSTs, with durable timers of 10 s, 100 s and 1000 s between them, and
+ * stops at the first 2XX. Each outcome and the final status are written by a separate, retried activity.
+ */
+export async function deliverWebhook(input: DeliverWebhookInput): Promise<DeliverySummary> {
+  const { workflowId, runId } = workflowInfo();
+  const webhook: WebhookRef = { webhookId: input.webhookId, eventId: input.eventId, event: input.event, workflowId, runId, isTest: false };
+  const attempts: AttemptRecord[] = [];
+  let state: DeliveryState = 'sending';
+  let nextAttemptAt: string | null = null;
+  setHandler(webhookStatusQuery, () => ({ webhookId: input.webhookId, eventId: input.eventId, state, attempts, nextAttemptAt }));
+  const enter = (next: DeliveryState) => {
+    state = next;
+    upsertSearchAttributes([{ key: WEBHOOK_STATUS, value: next }]);
+  };
+
+  const companyId = companyIdOf(input.event);
+  const identity: SearchAttributeUpdatePair[] = [
+    { key: WEBHOOK_EVENT_TYPE, value: input.event.event_type },
+    { key: WEBHOOK_ACTION, value: input.event.action },
+    { key: WEBHOOK_STATUS, value: state },
+  ];
+  if (companyId) identity.push({ key: COMPANY_ID, value: companyId });
+  upsertSearchAttributes(identity);
+
+  const records: Promise<void>[] = [];
+  let status: FinalStatus = 'failed';
+  let scheduledAt = new Date().toISOString();
+  for (let attempt = 1; ; attempt++) {
+    const outcome = await sendAttempt(input, attempt);
+    const record: AttemptRecord = { ...outcome, scheduledAt };
+    attempts.push(record);
+    // Not awaited here: a slow database must not delay the retry timer.
+    records.push(recordAttempt({ webhook, attempt: record }));
+    if (outcome.succeeded || attempt === MAX_ATTEMPTS) {
+      status = outcome.succeeded ? 'delivered' : 'failed';
+      enter(status);
+      break;
+    }
+    const delayMs = RETRY_DELAYS_MS[attempt - 1];
+    nextAttemptAt = new Date(Date.now() + delayMs).toISOString();
+    enter('waiting');
+    await sleep(delayMs, { summary: retrySummary(attempt, delayMs) });
+    scheduledAt = nextAttemptAt;
+    nextAttemptAt = null;
+    enter('sending');
+  }
+
+  await Promise.all(records);
+  await recordOutcome({ webhook, status, finishedAt: new Date().toISOString() });
+  return { webhookId: input.webhookId, eventId: input.eventId, status, attempts };
+}
+
+/**
+ * One POST. The activity classifies every HTTP and network outcome itself; an activity failure here means
+ * the worker died or stalled mid-attempt, which costs this attempt and the schedule goes on.
+ */
+async function sendAttempt(input: DeliverWebhookInput, attempt: number): Promise<AttemptOutcome> {
+  const startedAt = Date.now();
+  try {
+    return await sendWebhook.executeWithOptions(
+      {
+        summary: `attempt ${attempt} of ${MAX_ATTEMPTS}`,
+        startToCloseTimeout: (input.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS) + SEND_TIMEOUT_MARGIN_MS,
+      },
+      [{ webhookId: input.webhookId, attempt, event: input.event }],
+    );
+  } catch (error) {
+    if (!(error instanceof ActivityFailure)) throw error;
+    return {
+      attempt,
+      startedAt: new Date(startedAt).toISOString(),
+      durationMs: Math.max(0, Date.now() - startedAt),
+      httpStatus: null,
+      errorClass: error.cause instanceof TimeoutFailure ? 'timeout' : 'other',
+      errorMessage: `attempt did not complete on the worker: ${error.cause?.message ?? error.message}`,
+      responseBody: null,
+      succeeded: false,
+    };
+  }
+}

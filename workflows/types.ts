@@ -1,0 +1,90 @@
+// Types shared by the workflow, its activities and its starters. Type-only imports keep the workflow
+// bundle free of non-deterministic code.
+import type { ATTEMPT_ERROR_CLASSES } from '../db/migrations/001_directory_and_webhooks';
+import type { WebhookEnvelope } from '../events/envelope';
+
+/** Spec section 8: the first attempt plus 3 retries, after 10 s, 100 s and 1000 s. */
+export const MAX_ATTEMPTS = 4;
+export const RETRY_DELAYS_MS: readonly number[] = [10_000, 100_000, 1_000_000];
+
+/** Default per-attempt HTTP timeout (PARTNER_TIMEOUT_MS) when the starter does not pass one. */
+export const DEFAULT_SEND_TIMEOUT_MS = 30_000;
+
+export type AttemptErrorClass = (typeof ATTEMPT_ERROR_CLASSES)[number];
+
+/** The workflow input. It never carries the partner token: the send activity reads it at send time. */
+export interface DeliverWebhookInput {
+  readonly webhookId: string;
+  readonly eventId: string;
+  readonly event: WebhookEnvelope;
+  /** The HTTP timeout of one attempt; the send activity's startToCloseTimeout adds a margin to it. */
+  readonly sendTimeoutMs?: number;
+}
+
+export interface SendWebhookInput {
+  readonly webhookId: string;
+  readonly attempt: number;
+  readonly event: WebhookEnvelope;
+}
+
+/** What one POST came to. Exactly one of httpStatus and errorClass is set. */
+export interface AttemptOutcome {
+  readonly attempt: number;
+  /** ISO 8601 time the POST started. */
+  readonly startedAt: string;
+  readonly durationMs: number;
+  readonly httpStatus: number | null;
+  readonly errorClass: AttemptErrorClass | null;
+  readonly errorMessage: string | null;
+  /** The first 4 KiB of the response body (UTF-8), or null when there was no response. */
+  readonly responseBody: string | null;
+  readonly succeeded: boolean;
+}
+
+/** An outcome plus the time the attempt was due, so timer lateness is visible. */
+export interface AttemptRecord extends AttemptOutcome {
+  readonly scheduledAt: string;
+}
+
+/** Identifies the webhook row the record activities upsert. */
+export interface WebhookRef {
+  readonly webhookId: string;
+  readonly eventId: string;
+  readonly event: WebhookEnvelope;
+  readonly workflowId: string | null;
+  readonly runId: string | null;
+  readonly isTest: boolean;
+}
+
+export interface RecordAttemptInput {
+  readonly webhook: WebhookRef;
+  readonly attempt: AttemptRecord;
+}
+
+export type FinalStatus = 'delivered' | 'failed';
+
+export interface RecordOutcomeInput {
+  readonly webhook: WebhookRef;
+  readonly status: FinalStatus;
+  readonly finishedAt: string;
+}
+
+export type DeliveryState = 'sending' | 'waiting' | 'delivered' | 'failed';
+
+/** The answer of the status query. */
+export interface WebhookDeliveryStatus {
+  readonly webhookId: string;
+  readonly eventId: string;
+  readonly state: DeliveryState;
+  readonly attempts: readonly AttemptRecord[];
+  /** ISO 8601 time of the next attempt while waiting, otherwise null. */
+  readonly nextAttemptAt: string | null;
+}
+
+/** The workflow result: a failed delivery is a business outcome, so the workflow still completes. */
+export interface DeliverySummary {
+  readonly webhookId: string;
+  readonly eventId: string;
+  readonly status: FinalStatus;
+  readonly attempts: readonly AttemptRecord[];
+}
