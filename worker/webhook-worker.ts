@@ -4,6 +4,7 @@ import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/w
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { createActivities, partnerSettings } from '../activities';
+import { recordsTaskQueue } from '../workflows/types';
 import { PREBUILT_BUNDLE_PATH, WORKFLOWS_PATH } from './bundle';
 import { connectWithBackoff } from './temporal-connection';
 import { installTemporalRuntime } from './temporal-runtime';
@@ -26,19 +27,36 @@ function workflowSource(): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath
   return existsSync(PREBUILT_BUNDLE_PATH) ? { workflowBundle: { codePath: PREBUILT_BUNDLE_PATH } } : { workflowsPath: WORKFLOWS_PATH };
 }
 
-/** Worker options from configuration: the partner limits bound the send activities. */
-export function webhookWorkerOptions(deps: WorkerDependencies, connection: NativeConnection): WorkerOptions {
+/**
+ * Options of the two workers one process runs on one connection: `delivery` polls TEMPORAL_TASK_QUEUE for
+ * the workflows and the POSTs, bounded by the partner limits; `records` polls the records queue for the
+ * PostgreSQL writes, which must not use up the partner's budget.
+ */
+export function webhookWorkerOptions(deps: WorkerDependencies, connection: NativeConnection): { delivery: WorkerOptions; records: WorkerOptions } {
   const { config, knex, logger } = deps;
+  const { sendWebhook, recordAttempt, recordOutcome } = createActivities({
+    config: () => config,
+    knex,
+    logger: logger.child({ component: 'webhook-activities' }),
+  });
+  const common = { connection, namespace: config.TEMPORAL_NAMESPACE };
   return {
-    connection,
-    namespace: config.TEMPORAL_NAMESPACE,
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
-    ...workflowSource(),
-    activities: createActivities({ config: () => config, knex, logger: logger.child({ component: 'webhook-activities' }) }),
-    maxConcurrentActivityTaskExecutions: config.PARTNER_MAX_CONCURRENCY,
-    maxTaskQueueActivitiesPerSecond: config.PARTNER_MAX_PER_SECOND,
-    // A POST in flight at shutdown may finish rather than cost its attempt.
-    shutdownGraceTime: config.PARTNER_TIMEOUT_MS + 5000,
+    delivery: {
+      ...common,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      ...workflowSource(),
+      activities: { sendWebhook },
+      maxConcurrentActivityTaskExecutions: config.PARTNER_MAX_CONCURRENCY,
+      maxTaskQueueActivitiesPerSecond: config.PARTNER_MAX_PER_SECOND,
+      // A POST in flight at shutdown may finish rather than cost its attempt.
+      shutdownGraceTime: config.PARTNER_TIMEOUT_MS + 5000,
+    },
+    records: {
+      ...common,
+      taskQueue: recordsTaskQueue(config.TEMPORAL_TASK_QUEUE),
+      activities: { recordAttempt, recordOutcome },
+      shutdownGraceTime: 30_000,
+    },
   };
 }
 
@@ -50,7 +68,7 @@ export function startWebhookWorker(deps: WorkerDependencies): WebhookWorkerHandl
   const { config, logger } = deps;
   const abort = new AbortController();
   let connection: NativeConnection | undefined;
-  let worker: Worker | undefined;
+  let workers: Worker[] = [];
   const done = (async () => {
     const settings = partnerSettings(config);
     if ('missing' in settings) {
@@ -62,10 +80,14 @@ export function startWebhookWorker(deps: WorkerDependencies): WebhookWorkerHandl
     connection = await connectWithBackoff(config, logger, abort.signal);
     if (!connection) return;
     try {
-      worker = await Worker.create(webhookWorkerOptions(deps, connection));
+      const options = webhookWorkerOptions(deps, connection);
+      workers = [await Worker.create(options.delivery), await Worker.create(options.records)];
       if (abort.signal.aborted) return;
-      logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, namespace: config.TEMPORAL_NAMESPACE }, 'webhook worker polling');
-      await worker.run();
+      logger.info(
+        { taskQueues: [options.delivery.taskQueue, options.records.taskQueue], namespace: config.TEMPORAL_NAMESPACE },
+        'webhook worker polling',
+      );
+      await runTogether(workers);
       logger.info('webhook worker stopped');
     } catch (error) {
       logger.error({ err: error }, 'webhook worker failed: webhook delivery is stopped');
@@ -75,9 +97,22 @@ export function startWebhookWorker(deps: WorkerDependencies): WebhookWorkerHandl
     done,
     async stop() {
       abort.abort();
-      if (worker?.getState() === 'RUNNING') worker.shutdown();
+      for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
       await done;
       await connection?.close();
     },
   };
+}
+
+/** Runs the workers until all have stopped; when one fails, the others are shut down too. */
+export async function runTogether(workers: Worker[]): Promise<void> {
+  const shutdownOthers = () => {
+    for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+  };
+  const results = await Promise.allSettled(workers.map((worker) => worker.run().catch((error: unknown) => {
+    shutdownOthers();
+    throw error;
+  })));
+  const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failure) throw failure.reason;
 }

@@ -16,6 +16,7 @@ import {
   DEFAULT_SEND_TIMEOUT_MS,
   MAX_ATTEMPTS,
   RETRY_DELAYS_MS,
+  recordsTaskQueue,
   type AttemptOutcome,
   type AttemptRecord,
   type DeliverWebhookInput,
@@ -27,12 +28,6 @@ import {
 
 /** Room beyond the HTTP timeout for connecting, reading 4 KiB of body and reporting back. */
 const SEND_TIMEOUT_MARGIN_MS = 15_000;
-
-/** Recording is retried until PostgreSQL answers, so an outage delays a record but never loses it. */
-const { recordAttempt, recordOutcome } = proxyActivities<WebhookActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
 
 /** Temporal owns no retries of a POST: the schedule of deliverWebhook is the whole retry policy. */
 const { sendWebhook } = proxyActivities<WebhookActivities>({
@@ -48,7 +43,13 @@ const retrySummary = (retry: number, delayMs: number): string =>
  * stops at the first 2XX. Each outcome and the final status are written by a separate, retried activity.
  */
 export async function deliverWebhook(input: DeliverWebhookInput): Promise<DeliverySummary> {
-  const { workflowId, runId } = workflowInfo();
+  const { workflowId, runId, taskQueue } = workflowInfo();
+  /** Recording is retried until PostgreSQL answers, so an outage delays a record but never loses it. */
+  const { recordAttempt, recordOutcome } = proxyActivities<WebhookActivities>({
+    taskQueue: recordsTaskQueue(taskQueue),
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  });
   const webhook: WebhookRef = { webhookId: input.webhookId, eventId: input.eventId, event: input.event, workflowId, runId, isTest: false };
   const attempts: AttemptRecord[] = [];
   let state: DeliveryState = 'sending';

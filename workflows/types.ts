@@ -10,6 +10,12 @@ export const RETRY_DELAYS_MS: readonly number[] = [10_000, 100_000, 1_000_000];
 /** Default per-attempt HTTP timeout (PARTNER_TIMEOUT_MS) when the starter does not pass one. */
 export const DEFAULT_SEND_TIMEOUT_MS = 30_000;
 
+/**
+ * The record activities run on their own task queue beside the delivery queue, so PARTNER_MAX_CONCURRENCY
+ * and PARTNER_MAX_PER_SECOND bound only the POSTs to the partner, and a backlog of records never slows them.
+ */
+export const recordsTaskQueue = (deliveryTaskQueue: string): string => `${deliveryTaskQueue}-records`;
+
 export type AttemptErrorClass = (typeof ATTEMPT_ERROR_CLASSES)[number];
 
 /** The workflow input. It never carries the partner token: the send activity reads it at send time. */

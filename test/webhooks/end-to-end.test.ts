@@ -14,7 +14,7 @@ import { createLogger } from '../../lib/logger';
 import { createTemporalStarter, type WebhookStarter } from '../../webhooks/temporal-starter';
 import { startWebhook } from '../../webhooks/start-webhook';
 import type { WebhookEventInput } from '../../events/envelope';
-import { webhookWorkerOptions } from '../../worker/webhook-worker';
+import { runTogether, webhookWorkerOptions } from '../../worker/webhook-worker';
 import { webhookStatusQuery } from '../../workflows/queries';
 import { WEBHOOK_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import type { DeliverySummary } from '../../workflows/types';
@@ -93,7 +93,7 @@ if (!target) {
     let config: Config;
     let starter: WebhookStarter;
     let api: ApiServer;
-    let worker: Worker;
+    let workers: Worker[] = [];
     let running: Promise<void>;
     const logger = createLogger('silent');
 
@@ -113,12 +113,13 @@ if (!target) {
       });
       starter = createTemporalStarter(config, logger);
       api = await startApiServer({ config, knex: db.knex, logger, webhookStarter: starter }, 0, '127.0.0.1');
-      worker = await Worker.create(webhookWorkerOptions({ config, knex: db.knex, logger }, env.nativeConnection));
-      running = worker.run();
+      const options = webhookWorkerOptions({ config, knex: db.knex, logger }, env.nativeConnection);
+      workers = [await Worker.create(options.delivery), await Worker.create(options.records)];
+      running = runTogether(workers);
     });
 
     after(async () => {
-      worker?.shutdown();
+      for (const worker of workers) worker.shutdown();
       await running;
       await api?.close();
       await starter?.close();

@@ -48,14 +48,21 @@ describe('webhook worker', function () {
       TEMPORAL_TASK_QUEUE: 'webhooks-test',
       TEMPORAL_NAMESPACE: 'partner',
     });
-    const options = webhookWorkerOptions({ config, knex: db.knex, logger: pino({ level: 'silent' }) }, {} as NativeConnection);
-    assert.equal(options.maxConcurrentActivityTaskExecutions, 7);
-    assert.equal(options.maxTaskQueueActivitiesPerSecond, 13);
-    assert.equal(options.taskQueue, 'webhooks-test');
-    assert.equal(options.namespace, 'partner');
-    assert.equal(options.shutdownGraceTime, 25_000);
-    assert.equal(options.workflowsPath, WORKFLOWS_PATH, 'without dist/workflow-bundle.js the sources are bundled at start');
-    assert.deepEqual(Object.keys(options.activities ?? {}).sort(), ['recordAttempt', 'recordOutcome', 'sendWebhook']);
+    const { delivery, records } = webhookWorkerOptions({ config, knex: db.knex, logger: pino({ level: 'silent' }) }, {} as NativeConnection);
+    assert.equal(delivery.maxConcurrentActivityTaskExecutions, 7);
+    assert.equal(delivery.maxTaskQueueActivitiesPerSecond, 13);
+    assert.equal(delivery.taskQueue, 'webhooks-test');
+    assert.equal(delivery.namespace, 'partner');
+    assert.equal(delivery.shutdownGraceTime, 25_000);
+    assert.equal(delivery.workflowsPath, WORKFLOWS_PATH, 'without dist/workflow-bundle.js the sources are bundled at start');
+    assert.deepEqual(Object.keys(delivery.activities ?? {}), ['sendWebhook']);
+    // The PostgreSQL records run beside it, outside the partner's limits.
+    assert.equal(records.taskQueue, 'webhooks-test-records');
+    assert.equal(records.namespace, 'partner');
+    assert.equal(records.maxConcurrentActivityTaskExecutions, undefined);
+    assert.equal(records.maxTaskQueueActivitiesPerSecond, undefined);
+    assert.equal(records.workflowsPath ?? records.workflowBundle, undefined);
+    assert.deepEqual(Object.keys(records.activities ?? {}).sort(), ['recordAttempt', 'recordOutcome']);
   });
 
   it('waits for an unreachable Temporal with one warning, and stops promptly', async () => {

@@ -4,13 +4,13 @@ import path from 'node:path';
 import { bundleWorkflowCode, Worker, type InjectedSinks } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
-import type { AttemptOutcome, AttemptRecord } from '../../workflows/types';
+import { recordsTaskQueue, type AttemptOutcome, type AttemptRecord } from '../../workflows/types';
 import { WORKFLOWS_PATH } from '../../worker/bundle';
 import { renderHistory } from '../fixtures/webhook-histories/generate';
 import { scenarios, type Scenario } from '../fixtures/webhook-histories/scenarios';
 import type { CapturedActivity, CapturedStatus, CapturedTimer, CaptureSinks } from './support/capture-interceptors';
 import { installQuietTemporalRuntime } from './support/temporal-runtime';
-import { buildDeliveryHistory } from './support/history-builder';
+import { buildDeliveryHistory, TASK_QUEUE } from './support/history-builder';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'webhook-histories');
 const TOKEN = 'fixture-partner-token-0f9c1d';
@@ -133,6 +133,7 @@ describe('deliverWebhook replay over hand-built histories', function () {
           startToCloseTimeout: 45_000,
           retry: { maximumAttempts: 1 },
           summary: `attempt ${i + 1} of 4`,
+          taskQueue: undefined,
         });
         expected.push({
           activityType: 'recordAttempt',
@@ -140,6 +141,7 @@ describe('deliverWebhook replay over hand-built histories', function () {
           startToCloseTimeout: '30 seconds',
           retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
           summary: undefined,
+          taskQueue: recordsTaskQueue(TASK_QUEUE),
         });
       });
       const status = delivered ? 'delivered' : 'failed';
@@ -152,8 +154,15 @@ describe('deliverWebhook replay over hand-built histories', function () {
         startToCloseTimeout: '30 seconds',
         retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
         summary: undefined,
+        taskQueue: recordsTaskQueue(TASK_QUEUE),
       });
-      assert.deepEqual(captured.activities.map(({ seq: _seq, ...rest }) => rest), expected);
+      // Replay runs the workflow on a generated queue name (fake_replay_queue-N); the records must go to its
+      // "-records" sibling, which a real worker names after TEMPORAL_TASK_QUEUE.
+      const onNamedQueue = ({ seq: _seq, taskQueue, ...rest }: CapturedActivity) => ({
+        ...rest,
+        taskQueue: taskQueue?.replace(/^fake_replay_queue-\d+(?=-records$)/, TASK_QUEUE),
+      });
+      assert.deepEqual(captured.activities.map(onNamedQueue), expected);
       assert.deepEqual(captured.activities.map((a) => a.seq), expected.map((_, i) => i + 1));
 
       // The partner token is in no activity input and not in the workflow input.

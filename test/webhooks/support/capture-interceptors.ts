@@ -17,6 +17,7 @@ export interface CapturedActivity {
   readonly startToCloseTimeout: unknown;
   readonly retry: unknown;
   readonly summary: string | undefined;
+  readonly taskQueue: string | undefined;
 }
 
 export interface CapturedStatus {
@@ -52,8 +53,8 @@ export const interceptors: WorkflowInterceptorsFactory = () => ({
         return started;
       },
       scheduleActivity(input, next) {
-        const { startToCloseTimeout, retry, summary } = input.options;
-        capture.activity({ seq: input.seq, activityType: input.activityType, args: input.args, startToCloseTimeout, retry, summary });
+        const { startToCloseTimeout, retry, summary, taskQueue } = input.options;
+        capture.activity({ seq: input.seq, activityType: input.activityType, args: input.args, startToCloseTimeout, retry, summary, taskQueue });
         const scheduled = next(input);
         reportStatus();
         return scheduled;

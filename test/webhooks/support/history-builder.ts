@@ -1,7 +1,7 @@
 // Builds deliverWebhook histories by hand, in the proto3 JSON shape `historyFromJSON` reads (string event
 // ids, long event type names). Every WorkflowTaskCompleted carries coreUsedFlags, so replay also checks
 // activity types and ids.
-import { MAX_ATTEMPTS, RETRY_DELAYS_MS, type AttemptOutcome, type DeliverWebhookInput } from '../../../workflows/types';
+import { MAX_ATTEMPTS, RETRY_DELAYS_MS, recordsTaskQueue, type AttemptOutcome, type DeliverWebhookInput } from '../../../workflows/types';
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 const jsonPayload = (value: unknown) => ({ metadata: { encoding: b64('json/plain') }, data: b64(JSON.stringify(value)) });
@@ -62,7 +62,7 @@ class HistoryBuilder {
     return this.add('ACTIVITY_TASK_SCHEDULED', {
       activityId: String(seq),
       activityType: { name: type },
-      taskQueue: { name: TASK_QUEUE },
+      taskQueue: { name: type === 'sendWebhook' ? TASK_QUEUE : recordsTaskQueue(TASK_QUEUE) },
       ...(input === undefined ? {} : { input: { payloads: [jsonPayload(input)] } }),
       workflowTaskCompletedEventId: completed,
     });
