@@ -5,11 +5,12 @@ import { healthRouter } from './health';
 import { internalWebhooksRouter } from './internal/webhooks-router';
 import { listingsRouter } from './listings/router';
 import { openApiRouter } from './openapi/router';
+import { scimRouter } from './scim/router';
 
 export type RouterFactory = (deps: ApiDependencies) => Router;
 
 /** Route modules, mounted in this order. Each one answers errors in its own API's format. */
-const routerFactories: RouterFactory[] = [healthRouter, listingsRouter, openApiRouter, internalWebhooksRouter];
+const routerFactories: RouterFactory[] = [healthRouter, listingsRouter, openApiRouter, scimRouter, internalWebhooksRouter];
 
 /** Builds the Koa application. Unknown paths and unexpected errors answer in DRF's `{"detail"}` shape. */
 export function createApp(deps: ApiDependencies): Koa {

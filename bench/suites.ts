@@ -1,6 +1,7 @@
 import { importSuite } from './import-suite';
 import { listingsSuite } from './listings';
+import { scimSuite } from './scim-suite';
 import type { BenchmarkSuite } from './suite';
 
 /** Every suite `npm run bench` runs, in order. */
-export const suites: BenchmarkSuite[] = [importSuite, listingsSuite];
+export const suites: BenchmarkSuite[] = [importSuite, listingsSuite, scimSuite];

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import * as directoryAndWebhooks from './001_directory_and_webhooks';
+import * as scimIndexes from './002_scim_indexes';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -9,4 +10,5 @@ interface Migration {
 /** Every migration, in order. Listed here rather than read from disk so source and compiled runs agree. */
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ['001_directory_and_webhooks', directoryAndWebhooks],
+  ['002_scim_indexes', scimIndexes],
 ];

@@ -1,0 +1,51 @@
+import { MEMBER_DISPLAY, MEMBER_JOINS, utcText } from './group-sql';
+import { raw, sql, type SqlFragment } from './sql-fragment';
+
+/** The SQL behind the Group endpoints, shared by the API and the benchmark's bare node:http baseline. */
+
+export interface MemberRow {
+  readonly value: string;
+  readonly type: 'User' | 'Group';
+  readonly display: string | null;
+}
+
+export interface GroupRow {
+  readonly id: string;
+  readonly external_id: string | null;
+  readonly display_name: string;
+  readonly created: string;
+  readonly last_modified: string;
+  readonly version: number;
+  /** Only selected when members are returned; null for a group without members. */
+  readonly members?: MemberRow[] | null;
+}
+
+/** Group ids are lower-case UUIDs and compare exactly (caseExact); anything else names no group. */
+export const isGroupId = (value: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(value);
+
+const GROUP_COLUMNS = sql`g.id, g.external_id, g.display_name, ${utcText('g.created')} AS created, ${utcText('g.last_modified')} AS last_modified, g.version`;
+
+/**
+ * A group's members as a JSON array, users first (by id), then groups. A correlated subquery, so page
+ * and members come in one statement; PostgreSQL evaluates it only for the rows that survive LIMIT.
+ */
+const MEMBERS_COLUMN = sql`(SELECT json_agg(json_build_object('value', m.value, 'type', m.type, 'display', ${MEMBER_DISPLAY})
+      ORDER BY m.member_user_id NULLS LAST, m.member_group_id)
+    FROM scim_group_members m ${MEMBER_JOINS} WHERE m.group_id = g.id) AS members`;
+
+const columns = (withMembers: boolean) => (withMembers ? sql`${GROUP_COLUMNS}, ${MEMBERS_COLUMN}` : GROUP_COLUMNS);
+
+export function groupPageQuery(where: SqlFragment, order: SqlFragment, limit: number, offset: number, withMembers: boolean): SqlFragment {
+  return sql`SELECT ${columns(withMembers)} FROM scim_groups g WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`;
+}
+
+export function groupCountQuery(where: SqlFragment): SqlFragment {
+  return sql`SELECT count(*)::integer AS total FROM scim_groups g WHERE ${where}`;
+}
+
+/** `id` must already be a canonical UUID (isGroupId). */
+export function groupByIdQuery(id: string, withMembers: boolean): SqlFragment {
+  return sql`SELECT ${columns(withMembers)} FROM scim_groups g WHERE g.id = ${id}::uuid`;
+}
+
+export const NO_FILTER = raw('TRUE');

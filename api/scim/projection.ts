@@ -1,0 +1,70 @@
+import { parseAttributePath } from './filter/attribute-path';
+import { GROUP_ATTRIBUTES } from './group-schema';
+import { resolveGroupAttribute } from './resolve-attribute';
+
+/**
+ * Which attributes a response carries (RFC 7644 section 3.4.2.5): `attributes` narrows the default set,
+ * `excludedAttributes` removes from it, and attributes returned "always" (`id`, `schemas`) stay.
+ * Names are canonical (`members`, `members.value`); names the Group schema lacks are ignored.
+ */
+export interface Projection {
+  readonly attributes?: ReadonlySet<string>;
+  readonly excluded: ReadonlySet<string>;
+}
+
+export const FULL_PROJECTION: Projection = { excluded: new Set() };
+
+const ALWAYS_RETURNED = new Set(['schemas', ...GROUP_ATTRIBUTES.filter((a) => a.returned === 'always').map((a) => a.name)]);
+
+export function parseProjection(attributes: string | undefined, excludedAttributes: string | undefined): Projection {
+  return {
+    attributes: attributes === undefined ? undefined : canonicalNames(attributes),
+    excluded: excludedAttributes === undefined ? new Set() : canonicalNames(excludedAttributes),
+  };
+}
+
+function canonicalNames(list: string): Set<string> {
+  const names = new Set<string>();
+  for (const item of list.split(',')) {
+    const path = parseAttributePath(item.trim());
+    const resolved = path && resolveGroupAttribute(path);
+    if (resolved) names.add(resolved.name);
+  }
+  return names;
+}
+
+/** Whether the top-level attribute `name` (or, with `sub`, its sub-attribute) is returned. */
+export function isReturned(projection: Projection, name: string, sub?: string): boolean {
+  if (ALWAYS_RETURNED.has(name)) return true;
+  const { attributes, excluded } = projection;
+  if (excluded.has(name) || (sub !== undefined && excluded.has(`${name}.${sub}`))) return false;
+  if (!attributes || attributes.has(name)) return true;
+  if (sub !== undefined) return attributes.has(`${name}.${sub}`);
+  return [...attributes].some((a) => a.startsWith(`${name}.`));
+}
+
+type Json = Record<string, unknown>;
+
+/** Applies a projection to a full resource; complex values left without sub-attributes are dropped. */
+export function project(resource: Json, projection: Projection): Json {
+  const out: Json = {};
+  for (const [name, value] of Object.entries(resource)) {
+    if (!isReturned(projection, name)) continue;
+    if (Array.isArray(value) && value.every(isObject)) {
+      const items = value.map((item: Json) => pick(item, projection, name)).filter((item) => Object.keys(item).length);
+      if (items.length) out[name] = items;
+    } else if (isObject(value)) {
+      const picked = pick(value, projection, name);
+      if (Object.keys(picked).length) out[name] = picked;
+    } else {
+      out[name] = value;
+    }
+  }
+  return out;
+}
+
+const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+function pick(value: Json, projection: Projection, parent: string): Json {
+  return Object.fromEntries(Object.entries(value).filter(([sub]) => isReturned(projection, parent, sub)));
+}

@@ -1,0 +1,104 @@
+import type { Knex } from '../../db/database';
+import { loadConfig } from '../../lib/config';
+import { createLogger } from '../../lib/logger';
+import { startApiServer, type ApiServer } from '../../api/server';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+
+export interface ScimApi {
+  readonly db: TestDatabase;
+  readonly api: ApiServer;
+  /** SCIM base URL as the server sees it, e.g. http://127.0.0.1:1234/scim/v2 */
+  readonly base: string;
+  close(): Promise<void>;
+}
+
+/** A fresh database seeded with `seed`, and the real API on a free loopback port configured from `env`. */
+export async function startScimApi(env: NodeJS.ProcessEnv = {}, seed: (knex: Knex) => Promise<void> = seedDataset): Promise<ScimApi> {
+  const db = await createTestDatabase();
+  await seed(db.knex);
+  const api = await startApiServer({ config: loadConfig(env), knex: db.knex, logger: createLogger('silent') }, 0, '127.0.0.1');
+  return {
+    db,
+    api,
+    base: `${api.url}/scim/v2`,
+    async close() {
+      await api.close();
+      await db.drop();
+    },
+  };
+}
+
+export interface ScimReply {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly body: any;
+}
+
+/** GET (or `method`) on a SCIM path with query parameters given as pairs, so a name may repeat. */
+export async function scimGet(
+  base: string,
+  path: string,
+  query: ReadonlyArray<readonly [string, string]> = [],
+  init: { method?: string; headers?: Record<string, string> } = {},
+): Promise<ScimReply> {
+  const url = new URL(`${base}${path}`);
+  for (const [name, value] of query) url.searchParams.append(name, value);
+  const res = await fetch(url, { method: init.method ?? 'GET', headers: init.headers });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+/** Group ids of the known dataset: group n has id groupId(n). */
+export const groupId = (n: number) => `00000000-0000-4000-a000-${String(n).padStart(12, '0')}`;
+
+export const USERS = [
+  { id: 1, first_name: 'Ada', last_name: 'Lovelace' },
+  { id: 2, first_name: 'Grace', last_name: 'Hopper' },
+  { id: 3, first_name: 'Émile', last_name: 'Zola' },
+  { id: 4, first_name: 'Ünal', last_name: 'Öz' },
+  { id: 10, first_name: 'Alan', last_name: 'Turing' },
+];
+
+interface GroupSeed {
+  readonly n: number;
+  readonly displayName: string;
+  readonly externalId: string | null;
+  readonly created: string;
+  readonly lastModified: string;
+  readonly version?: number;
+  readonly users: readonly number[];
+  readonly groups: readonly number[];
+}
+
+/** The known dataset every filter test runs against; see docs/scim.md for the semantics it pins. */
+export const GROUPS: readonly GroupSeed[] = [
+  { n: 1, displayName: 'Engineering', externalId: 'eng-001', created: '2024-01-01T00:00:00Z', lastModified: '2024-03-01T10:00:00Z', users: [1, 2], groups: [] },
+  { n: 2, displayName: 'Engineering Managers', externalId: 'ENG-002', created: '2024-01-02T00:00:00Z', lastModified: '2024-03-02T10:00:00Z', version: 3, users: [2], groups: [1] },
+  { n: 3, displayName: 'Sales', externalId: null, created: '2024-01-03T00:00:00Z', lastModified: '2024-03-03T10:00:00.123456Z', users: [3], groups: [] },
+  { n: 4, displayName: 'Équipe Café', externalId: 'fr-équipe', created: '2024-01-04T00:00:00Z', lastModified: '2024-03-04T10:00:00Z', users: [3, 4], groups: [] },
+  { n: 5, displayName: '100% Remote_Team', externalId: 'pct_1', created: '2024-01-05T00:00:00Z', lastModified: '2024-03-05T10:00:00Z', users: [], groups: [] },
+  { n: 6, displayName: 'Back\\slash', externalId: '', created: '2024-01-06T00:00:00Z', lastModified: '2024-03-06T10:00:00Z', users: [10], groups: [] },
+  { n: 7, displayName: 'ops "quoted"', externalId: 'ops', created: '2024-01-07T00:00:00Z', lastModified: '2024-03-07T10:00:00Z', users: [1], groups: [3] },
+  { n: 8, displayName: '100 Remote Team', externalId: null, created: '2024-01-08T00:00:00Z', lastModified: '2024-03-08T10:00:00Z', users: [4], groups: [] },
+];
+
+export async function seedDataset(knex: Knex): Promise<void> {
+  await knex('users').insert(
+    USERS.map((u) => ({ ...u, email_primary: `u${u.id}@example.test`, emails: [`u${u.id}@example.test`] })),
+  );
+  await knex('scim_groups').insert(
+    GROUPS.map((g) => ({
+      id: groupId(g.n),
+      display_name: g.displayName,
+      external_id: g.externalId,
+      created: g.created,
+      last_modified: g.lastModified,
+      version: g.version ?? 1,
+    })),
+  );
+  const members = GROUPS.flatMap((g) => [
+    ...g.users.map((user) => ({ group_id: groupId(g.n), member_user_id: user })),
+    ...g.groups.map((group) => ({ group_id: groupId(g.n), member_group_id: groupId(group) })),
+  ]);
+  await knex('scim_group_members').insert(members);
+}
