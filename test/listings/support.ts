@@ -2,30 +2,12 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { request } from 'undici';
 import type { Knex } from '../../db/database';
 import { hashAppKey } from '../../lib/app-keys';
-import { loadConfig } from '../../lib/config';
-import { createLogger } from '../../lib/logger';
-import { startApiServer, type ApiServer } from '../../api/server';
-import { createTestDatabase, type TestDatabase } from '../support/database';
+import { startTestApi, type TestApi } from '../support/api';
 
-export interface ListingApi {
-  readonly db: TestDatabase;
-  readonly api: ApiServer;
-  close(): Promise<void>;
-}
+export type ListingApi = TestApi;
 
 /** A fresh database and the real API on a free loopback port, configured from `env`. */
-export async function startListingApi(env: NodeJS.ProcessEnv = {}): Promise<ListingApi> {
-  const db = await createTestDatabase();
-  const api = await startApiServer({ config: loadConfig(env), knex: db.knex, logger: createLogger('silent') }, 0, '127.0.0.1');
-  return {
-    db,
-    api,
-    async close() {
-      await api.close();
-      await db.drop();
-    },
-  };
-}
+export const startListingApi = (env: NodeJS.ProcessEnv = {}): Promise<ListingApi> => startTestApi(env);
 
 export interface Reply {
   readonly status: number;

@@ -1,31 +1,15 @@
 import type { Knex } from '../../db/database';
-import { loadConfig } from '../../lib/config';
-import { createLogger } from '../../lib/logger';
-import { startApiServer, type ApiServer } from '../../api/server';
-import { createTestDatabase, type TestDatabase } from '../support/database';
+import { startTestApi, type TestApi } from '../support/api';
 
-export interface ScimApi {
-  readonly db: TestDatabase;
-  readonly api: ApiServer;
+export interface ScimApi extends TestApi {
   /** SCIM base URL as the server sees it, e.g. http://127.0.0.1:1234/scim/v2 */
   readonly base: string;
-  close(): Promise<void>;
 }
 
 /** A fresh database seeded with `seed`, and the real API on a free loopback port configured from `env`. */
 export async function startScimApi(env: NodeJS.ProcessEnv = {}, seed: (knex: Knex) => Promise<void> = seedDataset): Promise<ScimApi> {
-  const db = await createTestDatabase();
-  await seed(db.knex);
-  const api = await startApiServer({ config: loadConfig(env), knex: db.knex, logger: createLogger('silent') }, 0, '127.0.0.1');
-  return {
-    db,
-    api,
-    base: `${api.url}/scim/v2`,
-    async close() {
-      await api.close();
-      await db.drop();
-    },
-  };
+  const testApi = await startTestApi(env, seed);
+  return { ...testApi, base: `${testApi.api.url}/scim/v2` };
 }
 
 export interface ScimReply {

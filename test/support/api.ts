@@ -1,0 +1,26 @@
+import type { Knex } from '../../db/database';
+import { loadConfig } from '../../lib/config';
+import { createLogger } from '../../lib/logger';
+import { startApiServer, type ApiServer } from '../../api/server';
+import { createTestDatabase, type TestDatabase } from './database';
+
+export interface TestApi {
+  readonly db: TestDatabase;
+  readonly api: ApiServer;
+  close(): Promise<void>;
+}
+
+/** A fresh database (seeded by `seed`) and the real API on a free loopback port, configured from `env`. */
+export async function startTestApi(env: NodeJS.ProcessEnv = {}, seed?: (knex: Knex) => Promise<void>): Promise<TestApi> {
+  const db = await createTestDatabase();
+  await seed?.(db.knex);
+  const api = await startApiServer({ config: loadConfig(env), knex: db.knex, logger: createLogger('silent') }, 0, '127.0.0.1');
+  return {
+    db,
+    api,
+    async close() {
+      await api.close();
+      await db.drop();
+    },
+  };
+}
