@@ -6,7 +6,7 @@ import { pageQuery, type UserRow } from '../api/listings/page-query';
 import type { SqlQuery } from '../api/listings/sql';
 import { serializeUser } from '../api/listings/user-serializer';
 import { verifyAppKey } from '../lib/app-keys';
-import { listenOnLoopback, serveInChild } from './listings-child';
+import { listenOnLoopback, serveInChild } from './server-child';
 
 /**
  * The floor to compare the API against: bare node:http and a pg pool of the API's size, running the very

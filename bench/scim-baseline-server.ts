@@ -1,7 +1,7 @@
 import http from 'node:http';
 import pg from 'pg';
 import { findGroupPage, type GroupPageRequest, type QueryRunner } from '../api/scim/group-store';
-import { listenOnLoopback, serveInChild } from './listings-child';
+import { listenOnLoopback, serveInChild } from './server-child';
 
 /**
  * The benchmark's baseline: bare node:http and a pg pool running the very SQL the API runs for each

@@ -3,8 +3,8 @@ import { planGroupList } from '../api/scim/group-handlers';
 import { findGroupPage, knexRunner, type GroupPageRequest, type QueryRunner } from '../api/scim/group-store';
 import type { SqlFragment } from '../api/scim/sql-fragment';
 import type { Knex } from '../db/database';
-import { startServerChild } from './listings-child';
-import { drive, type LoadFigures } from './listings-load';
+import { startServerChild } from './server-child';
+import { drive, type LoadFigures } from './load';
 import { benchDisplayName, benchGroupId, benchMemberUser, SCIM_BENCH_GROUPS, SCIM_BENCH_USERS, seedScimDirectory } from './scim-seed';
 import type { BenchmarkSuite } from './suite';
 
@@ -54,7 +54,7 @@ export const scimSuite: BenchmarkSuite = {
     progress('scim: EXPLAIN ANALYZE');
     const explained = await Promise.all(queries.map(async (q) => ({ query: q, statements: await explainStatements(knex, plans.get(q.name)!) })));
 
-    const api = await startServerChild('listings-api-process', { DATABASE_URL: databaseUrl });
+    const api = await startServerChild('api-process', { DATABASE_URL: databaseUrl });
     const baseline = await startServerChild('scim-baseline-server', {
       DATABASE_URL: databaseUrl,
       SCIM_BENCH_QUERIES: JSON.stringify(Object.fromEntries(plans)),

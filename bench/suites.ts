@@ -1,5 +1,5 @@
 import { importSuite } from './import-suite';
-import { listingsSuite } from './listings';
+import { listingsSuite } from './listings-suite';
 import { scimSuite } from './scim-suite';
 import type { BenchmarkSuite } from './suite';
 

@@ -2,7 +2,7 @@ import { createKnex } from '../db/database';
 import { loadConfig } from '../lib/config';
 import { createLogger } from '../lib/logger';
 import { startApiServer } from '../api/server';
-import { serveInChild } from './listings-child';
+import { serveInChild } from './server-child';
 
 /** The real API (api/server.ts) on a free loopback port, in its own process; DATABASE_URL from the parent. */
 void serveInChild(async () => {

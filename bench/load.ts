@@ -1,4 +1,4 @@
-/** The part of autocannon's result the listings benchmark reports (autocannon ships no type declarations). */
+/** The part of autocannon's result the benchmarks report (autocannon ships no type declarations). */
 interface AutocannonResult {
   requests: { average: number; total: number };
   latency: { p50: number; p99: number };

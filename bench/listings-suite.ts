@@ -1,6 +1,6 @@
 import { request } from 'undici';
-import { startServerChild, type ServerChild } from './listings-child';
-import { drive, type LoadFigures } from './listings-load';
+import { startServerChild, type ServerChild } from './server-child';
+import { drive, type LoadFigures } from './load';
 import {
   BENCH_APP, BENCH_USERS, BIG_COMPANY, BIG_COMPANY_JOBS, BIG_COMPANY_MEMBERS, JOBS, USERS_PER_BIG_JOB, seedListingDirectory,
 } from './listings-seed';
@@ -45,7 +45,7 @@ export const listingsSuite: BenchmarkSuite = {
 
     const servers: ServerChild[] = [];
     try {
-      const api = await startServerChild('listings-api-process', { DATABASE_URL: databaseUrl });
+      const api = await startServerChild('api-process', { DATABASE_URL: databaseUrl });
       servers.push(api);
       const baseline = await startServerChild('baseline-listings-server', { DATABASE_URL: databaseUrl });
       servers.push(baseline);
