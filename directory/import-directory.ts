@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Knex } from 'knex';
 import { v5 as uuidv5 } from 'uuid';
 import { hashAppKey, verifyAppKey } from '../lib/app-keys';
-import { formatPathError, zodPathErrors } from '../lib/validation';
+import { formatPathError, unstorableTextErrors, zodPathErrors } from '../lib/validation';
 import { collectReferences, findDuplicates, type ExternalReferences } from './reference-checks';
 import { directorySnapshotSchema, type DirectorySnapshot } from './snapshot-schema';
 
@@ -43,6 +43,8 @@ export async function importDirectory(knex: Knex, input: unknown, { replace = fa
   const parsed = directorySnapshotSchema.safeParse(input);
   if (!parsed.success) throw new DirectoryImportError(zodPathErrors(parsed.error).map(formatPathError).slice(0, MAX_PROBLEMS));
   const snapshot = parsed.data;
+  const unstorable = unstorableTextErrors(snapshot).map(formatPathError);
+  if (unstorable.length) throw new DirectoryImportError(unstorable.slice(0, MAX_PROBLEMS));
   const groupIds = (snapshot.groups ?? []).map((g) => (g.id ?? uuidv5(g.external_id ?? g.display_name, GROUP_ID_NAMESPACE)).toLowerCase());
 
   const problems = findDuplicates(snapshot);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EVENT_ACTIONS, EVENT_TYPES } from '../db/migrations/001_directory_and_webhooks';
-import { formatJsonPath, zodPathErrors, type PathError } from '../lib/validation';
+import { formatJsonPath, unstorableTextErrors, zodPathErrors, type PathError } from '../lib/validation';
 import {
   candidateNewDataSchema,
   companySignupDataSchema,
@@ -60,6 +60,8 @@ export function parseWebhookEvent(input: unknown): ParseResult {
   if (data && !data.success) {
     return { success: false, errors: pathErrors(data.error).map((e) => ({ ...e, path: prefixPath('data', e.path) })) };
   }
+  const unstorable = unstorableTextErrors(envelope.data.data, ['data']);
+  if (unstorable.length) return { success: false, errors: unstorable };
   const { event_id, event_type, action } = envelope.data;
   const event = { event_type, action, data: (input as { data: Record<string, unknown> }).data } as WebhookEventInput;
   if (event_id !== undefined) event.event_id = event_id;

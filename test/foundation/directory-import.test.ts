@@ -158,6 +158,14 @@ describe('directory import', () => {
       ['a group date without offset', (s) => { s.groups[0].created = '2024-01-01 00:00'; return s; },
         ['groups[0].created: must be an ISO 8601 date-time with a UTC offset']],
       ['a top-level array', () => [], ['(root): Invalid input: expected object, received array']],
+      ['text PostgreSQL cannot store (NUL, lone surrogate)', (s) => {
+        s.users[0].first_name = 'A\u0000da';
+        s.companies[0].settings = { ['k\ud800']: 1 };
+        return s;
+      }, [
+        'companies[0].settings.k\ud800: text PostgreSQL cannot store: a NUL character (\\u0000) or an unpaired surrogate',
+        'users[0].first_name: text PostgreSQL cannot store: a NUL character (\\u0000) or an unpaired surrogate',
+      ]],
       ['with --replace, a reference to a row the file drops', (s) => { s.companies = []; return { companies: [], jobs: s.jobs }; },
         ['jobs[0].company_id: unknown company "acme"'], true],
     ];

@@ -161,6 +161,22 @@ describe('POST /internal/v1/webhooks', function () {
     });
   });
 
+  it('answers 400, never 500, for text PostgreSQL cannot store (NUL characters, lone surrogates)', async () => {
+    const response = await post(api, '{"event_type":"job","action":"update","data":{"title":"a\\u0000b","tags":["\\ud800"],"k\\u0000":1}}');
+    assert.equal(response.status, 400);
+    const message = 'text PostgreSQL cannot store: a NUL character (\\u0000) or an unpaired surrogate';
+    assert.deepEqual(await response.json(), {
+      detail: 'Invalid webhook event.',
+      errors: [
+        { path: 'data.title', message },
+        { path: 'data.tags[0]', message },
+        { path: 'data.k\u0000', message },
+      ],
+    });
+    assert.equal(await rowCount(), 0);
+    assert.equal(starter.starts.length, 0);
+  });
+
   it('accepts any JSON object as data for type/action pairs the spec does not show', async () => {
     const response = await post(api, { event_type: 'job', action: 'dynamic_update', data: { anything: [1, 2] } });
     assert.equal(response.status, 202);
