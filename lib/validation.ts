@@ -30,18 +30,19 @@ export function zodPathErrors(error: z.ZodError): PathError[] {
 export const formatPathError = (e: PathError): string => `${e.path}: ${e.message}`;
 
 const UNSTORABLE_TEXT = 'text PostgreSQL cannot store: a NUL character (\\u0000) or an unpaired surrogate';
+/** Deeper documents are refused before anything recursive (this walk, jsonb, Temporal's converter) meets them. */
+export const MAX_JSON_DEPTH = 64;
 
 /**
  * Paths of every string (object keys included) that PostgreSQL text and jsonb reject: NUL characters and
- * lone UTF-16 surrogates. JSON allows both, so validated input is checked for them before it is written.
+ * lone UTF-16 surrogates, which JSON allows; and of nesting deeper than MAX_JSON_DEPTH.
  */
 export function unstorableTextErrors(value: unknown, path: PathSegment[] = []): PathError[] {
   const bad = (s: string) => s.includes('\0') || !s.isWellFormed();
   if (typeof value === 'string') return bad(value) ? [{ path: formatJsonPath(path), message: UNSTORABLE_TEXT }] : [];
+  if (value === null || typeof value !== 'object') return [];
+  if (path.length >= MAX_JSON_DEPTH) return [{ path: formatJsonPath(path), message: `nested deeper than ${MAX_JSON_DEPTH} levels` }];
   if (Array.isArray(value)) return value.flatMap((item, i) => unstorableTextErrors(item, [...path, i]));
-  if (value && typeof value === 'object') {
-    return Object.entries(value).flatMap(([key, item]) =>
-      bad(key) ? [{ path: formatJsonPath([...path, key]), message: UNSTORABLE_TEXT }] : unstorableTextErrors(item, [...path, key]));
-  }
-  return [];
+  return Object.entries(value).flatMap(([key, item]) =>
+    bad(key) ? [{ path: formatJsonPath([...path, key]), message: UNSTORABLE_TEXT }] : unstorableTextErrors(item, [...path, key]));
 }

@@ -177,6 +177,16 @@ describe('POST /internal/v1/webhooks', function () {
     assert.equal(starter.starts.length, 0);
   });
 
+  it('answers 400, never 500, for data nested deeper than 64 levels', async () => {
+    const depth = 50_000;
+    const response = await post(api, `{"event_type":"job","action":"update","data":{"a":${'['.repeat(depth)}${']'.repeat(depth)}}}`);
+    assert.equal(response.status, 400);
+    const body = (await response.json()) as { errors: Array<{ path: string; message: string }> };
+    assert.deepEqual(body.errors.map((e) => e.message), ['nested deeper than 64 levels']);
+    assert.equal(body.errors[0].path, `data.a${'[0]'.repeat(62)}`, 'the path is 64 segments long');
+    assert.equal(await rowCount(), 0);
+  });
+
   it('accepts any JSON object as data for type/action pairs the spec does not show', async () => {
     const response = await post(api, { event_type: 'job', action: 'dynamic_update', data: { anything: [1, 2] } });
     assert.equal(response.status, 202);
