@@ -150,36 +150,33 @@ async function writeSnapshot(trx: Knex.Transaction, s: DirectorySnapshot, groupI
     track('jobs', rows.length, deleted);
   }
 
-  if (s.company_users) {
-    const rows = s.company_users;
-    const deleted = replace
-      ? await deleteAbsent(trx, 'company_users', ['company_id', 'user_id'], ['text', 'bigint'], [rows.map((r) => r.company_id), rows.map((r) => r.user_id)])
-      : 0;
-    await inChunks(trx, rows, `
-      INSERT INTO company_users (company_id, user_id, role)
-      SELECT company_id, user_id, role FROM jsonb_to_recordset(?::jsonb) AS r(company_id text, user_id bigint, role text)
-      ON CONFLICT (company_id, user_id) DO UPDATE SET role = EXCLUDED.role WHERE company_users.role <> EXCLUDED.role`);
-    track('company_users', rows.length, deleted);
-  }
-
-  if (s.job_users) {
-    const rows = s.job_users;
-    const deleted = replace
-      ? await deleteAbsent(trx, 'job_users', ['job_id', 'user_id'], ['text', 'bigint'], [rows.map((r) => r.job_id), rows.map((r) => r.user_id)])
-      : 0;
-    await inChunks(trx, rows, `
-      INSERT INTO job_users (job_id, user_id, role)
-      SELECT job_id, user_id, role FROM jsonb_to_recordset(?::jsonb) AS r(job_id text, user_id bigint, role text)
-      ON CONFLICT (job_id, user_id) DO UPDATE SET role = EXCLUDED.role WHERE job_users.role <> EXCLUDED.role`);
-    track('job_users', rows.length, deleted);
-  }
-
+  if (s.company_users) track('company_users', s.company_users.length, await writeMemberships(trx, 'company_users', 'company_id', s.company_users, replace));
+  if (s.job_users) track('job_users', s.job_users.length, await writeMemberships(trx, 'job_users', 'job_id', s.job_users, replace));
   if (s.groups) await writeGroups(trx, s.groups, groupIds, replace, track);
   if (s.apps) await writeApps(trx, s.apps, replace, track);
   return summary;
 }
 
 type Track = (section: string, upserted: number, deleted?: number) => void;
+
+/** Upserts company or job memberships (role updated in place); returns how many --replace deleted. */
+async function writeMemberships<P extends 'company_id' | 'job_id'>(
+  trx: Knex.Transaction,
+  table: 'company_users' | 'job_users',
+  parent: P,
+  rows: Array<Record<P, string> & { user_id: number; role: string }>,
+  replace: boolean,
+): Promise<number> {
+  const deleted = replace
+    ? await deleteAbsent(trx, table, [parent, 'user_id'], ['text', 'bigint'], [rows.map((r) => r[parent]), rows.map((r) => r.user_id)])
+    : 0;
+  // Identifiers come from the two literal unions above, never from input.
+  await inChunks(trx, rows, `
+    INSERT INTO ${table} (${parent}, user_id, role)
+    SELECT ${parent}, user_id, role FROM jsonb_to_recordset(?::jsonb) AS r(${parent} text, user_id bigint, role text)
+    ON CONFLICT (${parent}, user_id) DO UPDATE SET role = EXCLUDED.role WHERE ${table}.role <> EXCLUDED.role`);
+  return deleted;
+}
 
 async function writeGroups(trx: Knex.Transaction, groups: NonNullable<DirectorySnapshot['groups']>, ids: string[], replace: boolean, track: Track) {
   const rows = groups.map((g, i) => ({

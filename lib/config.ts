@@ -25,7 +25,10 @@ const postgresUrl = z
 
 const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' });
 
-const secret = z.string().min(16, { message: 'must be at least 16 characters long' });
+const secret = z
+  .string()
+  .min(16, { message: 'must be at least 16 characters long' })
+  .regex(/^\S+$/, { message: 'must not contain spaces' });
 
 /** Every environment variable the service reads. The README's configuration table mirrors this. */
 const envSchema = z.object({
