@@ -39,7 +39,9 @@ export function groupPageQuery(where: SqlFragment, order: SqlFragment, limit: nu
   return sql`SELECT ${columns(withMembers)} FROM scim_groups g WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`;
 }
 
+/** Unfiltered, the total is the trigger-maintained counter row (migration 003), not a count of the table. */
 export function groupCountQuery(where: SqlFragment): SqlFragment {
+  if (where === NO_FILTER) return sql`SELECT total::integer AS total FROM scim_group_total`;
   return sql`SELECT count(*)::integer AS total FROM scim_groups g WHERE ${where}`;
 }
 

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import * as directoryAndWebhooks from './001_directory_and_webhooks';
 import * as scimIndexes from './002_scim_indexes';
+import * as scimGroupTotal from './003_scim_group_total';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -11,4 +12,5 @@ interface Migration {
 export const migrations: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ['001_directory_and_webhooks', directoryAndWebhooks],
   ['002_scim_indexes', scimIndexes],
+  ['003_scim_group_total', scimGroupTotal],
 ];
