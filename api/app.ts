@@ -12,7 +12,10 @@ export type RouterFactory = (deps: ApiDependencies) => Router;
 /** Route modules, mounted in this order. Each one answers errors in its own API's format. */
 const routerFactories: RouterFactory[] = [healthRouter, listingsRouter, openApiRouter, scimRouter, internalWebhooksRouter];
 
-/** Builds the Koa application. Unknown paths and unexpected errors answer in DRF's `{"detail"}` shape. */
+/**
+ * Builds the Koa application. Unknown paths (404) and methods a router does not serve (405, set by
+ * allowedMethods without a body) answer in DRF's `{"detail"}` shape unless a route module answered itself.
+ */
 export function createApp(deps: ApiDependencies): Koa {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });
   app.silent = true;
@@ -23,18 +26,19 @@ export function createApp(deps: ApiDependencies): Koa {
       deps.logger.error({ err: error, method: ctx.method, path: ctx.path }, 'unhandled request error');
       ctx.status = 500;
       ctx.body = { detail: 'A server error occurred.' };
+      return;
     }
+    if (ctx.body !== undefined && ctx.body !== null) return;
+    // Koa turns a body on an implicit 404 into a 200, so the status is set again explicitly.
+    const { status } = ctx;
+    if (status === 404) ctx.body = { detail: 'Not found.' };
+    else if (status === 405) ctx.body = { detail: `Method "${ctx.method}" not allowed.` };
+    ctx.status = status;
   });
   for (const factory of routerFactories) {
     const router = factory(deps);
     app.use(router.routes());
     app.use(router.allowedMethods());
   }
-  app.use((ctx) => {
-    if (ctx.body === undefined && ctx.status === 404) {
-      ctx.status = 404;
-      ctx.body = { detail: 'Not found.' };
-    }
-  });
   return app;
 }

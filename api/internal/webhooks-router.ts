@@ -1,4 +1,6 @@
 import Router from '@koa/router';
+import type { Context } from 'koa';
+import { requestOrigin } from '../request-origin';
 import type { ApiDependencies } from '../context';
 import { acceptWebhook } from '../../webhooks/ingest';
 import { prepareWebhook, WebhookValidationError } from '../../webhooks/start-webhook';
@@ -19,9 +21,8 @@ export function internalWebhooksRouter({ config, knex, logger, webhookStarter }:
   // Connects lazily, so the API serves while Temporal is down. Normally the CLI passes one in and closes it.
   const starter = webhookStarter ?? createTemporalStarter(config, logger);
   const auth = requireBearerToken(config.INTERNAL_API_TOKEN);
-  // Koa's ctx.origin is the Origin header; the status URL is built from the (proxy-aware) protocol and host.
-  const statusUrl = (ctx: { protocol: string; host: string }, webhookId: string) =>
-    `${ctx.host ? `${ctx.protocol}://${ctx.host}` : ''}/internal/v1/webhooks/${webhookId}`;
+  // Absolute when the Host header is a valid host name, else a path: never an echo of an arbitrary header.
+  const statusUrl = (ctx: Context, webhookId: string) => `${requestOrigin(ctx) ?? ''}/internal/v1/webhooks/${webhookId}`;
 
   router.post('/', auth, jsonBody, async (ctx) => {
     let prepared;

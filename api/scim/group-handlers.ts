@@ -1,6 +1,7 @@
 import type { ParsedUrlQuery } from 'node:querystring';
 import type { Context } from 'koa';
-import { ScimError } from './errors';
+import { requestOrigin } from '../request-origin';
+import { invalidValue, ScimError } from './errors';
 import { compileFilter } from './filter/compile-sql';
 import { parseFilter } from './filter/parser';
 import { isGroupId, NO_FILTER } from './group-queries';
@@ -12,7 +13,12 @@ import { groupVersion, listResponse, projectedGroup } from './serialize-group';
 export const SCIM_PREFIX = '/scim/v2';
 
 /** Absolute SCIM base URL of this request, for `meta.location` and `$ref`. */
-export const scimBaseUrl = (ctx: Context) => `${ctx.protocol}://${ctx.host}${SCIM_PREFIX}`;
+/** The absolute SCIM base URL of this request, for `location` and `$ref`; a bad Host header is a 400. */
+export function scimBaseUrl(ctx: Context): string {
+  const origin = requestOrigin(ctx);
+  if (!origin) throw invalidValue('Invalid Host header.');
+  return `${origin}${SCIM_PREFIX}`;
+}
 
 /** Reads the query of GET /Groups into the page request for PostgreSQL (also used by the benchmark). */
 export function planGroupList(query: ParsedUrlQuery, baseUrl: string): { parameters: ListParameters; request: GroupPageRequest } {

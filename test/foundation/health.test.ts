@@ -52,6 +52,13 @@ describe('health endpoints', () => {
     }
   });
 
+  it('a method a route does not serve answers 405 in the same shape, with Allow', async () => {
+    const res = await fetch(`${api.url}/healthz`, { method: 'POST' });
+    assert.equal(res.status, 405);
+    assert.equal(res.headers.get('allow'), 'HEAD, GET');
+    assert.deepEqual(await res.json(), { detail: 'Method "POST" not allowed.' });
+  });
+
   it('an unknown path answers 404 {"detail": "Not found."}', async () => {
     const res = await fetch(`${api.url}/no/such/path`);
     assert.equal(res.status, 404);

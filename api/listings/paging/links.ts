@@ -1,21 +1,19 @@
 import type { Context } from 'koa';
+import { requestOrigin } from '../../request-origin';
 import { DETAIL, ListingError } from '../errors';
 import type { ListingScope } from '../scope';
 import { encodeCursor } from './cursor';
 import type { LinkTarget } from './load-page';
 import { CURSOR_PARAM, PAGE_PARAM } from './page-params';
 
-// Django's host_validation_re: a name or bracketed IPv6 address, then an optional port.
-const VALID_HOST = /^([a-z0-9.-]+|\[[a-f0-9]*:[a-f0-9.:]+\])(:\d{1,5})?$/i;
-
 /**
  * The absolute URL of this request. Koa's `proxy` setting (TRUST_PROXY) decides whether X-Forwarded-Proto
- * and X-Forwarded-Host count; as in Django, the scheme is https only when it says exactly that.
+ * and X-Forwarded-Host count.
  */
 export function requestUrl(ctx: Context): URL {
-  const host = ctx.host;
-  if (!VALID_HOST.test(host)) throw new ListingError(400, DETAIL.invalidHost);
-  const url = new URL(`${ctx.protocol === 'https' ? 'https' : 'http'}://${host}`);
+  const origin = requestOrigin(ctx);
+  if (!origin) throw new ListingError(400, DETAIL.invalidHost);
+  const url = new URL(origin);
   url.pathname = ctx.path;
   url.search = ctx.querystring;
   return url;
