@@ -64,8 +64,9 @@ export const groupMemberSchema = z.strictObject({
 
 export const groupSchema = z.strictObject({
   id: z.uuid({ message: 'must be a UUID' }).optional(),
-  external_id: z.string().min(1).nullish(),
-  display_name: z.string().min(1, { message: 'must be a non-empty string' }),
+  // Both are btree-indexed (migration 002); 500 characters stay well inside an index row in any script.
+  external_id: z.string().min(1).max(500, { message: 'must be at most 500 characters' }).nullish(),
+  display_name: z.string().min(1, { message: 'must be a non-empty string' }).max(500, { message: 'must be at most 500 characters' }),
   created: dateTime.optional(),
   last_modified: dateTime.optional(),
   members: z.array(groupMemberSchema).optional(),

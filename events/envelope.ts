@@ -60,12 +60,24 @@ export function parseWebhookEvent(input: unknown): ParseResult {
   if (data && !data.success) {
     return { success: false, errors: pathErrors(data.error).map((e) => ({ ...e, path: prefixPath('data', e.path) })) };
   }
-  const unstorable = unstorableTextErrors(envelope.data.data, ['data']);
+  const unstorable = [...unstorableTextErrors(envelope.data.data, ['data']), ...companyIdErrors(envelope.data.data)];
   if (unstorable.length) return { success: false, errors: unstorable };
   const { event_id, event_type, action } = envelope.data;
   const event = { event_type, action, data: (input as { data: Record<string, unknown> }).data } as WebhookEventInput;
   if (event_id !== undefined) event.event_id = event_id;
   return { success: true, event };
+}
+
+/** Longest company id accepted: it is indexed in PostgreSQL and becomes the CompanyId search attribute. */
+export const MAX_COMPANY_ID_LENGTH = 255;
+
+/** The company id of any event (data.company_id or data.company.id) must fit its index and search attribute. */
+function companyIdErrors(data: Record<string, unknown>): PathError[] {
+  const company = data.company as { id?: unknown } | undefined;
+  const candidates: Array<[string, unknown]> = [['data.company_id', data.company_id], ['data.company.id', company?.id]];
+  return candidates
+    .filter(([, id]) => typeof id === 'string' && id.length > MAX_COMPANY_ID_LENGTH)
+    .map(([path]) => ({ path, message: `must be at most ${MAX_COMPANY_ID_LENGTH} characters` }));
 }
 
 /** A missing field says "required" rather than "expected string, received undefined". */

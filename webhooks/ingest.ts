@@ -1,28 +1,45 @@
 import type { Knex } from 'knex';
 import { webhookEventRow } from '../activities/attempt-store';
 import { prepareWebhook, type PreparedWebhook, type StartedWebhook } from './start-webhook';
-import type { WebhookStarter } from './temporal-starter';
+import { TemporalUnavailableError, type WebhookStarter } from './temporal-starter';
 
 export interface AcceptedWebhook extends StartedWebhook {
   /** True when this call created the webhook; false when its event_id was known already. */
   readonly created: boolean;
 }
 
+/** A row can vanish between our insert conflict and our read when a concurrent start failed; insert again. */
+const MAX_CLAIMS = 5;
+
 /**
  * Accepts a validated webhook: records it under its event_id (the idempotency key), then starts its
- * workflow. A known event_id returns the existing webhook and starts nothing new. When Temporal refuses,
- * the row this call created is removed again and the error propagates: nothing is accepted without a workflow.
+ * workflow. A known event_id returns the existing webhook and starts nothing new. When Temporal could not be
+ * reached, the row this call created is removed again and the error propagates: nothing is accepted without
+ * a workflow. When Temporal was reached but the outcome is unknown, the row stays (without a run) and a retry
+ * with the same event_id finds or starts the one workflow.
  */
 export async function acceptWebhook(knex: Knex, starter: WebhookStarter, webhook: PreparedWebhook): Promise<AcceptedWebhook> {
+  for (let claim = 1; ; claim++) {
+    const accepted = await claimAndStart(knex, starter, webhook);
+    if (accepted || claim === MAX_CLAIMS) {
+      if (accepted) return accepted;
+      throw new TemporalUnavailableError('the webhook row kept changing under concurrent starts; retry with the same event_id');
+    }
+  }
+}
+
+async function claimAndStart(knex: Knex, starter: WebhookStarter, webhook: PreparedWebhook): Promise<AcceptedWebhook | undefined> {
   const inserted = await knex('webhook_events')
     .insert(webhookEventRow({ ...webhook, event: webhook.input.event, runId: null, isTest: false }))
-    .onConflict('event_id')
+    // No conflict target: webhook_id derives from event_id, so a concurrent twin can clash on either key.
+    .onConflict()
     .ignore()
     .returning('id');
   const created = inserted.length === 1;
   let target = webhook;
   if (!created) {
     const existing = await knex('webhook_events').where({ event_id: webhook.eventId }).first();
+    if (!existing) return undefined;
     if (existing.run_id) {
       return { created, eventId: existing.event_id, webhookId: existing.id, workflowId: existing.workflow_id, runId: existing.run_id };
     }
@@ -37,7 +54,8 @@ export async function acceptWebhook(knex: Knex, starter: WebhookStarter, webhook
   try {
     runId = await starter.start(target);
   } catch (error) {
-    if (created) await forgetUnstarted(knex, target.webhookId);
+    const outcomeUnknown = error instanceof TemporalUnavailableError && error.outcomeUnknown;
+    if (created && !outcomeUnknown) await forgetUnstarted(knex, target.webhookId);
     throw error;
   }
   await knex('webhook_events').where({ id: target.webhookId }).whereNull('run_id').update({ run_id: runId, updated_at: knex.fn.now() });

@@ -8,7 +8,14 @@ import { startDeliveryWorkflow, type PreparedWebhook } from './start-webhook';
 
 /** Temporal could not be reached, or refused to start the workflow: the webhook was not accepted. */
 export class TemporalUnavailableError extends Error {
-  constructor(readonly reason: string) {
+  /**
+   * @param outcomeUnknown true when Temporal was reached but did not answer in time: the workflow may have
+   *   started, so the caller keeps its record and a retry with the same event_id finds the run.
+   */
+  constructor(
+    readonly reason: string,
+    readonly outcomeUnknown = false,
+  ) {
     super(`Temporal is unavailable: ${reason}`);
     this.name = 'TemporalUnavailableError';
   }
@@ -67,7 +74,7 @@ export function createTemporalStarter(
         return await connection.withDeadline(Date.now() + callTimeoutMs, () => startDeliveryWorkflow(client, webhook, config.TEMPORAL_TASK_QUEUE));
       } catch (error) {
         logger.error({ err: error, workflowId: webhook.workflowId }, 'starting the webhook workflow failed');
-        throw new TemporalUnavailableError(`the workflow could not be started (${error instanceof Error ? error.message : String(error)})`);
+        throw new TemporalUnavailableError(`the workflow could not be started (${error instanceof Error ? error.message : String(error)})`, true);
       }
     },
     async status(workflowId) {

@@ -158,6 +158,8 @@ describe('directory import', () => {
       ['a group date without offset', (s) => { s.groups[0].created = '2024-01-01 00:00'; return s; },
         ['groups[0].created: must be an ISO 8601 date-time with a UTC offset']],
       ['a top-level array', () => [], ['(root): Invalid input: expected object, received array']],
+      ['a group name too long for its index', (s) => { s.groups[0].display_name = 'n'.repeat(3000); return s; },
+        ['groups[0].display_name: must be at most 500 characters']],
       ['text PostgreSQL cannot store (NUL, lone surrogate)', (s) => {
         s.users[0].first_name = 'A\u0000da';
         s.companies[0].settings = { ['k\ud800']: 1 };

@@ -177,6 +177,19 @@ describe('POST /internal/v1/webhooks', function () {
     assert.equal(starter.starts.length, 0);
   });
 
+  it('answers 400, never 500, for a company id longer than 255 characters, whatever the event', async () => {
+    for (const event of [
+      { event_type: 'job', action: 'update', data: { company_id: 'c'.repeat(3000) } },
+      { event_type: 'candidate', action: 'update', data: { company: { id: 'c'.repeat(256) } } },
+    ]) {
+      const response = await post(api, event);
+      assert.equal(response.status, 400);
+      const path = 'company_id' in event.data ? 'data.company_id' : 'data.company.id';
+      assert.deepEqual(await response.json(), { detail: 'Invalid webhook event.', errors: [{ path, message: 'must be at most 255 characters' }] });
+    }
+    assert.equal(await rowCount(), 0);
+  });
+
   it('answers 400, never 500, for data nested deeper than 64 levels', async () => {
     const depth = 50_000;
     const response = await post(api, `{"event_type":"job","action":"update","data":{"a":${'['.repeat(depth)}${']'.repeat(depth)}}}`);
@@ -260,6 +273,27 @@ describe('POST /internal/v1/webhooks', function () {
     assert.equal(await rowCount(), 0);
     starter.failWith = undefined;
     assert.equal((await post(api, candidateNew)).status, 202, 'the retry with the same event_id is accepted');
+  });
+
+  it('answers only 503s, never a 500, to concurrent duplicates while Temporal refuses', async () => {
+    starter.failWith = new TemporalUnavailableError('cannot connect to 127.0.0.1:1');
+    for (let round = 0; round < 5; round++) {
+      const responses = await Promise.all(Array.from({ length: 20 }, () => post(api, candidateNew)));
+      assert.deepEqual([...new Set(responses.map((r) => r.status))], [503]);
+    }
+    assert.equal(await rowCount(), 0);
+  });
+
+  it('keeps the row when Temporal was reached but the outcome is unknown; the retry finds the one workflow', async () => {
+    starter.failWith = new TemporalUnavailableError('the workflow could not be started (deadline exceeded)', true);
+    const response = await post(api, candidateNew);
+    assert.equal(response.status, 503);
+    assert.equal(await rowCount(), 1, 'the workflow may exist, so its record stays');
+    starter.failWith = undefined;
+    const retry = await post(api, candidateNew);
+    assert.equal(retry.status, 200);
+    assert.equal(starter.starts.length, 1);
+    assert.equal(await rowCount(), 1);
   });
 });
 
