@@ -11,11 +11,25 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
+/** How long close() lets in-flight requests finish before it cuts their connections. */
+export const SHUTDOWN_GRACE_MS = 10_000;
+
 /** Starts the HTTP API on `port` (0 picks a free one) and `host`. */
 export async function startApiServer(deps: ApiDependencies, port = deps.config.PORT, host = deps.config.HOST): Promise<ApiServer> {
   const app = createApp(deps);
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
+  // Responses in flight, so that a shutdown can end their keep-alive connections once they are answered.
+  const inFlight = new Set<http.ServerResponse>();
+  let closing: Promise<void> | undefined;
+  server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (closing) res.setHeader('Connection', 'close');
+    inFlight.add(res);
+    res.once('close', () => {
+      inFlight.delete(res);
+      if (closing) server.closeIdleConnections();
+    });
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -25,14 +39,20 @@ export async function startApiServer(deps: ApiDependencies, port = deps.config.P
   });
   const address = server.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  let closing: Promise<void> | undefined;
   return {
     server,
     url: `http://${shownHost}:${address.port}`,
     close() {
       closing ??= new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        // Idle keep-alive sockets would hold close() open; in-flight requests still finish.
+        const cutOff = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+        cutOff.unref();
+        server.close((error) => {
+          clearTimeout(cutOff);
+          if (error) reject(error);
+          else resolve();
+        });
+        // In-flight requests finish and then close their connection; idle keep-alive sockets close now.
+        for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
         server.closeIdleConnections();
       });
       return closing;
