@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import type { Config } from '../lib/config';
@@ -60,15 +61,20 @@ export function webhookWorkerOptions(deps: WorkerDependencies, connection: Nativ
   };
 }
 
+export interface WorkerLoopOptions {
+  /** Pause before connecting again after the workers failed. */
+  readonly restartDelayMs?: number;
+}
+
 /**
- * Starts the webhook worker in the background: connect to Temporal with backoff, then poll the task queue.
- * Never throws for an unreachable Temporal; the API keeps serving while delivery is paused.
+ * Starts the webhook worker in the background: connect to Temporal with backoff, then poll both task
+ * queues. Never throws: an unreachable Temporal, or workers that fail after connecting (a namespace not
+ * created yet, a lost server), pause delivery and the loop starts again; the API keeps serving meanwhile.
  */
-export function startWebhookWorker(deps: WorkerDependencies): WebhookWorkerHandle {
+export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 30_000 }: WorkerLoopOptions = {}): WebhookWorkerHandle {
   const { config, logger } = deps;
   const abort = new AbortController();
-  let connection: NativeConnection | undefined;
-  let workers: Worker[] = [];
+  const stopping = new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve(), { once: true }));
   const done = (async () => {
     const settings = partnerSettings(config);
     if ('missing' in settings) {
@@ -77,42 +83,63 @@ export function startWebhookWorker(deps: WorkerDependencies): WebhookWorkerHandl
       return;
     }
     installTemporalRuntime(logger);
-    connection = await connectWithBackoff(config, logger, abort.signal);
-    if (!connection) return;
-    try {
-      const options = webhookWorkerOptions(deps, connection);
-      workers = [await Worker.create(options.delivery), await Worker.create(options.records)];
-      if (abort.signal.aborted) return;
-      logger.info(
-        { taskQueues: [options.delivery.taskQueue, options.records.taskQueue], namespace: config.TEMPORAL_NAMESPACE },
-        'webhook worker polling',
-      );
-      await runTogether(workers);
-      logger.info('webhook worker stopped');
-    } catch (error) {
-      logger.error({ err: error }, 'webhook worker failed: webhook delivery is stopped');
+    while (!abort.signal.aborted) {
+      const connection = await connectWithBackoff(config, logger, abort.signal);
+      if (!connection) return;
+      try {
+        const options = webhookWorkerOptions(deps, connection);
+        const workers = await createWorkers([options.delivery, options.records]);
+        logger.info(
+          { taskQueues: [options.delivery.taskQueue, options.records.taskQueue], namespace: config.TEMPORAL_NAMESPACE },
+          'webhook worker polling',
+        );
+        await runTogether(workers, stopping);
+        if (!abort.signal.aborted) logger.warn(`webhook worker stopped unexpectedly: webhook delivery is paused; restarting in ${restartDelayMs / 1000} s`);
+      } catch (error) {
+        logger.error({ err: error }, `webhook worker failed: webhook delivery is paused; restarting in ${restartDelayMs / 1000} s`);
+      } finally {
+        await connection.close().catch((error: unknown) => logger.warn({ err: error }, 'closing the Temporal connection failed'));
+      }
+      await delay(restartDelayMs, undefined, { signal: abort.signal }).catch(() => {});
     }
   })();
   return {
     done,
     async stop() {
       abort.abort();
-      for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
       await done;
-      await connection?.close();
     },
   };
 }
 
-/** Runs the workers until all have stopped; when one fails, the others are shut down too. */
-export async function runTogether(workers: Worker[]): Promise<void> {
-  const shutdownOthers = () => {
-    for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
-  };
-  const results = await Promise.allSettled(workers.map((worker) => worker.run().catch((error: unknown) => {
-    shutdownOthers();
+/** Creates the workers in order; when one fails, those already created are shut down before rethrowing. */
+async function createWorkers(optionsList: WorkerOptions[]): Promise<Worker[]> {
+  const workers: Worker[] = [];
+  try {
+    for (const options of optionsList) workers.push(await Worker.create(options));
+    return workers;
+  } catch (error) {
+    // A created worker holds the connection until it has run and shut down.
+    await Promise.allSettled(workers.map((worker) => worker.runUntil(Promise.resolve())));
     throw error;
-  })));
+  }
+}
+
+/**
+ * Runs the workers until `until` settles, then shuts them down; when one fails, the others are shut down
+ * too and the failure is rethrown.
+ */
+export async function runTogether(workers: Worker[], until: Promise<unknown>): Promise<void> {
+  let failed!: () => void;
+  const anyFailed = new Promise<void>((resolve) => (failed = resolve));
+  const stop = Promise.race([until, anyFailed]);
+  const results = await Promise.allSettled(
+    workers.map((worker) =>
+      worker.runUntil(stop).catch((error: unknown) => {
+        failed();
+        throw error;
+      })),
+  );
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failure) throw failure.reason;
 }

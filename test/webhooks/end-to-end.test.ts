@@ -94,6 +94,8 @@ if (!target) {
     let starter: WebhookStarter;
     let api: ApiServer;
     let workers: Worker[] = [];
+    let stopWorkers!: () => void;
+    const workersStopped = new Promise<void>((resolve) => (stopWorkers = resolve));
     let running: Promise<void>;
     const logger = createLogger('silent');
 
@@ -115,11 +117,11 @@ if (!target) {
       api = await startApiServer({ config, knex: db.knex, logger, webhookStarter: starter }, 0, '127.0.0.1');
       const options = webhookWorkerOptions({ config, knex: db.knex, logger }, env.nativeConnection);
       workers = [await Worker.create(options.delivery), await Worker.create(options.records)];
-      running = runTogether(workers);
+      running = runTogether(workers, workersStopped);
     });
 
     after(async () => {
-      for (const worker of workers) worker.shutdown();
+      stopWorkers();
       await running;
       await api?.close();
       await starter?.close();
