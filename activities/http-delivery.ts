@@ -36,7 +36,7 @@ export async function postWebhook(settings: PartnerSettings, input: SendWebhookI
   // that can never be written would be retried forever).
   const startedTick = performance.now();
   const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(), settings.timeoutMs);
+  const timer = setTimeout(() => deadline.abort(), Math.min(settings.timeoutMs, input.timeoutMs ?? Infinity));
   const finish = (fields: Pick<AttemptOutcome, 'httpStatus' | 'errorClass' | 'errorMessage' | 'responseBody' | 'succeeded'>): AttemptOutcome => ({
     attempt: input.attempt,
     startedAt: new Date(startedAtMs).toISOString(),

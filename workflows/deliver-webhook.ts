@@ -103,13 +103,11 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
  */
 async function sendAttempt(input: DeliverWebhookInput, attempt: number): Promise<AttemptOutcome> {
   const startedAt = Date.now();
+  const timeoutMs = input.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
   try {
     return await sendWebhook.executeWithOptions(
-      {
-        summary: `attempt ${attempt} of ${MAX_ATTEMPTS}`,
-        startToCloseTimeout: (input.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS) + SEND_TIMEOUT_MARGIN_MS,
-      },
-      [{ webhookId: input.webhookId, attempt, event: input.event }],
+      { summary: `attempt ${attempt} of ${MAX_ATTEMPTS}`, startToCloseTimeout: timeoutMs + SEND_TIMEOUT_MARGIN_MS },
+      [{ webhookId: input.webhookId, attempt, event: input.event, timeoutMs }],
     );
   } catch (error) {
     if (!(error instanceof ActivityFailure)) throw error;

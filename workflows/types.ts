@@ -31,6 +31,11 @@ export interface SendWebhookInput {
   readonly webhookId: string;
   readonly attempt: number;
   readonly event: WebhookEnvelope;
+  /**
+   * The HTTP timeout the activity's startToCloseTimeout was sized for. The POST uses the smaller of this and
+   * the worker's PARTNER_TIMEOUT_MS, so Temporal never times out an attempt whose request is still running.
+   */
+  readonly timeoutMs?: number;
 }
 
 /** What one POST came to. Exactly one of httpStatus and errorClass is set. */

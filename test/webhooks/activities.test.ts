@@ -130,6 +130,14 @@ describe('webhook activities', function () {
       assert.ok(outcome.durationMs >= 390 && outcome.durationMs < 3000, `duration ${outcome.durationMs}`);
     });
 
+    it('uses the timeout the workflow sized the activity for when it is shorter than PARTNER_TIMEOUT_MS', async () => {
+      partner.handler = () => {}; // never answers
+      config = configFor(partner.url, TOKEN, 5000);
+      const outcome = await env.run(activities.sendWebhook, { webhookId: ids.webhookId, attempt: 1, event: envelope, timeoutMs: 300 });
+      assert.equal(outcome.errorClass, 'timeout');
+      assert.ok(outcome.durationMs >= 290 && outcome.durationMs < 2000, `duration ${outcome.durationMs}`);
+    });
+
     it('records a refused connection', async () => {
       config = configFor(`http://127.0.0.1:${await closedPort()}/hook`);
       const outcome = await send();

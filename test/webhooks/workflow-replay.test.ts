@@ -129,7 +129,7 @@ describe('deliverWebhook replay over hand-built histories', function () {
       scenario.sends.forEach((_, i) => {
         expected.push({
           activityType: 'sendWebhook',
-          args: [{ webhookId, attempt: i + 1, event }],
+          args: [{ webhookId, attempt: i + 1, event, timeoutMs: 30_000 }],
           startToCloseTimeout: 45_000,
           retry: { maximumAttempts: 1 },
           summary: `attempt ${i + 1} of 4`,
@@ -209,7 +209,7 @@ describe('deliverWebhook replay over hand-built histories', function () {
     assert.equal(last.status.nextAttemptAt, null);
     assert.deepEqual(last.status.attempts.map((a) => a.httpStatus), [500, 500]);
     assert.equal(last.searchAttributes.WebhookStatus, 'sending');
-    assert.deepEqual(captured.activities.at(-1)!.args, [{ webhookId: scenario.input.webhookId, attempt: 3, event: scenario.input.event }]);
+    assert.deepEqual(captured.activities.at(-1)!.args, [{ webhookId: scenario.input.webhookId, attempt: 3, event: scenario.input.event, timeoutMs: 30_000 }]);
   });
 
   it('fails replay when an activity is renamed, because the histories carry coreUsedFlags', async () => {

@@ -130,7 +130,7 @@ export function buildDeliveryHistory(options: DeliveryHistoryOptions, companyId?
   let completed = h.workflowTask();
   h.upsertStatus(completed, 'sending', identityAttributes(input, companyId));
   let activitySeq = 1;
-  let send = h.scheduleActivity(completed, activitySeq++, 'sendWebhook', { webhookId: input.webhookId, attempt: 1, event: input.event });
+  let send = h.scheduleActivity(completed, activitySeq++, 'sendWebhook', { webhookId: input.webhookId, attempt: 1, event: input.event, timeoutMs: input.sendTimeoutMs ?? 30_000 });
   const records: string[] = [];
 
   for (let i = 0; i < sends.length; i++) {
@@ -154,7 +154,7 @@ export function buildDeliveryHistory(options: DeliveryHistoryOptions, companyId?
     h.add('TIMER_FIRED', { timerId: String(attempt), startedEventId: timer }, delay);
     completed = h.workflowTask();
     h.upsertStatus(completed, 'sending');
-    send = h.scheduleActivity(completed, activitySeq++, 'sendWebhook', { webhookId: input.webhookId, attempt: attempt + 1, event: input.event });
+    send = h.scheduleActivity(completed, activitySeq++, 'sendWebhook', { webhookId: input.webhookId, attempt: attempt + 1, event: input.event, timeoutMs: input.sendTimeoutMs ?? 30_000 });
     if (i === sends.length - 1 && options.cut === 'sending') return { events: h.events };
   }
 
