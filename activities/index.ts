@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { ApplicationFailure } from '@temporalio/common';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import type { AttemptOutcome, RecordAttemptInput, RecordOutcomeInput, SendWebhookInput } from '../workflows/types';
@@ -46,17 +47,36 @@ export function createActivities({ config, knex, logger }: ActivityDependencies)
       return outcome;
     },
 
-    /** Retried by Temporal until PostgreSQL accepts it. */
+    /** Retried by Temporal until PostgreSQL accepts it, unless PostgreSQL rejects the data itself. */
     async recordAttempt(input: RecordAttemptInput): Promise<void> {
-      await storeAttempt(knex, input);
+      await failPermanentlyOnRejectedData(() => storeAttempt(knex, input));
     },
 
     /** The final status, delivered or failed; retried the same way. */
     async recordOutcome(input: RecordOutcomeInput): Promise<void> {
-      await storeOutcome(knex, input);
+      await failPermanentlyOnRejectedData(() => storeOutcome(knex, input));
       logger.info({ webhookId: input.webhook.webhookId, status: input.status }, 'webhook finished');
     },
   };
 }
 
 export type WebhookActivities = ReturnType<typeof createActivities>;
+
+/** SQLSTATE classes that no retry can fix: data exceptions, integrity violations, program limits. */
+const REJECTED_DATA = /^(22|23|54)/;
+
+/**
+ * An outage is retried (Temporal's retry policy); a row PostgreSQL rejects for what it contains would be
+ * rejected forever, so it fails the activity once, non-retryably, and the workflow goes on without it.
+ */
+async function failPermanentlyOnRejectedData(write: () => Promise<void>): Promise<void> {
+  try {
+    await write();
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && REJECTED_DATA.test(code)) {
+      throw ApplicationFailure.nonRetryable(`PostgreSQL rejected the record (SQLSTATE ${code}): ${(error as Error).message}`, 'RecordRejected');
+    }
+    throw error;
+  }
+}

@@ -1,5 +1,6 @@
 import {
   ActivityFailure,
+  log,
   proxyActivities,
   setHandler,
   sleep,
@@ -77,7 +78,7 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
     const record: AttemptRecord = { ...outcome, scheduledAt };
     attempts.push(record);
     // Not awaited here: a slow database must not delay the retry timer.
-    records.push(recordAttempt({ webhook, attempt: record }));
+    records.push(recordAttempt({ webhook, attempt: record }).catch(recordRejected));
     if (outcome.succeeded || attempt === MAX_ATTEMPTS) {
       status = outcome.succeeded ? 'delivered' : 'failed';
       enter(status);
@@ -93,8 +94,16 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
   }
 
   await Promise.all(records);
-  await recordOutcome({ webhook, status, finishedAt: new Date().toISOString() });
+  await recordOutcome({ webhook, status, finishedAt: new Date().toISOString() }).catch(recordRejected);
   return { webhookId: input.webhookId, eventId: input.eventId, status, attempts };
+}
+
+/**
+ * Record activities retry until PostgreSQL is back; they only fail when it rejects the row itself. The
+ * delivery has happened either way, so the workflow logs that and finishes rather than hang.
+ */
+function recordRejected(error: unknown): void {
+  log.error('a webhook record was rejected by PostgreSQL and is lost', { error: error instanceof Error ? error.message : String(error) });
 }
 
 /**

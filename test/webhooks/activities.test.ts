@@ -10,7 +10,8 @@ import { createActivities, type WebhookActivities } from '../../activities';
 import { USER_AGENT } from '../../activities/user-agent';
 import { toEnvelope, type WebhookEventInput } from '../../events/envelope';
 import { webhookIds } from '../../webhooks/ids';
-import type { AttemptRecord, SendWebhookInput, WebhookRef } from '../../workflows/types';
+import { ApplicationFailure } from '@temporalio/common';
+import type { AttemptOutcome, AttemptRecord, SendWebhookInput, WebhookRef } from '../../workflows/types';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { answer, closedPort, startPartnerServer, type PartnerServer } from './support/partner-server';
@@ -133,7 +134,7 @@ describe('webhook activities', function () {
     it('uses the timeout the workflow sized the activity for when it is shorter than PARTNER_TIMEOUT_MS', async () => {
       partner.handler = () => {}; // never answers
       config = configFor(partner.url, TOKEN, 5000);
-      const outcome = await env.run(activities.sendWebhook, { webhookId: ids.webhookId, attempt: 1, event: envelope, timeoutMs: 300 });
+      const outcome: AttemptOutcome = await env.run(activities.sendWebhook, { webhookId: ids.webhookId, attempt: 1, event: envelope, timeoutMs: 300 });
       assert.equal(outcome.errorClass, 'timeout');
       assert.ok(outcome.durationMs >= 290 && outcome.durationMs < 2000, `duration ${outcome.durationMs}`);
     });
@@ -265,6 +266,17 @@ describe('webhook activities', function () {
       assert.deepEqual(await attemptRows(db.knex), first);
       await env.run(activities.recordAttempt, { webhook, attempt: attempt(2, { httpStatus: null, errorClass: 'reset', errorMessage: 'ECONNRESET' }) });
       assert.deepEqual((await attemptRows(db.knex)).map((r) => [r.attempt, r.http_status, r.error_class]), [[1, 503, null], [2, null, 'reset']]);
+    });
+
+    it('fails non-retryably when PostgreSQL rejects the row itself, so Temporal does not retry it forever', async () => {
+      await assert.rejects(env.run(activities.recordAttempt, { webhook, attempt: attempt(1, { durationMs: -5 }) }), (error: unknown) => {
+        assert.ok(error instanceof ApplicationFailure);
+        assert.equal(error.nonRetryable, true);
+        assert.equal(error.type, 'RecordRejected');
+        assert.match(error.message, /^PostgreSQL rejected the record \(SQLSTATE 23514\): /);
+        return true;
+      });
+      assert.deepEqual(await attemptRows(db.knex), []);
     });
 
     it('fills in the run id of a row the API created before the workflow started', async () => {

@@ -77,6 +77,20 @@ class HistoryBuilder {
     );
   }
 
+  /** A non-retryable failure, as recordAttempt and recordOutcome report a row PostgreSQL rejects. */
+  rejectActivity(scheduled: string): void {
+    const started = this.add('ACTIVITY_TASK_STARTED', { scheduledEventId: scheduled, identity: 'fixture', attempt: 1 });
+    this.add('ACTIVITY_TASK_FAILED', {
+      scheduledEventId: scheduled,
+      startedEventId: started,
+      failure: {
+        message: 'PostgreSQL rejected the record (SQLSTATE 23514): check constraint',
+        applicationFailureInfo: { type: 'RecordRejected', nonRetryable: true },
+      },
+      retryState: 'RETRY_STATE_NON_RETRYABLE_FAILURE',
+    });
+  }
+
   timeOutActivity(scheduled: string, durationMs: number): void {
     const started = this.add('ACTIVITY_TASK_STARTED', { scheduledEventId: scheduled, identity: 'fixture', attempt: 1 });
     this.add(
@@ -97,6 +111,8 @@ export interface DeliveryHistoryOptions {
   readonly input: DeliverWebhookInput;
   /** The send results in order; at most 4. */
   readonly sends: readonly SendResult[];
+  /** Every record activity fails non-retryably (PostgreSQL rejects the rows); the workflow must still finish. */
+  readonly recordsRejected?: boolean;
   /**
    * Where a cut-short history ends: 'waiting' right after the last listed send failed and its retry timer
    * started; 'sending' right after the timer fired and the next send was scheduled.
@@ -127,6 +143,7 @@ export function buildDeliveryHistory(options: DeliveryHistoryOptions, companyId?
     attempt: 1,
     identity: 'fixture',
   });
+  const finishRecord = (scheduled: string) => (options.recordsRejected ? h.rejectActivity(scheduled) : h.completeActivity(scheduled, undefined));
   let completed = h.workflowTask();
   h.upsertStatus(completed, 'sending', identityAttributes(input, companyId));
   let activitySeq = 1;
@@ -148,7 +165,7 @@ export function buildDeliveryHistory(options: DeliveryHistoryOptions, companyId?
     h.upsertStatus(completed, 'waiting');
     const delay = RETRY_DELAYS_MS[i];
     const timer = h.add('TIMER_STARTED', { timerId: String(attempt), startToFireTimeout: `${delay / 1000}s`, workflowTaskCompletedEventId: completed });
-    h.completeActivity(records[records.length - 1], undefined);
+    finishRecord(records[records.length - 1]);
     h.workflowTask();
     if (i === sends.length - 1 && options.cut === 'waiting') return { events: h.events };
     h.add('TIMER_FIRED', { timerId: String(attempt), startedEventId: timer }, delay);
@@ -158,10 +175,10 @@ export function buildDeliveryHistory(options: DeliveryHistoryOptions, companyId?
     if (i === sends.length - 1 && options.cut === 'sending') return { events: h.events };
   }
 
-  h.completeActivity(records[records.length - 1], undefined);
+  finishRecord(records[records.length - 1]);
   completed = h.workflowTask();
   const outcome = h.scheduleActivity(completed, activitySeq++, 'recordOutcome');
-  h.completeActivity(outcome, undefined);
+  finishRecord(outcome);
   completed = h.workflowTask();
   h.add('WORKFLOW_EXECUTION_COMPLETED', { workflowTaskCompletedEventId: completed });
   return { events: h.events };
