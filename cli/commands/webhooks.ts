@@ -78,7 +78,7 @@ export const webhooksCommand: Command = {
     if (action !== 'send' && action !== 'send-test') throw new UsageError('expected send or send-test');
     if (!file || rest.length) throw new UsageError('expected exactly one FILE.json');
     const event = await readEventFile(file);
-    const runtime = bootstrap();
+    const runtime = bootstrap({ logsTo: 'stderr' });
     try {
       return await (action === 'send' ? send(runtime, event) : sendTest(runtime, event));
     } catch (error) {
