@@ -1,13 +1,25 @@
 import type { Command } from '../command';
 import { bootstrap, cleanUpOnFailure, openMigratedDatabase } from '../bootstrap';
+import { partnerSettings } from '../../activities';
 import { startWebhookWorker } from '../../worker/webhook-worker';
 
 export const workerCommand: Command = {
   name: 'worker',
   summary: 'Run the Temporal worker that delivers webhooks',
-  usage: 'Usage: partner-service worker\n\nPolls TEMPORAL_TASK_QUEUE at TEMPORAL_ADDRESS, reconnecting with backoff, until SIGINT or SIGTERM.',
+  usage: [
+    'Usage: partner-service worker',
+    '',
+    'Polls TEMPORAL_TASK_QUEUE (and its -records queue) at TEMPORAL_ADDRESS, reconnecting with backoff,',
+    'until SIGINT or SIGTERM. Needs PARTNER_ENDPOINT and PARTNER_ACCESS_TOKEN.',
+  ].join('\n'),
   async run() {
     const runtime = bootstrap();
+    // Delivering is this process's only job: without a partner it stops at once rather than idle.
+    const settings = partnerSettings(runtime.config);
+    if ('missing' in settings) {
+      process.stderr.write(`${settings.missing} is not set: the worker has no partner endpoint to deliver to\n`);
+      return 1;
+    }
     runtime.shutdown.listen();
     return cleanUpOnFailure(runtime, async () => {
       const database = await openMigratedDatabase(runtime, { migrate: false });

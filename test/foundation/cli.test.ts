@@ -35,6 +35,13 @@ describe('partner-service CLI', () => {
     assert.equal(stderr, 'Invalid configuration: PORT must be a whole number\n');
   });
 
+  it('worker without a partner endpoint exits 1 with one line instead of idling', async () => {
+    const { code, stdout, stderr } = await runCli(['worker'], {});
+    assert.equal(code, 1);
+    assert.equal(stdout, '');
+    assert.equal(stderr, 'PARTNER_ENDPOINT is not set: the worker has no partner endpoint to deliver to\n');
+  });
+
   describe('import', () => {
     let db: TestDatabase;
     beforeEach(async () => {
