@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { ApplicationFailure } from '@temporalio/common';
+import { webhookAttempts } from '../lib/metrics';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import type { AttemptOutcome, RecordAttemptInput, RecordOutcomeInput, SendWebhookInput } from '../workflows/types';
@@ -40,6 +41,8 @@ export function createActivities({ config, knex, logger }: ActivityDependencies)
             }
           : await postWebhook(settings, input);
       const { httpStatus, errorClass, durationMs, succeeded } = outcome;
+      const { event_type, action } = input.event;
+      webhookAttempts.inc({ event_type, action, outcome: httpStatus !== null ? `${Math.floor(httpStatus / 100)}xx` : errorClass ?? 'other' });
       logger[succeeded ? 'info' : 'warn'](
         { webhookId: input.webhookId, attempt: input.attempt, httpStatus, errorClass, durationMs },
         succeeded ? 'webhook delivered' : 'webhook attempt failed',

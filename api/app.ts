@@ -2,6 +2,7 @@ import Koa from 'koa';
 import type Router from '@koa/router';
 import type { ApiDependencies } from './context';
 import { healthRouter } from './health';
+import { metricsRouter, requestMetrics } from './metrics';
 import { internalWebhooksRouter } from './internal/webhooks-router';
 import { listingsRouter } from './listings/router';
 import { openApiRouter } from './openapi/router';
@@ -10,7 +11,7 @@ import { scimRouter } from './scim/router';
 export type RouterFactory = (deps: ApiDependencies) => Router;
 
 /** Route modules, mounted in this order. Each one answers errors in its own API's format. */
-const routerFactories: RouterFactory[] = [healthRouter, listingsRouter, openApiRouter, scimRouter, internalWebhooksRouter];
+const routerFactories: RouterFactory[] = [healthRouter, metricsRouter, listingsRouter, openApiRouter, scimRouter, internalWebhooksRouter];
 
 /**
  * Builds the Koa application. Unknown paths (404) and methods a router does not serve (405, set by
@@ -19,6 +20,7 @@ const routerFactories: RouterFactory[] = [healthRouter, listingsRouter, openApiR
 export function createApp(deps: ApiDependencies): Koa {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });
   app.silent = true;
+  app.use(requestMetrics);
   app.use(async (ctx, next) => {
     try {
       await next();

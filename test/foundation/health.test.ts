@@ -59,6 +59,18 @@ describe('health endpoints', () => {
     assert.deepEqual(await res.json(), { detail: 'Method "POST" not allowed.' });
   });
 
+  it('GET /metrics serves Prometheus metrics, requests labelled by route pattern', async () => {
+    await fetch(`${api.url}/healthz`);
+    await fetch(`${api.url}/no/such/path`);
+    const res = await fetch(`${api.url}/metrics`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type')!, /^text\/plain; version=0\.0\.4/);
+    const text = await res.text();
+    assert.match(text, /^partner_service_http_request_duration_seconds_count\{method="GET",route="\/healthz",status="200"\} [1-9]/m);
+    assert.match(text, /^partner_service_http_request_duration_seconds_count\{method="GET",route="unmatched",status="404"\} [1-9]/m);
+    assert.match(text, /^partner_service_process_resident_memory_bytes \d+/m);
+  });
+
   it('an unknown path answers 404 {"detail": "Not found."}', async () => {
     const res = await fetch(`${api.url}/no/such/path`);
     assert.equal(res.status, 404);

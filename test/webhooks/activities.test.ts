@@ -11,6 +11,7 @@ import { USER_AGENT } from '../../activities/user-agent';
 import { toEnvelope, type WebhookEventInput } from '../../events/envelope';
 import { webhookIds } from '../../webhooks/ids';
 import { ApplicationFailure } from '@temporalio/common';
+import { webhookAttempts } from '../../lib/metrics';
 import type { AttemptOutcome, AttemptRecord, SendWebhookInput, WebhookRef } from '../../workflows/types';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { createTestDatabase, type TestDatabase } from '../support/database';
@@ -97,6 +98,18 @@ describe('webhook activities', function () {
       await send(2);
       assert.deepEqual(partner.requests.map((r) => r.headers['webhook-id']), [ids.webhookId, ids.webhookId]);
       assert.ok(partner.requests.every((r) => /^\d{10}$/.test(String(r.headers['webhook-timestamp']))));
+    });
+
+    it('counts each attempt in partner_service_webhook_attempts_total by outcome', async () => {
+      const count = async (outcome: string) =>
+        (await webhookAttempts.get()).values.find((v) => v.labels.outcome === outcome && v.labels.event_type === 'candidate')?.value ?? 0;
+      const [ok, serverError] = [await count('2xx'), await count('5xx')];
+      partner.handler = answer(200);
+      await send();
+      partner.handler = answer(503);
+      await send();
+      assert.equal(await count('2xx'), ok + 1);
+      assert.equal(await count('5xx'), serverError + 1);
     });
 
     const statusCases: Array<[number, boolean]> = [
