@@ -1,19 +1,15 @@
 import type { Middleware } from 'koa';
-import { hashAppKey, verifyAppKey } from '../../lib/app-keys';
-
-const BEARER = /^Bearer +(\S+) *$/i;
+import { bearerTokenChecker } from '../../lib/bearer-token';
 
 /** Requires `Authorization: Bearer <token>`, compared in constant time; answers 401 in the `{"detail"}` shape. */
 export function requireBearerToken(token: string): Middleware {
-  const stored = hashAppKey(token);
+  const check = bearerTokenChecker(token);
   return async (ctx, next) => {
-    const presented = BEARER.exec(ctx.get('authorization'))?.[1];
-    if (presented === undefined || !verifyAppKey(presented, stored)) {
+    const result = check(ctx.get('authorization'));
+    if (result !== 'valid') {
       ctx.status = 401;
       ctx.set('WWW-Authenticate', 'Bearer realm="internal"');
-      ctx.body = {
-        detail: presented === undefined ? 'Authentication credentials were not provided.' : 'Invalid token.',
-      };
+      ctx.body = { detail: result === 'missing' ? 'Authentication credentials were not provided.' : 'Invalid token.' };
       return;
     }
     await next();

@@ -1,20 +1,16 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
+import { bearerTokenChecker } from '../../lib/bearer-token';
 import { ScimError } from './errors';
 
-const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
-const BEARER = /^Bearer +(\S+) *$/i;
-
 /**
- * With a token configured, every request needs `Authorization: Bearer <token>`; the presented token is
- * compared in constant time (both sides hashed to equal length first). Without one, requests pass.
+ * With a token configured, every request needs `Authorization: Bearer <token>`, compared in constant
+ * time. Without one, requests pass.
  */
 export function bearerAuth(token: string | undefined): Middleware {
   if (!token) return (_ctx, next) => next();
-  const expected = digest(token);
+  const check = bearerTokenChecker(token);
   return async (ctx, next) => {
-    const presented = BEARER.exec(ctx.get('authorization'))?.[1];
-    if (presented === undefined || !timingSafeEqual(digest(presented), expected)) {
+    if (check(ctx.get('authorization')) !== 'valid') {
       throw new ScimError(401, 'A valid bearer token is required: send Authorization: Bearer <token>', undefined, {
         'WWW-Authenticate': 'Bearer realm="SCIM"',
       });

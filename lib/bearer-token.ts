@@ -1,0 +1,18 @@
+import { hashAppKey, verifyAppKey } from './app-keys';
+
+const BEARER = /^Bearer +(\S+) *$/i;
+
+export type BearerCheck = 'missing' | 'invalid' | 'valid';
+
+/**
+ * Checks `Authorization: Bearer <token>` headers against one configured token. The token is kept only as
+ * a salted hash and compared in constant time (lib/app-keys), whatever the presented length.
+ */
+export function bearerTokenChecker(token: string): (authorization: string) => BearerCheck {
+  const stored = hashAppKey(token);
+  return (authorization) => {
+    const presented = BEARER.exec(authorization)?.[1];
+    if (presented === undefined) return 'missing';
+    return verifyAppKey(presented, stored) ? 'valid' : 'invalid';
+  };
+}
