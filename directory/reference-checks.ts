@@ -1,3 +1,4 @@
+import { isCanonicalUuid } from '../lib/validation';
 import type { DirectorySnapshot } from './snapshot-schema';
 
 /** Ids that the snapshot refers to but does not itself contain; they must already be in the database. */
@@ -86,7 +87,7 @@ export function collectReferences(
       if (member.type === 'User') {
         if (!/^[1-9]\d{0,15}$/.test(member.value)) problems.push(`${path}: a User member's value must be a user id`);
         else need(users, !!snapshot.users, external.users, Number(member.value), path, 'user');
-      } else if (!UUID.test(member.value)) {
+      } else if (!isCanonicalUuid(member.value.toLowerCase())) {
         problems.push(`${path}: a Group member's value must be a group id (UUID)`);
       } else if (member.value.toLowerCase() === groupIds[g]) {
         problems.push(`${path}: a group cannot be a member of itself`);
@@ -99,5 +100,3 @@ export function collectReferences(
       need(companies, !!snapshot.companies, external.companies, companyId, `apps[${a}].company_ids[${c}]`, 'company')));
   return external;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

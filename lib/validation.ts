@@ -46,3 +46,8 @@ export function unstorableTextErrors(value: unknown, path: PathSegment[] = []): 
   return Object.entries(value).flatMap(([key, item]) =>
     bad(key) ? [{ path: formatJsonPath([...path, key]), message: UNSTORABLE_TEXT }] : unstorableTextErrors(item, [...path, key]));
 }
+
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** A UUID in its canonical lower-case form, as PostgreSQL prints uuid values and as ids compare (caseExact). */
+export const isCanonicalUuid = (value: string): boolean => CANONICAL_UUID.test(value);

@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import { isCanonicalUuid } from '../../lib/validation';
 import { requestOrigin } from '../request-origin';
 import type { ApiDependencies } from '../context';
 import { acceptWebhook } from '../../webhooks/ingest';
@@ -9,7 +10,6 @@ import { loadWebhookView } from '../../webhooks/webhook-view';
 import { requireBearerToken } from './bearer-auth';
 import { jsonBody } from './json-body';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
  * POST /internal/v1/webhooks starts a webhook; GET /internal/v1/webhooks/:webhook_id is its status URL.
@@ -58,7 +58,7 @@ export function internalWebhooksRouter({ config, knex, logger, webhookStarter }:
 
   router.get('/:webhook_id', auth, async (ctx) => {
     const webhookId = ctx.params.webhook_id;
-    const view = UUID.test(webhookId) ? await loadWebhookView(knex, webhookId) : undefined;
+    const view = isCanonicalUuid(webhookId) ? await loadWebhookView(knex, webhookId) : undefined;
     if (!view) {
       ctx.status = 404;
       ctx.body = { detail: 'Not found.' };

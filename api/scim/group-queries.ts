@@ -1,3 +1,4 @@
+import { isCanonicalUuid } from '../../lib/validation';
 import { MEMBER_DISPLAY, MEMBER_JOINS, utcText } from './group-sql';
 import { raw, sql, type SqlFragment } from './sql-fragment';
 
@@ -21,7 +22,7 @@ export interface GroupRow {
 }
 
 /** Group ids are lower-case UUIDs and compare exactly (caseExact); anything else names no group. */
-export const isGroupId = (value: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(value);
+export const isGroupId = isCanonicalUuid;
 
 const GROUP_COLUMNS = sql`g.id, g.external_id, g.display_name, ${utcText('g.created')} AS created, ${utcText('g.last_modified')} AS last_modified, g.version`;
 
