@@ -1,3 +1,4 @@
+import { findFreePort } from '../../../db/embedded-postgres';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -58,10 +59,4 @@ export async function startPartnerServer(handler: PartnerHandler = answer(200)):
 }
 
 /** A port on 127.0.0.1 that nothing listens on (bound, then released). */
-export async function closedPort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+export const closedPort = findFreePort;
