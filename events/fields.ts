@@ -1,30 +1,16 @@
 import { z } from 'zod';
 
-/** A real calendar day: rejects 2024-02-30 as well as shapes other than the one the spec gives. */
-function isCalendarDate(year: number, month: number, day: number): boolean {
-  const date = new Date(Date.UTC(year, month - 1, day));
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
-}
-
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const DATETIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
+// zod's ISO checks reject impossible days (2024-02-30) and out-of-range times, not only wrong shapes.
+const isoDate = z.iso.date();
+const isoTime = z.iso.time({ precision: 0 });
 
 /** `date` in the spec: YYYY-MM-DD. */
-export const dateField = z.string().refine((value) => {
-  const m = DATE.exec(value);
-  return m !== null && isCalendarDate(Number(m[1]), Number(m[2]), Number(m[3]));
-}, 'must be a date shaped YYYY-MM-DD');
+export const dateField = z.iso.date({ message: 'must be a date shaped YYYY-MM-DD' });
 
-/** `datetime` in the spec: YYYY-MM-DD HH:MM:SS (the time zone is not given). */
+/** `datetime` in the spec: YYYY-MM-DD HH:MM:SS, with a space (the time zone is not given). */
 export const datetimeField = z.string().refine((value) => {
-  const m = DATETIME.exec(value);
-  return (
-    m !== null &&
-    isCalendarDate(Number(m[1]), Number(m[2]), Number(m[3])) &&
-    Number(m[4]) < 24 &&
-    Number(m[5]) < 60 &&
-    Number(m[6]) < 60
-  );
+  const [date, time, ...rest] = value.split(' ');
+  return rest.length === 0 && time !== undefined && isoDate.safeParse(date).success && isoTime.safeParse(time).success;
 }, 'must be a datetime shaped YYYY-MM-DD HH:MM:SS');
 
 export const urlField = z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' });
