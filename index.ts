@@ -11,7 +11,7 @@ export {
 export { webhookIds, type WebhookIds } from './webhooks/ids';
 export * from './events';
 export { webhookStatusQuery } from './workflows/queries';
-export { WEBHOOK_SEARCH_ATTRIBUTES, WEBHOOK_EVENT_TYPE, WEBHOOK_ACTION, WEBHOOK_STATUS, COMPANY_ID } from './workflows/search-attributes';
+export { WEBHOOK_SEARCH_ATTRIBUTES, WEBHOOK_EVENT_TYPE, WEBHOOK_ACTION, WEBHOOK_STATUS, COMPANY_ID } from './temporal/search-attributes';
 export type {
   AttemptRecord,
   DeliverWebhookInput,

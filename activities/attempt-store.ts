@@ -1,9 +1,10 @@
 import type { Knex } from 'knex';
 import { companyIdOf } from '../events/company-id';
+import type { WebhookEnvelope } from '../events/envelope';
 import type { RecordAttemptInput, RecordOutcomeInput, WebhookRef } from '../workflows/types';
 
 /** The webhook_events row of a webhook: the event's columns, its payload and its Temporal ids. */
-export function webhookEventRow(webhook: WebhookRef) {
+export function webhookEventRow(webhook: WebhookRef & { event: WebhookEnvelope }) {
   return {
     id: webhook.webhookId,
     event_id: webhook.eventId,
@@ -17,19 +18,37 @@ export function webhookEventRow(webhook: WebhookRef) {
   };
 }
 
+/** A record that reached PostgreSQL before the record that writes its webhook's row: retried until it exists. */
+export class WebhookRowMissingError extends Error {
+  constructor(webhookId: string) {
+    super(`the row of webhook ${webhookId} is not written yet`);
+    this.name = 'WebhookRowMissingError';
+  }
+}
+
 /**
- * Creates the webhook's row when missing (a workflow started by `startWebhook` has none yet) and fills in
- * the workflow and run ids the API did not know yet. Never changes an existing row's event data.
+ * Makes sure the webhook's row exists and carries the workflow and run ids. A record that carries the event
+ * creates a missing row (a workflow started by `startWebhook`); one without it only updates.
  */
 async function ensureWebhookRow(trx: Knex.Transaction, webhook: WebhookRef): Promise<void> {
-  await trx('webhook_events')
-    .insert(webhookEventRow(webhook))
-    .onConflict('id')
-    .merge({
-      workflow_id: trx.raw('COALESCE(webhook_events.workflow_id, excluded.workflow_id)'),
-      run_id: trx.raw('COALESCE(webhook_events.run_id, excluded.run_id)'),
-      updated_at: trx.fn.now(),
-    });
+  const ids = {
+    workflow_id: trx.raw('COALESCE(webhook_events.workflow_id, ?)', [webhook.workflowId]),
+    run_id: trx.raw('COALESCE(webhook_events.run_id, ?)', [webhook.runId]),
+    updated_at: trx.fn.now(),
+  };
+  if (webhook.event) {
+    await trx('webhook_events')
+      .insert(webhookEventRow({ ...webhook, event: webhook.event }))
+      .onConflict('id')
+      .merge({
+        workflow_id: trx.raw('COALESCE(webhook_events.workflow_id, excluded.workflow_id)'),
+        run_id: trx.raw('COALESCE(webhook_events.run_id, excluded.run_id)'),
+        updated_at: trx.fn.now(),
+      });
+    return;
+  }
+  const updated = await trx('webhook_events').where({ id: webhook.webhookId }).update(ids);
+  if (updated === 0) throw new WebhookRowMissingError(webhook.webhookId);
 }
 
 /** Idempotent on (webhook, attempt): a retried call after a lost reply finds the row and changes nothing. */

@@ -52,7 +52,8 @@ async function claimAndStart(knex: Knex, starter: WebhookStarter, webhook: Prepa
 
   let runId: string;
   try {
-    runId = await starter.start(target);
+    // The row holds the event, so the workflow's records need carry only ids and outcomes.
+    runId = await starter.start({ ...target, input: { ...target.input, eventStored: true } });
   } catch (error) {
     const outcomeUnknown = error instanceof TemporalUnavailableError && error.outcomeUnknown;
     if (created && !outcomeUnknown) await forgetUnstarted(knex, target.webhookId);

@@ -3,7 +3,7 @@ import { parseWebhookEvent, toEnvelope, companyIdOf, type WebhookEventInput } fr
 import { loadConfig } from '../lib/config';
 import { formatPathError, type PathError } from '../lib/validation';
 import type { deliverWebhook } from '../workflows/deliver-webhook';
-import { COMPANY_ID, WEBHOOK_ACTION, WEBHOOK_EVENT_TYPE, WEBHOOK_STATUS } from '../workflows/search-attributes';
+import { COMPANY_ID, WEBHOOK_ACTION, WEBHOOK_EVENT_TYPE, WEBHOOK_STATUS } from '../temporal/search-attributes';
 import { DEFAULT_SEND_TIMEOUT_MS, type DeliverWebhookInput } from '../workflows/types';
 import { webhookIds, type WebhookIds } from './ids';
 

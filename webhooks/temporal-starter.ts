@@ -1,4 +1,6 @@
-import { Client, Connection } from '@temporalio/client';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { Client, Connection, ServiceError } from '@temporalio/client';
+import { ensureSearchAttributes, TemporalSetupError } from '../temporal/register-search-attributes';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { temporalAddress } from '../worker/temporal-connection';
@@ -23,7 +25,10 @@ export class TemporalUnavailableError extends Error {
 
 /** How the API and CLI reach Temporal. Tests can stand in their own while no Temporal server exists. */
 export interface WebhookStarter {
-  /** Starts (or finds) the delivery workflow; returns its run id. Throws TemporalUnavailableError. */
+  /**
+   * Starts (or finds) the delivery workflow; returns its run id. Throws TemporalUnavailableError for an
+   * outage, TemporalSetupError when Temporal refuses the start for its configuration.
+   */
   start(webhook: PreparedWebhook): Promise<string>;
   /** The workflow's status query, or undefined when Temporal does not answer. */
   status(workflowId: string): Promise<WebhookDeliveryStatus | undefined>;
@@ -54,16 +59,26 @@ export function createTemporalStarter(
 
   async function connect() {
     if (Date.now() - failedAt < failFastMs) throw new TemporalUnavailableError(failure);
-    connecting ??= Connection.connect({ address, connectTimeout: connectTimeoutMs }).then(
-      (connection) => ({ connection, client: new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }) }),
-      (error: unknown) => {
+    connecting ??= (async () => {
+      let connection: Connection | undefined;
+      try {
+        connection = await Connection.connect({ address, connectTimeout: connectTimeoutMs });
+        // Starts that set unregistered search attributes are rejected: register them before the first one.
+        await connection.withDeadline(Date.now() + callTimeoutMs, () => ensureSearchAttributes(connection!, config.TEMPORAL_NAMESPACE));
+        return { connection, client: new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }) };
+      } catch (error) {
         connecting = undefined;
+        await connection?.close().catch(() => undefined);
+        if (error instanceof TemporalSetupError) {
+          logger.error(error.message);
+          throw error;
+        }
         failedAt = Date.now();
         failure = `cannot connect to ${address} (${error instanceof Error ? error.message : String(error)})`;
         logger.warn({ address }, `Temporal is unreachable at ${address}: webhooks are refused with 503`);
         throw new TemporalUnavailableError(failure);
-      },
-    );
+      }
+    })();
     return connecting;
   }
 
@@ -74,6 +89,7 @@ export function createTemporalStarter(
         return await connection.withDeadline(Date.now() + callTimeoutMs, () => startDeliveryWorkflow(client, webhook, config.TEMPORAL_TASK_QUEUE));
       } catch (error) {
         logger.error({ err: error, workflowId: webhook.workflowId }, 'starting the webhook workflow failed');
+        if (isRefusal(error)) throw new TemporalSetupError(`Temporal refused to start the webhook workflow: ${refusalReason(error)}`);
         throw new TemporalUnavailableError(`the workflow could not be started (${error instanceof Error ? error.message : String(error)})`, true);
       }
     },
@@ -92,4 +108,29 @@ export function createTemporalStarter(
       await current?.then(({ connection }) => connection.close(), () => undefined);
     },
   };
+}
+
+/** gRPC codes that say the request or the namespace is wrong, not that Temporal is down. */
+const REFUSALS: ReadonlySet<number> = new Set([
+  GrpcStatus.INVALID_ARGUMENT,
+  GrpcStatus.NOT_FOUND,
+  GrpcStatus.PERMISSION_DENIED,
+  GrpcStatus.FAILED_PRECONDITION,
+  GrpcStatus.UNAUTHENTICATED,
+]);
+
+const grpcCodeOf = (error: unknown): number | undefined => {
+  const cause = error instanceof ServiceError ? error.cause : error;
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  return typeof code === 'number' ? code : undefined;
+};
+
+function isRefusal(error: unknown): boolean {
+  const code = grpcCodeOf(error);
+  return code !== undefined && REFUSALS.has(code);
+}
+
+function refusalReason(error: unknown): string {
+  const cause = error instanceof ServiceError ? error.cause : error;
+  return cause instanceof Error ? cause.message : String(cause);
 }

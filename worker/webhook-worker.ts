@@ -7,6 +7,7 @@ import type { Logger } from '../lib/logger';
 import { createActivities, partnerSettings } from '../activities';
 import { recordsTaskQueue } from '../workflows/types';
 import { PREBUILT_BUNDLE_PATH, WORKFLOWS_PATH } from './bundle';
+import { ensureSearchAttributes, TemporalSetupError } from '../temporal/register-search-attributes';
 import { connectWithBackoff } from './temporal-connection';
 import { installTemporalRuntime } from './temporal-runtime';
 
@@ -17,7 +18,10 @@ export interface WorkerDependencies {
 }
 
 export interface WebhookWorkerHandle {
-  /** Resolves when the worker has stopped (after stop(), or on a fatal error). */
+  /**
+   * Resolves when the worker has stopped after stop(); rejects with TemporalSetupError when Temporal refuses
+   * the service's set-up (search attributes), which no restart can mend.
+   */
   readonly done: Promise<void>;
   /** Stops polling, lets running activities finish, closes the connection. */
   stop(): Promise<void>;
@@ -67,9 +71,10 @@ export interface WorkerLoopOptions {
 }
 
 /**
- * Starts the webhook worker in the background: connect to Temporal with backoff, then poll both task
- * queues. Never throws: an unreachable Temporal, or workers that fail after connecting (a namespace not
- * created yet, a lost server), pause delivery and the loop starts again; the API keeps serving meanwhile.
+ * Starts the webhook worker in the background: connect to Temporal with backoff, register the search
+ * attributes, then poll both task queues. An unreachable Temporal, or workers that fail after connecting (a
+ * namespace not created yet, a lost server), pause delivery and the loop starts again; the API keeps serving
+ * meanwhile. Only a refused set-up ends the loop, since waiting cannot fix it.
  */
 export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 30_000 }: WorkerLoopOptions = {}): WebhookWorkerHandle {
   const { config, logger } = deps;
@@ -87,6 +92,8 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
       const connection = await connectWithBackoff(config, logger, abort.signal);
       if (!connection) return;
       try {
+        const added = await ensureSearchAttributes(connection, config.TEMPORAL_NAMESPACE);
+        if (added.length) logger.info({ namespace: config.TEMPORAL_NAMESPACE, added }, 'registered the webhook search attributes');
         const options = webhookWorkerOptions(deps, connection);
         const workers = await createWorkers([options.delivery, options.records]);
         logger.info(
@@ -96,6 +103,10 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
         await runTogether(workers, stopping);
         if (!abort.signal.aborted) logger.warn(`webhook worker stopped unexpectedly: webhook delivery is paused; restarting in ${restartDelayMs / 1000} s`);
       } catch (error) {
+        if (error instanceof TemporalSetupError) {
+          logger.error(error.message);
+          throw error;
+        }
         logger.error({ err: error }, `webhook worker failed: webhook delivery is paused; restarting in ${restartDelayMs / 1000} s`);
       } finally {
         await connection.close().catch((error: unknown) => logger.warn({ err: error }, 'closing the Temporal connection failed'));
@@ -107,7 +118,7 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
     done,
     async stop() {
       abort.abort();
-      await done;
+      await done.catch(() => undefined);
     },
   };
 }

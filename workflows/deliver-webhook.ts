@@ -12,7 +12,7 @@ import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { WebhookActivities } from '../activities';
 import { companyIdOf } from '../events/company-id';
 import { webhookStatusQuery } from './queries';
-import { COMPANY_ID, WEBHOOK_ACTION, WEBHOOK_EVENT_TYPE, WEBHOOK_STATUS } from './search-attributes';
+import { COMPANY_ID, WEBHOOK_ACTION, WEBHOOK_EVENT_TYPE, WEBHOOK_STATUS } from '../temporal/search-attributes';
 import {
   DEFAULT_SEND_TIMEOUT_MS,
   MAX_ATTEMPTS,
@@ -51,7 +51,9 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
     startToCloseTimeout: '30 seconds',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
   });
-  const webhook: WebhookRef = { webhookId: input.webhookId, eventId: input.eventId, event: input.event, workflowId, runId, isTest: false };
+  // Records carry ids and outcomes; the event, already in the workflow input, is repeated only where no row exists.
+  const webhook: WebhookRef = { webhookId: input.webhookId, eventId: input.eventId, workflowId, runId, isTest: false };
+  const firstRecordOf: WebhookRef = input.eventStored ? webhook : { ...webhook, event: input.event };
   const attempts: AttemptRecord[] = [];
   let state: DeliveryState = 'sending';
   let nextAttemptAt: string | null = null;
@@ -78,7 +80,7 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
     const record: AttemptRecord = { ...outcome, scheduledAt };
     attempts.push(record);
     // Not awaited here: a slow database must not delay the retry timer.
-    records.push(recordAttempt({ webhook, attempt: record }).catch(recordRejected));
+    records.push(recordAttempt({ webhook: attempt === 1 ? firstRecordOf : webhook, attempt: record }).catch(recordRejected));
     if (outcome.succeeded || attempt === MAX_ATTEMPTS) {
       status = outcome.succeeded ? 'delivered' : 'failed';
       enter(status);

@@ -25,6 +25,11 @@ export interface DeliverWebhookInput {
   readonly event: WebhookEnvelope;
   /** The HTTP timeout of one attempt; the send activity's startToCloseTimeout adds a margin to it. */
   readonly sendTimeoutMs?: number;
+  /**
+   * True when the starter wrote the webhook's row (the ingestion API does): then no record activity carries the
+   * event, only ids and outcomes. Otherwise (`startWebhook` from an upstream client) the first record writes it.
+   */
+  readonly eventStored?: boolean;
 }
 
 export interface SendWebhookInput {
@@ -57,11 +62,12 @@ export interface AttemptRecord extends AttemptOutcome {
   readonly scheduledAt: string;
 }
 
-/** Identifies the webhook row the record activities upsert. */
+/** Identifies the webhook row the record activities write. */
 export interface WebhookRef {
   readonly webhookId: string;
   readonly eventId: string;
-  readonly event: WebhookEnvelope;
+  /** Only where the row may not exist yet; a record without it waits for the row. */
+  readonly event?: WebhookEnvelope;
   readonly workflowId: string | null;
   readonly runId: string | null;
   readonly isTest: boolean;

@@ -7,6 +7,7 @@ import { acceptWebhook } from '../../webhooks/ingest';
 import { prepareWebhook, WebhookValidationError } from '../../webhooks/start-webhook';
 import { createTemporalStarter, TemporalUnavailableError } from '../../webhooks/temporal-starter';
 import { loadWebhookView } from '../../webhooks/webhook-view';
+import { TemporalSetupError } from '../../temporal/register-search-attributes';
 import { requireBearerToken } from './bearer-auth';
 import { jsonBody } from './json-body';
 
@@ -46,6 +47,12 @@ export function internalWebhooksRouter({ config, knex, logger, webhookStarter }:
         status_url: statusUrl(ctx, accepted.webhookId),
       };
     } catch (error) {
+      if (error instanceof TemporalSetupError) {
+        // Not an outage: retrying cannot help until an operator mends Temporal's configuration.
+        ctx.status = 500;
+        ctx.body = { detail: 'The webhook was not accepted because Temporal refused the service\'s configuration. An operator must fix it; retrying will not help.', reason: error.message };
+        return;
+      }
       if (!(error instanceof TemporalUnavailableError)) throw error;
       ctx.status = 503;
       ctx.set('Retry-After', '30');

@@ -7,6 +7,7 @@ import { acceptWebhook } from '../../webhooks/ingest';
 import { sendTestWebhook } from '../../webhooks/send-test';
 import { prepareWebhook, WebhookValidationError } from '../../webhooks/start-webhook';
 import { createTemporalStarter, TemporalUnavailableError } from '../../webhooks/temporal-starter';
+import { TemporalSetupError } from '../../temporal/register-search-attributes';
 
 const USAGE = [
   'Usage: partner-service webhooks send FILE.json',
@@ -53,7 +54,7 @@ async function send(runtime: Runtime, event: unknown): Promise<number> {
     );
     return 0;
   } catch (error) {
-    if (error instanceof TemporalUnavailableError) return fail(`Webhook not accepted: ${error.message}`);
+    if (error instanceof TemporalUnavailableError || error instanceof TemporalSetupError) return fail(`Webhook not accepted: ${error.message}`);
     throw error;
   }
 }

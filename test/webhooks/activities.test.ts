@@ -272,6 +272,19 @@ describe('webhook activities', function () {
       );
     });
 
+    it('a record without the event (ids and outcome only) waits, retryably, until the row exists, then fills in the run id', async () => {
+      const { event: _event, ...idsOnly } = webhook;
+      await assert.rejects(env.run(activities.recordAttempt, { webhook: idsOnly, attempt: attempt(2) }), (error: Error) => {
+        assert.equal(error.name, 'WebhookRowMissingError');
+        return true;
+      });
+      assert.deepEqual(await attemptRows(db.knex), []);
+      await env.run(activities.recordAttempt, { webhook: { ...webhook, runId: null }, attempt: attempt(1) });
+      await env.run(activities.recordAttempt, { webhook: idsOnly, attempt: attempt(2) });
+      assert.deepEqual((await attemptRows(db.knex)).map((row) => row.attempt), [1, 2]);
+      assert.equal((await db.knex('webhook_events').where({ id: ids.webhookId }).first()).run_id, 'run-1');
+    });
+
     it('is idempotent on (webhook, attempt): a repeated call changes nothing', async () => {
       await env.run(activities.recordAttempt, { webhook, attempt: attempt(1) });
       const first = await attemptRows(db.knex);

@@ -16,7 +16,7 @@ import { startWebhook } from '../../webhooks/start-webhook';
 import type { WebhookEventInput } from '../../events/envelope';
 import { runTogether, webhookWorkerOptions } from '../../worker/webhook-worker';
 import { webhookStatusQuery } from '../../workflows/queries';
-import { WEBHOOK_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import { WEBHOOK_SEARCH_ATTRIBUTES } from '../../temporal/search-attributes';
 import type { DeliverySummary } from '../../workflows/types';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import companySignup from '../fixtures/events/company-signup.json';

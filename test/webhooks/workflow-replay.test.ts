@@ -123,7 +123,8 @@ describe('deliverWebhook replay over hand-built histories', function () {
 
       // Activities: send, record, (send, record)..., then the final status.
       const { webhookId, eventId, event } = scenario.input;
-      const webhook = { webhookId, eventId, event, workflowId: scenario.workflowId, runId: 'fixture-run-id', isTest: false };
+      // Records carry ids and outcomes; these histories' starter wrote no row, so the first record carries the event.
+      const webhook = { webhookId, eventId, workflowId: scenario.workflowId, runId: 'fixture-run-id', isTest: false };
       const records = expectedRecords(scenario, history.events);
       const expected: Array<Omit<CapturedActivity, 'seq'>> = [];
       scenario.sends.forEach((_, i) => {
@@ -137,7 +138,7 @@ describe('deliverWebhook replay over hand-built histories', function () {
         });
         expected.push({
           activityType: 'recordAttempt',
-          args: [{ webhook, attempt: records[i] }],
+          args: [{ webhook: i === 0 ? { ...webhook, event } : webhook, attempt: records[i] }],
           startToCloseTimeout: '30 seconds',
           retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
           summary: undefined,

@@ -1,0 +1,98 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Connection } from '@temporalio/client';
+
+export interface DevServerOptions {
+  /** The `temporal` CLI. */
+  readonly executable: string;
+  readonly port: number;
+  /** The Web UI's port; omitted means headless. */
+  readonly uiPort?: number;
+  /** SQLite file that keeps workflows across restarts; omitted means in memory. */
+  readonly dbFilename?: string;
+  /** Extra `--sqlite-pragma` values, e.g. journal_mode=wal. */
+  readonly sqlitePragmas?: readonly string[];
+  /** Remote codec endpoint the UI calls to decode payloads. */
+  readonly uiCodecEndpoint?: string;
+  /** How long to wait for the frontend to answer. */
+  readonly readyTimeoutMs?: number;
+}
+
+export interface DevServer {
+  readonly address: string;
+  readonly uiUrl: string | undefined;
+  readonly process: ChildProcess;
+  /** SIGTERM, then SIGKILL after 10 s. */
+  stop(): Promise<void>;
+}
+
+const NAMESPACE = 'default';
+
+/**
+ * Runs `temporal server start-dev` on 127.0.0.1 as a child process and resolves once the default namespace
+ * answers. The SDK's own launcher gives up after 5 s, which a loaded 2-core machine can exceed.
+ */
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const { executable, port, uiPort, dbFilename, sqlitePragmas = [], uiCodecEndpoint, readyTimeoutMs = 30_000 } = options;
+  if (dbFilename) await mkdir(path.dirname(path.resolve(dbFilename)), { recursive: true });
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-format', 'json', '--log-level', 'error'];
+  args.push(...(uiPort === undefined ? ['--headless'] : ['--ui-port', String(uiPort), '--ui-disable-news-fetch']));
+  if (dbFilename) args.push('--db-filename', path.resolve(dbFilename));
+  for (const pragma of sqlitePragmas) args.push('--sqlite-pragma', pragma);
+  if (uiCodecEndpoint) args.push('--ui-codec-endpoint', uiCodecEndpoint);
+
+  const child = spawn(executable, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const address = `127.0.0.1:${port}`;
+  const server: DevServer = {
+    address,
+    uiUrl: uiPort === undefined ? undefined : `http://127.0.0.1:${uiPort}`,
+    process: child,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+  const ready = waitUntilReady(address, readyTimeoutMs);
+  const early = exited.then((code) => {
+    throw new Error(`temporal server start-dev exited (code ${code}) before answering: ${stderr.trim().split('\n').pop() ?? ''}`);
+  });
+  try {
+    await Promise.race([ready, early]);
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+  early.catch(() => undefined);
+  return server;
+}
+
+async function waitUntilReady(address: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    const connection = await Connection.connect({ address, connectTimeout: 1000 }).catch((error: unknown) => {
+      lastError = error;
+      return undefined;
+    });
+    if (connection) {
+      try {
+        await connection.withDeadline(Date.now() + 2000, () => connection.workflowService.describeNamespace({ namespace: NAMESPACE }));
+        return;
+      } catch (error) {
+        lastError = error;
+      } finally {
+        await connection.close();
+      }
+    }
+    await delay(100);
+  }
+  throw new Error(`temporal server start-dev did not answer on ${address} within ${timeoutMs} ms (${lastError instanceof Error ? lastError.message : String(lastError)})`);
+}

@@ -1,0 +1,64 @@
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { temporal } from '@temporalio/proto';
+import { WEBHOOK_SEARCH_ATTRIBUTES } from './search-attributes';
+
+type OperatorService = temporal.api.operatorservice.v1.OperatorService;
+const KEYWORD = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+
+/** Temporal refused the service's set-up: an operator must act; retrying changes nothing. */
+export class TemporalSetupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TemporalSetupError';
+  }
+}
+
+const grpcCode = (error: unknown): number | undefined => {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'number' ? code : undefined;
+};
+
+/** What an operator types to register the attributes by hand, for servers that refuse the operator API. */
+export const REGISTER_BY_HAND = `temporal operator search-attribute create ${WEBHOOK_SEARCH_ATTRIBUTES.map((key) => `--name ${key.name}`).join(' ')} --type Keyword`;
+
+/**
+ * Registers the webhook search attributes that `namespace` lacks (Keyword, through the operator service).
+ * Without them every start is rejected. Registering an existing name again changes nothing, which covers
+ * the time-skipping test server, whose list call is unimplemented. Returns the names it added.
+ */
+export async function ensureSearchAttributes(connection: { operatorService: OperatorService }, namespace: string): Promise<string[]> {
+  const wanted = WEBHOOK_SEARCH_ATTRIBUTES.map((key) => key.name);
+  let missing = wanted;
+  try {
+    const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
+    const existing = customAttributes ?? {};
+    const wrongType = wanted.filter((name) => name in existing && existing[name] !== KEYWORD);
+    if (wrongType.length) {
+      throw new TemporalSetupError(`Temporal namespace ${namespace} has ${wrongType.join(', ')} with a type other than Keyword; the webhooks need Keyword`);
+    }
+    missing = wanted.filter((name) => !(name in existing));
+  } catch (error) {
+    if (grpcCode(error) !== GrpcStatus.UNIMPLEMENTED) throw asSetupError(error, namespace);
+  }
+  if (!missing.length) return [];
+  try {
+    await connection.operatorService.addSearchAttributes({
+      namespace,
+      searchAttributes: Object.fromEntries(missing.map((name) => [name, KEYWORD])),
+    });
+  } catch (error) {
+    throw asSetupError(error, namespace);
+  }
+  return missing;
+}
+
+/** Unreachable servers stay errors to retry; a refusal becomes one line that says what to run. */
+function asSetupError(error: unknown, namespace: string): unknown {
+  if (error instanceof TemporalSetupError) return error;
+  const code = grpcCode(error);
+  if (code === undefined || code === GrpcStatus.UNAVAILABLE || code === GrpcStatus.DEADLINE_EXCEEDED) return error;
+  const reason = error instanceof Error ? error.message : String(error);
+  return new TemporalSetupError(
+    `Temporal refused to register the webhook search attributes in namespace ${namespace} (${reason}); register them once with: ${REGISTER_BY_HAND} --namespace ${namespace}`,
+  );
+}
