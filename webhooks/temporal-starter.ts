@@ -23,6 +23,15 @@ export class TemporalUnavailableError extends Error {
   }
 }
 
+/**
+ * A running delivery's live state (the status query), or a run an operator stopped: cancelled, or terminated
+ * (or timed out), which no workflow code could record. Completed runs record themselves: `finished`.
+ */
+export type DeliveryLookup =
+  | { readonly kind: 'running'; readonly status: WebhookDeliveryStatus }
+  | { readonly kind: 'stopped'; readonly status: 'cancelled' | 'terminated'; readonly closedAt: string }
+  | { readonly kind: 'finished' };
+
 /** How the API and CLI reach Temporal. Tests can stand in their own while no Temporal server exists. */
 export interface WebhookStarter {
   /**
@@ -30,8 +39,8 @@ export interface WebhookStarter {
    * outage, TemporalSetupError when Temporal refuses the start for its configuration.
    */
   start(webhook: PreparedWebhook): Promise<string>;
-  /** The workflow's status query, or undefined when Temporal does not answer. */
-  status(workflowId: string): Promise<WebhookDeliveryStatus | undefined>;
+  /** Where the workflow stands, or undefined when Temporal does not answer. */
+  status(workflowId: string): Promise<DeliveryLookup | undefined>;
   close(): Promise<void>;
 }
 
@@ -96,9 +105,24 @@ export function createTemporalStarter(
     async status(workflowId) {
       try {
         const { connection, client } = await connect();
-        return await connection.withDeadline(Date.now() + callTimeoutMs, () => client.workflow.getHandle(workflowId).query(webhookStatusQuery));
+        return await connection.withDeadline(Date.now() + callTimeoutMs, async () => {
+          const handle = client.workflow.getHandle(workflowId);
+          const description = await handle.describe();
+          const closedAt = (description.closeTime ?? new Date()).toISOString();
+          switch (description.status.name) {
+            case 'RUNNING':
+              return { kind: 'running', status: await handle.query(webhookStatusQuery) } as const;
+            case 'CANCELLED':
+              return { kind: 'stopped', status: 'cancelled', closedAt } as const;
+            case 'TERMINATED':
+            case 'TIMED_OUT':
+              return { kind: 'stopped', status: 'terminated', closedAt } as const;
+            default:
+              return { kind: 'finished' } as const;
+          }
+        });
       } catch (error) {
-        logger.debug({ err: error, workflowId }, 'status query failed');
+        logger.debug({ err: error, workflowId }, 'status lookup failed');
         return undefined;
       }
     },

@@ -1,5 +1,7 @@
 import {
   ActivityFailure,
+  CancellationScope,
+  isCancellation,
   log,
   proxyActivities,
   setHandler,
@@ -73,30 +75,44 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
   upsertSearchAttributes(identity);
 
   const records: Promise<void>[] = [];
+  // Records run outside cancellation: an operator's cancel must not lose an outcome already known.
+  const record = <T>(write: () => Promise<T>) => records.push(CancellationScope.nonCancellable(write).then(() => undefined, recordRejected));
+  const finish = async (final: FinalStatus) => {
+    await Promise.all(records);
+    await CancellationScope.nonCancellable(() => recordOutcome({ webhook, status: final, finishedAt: new Date().toISOString() })).catch(recordRejected);
+  };
   let status: FinalStatus = 'failed';
   let scheduledAt = new Date().toISOString();
-  for (let attempt = 1; ; attempt++) {
-    const outcome = await sendAttempt(input, attempt);
-    const record: AttemptRecord = { ...outcome, scheduledAt };
-    attempts.push(record);
-    // Not awaited here: a slow database must not delay the retry timer.
-    records.push(recordAttempt({ webhook: attempt === 1 ? firstRecordOf : webhook, attempt: record }).catch(recordRejected));
-    if (outcome.succeeded || attempt === MAX_ATTEMPTS) {
-      status = outcome.succeeded ? 'delivered' : 'failed';
-      enter(status);
-      break;
+  try {
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await sendAttempt(input, attempt);
+      const attemptRecord: AttemptRecord = { ...outcome, scheduledAt };
+      attempts.push(attemptRecord);
+      // Not awaited here: a slow database must not delay the retry timer.
+      record(() => recordAttempt({ webhook: attempt === 1 ? firstRecordOf : webhook, attempt: attemptRecord }));
+      if (outcome.succeeded || attempt === MAX_ATTEMPTS) {
+        status = outcome.succeeded ? 'delivered' : 'failed';
+        enter(status);
+        break;
+      }
+      const delayMs = RETRY_DELAYS_MS[attempt - 1];
+      nextAttemptAt = new Date(Date.now() + delayMs).toISOString();
+      enter('waiting');
+      await sleep(delayMs, { summary: retrySummary(attempt, delayMs) });
+      scheduledAt = nextAttemptAt;
+      nextAttemptAt = null;
+      enter('sending');
     }
-    const delayMs = RETRY_DELAYS_MS[attempt - 1];
-    nextAttemptAt = new Date(Date.now() + delayMs).toISOString();
-    enter('waiting');
-    await sleep(delayMs, { summary: retrySummary(attempt, delayMs) });
-    scheduledAt = nextAttemptAt;
+  } catch (error) {
+    if (!isCancellation(error)) throw error;
+    // Cancelled by an operator: say so in PostgreSQL and in the search attribute, then end as cancelled.
     nextAttemptAt = null;
-    enter('sending');
+    enter('cancelled');
+    await finish('cancelled');
+    throw error;
   }
 
-  await Promise.all(records);
-  await recordOutcome({ webhook, status, finishedAt: new Date().toISOString() }).catch(recordRejected);
+  await finish(status);
   return { webhookId: input.webhookId, eventId: input.eventId, status, attempts };
 }
 

@@ -78,15 +78,19 @@ export interface RecordAttemptInput {
   readonly attempt: AttemptRecord;
 }
 
-export type FinalStatus = 'delivered' | 'failed';
+/** How a delivery ended; a cancelled one ends the workflow as cancelled rather than returning a summary. */
+export type FinalStatus = 'delivered' | 'failed' | 'cancelled';
+
+/** A row's final status: the workflow's, or `terminated` when the status URL finds the run terminated. */
+export type StoppedStatus = FinalStatus | 'terminated';
 
 export interface RecordOutcomeInput {
   readonly webhook: WebhookRef;
-  readonly status: FinalStatus;
+  readonly status: StoppedStatus;
   readonly finishedAt: string;
 }
 
-export type DeliveryState = 'sending' | 'waiting' | 'delivered' | 'failed';
+export type DeliveryState = 'sending' | 'waiting' | 'delivered' | 'failed' | 'cancelled';
 
 /** The answer of the status query. */
 export interface WebhookDeliveryStatus {
@@ -102,6 +106,6 @@ export interface WebhookDeliveryStatus {
 export interface DeliverySummary {
   readonly webhookId: string;
   readonly eventId: string;
-  readonly status: FinalStatus;
+  readonly status: Exclude<FinalStatus, 'cancelled'>;
   readonly attempts: readonly AttemptRecord[];
 }

@@ -7,6 +7,7 @@ import { acceptWebhook } from '../../webhooks/ingest';
 import { prepareWebhook, WebhookValidationError } from '../../webhooks/start-webhook';
 import { createTemporalStarter, TemporalUnavailableError } from '../../webhooks/temporal-starter';
 import { loadWebhookView } from '../../webhooks/webhook-view';
+import { storeOutcome } from '../../activities/attempt-store';
 import { TemporalSetupError } from '../../temporal/register-search-attributes';
 import { requireBearerToken } from './bearer-auth';
 import { jsonBody } from './json-body';
@@ -65,14 +66,20 @@ export function internalWebhooksRouter({ config, knex, logger, webhookStarter }:
 
   router.get('/:webhook_id', auth, async (ctx) => {
     const webhookId = ctx.params.webhook_id;
-    const view = isCanonicalUuid(webhookId) ? await loadWebhookView(knex, webhookId) : undefined;
+    let view = isCanonicalUuid(webhookId) ? await loadWebhookView(knex, webhookId) : undefined;
     if (!view) {
       ctx.status = 404;
       ctx.body = { detail: 'Not found.' };
       return;
     }
-    // While pending, the workflow knows what the database cannot: the current state and the next attempt.
-    const live = view.status === 'pending' && view.workflow_id ? await starter.status(view.workflow_id) : undefined;
+    // While pending, Temporal knows what the database cannot: the live state, or that an operator stopped the run.
+    const lookup = view.status === 'pending' && view.workflow_id ? await starter.status(view.workflow_id) : undefined;
+    if (lookup?.kind === 'stopped') {
+      const webhook = { webhookId: view.webhook_id, eventId: view.event_id, workflowId: view.workflow_id, runId: view.run_id, isTest: view.is_test };
+      await storeOutcome(knex, { webhook, status: lookup.status, finishedAt: lookup.closedAt });
+      view = (await loadWebhookView(knex, webhookId))!;
+    }
+    const live = lookup?.kind === 'running' ? lookup.status : undefined;
     ctx.body = {
       ...view,
       delivery: live ? { state: live.state, next_attempt_at: live.nextAttemptAt } : null,

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import * as directoryAndWebhooks from './001_directory_and_webhooks';
 import * as scimIndexes from './002_scim_indexes';
 import * as scimGroupTotal from './003_scim_group_total';
+import * as webhookStoppedStatuses from './004_webhook_stopped_statuses';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -13,4 +14,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['001_directory_and_webhooks', directoryAndWebhooks],
   ['002_scim_indexes', scimIndexes],
   ['003_scim_group_total', scimGroupTotal],
+  ['004_webhook_stopped_statuses', webhookStoppedStatuses],
 ];

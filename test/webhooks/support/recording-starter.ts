@@ -1,6 +1,5 @@
 import type { PreparedWebhook } from '../../../webhooks/start-webhook';
-import type { WebhookStarter } from '../../../webhooks/temporal-starter';
-import type { WebhookDeliveryStatus } from '../../../workflows/types';
+import type { DeliveryLookup, WebhookStarter } from '../../../webhooks/temporal-starter';
 
 /**
  * Stands in for Temporal where no Temporal server can run: records each start and answers like a server
@@ -22,9 +21,9 @@ export class RecordingStarter implements WebhookStarter {
     return runId;
   }
 
-  async status(workflowId: string): Promise<WebhookDeliveryStatus | undefined> {
+  async status(workflowId: string): Promise<DeliveryLookup | undefined> {
     if (!this.runs.has(workflowId)) return undefined;
-    return { webhookId: 'ignored', eventId: 'ignored', state: 'waiting', attempts: [], nextAttemptAt: '2025-03-01T09:01:40.000Z' };
+    return { kind: 'running', status: { webhookId: 'ignored', eventId: 'ignored', state: 'waiting', attempts: [], nextAttemptAt: '2025-03-01T09:01:40.000Z' } };
   }
 
   async close(): Promise<void> {}

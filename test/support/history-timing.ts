@@ -1,0 +1,37 @@
+// Timing read from a workflow history: event times are the server's (workflow) clock, so on the
+// time-skipping server they include the skipped time, unlike any activity's Date.now().
+import { temporal } from '@temporalio/proto';
+
+type History = temporal.api.history.v1.IHistory;
+type Timestamp = { seconds?: unknown; nanos?: number | null } | null | undefined;
+
+const ms = (t: Timestamp): number => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
+
+const { EventType } = temporal.api.enums.v1;
+const CLOSED = new Set([EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED, EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT]);
+
+/** The server-clock gaps from the end of each POST to the scheduling of the next one, in ms. */
+export function gapsBetweenSends(history: History): number[] {
+  const events = history.events ?? [];
+  const sendScheduled = new Map<string, number>();
+  const sends: { scheduledAt: number; closedAt?: number }[] = [];
+  for (const event of events) {
+    if (event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && event.activityTaskScheduledEventAttributes?.activityType?.name === 'sendWebhook') {
+      sendScheduled.set(String(event.eventId), sends.length);
+      sends.push({ scheduledAt: ms(event.eventTime) });
+    } else if (event.eventType && CLOSED.has(event.eventType)) {
+      const attributes =
+        event.activityTaskCompletedEventAttributes ?? event.activityTaskFailedEventAttributes ?? event.activityTaskTimedOutEventAttributes;
+      const index = sendScheduled.get(String(attributes?.scheduledEventId));
+      if (index !== undefined) sends[index].closedAt = ms(event.eventTime);
+    }
+  }
+  return sends.slice(1).map((send, i) => send.scheduledAt - (sends[i].closedAt ?? NaN));
+}
+
+/** Each timer's commanded duration in ms, in order. */
+export function timerDurations(history: History): number[] {
+  return (history.events ?? [])
+    .filter((event) => event.eventType === EventType.EVENT_TYPE_TIMER_STARTED)
+    .map((event) => ms(event.timerStartedEventAttributes?.startToFireTimeout as Timestamp));
+}
