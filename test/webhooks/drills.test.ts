@@ -1,0 +1,211 @@
+// Failure drills on a real dev server, each with the service's own worker process (`partner-service worker`):
+// the worker killed while a delivery waits or mid-POST, PostgreSQL stopped and started, the Temporal server
+// killed and restarted on its database file. Each checks that the schedule goes on, that the partner sees
+// exactly the POSTs the schedule allows, and that every outcome is recorded.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { rm } from 'node:fs/promises';
+import { Client, Connection } from '@temporalio/client';
+import type { Knex } from 'knex';
+import { createKnex, ensureDatabase } from '../../db/database';
+import { findFreePort, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../db/embedded-postgres';
+import { migrateLatest } from '../../db/migrate';
+import { loadConfig } from '../../lib/config';
+import { createLogger } from '../../lib/logger';
+import type { DevServer } from '../../temporal/dev-server';
+import { acceptWebhook } from '../../webhooks/ingest';
+import { prepareWebhook } from '../../webhooks/start-webhook';
+import { createTemporalStarter } from '../../webhooks/temporal-starter';
+import { webhookStatusQuery } from '../../workflows/queries';
+import type { DeliverySummary } from '../../workflows/types';
+import companySignup from '../fixtures/events/company-signup.json';
+import { startCli, waitForExit } from '../support/cli';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { gapsBetweenSends } from '../support/history-timing';
+import { startTestDevServer, tempDir } from '../support/temporal';
+import { startPartnerServer, type PartnerServer } from './support/partner-server';
+
+const PARTNER_TIMEOUT_MS = 2000;
+const logger = createLogger('silent');
+
+async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('delivery drills on the dev server', function () {
+  this.timeout(120_000);
+  let work: string;
+  let server: DevServer;
+  let serverPort: number;
+  let connection: Connection;
+  let client: Client;
+  let partner: PartnerServer;
+  let db: TestDatabase;
+  /** Per webhook-id: the statuses of its POSTs in order ('hang' never answers); the last repeats. */
+  const script = new Map<string, Array<number | 'hang'>>();
+  const children: Array<ReturnType<typeof startCli>['child']> = [];
+
+  before(async () => {
+    work = await tempDir('drills');
+    serverPort = await findFreePort();
+    server = await startTestDevServer({ dbFilename: path.join(work, 'temporal.db'), port: serverPort });
+    connection = await Connection.connect({ address: server.address });
+    client = new Client({ connection });
+    db = await createTestDatabase();
+    const seen = new Map<string, number>();
+    partner = await startPartnerServer((req, res) => {
+      const id = String(req.headers['webhook-id']);
+      const n = (seen.get(id) ?? 0) + 1;
+      seen.set(id, n);
+      const steps = script.get(id) ?? [204];
+      const step = steps[Math.min(n, steps.length) - 1];
+      if (step !== 'hang') res.writeHead(step).end();
+    });
+  });
+
+  after(async () => {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await connection?.close();
+    await partner?.close();
+    await db?.drop();
+    await server?.stop();
+    if (work) await rm(work, { recursive: true, force: true });
+  });
+
+  /** The service's worker as its own process; resolves when it polls. */
+  async function startWorker(taskQueue: string, databaseUrl = db.url) {
+    const worker = startCli(
+      ['worker'],
+      {
+        PATH: process.env.PATH,
+        DATABASE_URL: databaseUrl,
+        TEMPORAL_ADDRESS: `127.0.0.1:${serverPort}`,
+        TEMPORAL_TASK_QUEUE: taskQueue,
+        PARTNER_ENDPOINT: partner.url,
+        PARTNER_ACCESS_TOKEN: 'drill-partner-token',
+        PARTNER_TIMEOUT_MS: String(PARTNER_TIMEOUT_MS),
+        LOG_LEVEL: 'info',
+      },
+      work,
+      /webhook worker polling/,
+    );
+    children.push(worker.child);
+    await worker.started;
+    return worker.child;
+  }
+
+  async function submit(knex: Knex, taskQueue: string, steps: Array<number | 'hang'>) {
+    const prepared = prepareWebhook({ ...companySignup, event_id: `drill-${randomUUID()}` }, PARTNER_TIMEOUT_MS);
+    script.set(prepared.webhookId, steps);
+    const starter = createTemporalStarter(loadConfig({ TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue }), logger);
+    try {
+      await acceptWebhook(knex, starter, prepared);
+    } finally {
+      await starter.close();
+    }
+    return { ...prepared, handle: client.workflow.getHandle(prepared.workflowId) };
+  }
+
+  const postsOf = (webhookId: string) => partner.requests.filter((r) => r.headers['webhook-id'] === webhookId).length;
+  const waitingAfter = (handle: ReturnType<Client['workflow']['getHandle']>, attempts: number) =>
+    until(`waiting after attempt ${attempts}`, async () => {
+      const status = await handle.query(webhookStatusQuery);
+      return status.state === 'waiting' && status.attempts.length === attempts;
+    });
+  const kill = async (child: ReturnType<typeof startCli>['child']) => {
+    child.kill('SIGKILL');
+    await waitForExit(child);
+  };
+  const attemptRows = (knex: Knex, webhookId: string) =>
+    knex('webhook_attempts').where({ webhook_id: webhookId }).orderBy('attempt').select('attempt', 'http_status', 'error_class', 'succeeded');
+
+  it('worker killed (SIGKILL) while a delivery waits on its 10 s timer: a new worker goes on with the schedule', async () => {
+    const queue = `drill-timer-${randomUUID()}`;
+    const first = await startWorker(queue);
+    const webhook = await submit(db.knex, queue, [500, 204]);
+    await waitingAfter(webhook.handle, 1);
+    await kill(first);
+    await startWorker(queue);
+    const summary: DeliverySummary = await webhook.handle.result();
+    assert.equal(summary.status, 'delivered');
+    assert.equal(postsOf(webhook.webhookId), 2);
+    const [gap] = gapsBetweenSends(await webhook.handle.fetchHistory());
+    assert.ok(gap >= 10_000 && gap < 12_000, `second POST ${gap} ms after the first`);
+    await until('the outcome row', async () => (await db.knex('webhook_events').where({ id: webhook.webhookId }).first()).status === 'delivered');
+    assert.deepEqual(await attemptRows(db.knex, webhook.webhookId), [
+      { attempt: 1, http_status: 500, error_class: null, succeeded: false },
+      { attempt: 2, http_status: 204, error_class: null, succeeded: true },
+    ]);
+  });
+
+  it('worker killed mid-POST: that attempt is lost (a timeout), and the schedule goes on', async () => {
+    const queue = `drill-post-${randomUUID()}`;
+    const first = await startWorker(queue);
+    const webhook = await submit(db.knex, queue, ['hang', 204]);
+    await until('the first POST', async () => postsOf(webhook.webhookId) === 1);
+    await kill(first);
+    await startWorker(queue);
+    // The server times the lost attempt out (HTTP timeout plus margin), then waits 10 s.
+    const summary: DeliverySummary = await webhook.handle.result();
+    assert.equal(summary.status, 'delivered');
+    assert.deepEqual(summary.attempts.map((a) => [a.httpStatus, a.errorClass]), [[null, 'timeout'], [204, null]]);
+    assert.equal(postsOf(webhook.webhookId), 2);
+    await until('the outcome row', async () => (await db.knex('webhook_events').where({ id: webhook.webhookId }).first()).status === 'delivered');
+    assert.deepEqual(await attemptRows(db.knex, webhook.webhookId), [
+      { attempt: 1, http_status: null, error_class: 'timeout', succeeded: false },
+      { attempt: 2, http_status: 204, error_class: null, succeeded: true },
+    ]);
+  });
+
+  it('PostgreSQL stopped during a delivery and started again: every outcome recorded, no extra POST', async () => {
+    const queue = `drill-pg-${randomUUID()}`;
+    const dataDir = path.join(work, 'pg');
+    let postgres: EmbeddedPostgresHandle = await startEmbeddedPostgres(dataDir);
+    const port = postgres.port;
+    const url = await ensureDatabase(postgres.url, 'drill');
+    let knex = createKnex(url);
+    try {
+      await migrateLatest(knex);
+      await startWorker(queue, url);
+      const webhook = await submit(knex, queue, [500, 204]);
+      await until('the first record', async () => (await attemptRows(knex, webhook.webhookId)).length === 1);
+      await knex.destroy();
+      await postgres.stop();
+      // Down through the retry: attempt 2 is POSTed and its record and the outcome wait for PostgreSQL.
+      await until('the second POST', async () => postsOf(webhook.webhookId) === 2);
+      await new Promise((r) => setTimeout(r, 3000));
+      postgres = await startEmbeddedPostgres(dataDir, undefined, { port });
+      knex = createKnex(url);
+      const summary: DeliverySummary = await webhook.handle.result();
+      assert.equal(summary.status, 'delivered');
+      await until('the outcome row', async () => (await knex('webhook_events').where({ id: webhook.webhookId }).first()).status === 'delivered', 90_000);
+      assert.deepEqual(await attemptRows(knex, webhook.webhookId), [
+        { attempt: 1, http_status: 500, error_class: null, succeeded: false },
+        { attempt: 2, http_status: 204, error_class: null, succeeded: true },
+      ]);
+      assert.equal(postsOf(webhook.webhookId), 2);
+    } finally {
+      await knex.destroy();
+      await postgres.stop();
+    }
+  });
+
+  it('Temporal server killed (SIGKILL) and restarted on its database file while a delivery waits: it still completes', async () => {
+    const queue = `drill-server-${randomUUID()}`;
+    await startWorker(queue);
+    const webhook = await submit(db.knex, queue, [500, 204]);
+    await waitingAfter(webhook.handle, 1);
+    server.process.kill('SIGKILL');
+    await waitForExit(server.process);
+    server = await startTestDevServer({ dbFilename: path.join(work, 'temporal.db'), port: serverPort });
+    const summary: DeliverySummary = await webhook.handle.result();
+    assert.equal(summary.status, 'delivered');
+    assert.equal(postsOf(webhook.webhookId), 2);
+    await until('the outcome row', async () => (await db.knex('webhook_events').where({ id: webhook.webhookId }).first()).status === 'delivered');
+  });
+});
