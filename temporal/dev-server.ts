@@ -47,6 +47,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // A parent that dies without stop() must not leave the server running.
+  const stopWithParent = () => child.kill('SIGTERM');
+  process.once('exit', stopWithParent);
+  void exited.then(() => process.off('exit', stopWithParent));
   const address = `127.0.0.1:${port}`;
   const server: DevServer = {
     address,

@@ -4,31 +4,48 @@ import { startApiServer } from '../../api/server';
 import { startWebhookWorker } from '../../worker/webhook-worker';
 import { createTemporalStarter } from '../../webhooks/temporal-starter';
 import { importDemoDirectoryIfEmpty } from '../../directory/demo-directory';
+import { provideLocalTemporal } from '../../temporal/local-temporal';
+import { exitOnTemporalSetupError } from '../temporal-setup';
 
 export const startCommand: Command = {
   name: 'start',
-  summary: 'All in one: migrate, import the demo directory into an empty database, serve the API, run the worker',
+  summary: 'All in one: migrate, import the demo directory into an empty database, run Temporal, serve the API, run the worker',
   usage: [
     'Usage: partner-service start',
     '',
     'Applies pending migrations, imports examples/demo-directory.json when the directory is empty,',
-    'serves the API on HOST:PORT and runs the webhook worker in the same process.',
+    'uses TEMPORAL_ADDRESS or starts a Temporal dev server (state under DATA_DIR/temporal), serves the',
+    'API on HOST:PORT and runs the webhook worker in the same process.',
   ].join('\n'),
   async run() {
     const runtime = bootstrap();
     runtime.shutdown.listen();
     return cleanUpOnFailure(runtime, async () => {
-      const { config, logger, shutdown } = runtime;
+      const { logger, shutdown } = runtime;
       const database = await openMigratedDatabase(runtime);
       await importDemoDirectoryIfEmpty(database.knex, logger);
+      const temporal = await provideLocalTemporal(runtime.config, logger);
+      shutdown.add('temporal dev server', () => temporal.stop());
+      const config = { ...runtime.config, TEMPORAL_ADDRESS: temporal.address ?? runtime.config.TEMPORAL_ADDRESS };
       const worker = startWebhookWorker({ config, logger, knex: database.knex });
       shutdown.add('worker', () => worker.stop());
+      exitOnTemporalSetupError(runtime, worker.done);
       // Connects on first use, so the API serves while Temporal is down (webhooks then get 503).
       const webhookStarter = createTemporalStarter(config, logger);
       shutdown.add('temporal client', () => webhookStarter.close());
       const api = await startApiServer({ config, knex: database.knex, logger, webhookStarter });
       shutdown.add('http', () => api.close());
-      logger.info({ url: api.url }, 'partner service started');
+      const urls = {
+        api: api.url,
+        openapi: `${api.url}/openapi.json`,
+        scim: `${api.url}/scim/v2`,
+        temporal: temporal.address ?? 'none',
+        temporalUi: temporal.uiUrl ?? (temporal.source === 'TEMPORAL_ADDRESS' ? 'the UI of your Temporal' : 'none'),
+      };
+      logger.info(
+        { ...urls, temporalSource: temporal.source },
+        `partner service started: API ${urls.api}, OpenAPI ${urls.openapi}, SCIM ${urls.scim}, Temporal ${urls.temporal}, Temporal UI ${urls.temporalUi}`,
+      );
       return 0;
     });
   },

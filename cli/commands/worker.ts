@@ -2,6 +2,7 @@ import type { Command } from '../command';
 import { bootstrap, cleanUpOnFailure, openMigratedDatabase } from '../bootstrap';
 import { partnerSettings } from '../../activities';
 import { startWebhookWorker } from '../../worker/webhook-worker';
+import { exitOnTemporalSetupError } from '../temporal-setup';
 
 export const workerCommand: Command = {
   name: 'worker',
@@ -25,6 +26,7 @@ export const workerCommand: Command = {
       const database = await openMigratedDatabase(runtime, { migrate: false });
       const worker = startWebhookWorker({ config: runtime.config, logger: runtime.logger, knex: database.knex });
       runtime.shutdown.add('worker', () => worker.stop());
+      exitOnTemporalSetupError(runtime, worker.done);
       return 0;
     });
   },

@@ -1,10 +1,15 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { commands } from '../../cli/commands';
 import { runCli, startCli, waitForExit } from '../support/cli';
 import { createTestDatabase, type TestDatabase } from '../support/database';
+import { findFreePort } from '../../db/embedded-postgres';
+import companySignup from '../fixtures/events/company-signup.json';
+import { startPartnerServer } from '../webhooks/support/partner-server';
 
 const logLines = (stdout: string) => stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
 
@@ -93,10 +98,56 @@ describe('partner-service CLI', () => {
     });
   });
 
+  describe('start with a partner and the project temporal CLI', () => {
+    it('runs the whole stack: a dev server under DATA_DIR, the URLs a newcomer needs, a delivered webhook, every child stopped', async function () {
+      this.timeout(120_000);
+      const partner = await startPartnerServer();
+      const apiPort = await findFreePort();
+      const env = {
+        PATH: process.env.PATH,
+        PORT: String(apiPort),
+        PARTNER_ENDPOINT: partner.url,
+        PARTNER_ACCESS_TOKEN: 'start-partner-token',
+        INTERNAL_API_TOKEN: 'start-internal-token-0123456789',
+      };
+      const cwd = await mkdtemp(path.join(tmp, 'stack-'));
+      const { child, output, started } = startCli(['start'], env, cwd, /"msg":"partner service started/);
+      try {
+        await started;
+        const line = logLines(output.stdout).find((l) => /^partner service started/.test(l.msg))!;
+        const api = `http://127.0.0.1:${apiPort}`;
+        assert.equal(line.api, api);
+        assert.equal(line.openapi, `${api}/openapi.json`);
+        assert.equal(line.scim, `${api}/scim/v2`);
+        assert.equal(line.temporalSource, 'temporal CLI');
+        assert.match(line.temporalUi, /^http:\/\/127\.0\.0\.1:\d+$/);
+        assert.equal((await fetch(line.temporalUi)).status, 200);
+        assert.ok(existsSync(path.join(cwd, '.data', 'temporal', 'dev-server.sqlite')));
+
+        const response = await fetch(`${api}/internal/v1/webhooks`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer start-internal-token-0123456789', 'content-type': 'application/json' },
+          body: JSON.stringify({ ...companySignup, event_id: `start-${process.pid}-${Date.now()}` }),
+        });
+        assert.equal(response.status, 202);
+        const deadline = Date.now() + 30_000;
+        while (partner.requests.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+        assert.equal(partner.requests.length, 1);
+        assert.equal(partner.requests[0].headers.authorization, 'Bearer start-partner-token');
+      } finally {
+        child.kill('SIGTERM');
+        await partner.close();
+      }
+      assert.equal(await waitForExit(child), 0);
+      const leftOver = execFileSync('ps', ['-eo', 'args']).toString().split('\n').filter((args) => args.includes(path.join(cwd, '.data')));
+      assert.deepEqual(leftOver, []);
+    });
+  });
+
   describe('start with no environment at all', () => {
     it('starts embedded PostgreSQL, imports the demo directory, serves, says delivery is paused, and stops cleanly', async function () {
       this.timeout(120_000);
-      const { child, output, started } = startCli(['start'], {}, tmp, /"msg":"partner service started"/);
+      const { child, output, started } = startCli(['start'], {}, tmp, /"msg":"partner service started/);
       try {
         await started;
         const health = await fetch('http://127.0.0.1:3000/healthz');

@@ -16,6 +16,7 @@ import type { WebhookEventInput } from '../../events/envelope';
 import { webhookStatusQuery } from '../../workflows/queries';
 import type { DeliverySummary } from '../../workflows/types';
 import candidateNew from '../fixtures/events/candidate-new.json';
+import { runCli } from '../support/cli';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { encodedHistoryBytes, occurrencesIn } from '../support/history';
 import { startTestDevServer, startTestWorker, type TestWorker } from '../support/temporal';
@@ -255,6 +256,21 @@ describe('webhooks end to end on the Temporal dev server', function () {
       assert.equal(row.status, 'terminated');
       assert.ok(row.finished_at instanceof Date);
     });
+  });
+
+  it('the worker command refuses to run with one clear line when Temporal refuses its set-up', async () => {
+    const namespace = `missing-${randomUUID()}`;
+    const { code, stdout } = await runCli(['worker'], {
+      DATABASE_URL: db.url,
+      TEMPORAL_ADDRESS: server.address,
+      TEMPORAL_NAMESPACE: namespace,
+      PARTNER_ENDPOINT: partner.url,
+      PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
+    });
+    assert.equal(code, 1);
+    const errors = stdout.trim().split('\n').map((line) => JSON.parse(line)).filter((line) => line.level >= 50);
+    assert.equal(errors.length, 1);
+    assert.match(errors[0].msg, new RegExp(`^Temporal refused to register the webhook search attributes in namespace ${namespace} \\(.+\\); register them once with: temporal operator search-attribute create --name WebhookEventType --name WebhookAction --name WebhookStatus --name CompanyId --type Keyword --namespace ${namespace}$`));
   });
 
   it('answers 500, not 503, when Temporal refuses the configuration (a namespace that does not exist), and keeps no row', async () => {

@@ -1,0 +1,56 @@
+import net from 'node:net';
+import path from 'node:path';
+import type { Config } from '../lib/config';
+import type { Logger } from '../lib/logger';
+import { findFreePort } from '../db/embedded-postgres';
+import { findTemporalBinary } from './binaries';
+import { startDevServer } from './dev-server';
+
+/** The Temporal that `npm start` uses, and how to stop what it started. */
+export interface LocalTemporal {
+  readonly address: string | undefined;
+  readonly uiUrl: string | undefined;
+  readonly source: 'TEMPORAL_ADDRESS' | 'temporal CLI' | 'SDK download' | 'none';
+  stop(): Promise<void>;
+}
+
+const nothingToStop = async () => undefined;
+
+/** The conventional port when it is free (so `temporal workflow list` works as is), else any free one. */
+async function preferPort(port: number): Promise<number> {
+  const free = await new Promise<boolean>((resolve) => {
+    const probe = net.createServer().once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+  return free ? port : findFreePort();
+}
+
+/**
+ * Chooses Temporal for `start`: TEMPORAL_ADDRESS when set; else a dev server from the `temporal` CLI (the
+ * project's .temporal/venv or PATH) keeping its state under DATA_DIR; else the SDK's download of the CLI
+ * where the machine has internet; else none, and delivery waits.
+ */
+export async function provideLocalTemporal(config: Config, logger: Logger, findBinary = findTemporalBinary): Promise<LocalTemporal> {
+  if (config.TEMPORAL_ADDRESS) return { address: config.TEMPORAL_ADDRESS, uiUrl: undefined, source: 'TEMPORAL_ADDRESS', stop: nothingToStop };
+  const dbFilename = path.resolve(config.DATA_DIR, 'temporal', 'dev-server.sqlite');
+  const port = await preferPort(7233);
+  const uiPort = await preferPort(8233);
+  const executable = findBinary('temporal');
+  if (executable) {
+    logger.info({ executable, dbFilename }, 'TEMPORAL_ADDRESS is not set: starting a Temporal dev server');
+    const server = await startDevServer({ executable, port, uiPort, dbFilename });
+    return { address: server.address, uiUrl: server.uiUrl, source: 'temporal CLI', stop: () => server.stop() };
+  }
+  try {
+    // The SDK's downloader lives in @temporalio/testing, a devDependency: images without it set TEMPORAL_ADDRESS.
+    const { TestWorkflowEnvironment } = await import('@temporalio/testing');
+    const env = await TestWorkflowEnvironment.createLocal({ server: { ip: '127.0.0.1', port, ui: true, uiPort, dbFilename } });
+    return { address: env.address, uiUrl: `http://127.0.0.1:${uiPort}`, source: 'SDK download', stop: () => env.teardown() };
+  } catch (error) {
+    logger.warn(
+      { reason: error instanceof Error ? error.message.split('\n')[0] : String(error) },
+      'no Temporal: TEMPORAL_ADDRESS is unset, no temporal CLI was found (scripts/install-temporal.sh installs one) and the SDK could not download it; the APIs serve and webhook delivery waits for Temporal',
+    );
+    return { address: undefined, uiUrl: undefined, source: 'none', stop: nothingToStop };
+  }
+}
