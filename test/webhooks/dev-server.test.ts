@@ -18,22 +18,13 @@ import type { DeliverySummary } from '../../workflows/types';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { runCli } from '../support/cli';
 import { createTestDatabase, type TestDatabase } from '../support/database';
+import { eventually } from '../support/eventually';
 import { encodedHistoryBytes, occurrencesIn } from '../support/history';
 import { startTestDevServer, startTestWorker, type TestWorker } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from './support/partner-server';
 
 const INTERNAL_TOKEN = 'dev-server-internal-token-0123';
 const PARTNER_TOKEN = 'dev-server-partner-token-abcdef';
-
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('webhooks end to end on the Temporal dev server', function () {
   this.timeout(60_000);
@@ -213,7 +204,7 @@ describe('webhooks end to end on the Temporal dev server', function () {
     for (const status of ['delivered', 'waiting', 'failed'] as const) {
       it(`finds the ${status} delivery by WebhookStatus and CompanyId`, async () => {
         const query = `WebhookStatus = '${status}' AND CompanyId = '${company}' AND WebhookEventType = 'candidate' AND WebhookAction = 'new'`;
-        await eventually(query, async () => ((await webhookIdsWhere(query)).length ? true : undefined));
+        await eventually(query, async () => (await webhookIdsWhere(query)).length > 0);
         assert.deepEqual(await webhookIdsWhere(query), [ids[status]]);
       });
     }
@@ -227,7 +218,7 @@ describe('webhooks end to end on the Temporal dev server', function () {
       answers.set(prepareWebhook(event).webhookId, 500);
       const accepted = await submit(event);
       const handle = client.workflow.getHandle(accepted.body.workflow_id);
-      await eventually('the waiting state', async () => ((await handle.query(webhookStatusQuery)).state === 'waiting' ? true : undefined));
+      await eventually('the waiting state', async () => (await handle.query(webhookStatusQuery)).state === 'waiting');
       return { accepted, handle };
     };
     const statusUrl = async (url: string) => (await (await fetch(url, { headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } })).json()) as Record<string, unknown>;
@@ -241,7 +232,7 @@ describe('webhooks end to end on the Temporal dev server', function () {
       assert.ok(row.finished_at instanceof Date);
       assert.equal((await statusUrl(accepted.body.status_url)).status, 'cancelled');
       const query = `WebhookStatus = 'cancelled' AND CompanyId = '${company}'`;
-      await eventually(query, async () => ((await webhookIdsWhere(query)).length ? true : undefined));
+      await eventually(query, async () => (await webhookIdsWhere(query)).length > 0);
       assert.deepEqual(await webhookIdsWhere(query), [accepted.body.workflow_id]);
     });
 

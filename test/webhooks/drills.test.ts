@@ -22,20 +22,13 @@ import type { DeliverySummary } from '../../workflows/types';
 import companySignup from '../fixtures/events/company-signup.json';
 import { startCli, waitForExit } from '../support/cli';
 import { createTestDatabase, type TestDatabase } from '../support/database';
+import { eventually } from '../support/eventually';
 import { gapsBetweenSends } from '../support/history-timing';
 import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from './support/partner-server';
 
 const PARTNER_TIMEOUT_MS = 2000;
 const logger = createLogger('silent');
-
-async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('delivery drills on the dev server', function () {
   this.timeout(120_000);
@@ -113,7 +106,7 @@ describe('delivery drills on the dev server', function () {
 
   const postsOf = (webhookId: string) => partner.requests.filter((r) => r.headers['webhook-id'] === webhookId).length;
   const waitingAfter = (handle: ReturnType<Client['workflow']['getHandle']>, attempts: number) =>
-    until(`waiting after attempt ${attempts}`, async () => {
+    eventually(`waiting after attempt ${attempts}`, async () => {
       const status = await handle.query(webhookStatusQuery);
       return status.state === 'waiting' && status.attempts.length === attempts;
     });
@@ -136,7 +129,7 @@ describe('delivery drills on the dev server', function () {
     assert.equal(postsOf(webhook.webhookId), 2);
     const [gap] = gapsBetweenSends(await webhook.handle.fetchHistory());
     assert.ok(gap >= 10_000 && gap < 12_000, `second POST ${gap} ms after the first`);
-    await until('the outcome row', async () => (await db.knex('webhook_events').where({ id: webhook.webhookId }).first()).status === 'delivered');
+    await eventually('the outcome row', async () => (await db.knex('webhook_events').where({ id: webhook.webhookId }).first()).status === 'delivered');
     assert.deepEqual(await attemptRows(db.knex, webhook.webhookId), [
       { attempt: 1, http_status: 500, error_class: null, succeeded: false },
       { attempt: 2, http_status: 204, error_class: null, succeeded: true },
@@ -147,7 +140,7 @@ describe('delivery drills on the dev server', function () {
     const queue = `drill-post-${randomUUID()}`;
     const first = await startWorker(queue);
     const webhook = await submit(db.knex, queue, ['hang', 204]);
-    await until('the first POST', async () => postsOf(webhook.webhookId) === 1);
+    await eventually('the first POST', async () => postsOf(webhook.webhookId) === 1);
     await kill(first);
     await startWorker(queue);
     // The server times the lost attempt out (HTTP timeout plus margin), then waits 10 s.
@@ -155,7 +148,7 @@ describe('delivery drills on the dev server', function () {
     assert.equal(summary.status, 'delivered');
     assert.deepEqual(summary.attempts.map((a) => [a.httpStatus, a.errorClass]), [[null, 'timeout'], [204, null]]);
     assert.equal(postsOf(webhook.webhookId), 2);
-    await until('the outcome row', async () => (await db.knex('webhook_events').where({ id: webhook.webhookId }).first()).status === 'delivered');
+    await eventually('the outcome row', async () => (await db.knex('webhook_events').where({ id: webhook.webhookId }).first()).status === 'delivered');
     assert.deepEqual(await attemptRows(db.knex, webhook.webhookId), [
       { attempt: 1, http_status: null, error_class: 'timeout', succeeded: false },
       { attempt: 2, http_status: 204, error_class: null, succeeded: true },
@@ -173,17 +166,17 @@ describe('delivery drills on the dev server', function () {
       await migrateLatest(knex);
       await startWorker(queue, url);
       const webhook = await submit(knex, queue, [500, 204]);
-      await until('the first record', async () => (await attemptRows(knex, webhook.webhookId)).length === 1);
+      await eventually('the first record', async () => (await attemptRows(knex, webhook.webhookId)).length === 1);
       await knex.destroy();
       await postgres.stop();
       // Down through the retry: attempt 2 is POSTed and its record and the outcome wait for PostgreSQL.
-      await until('the second POST', async () => postsOf(webhook.webhookId) === 2);
+      await eventually('the second POST', async () => postsOf(webhook.webhookId) === 2);
       await new Promise((r) => setTimeout(r, 3000));
       postgres = await startEmbeddedPostgres(dataDir, undefined, { port });
       knex = createKnex(url);
       const summary: DeliverySummary = await webhook.handle.result();
       assert.equal(summary.status, 'delivered');
-      await until('the outcome row', async () => (await knex('webhook_events').where({ id: webhook.webhookId }).first()).status === 'delivered', 90_000);
+      await eventually('the outcome row', async () => (await knex('webhook_events').where({ id: webhook.webhookId }).first()).status === 'delivered', 90_000);
       assert.deepEqual(await attemptRows(knex, webhook.webhookId), [
         { attempt: 1, http_status: 500, error_class: null, succeeded: false },
         { attempt: 2, http_status: 204, error_class: null, succeeded: true },
@@ -206,6 +199,6 @@ describe('delivery drills on the dev server', function () {
     const summary: DeliverySummary = await webhook.handle.result();
     assert.equal(summary.status, 'delivered');
     assert.equal(postsOf(webhook.webhookId), 2);
-    await until('the outcome row', async () => (await db.knex('webhook_events').where({ id: webhook.webhookId }).first()).status === 'delivered');
+    await eventually('the outcome row', async () => (await db.knex('webhook_events').where({ id: webhook.webhookId }).first()).status === 'delivered');
   });
 });
