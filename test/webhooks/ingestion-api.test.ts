@@ -4,11 +4,19 @@ import type { ApiDependencies } from '../../api/context';
 import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import { webhookIds } from '../../webhooks/ids';
-import { createTemporalStarter, TemporalUnavailableError } from '../../webhooks/temporal-starter';
+import { Client, Connection } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { NativeConnection } from '@temporalio/worker';
+import type { DevServer } from '../../temporal/dev-server';
+import { createTemporalStarter } from '../../webhooks/temporal-starter';
+import { webhookStatusQuery } from '../../workflows/queries';
+import type { DeliverWebhookInput } from '../../workflows/types';
+import { eventually } from '../support/eventually';
+import { startTestDevServer, startTestWorker } from '../support/temporal';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import jobNew from '../fixtures/events/job-new.json';
 import { createTestDatabase, type TestDatabase } from '../support/database';
-import { closedPort } from './support/partner-server';
+import { answer, closedPort, startPartnerServer } from './support/partner-server';
 import { RecordingStarter } from './support/recording-starter';
 
 const INTERNAL_TOKEN = 'internal-token-0123456789abcdef';
@@ -31,22 +39,43 @@ const post = (api: ApiServer, body: unknown, headers: Record<string, string> = {
 const get = (url: string, token = INTERNAL_TOKEN) => fetch(url, { headers: { authorization: `Bearer ${token}` } });
 
 describe('POST /internal/v1/webhooks', function () {
-  this.timeout(20_000);
+  this.timeout(30_000);
   let db: TestDatabase;
   let api: ApiServer;
+  let server: DevServer;
+  let connection: Connection;
+  let client: Client;
   let starter: RecordingStarter;
+  let env: Record<string, string>;
   const rowCount = async () => Number((await db.knex('webhook_events').count({ n: '*' }))[0].n);
+  const startedInput = async (workflowId: string): Promise<DeliverWebhookInput> => {
+    const history = await client.workflow.getHandle(workflowId).fetchHistory();
+    return defaultPayloadConverter.fromPayload(history.events![0].workflowExecutionStartedEventAttributes!.input!.payloads![0]);
+  };
+  const runIdOf = async (workflowId: string) => (await client.workflow.getHandle(workflowId).describe()).runId;
 
   before(async () => {
     db = await createTestDatabase();
   });
   after(async () => db.drop());
+  // A fresh dev server per test: workflow ids are the fixtures' event ids, and a server remembers them.
   beforeEach(async () => {
     await db.knex('webhook_events').del();
-    starter = new RecordingStarter();
-    api = await serve(db, { INTERNAL_API_TOKEN: INTERNAL_TOKEN }, starter);
+    server = await startTestDevServer();
+    connection = await Connection.connect({ address: server.address });
+    client = new Client({ connection });
+    env = { INTERNAL_API_TOKEN: INTERNAL_TOKEN, TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: 'ingestion-test' };
+    // No fail-fast window, so a test can bring the server back and retry at once.
+    starter = new RecordingStarter(createTemporalStarter(loadConfig(env), logger, { callTimeoutMs: 1500, failFastMs: 0 }));
+    api = await serve(db, env, starter);
   });
-  afterEach(async () => api.close());
+  afterEach(async () => {
+    await api.close();
+    await starter.close();
+    await connection.close();
+    server.process.kill('SIGCONT');
+    await server.stop();
+  });
 
   it('answers 202 with the webhook id, workflow id, run id and status URL, and starts one workflow', async () => {
     const response = await post(api, candidateNew);
@@ -57,18 +86,19 @@ describe('POST /internal/v1/webhooks', function () {
       webhook_id: ids.webhookId,
       event_id: 'candidate-new-acme-c-77',
       workflow_id: 'webhook-candidate-new-candidate-new-acme-c-77',
-      run_id: 'run-1',
+      run_id: await runIdOf('webhook-candidate-new-candidate-new-acme-c-77'),
       status_url: statusUrl,
     });
     assert.equal(response.headers.get('location'), statusUrl);
     assert.equal(starter.starts.length, 1);
     const { event_id: _id, ...envelope } = candidateNew;
-    assert.deepEqual(starter.starts[0].input, { webhookId: ids.webhookId, eventId: 'candidate-new-acme-c-77', event: envelope, sendTimeoutMs: 30_000 });
-    assert.ok(!JSON.stringify(starter.starts[0].input).includes(PARTNER_TOKEN), 'the partner token is never workflow input');
+    const input = await startedInput('webhook-candidate-new-candidate-new-acme-c-77');
+    assert.deepEqual(input, { webhookId: ids.webhookId, eventId: 'candidate-new-acme-c-77', event: envelope, sendTimeoutMs: 30_000, eventStored: true });
+    assert.ok(!JSON.stringify(input).includes(PARTNER_TOKEN), 'the partner token is never workflow input');
     const row = await db.knex('webhook_events').where({ id: ids.webhookId }).first();
     assert.deepEqual(
       [row.event_id, row.event_type, row.action, row.company_id, row.workflow_id, row.run_id, row.status, row.is_test],
-      ['candidate-new-acme-c-77', 'candidate', 'new', 'acme', 'webhook-candidate-new-candidate-new-acme-c-77', 'run-1', 'pending', false],
+      ['candidate-new-acme-c-77', 'candidate', 'new', 'acme', 'webhook-candidate-new-candidate-new-acme-c-77', await runIdOf(ids.workflowId), 'pending', false],
     );
     assert.deepEqual(row.payload, candidateNew.data);
   });
@@ -116,8 +146,8 @@ describe('POST /internal/v1/webhooks', function () {
     const response = await post(api, { ...jobNew, data: { ...jobNew.data, job: { ...jobNew.data.job, title: 'Other' } } });
     assert.equal(response.status, 200);
     assert.equal(starter.starts.length, 1);
-    assert.equal((starter.starts[0].input.event.data as typeof jobNew.data).job.title, 'Senior Backend Engineer');
-    assert.equal((await db.knex('webhook_events').where({ id: ids.webhookId }).first()).run_id, 'run-1');
+    assert.equal(((await startedInput(ids.workflowId)).event.data as typeof jobNew.data).job.title, 'Senior Backend Engineer');
+    assert.equal((await db.knex('webhook_events').where({ id: ids.webhookId }).first()).run_id, await runIdOf(ids.workflowId));
   });
 
   it('answers 400 with every path-level error and writes nothing', async () => {
@@ -233,67 +263,81 @@ describe('POST /internal/v1/webhooks', function () {
     assert.equal(await rowCount(), 0);
   });
 
-  it('serves the status URL: the row, its attempts and the live delivery state', async () => {
-    const accepted = (await (await post(api, candidateNew)).json()) as Record<string, string>;
-    await db.knex('webhook_attempts').insert({
-      webhook_id: accepted.webhook_id, attempt: 1, scheduled_at: '2025-03-01T09:00:00Z', started_at: '2025-03-01T09:00:00.020Z',
-      duration_ms: 12, http_status: 500, response_body: 'oops', succeeded: false,
-    });
-    const response = await get(accepted.status_url);
-    assert.equal(response.status, 200);
-    const view = (await response.json()) as Record<string, any>;
-    assert.deepEqual(
-      { ...view, created_at: undefined, updated_at: undefined, attempts: undefined },
-      {
-        webhook_id: accepted.webhook_id, event_id: 'candidate-new-acme-c-77', event_type: 'candidate', action: 'new', company_id: 'acme',
-        workflow_id: accepted.workflow_id, run_id: 'run-1', status: 'pending', is_test: false, finished_at: null,
-        created_at: undefined, updated_at: undefined, attempts: undefined,
-        delivery: { state: 'waiting', next_attempt_at: '2025-03-01T09:01:40.000Z' },
-      },
-    );
-    assert.deepEqual(view.attempts.map((a: any) => ({ ...a, recorded_at: undefined })), [
-      {
-        attempt: 1, scheduled_at: '2025-03-01T09:00:00.000Z', started_at: '2025-03-01T09:00:00.020Z', duration_ms: 12,
-        http_status: 500, error_class: null, error_message: null, response_body: 'oops', succeeded: false, recorded_at: undefined,
-      },
-    ]);
-    assert.equal((await get(`${api.url}/internal/v1/webhooks/00000000-0000-4000-8000-000000000000`)).status, 404);
-    assert.equal((await get(`${api.url}/internal/v1/webhooks/not-a-uuid`)).status, 404);
+  it('serves the status URL: the row, its recorded attempts and the live delivery state', async () => {
+    const partner = await startPartnerServer(answer(500, 'oops'));
+    const native = await NativeConnection.connect({ address: server.address });
+    const config = loadConfig({ ...env, PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: PARTNER_TOKEN });
+    const worker = await startTestWorker({ config, knex: db.knex, logger }, native);
+    try {
+      const accepted = (await (await post(api, candidateNew)).json()) as Record<string, string>;
+      const handle = client.workflow.getHandle(accepted.workflow_id);
+      await eventually('the waiting state', async () => (await handle.query(webhookStatusQuery)).state === 'waiting');
+      await eventually('the first record', async () => (await db.knex('webhook_attempts').where({ webhook_id: accepted.webhook_id })).length === 1);
+      const live = await handle.query(webhookStatusQuery);
+      const response = await get(accepted.status_url);
+      assert.equal(response.status, 200);
+      const view = (await response.json()) as Record<string, any>;
+      assert.deepEqual(
+        { ...view, created_at: undefined, updated_at: undefined, attempts: undefined },
+        {
+          webhook_id: accepted.webhook_id, event_id: 'candidate-new-acme-c-77', event_type: 'candidate', action: 'new', company_id: 'acme',
+          workflow_id: accepted.workflow_id, run_id: accepted.run_id, status: 'pending', is_test: false, finished_at: null,
+          created_at: undefined, updated_at: undefined, attempts: undefined,
+          delivery: { state: 'waiting', next_attempt_at: live.nextAttemptAt },
+        },
+      );
+      const [attempt] = live.attempts;
+      assert.deepEqual(view.attempts.map((a: any) => ({ ...a, recorded_at: undefined })), [
+        {
+          attempt: 1, scheduled_at: attempt.scheduledAt, started_at: attempt.startedAt, duration_ms: attempt.durationMs,
+          http_status: 500, error_class: null, error_message: null, response_body: 'oops', succeeded: false, recorded_at: undefined,
+        },
+      ]);
+      assert.equal((await get(`${api.url}/internal/v1/webhooks/00000000-0000-4000-8000-000000000000`)).status, 404);
+      assert.equal((await get(`${api.url}/internal/v1/webhooks/not-a-uuid`)).status, 404);
+    } finally {
+      await worker.stop();
+      await native.close();
+      await partner.close();
+    }
   });
 
-  it('answers 503 with a clear body and keeps no row when Temporal refuses the start', async () => {
-    starter.failWith = new TemporalUnavailableError('cannot connect to 127.0.0.1:1');
+  it('answers 503 with a clear body and keeps no row while Temporal is down; the retry after it is back is accepted', async () => {
+    await server.stop();
     const response = await post(api, candidateNew);
     assert.equal(response.status, 503);
     assert.equal(response.headers.get('retry-after'), '30');
-    assert.deepEqual(await response.json(), {
-      detail: 'The webhook was not accepted because Temporal is unavailable. Retry later with the same event_id.',
-      reason: 'cannot connect to 127.0.0.1:1',
-    });
+    const body = (await response.json()) as { detail: string; reason: string };
+    assert.equal(body.detail, 'The webhook was not accepted because Temporal is unavailable. Retry later with the same event_id.');
+    assert.match(body.reason, new RegExp(`^cannot connect to ${server.address.replace(/\./g, '\\.')} `));
     assert.equal(await rowCount(), 0);
-    starter.failWith = undefined;
+    server = await startTestDevServer({ port: Number(server.address.split(':')[1]) });
     assert.equal((await post(api, candidateNew)).status, 202, 'the retry with the same event_id is accepted');
   });
 
-  it('answers only 503s, never a 500, to concurrent duplicates while Temporal refuses', async () => {
-    starter.failWith = new TemporalUnavailableError('cannot connect to 127.0.0.1:1');
-    for (let round = 0; round < 5; round++) {
+  it('answers only 503s, never a 500, to concurrent duplicates while Temporal is down', async () => {
+    await server.stop();
+    for (let round = 0; round < 3; round++) {
       const responses = await Promise.all(Array.from({ length: 20 }, () => post(api, candidateNew)));
       assert.deepEqual([...new Set(responses.map((r) => r.status))], [503]);
     }
     assert.equal(await rowCount(), 0);
   });
 
-  it('keeps the row when Temporal was reached but the outcome is unknown; the retry finds the one workflow', async () => {
-    starter.failWith = new TemporalUnavailableError('the workflow could not be started (deadline exceeded)', true);
+  it('keeps the row when Temporal was reached but did not answer (server paused); the retry finds the one workflow', async () => {
+    assert.equal(await starter.status('warm-up-the-connection'), undefined);
+    server.process.kill('SIGSTOP');
     const response = await post(api, candidateNew);
     assert.equal(response.status, 503);
     assert.equal(await rowCount(), 1, 'the workflow may exist, so its record stays');
-    starter.failWith = undefined;
+    server.process.kill('SIGCONT');
     const retry = await post(api, candidateNew);
     assert.equal(retry.status, 200);
-    assert.equal(starter.starts.length, 1);
+    const { workflowId } = webhookIds(candidateNew as never);
+    assert.equal(((await retry.json()) as Record<string, string>).run_id, await runIdOf(workflowId));
     assert.equal(await rowCount(), 1);
+    await eventually('visibility of the workflow', async () => (await client.workflow.count(`WorkflowId = '${workflowId}'`)).count > 0);
+    assert.equal((await client.workflow.count(`WorkflowId = '${workflowId}'`)).count, 1);
   });
 });
 
@@ -336,7 +380,8 @@ describe('internal routes without INTERNAL_API_TOKEN', () => {
   after(async () => db.drop());
 
   it('do not exist: 404 for POST and GET', async () => {
-    const starter = new RecordingStarter();
+    const unreachable = loadConfig({ TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}` });
+    const starter = new RecordingStarter(createTemporalStarter(unreachable, logger));
     const api = await serve(db, {}, starter);
     try {
       const response = await post(api, candidateNew);
