@@ -32,7 +32,7 @@ export type DeliveryLookup =
   | { readonly kind: 'stopped'; readonly status: 'cancelled' | 'terminated'; readonly closedAt: string }
   | { readonly kind: 'finished' };
 
-/** How the API and CLI reach Temporal. Tests can stand in their own while no Temporal server exists. */
+/** How the API and CLI reach Temporal; tests wrap the real one to see which starts the API asked for. */
 export interface WebhookStarter {
   /**
    * Starts (or finds) the delivery workflow; returns its run id. Throws TemporalUnavailableError for an

@@ -1,6 +1,8 @@
 // The whole path on a real `temporal server start-dev`: ingestion API, workflow, partner, PostgreSQL rows and
 // Temporal visibility by search attribute. The server starts bare: the service registers its attributes.
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
@@ -20,7 +22,7 @@ import { runCli } from '../support/cli';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { encodedHistoryBytes, occurrencesIn } from '../support/history';
-import { startTestDevServer, startTestWorker, type TestWorker } from '../support/temporal';
+import { startTestDevServer, startTestWorker, tempDir, type TestWorker } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from './support/partner-server';
 
 const INTERNAL_TOKEN = 'dev-server-internal-token-0123';
@@ -247,6 +249,22 @@ describe('webhooks end to end on the Temporal dev server', function () {
       assert.equal(row.status, 'terminated');
       assert.ok(row.finished_at instanceof Date);
     });
+  });
+
+  it('webhooks send (the CLI) starts a delivery the worker completes, and prints its ids', async () => {
+    const event = candidateOf('acme');
+    const file = path.join(await tempDir('send'), 'event.json');
+    await writeFile(file, JSON.stringify(event));
+    const { code, stdout } = await runCli(['webhooks', 'send', file], {
+      DATABASE_URL: db.url,
+      TEMPORAL_ADDRESS: server.address,
+      TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE,
+    });
+    assert.equal(code, 0);
+    const printed = JSON.parse(stdout);
+    assert.deepEqual([printed.status, printed.event_id, printed.workflow_id], ['accepted', event.event_id, `webhook-candidate-new-${event.event_id}`]);
+    assert.equal(((await client.workflow.getHandle(printed.workflow_id).result()) as DeliverySummary).status, 'delivered');
+    assert.equal(partner.requests.length, 1);
   });
 
   it('the worker command refuses to run with one clear line when Temporal refuses its set-up', async () => {
