@@ -1,0 +1,72 @@
+// No Docker engine runs where this is tested, so the compose file and the Dockerfile are checked for what
+// would break them: wiring, configuration the service accepts, order of start-up, and the build context.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { loadConfig } from '../../lib/config';
+import { WEBHOOK_SEARCH_ATTRIBUTES } from '../../temporal/search-attributes';
+
+const ROOT = path.join(__dirname, '..', '..');
+const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
+
+interface Service {
+  image?: string;
+  build?: string;
+  command?: string[] | string;
+  environment?: Record<string, string>;
+  depends_on?: Record<string, { condition: string }>;
+}
+
+describe('docker-compose.yml and Dockerfile', () => {
+  const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, Service> };
+  const { services } = compose;
+
+  it('has the Temporal stack and the service', () => {
+    assert.deepEqual(Object.keys(services).sort(), ['api', 'migrate', 'postgresql', 'temporal', 'temporal-postgresql', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'worker']);
+  });
+
+  it('gives the service an environment its configuration accepts, with the required values set', () => {
+    const samples: Record<string, string> = { PARTNER_ENDPOINT: 'https://partner.example/hooks', PARTNER_ACCESS_TOKEN: 'token', INTERNAL_API_TOKEN: 'internal-token-0123456789' };
+    for (const name of ['api', 'worker', 'migrate']) {
+      const env = Object.fromEntries(
+        Object.entries(services[name].environment!).map(([key, value]) => {
+          // ${VAR:-default} takes its default; ${VAR:?message} must be given by the operator.
+          const resolved = String(value).replace(/\$\{(\w+):-([^}]*)\}/g, (_m, _v, fallback) => fallback).replace(/\$\{(\w+):\?[^}]*\}/g, (_m, v) => samples[v]);
+          return [key, resolved];
+        }),
+      );
+      const config = loadConfig(env);
+      assert.equal(config.TEMPORAL_ADDRESS, 'temporal:7233', name);
+      assert.equal(config.DATABASE_URL, 'postgres://partner:partner@postgresql:5432/partner_service', name);
+    }
+  });
+
+  it('starts the API and the worker after migrations and after the search attributes exist', () => {
+    for (const name of ['api', 'worker']) {
+      assert.deepEqual(services[name].depends_on, {
+        migrate: { condition: 'service_completed_successfully' },
+        'temporal-setup': { condition: 'service_completed_successfully' },
+      });
+      assert.deepEqual(services[name].command, [name]);
+      assert.equal(services[name].build, '.');
+    }
+    assert.deepEqual(services.temporal.depends_on, { 'temporal-schema': { condition: 'service_completed_successfully' } });
+  });
+
+  it('registers exactly the Keyword search attributes the workflow upserts', () => {
+    const script = String(services['temporal-setup'].command);
+    const names = /for name in ([\w ]+);/.exec(script)![1].split(' ');
+    assert.deepEqual(names, WEBHOOK_SEARCH_ATTRIBUTES.map((key) => key.name));
+    assert.match(script, /--type Keyword/);
+  });
+
+  it('builds an image whose entry point is the compiled CLI, from a context without local state', () => {
+    const dockerfile = read('Dockerfile');
+    assert.match(dockerfile, /RUN npm run build && npm prune --omit=dev/);
+    assert.match(dockerfile, /ENTRYPOINT \["node", "dist\/cli\/main\.js"\]/);
+    assert.match(dockerfile, /COPY --from=build \/app\/dist \.\/dist/);
+    const ignored = read('.dockerignore').split('\n');
+    for (const entry of ['node_modules', 'dist', '.data', '.temporal', '.git', '.env']) assert.ok(ignored.includes(entry), entry);
+  });
+});
