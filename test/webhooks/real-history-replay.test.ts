@@ -8,6 +8,7 @@ import { Worker, type InjectedSinks } from '@temporalio/worker';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import type { CapturedStatus, CapturedTimer, CaptureSinks } from './support/capture-interceptors';
 import { testWorkflowBundle } from '../support/temporal';
+import { installQuietTemporalRuntime } from './support/temporal-runtime';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'real-histories');
 
@@ -25,6 +26,7 @@ describe('replay of histories captured from a real dev server', function () {
   let code: string;
 
   before(async () => {
+    installQuietTemporalRuntime();
     code = await testWorkflowBundle([require.resolve('./support/capture-interceptors')]);
   });
 
