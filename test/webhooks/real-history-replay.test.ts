@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Worker, type InjectedSinks } from '@temporalio/worker';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { DeterminismViolationError } from '@temporalio/workflow';
 import type { CapturedStatus, CapturedTimer, CaptureSinks } from './support/capture-interceptors';
 import { testWorkflowBundle } from '../support/temporal';
 import { installQuietTemporalRuntime } from './support/temporal-runtime';
@@ -54,4 +55,9 @@ describe('replay of histories captured from a real dev server', function () {
       assert.deepEqual([last.status.state, last.status.attempts.length], [expected.state, expected.attempts]);
     });
   }
+
+  it('fails when the code no longer issues the commands of a real history (here: an activity renamed)', async () => {
+    const json = readFileSync(path.join(FIXTURES, 'delivered-second-attempt.json'), 'utf8').replaceAll('"sendWebhook"', '"postWebhook"');
+    await assert.rejects(Worker.runReplayHistory({ workflowBundle: { code } }, historyFromJSON(JSON.parse(json))), DeterminismViolationError);
+  });
 });
