@@ -4,13 +4,18 @@ import { v5 as uuidv5 } from 'uuid';
 import { hashAppKey, verifyAppKey } from '../lib/app-keys';
 import { formatPathError, unstorableTextErrors, zodPathErrors } from '../lib/validation';
 import { collectReferences, findDuplicates, type ExternalReferences } from './reference-checks';
-import { directorySnapshotSchema, type DirectorySnapshot } from './snapshot-schema';
+import { directorySnapshotSchema, validItemsOf, type DirectorySnapshot } from './snapshot-schema';
 
-/** Raised for input that cannot be imported; `problems` are `json.path: message` lines. Nothing was written. */
+/**
+ * Raised for input that cannot be imported; `problems` are `json.path: message` lines, at most MAX_PROBLEMS
+ * of them, the last saying how many more there were. Nothing was written.
+ */
 export class DirectoryImportError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`invalid directory snapshot: ${problems.length} problem(s)`);
+  readonly problems: string[];
+  constructor(all: string[]) {
+    super(`invalid directory snapshot: ${all.length} problem(s)`);
     this.name = 'DirectoryImportError';
+    this.problems = all.length > MAX_PROBLEMS ? [...all.slice(0, MAX_PROBLEMS), `… and ${all.length - MAX_PROBLEMS} more problem(s)`] : all;
   }
 }
 
@@ -19,7 +24,15 @@ export interface ImportOptions {
   replace?: boolean;
 }
 
-export type ImportSummary = Record<string, { upserted: number; deleted: number }> & { durationMs?: number };
+/** Per section: rows new to the database, rows changed, rows already as the file says, rows --replace removed. */
+export interface SectionSummary {
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  deleted: number;
+}
+
+export type ImportSummary = Record<string, SectionSummary> & { durationMs?: number };
 
 /** Namespace of the deterministic ids given to groups imported without an id (UUID v5 of external_id or displayName). */
 const GROUP_ID_NAMESPACE = '2a6f1d0e-3b7c-4f55-9c1e-6d2b8a4e7f90';
@@ -40,29 +53,32 @@ export async function importDirectoryFile(knex: Knex, file: string, options: Imp
 /** Validates the whole snapshot, then upserts it in one transaction. Invalid input writes nothing. */
 export async function importDirectory(knex: Knex, input: unknown, { replace = false }: ImportOptions = {}): Promise<ImportSummary> {
   const started = Date.now();
+  // Every kind of check runs, so one pass reports schema, text, duplicate and reference problems together.
   const parsed = directorySnapshotSchema.safeParse(input);
-  if (!parsed.success) throw new DirectoryImportError(zodPathErrors(parsed.error).map(formatPathError).slice(0, MAX_PROBLEMS));
-  const snapshot = parsed.data;
-  const unstorable = unstorableTextErrors(snapshot).map(formatPathError);
-  if (unstorable.length) throw new DirectoryImportError(unstorable.slice(0, MAX_PROBLEMS));
-  const groupIds = (snapshot.groups ?? []).map((g) => (g.id ?? uuidv5(g.external_id ?? g.display_name, GROUP_ID_NAMESPACE)).toLowerCase());
+  const problems = parsed.success ? [] : zodPathErrors(parsed.error).map(formatPathError);
+  const snapshot = parsed.success ? parsed.data : validItemsOf(input);
+  problems.push(...unstorableTextErrors(snapshot).map(formatPathError));
+  const groupIds = (snapshot.groups ?? []).map((g) => g && (g.id ?? uuidv5(g.external_id ?? g.display_name, GROUP_ID_NAMESPACE)).toLowerCase());
 
-  const problems = findDuplicates(snapshot);
-  if (snapshot.groups && !snapshot.groups.every((g) => g.id)) {
+  problems.push(...findDuplicates(snapshot));
+  if (snapshot.groups && !snapshot.groups.every((g) => !g || g.id)) {
     const seen = new Map<string, number>();
     groupIds.forEach((id, i) => {
       const first = seen.get(id);
       if (first !== undefined && snapshot.groups![i].id === undefined) problems.push(`groups[${i}].id: generated id collides with groups[${first}]; give one of them an id`);
-      seen.set(id, i);
+      if (id) seen.set(id, i);
     });
   }
   const external = collectReferences(snapshot, groupIds, replace, problems);
-  if (problems.length) throw new DirectoryImportError(problems.slice(0, MAX_PROBLEMS));
+  if (problems.length) {
+    problems.push(...(await findMissingReferences(knex, external)));
+    throw new DirectoryImportError(problems);
+  }
 
   const summary = await knex
     .transaction(async (trx) => {
       const missing = await findMissingReferences(trx, external);
-      if (missing.length) throw new DirectoryImportError(missing.slice(0, MAX_PROBLEMS));
+      if (missing.length) throw new DirectoryImportError(missing);
       return writeSnapshot(trx, snapshot, groupIds, replace);
     })
     .catch((error: { code?: string; table?: string; detail?: string }) => {
@@ -74,7 +90,7 @@ export async function importDirectory(knex: Knex, input: unknown, { replace = fa
   return summary;
 }
 
-async function findMissingReferences(trx: Knex.Transaction, external: ExternalReferences): Promise<string[]> {
+async function findMissingReferences(trx: Knex, external: ExternalReferences): Promise<string[]> {
   const problems: string[] = [];
   const check = async <K extends string | number>(map: Map<K, string[]>, table: string, cast: string, noun: string) => {
     if (!map.size) return;
@@ -94,8 +110,8 @@ async function findMissingReferences(trx: Knex.Transaction, external: ExternalRe
 
 async function writeSnapshot(trx: Knex.Transaction, s: DirectorySnapshot, groupIds: string[], replace: boolean): Promise<ImportSummary> {
   const summary: ImportSummary = {};
-  const track = (section: string, upserted: number, deleted = 0) => {
-    summary[section] = { upserted, deleted };
+  const track: Track = (section, total, { inserted, updated }, deleted = 0) => {
+    summary[section] = { inserted, updated, unchanged: total - inserted - updated, deleted };
   };
 
   if (s.companies) {
@@ -103,7 +119,7 @@ async function writeSnapshot(trx: Knex.Transaction, s: DirectorySnapshot, groupI
       id: c.id, internal_id: c.internal_id ?? null, name: c.name, has_config: c.has_config ?? false, settings: c.settings ?? {},
     }));
     const deleted = replace ? await deleteAbsent(trx, 'companies', ['id'], ['text'], [rows.map((r) => r.id)]) : 0;
-    await inChunks(trx, rows, `
+    const written = await upsertInChunks(trx, rows, `
       INSERT INTO companies (id, internal_id, name, has_config, settings)
       SELECT id, internal_id, name, has_config, settings FROM jsonb_to_recordset(?::jsonb)
         AS r(id text, internal_id bigint, name text, has_config boolean, settings jsonb)
@@ -111,7 +127,7 @@ async function writeSnapshot(trx: Knex.Transaction, s: DirectorySnapshot, groupI
         has_config = EXCLUDED.has_config, settings = EXCLUDED.settings, updated_at = now()
       WHERE (companies.internal_id, companies.name, companies.has_config, companies.settings)
         IS DISTINCT FROM (EXCLUDED.internal_id, EXCLUDED.name, EXCLUDED.has_config, EXCLUDED.settings)`);
-    track('companies', rows.length, deleted);
+    track('companies', rows.length, written, deleted);
   }
 
   if (s.users) {
@@ -121,7 +137,7 @@ async function writeSnapshot(trx: Knex.Transaction, s: DirectorySnapshot, groupI
       is_agency_user: u.is_agency_user ?? false,
     }));
     const deleted = replace ? await deleteAbsent(trx, 'users', ['id'], ['bigint'], [rows.map((r) => r.id)]) : 0;
-    await inChunks(trx, rows, `
+    const written = await upsertInChunks(trx, rows, `
       INSERT INTO users (id, first_name, last_name, email_primary, emails, is_agency_user)
       SELECT id, first_name, last_name, email_primary, emails, is_agency_user FROM jsonb_to_recordset(?::jsonb)
         AS r(id bigint, first_name text, last_name text, email_primary text, emails text[], is_agency_user boolean)
@@ -129,7 +145,7 @@ async function writeSnapshot(trx: Knex.Transaction, s: DirectorySnapshot, groupI
         email_primary = EXCLUDED.email_primary, emails = EXCLUDED.emails, is_agency_user = EXCLUDED.is_agency_user, updated_at = now()
       WHERE (users.first_name, users.last_name, users.email_primary, users.emails, users.is_agency_user)
         IS DISTINCT FROM (EXCLUDED.first_name, EXCLUDED.last_name, EXCLUDED.email_primary, EXCLUDED.emails, EXCLUDED.is_agency_user)`);
-    track('users', rows.length, deleted);
+    track('users', rows.length, written, deleted);
   }
 
   if (s.jobs) {
@@ -138,7 +154,7 @@ async function writeSnapshot(trx: Knex.Transaction, s: DirectorySnapshot, groupI
       title: j.title, from_date: j.from_date ?? null, to_date: j.to_date ?? null,
     }));
     const deleted = replace ? await deleteAbsent(trx, 'jobs', ['id'], ['text'], [rows.map((r) => r.id)]) : 0;
-    await inChunks(trx, rows, `
+    const written = await upsertInChunks(trx, rows, `
       INSERT INTO jobs (id, company_id, internal_id, internal_reference, title, from_date, to_date)
       SELECT id, company_id, internal_id, internal_reference, title, from_date, to_date FROM jsonb_to_recordset(?::jsonb)
         AS r(id text, company_id text, internal_id bigint, internal_reference text, title text, from_date date, to_date date)
@@ -147,35 +163,37 @@ async function writeSnapshot(trx: Knex.Transaction, s: DirectorySnapshot, groupI
         to_date = EXCLUDED.to_date, updated_at = now()
       WHERE (jobs.company_id, jobs.internal_id, jobs.internal_reference, jobs.title, jobs.from_date, jobs.to_date)
         IS DISTINCT FROM (EXCLUDED.company_id, EXCLUDED.internal_id, EXCLUDED.internal_reference, EXCLUDED.title, EXCLUDED.from_date, EXCLUDED.to_date)`);
-    track('jobs', rows.length, deleted);
+    track('jobs', rows.length, written, deleted);
   }
 
-  if (s.company_users) track('company_users', s.company_users.length, await writeMemberships(trx, 'company_users', 'company_id', s.company_users, replace));
-  if (s.job_users) track('job_users', s.job_users.length, await writeMemberships(trx, 'job_users', 'job_id', s.job_users, replace));
+  if (s.company_users) await writeMemberships(trx, 'company_users', 'company_id', s.company_users, replace, track);
+  if (s.job_users) await writeMemberships(trx, 'job_users', 'job_id', s.job_users, replace, track);
   if (s.groups) await writeGroups(trx, s.groups, groupIds, replace, track);
   if (s.apps) await writeApps(trx, s.apps, replace, track);
   return summary;
 }
 
-type Track = (section: string, upserted: number, deleted?: number) => void;
+type Written = { inserted: number; updated: number };
+type Track = (section: string, total: number, written: Written, deleted?: number) => void;
 
-/** Upserts company or job memberships (role updated in place); returns how many --replace deleted. */
+/** Upserts company or job memberships (role updated in place). */
 async function writeMemberships<P extends 'company_id' | 'job_id'>(
   trx: Knex.Transaction,
   table: 'company_users' | 'job_users',
   parent: P,
   rows: Array<Record<P, string> & { user_id: number; role: string }>,
   replace: boolean,
-): Promise<number> {
+  track: Track,
+): Promise<void> {
   const deleted = replace
     ? await deleteAbsent(trx, table, [parent, 'user_id'], ['text', 'bigint'], [rows.map((r) => r[parent]), rows.map((r) => r.user_id)])
     : 0;
   // Identifiers come from the two literal unions above, never from input.
-  await inChunks(trx, rows, `
+  const written = await upsertInChunks(trx, rows, `
     INSERT INTO ${table} (${parent}, user_id, role)
     SELECT ${parent}, user_id, role FROM jsonb_to_recordset(?::jsonb) AS r(${parent} text, user_id bigint, role text)
     ON CONFLICT (${parent}, user_id) DO UPDATE SET role = EXCLUDED.role WHERE ${table}.role <> EXCLUDED.role`);
-  return deleted;
+  track(table, rows.length, written, deleted);
 }
 
 async function writeGroups(trx: Knex.Transaction, groups: NonNullable<DirectorySnapshot['groups']>, ids: string[], replace: boolean, track: Track) {
@@ -201,7 +219,7 @@ async function writeGroups(trx: Knex.Transaction, groups: NonNullable<DirectoryS
 
   // A group changes (version + 1, lastModified now unless the file says) only when an attribute or its
   // member list differs, so re-importing the same file leaves the same state.
-  await trx.raw(`
+  const updated = await trx.raw(`
     WITH member_changes AS (
       (SELECT m.group_id, m.member_user_id, m.member_group_id FROM scim_group_members m JOIN incoming_groups g ON g.id = m.group_id
        EXCEPT SELECT group_id, member_user_id, member_group_id FROM incoming_members)
@@ -217,33 +235,41 @@ async function writeGroups(trx: Knex.Transaction, groups: NonNullable<DirectoryS
       OR (r.created IS NOT NULL AND r.created <> g.created)
       OR (r.last_modified IS NOT NULL AND r.last_modified <> g.last_modified)
       OR EXISTS (SELECT 1 FROM member_changes c WHERE c.group_id = r.id))`);
-  await trx.raw(`
+  const inserted = await trx.raw(`
     INSERT INTO scim_groups (id, external_id, display_name, created, last_modified)
     SELECT id, external_id, display_name, COALESCE(created, now()), COALESCE(last_modified, created, now()) FROM incoming_groups
     ON CONFLICT (id) DO NOTHING`);
 
   // The file's member list is the whole truth for each group it contains.
-  await trx.raw(`
+  const membersRemoved = await trx.raw(`
     DELETE FROM scim_group_members m USING incoming_groups g WHERE m.group_id = g.id AND NOT EXISTS (
       SELECT 1 FROM incoming_members i WHERE i.group_id = m.group_id
         AND i.member_user_id IS NOT DISTINCT FROM m.member_user_id AND i.member_group_id IS NOT DISTINCT FROM m.member_group_id)`);
-  await trx.raw(`
+  const membersAdded = await trx.raw(`
     INSERT INTO scim_group_members (group_id, member_user_id, member_group_id)
     SELECT group_id, member_user_id, member_group_id FROM incoming_members ON CONFLICT DO NOTHING`);
-  track('groups', rows.length, deleted);
-  track('group_members', members.length);
+  track('groups', rows.length, { inserted: inserted.rowCount ?? 0, updated: updated.rowCount ?? 0 }, deleted);
+  // A membership has no attributes of its own: it is added, kept or removed.
+  track('group_members', members.length, { inserted: membersAdded.rowCount ?? 0, updated: 0 }, membersRemoved.rowCount ?? 0);
 }
 
 async function writeApps(trx: Knex.Transaction, apps: NonNullable<DirectorySnapshot['apps']>, replace: boolean, track: Track) {
   const appIds = apps.map((a) => a.app_id);
   const deleted = replace ? await deleteAbsent(trx, 'partner_apps', ['app_id'], ['text'], [appIds]) : 0;
-  const { rows: existing } = await trx.raw<{ rows: { app_id: string; key_salt: Buffer; key_hash: Buffer }[] }>(
-    'SELECT app_id, key_salt, key_hash FROM partner_apps WHERE app_id = ANY(?::text[])', [appIds]);
-  const stored = new Map(existing.map((r) => [r.app_id, { salt: r.key_salt, hash: r.key_hash }]));
+  const { rows: existing } = await trx.raw<{ rows: { app_id: string; name: string; key_salt: Buffer; key_hash: Buffer; companies: string[] }[] }>(
+    `SELECT a.app_id, a.name, a.key_salt, a.key_hash,
+       ARRAY(SELECT company_id FROM partner_app_companies c WHERE c.app_id = a.app_id ORDER BY company_id) AS companies
+     FROM partner_apps a WHERE a.app_id = ANY(?::text[])`, [appIds]);
+  const stored = new Map(existing.map((r) => [r.app_id, { name: r.name, salt: r.key_salt, hash: r.key_hash, companies: r.companies }]));
+  const written: Written = { inserted: 0, updated: 0 };
   for (const app of apps) {
     // Re-importing the same key keeps the stored hash, so the import stays idempotent.
     const current = stored.get(app.app_id);
-    const { salt, hash } = current && verifyAppKey(app.app_key, current) ? current : hashAppKey(app.app_key);
+    const sameKey = current !== undefined && verifyAppKey(app.app_key, current);
+    const { salt, hash } = current && sameKey ? current : hashAppKey(app.app_key);
+    const companies = [...new Set(app.company_ids)].sort();
+    if (!current) written.inserted++;
+    else if (!sameKey || current.name !== (app.name ?? app.app_id) || current.companies.join('\n') !== companies.join('\n')) written.updated++;
     await trx.raw(
       `INSERT INTO partner_apps (app_id, name, key_salt, key_hash) VALUES (?, ?, ?, ?)
        ON CONFLICT (app_id) DO UPDATE SET name = EXCLUDED.name, key_salt = EXCLUDED.key_salt, key_hash = EXCLUDED.key_hash`,
@@ -254,7 +280,25 @@ async function writeApps(trx: Knex.Transaction, apps: NonNullable<DirectorySnaps
   await inChunks(trx, grants, `
     INSERT INTO partner_app_companies (app_id, company_id)
     SELECT app_id, company_id FROM jsonb_to_recordset(?::jsonb) AS r(app_id text, company_id text)`);
-  track('apps', apps.length, deleted);
+  track('apps', apps.length, written, deleted);
+}
+
+/**
+ * Runs an INSERT … ON CONFLICT DO UPDATE … WHERE (changed) once per chunk, and counts what it did: a row
+ * PostgreSQL inserted has xmax 0, an updated one not, and an unchanged one is not returned at all.
+ */
+async function upsertInChunks(trx: Knex.Transaction, rows: object[], upsert: string): Promise<Written> {
+  const written: Written = { inserted: 0, updated: 0 };
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    const { rows: [counts] } = await trx.raw<{ rows: Array<{ inserted: number; updated: number }> }>(
+      `WITH written AS (${upsert} RETURNING (xmax = 0) AS inserted)
+       SELECT count(*) FILTER (WHERE inserted)::int AS inserted, count(*) FILTER (WHERE NOT inserted)::int AS updated FROM written`,
+      [JSON.stringify(rows.slice(i, i + CHUNK))],
+    );
+    written.inserted += counts.inserted;
+    written.updated += counts.updated;
+  }
+  return written;
 }
 
 /** Runs `sql` once per chunk of rows, with the chunk bound as one JSON array parameter. */

@@ -15,6 +15,7 @@ export function findDuplicates(snapshot: DirectorySnapshot): string[] {
   const check = <T>(section: string, rows: T[] | undefined, key: (row: T) => unknown, field: string) => {
     const seen = new Map<string, number>();
     rows?.forEach((row, index) => {
+      if (!row) return; // an item invalid on its own (see validItemsOf)
       const value = key(row);
       if (value === undefined || value === null) return;
       const k = JSON.stringify(value);
@@ -33,6 +34,7 @@ export function findDuplicates(snapshot: DirectorySnapshot): string[] {
   check('groups', snapshot.groups, (g) => g.id, 'id');
   check('apps', snapshot.apps, (a) => a.app_id, 'app_id');
   snapshot.groups?.forEach((group, g) => {
+    if (!group) return;
     const seen = new Set<string>();
     group.members?.forEach((member, m) => {
       const k = `${member.type}:${member.type === 'Group' ? member.value.toLowerCase() : member.value}`;
@@ -55,9 +57,9 @@ export function collectReferences(
   problems: string[],
 ): ExternalReferences {
   const external: ExternalReferences = { companies: new Map(), jobs: new Map(), users: new Map(), groups: new Map() };
-  const companies = new Set(snapshot.companies?.map((c) => c.id));
-  const jobs = new Set(snapshot.jobs?.map((j) => j.id));
-  const users = new Set(snapshot.users?.map((u) => u.id));
+  const companies = new Set(snapshot.companies?.map((c) => c?.id));
+  const jobs = new Set(snapshot.jobs?.map((j) => j?.id));
+  const users = new Set(snapshot.users?.map((u) => u?.id));
   const groups = new Set(groupIds);
 
   const need = <K>(known: Set<K>, sectionPresent: boolean, map: Map<K, string[]>, id: K, path: string, noun: string) => {
@@ -72,17 +74,19 @@ export function collectReferences(
   };
 
   snapshot.jobs?.forEach((job, i) =>
-    need(companies, !!snapshot.companies, external.companies, job.company_id, `jobs[${i}].company_id`, 'company'));
+    job?.company_id !== undefined && need(companies, !!snapshot.companies, external.companies, job.company_id, `jobs[${i}].company_id`, 'company'));
   snapshot.company_users?.forEach((m, i) => {
+    if (!m) return;
     need(companies, !!snapshot.companies, external.companies, m.company_id, `company_users[${i}].company_id`, 'company');
     need(users, !!snapshot.users, external.users, m.user_id, `company_users[${i}].user_id`, 'user');
   });
   snapshot.job_users?.forEach((m, i) => {
+    if (!m) return;
     need(jobs, !!snapshot.jobs, external.jobs, m.job_id, `job_users[${i}].job_id`, 'job');
     need(users, !!snapshot.users, external.users, m.user_id, `job_users[${i}].user_id`, 'user');
   });
   snapshot.groups?.forEach((group, g) =>
-    group.members?.forEach((member, m) => {
+    group?.members?.forEach((member, m) => {
       const path = `groups[${g}].members[${m}].value`;
       if (member.type === 'User') {
         if (!/^[1-9]\d{0,15}$/.test(member.value)) problems.push(`${path}: a User member's value must be a user id`);
@@ -96,7 +100,7 @@ export function collectReferences(
       }
     }));
   snapshot.apps?.forEach((app, a) =>
-    app.company_ids.forEach((companyId, c) =>
+    app?.company_ids.forEach((companyId, c) =>
       need(companies, !!snapshot.companies, external.companies, companyId, `apps[${a}].company_ids[${c}]`, 'company')));
   return external;
 }

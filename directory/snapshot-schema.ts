@@ -91,3 +91,36 @@ export const directorySnapshotSchema = z.strictObject({
 
 export type DirectorySnapshot = z.infer<typeof directorySnapshotSchema>;
 export type SnapshotSection = keyof DirectorySnapshot;
+
+const ITEM_SCHEMAS = {
+  companies: companySchema,
+  jobs: jobSchema,
+  users: userSchema,
+  company_users: companyUserSchema,
+  job_users: jobUserSchema,
+  groups: groupSchema,
+  apps: appSchema,
+} as const;
+
+/**
+ * The items of an invalid snapshot that are valid on their own, at their original indexes, so duplicate and
+ * reference checks can report in the same run as the schema errors. An invalid item leaves a hole, except a
+ * company, job or user whose id alone is readable: it stays as `{ id }`, so references to it are not
+ * reported as unknown on top of its own error.
+ */
+export function validItemsOf(input: unknown): DirectorySnapshot {
+  const snapshot: Record<string, unknown[]> = {};
+  if (!input || typeof input !== 'object' || Array.isArray(input)) return {};
+  for (const [section, schema] of Object.entries(ITEM_SCHEMAS)) {
+    const items = (input as Record<string, unknown>)[section];
+    if (!Array.isArray(items)) continue;
+    snapshot[section] = items.map((item) => {
+      const parsed = (schema as z.ZodType).safeParse(item);
+      if (parsed.success) return parsed.data;
+      const rawId = (item as { id?: unknown } | null)?.id;
+      const readable = section === 'users' ? typeof rawId === 'number' : typeof rawId === 'string' && ['companies', 'jobs'].includes(section);
+      return readable ? { id: rawId } : undefined;
+    });
+  }
+  return snapshot as DirectorySnapshot;
+}

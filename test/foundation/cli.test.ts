@@ -60,7 +60,7 @@ describe('partner-service CLI', () => {
       const { code, stdout, stderr } = await runCli(['import', file], { DATABASE_URL: db.url });
       assert.equal(code, 0);
       assert.match(stderr, /"msg":"applied database migrations"|^$/);
-      assert.deepEqual(JSON.parse(stdout).companies, { upserted: 1, deleted: 0 });
+      assert.deepEqual(JSON.parse(stdout).companies, { inserted: 1, updated: 0, unchanged: 0, deleted: 0 });
       assert.equal((await db.knex('companies').count({ n: '*' }))[0].n, 1);
     });
 
@@ -157,7 +157,7 @@ describe('partner-service CLI', () => {
         assert.equal(ready.status, 200);
         const lines = logLines(output.stdout);
         assert.ok(lines.some((l) => l.msg === 'DATABASE_URL is not set: using embedded PostgreSQL'));
-        assert.ok(lines.some((l) => /imported the demo directory/.test(l.msg) && l.summary.users.upserted === 5));
+        assert.ok(lines.some((l) => /imported the demo directory/.test(l.msg) && l.summary.users.inserted === 5));
         await new Promise((r) => setTimeout(r, 500));
         assert.ok(logLines(output.stdout).some((l) => /webhook delivery is paused/.test(l.msg)), output.stdout);
       } finally {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { verifyAppKey } from '../../lib/app-keys';
 import { demoDirectoryFile } from '../../directory/demo-directory';
-import { DirectoryImportError, importDirectory } from '../../directory/import-directory';
+import { DirectoryImportError, importDirectory, type SectionSummary } from '../../directory/import-directory';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
 type Snapshot = Record<string, any>;
@@ -60,7 +60,7 @@ describe('directory import', () => {
 
   it('imports every section, primary e-mail first, app key hashed', async () => {
     const summary = await importDirectory(db.knex, base());
-    assert.deepEqual(summary.users, { upserted: 2, deleted: 0 });
+    assert.deepEqual(summary.users, { inserted: 2, updated: 0, unchanged: 0, deleted: 0 });
     const state = await dump(db);
     assert.deepEqual(state.users.map((u: any) => u.emails), [['ada@acme.test', 'ada@home.test'], ['grace@acme.test']]);
     assert.equal(state.jobs[0].from_date, '2026-01-01');
@@ -105,12 +105,54 @@ describe('directory import', () => {
     await importDirectory(db.knex, smaller);
     assert.equal((await dump(db)).users.length, 2);
     const summary = await importDirectory(db.knex, smaller, { replace: true });
-    assert.deepEqual(summary.users, { upserted: 1, deleted: 1 });
+    assert.deepEqual(summary.users, { inserted: 0, updated: 0, unchanged: 1, deleted: 1 });
     const state = await dump(db);
     assert.deepEqual(state.users.map((u: any) => u.id), [1]);
     assert.deepEqual(state.company_users.map((m: any) => m.user_id), [1]);
     assert.deepEqual(state.job_users, [], 'memberships of deleted users go with them');
     assert.equal(state.companies.length, 1, 'sections absent from the file are left alone');
+  });
+
+  it('tells inserted, updated and unchanged rows apart in every section', async () => {
+    await importDirectory(db.knex, base());
+    const again = await importDirectory(db.knex, base());
+    const { durationMs: _ms, ...sections } = again;
+    for (const [section, counts] of Object.entries(sections) as Array<[string, SectionSummary]>) {
+      assert.deepEqual([counts.inserted, counts.updated, counts.deleted], [0, 0, 0], section);
+    }
+    const changed = base();
+    changed.users[0].first_name = 'Augusta';
+    changed.company_users[1].role = 'manager';
+    Object.assign(changed.apps[0], { name: 'Renamed' });
+    const summary = await importDirectory(db.knex, changed);
+    assert.deepEqual(summary.users, { inserted: 0, updated: 1, unchanged: 1, deleted: 0 });
+    assert.deepEqual(summary.company_users, { inserted: 0, updated: 1, unchanged: 1, deleted: 0 });
+    assert.deepEqual(summary.apps, { inserted: 0, updated: 1, unchanged: 0, deleted: 0 });
+    assert.deepEqual(summary.companies, { inserted: 0, updated: 0, unchanged: 1, deleted: 0 });
+  });
+
+  it('reports schema, duplicate and reference problems of one file in one run', async () => {
+    const input = base();
+    input.users[1].email_primary = 'not-an-address';
+    input.users.push({ ...base().users[0] });
+    input.company_users.push({ company_id: 'nope', user_id: 1, role: 'member' });
+    input.job_users.push({ job_id: 'acme-eng-1', user_id: 42, role: 'viewer' });
+    await expectProblems(db, input, [
+      'users[1].email_primary: not an e-mail address',
+      'users[2].id: duplicate of users[0]',
+      'company_users[2].company_id: unknown company "nope"',
+      'job_users[1].user_id: unknown user 42',
+    ]);
+  });
+
+  it('stops listing problems at 100 and says how many more there were', async () => {
+    const input = { users: Array.from({ length: 150 }, (_, i) => ({ id: i + 1, first_name: 'A', last_name: 'B', email_primary: `bad-${i}` })) };
+    await assert.rejects(importDirectory(db.knex, input), (error: unknown) => {
+      assert.ok(error instanceof DirectoryImportError);
+      assert.equal(error.problems.length, 101);
+      assert.equal(error.problems[100], '… and 50 more problem(s)');
+      return true;
+    });
   });
 
   it('resolves references against the database when the file does not contain them', async () => {
@@ -122,7 +164,7 @@ describe('directory import', () => {
   it('imports the demo directory shipped in examples/', async () => {
     const demo = JSON.parse(await readFile(demoDirectoryFile(), 'utf8'));
     const summary = await importDirectory(db.knex, demo);
-    assert.deepEqual(summary.apps, { upserted: 1, deleted: 0 });
+    assert.deepEqual(summary.apps, { inserted: 1, updated: 0, unchanged: 0, deleted: 0 });
   });
 
   describe('rejects invalid input with JSON paths and writes nothing', () => {
