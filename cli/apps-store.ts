@@ -11,6 +11,8 @@ export interface CreatedApp {
 export interface AppSummary {
   readonly app_id: string;
   readonly name: string;
+  /** `revoked` once revoked_at is set: the same word in the text and the JSON listing. */
+  readonly status: 'active' | 'revoked';
   readonly created_at: Date;
   readonly revoked_at: Date | null;
   readonly companies: string[];
@@ -52,6 +54,7 @@ export async function listPartnerApps(knex: Knex): Promise<AppSummary[]> {
       'a.name',
       'a.created_at',
       'a.revoked_at',
+      knex.raw("CASE WHEN a.revoked_at IS NULL THEN 'active' ELSE 'revoked' END AS status"),
       knex.raw("COALESCE(array_agg(g.company_id ORDER BY g.company_id) FILTER (WHERE g.company_id IS NOT NULL), '{}') AS companies"),
     );
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import 'dotenv/config';
 import { ConfigError } from '../lib/config';
+import { describeError } from '../lib/describe-error';
 import { UsageError, type Command } from './command';
 import { commands } from './commands';
 
@@ -54,7 +55,7 @@ if (require.main === module) {
       if (code !== 0) process.exit(code);
     },
     (error: unknown) => {
-      process.stderr.write(`partner-service: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.stderr.write(`partner-service: ${describeError(error)}\n`);
       process.exit(1);
     },
   );

@@ -20,6 +20,9 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** The database the service uses on the embedded server. */
+export const SERVICE_DATABASE = 'partner_service';
+
 export function createKnex(connectionString: string, pool: Knex.PoolConfig = { min: 0, max: 10 }): Knex {
   return knex({ client: 'pg', connection: { connectionString }, pool });
 }
@@ -31,12 +34,18 @@ export function createKnex(connectionString: string, pool: Knex.PoolConfig = { m
 export async function openDatabase(config: Config, logger: Logger): Promise<Database> {
   if (config.DATABASE_URL) {
     const db = createKnex(config.DATABASE_URL);
+    try {
+      await assertSupportedServer(db);
+    } catch (error) {
+      await db.destroy();
+      throw error;
+    }
     return { knex: db, embedded: false, close: once(() => db.destroy()) };
   }
   const server = await startEmbeddedPostgres(path.join(config.DATA_DIR, 'postgres'), logger);
   logger.info({ port: server.port }, 'DATABASE_URL is not set: using embedded PostgreSQL');
   try {
-    const url = await ensureDatabase(server.url, 'partner_service');
+    const url = await ensureDatabase(server.url, SERVICE_DATABASE);
     const db = createKnex(url);
     return {
       knex: db,
@@ -50,6 +59,25 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
     await server.stop();
     throw error;
   }
+}
+
+/** The oldest PostgreSQL release the migrations and queries are tested on. */
+export const MIN_SERVER_VERSION = 14;
+
+/** Thrown when DATABASE_URL points at a release older than MIN_SERVER_VERSION. */
+export class UnsupportedServerError extends Error {
+  constructor(found: string, minimum: number) {
+    super(`PostgreSQL ${found} is not supported: the service needs PostgreSQL ${minimum} or newer (DATABASE_URL)`);
+    this.name = 'UnsupportedServerError';
+  }
+}
+
+/** Refuses servers older than MIN_SERVER_VERSION, naming the release it found. */
+export async function assertSupportedServer(db: Knex, minimum = MIN_SERVER_VERSION): Promise<void> {
+  const { rows } = await db.raw<{ rows: Array<{ num: string; version: string }> }>(
+    "SELECT current_setting('server_version_num') AS num, current_setting('server_version') AS version",
+  );
+  if (Number(rows[0].num) < minimum * 10_000) throw new UnsupportedServerError(rows[0].version, minimum);
 }
 
 /** Creates `name` on the server at `serverUrl` if missing, and returns the URL that points at it. */

@@ -2,13 +2,51 @@ import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, stat } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import pg from 'pg';
+import { describeError } from '../lib/describe-error';
 import type { Logger } from '../lib/logger';
 
 export interface EmbeddedPostgresHandle {
   /** Connection URL of the cluster's `postgres` database. */
   readonly url: string;
   readonly port: number;
+  /** True when another process (a running `npm start`) owns the server: stop() then leaves it running. */
+  readonly shared: boolean;
   stop(): Promise<void>;
+}
+
+/** The embedded server's URL for a port: loopback only, with the fixed local credentials. */
+export const embeddedUrl = (port: number, database = 'postgres'): string => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+
+/** Thrown when the data directory belongs to a running server this process cannot use. */
+export class EmbeddedPostgresBusyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EmbeddedPostgresBusyError';
+  }
+}
+
+/**
+ * The server already running on `databaseDir` (its postmaster.pid names a live process and a port), or
+ * undefined when none runs. Another process's server is shared rather than started twice.
+ */
+export async function runningEmbeddedPostgres(databaseDir: string): Promise<{ pid: number; port: number } | undefined> {
+  let lines: string[];
+  try {
+    lines = readFileSync(path.join(databaseDir, 'postmaster.pid'), 'utf8').split('\n');
+  } catch {
+    return undefined;
+  }
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!(pid > 0) || !(port > 0)) return undefined;
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    // ESRCH: a stale file from a crash; the server starts over it. EPERM: alive, owned by another user.
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return undefined;
+  }
+  return { pid, port };
 }
 
 const USER = 'postgres';
@@ -34,6 +72,8 @@ export async function findFreePort(): Promise<number> {
  */
 export async function startEmbeddedPostgres(dataDir: string, logger?: Logger, { port: wantedPort }: { port?: number } = {}): Promise<EmbeddedPostgresHandle> {
   const databaseDir = path.resolve(dataDir);
+  const running = await runningEmbeddedPostgres(databaseDir);
+  if (running) return shareRunningServer(databaseDir, running, logger);
   const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   await mkdir(path.dirname(databaseDir), { recursive: true });
   if (asRoot) await letPostgresUserReach(path.dirname(databaseDir), logger);
@@ -69,8 +109,9 @@ export async function startEmbeddedPostgres(dataDir: string, logger?: Logger, { 
   };
   process.on('exit', stopOnExit);
   return {
-    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
+    url: embeddedUrl(port),
     port,
+    shared: false,
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -78,6 +119,24 @@ export async function startEmbeddedPostgres(dataDir: string, logger?: Logger, { 
       await pg.stop();
     },
   };
+}
+
+/** Uses the server another process started on the same data directory, after checking that it answers. */
+async function shareRunningServer(databaseDir: string, { pid, port }: { pid: number; port: number }, logger?: Logger): Promise<EmbeddedPostgresHandle> {
+  const url = embeddedUrl(port);
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+  } catch (error) {
+    throw new EmbeddedPostgresBusyError(
+      `the embedded PostgreSQL in ${databaseDir} is held by process ${pid} but does not answer on 127.0.0.1:${port} (${describeError(error)}); stop that process, or set DATABASE_URL`,
+    );
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+  logger?.info({ pid, port }, 'using the embedded PostgreSQL of the running service');
+  return { url, port, shared: true, stop: async () => undefined };
 }
 
 function killPostmaster(databaseDir: string): void {

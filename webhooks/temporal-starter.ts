@@ -7,6 +7,7 @@ import { temporalAddress } from '../worker/temporal-connection';
 import { webhookStatusQuery } from '../workflows/queries';
 import type { WebhookDeliveryStatus } from '../workflows/types';
 import { startDeliveryWorkflow, type PreparedWebhook } from './start-webhook';
+import { describeError } from '../lib/describe-error';
 
 /** Temporal could not be reached, or refused to start the workflow: the webhook was not accepted. */
 export class TemporalUnavailableError extends Error {
@@ -83,7 +84,7 @@ export function createTemporalStarter(
           throw error;
         }
         failedAt = Date.now();
-        failure = `cannot connect to ${address} (${error instanceof Error ? error.message : String(error)})`;
+        failure = `cannot connect to ${address} (${describeError(error)})`;
         logger.warn({ address }, `Temporal is unreachable at ${address}: webhooks are refused with 503`);
         throw new TemporalUnavailableError(failure);
       }
@@ -99,7 +100,7 @@ export function createTemporalStarter(
       } catch (error) {
         logger.error({ err: error, workflowId: webhook.workflowId }, 'starting the webhook workflow failed');
         if (isRefusal(error)) throw new TemporalSetupError(`Temporal refused to start the webhook workflow: ${refusalReason(error)}`);
-        throw new TemporalUnavailableError(`the workflow could not be started (${error instanceof Error ? error.message : String(error)})`, true);
+        throw new TemporalUnavailableError(`the workflow could not be started (${describeError(error)})`, true);
       }
     },
     async status(workflowId) {

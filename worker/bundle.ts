@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { bundleWorkflowCode, type BundleOptions } from '@temporalio/worker';
+import { describeError } from '../lib/describe-error';
 
 /** The workflow entry point, as source under tsx or compiled under dist/. */
 export const WORKFLOWS_PATH = require.resolve('../workflows');
@@ -21,7 +22,7 @@ if (require.main === module) {
   buildWorkflowBundle(process.argv[2]).then(
     (file) => process.stdout.write(`workflow bundle written to ${file}\n`),
     (error: unknown) => {
-      process.stderr.write(`bundling the workflows failed: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.stderr.write(`bundling the workflows failed: ${describeError(error)}\n`);
       process.exitCode = 1;
     },
   );

@@ -3,10 +3,11 @@ import { raw, sql, type SqlFragment } from './sql-fragment';
 /** SQL pieces shared by the filter compiler and the group queries. Aliases: g group, m member. */
 
 /**
- * Case-insensitive form of a text expression. The builtin pg_c_utf8 collation (PostgreSQL 17+) folds
- * all of Unicode, not just ASCII, and orders by code point; migration 003 indexes the same expressions.
+ * Case-insensitive form of a text expression: lower() under the ICU collation `pis_fold` maps case in every
+ * script, on PostgreSQL 14 to 18 alike; the result is re-collated to "C", so comparisons, LIKE and order go by
+ * code point. Migration 005 indexes exactly these expressions.
  */
-export const folded = (expression: SqlFragment): SqlFragment => sql`lower(${expression} COLLATE "pg_c_utf8")`;
+export const folded = (expression: SqlFragment): SqlFragment => sql`(lower(${expression} COLLATE pis_fold) COLLATE "C")`;
 
 /** A member's display: "first_name last_name" of a user, displayName of a group. Needs MEMBER_JOINS. */
 export const MEMBER_DISPLAY = raw("COALESCE(u.first_name || ' ' || u.last_name, mg.display_name)");

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { UsageError, type Command } from '../command';
 import { bootstrap, openMigratedDatabase } from '../bootstrap';
 import { createPartnerApp, listPartnerApps, revokePartnerApp, UnknownCompaniesError, type AppSummary } from '../apps-store';
+import { describeError } from '../../lib/describe-error';
 
 const USAGE = [
   'Usage: partner-service apps create --name NAME --company ID [--company ID...] [--json]',
@@ -24,7 +25,7 @@ function parse<T extends ParseArgsConfig>(config: T) {
   try {
     return parseArgs(config);
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    throw new UsageError(describeError(error));
   }
 }
 
@@ -54,7 +55,7 @@ function create(args: string[]): Action {
 }
 
 const formatApp = (app: AppSummary) =>
-  [app.app_id, app.revoked_at ? 'revoked' : 'active', app.created_at.toISOString(), app.companies.join(','), app.name].join('\t');
+  [app.app_id, app.status, app.created_at.toISOString(), app.companies.join(','), app.name].join('\t');
 
 function list(args: string[]): Action {
   const { values } = parse({ args, options: { json: { type: 'boolean', default: false } } });

@@ -1,6 +1,7 @@
 import type { Command } from '../command';
 import { apiCommand } from './api';
 import { appsCommand } from './apps';
+import { dbCommand } from './db';
 import { importCommand } from './import';
 import { migrateCommand } from './migrate';
 import { startCommand } from './start';
@@ -8,4 +9,4 @@ import { webhooksCommand } from './webhooks';
 import { workerCommand } from './worker';
 
 /** Every `partner-service` subcommand, in the order `--help` lists them. */
-export const commands: readonly Command[] = [startCommand, apiCommand, workerCommand, migrateCommand, importCommand, appsCommand, webhooksCommand];
+export const commands: readonly Command[] = [startCommand, apiCommand, workerCommand, migrateCommand, importCommand, appsCommand, webhooksCommand, dbCommand];

@@ -3,6 +3,7 @@ import * as directoryAndWebhooks from './001_directory_and_webhooks';
 import * as scimIndexes from './002_scim_indexes';
 import * as scimGroupTotal from './003_scim_group_total';
 import * as webhookStoppedStatuses from './004_webhook_stopped_statuses';
+import * as scimCaseFolding from './005_scim_case_folding';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -15,4 +16,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['002_scim_indexes', scimIndexes],
   ['003_scim_group_total', scimGroupTotal],
   ['004_webhook_stopped_statuses', webhookStoppedStatuses],
+  ['005_scim_case_folding', scimCaseFolding],
 ];

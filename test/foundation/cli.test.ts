@@ -144,6 +144,48 @@ describe('partner-service CLI', () => {
     });
   });
 
+  describe('the CLI beside a running service on the same DATA_DIR', () => {
+    it('db url, apps, migrate and import use the running embedded PostgreSQL, and the service keeps serving', async function () {
+      this.timeout(120_000);
+      const cwd = await mkdtemp(path.join(tmp, 'beside-'));
+      const apiPort = await findFreePort();
+      // TEMPORAL_ADDRESS at a closed port: this test is about PostgreSQL, so start runs no dev server.
+      const env = { PATH: process.env.PATH, PORT: String(apiPort), TEMPORAL_ADDRESS: `127.0.0.1:${await findFreePort()}` };
+      const before = await runCli(['db', 'url'], env, cwd);
+      assert.equal(before.code, 1);
+      assert.equal(before.stderr, `partner-service db: the embedded PostgreSQL in ${path.join(cwd, '.data', 'postgres')} is not running; start the service (npm start) and ask again\n`);
+      const { child, started } = startCli(['start'], env, cwd, /"msg":"partner service started/);
+      try {
+        await started;
+        const url = await runCli(['db', 'url'], env, cwd);
+        assert.equal(url.code, 0, url.stderr);
+        assert.match(url.stdout, /^postgres:\/\/postgres:postgres@127\.0\.0\.1:\d+\/partner_service\n$/);
+        const apps = await runCli(['apps', 'list', '--json'], env, cwd);
+        assert.equal(apps.code, 0, apps.stderr);
+        assert.deepEqual(JSON.parse(apps.stdout).map((a: { app_id: string; status: string }) => [a.app_id, a.status]), [['partner-demo', 'active']]);
+        assert.match(apps.stderr, /using the embedded PostgreSQL of the running service/);
+        assert.equal((await runCli(['migrate'], env, cwd)).code, 0);
+        const file = path.join(cwd, 'more.json');
+        await writeFile(file, JSON.stringify({ companies: [{ id: 'initech', name: 'Initech' }] }));
+        const imported = await runCli(['import', file], env, cwd);
+        assert.equal(imported.code, 0, imported.stderr);
+        assert.deepEqual(JSON.parse(imported.stdout).companies, { inserted: 1, updated: 0, unchanged: 0, deleted: 0 });
+        assert.equal((await fetch(`http://127.0.0.1:${apiPort}/readyz`)).status, 200);
+      } finally {
+        child.kill('SIGTERM');
+      }
+      assert.equal(await waitForExit(child), 0);
+    });
+
+    it('an unexpected error prints its message, never "undefined"', async () => {
+      // "localhost" resolves to two addresses; both refuse, and Node reports an AggregateError without a message.
+      const { code, stderr } = await runCli(['migrate'], { DATABASE_URL: `postgres://u:p@localhost:${await findFreePort()}/x` });
+      assert.equal(code, 1);
+      assert.doesNotMatch(stderr, /undefined/);
+      assert.match(stderr, /^partner-service: connect ECONNREFUSED .+\n$/);
+    });
+  });
+
   describe('start with no environment at all', () => {
     it('starts embedded PostgreSQL, imports the demo directory, serves, says delivery is paused, and stops cleanly', async function () {
       this.timeout(120_000);

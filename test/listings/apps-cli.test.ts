@@ -38,7 +38,7 @@ describe('partner-service apps', () => {
     const listed = await apps('list', '--json');
     assert.equal(listed.code, 0);
     const [summary] = JSON.parse(listed.stdout).filter((a: { app_id: string }) => a.app_id === appId);
-    assert.deepEqual([summary.name, summary.revoked_at, summary.companies], ['Acme integration', null, ['acme', 'globex']]);
+    assert.deepEqual([summary.name, summary.status, summary.revoked_at, summary.companies], ['Acme integration', 'active', null, ['acme', 'globex']]);
     const table = await apps('list');
     assert.match(table.stdout, new RegExp(`^${appId}\\tactive\\t\\S+\\tacme,globex\\tAcme integration$`, 'm'));
     assert.ok(!table.stdout.includes(appKey) && !listed.stdout.includes(appKey));
@@ -48,6 +48,8 @@ describe('partner-service apps', () => {
     const denied = await call(url, { headers });
     assert.deepEqual([denied.status, denied.body], [403, { detail: 'Incorrect authentication credentials.' }]);
     assert.match((await apps('list')).stdout, new RegExp(`^${appId}\\trevoked\\t`, 'm'));
+    const revokedJson = JSON.parse((await apps('list', '--json')).stdout).find((a: { app_id: string }) => a.app_id === appId);
+    assert.deepEqual([revokedJson.status, typeof revokedJson.revoked_at], ['revoked', 'string']);
     assert.deepEqual(await apps('revoke', appId).then((r) => [r.code, r.stdout]), [0, `${appId} was already revoked\n`]);
   });
 
