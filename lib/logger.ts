@@ -1,4 +1,5 @@
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
+import pinoPretty from 'pino-pretty';
 
 export type { Logger };
 
@@ -27,12 +28,15 @@ const REDACTED_PATHS = [
 export type LogStream = 'stdout' | 'stderr';
 
 /**
- * The project's one logger factory: JSON lines, secrets redacted. Services log to stdout; one-shot CLI
- * commands log to stderr so that their stdout carries only their result.
+ * The project's one logger factory, secrets redacted. Services log to stdout; one-shot CLI commands log to
+ * stderr so that their stdout carries only their result. In a terminal the lines are readable text; anywhere
+ * else (files, pipes, log collectors) they stay JSON.
  */
 export function createLogger(level: string = process.env.LOG_LEVEL ?? 'info', stream: LogStream = 'stdout'): Logger {
-  return pino(
-    { name: 'partner-service', level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } },
-    pino.destination({ fd: stream === 'stdout' ? 1 : 2, sync: true }),
-  );
+  const fd = stream === 'stdout' ? 1 : 2;
+  const tty = (stream === 'stdout' ? process.stdout : process.stderr).isTTY === true;
+  const destination: DestinationStream = tty
+    ? pinoPretty({ destination: fd, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,name' })
+    : pino.destination({ fd, sync: true });
+  return pino({ name: 'partner-service', level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, destination);
 }

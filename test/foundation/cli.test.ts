@@ -5,7 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { commands } from '../../cli/commands';
-import { runCli, startCli, waitForExit } from '../support/cli';
+import { CLI, runCli, startCli, waitForExit } from '../support/cli';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { findFreePort } from '../../db/embedded-postgres';
 import companySignup from '../fixtures/events/company-signup.json';
@@ -142,6 +142,22 @@ describe('partner-service CLI', () => {
       const leftOver = execFileSync('ps', ['-eo', 'args']).toString().split('\n').filter((args) => args.includes(path.join(cwd, '.data')));
       assert.deepEqual(leftOver, []);
     });
+  });
+
+  it('logs readable lines in a terminal and JSON anywhere else', async () => {
+    const db = await createTestDatabase();
+    try {
+      // util-linux `script` gives the command a pseudo-terminal, as a person's shell would.
+      const inTerminal = execFileSync('script', ['-qec', `${process.execPath} ${CLI} migrate`, '/dev/null'], {
+        env: { PATH: process.env.PATH, DATABASE_URL: db.url, NO_COLOR: '1' },
+      }).toString();
+      assert.match(inTerminal, /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: (migrations applied|database already up to date)/m);
+      assert.doesNotMatch(inTerminal, /"level":/);
+      const piped = await runCli(['migrate'], { DATABASE_URL: db.url });
+      assert.equal(JSON.parse(piped.stderr.trim().split('\n')[0]).level, 30);
+    } finally {
+      await db.drop();
+    }
   });
 
   describe('the CLI beside a running service on the same DATA_DIR', () => {

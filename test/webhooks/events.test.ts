@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { parseWebhookEvent, companyIdOf, toEnvelope, type WebhookEventInput } from '../../events';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import candidateShort from '../fixtures/events/candidate-new-short.json';
@@ -120,5 +122,21 @@ describe('webhook event schemas', () => {
     assert.equal(companyIdOf(candidateNew as WebhookEventInput), 'acme');
     assert.equal(companyIdOf({ data: { company: { id: 42 } } }), undefined);
     assert.equal(companyIdOf({ data: {} }), undefined);
+  });
+});
+
+describe('examples/events', () => {
+  const folder = path.join(__dirname, '..', '..', 'examples', 'events');
+
+  it('holds one valid event, without an event_id, for each type/action pair the spec shows', () => {
+    const files = readdirSync(folder).filter((f) => f.endsWith('.json')).sort();
+    assert.deepEqual(files, ['candidate-new.json', 'company-signup.json', 'job-new.json']);
+    for (const file of files) {
+      const event = JSON.parse(readFileSync(path.join(folder, file), 'utf8'));
+      const parsed = parseWebhookEvent(event);
+      assert.ok(parsed.success, `${file}: ${JSON.stringify(!parsed.success && parsed.errors)}`);
+      assert.equal(`${event.event_type}-${event.action}.json`, file);
+      assert.equal(event.event_id, undefined, `${file}: each send gets a new event_id`);
+    }
   });
 });
