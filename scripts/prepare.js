@@ -10,5 +10,6 @@ execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', roo
 
 const bundler = path.join(root, 'dist', 'worker', 'bundle.js');
 if (existsSync(bundler)) {
-  execFileSync(process.execPath, [bundler, path.join(root, 'dist', 'workflow-bundle.js')], { stdio: 'inherit', cwd: root });
+  // Only the bundler's own failures reach the terminal; its progress line is noise in every test run.
+  execFileSync(process.execPath, [bundler, path.join(root, 'dist', 'workflow-bundle.js')], { stdio: ['ignore', 'ignore', 'inherit'], cwd: root });
 }

@@ -8,6 +8,7 @@ import { webhookStatusQuery } from '../workflows/queries';
 import type { WebhookDeliveryStatus } from '../workflows/types';
 import { startDeliveryWorkflow, type PreparedWebhook } from './start-webhook';
 import { describeError } from '../lib/describe-error';
+import { connectionFailureInWords } from '../temporal/connection-failure';
 
 /** Temporal could not be reached, or refused to start the workflow: the webhook was not accepted. */
 export class TemporalUnavailableError extends Error {
@@ -84,8 +85,8 @@ export function createTemporalStarter(
           throw error;
         }
         failedAt = Date.now();
-        failure = `cannot connect to ${address} (${describeError(error)})`;
-        logger.warn({ address }, `Temporal is unreachable at ${address}: webhooks are refused with 503`);
+        failure = `cannot connect to ${address} (${connectionFailureInWords(error)})`;
+        logger.warn({ address }, `Temporal is unreachable at ${address}: no webhook is accepted until it answers`);
         throw new TemporalUnavailableError(failure);
       }
     })();

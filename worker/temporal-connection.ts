@@ -1,7 +1,7 @@
 import { NativeConnection } from '@temporalio/worker';
 import { DEFAULT_TEMPORAL_ADDRESS, type Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
-import { describeError } from '../lib/describe-error';
+import { connectionFailureInWords } from '../temporal/connection-failure';
 
 export const temporalAddress = (config: Config): string => config.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS;
 
@@ -30,7 +30,7 @@ export async function connectWithBackoff(
       else logger.info({ address }, 'connected to Temporal');
       return connection;
     } catch (error) {
-      const reason = describeError(error);
+      const reason = connectionFailureInWords(error);
       if (attempt === 1) {
         logger.warn(
           { address, reason },

@@ -12,7 +12,7 @@ export const apiCommand: Command = {
     runtime.shutdown.listen();
     return cleanUpOnFailure(runtime, async () => {
       const database = await openMigratedDatabase(runtime);
-      // Connects on first use, so the API serves while Temporal is down (webhooks then get 503).
+      // Connects on first use, so the API serves while Temporal is down (webhooks are then refused until it answers).
       const webhookStarter = createTemporalStarter(runtime.config, runtime.logger);
       runtime.shutdown.add('temporal client', () => webhookStarter.close());
       const api = await startApiServer({ config: runtime.config, knex: database.knex, logger: runtime.logger, webhookStarter });

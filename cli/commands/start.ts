@@ -30,7 +30,7 @@ export const startCommand: Command = {
       const worker = startWebhookWorker({ config, logger, knex: database.knex });
       shutdown.add('worker', () => worker.stop());
       exitOnTemporalSetupError(runtime, worker.done);
-      // Connects on first use, so the API serves while Temporal is down (webhooks then get 503).
+      // Connects on first use, so the API serves while Temporal is down (webhooks are then refused until it answers).
       const webhookStarter = createTemporalStarter(config, logger);
       shutdown.add('temporal client', () => webhookStarter.close());
       const api = await startApiServer({ config, knex: database.knex, logger, webhookStarter });

@@ -124,7 +124,7 @@ describe('partner-service webhooks', function () {
     const result = await cli(['send', FIXTURE], { TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
     assert.equal(result.code, 1);
     // stderr also carries the command's log lines; the message stands on its own line.
-    assert.match(result.stderr, new RegExp(`^Webhook not accepted: Temporal is unavailable: cannot connect to 127\\.0\\.0\\.1:${port} `, 'm'));
+    assert.match(result.stderr, new RegExp(`^Webhook not accepted: Temporal is unavailable: cannot connect to 127\\.0\\.0\\.1:${port} \\(nothing answered there: is the Temporal server running, and is TEMPORAL_ADDRESS right\\?\\)$`, 'm'));
     assert.equal(result.stdout, '');
     assert.equal(Number((await db.knex('webhook_events').count({ n: '*' }))[0].n), 0);
   });

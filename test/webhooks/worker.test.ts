@@ -74,6 +74,7 @@ describe('webhook worker', function () {
     const warnings = entries().filter((l) => l.level === 40);
     assert.equal(warnings.length, 1);
     assert.match(warnings[0].msg, new RegExp(`^Temporal is unreachable at 127\\.0\\.0\\.1:${port}: webhook delivery is paused`));
+    assert.equal((warnings[0] as { reason?: string }).reason, 'nothing answered there: is the Temporal server running, and is TEMPORAL_ADDRESS right?');
     const started = Date.now();
     await handle.stop();
     assert.ok(Date.now() - started < 2000, 'stop() does not wait out the backoff');
