@@ -1,0 +1,323 @@
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Knex } from 'knex';
+import { request } from 'undici';
+import candidateNew from '../test/fixtures/events/candidate-new.json';
+import { webhookHeaders } from '../activities/http-delivery';
+import { findFreePort } from '../db/embedded-postgres';
+import { toEnvelope, type WebhookEventInput } from '../events/envelope';
+import { findTemporalBinary } from '../temporal/binaries';
+import { startDevServer } from '../temporal/dev-server';
+import { RETRY_DELAYS_MS } from '../workflows/types';
+import { reportDeliveries, type CpuFigures, type PartFigures, type Measured } from './deliveries-report';
+import { inParallel } from './load';
+import { startPartnerServer, type PartnerServer } from './partner-server';
+import { commandName, cpuSeconds, machineBusySeconds, parentPid, sampleRss, treeCpuSeconds } from './proc-stats';
+import { spawnService, type ServiceProcess } from './service-process';
+import type { BenchmarkSuite } from './suite';
+
+const WEBHOOKS = 2_000;
+const RETRIED_WEBHOOKS = 5_000;
+const CONCURRENCY = 32;
+const WARMUP_WEBHOOKS = 20;
+/** Part 2 should end within about 15 minutes; a retried webhook costs about two deliveries. */
+const RETRY_BUDGET_SECONDS = 15 * 60;
+const FIRST_RETRY_SECONDS = RETRY_DELAYS_MS[0] / 1000;
+const INTERNAL_API_TOKEN = 'bench-internal-api-token-0123456789';
+const PARTNER_ACCESS_TOKEN = 'bench-partner-access-token';
+const EVENT = candidateNew as WebhookEventInput;
+
+/** Everything one part measures against. */
+interface Rig {
+  readonly apiUrl: string;
+  readonly partner: PartnerServer;
+  readonly knex: Knex;
+  readonly services: readonly ServiceProcess[];
+  readonly pids: Measured<number>;
+  /** The bench database's postmaster, when PostgreSQL runs on this machine. */
+  readonly postmaster: number | undefined;
+  progress(message: string): void;
+}
+
+/**
+ * Webhook delivery end to end: a real `temporal server start-dev`, the service's `api` and `worker` as
+ * separate processes, and a partner server in this process that records when each webhook arrives.
+ */
+export const deliveriesSuite: BenchmarkSuite = {
+  name: 'deliveries',
+  async run({ databaseUrl, knex, progress }) {
+    const executable = findTemporalBinary('temporal');
+    if (!executable) throw new Error('no `temporal` executable: run scripts/install-temporal.sh or put it on PATH');
+    const cleanups: Array<() => Promise<unknown>> = [];
+    try {
+      const partner = await startPartnerServer();
+      cleanups.push(() => partner.close());
+      progress(`deliveries: baseline, ${WEBHOOKS} POSTs straight to the partner`);
+      await baseline(partner); // warms up the loop and the partner server
+      const baselineRate = await baseline(partner);
+
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'pis-bench-temporal-'));
+      cleanups.push(() => rm(dir, { recursive: true, force: true }));
+      const server = await startDevServer({ executable, port: await findFreePort(), dbFilename: path.join(dir, 'temporal.db') });
+      cleanups.push(() => server.stop());
+      const env = {
+        DATABASE_URL: databaseUrl,
+        TEMPORAL_ADDRESS: server.address,
+        TEMPORAL_TASK_QUEUE: `bench-deliveries-${randomUUID()}`,
+        INTERNAL_API_TOKEN,
+        PARTNER_ENDPOINT: `${partner.url}/webhooks`,
+        PARTNER_ACCESS_TOKEN,
+        // Out of the way: the benchmark measures the service, not the partner limits.
+        PARTNER_MAX_CONCURRENCY: '200',
+        PARTNER_MAX_PER_SECOND: '100000',
+        LOG_LEVEL: 'warn',
+      };
+      const worker = spawnService('worker', env);
+      cleanups.push(() => worker.stop());
+      const port = await findFreePort();
+      const api = spawnService('api', { ...env, HOST: '127.0.0.1', PORT: String(port) });
+      cleanups.push(() => api.stop());
+      const rig: Rig = {
+        apiUrl: `http://127.0.0.1:${port}`,
+        partner,
+        knex,
+        services: [api, worker],
+        pids: { temporal: server.process.pid!, api: api.pid, worker: worker.pid },
+        postmaster: await postmasterPid(knex),
+        progress,
+      };
+      await waitUntil(rig, 'the API to answer /healthz', 30_000, async () => {
+        const res = await request(`${rig.apiUrl}/healthz`).catch(() => undefined);
+        await res?.body.dump();
+        return res?.statusCode === 200;
+      });
+
+      progress(`deliveries: warm-up, ${WARMUP_WEBHOOKS} webhooks (also waits for the worker to poll)`);
+      const tag = Date.now().toString(36);
+      await runPart(rig, { prefix: `warm-${tag}`, count: WARMUP_WEBHOOKS, failFirst: false });
+
+      progress(`deliveries: part 1, ${WEBHOOKS} webhooks`);
+      const part1 = await runPart(rig, { prefix: `p1-${tag}`, count: WEBHOOKS, failFirst: false });
+      const fit = Math.floor(((RETRY_BUDGET_SECONDS - FIRST_RETRY_SECONDS) * part1.deliveriesPerSecond) / 2);
+      const retried = Math.max(1, Math.min(RETRIED_WEBHOOKS, fit));
+      progress(`deliveries: part 2, ${retried} webhooks whose first attempt fails (${part1.deliveriesPerSecond.toFixed(1)}/s in part 1)`);
+      const part2 = await runPart(rig, { prefix: `p2-${tag}`, count: retried, failFirst: true });
+
+      return reportDeliveries({
+        // "temporal version 1.9.1 (Server 1.32.0, UI 2.54.1)" → "CLI 1.9.1, Server 1.32.0, UI 2.54.1"
+        temporalVersion: execFileSync(executable, ['--version']).toString().trim().replace(/^temporal version (\S+) \((.*)\)$/, 'CLI $1, $2'),
+        bodyBytes: Buffer.byteLength(JSON.stringify(toEnvelope(EVENT))),
+        concurrency: CONCURRENCY,
+        requestedRetried: RETRIED_WEBHOOKS,
+        retryBudgetSeconds: RETRY_BUDGET_SECONDS,
+        baselineRate,
+        part1,
+        part2,
+      });
+    } finally {
+      // Reverse order: the service before Temporal, Temporal before its directory.
+      for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => progress(`deliveries: cleanup failed: ${String(error)}`));
+    }
+  },
+};
+
+/** The same POSTs the service makes (envelope and headers), from a plain loop straight to the partner. */
+async function baseline(partner: PartnerServer): Promise<number> {
+  partner.reset({ failFirst: false });
+  const body = JSON.stringify(toEnvelope(EVENT));
+  const started = performance.now();
+  await inParallel(WEBHOOKS, CONCURRENCY, async () => {
+    const res = await request(`${partner.url}/webhooks`, {
+      method: 'POST',
+      headers: webhookHeaders(PARTNER_ACCESS_TOKEN, randomUUID(), Date.now()),
+      body,
+    });
+    await res.body.dump();
+    if (res.statusCode !== 204) throw new Error(`the partner answered ${res.statusCode} to the baseline`);
+  });
+  return WEBHOOKS / ((performance.now() - started) / 1000);
+}
+
+/** Posts `count` webhooks to the API, waits until the partner got them all and every row is delivered, and measures. */
+async function runPart(rig: Rig, { prefix, count, failFirst }: { prefix: string; count: number; failFirst: boolean }): Promise<PartFigures> {
+  const { partner, knex } = rig;
+  partner.reset({ failFirst });
+  const expected = failFirst ? 2 : 1;
+  const rss = sampleRss(Object.values(rig.pids));
+  const cpuBefore = cpuSnapshot(rig);
+  const started = performance.now();
+  try {
+    const { accepted, refused } = await ingest(rig.apiUrl, prefix, count);
+    const ingested = performance.now();
+    rig.progress(`deliveries: ${accepted.size} accepted in ${((ingested - started) / 1000).toFixed(1)} s; waiting for delivery`);
+
+    const ids = [...accepted.keys()];
+    const received = () => ids.filter((id) => (partner.receipts.get(id)?.length ?? 0) >= expected).length;
+    const rows = () => rowCounts(knex, prefix);
+    // Generous: two POSTs a second (a fiftieth of the goal) plus two minutes, which covers the retry timer.
+    const timeoutMs = 120_000 + count * expected * 500;
+    let lastReport = performance.now();
+    const completed = await waitUntil(rig, `delivery of ${prefix}`, timeoutMs, async () => {
+      const done = received();
+      if (done < ids.length) {
+        if (performance.now() - lastReport > 15_000) {
+          lastReport = performance.now();
+          rig.progress(`deliveries: ${done}/${ids.length} received as expected`);
+        }
+        return false;
+      }
+      return (await rows()).delivered === ids.length;
+    });
+    const finished = performance.now();
+    const cpu = cpuDelta(cpuBefore, cpuSnapshot(rig));
+
+    const acceptedTimes = [...accepted.values()];
+    const firstAccepted = Math.min(...acceptedTimes);
+    const lastReceipt = Math.max(...ids.map((id) => partner.receipts.get(id)?.[expected - 1] ?? -Infinity));
+    const counts = ids.map((id) => partner.receipts.get(id)?.length ?? 0);
+    const latencies = ids.filter((id) => partner.receipts.has(id)).map((id) => partner.receipts.get(id)![0] - accepted.get(id)!);
+    const { delivered, total } = await rows();
+    const attempts = await attemptOutcomes(knex, prefix);
+    const expectedAttempt = (a: AttemptOutcome) =>
+      failFirst ? (a.attempt === 1 && a.http_status === 500) || (a.attempt === 2 && a.succeeded) : a.attempt === 1 && a.succeeded;
+    return {
+      count,
+      accepted: accepted.size,
+      refused,
+      timedOut: !completed,
+      timeoutSeconds: timeoutMs / 1000,
+      ingestSeconds: (Math.max(...acceptedTimes) - started) / 1000,
+      endToEndSeconds: (lastReceipt - firstAccepted) / 1000,
+      totalSeconds: (lastReceipt - started) / 1000,
+      untilDeliveredSeconds: (finished - started) / 1000,
+      deliveriesPerSecond: ids.length / ((lastReceipt - firstAccepted) / 1000),
+      latencyP50Ms: percentile(latencies, 0.5),
+      latencyP99Ms: percentile(latencies, 0.99),
+      missing: counts.filter((n) => n < expected).length,
+      surplus: counts.filter((n) => n > expected).length,
+      strays: [...partner.receipts.keys()].filter((id) => !accepted.has(id)).length,
+      expectedReceipts: expected,
+      deliveredRows: delivered,
+      rows: total,
+      deliveredOnSecondAttempt: sum(attempts.filter((a) => a.attempt === 2 && a.succeeded)),
+      laterAttempts: sum(attempts.filter((a) => a.attempt > 2)),
+      unexpectedAttempts: attempts.filter((a) => !expectedAttempt(a)).map((a) =>
+        `attempt ${a.attempt}, ${a.succeeded ? 'succeeded' : 'failed'}: ${a.http_status ?? a.error_class}${a.error ? ` (${a.error})` : ''}, ${a.count} ×`),
+      peakWaiting: failFirst ? peakWaiting(ids.map((id) => partner.receipts.get(id) ?? [])) : 0,
+      cpu,
+      peakRss: { temporal: rss.peak(rig.pids.temporal), api: rss.peak(rig.pids.api), worker: rss.peak(rig.pids.worker) },
+    };
+  } finally {
+    rss.stop();
+  }
+}
+
+/** POSTs the webhooks to the internal API; the time of each 202 by the webhook_id in its body. */
+async function ingest(apiUrl: string, prefix: string, count: number) {
+  const accepted = new Map<string, number>();
+  const refused = new Map<string, number>();
+  await inParallel(count, CONCURRENCY, async (i) => {
+    try {
+      const res = await request(`${apiUrl}/internal/v1/webhooks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${INTERNAL_API_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ ...EVENT, event_id: `${prefix}-${i}` }),
+      });
+      const at = performance.now();
+      const body = (await res.body.json()) as { webhook_id?: string };
+      if (res.statusCode === 202 && body.webhook_id) accepted.set(body.webhook_id, at);
+      else refused.set(String(res.statusCode), (refused.get(String(res.statusCode)) ?? 0) + 1);
+    } catch (error) {
+      const name = error instanceof Error ? error.name : 'error';
+      refused.set(name, (refused.get(name) ?? 0) + 1);
+    }
+  });
+  return { accepted, refused };
+}
+
+async function rowCounts(knex: Knex, prefix: string): Promise<{ delivered: number; total: number }> {
+  const [row] = await knex('webhook_events')
+    .whereRaw('starts_with(event_id, ?)', [`${prefix}-`])
+    .select(knex.raw("count(*) filter (where status = 'delivered')::int as delivered"), knex.raw('count(*)::int as total'));
+  return row;
+}
+
+interface AttemptOutcome {
+  readonly attempt: number;
+  readonly succeeded: boolean;
+  readonly http_status: number | null;
+  readonly error_class: string | null;
+  readonly error: string | null;
+  readonly count: number;
+}
+
+/** The recorded attempts of a part, grouped by number and outcome. */
+async function attemptOutcomes(knex: Knex, prefix: string): Promise<AttemptOutcome[]> {
+  return knex('webhook_attempts as a')
+    .join('webhook_events as e', 'e.id', 'a.webhook_id')
+    .whereRaw('starts_with(e.event_id, ?)', [`${prefix}-`])
+    .select('a.attempt', 'a.succeeded', 'a.http_status', 'a.error_class', knex.raw('left(a.error_message, 160) as error'), knex.raw('count(*)::int as count'))
+    .groupBy(1, 2, 3, 4, 5)
+    .orderBy([1, 2, 3, 4, 5]);
+}
+
+const sum = (outcomes: AttemptOutcome[]) => outcomes.reduce((total, outcome) => total + outcome.count, 0);
+
+/** Polls `check` until it holds (true) or the time is up (false); fails at once when a service died. */
+async function waitUntil(rig: Rig, what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<boolean> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    for (const service of rig.services) service.assertRunning();
+    if (await check()) return true;
+    if (performance.now() > deadline) {
+      rig.progress(`deliveries: gave up waiting for ${what} after ${timeoutMs / 1000} s`);
+      return false;
+    }
+    await delay(250);
+  }
+}
+
+/** The postmaster of the bench database, found through the parent of our own backend. */
+async function postmasterPid(knex: Knex): Promise<number | undefined> {
+  const { rows } = await knex.raw('select pg_backend_pid() as pid');
+  const parent = parentPid(rows[0].pid);
+  // A remote server's backend pid means nothing here; a local one runs under the name postgres.
+  return parent !== undefined && commandName(parent) === 'postgres' && commandName(rows[0].pid) === 'postgres' ? parent : undefined;
+}
+
+function cpuSnapshot(rig: Rig): CpuFigures {
+  const own = process.cpuUsage();
+  return {
+    temporal: cpuSeconds(rig.pids.temporal),
+    api: cpuSeconds(rig.pids.api),
+    worker: cpuSeconds(rig.pids.worker),
+    postgres: rig.postmaster === undefined ? NaN : treeCpuSeconds(rig.postmaster),
+    bench: (own.user + own.system) / 1e6,
+    machine: machineBusySeconds(),
+  };
+}
+
+function cpuDelta(before: CpuFigures, after: CpuFigures): CpuFigures {
+  return Object.fromEntries(Object.entries(after).map(([key, value]) => [key, value - before[key as keyof CpuFigures]])) as unknown as CpuFigures;
+}
+
+function percentile(values: number[], q: number): number {
+  if (!values.length) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)];
+}
+
+/** The most webhooks that had been refused once and not yet re-sent, at any moment. */
+function peakWaiting(receipts: number[][]): number {
+  const changes = receipts.filter((r) => r.length >= 2).flatMap((r): Array<[number, number]> => [[r[0], 1], [r[1], -1]]);
+  changes.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let waiting = 0;
+  let peak = 0;
+  for (const [, change] of changes) peak = Math.max(peak, (waiting += change));
+  return peak;
+}

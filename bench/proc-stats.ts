@@ -1,0 +1,93 @@
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** Linux process figures from /proc, to measure each process of a benchmark on its own. */
+
+const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+
+/** The fields of /proc/<pid>/stat after the command name (which may itself hold spaces); undefined once gone. */
+function statFields(pid: number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+// Offsets into statFields: stat(5) numbers ppid 4, utime 14, stime 15, cutime 16, cstime 17; the slice starts at 3.
+const PPID = 1;
+const UTIME = 11;
+const STIME = 12;
+const CUTIME = 13;
+const CSTIME = 14;
+
+const ticks = (fields: string[], ...indices: number[]) => indices.reduce((sum, i) => sum + Number(fields[i]), 0);
+
+export function parentPid(pid: number): number | undefined {
+  const fields = statFields(pid);
+  return fields ? Number(fields[PPID]) : undefined;
+}
+
+/** User plus system CPU seconds of one process (all its threads); 0 once it is gone. */
+export function cpuSeconds(pid: number): number {
+  const fields = statFields(pid);
+  return fields ? ticks(fields, UTIME, STIME) / TICKS_PER_SECOND : 0;
+}
+
+/**
+ * CPU seconds of a process and all its children, living or reaped: what a PostgreSQL postmaster and its
+ * backends have used. A child's time moves into the parent's cutime/cstime when it is reaped.
+ */
+export function treeCpuSeconds(rootPid: number): number {
+  const root = statFields(rootPid);
+  if (!root) return 0;
+  let total = ticks(root, UTIME, STIME, CUTIME, CSTIME);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = statFields(Number(entry));
+    if (fields && Number(fields[PPID]) === rootPid) total += ticks(fields, UTIME, STIME);
+  }
+  return total / TICKS_PER_SECOND;
+}
+
+/** Busy CPU seconds of the whole machine (all cores), from /proc/stat. */
+export function machineBusySeconds(): number {
+  const [, ...values] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+  const [user, nice, system, , , irq, softirq, steal] = values;
+  return (user + nice + system + irq + softirq + steal) / TICKS_PER_SECOND;
+}
+
+/** Resident set size from /proc/<pid>/status (VmRSS); 0 once the process is gone. */
+export function rssBytes(pid: number): number {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+export interface RssSampler {
+  /** Highest VmRSS seen per pid since the sampler started. */
+  peak(pid: number): number;
+  stop(): void;
+}
+
+/** Samples VmRSS of `pids` every `intervalMs` (peak RSS of processes that are not our children). */
+export function sampleRss(pids: readonly number[], intervalMs = 200): RssSampler {
+  const peaks = new Map(pids.map((pid) => [pid, rssBytes(pid)]));
+  const timer = setInterval(() => {
+    for (const pid of pids) peaks.set(pid, Math.max(peaks.get(pid)!, rssBytes(pid)));
+  }, intervalMs);
+  return { peak: (pid) => peaks.get(pid) ?? 0, stop: () => clearInterval(timer) };
+}
+
+/** The command name of a process (/proc/<pid>/comm), or undefined when there is none. */
+export function commandName(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
