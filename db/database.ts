@@ -2,6 +2,7 @@ import path from 'node:path';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
 import type { Config } from '../lib/config';
+import { describeError } from '../lib/describe-error';
 import type { Logger } from '../lib/logger';
 import { startEmbeddedPostgres } from './embedded-postgres';
 
@@ -23,8 +24,13 @@ export interface Database {
 /** The database the service uses on the embedded server. */
 export const SERVICE_DATABASE = 'partner_service';
 
-export function createKnex(connectionString: string, pool: Knex.PoolConfig = { min: 0, max: 10 }): Knex {
-  return knex({ client: 'pg', connection: { connectionString }, pool });
+/**
+ * A Knex pool. Knex's own warnings (a failed connection attempt while PostgreSQL is down, deprecations) go to
+ * `logger` as structured lines, never straight to the console; without a logger they are dropped.
+ */
+export function createKnex(connectionString: string, pool: Knex.PoolConfig = { min: 0, max: 10 }, logger?: Logger): Knex {
+  const log = (level: 'warn' | 'error' | 'debug') => (message: unknown) => logger?.[level]({ knex: describeError(message) }, 'knex');
+  return knex({ client: 'pg', connection: { connectionString }, pool, log: { warn: log('warn'), error: log('error'), debug: log('debug'), deprecate: log('warn') } });
 }
 
 /**
@@ -33,7 +39,7 @@ export function createKnex(connectionString: string, pool: Knex.PoolConfig = { m
  */
 export async function openDatabase(config: Config, logger: Logger): Promise<Database> {
   if (config.DATABASE_URL) {
-    const db = createKnex(config.DATABASE_URL);
+    const db = createKnex(config.DATABASE_URL, undefined, logger);
     try {
       await assertSupportedServer(db);
     } catch (error) {
@@ -46,7 +52,7 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
   logger.info({ port: server.port }, 'DATABASE_URL is not set: using embedded PostgreSQL');
   try {
     const url = await ensureDatabase(server.url, SERVICE_DATABASE);
-    const db = createKnex(url);
+    const db = createKnex(url, undefined, logger);
     return {
       knex: db,
       embedded: true,

