@@ -25,12 +25,12 @@ export interface Database {
 export const SERVICE_DATABASE = 'partner_service';
 
 /**
- * A Knex pool. Knex's own warnings (a failed connection attempt while PostgreSQL is down, deprecations) go to
- * `logger` as structured lines, never straight to the console; without a logger they are dropped.
+ * A Knex pool. Knex's own messages (a failed connection attempt while PostgreSQL is down, deprecations) go to
+ * `logger` at debug level, one line each, never straight to the console: the caller's error says the same.
  */
 export function createKnex(connectionString: string, pool: Knex.PoolConfig = { min: 0, max: 10 }, logger?: Logger): Knex {
-  const log = (level: 'warn' | 'error' | 'debug') => (message: unknown) => logger?.[level]({ knex: describeError(message) }, 'knex');
-  return knex({ client: 'pg', connection: { connectionString }, pool, log: { warn: log('warn'), error: log('error'), debug: log('debug'), deprecate: log('warn') } });
+  const log = (message: unknown) => logger?.debug({ knex: describeError(message).split('\n')[0] }, 'knex');
+  return knex({ client: 'pg', connection: { connectionString }, pool, log: { warn: log, error: log, debug: log, deprecate: log } });
 }
 
 /**
