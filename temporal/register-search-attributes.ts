@@ -1,5 +1,6 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { temporal } from '@temporalio/proto';
+import { grpcCodeOf, isRefusal, refusalReason } from './grpc-refusal';
 import { WEBHOOK_SEARCH_ATTRIBUTES } from './search-attributes';
 
 type OperatorService = temporal.api.operatorservice.v1.OperatorService;
@@ -12,11 +13,6 @@ export class TemporalSetupError extends Error {
     this.name = 'TemporalSetupError';
   }
 }
-
-const grpcCode = (error: unknown): number | undefined => {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'number' ? code : undefined;
-};
 
 /** What an operator types to register the attributes by hand, for servers that refuse the operator API. */
 export const REGISTER_BY_HAND = `temporal operator search-attribute create ${WEBHOOK_SEARCH_ATTRIBUTES.map((key) => `--name ${key.name}`).join(' ')} --type Keyword`;
@@ -38,7 +34,7 @@ export async function ensureSearchAttributes(connection: { operatorService: Oper
     }
     missing = wanted.filter((name) => !(name in existing));
   } catch (error) {
-    if (grpcCode(error) !== GrpcStatus.UNIMPLEMENTED) throw asSetupError(error, namespace);
+    if (grpcCodeOf(error) !== GrpcStatus.UNIMPLEMENTED) throw asSetupError(error, namespace);
   }
   if (!missing.length) return [];
   try {
@@ -54,10 +50,8 @@ export async function ensureSearchAttributes(connection: { operatorService: Oper
 
 /** Unreachable servers stay errors to retry; a refusal becomes one line that says what to run. */
 function asSetupError(error: unknown, namespace: string): unknown {
-  if (error instanceof TemporalSetupError) return error;
-  const code = grpcCode(error);
-  if (code === undefined || code === GrpcStatus.UNAVAILABLE || code === GrpcStatus.DEADLINE_EXCEEDED) return error;
-  const reason = error instanceof Error ? error.message : String(error);
+  if (error instanceof TemporalSetupError || !isRefusal(error)) return error;
+  const reason = refusalReason(error);
   return new TemporalSetupError(
     `Temporal refused to register the webhook search attributes in namespace ${namespace} (${reason}); register them once with: ${REGISTER_BY_HAND} --namespace ${namespace}`,
   );

@@ -1,5 +1,5 @@
-import { status as GrpcStatus } from '@grpc/grpc-js';
-import { Client, Connection, ServiceError } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
+import { isRefusal, refusalReason } from '../temporal/grpc-refusal';
 import { ensureSearchAttributes, TemporalSetupError } from '../temporal/register-search-attributes';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
@@ -134,29 +134,4 @@ export function createTemporalStarter(
       await current?.then(({ connection }) => connection.close(), () => undefined);
     },
   };
-}
-
-/** gRPC codes that say the request or the namespace is wrong, not that Temporal is down. */
-const REFUSALS: ReadonlySet<number> = new Set([
-  GrpcStatus.INVALID_ARGUMENT,
-  GrpcStatus.NOT_FOUND,
-  GrpcStatus.PERMISSION_DENIED,
-  GrpcStatus.FAILED_PRECONDITION,
-  GrpcStatus.UNAUTHENTICATED,
-]);
-
-const grpcCodeOf = (error: unknown): number | undefined => {
-  const cause = error instanceof ServiceError ? error.cause : error;
-  const code = (cause as { code?: unknown } | undefined)?.code;
-  return typeof code === 'number' ? code : undefined;
-};
-
-function isRefusal(error: unknown): boolean {
-  const code = grpcCodeOf(error);
-  return code !== undefined && REFUSALS.has(code);
-}
-
-function refusalReason(error: unknown): string {
-  const cause = error instanceof ServiceError ? error.cause : error;
-  return cause instanceof Error ? cause.message : String(cause);
 }
