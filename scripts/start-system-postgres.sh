@@ -8,7 +8,7 @@ set -euo pipefail
 run() { su postgres -s /bin/sh -c "$*"; }
 if [ "${1:-}" = "--stop" ]; then
   bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
-  run "'$bin/pg_ctl' -D '$2/data' -m fast stop" >&2
+  run "'$bin/pg_ctl' -D '$2/data' -m fast stop" >/dev/null
   exit 0
 fi
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
@@ -24,7 +24,9 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); p
 password=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
 printf '%s\n' "$password" > "$dir/pwfile"
 chown postgres "$dir/pwfile"
-run "'$bin/initdb' -D '$dir/data' -U postgres --pwfile='$dir/pwfile' --auth=scram-sha-256 --encoding=UTF8 --locale=C" >&2
+# Quiet unless something fails: then the whole set-up log goes to stderr.
+quiet() { "$@" >>"$dir/setup.log" 2>&1 || { cat "$dir/setup.log" >&2; exit 1; }; }
+quiet run "'$bin/initdb' -D '$dir/data' -U postgres --pwfile='$dir/pwfile' --auth=scram-sha-256 --encoding=UTF8 --locale=C"
 rm -f "$dir/pwfile"
-run "'$bin/pg_ctl' -D '$dir/data' -l '$dir/log' -w -o \"-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories='$dir'\" start" >&2
+quiet run "'$bin/pg_ctl' -D '$dir/data' -l '$dir/log' -w -o \"-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories='$dir'\" start"
 echo "postgres://postgres:$password@127.0.0.1:$port/postgres"
