@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { webhookAttempts } from '../lib/metrics';
 import type { Config } from '../lib/config';
@@ -24,8 +25,17 @@ export function partnerSettings(config: Config): PartnerSettings | { missing: st
 /** The webhook activities, bound to their dependencies. Their names are part of every workflow history. */
 export function createActivities({ config, knex, logger }: ActivityDependencies) {
   return {
-    /** Exactly one POST; the workflow schedules it with maximumAttempts 1. */
+    /**
+     * At most one POST per attempt. Temporal retries this activity only when it lost a try; the heartbeat
+     * recorded before the POST tells the retry whether that try may have reached the partner: then the
+     * attempt counts as lost and is not sent again; otherwise the retry sends it.
+     */
     async sendWebhook(input: SendWebhookInput): Promise<AttemptOutcome> {
+      const { info } = Context.current();
+      if (info.attempt > 1 && (info.heartbeatDetails as { posting?: boolean } | undefined)?.posting) {
+        return lostAttempt(input.attempt);
+      }
+      Context.current().heartbeat({ posting: true });
       const settings = partnerSettings(config());
       const outcome =
         'missing' in settings
@@ -64,6 +74,20 @@ export function createActivities({ config, knex, logger }: ActivityDependencies)
 }
 
 export type WebhookActivities = ReturnType<typeof createActivities>;
+
+/** An attempt whose try was lost after it may have POSTed: failed, and never POSTed twice. */
+function lostAttempt(attempt: number): AttemptOutcome {
+  return {
+    attempt,
+    startedAt: new Date().toISOString(),
+    durationMs: 0,
+    httpStatus: null,
+    errorClass: 'timeout',
+    errorMessage: 'attempt did not complete on the worker; it may have reached the partner, so it is not sent again',
+    responseBody: null,
+    succeeded: false,
+  };
+}
 
 /** SQLSTATE classes that no retry can fix: data exceptions, integrity violations, program limits. */
 const REJECTED_DATA = /^(22|23|54)/;

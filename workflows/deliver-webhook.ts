@@ -19,6 +19,7 @@ import {
   DEFAULT_SEND_TIMEOUT_MS,
   MAX_ATTEMPTS,
   RETRY_DELAYS_MS,
+  SEND_TRIES,
   recordsTaskQueue,
   type AttemptOutcome,
   type AttemptRecord,
@@ -32,10 +33,14 @@ import {
 /** Room beyond the HTTP timeout for connecting, reading 4 KiB of body and reporting back. */
 const SEND_TIMEOUT_MARGIN_MS = 15_000;
 
-/** Temporal owns no retries of a POST: the schedule of deliverWebhook is the whole retry policy. */
+/**
+ * The schedule of deliverWebhook is the whole retry policy of a POST. Temporal retries the activity once only
+ * for a try it lost (a task that never reached a worker, a worker that died); the activity itself refuses to
+ * POST again when the lost try had got as far as the POST (see activities/index.ts).
+ */
 const { sendWebhook } = proxyActivities<WebhookActivities>({
   startToCloseTimeout: DEFAULT_SEND_TIMEOUT_MS + SEND_TIMEOUT_MARGIN_MS,
-  retry: { maximumAttempts: 1 },
+  retry: { maximumAttempts: SEND_TRIES, initialInterval: '1 second' },
 });
 
 const retrySummary = (retry: number, delayMs: number): string =>

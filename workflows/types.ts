@@ -7,6 +7,9 @@ import type { WebhookEnvelope } from '../events/envelope';
 export const MAX_ATTEMPTS = 4;
 export const RETRY_DELAYS_MS: readonly number[] = [10_000, 100_000, 1_000_000];
 
+/** Tries of one attempt's send activity: the second only replaces a try Temporal lost before its POST. */
+export const SEND_TRIES = 2;
+
 /** Default per-attempt HTTP timeout (PARTNER_TIMEOUT_MS) when the starter does not pass one. */
 export const DEFAULT_SEND_TIMEOUT_MS = 30_000;
 

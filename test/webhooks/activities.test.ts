@@ -58,6 +58,33 @@ describe('webhook activities', function () {
   });
 
   describe('sendWebhook', () => {
+    it('records, before it POSTs, that the try got as far as the POST (a heartbeat)', async () => {
+      const beats: unknown[] = [];
+      const watched = new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR', () => {}) });
+      watched.on('heartbeat', (details: unknown) => beats.push({ details, requestsSoFar: partner.requests.length }));
+      await watched.run(activities.sendWebhook, { webhookId: ids.webhookId, attempt: 1, event: envelope });
+      assert.deepEqual(beats, [{ details: { posting: true }, requestsSoFar: 0 }]);
+      assert.equal(partner.requests.length, 1);
+    });
+
+    it('a retry of a lost try that may have POSTed sends nothing and reports the attempt lost', async () => {
+      const retry = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: { posting: true } }, { logger: new DefaultLogger('ERROR', () => {}) });
+      const outcome: AttemptOutcome = await retry.run(activities.sendWebhook, { webhookId: ids.webhookId, attempt: 3, event: envelope });
+      assert.equal(partner.requests.length, 0);
+      assert.deepEqual({ ...outcome, startedAt: undefined }, {
+        attempt: 3, startedAt: undefined, durationMs: 0, httpStatus: null, errorClass: 'timeout',
+        errorMessage: 'attempt did not complete on the worker; it may have reached the partner, so it is not sent again',
+        responseBody: null, succeeded: false,
+      });
+    });
+
+    it('a retry of a lost try that never reached the POST sends it', async () => {
+      const retry = new MockActivityEnvironment({ attempt: 2 }, { logger: new DefaultLogger('ERROR', () => {}) });
+      const outcome: AttemptOutcome = await retry.run(activities.sendWebhook, { webhookId: ids.webhookId, attempt: 1, event: envelope });
+      assert.equal(partner.requests.length, 1);
+      assert.equal(outcome.succeeded, true);
+    });
+
     it('makes exactly one POST with the spec headers, the webhook id and timestamp, and the envelope as body', async () => {
       const before = Math.floor(Date.now() / 1000);
       const outcome = await send();

@@ -132,7 +132,7 @@ describe('deliverWebhook replay over hand-built histories', function () {
           activityType: 'sendWebhook',
           args: [{ webhookId, attempt: i + 1, event, timeoutMs: 30_000 }],
           startToCloseTimeout: 45_000,
-          retry: { maximumAttempts: 1 },
+          retry: { maximumAttempts: 2, initialInterval: '1 second' },
           summary: `attempt ${i + 1} of 4`,
           taskQueue: undefined,
         });
