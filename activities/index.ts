@@ -22,8 +22,40 @@ export function partnerSettings(config: Config): PartnerSettings | { missing: st
   return { endpoint: config.PARTNER_ENDPOINT, token: config.PARTNER_ACCESS_TOKEN, timeoutMs: config.PARTNER_TIMEOUT_MS };
 }
 
+/**
+ * One POST to the partner with the configuration read at send time, counted and logged: the send activity's
+ * work, also used by `webhooks send-test`, which runs it outside Temporal.
+ */
+export function createPartnerSender({ config, logger }: Pick<ActivityDependencies, 'config' | 'logger'>) {
+  return async function sendToPartner(input: SendWebhookInput): Promise<AttemptOutcome> {
+    const settings = partnerSettings(config());
+    const outcome =
+      'missing' in settings
+        ? {
+            attempt: input.attempt,
+            startedAt: new Date().toISOString(),
+            durationMs: 0,
+            httpStatus: null,
+            errorClass: 'other' as const,
+            errorMessage: `${settings.missing} is not configured`,
+            responseBody: null,
+            succeeded: false,
+          }
+        : await postWebhook(settings, input);
+    const { httpStatus, errorClass, durationMs, succeeded } = outcome;
+    const { event_type, action } = input.event;
+    webhookAttempts.inc({ event_type, action, outcome: httpStatus !== null ? `${Math.floor(httpStatus / 100)}xx` : errorClass ?? 'other' });
+    logger[succeeded ? 'info' : 'warn'](
+      { webhookId: input.webhookId, attempt: input.attempt, httpStatus, errorClass, durationMs },
+      succeeded ? 'webhook delivered' : 'webhook attempt failed',
+    );
+    return outcome;
+  };
+}
+
 /** The webhook activities, bound to their dependencies. Their names are part of every workflow history. */
 export function createActivities({ config, knex, logger }: ActivityDependencies) {
+  const sendToPartner = createPartnerSender({ config, logger });
   return {
     /**
      * At most one POST per attempt. Temporal retries this activity only when it lost a try; the heartbeat
@@ -36,28 +68,7 @@ export function createActivities({ config, knex, logger }: ActivityDependencies)
         return lostAttempt(input.attempt);
       }
       Context.current().heartbeat({ posting: true });
-      const settings = partnerSettings(config());
-      const outcome =
-        'missing' in settings
-          ? {
-              attempt: input.attempt,
-              startedAt: new Date().toISOString(),
-              durationMs: 0,
-              httpStatus: null,
-              errorClass: 'other' as const,
-              errorMessage: `${settings.missing} is not configured`,
-              responseBody: null,
-              succeeded: false,
-            }
-          : await postWebhook(settings, input);
-      const { httpStatus, errorClass, durationMs, succeeded } = outcome;
-      const { event_type, action } = input.event;
-      webhookAttempts.inc({ event_type, action, outcome: httpStatus !== null ? `${Math.floor(httpStatus / 100)}xx` : errorClass ?? 'other' });
-      logger[succeeded ? 'info' : 'warn'](
-        { webhookId: input.webhookId, attempt: input.attempt, httpStatus, errorClass, durationMs },
-        succeeded ? 'webhook delivered' : 'webhook attempt failed',
-      );
-      return outcome;
+      return sendToPartner(input);
     },
 
     /** Retried by Temporal until PostgreSQL accepts it, unless PostgreSQL rejects the data itself. */

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { v4 as uuidv4 } from 'uuid';
-import { createActivities } from '../activities';
+import { createActivities, createPartnerSender } from '../activities';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import type { WebhookRef } from '../workflows/types';
@@ -23,15 +23,15 @@ export interface TestDeliveryReport {
 }
 
 /**
- * Validates an event and runs exactly one attempt against the configured endpoint with the workflow's own
- * send and record activities, without Temporal. The attempt is recorded and marked as a test. A fresh
+ * Validates an event and runs exactly one attempt against the configured endpoint with the send activity's
+ * own POST and the record activities, without Temporal. The attempt is recorded and marked as a test. A fresh
  * `test-…` event id keeps test rows apart from the idempotency keys of real webhooks.
  */
 export async function sendTestWebhook(config: Config, knex: Knex, logger: Logger, event: unknown): Promise<TestDeliveryReport> {
   const prepared = prepareWebhook({ ...(event as object), event_id: `test-${uuidv4()}` }, config.PARTNER_TIMEOUT_MS);
   const activities = createActivities({ config: () => config, knex, logger });
   const scheduledAt = new Date().toISOString();
-  const outcome = await activities.sendWebhook({ webhookId: prepared.webhookId, attempt: 1, event: prepared.input.event });
+  const outcome = await createPartnerSender({ config: () => config, logger })({ webhookId: prepared.webhookId, attempt: 1, event: prepared.input.event });
   const webhook: WebhookRef = { ...prepared, event: prepared.input.event, workflowId: null, runId: null, isTest: true };
   await activities.recordAttempt({ webhook, attempt: { ...outcome, scheduledAt } });
   await activities.recordOutcome({ webhook, status: outcome.succeeded ? 'delivered' : 'failed', finishedAt: new Date().toISOString() });
