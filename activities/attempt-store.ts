@@ -37,14 +37,7 @@ async function ensureWebhookRow(trx: Knex.Transaction, webhook: WebhookRef): Pro
     updated_at: trx.fn.now(),
   };
   if (webhook.event) {
-    await trx('webhook_events')
-      .insert(webhookEventRow({ ...webhook, event: webhook.event }))
-      .onConflict('id')
-      .merge({
-        workflow_id: trx.raw('COALESCE(webhook_events.workflow_id, excluded.workflow_id)'),
-        run_id: trx.raw('COALESCE(webhook_events.run_id, excluded.run_id)'),
-        updated_at: trx.fn.now(),
-      });
+    await trx('webhook_events').insert(webhookEventRow({ ...webhook, event: webhook.event })).onConflict('id').merge(ids);
     return;
   }
   const updated = await trx('webhook_events').where({ id: webhook.webhookId }).update(ids);
