@@ -21,6 +21,9 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** Where the embedded PostgreSQL keeps its data: DATA_DIR/postgres. */
+export const embeddedDataDir = (config: Pick<Config, 'DATA_DIR'>): string => path.resolve(config.DATA_DIR, 'postgres');
+
 /** The database the service uses on the embedded server. */
 export const SERVICE_DATABASE = 'partner_service';
 
@@ -48,7 +51,7 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
     }
     return { knex: db, embedded: false, close: once(() => db.destroy()) };
   }
-  const server = await startEmbeddedPostgres(path.join(config.DATA_DIR, 'postgres'), logger);
+  const server = await startEmbeddedPostgres(embeddedDataDir(config), logger);
   logger.info({ port: server.port }, 'DATABASE_URL is not set: using embedded PostgreSQL');
   try {
     const url = await ensureDatabase(server.url, SERVICE_DATABASE);

@@ -10,8 +10,6 @@ export interface EmbeddedPostgresHandle {
   /** Connection URL of the cluster's `postgres` database. */
   readonly url: string;
   readonly port: number;
-  /** True when another process (a running `npm start`) owns the server: stop() then leaves it running. */
-  readonly shared: boolean;
   stop(): Promise<void>;
 }
 
@@ -111,7 +109,6 @@ export async function startEmbeddedPostgres(dataDir: string, logger?: Logger, { 
   return {
     url: embeddedUrl(port),
     port,
-    shared: false,
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -136,7 +133,8 @@ async function shareRunningServer(databaseDir: string, { pid, port }: { pid: num
     await client.end().catch(() => undefined);
   }
   logger?.info({ pid, port }, 'using the embedded PostgreSQL of the running service');
-  return { url, port, shared: true, stop: async () => undefined };
+  // Another process owns it: stopping is that process's job.
+  return { url, port, stop: async () => undefined };
 }
 
 function killPostmaster(databaseDir: string): void {

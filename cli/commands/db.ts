@@ -1,8 +1,7 @@
-import path from 'node:path';
 import { UsageError, type Command } from '../command';
 import { loadConfig } from '../../lib/config';
 import { embeddedUrl, runningEmbeddedPostgres } from '../../db/embedded-postgres';
-import { SERVICE_DATABASE } from '../../db/database';
+import { embeddedDataDir, SERVICE_DATABASE } from '../../db/database';
 
 const USAGE = [
   'Usage: partner-service db url',
@@ -22,7 +21,7 @@ export const dbCommand: Command = {
       process.stdout.write(`${config.DATABASE_URL}\n`);
       return 0;
     }
-    const dataDir = path.resolve(config.DATA_DIR, 'postgres');
+    const dataDir = embeddedDataDir(config);
     const running = await runningEmbeddedPostgres(dataDir);
     if (!running) {
       process.stderr.write(`partner-service db: the embedded PostgreSQL in ${dataDir} is not running; start the service (npm start) and ask again\n`);
