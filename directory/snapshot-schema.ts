@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { COMPANY_ROLES, JOB_ROLES } from '../db/migrations/001_directory_and_webhooks';
+import { COMPANY_ROLES, JOB_ROLES } from '../lib/vocabulary';
 
 const id = z.string().trim().min(1, { message: 'must be a non-empty string' }).max(255);
 const internalId = z.number().int({ message: 'must be an integer' }).min(1).max(Number.MAX_SAFE_INTEGER);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EVENT_ACTIONS, EVENT_TYPES } from '../db/migrations/001_directory_and_webhooks';
+import { EVENT_ACTIONS, EVENT_TYPES, type EventAction, type EventType } from '../lib/vocabulary';
 import { formatJsonPath, unstorableTextErrors, zodPathErrors, type PathError } from '../lib/validation';
 import {
   candidateNewDataSchema,
@@ -13,9 +13,7 @@ import { jsonObjectField } from './fields';
 
 export { companyIdOf } from './company-id';
 
-export { EVENT_ACTIONS, EVENT_TYPES };
-export type EventType = (typeof EVENT_TYPES)[number];
-export type EventAction = (typeof EVENT_ACTIONS)[number];
+export { EVENT_ACTIONS, EVENT_TYPES, type EventAction, type EventType };
 
 /** The JSON body of every webhook (spec 2.1); the three specified pairs carry their typed data. */
 export type WebhookEnvelope =

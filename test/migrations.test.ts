@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { migrateLatest, migrateRollbackAll, pendingMigrations } from '../db/migrate';
 import { migrations } from '../db/migrations';
+import * as vocabulary from '../lib/vocabulary';
 import { createEmptyDatabase, type TestDatabase } from './support/database';
 
 const tablesOf = async (db: TestDatabase) =>
@@ -31,5 +32,26 @@ describe('migrations', () => {
     await migrateRollbackAll(db.knex);
     assert.deepEqual(await tablesOf(db), []);
     assert.deepEqual(await migrateLatest(db.knex), migrations.map(([name]) => name));
+  });
+
+  it('CHECK constraints allow exactly the values of lib/vocabulary.ts, so a new value cannot skip its migration', async () => {
+    await migrateLatest(db.knex);
+    const allowed = async (table: string, column: string) => {
+      const { rows } = await db.knex.raw<{ rows: { definition: string }[] }>(
+        `SELECT pg_get_constraintdef(c.oid) AS definition FROM pg_constraint c
+           JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = ANY (c.conkey)
+          WHERE c.contype = 'c' AND c.conrelid = ?::regclass AND a.attname = ? AND cardinality(c.conkey) = 1`,
+        [table, column],
+      );
+      assert.equal(rows.length, 1, `one CHECK on ${table}.${column}`);
+      return [...rows[0].definition.matchAll(/'([^']*)'::text/g)].map((m) => m[1]).sort();
+    };
+    const sorted = (values: readonly string[]) => [...values].sort();
+    assert.deepEqual(await allowed('company_users', 'role'), sorted(vocabulary.COMPANY_ROLES));
+    assert.deepEqual(await allowed('job_users', 'role'), sorted(vocabulary.JOB_ROLES));
+    assert.deepEqual(await allowed('webhook_events', 'event_type'), sorted(vocabulary.EVENT_TYPES));
+    assert.deepEqual(await allowed('webhook_events', 'action'), sorted(vocabulary.EVENT_ACTIONS));
+    assert.deepEqual(await allowed('webhook_events', 'status'), sorted(vocabulary.WEBHOOK_STATUSES));
+    assert.deepEqual(await allowed('webhook_attempts', 'error_class'), sorted(vocabulary.ATTEMPT_ERROR_CLASSES));
   });
 });

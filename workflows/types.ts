@@ -1,6 +1,6 @@
 // Types shared by the workflow, its activities and its starters. Type-only imports keep the workflow
 // bundle free of non-deterministic code.
-import type { ATTEMPT_ERROR_CLASSES } from '../db/migrations/001_directory_and_webhooks';
+import type { AttemptErrorClass } from '../lib/vocabulary';
 import type { WebhookEnvelope } from '../events/envelope';
 
 /** Spec section 8: the first attempt plus 3 retries, after 10 s, 100 s and 1000 s. */
@@ -18,8 +18,6 @@ export const DEFAULT_SEND_TIMEOUT_MS = 30_000;
  * and PARTNER_MAX_PER_SECOND bound only the POSTs to the partner, and a backlog of records never slows them.
  */
 export const recordsTaskQueue = (deliveryTaskQueue: string): string => `${deliveryTaskQueue}-records`;
-
-export type AttemptErrorClass = (typeof ATTEMPT_ERROR_CLASSES)[number];
 
 /** The workflow input. It never carries the partner token: the send activity reads it at send time. */
 export interface DeliverWebhookInput {

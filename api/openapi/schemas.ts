@@ -1,4 +1,4 @@
-import { COMPANY_ROLES, JOB_ROLES } from '../../db/migrations/001_directory_and_webhooks';
+import { COMPANY_ROLES, JOB_ROLES } from '../../lib/vocabulary';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../listings/paging/page-params';
 
 /** Admins and owners of a company see all of its jobs, so they appear in job listings too. */

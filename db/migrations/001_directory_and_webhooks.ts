@@ -1,13 +1,6 @@
 import type { Knex } from 'knex';
 
-export const COMPANY_ROLES = ['admin', 'owner', 'manager', 'member'] as const;
-export const JOB_ROLES = ['job_owner', 'collaborator', 'viewer', 'job_interviewer'] as const;
-export const EVENT_TYPES = ['company', 'job', 'candidate'] as const;
-export const EVENT_ACTIONS = ['new', 'update', 'dynamic_update', 'signup'] as const;
-export const WEBHOOK_STATUSES = ['pending', 'delivered', 'failed'] as const;
-export const ATTEMPT_ERROR_CLASSES = ['timeout', 'connection_refused', 'dns', 'tls', 'reset', 'other'] as const;
-
-const sqlList = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
+// Literals are frozen here: lib/vocabulary.ts is the living list, and widening a CHECK takes a new migration.
 
 /** The whole data model: directory (companies, jobs, users, memberships, SCIM groups), partner apps, webhooks. */
 export async function up(knex: Knex): Promise<void> {
@@ -53,7 +46,7 @@ export async function up(knex: Knex): Promise<void> {
     CREATE TABLE company_users (
       company_id  text NOT NULL REFERENCES companies (id) ON DELETE CASCADE,
       user_id     bigint NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-      role        text NOT NULL CHECK (role IN (${sqlList(COMPANY_ROLES)})),
+      role        text NOT NULL CHECK (role IN ('admin', 'owner', 'manager', 'member')),
       PRIMARY KEY (company_id, user_id)
     );
     CREATE INDEX company_users_user_id_idx ON company_users (user_id);
@@ -63,7 +56,7 @@ export async function up(knex: Knex): Promise<void> {
     CREATE TABLE job_users (
       job_id   text NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
       user_id  bigint NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-      role     text NOT NULL CHECK (role IN (${sqlList(JOB_ROLES)})),
+      role     text NOT NULL CHECK (role IN ('job_owner', 'collaborator', 'viewer', 'job_interviewer')),
       PRIMARY KEY (job_id, user_id)
     );
     CREATE INDEX job_users_user_id_idx ON job_users (user_id);
@@ -114,13 +107,13 @@ export async function up(knex: Knex): Promise<void> {
     CREATE TABLE webhook_events (
       id           uuid PRIMARY KEY,
       event_id     text NOT NULL UNIQUE CHECK (event_id <> ''),
-      event_type   text NOT NULL CHECK (event_type IN (${sqlList(EVENT_TYPES)})),
-      action       text NOT NULL CHECK (action IN (${sqlList(EVENT_ACTIONS)})),
+      event_type   text NOT NULL CHECK (event_type IN ('company', 'job', 'candidate')),
+      action       text NOT NULL CHECK (action IN ('new', 'update', 'dynamic_update', 'signup')),
       company_id   text,
       payload      jsonb NOT NULL,
       workflow_id  text UNIQUE,
       run_id       text,
-      status       text NOT NULL DEFAULT 'pending' CHECK (status IN (${sqlList(WEBHOOK_STATUSES)})),
+      status       text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'delivered', 'failed')),
       is_test      boolean NOT NULL DEFAULT false,
       created_at   timestamptz NOT NULL DEFAULT now(),
       updated_at   timestamptz NOT NULL DEFAULT now(),
@@ -136,7 +129,7 @@ export async function up(knex: Knex): Promise<void> {
       started_at     timestamptz NOT NULL,
       duration_ms    integer NOT NULL CHECK (duration_ms >= 0),
       http_status    smallint,
-      error_class    text CHECK (error_class IN (${sqlList(ATTEMPT_ERROR_CLASSES)})),
+      error_class    text CHECK (error_class IN ('timeout', 'connection_refused', 'dns', 'tls', 'reset', 'other')),
       error_message  text,
       response_body  text CHECK (octet_length(response_body) <= 4096),
       succeeded      boolean NOT NULL,

@@ -1,0 +1,23 @@
+// The domain's closed vocabularies, in one place. Migrations freeze their own literals in CHECK constraints;
+// test/migrations.test.ts fails when these lists and the database's constraints drift apart, so adding a value
+// means adding a migration that widens its constraint.
+
+export const COMPANY_ROLES = ['admin', 'owner', 'manager', 'member'] as const;
+export const JOB_ROLES = ['job_owner', 'collaborator', 'viewer', 'job_interviewer'] as const;
+
+/** Spec 2.1: the type/action pairs of a webhook envelope. */
+export const EVENT_TYPES = ['company', 'job', 'candidate'] as const;
+export const EVENT_ACTIONS = ['new', 'update', 'dynamic_update', 'signup'] as const;
+
+/** Where a webhook's row stands: pending until the workflow records how it ended. */
+export const WEBHOOK_STATUSES = ['pending', 'delivered', 'failed', 'cancelled', 'terminated'] as const;
+
+/** Why an attempt without an HTTP answer failed. */
+export const ATTEMPT_ERROR_CLASSES = ['timeout', 'connection_refused', 'dns', 'tls', 'reset', 'other'] as const;
+
+export type CompanyRole = (typeof COMPANY_ROLES)[number];
+export type JobRole = (typeof JOB_ROLES)[number];
+export type EventType = (typeof EVENT_TYPES)[number];
+export type EventAction = (typeof EVENT_ACTIONS)[number];
+export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
+export type AttemptErrorClass = (typeof ATTEMPT_ERROR_CLASSES)[number];
