@@ -1,6 +1,7 @@
 import http from 'node:http';
 import pg from 'pg';
-import { findGroupPage, type GroupPageRequest, type QueryRunner } from '../api/scim/group-store';
+import { findPage, type PageRequest, type QueryRunner } from '../api/scim/engine/store';
+import { groupQueries } from '../api/scim/groups/queries';
 import { listenOnLoopback, serveInChild } from './server-child';
 
 /**
@@ -11,7 +12,7 @@ import { listenOnLoopback, serveInChild } from './server-child';
  */
 void serveInChild(async () => {
   const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
-  const queries: Record<string, GroupPageRequest> = JSON.parse(process.env.SCIM_BENCH_QUERIES ?? '{}');
+  const queries: Record<string, PageRequest<boolean>> = JSON.parse(process.env.SCIM_BENCH_QUERIES ?? '{}');
   // knex turns `?` into `$n` the same way before it reaches pg.
   const run: QueryRunner = async <Row>(query: { sql: string; bindings: readonly unknown[] }) => {
     let position = 0;
@@ -24,7 +25,7 @@ void serveInChild(async () => {
       res.writeHead(404).end();
       return;
     }
-    findGroupPage(run, request).then(
+    findPage(run, groupQueries, request).then(
       (page) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(page)),
       () => res.writeHead(500).end(),
     );

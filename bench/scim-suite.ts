@@ -1,7 +1,9 @@
 import { performance } from 'node:perf_hooks';
-import { planGroupList } from '../api/scim/group-handlers';
-import { findGroupPage, knexRunner, type GroupPageRequest, type QueryRunner } from '../api/scim/group-store';
-import type { SqlFragment } from '../api/scim/sql-fragment';
+import { planList } from '../api/scim/engine/handlers';
+import type { SqlFragment } from '../api/scim/engine/sql-fragment';
+import { findPage, knexRunner, type PageRequest, type QueryRunner } from '../api/scim/engine/store';
+import { groupQueries } from '../api/scim/groups/queries';
+import { groupResource } from '../api/scim/groups/resource';
 import type { Knex } from '../db/database';
 import { startServerChild } from './server-child';
 import { drive, type LoadFigures } from './load';
@@ -50,7 +52,7 @@ export const scimSuite: BenchmarkSuite = {
     const seedSeconds = (performance.now() - seedStart) / 1000;
 
     const queries = benchQueries();
-    const plans = new Map(queries.map((q) => [q.name, planGroupList(q.query, SCIM_BASE).request]));
+    const plans = new Map(queries.map((q) => [q.name, planList(groupResource, q.query, SCIM_BASE).request]));
     progress('scim: EXPLAIN ANALYZE');
     const explained = await Promise.all(queries.map(async (q) => ({ query: q, statements: await explainStatements(knex, plans.get(q.name)!) })));
 
@@ -166,14 +168,14 @@ interface ExplainedStatement {
 }
 
 /** Runs the request once, recording its statements, then EXPLAIN ANALYZEs each one with its bindings. */
-async function explainStatements(knex: Knex, request: GroupPageRequest): Promise<ExplainedStatement[]> {
+async function explainStatements(knex: Knex, request: PageRequest<boolean>): Promise<ExplainedStatement[]> {
   const executed: SqlFragment[] = [];
   const run = knexRunner(knex);
   const recording: QueryRunner = async <Row>(query: SqlFragment) => {
     executed.push(query);
     return run<Row>(query);
   };
-  await findGroupPage(recording, request);
+  await findPage(recording, groupQueries, request);
   return Promise.all(executed.map(async (query) => {
     const { rows } = await knex.raw<{ rows: Array<{ 'QUERY PLAN': string }> }>(
       `EXPLAIN (ANALYZE, COSTS OFF, BUFFERS OFF) ${query.sql}`,

@@ -1,8 +1,9 @@
 // The case-insensitive filters identity providers send must be served by an index on every supported
 // PostgreSQL release (this suite runs on the embedded 18 and, in CI, on Debian's 15).
 import assert from 'node:assert/strict';
-import { compileFilter } from '../../api/scim/filter/compile-sql';
-import { parseFilter } from '../../api/scim/filter/parser';
+import { compileFilter } from '../../api/scim/engine/filter/compile-sql';
+import { parseFilter } from '../../api/scim/engine/filter/parser';
+import { groupResource } from '../../api/scim/groups/resource';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
 const CASES: Array<[filter: string, index: string]> = [
@@ -22,7 +23,7 @@ describe('SCIM filters use the case-folding indexes', () => {
 
   for (const [filter, index] of CASES) {
     it(`${filter} → ${index}`, async () => {
-      const where = compileFilter(parseFilter(filter), 'http://127.0.0.1/scim/v2');
+      const where = compileFilter(groupResource, parseFilter(filter), 'http://127.0.0.1/scim/v2');
       const plan = await db.knex.transaction(async (trx) => {
         // The test tables are nearly empty; without this the planner would rightly prefer a scan.
         await trx.raw('SET LOCAL enable_seqscan = off');

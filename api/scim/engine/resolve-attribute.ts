@@ -1,7 +1,7 @@
+import { findAttribute, type AttributeDefinition, type ResourceSchema } from './attributes';
 import type { AttributePath } from './filter/ast';
-import { findAttribute, GROUP_ATTRIBUTES, GROUP_SCHEMA_URN, type AttributeDefinition } from './group-schema';
 
-/** An attribute reference resolved against the Group schema. */
+/** An attribute reference resolved against a resource's schema. */
 export interface ResolvedAttribute {
   /** Canonical name such as `displayName` or `members.value`. */
   readonly name: string;
@@ -10,12 +10,12 @@ export interface ResolvedAttribute {
 }
 
 /**
- * Resolves `[urn:...:Group:]attribute[.sub]` case-insensitively; undefined when the Group resource has
- * no such attribute (or the URN names another schema).
+ * Resolves `[schema URN:]attribute[.sub]` case-insensitively; undefined when the resource has no
+ * such attribute (or the URN names another schema).
  */
-export function resolveGroupAttribute(path: AttributePath): ResolvedAttribute | undefined {
-  if (path.uri && path.uri.toLowerCase() !== GROUP_SCHEMA_URN.toLowerCase()) return undefined;
-  const top = findAttribute(GROUP_ATTRIBUTES, path.attribute);
+export function resolveAttribute(resource: ResourceSchema, path: AttributePath): ResolvedAttribute | undefined {
+  if (path.uri && path.uri.toLowerCase() !== resource.schema.toLowerCase()) return undefined;
+  const top = findAttribute(resource.attributes, path.attribute);
   if (!top) return undefined;
   if (path.subAttribute === undefined) return { name: top.name, definition: top };
   const sub = findAttribute(top.subAttributes, path.subAttribute);

@@ -1,12 +1,7 @@
-import {
-  GROUP_ATTRIBUTES,
-  GROUP_SCHEMA_URN,
-  RESOURCE_TYPE_URN,
-  SCHEMA_URN,
-  SERVICE_PROVIDER_CONFIG_URN,
-  type AttributeDefinition,
-} from './group-schema';
+import type { AttributeDefinition } from './attributes';
 import { MAX_COUNT } from './list-parameters';
+import type { ScimResourceDefinition } from './resource-definition';
+import { RESOURCE_TYPE_URN, SCHEMA_URN, SERVICE_PROVIDER_CONFIG_URN } from './urns';
 
 /** The discovery documents of RFC 7644 section 4, describing exactly what this provider supports. */
 
@@ -18,7 +13,7 @@ export function serviceProviderConfig(baseUrl: string, tokenRequired: boolean) {
     filter: { supported: true, maxResults: MAX_COUNT },
     changePassword: { supported: false },
     sort: { supported: true },
-    // GET /Groups/{id} sends an ETag (meta.version) and answers If-None-Match with 304.
+    // GET {endpoint}/{id} sends an ETag (meta.version) and answers If-None-Match with 304.
     etag: { supported: true },
     authenticationSchemes: tokenRequired
       ? [
@@ -35,27 +30,27 @@ export function serviceProviderConfig(baseUrl: string, tokenRequired: boolean) {
   };
 }
 
-export function groupResourceType(baseUrl: string) {
+export function resourceTypeDocument(resource: ScimResourceDefinition, baseUrl: string) {
   return {
     schemas: [RESOURCE_TYPE_URN],
-    id: 'Group',
-    name: 'Group',
-    endpoint: '/Groups',
-    description: 'Group (read-only)',
-    schema: GROUP_SCHEMA_URN,
+    id: resource.name,
+    name: resource.name,
+    endpoint: resource.endpoint,
+    description: resource.description,
+    schema: resource.schema,
     schemaExtensions: [],
-    meta: { resourceType: 'ResourceType', location: `${baseUrl}/ResourceTypes/Group` },
+    meta: { resourceType: 'ResourceType', location: `${baseUrl}/ResourceTypes/${resource.name}` },
   };
 }
 
-export function groupSchema(baseUrl: string) {
+export function schemaDocument(resource: ScimResourceDefinition, baseUrl: string) {
   return {
     schemas: [SCHEMA_URN],
-    id: GROUP_SCHEMA_URN,
-    name: 'Group',
-    description: 'Group (read-only: this service provider offers no write operations)',
-    attributes: GROUP_ATTRIBUTES.filter((a) => !a.common).map(describeAttribute),
-    meta: { resourceType: 'Schema', location: `${baseUrl}/Schemas/${GROUP_SCHEMA_URN}` },
+    id: resource.schema,
+    name: resource.name,
+    description: resource.schemaDescription,
+    attributes: resource.attributes.filter((a) => !a.common).map(describeAttribute),
+    meta: { resourceType: 'Schema', location: `${baseUrl}/Schemas/${resource.schema}` },
   };
 }
 

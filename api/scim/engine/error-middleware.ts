@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import type { Logger } from '../../lib/logger';
+import type { Logger } from '../../../lib/logger';
 import { ScimError, scimErrorBody } from './errors';
 
 /** Answers every failure below it in the SCIM error format; unexpected errors are logged and become 500. */

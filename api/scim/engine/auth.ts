@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { bearerTokenChecker } from '../../lib/bearer-token';
+import { bearerTokenChecker } from '../../../lib/bearer-token';
 import { ScimError } from './errors';
 
 /**

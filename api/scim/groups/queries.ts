@@ -1,6 +1,9 @@
-import { isCanonicalUuid } from '../../lib/validation';
-import { MEMBER_DISPLAY, MEMBER_JOINS, utcText } from './group-sql';
-import { raw, sql, type SqlFragment } from './sql-fragment';
+import { isCanonicalUuid } from '../../../lib/validation';
+import { isUnfiltered } from '../engine/filter/unfiltered';
+import { sql, type SqlFragment } from '../engine/sql-fragment';
+import { utcText } from '../engine/sql-text';
+import type { ResourceQueries } from '../engine/store';
+import { MEMBER_DISPLAY, MEMBER_JOINS } from './members';
 
 /** The SQL behind the Group endpoints, shared by the API and the benchmark's bare node:http baseline. */
 
@@ -36,22 +39,20 @@ const MEMBERS_COLUMN = sql`(SELECT json_agg(json_build_object('value', m.value, 
 
 const columns = (withMembers: boolean) => (withMembers ? sql`${GROUP_COLUMNS}, ${MEMBERS_COLUMN}` : GROUP_COLUMNS);
 
-export function groupPageQuery(where: SqlFragment, order: SqlFragment, limit: number, offset: number, withMembers: boolean): SqlFragment {
-  return sql`SELECT ${columns(withMembers)} FROM scim_groups g WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`;
-}
+/** `Include` is whether to read the members; Entra's excludedAttributes=members makes it false. */
+export const groupQueries: ResourceQueries<boolean> = {
+  page(where, order, limit, offset, withMembers) {
+    return sql`SELECT ${columns(withMembers)} FROM scim_groups g WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`;
+  },
 
-/** Unfiltered, the total is the trigger-maintained counter row (migration 003), not a count of the table. */
-export function groupCountQuery(where: SqlFragment): SqlFragment {
-  if (isUnfiltered(where)) return sql`SELECT total::integer AS total FROM scim_group_total`;
-  return sql`SELECT count(*)::integer AS total FROM scim_groups g WHERE ${where}`;
-}
+  /** Unfiltered, the total is the trigger-maintained counter row (migration 003), not a count of the table. */
+  count(where: SqlFragment) {
+    if (isUnfiltered(where)) return sql`SELECT total::integer AS total FROM scim_group_total`;
+    return sql`SELECT count(*)::integer AS total FROM scim_groups g WHERE ${where}`;
+  },
 
-/** `id` must already be a canonical UUID (isGroupId). */
-export function groupByIdQuery(id: string, withMembers: boolean): SqlFragment {
-  return sql`SELECT ${columns(withMembers)} FROM scim_groups g WHERE g.id = ${id}::uuid`;
-}
-
-export const NO_FILTER = raw('TRUE');
-
-/** Compared by content, not identity: a request that crossed a process boundary (the bench baseline) is a copy. */
-const isUnfiltered = (where: SqlFragment) => where.sql === NO_FILTER.sql && where.bindings.length === 0;
+  /** `id` must already be a canonical UUID (isGroupId). */
+  byId(id, withMembers) {
+    return sql`SELECT ${columns(withMembers)} FROM scim_groups g WHERE g.id = ${id}::uuid`;
+  },
+};

@@ -1,33 +1,36 @@
 import { parseAttributePath } from './filter/attribute-path';
-import { GROUP_ATTRIBUTES } from './group-schema';
-import { resolveGroupAttribute } from './resolve-attribute';
+import type { ScimResource } from './resource-definition';
+import { resolveAttribute } from './resolve-attribute';
 
 /**
  * Which attributes a response carries (RFC 7644 section 3.4.2.5): `attributes` narrows the default set,
  * `excludedAttributes` removes from it, and attributes returned "always" (`id`, `schemas`) stay.
- * Names are canonical (`members`, `members.value`); names the Group schema lacks are ignored.
+ * Names are canonical (`members`, `members.value`); names the resource's schema lacks are ignored.
  */
 export interface Projection {
   readonly attributes?: ReadonlySet<string>;
   readonly excluded: ReadonlySet<string>;
+  /** The resource's `alwaysReturned`. */
+  readonly always: ReadonlySet<string>;
 }
 
-export const FULL_PROJECTION: Projection = { excluded: new Set() };
-
-const ALWAYS_RETURNED = new Set(['schemas', ...GROUP_ATTRIBUTES.filter((a) => a.returned === 'always').map((a) => a.name)]);
-
-export function parseProjection(attributes: string | undefined, excludedAttributes: string | undefined): Projection {
+export function parseProjection(
+  resource: ScimResource,
+  attributes: string | undefined,
+  excludedAttributes: string | undefined,
+): Projection {
   return {
-    attributes: attributes === undefined ? undefined : canonicalNames(attributes),
-    excluded: excludedAttributes === undefined ? new Set() : canonicalNames(excludedAttributes),
+    attributes: attributes === undefined ? undefined : canonicalNames(resource, attributes),
+    excluded: excludedAttributes === undefined ? new Set() : canonicalNames(resource, excludedAttributes),
+    always: resource.alwaysReturned,
   };
 }
 
-function canonicalNames(list: string): Set<string> {
+function canonicalNames(resource: ScimResource, list: string): Set<string> {
   const names = new Set<string>();
   for (const item of list.split(',')) {
     const path = parseAttributePath(item.trim());
-    const resolved = path && resolveGroupAttribute(path);
+    const resolved = path && resolveAttribute(resource, path);
     if (resolved) names.add(resolved.name);
   }
   return names;
@@ -35,8 +38,8 @@ function canonicalNames(list: string): Set<string> {
 
 /** Whether the top-level attribute `name` (or, with `sub`, its sub-attribute) is returned. */
 export function isReturned(projection: Projection, name: string, sub?: string): boolean {
-  if (ALWAYS_RETURNED.has(name)) return true;
-  const { attributes, excluded } = projection;
+  const { attributes, excluded, always } = projection;
+  if (always.has(name)) return true;
   if (excluded.has(name) || (sub !== undefined && excluded.has(`${name}.${sub}`))) return false;
   if (!attributes || attributes.has(name)) return true;
   if (sub !== undefined) return attributes.has(`${name}.${sub}`);

@@ -1,9 +1,9 @@
 import type { ParsedUrlQuery } from 'node:querystring';
 import { invalidFilter, invalidValue } from './errors';
 import { parseAttributePath } from './filter/attribute-path';
-import { folded } from './group-sql';
 import { parseProjection, type Projection } from './projection';
-import { resolveGroupAttribute } from './resolve-attribute';
+import type { ScimResource } from './resource-definition';
+import { resolveAttribute } from './resolve-attribute';
 import { raw, sql, type SqlFragment } from './sql-fragment';
 
 export const DEFAULT_COUNT = 100;
@@ -21,42 +21,33 @@ export interface ListParameters {
   readonly projection: Projection;
 }
 
-/** Sortable attributes and the SQL they sort by; ties are broken by id, so paging is stable. */
-const SORT_EXPRESSIONS: Readonly<Record<string, SqlFragment>> = {
-  id: raw('g.id'),
-  displayName: folded(raw('g.display_name')),
-  // An empty externalId counts as missing, as in `pr`.
-  externalId: raw(`NULLIF(g.external_id, '') COLLATE "C"`),
-  'meta.created': raw('g.created'),
-  'meta.lastModified': raw('g.last_modified'),
-};
-
-/** Reads the query of GET /Groups (parameter names in any letter case). Bad values are 400 invalidValue. */
-export function parseListParameters(query: ParsedUrlQuery): ListParameters {
+/** Reads the query of a list request (parameter names in any letter case). Bad values are 400 invalidValue. */
+export function parseListParameters(resource: ScimResource, query: ParsedUrlQuery): ListParameters {
   const value = singleValues(query);
-  const sortBy = value.sortby === undefined ? undefined : sortAttribute(value.sortby);
+  const sortBy = value.sortby === undefined ? undefined : sortAttribute(resource, value.sortby);
   return {
     filter: value.filter,
     startIndex: Math.max(1, integer('startIndex', value.startindex) ?? 1),
     count: Math.min(MAX_COUNT, Math.max(0, integer('count', value.count) ?? DEFAULT_COUNT)),
     sortBy,
     sortOrder: sortOrder(value.sortorder),
-    projection: parseProjection(value.attributes, value.excludedattributes),
+    projection: parseProjection(resource, value.attributes, value.excludedattributes),
   };
 }
 
-/** Reads `attributes` and `excludedAttributes` only, for GET /Groups/{id}. */
-export function parseProjectionParameters(query: ParsedUrlQuery): Projection {
+/** Reads `attributes` and `excludedAttributes` only, for GET {endpoint}/{id}. */
+export function parseProjectionParameters(resource: ScimResource, query: ParsedUrlQuery): Projection {
   const value = singleValues(query);
-  return parseProjection(value.attributes, value.excludedattributes);
+  return parseProjection(resource, value.attributes, value.excludedattributes);
 }
 
-/** `ORDER BY` for the parameters: missing values last when ascending, first when descending. */
-export function orderBy({ sortBy, sortOrder }: Pick<ListParameters, 'sortBy' | 'sortOrder'>): SqlFragment {
-  if (!sortBy) return raw('g.id'); // sortOrder alone has no effect (RFC 7644 section 3.4.2.3)
+/** `ORDER BY` for the parameters: missing values last when ascending, first when descending; ties by id. */
+export function orderBy(resource: ScimResource, { sortBy, sortOrder }: Pick<ListParameters, 'sortBy' | 'sortOrder'>): SqlFragment {
+  const id = resource.sortBy.id;
+  if (!sortBy) return id; // sortOrder alone has no effect (RFC 7644 section 3.4.2.3)
   const direction = raw(sortOrder === 'descending' ? 'DESC NULLS FIRST' : 'ASC NULLS LAST');
-  if (sortBy === 'id') return sql`g.id ${direction}`;
-  return sql`${SORT_EXPRESSIONS[sortBy]} ${direction}, g.id`;
+  if (sortBy === 'id') return sql`${id} ${direction}`;
+  return sql`${resource.sortBy[sortBy]} ${direction}, ${id}`;
 }
 
 /** Lower-cased parameter name to its one value; a repeated parameter is an error. */
@@ -82,11 +73,11 @@ function integer(name: string, text: string | undefined): number | undefined {
   return Math.min(Number(text), Number.MAX_SAFE_INTEGER);
 }
 
-function sortAttribute(text: string): string {
+function sortAttribute(resource: ScimResource, text: string): string {
   const path = parseAttributePath(text.trim());
-  const resolved = path && resolveGroupAttribute(path);
-  if (!resolved || !(resolved.name in SORT_EXPRESSIONS)) {
-    throw invalidValue(`sortBy "${shorten(text)}" is not sortable; use one of ${Object.keys(SORT_EXPRESSIONS).join(', ')}`);
+  const resolved = path && resolveAttribute(resource, path);
+  if (!resolved || !Object.hasOwn(resource.sortBy, resolved.name)) {
+    throw invalidValue(`sortBy "${shorten(text)}" is not sortable; use one of ${Object.keys(resource.sortBy).join(', ')}`);
   }
   return resolved.name;
 }

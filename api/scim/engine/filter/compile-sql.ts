@@ -1,25 +1,24 @@
+import { findAttribute, type AttributeDefinition, type AttributeSql, type ResourceSchema } from '../attributes';
 import { invalidFilter } from '../errors';
-import { findAttribute, type AttributeDefinition } from '../group-schema';
-import { isGroupId } from '../group-queries';
-import { folded, GROUP_VERSION, MEMBER_DISPLAY, MEMBER_JOINS } from '../group-sql';
-import { groupLocationSql, memberReferenceSql } from '../locations';
-import { resolveGroupAttribute, resolveSubAttribute, type ResolvedAttribute } from '../resolve-attribute';
+import { resolveAttribute, resolveSubAttribute, type ResolvedAttribute } from '../resolve-attribute';
 import { joinSql, raw, sql, type SqlFragment } from '../sql-fragment';
+import { folded } from '../sql-text';
 import type { AttributePath, CompareOperator, FilterNode, Literal } from './ast';
 import { normaliseDateTime } from './datetime';
+import { NO_FILTER } from './unfiltered';
 
-/** A predicate and whether it reads the member's display (and so needs the user and group joins). */
+/** A predicate and whether it reads the joins of its multi-valued attribute's EXISTS. */
 interface Predicate {
   readonly sql: SqlFragment;
-  readonly needsMemberJoins: boolean;
+  readonly joined: boolean;
 }
 
-/** Where names are resolved: on the group, or inside `members[...]` / `meta[...]`. */
+/** Where names are resolved: on the resource, or inside `members[...]` / `meta[...]`. */
 type Scope = { readonly parent?: AttributeDefinition };
 
-const GROUP_SCOPE: Scope = {};
-const TRUE: Predicate = { sql: raw('TRUE'), needsMemberJoins: false };
-const FALSE: Predicate = { sql: raw('FALSE'), needsMemberJoins: false };
+const RESOURCE_SCOPE: Scope = {};
+const TRUE: Predicate = { sql: NO_FILTER, joined: false };
+const FALSE: Predicate = { sql: raw('FALSE'), joined: false };
 const ORDERING: Readonly<Record<'gt' | 'ge' | 'lt' | 'le', string>> = { gt: '>', ge: '>=', lt: '<', le: '<=' };
 const LIKE_PATTERNS: Readonly<Record<'co' | 'sw' | 'ew', (escaped: string) => string>> = {
   co: (v) => `%${v}%`,
@@ -27,34 +26,21 @@ const LIKE_PATTERNS: Readonly<Record<'co' | 'sw' | 'ew', (escaped: string) => st
   ew: (v) => `%${v}`,
 };
 
-/** SQL for each filterable leaf attribute; `g` is the group row, `m` the member row. */
-const LEAF_EXPRESSIONS: Readonly<Record<string, (baseUrl: string) => SqlFragment>> = {
-  id: () => raw('g.id::text'),
-  // An empty externalId is served as absent, so filters treat it as absent too.
-  externalId: () => raw("NULLIF(g.external_id, '')"),
-  displayName: () => raw('g.display_name'),
-  'meta.resourceType': () => sql`${'Group'}::text`,
-  'meta.created': () => raw('g.created'),
-  'meta.lastModified': () => raw('g.last_modified'),
-  'meta.location': groupLocationSql,
-  'meta.version': () => GROUP_VERSION,
-  'members.value': () => raw('m.value'),
-  'members.display': () => MEMBER_DISPLAY,
-  'members.type': () => raw('m.type'),
-  'members.$ref': memberReferenceSql,
-};
-
 /**
- * Compiles a filter to a parameterised SQL predicate over `scim_groups g`. Member conditions become
- * EXISTS subqueries; `not` is `IS NOT TRUE`, a true complement even where SQL would yield NULL.
- * `baseUrl` is the SCIM base URL, for filters on `meta.location` and `members.$ref`.
+ * Compiles a filter to a parameterised SQL predicate over the resource's row, from the SQL its attribute
+ * definitions give. Conditions on multi-valued attributes become their EXISTS subqueries; `not` is
+ * `IS NOT TRUE`, a true complement even where SQL would yield NULL. `baseUrl` is the SCIM base URL, for
+ * filters on references such as `meta.location`.
  */
-export function compileFilter(node: FilterNode, baseUrl: string): SqlFragment {
-  return new FilterCompiler(baseUrl).compile(node, GROUP_SCOPE).sql;
+export function compileFilter(resource: ResourceSchema, node: FilterNode, baseUrl: string): SqlFragment {
+  return new FilterCompiler(resource, baseUrl).compile(node, RESOURCE_SCOPE).sql;
 }
 
 class FilterCompiler {
-  constructor(private readonly baseUrl: string) {}
+  constructor(
+    private readonly resource: ResourceSchema,
+    private readonly baseUrl: string,
+  ) {}
 
   compile(node: FilterNode, scope: Scope): Predicate {
     switch (node.kind) {
@@ -63,7 +49,7 @@ class FilterCompiler {
         const operands = node.operands.map((operand) => this.compile(operand, scope));
         return {
           sql: sql`(${joinSql(operands.map((o) => o.sql), node.kind === 'and' ? ' AND ' : ' OR ')})`,
-          needsMemberJoins: operands.some((o) => o.needsMemberJoins),
+          joined: operands.some((o) => o.joined),
         };
       }
       case 'not':
@@ -87,23 +73,26 @@ class FilterCompiler {
     const predicate = node.kind === 'present'
       ? this.present(attribute)
       : this.compare(attribute, node.operator, node.value);
-    return isMemberAttribute(attribute) && !scope.parent ? memberExists(predicate) : predicate;
+    if (scope.parent) return predicate;
+    if (attribute.definition.multiValued) return exists(attribute.definition, predicate);
+    return attribute.parent?.multiValued ? exists(attribute.parent, predicate) : predicate;
   }
 
   /** `members[...]`: every condition holds for the same member. `meta[...]`: conditions on meta. */
   private valuePath(path: AttributePath, filter: FilterNode): Predicate {
-    const attribute = this.resolve(path, GROUP_SCOPE);
+    const attribute = this.resolve(path, RESOURCE_SCOPE);
     if (attribute.definition.type !== 'complex') {
+      const complex = this.resource.attributes.filter((a) => a.type === 'complex').map((a) => a.name);
       throw invalidFilter(
-        `'${path.text}' at position ${path.position} is not a complex attribute; '[...]' applies to members and meta`,
+        `'${path.text}' at position ${path.position} is not a complex attribute; '[...]' applies to ${listed(complex)}`,
       );
     }
     const inner = this.compile(filter, { parent: attribute.definition });
-    return attribute.definition.multiValued ? memberExists(inner) : inner;
+    return attribute.definition.multiValued ? exists(attribute.definition, inner) : inner;
   }
 
   private resolve(path: AttributePath, scope: Scope): ResolvedAttribute {
-    const resolved = scope.parent ? resolveSubAttribute(scope.parent, path) : resolveGroupAttribute(path);
+    const resolved = scope.parent ? resolveSubAttribute(scope.parent, path) : resolveAttribute(this.resource, path);
     if (!resolved) {
       const where = scope.parent ? ` inside '${scope.parent.name}[...]'` : '';
       throw invalidFilter(`Unknown attribute '${path.text}'${where} at position ${path.position}`);
@@ -113,12 +102,12 @@ class FilterCompiler {
 
   /** `pr`: false for null, empty strings and empty arrays. */
   private present(attribute: ResolvedAttribute): Predicate {
-    if (attribute.definition.type === 'complex') return TRUE; // members: wrapped in EXISTS; meta: always there
-    const { expression, needsMemberJoins } = this.leaf(attribute);
+    if (attribute.definition.type === 'complex') return TRUE; // multi-valued: wrapped in EXISTS; meta: always there
+    const { expression, joined } = this.leaf(attribute);
     const test = attribute.definition.type === 'dateTime'
       ? sql`${expression} IS NOT NULL`
       : sql`(${expression} IS NOT NULL AND ${expression} <> '')`;
-    return { sql: test, needsMemberJoins };
+    return { sql: test, joined };
   }
 
   private compare(attribute: ResolvedAttribute, operator: CompareOperator, literal: Literal): Predicate {
@@ -126,7 +115,7 @@ class FilterCompiler {
       const value = findAttribute(attribute.definition.subAttributes, 'value');
       if (!attribute.definition.multiValued || !value) {
         throw invalidFilter(
-          `'${attribute.name}' is a complex attribute; compare one of its sub-attributes, such as ${attribute.name}.lastModified`,
+          `'${attribute.name}' is a complex attribute; compare one of its sub-attributes, such as ${attribute.name}.${exampleSubAttribute(attribute.definition)}`,
         );
       }
       // `members eq "1"` means `members.value eq "1"` (RFC 7644 section 3.4.2.2; Entra and AWS send it).
@@ -145,7 +134,8 @@ class FilterCompiler {
       );
     }
     if (attribute.definition.type === 'dateTime') return this.compareDateTime(attribute, operator, literal.value, literal.position);
-    if (attribute.name === 'id' && (operator === 'eq' || operator === 'ne')) return compareId(operator, literal.value);
+    const { equality } = this.sqlOf(attribute);
+    if (equality && (operator === 'eq' || operator === 'ne')) return compareKey(equality, operator, literal.value);
     return this.compareText(attribute, operator, literal.value);
   }
 
@@ -159,14 +149,14 @@ class FilterCompiler {
         `"${value}" at position ${position} is not a valid dateTime; expected a form like 2024-05-01T12:00:00Z or 2024-05-01T14:00:00+02:00`,
       );
     }
-    const { expression } = this.leaf(attribute);
+    const { expression, joined } = this.leaf(attribute);
     const symbol = operator === 'eq' ? '=' : operator === 'ne' ? '<>' : ORDERING[operator];
-    return { sql: sql`${expression} ${raw(symbol)} ${instant}::timestamptz`, needsMemberJoins: false };
+    return { sql: sql`${expression} ${raw(symbol)} ${instant}::timestamptz`, joined };
   }
 
   /** Strings: caseExact attributes compare as written, others case-insensitively; order is by code point. */
   private compareText(attribute: ResolvedAttribute, operator: CompareOperator, value: string): Predicate {
-    const { expression, needsMemberJoins } = this.leaf(attribute);
+    const { expression, joined } = this.leaf(attribute);
     const caseExact = attribute.definition.caseExact;
     // Equality is bytewise in any deterministic collation, so only ordering and LIKE name one; this
     // keeps equality on the plain index expressions.
@@ -181,37 +171,48 @@ class FilterCompiler {
     } else {
       test = sql`${ordered} ${raw(ORDERING[operator])} ${right(value)}`;
     }
-    return { sql: test, needsMemberJoins };
+    return { sql: test, joined };
   }
 
-  private leaf(attribute: ResolvedAttribute): { expression: SqlFragment; needsMemberJoins: boolean } {
-    const build = LEAF_EXPRESSIONS[attribute.name];
-    if (!build) throw new Error(`No SQL expression for SCIM attribute ${attribute.name}`);
-    return { expression: build(this.baseUrl), needsMemberJoins: attribute.name === 'members.display' };
+  private leaf(attribute: ResolvedAttribute): { expression: SqlFragment; joined: boolean } {
+    const { expression, joined = false } = this.sqlOf(attribute);
+    return { expression: expression(this.baseUrl), joined };
   }
-}
 
-function isMemberAttribute(attribute: ResolvedAttribute): boolean {
-  return attribute.definition.multiValued || attribute.parent?.multiValued === true;
+  private sqlOf(attribute: ResolvedAttribute): AttributeSql {
+    const definition = attribute.definition.sql;
+    if (!definition) throw new Error(`No SQL expression for SCIM attribute ${attribute.name}`);
+    return definition;
+  }
 }
 
 /** True complement: SQL's NULL counts as "does not match". */
 function negate(predicate: Predicate): Predicate {
-  return { sql: sql`((${predicate.sql}) IS NOT TRUE)`, needsMemberJoins: predicate.needsMemberJoins };
+  return { sql: sql`((${predicate.sql}) IS NOT TRUE)`, joined: predicate.joined };
 }
 
-function memberExists(predicate: Predicate): Predicate {
-  const joins = predicate.needsMemberJoins ? sql` ${MEMBER_JOINS}` : raw('');
-  return {
-    sql: sql`EXISTS (SELECT 1 FROM scim_group_members m${joins} WHERE m.group_id = g.id AND ${predicate.sql})`,
-    needsMemberJoins: false,
-  };
+/** The condition must hold for one value of the multi-valued attribute. */
+function exists(attribute: AttributeDefinition, predicate: Predicate): Predicate {
+  if (!attribute.exists) throw new Error(`No EXISTS subquery for the multi-valued SCIM attribute ${attribute.name}`);
+  return { sql: attribute.exists(predicate.sql, predicate.joined), joined: false };
 }
 
-/** ids are lowercase UUIDs compared exactly; any other text matches no group, never a SQL error. */
-function compareId(operator: 'eq' | 'ne', value: string): Predicate {
-  if (!isGroupId(value)) return operator === 'eq' ? FALSE : TRUE;
-  return { sql: sql`g.id ${raw(operator === 'eq' ? '=' : '<>')} ${value}::uuid`, needsMemberJoins: false };
+/** Keys compare exactly; text the key cannot hold matches no row, never a SQL error. */
+function compareKey(equality: NonNullable<AttributeSql['equality']>, operator: 'eq' | 'ne', value: string): Predicate {
+  const test = equality(operator === 'eq' ? '=' : '<>', value);
+  if (!test) return operator === 'eq' ? FALSE : TRUE;
+  return { sql: test, joined: false };
+}
+
+/** For error messages: a dateTime such as meta.lastModified, which delta queries filter on, else the first. */
+function exampleSubAttribute(attribute: AttributeDefinition): string {
+  const subs = attribute.subAttributes ?? [];
+  return (subs.findLast((s) => s.type === 'dateTime') ?? subs[0])?.name ?? 'value';
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+function listed(names: readonly string[]): string {
+  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
 }
 
 /** Makes `%`, `_` and `\` match themselves in a LIKE pattern whose escape character is `\`. */

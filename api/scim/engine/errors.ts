@@ -1,4 +1,4 @@
-import { ERROR_URN } from './group-schema';
+import { ERROR_URN } from './urns';
 
 /** RFC 7644 section 3.12 detail error keywords this service uses. */
 export type ScimErrorType = 'invalidFilter' | 'invalidValue' | 'invalidSyntax' | 'tooMany';

@@ -1,0 +1,60 @@
+import type { ParsedUrlQuery } from 'node:querystring';
+import type { Context } from 'koa';
+import { scimBaseUrl } from './base-url';
+import { ScimError } from './errors';
+import { compileFilter } from './filter/compile-sql';
+import { parseFilter } from './filter/parser';
+import { NO_FILTER } from './filter/unfiltered';
+import { listResponse } from './list-response';
+import { orderBy, parseListParameters, parseProjectionParameters, type ListParameters } from './list-parameters';
+import { project } from './projection';
+import type { ScimResource } from './resource-definition';
+import { findById, findPage, type PageRequest, type QueryRunner } from './store';
+
+/** Reads the query of a list request into the page request for PostgreSQL (also used by the benchmark). */
+export function planList<Include>(
+  resource: ScimResource<unknown, Include>,
+  query: ParsedUrlQuery,
+  baseUrl: string,
+): { parameters: ListParameters; request: PageRequest<Include> } {
+  const parameters = parseListParameters(resource, query);
+  const where = parameters.filter === undefined ? NO_FILTER : compileFilter(resource, parseFilter(parameters.filter), baseUrl);
+  return {
+    parameters,
+    request: {
+      where,
+      order: orderBy(resource, parameters),
+      startIndex: parameters.startIndex,
+      count: parameters.count,
+      include: resource.include(parameters.projection),
+    },
+  };
+}
+
+/** GET {endpoint}: filter, sort and page in PostgreSQL; optional parts are read only when returned. */
+export function listResources<Row, Include>(resource: ScimResource<Row, Include>, run: QueryRunner) {
+  return async (ctx: Context) => {
+    const baseUrl = scimBaseUrl(ctx);
+    const { parameters, request } = planList(resource, ctx.query, baseUrl);
+    const page = await findPage<Row, Include>(run, resource.queries, request);
+    const resources = page.rows.map((row) => project(resource.serialize(row, baseUrl), parameters.projection));
+    ctx.body = listResponse(resources, page.totalResults, parameters.startIndex);
+  };
+}
+
+/** GET {endpoint}/{id}: the resource with an ETag; If-None-Match with the current version answers 304. */
+export function getResource<Row, Include>(resource: ScimResource<Row, Include>, run: QueryRunner) {
+  return async (ctx: Context) => {
+    const id = String(ctx.params.id);
+    const projection = parseProjectionParameters(resource, ctx.query);
+    const row = resource.isId(id) ? await findById<Row, Include>(run, resource.queries, id, resource.include(projection)) : undefined;
+    if (!row) throw new ScimError(404, `${resource.name} ${JSON.stringify(id)} not found`);
+    ctx.set('ETag', resource.version(row));
+    ctx.status = 200;
+    if (ctx.fresh) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.body = project(resource.serialize(row, scimBaseUrl(ctx)), projection);
+  };
+}

@@ -1,0 +1,60 @@
+import type { Knex } from 'knex';
+import type { SqlFragment } from './sql-fragment';
+
+/** Runs one query and returns its rows: knex in the API, a bare pg pool in the benchmark baseline. */
+export type QueryRunner = <Row>(query: SqlFragment) => Promise<Row[]>;
+
+export const knexRunner = (knex: Knex): QueryRunner => async <Row>(query: SqlFragment) =>
+  (await knex.raw<{ rows: Row[] }>(query.sql, query.bindings as Knex.RawBinding[])).rows;
+
+/** A resource type's statements. `Include` says which optional parts (such as Groups' members) to read. */
+export interface ResourceQueries<Include> {
+  page(where: SqlFragment, order: SqlFragment, limit: number, offset: number, include: Include): SqlFragment;
+  /** `where` may be NO_FILTER (see filter/unfiltered), which a resource may answer from a counter. */
+  count(where: SqlFragment): SqlFragment;
+  /** `id` has passed the resource's `isId`. */
+  byId(id: string, include: Include): SqlFragment;
+}
+
+/** Plain data, so the benchmark can hand it to its baseline process. */
+export interface PageRequest<Include> {
+  readonly where: SqlFragment;
+  readonly order: SqlFragment;
+  /** 1-based. */
+  readonly startIndex: number;
+  readonly count: number;
+  readonly include: Include;
+}
+
+export interface Page<Row> {
+  readonly totalResults: number;
+  readonly rows: readonly Row[];
+}
+
+/**
+ * One page of rows. The count query is skipped when the page itself proves the total: a short, non-empty
+ * page, or an empty first page.
+ */
+export async function findPage<Row, Include>(
+  run: QueryRunner,
+  queries: ResourceQueries<Include>,
+  request: PageRequest<Include>,
+): Promise<Page<Row>> {
+  const { where, order, startIndex, count, include } = request;
+  const offset = startIndex - 1;
+  const countTotal = async () => (await run<{ total: number }>(queries.count(where)))[0].total;
+  if (count === 0) return { totalResults: await countTotal(), rows: [] };
+  const rows = await run<Row>(queries.page(where, order, count, offset, include));
+  const provesTotal = rows.length < count && (rows.length > 0 || offset === 0);
+  return { totalResults: provesTotal ? offset + rows.length : await countTotal(), rows };
+}
+
+export async function findById<Row, Include>(
+  run: QueryRunner,
+  queries: ResourceQueries<Include>,
+  id: string,
+  include: Include,
+): Promise<Row | undefined> {
+  const [row] = await run<Row>(queries.byId(id, include));
+  return row;
+}
