@@ -7,8 +7,8 @@ export {
   type StartWebhookOptions,
   type StartedWebhook,
   type PreparedWebhook,
-} from './webhooks/start-webhook';
-export { webhookIds, type WebhookIds } from './webhooks/ids';
+} from './client/start-webhook';
+export { webhookIds, type WebhookIds } from './client/ids';
 export * from './events';
 export { webhookStatusQuery } from './workflows/queries';
 export { WEBHOOK_SEARCH_ATTRIBUTES, WEBHOOK_EVENT_TYPE, WEBHOOK_ACTION, WEBHOOK_STATUS, COMPANY_ID } from './temporal/search-attributes';

@@ -1,16 +1,10 @@
 import { request, type Dispatcher } from 'undici';
-import { toEnvelope } from '../events/envelope';
+import { envelopeBody } from '../events/envelope';
+import type { PartnerSettings } from '../lib/config';
 import type { AttemptOutcome, SendWebhookInput } from '../workflows/types';
 import { classifyRequestError } from './error-class';
 import { readBodyPrefix } from './response-body';
 import { USER_AGENT } from './user-agent';
-
-/** Where and how to POST, read from configuration at send time so a rotated token applies to retries. */
-export interface PartnerSettings {
-  readonly endpoint: string;
-  readonly token: string;
-  readonly timeoutMs: number;
-}
 
 /** Spec 4.1 headers plus Content-Type, User-Agent and the webhook-id/-timestamp pair partners de-duplicate on. */
 export function webhookHeaders(token: string, webhookId: string, startedAtMs: number): Record<string, string> {
@@ -47,7 +41,7 @@ export async function postWebhook(settings: PartnerSettings, input: SendWebhookI
     const response = await request(settings.endpoint, {
       method: 'POST',
       headers: webhookHeaders(settings.token, input.webhookId, startedAtMs),
-      body: JSON.stringify(toEnvelope(input.event)),
+      body: envelopeBody(input.event),
       signal: deadline.signal,
       dispatcher,
     });

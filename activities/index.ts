@@ -1,56 +1,17 @@
 import type { Knex } from 'knex';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { webhookAttempts } from '../lib/metrics';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
+import { storeAttempt, storeOutcome } from '../store/webhook-store';
 import type { AttemptOutcome, RecordAttemptInput, RecordOutcomeInput, SendWebhookInput } from '../workflows/types';
-import { storeAttempt, storeOutcome } from './attempt-store';
-import { postWebhook, type PartnerSettings } from './http-delivery';
+import { createPartnerSender } from './partner-sender';
 
 export interface ActivityDependencies {
   /** Read on every send, so a rotated token or endpoint applies to pending retries. */
   readonly config: () => Config;
   readonly knex: Knex;
   readonly logger: Logger;
-}
-
-/** The partner settings from configuration, or why a POST cannot be made. */
-export function partnerSettings(config: Config): PartnerSettings | { missing: string } {
-  if (!config.PARTNER_ENDPOINT) return { missing: 'PARTNER_ENDPOINT' };
-  if (!config.PARTNER_ACCESS_TOKEN) return { missing: 'PARTNER_ACCESS_TOKEN' };
-  return { endpoint: config.PARTNER_ENDPOINT, token: config.PARTNER_ACCESS_TOKEN, timeoutMs: config.PARTNER_TIMEOUT_MS };
-}
-
-/**
- * One POST to the partner with the configuration read at send time, counted and logged: the send activity's
- * work, also used by `webhooks send-test`, which runs it outside Temporal.
- */
-export function createPartnerSender({ config, logger }: Pick<ActivityDependencies, 'config' | 'logger'>) {
-  return async function sendToPartner(input: SendWebhookInput): Promise<AttemptOutcome> {
-    const settings = partnerSettings(config());
-    const outcome =
-      'missing' in settings
-        ? {
-            attempt: input.attempt,
-            startedAt: new Date().toISOString(),
-            durationMs: 0,
-            httpStatus: null,
-            errorClass: 'other' as const,
-            errorMessage: `${settings.missing} is not configured`,
-            responseBody: null,
-            succeeded: false,
-          }
-        : await postWebhook(settings, input);
-    const { httpStatus, errorClass, durationMs, succeeded } = outcome;
-    const { event_type, action } = input.event;
-    webhookAttempts.inc({ event_type, action, outcome: httpStatus !== null ? `${Math.floor(httpStatus / 100)}xx` : errorClass ?? 'other' });
-    logger[succeeded ? 'info' : 'warn'](
-      { webhookId: input.webhookId, attempt: input.attempt, httpStatus, errorClass, durationMs },
-      succeeded ? 'webhook delivered' : 'webhook attempt failed',
-    );
-    return outcome;
-  };
 }
 
 /** The webhook activities, bound to their dependencies. Their names are part of every workflow history. */

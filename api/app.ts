@@ -21,7 +21,7 @@ export function createApp(deps: ApiDependencies): Koa {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });
   app.silent = true;
   app.use(requestMetrics);
-  app.use(async (ctx, next) => {
+  app.use(async function answerUnhandledAsJson(ctx, next) {
     try {
       await next();
     } catch (error) {

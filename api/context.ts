@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
-import type { WebhookStarter } from '../webhooks/temporal-starter';
+import type { WebhookStarter } from '../client/temporal-starter';
 
 /** What every route module receives: configuration, the database and the logger. */
 export interface ApiDependencies {

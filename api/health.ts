@@ -4,10 +4,10 @@ import type { ApiDependencies } from './context';
 /** Liveness (`/healthz`, the process is up) and readiness (`/readyz`, PostgreSQL answers). */
 export function healthRouter({ knex, logger }: ApiDependencies): Router {
   const router = new Router();
-  router.get('/healthz', (ctx) => {
+  router.get('/healthz', function liveness(ctx) {
     ctx.body = { status: 'ok' };
   });
-  router.get('/readyz', async (ctx) => {
+  router.get('/readyz', async function readiness(ctx) {
     try {
       await knex.raw('SELECT 1');
       ctx.body = { status: 'ready', checks: { database: 'ok' } };

@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import { httpRequestDuration, metricsRegistry } from '../lib/metrics';
 
 /** Times every request; the route label is the matched pattern, or `unmatched`. */
-export const requestMetrics: Middleware = async (ctx, next) => {
+export const requestMetrics: Middleware = async function requestMetrics(ctx, next) {
   const end = httpRequestDuration.startTimer();
   try {
     await next();
@@ -16,7 +16,7 @@ export const requestMetrics: Middleware = async (ctx, next) => {
 /** `GET /metrics` in the Prometheus text format, unauthenticated like /healthz (expose it on internal networks only). */
 export function metricsRouter(): Router {
   const router = new Router();
-  router.get('/metrics', async (ctx) => {
+  router.get('/metrics', async function metrics(ctx) {
     ctx.type = metricsRegistry.contentType;
     ctx.body = await metricsRegistry.metrics();
   });

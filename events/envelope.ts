@@ -96,3 +96,11 @@ function prefixPath(prefix: string, path: string): string {
 export function toEnvelope(event: WebhookEventInput): WebhookEnvelope {
   return { event_type: event.event_type, action: event.action, data: event.data } as WebhookEnvelope;
 }
+
+/**
+ * The exact bytes every attempt POSTs and the store keeps. JSON.stringify of a parsed object is stable, so
+ * the event read back from the workflow input or from the row's json text gives the same body again.
+ */
+export function envelopeBody(event: WebhookEnvelope): string {
+  return JSON.stringify(toEnvelope(event));
+}

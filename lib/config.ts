@@ -30,6 +30,9 @@ const secret = z
   .min(16, { message: 'must be at least 16 characters long' })
   .regex(/^\S+$/, { message: 'must not contain spaces' });
 
+/** The task queue of the webhook workflows when TEMPORAL_TASK_QUEUE is unset. */
+export const DEFAULT_TASK_QUEUE = 'partner-webhooks';
+
 /** Every environment variable the service reads. The README's configuration table mirrors this. */
 const envSchema = z.object({
   PORT: positiveInt(65535).default(3000),
@@ -41,7 +44,7 @@ const envSchema = z.object({
     .regex(/^[^\s:/]+:\d{1,5}$/, { message: 'must be host:port' })
     .optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
-  TEMPORAL_TASK_QUEUE: z.string().min(1).default('partner-webhooks'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
   PARTNER_ENDPOINT: httpUrl.optional(),
   PARTNER_ACCESS_TOKEN: z.string().min(1).optional(),
   PARTNER_TIMEOUT_MS: positiveInt(600_000).default(30_000),
@@ -84,4 +87,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration: ${variable} ${issue.message}`);
   }
   return parsed.data;
+}
+
+/** Where and how to POST webhooks, read from configuration at send time so a rotated token applies to retries. */
+export interface PartnerSettings {
+  readonly endpoint: string;
+  readonly token: string;
+  readonly timeoutMs: number;
+}
+
+/** The partner settings from configuration, or why a POST cannot be made. */
+export function partnerSettings(config: Config): PartnerSettings | { missing: string } {
+  if (!config.PARTNER_ENDPOINT) return { missing: 'PARTNER_ENDPOINT' };
+  if (!config.PARTNER_ACCESS_TOKEN) return { missing: 'PARTNER_ACCESS_TOKEN' };
+  return { endpoint: config.PARTNER_ENDPOINT, token: config.PARTNER_ACCESS_TOKEN, timeoutMs: config.PARTNER_TIMEOUT_MS };
 }

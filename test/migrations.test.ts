@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { migrateLatest, migrateRollbackAll, pendingMigrations } from '../db/migrate';
 import { migrations } from '../db/migrations';
 import * as vocabulary from '../lib/vocabulary';
-import { createEmptyDatabase, type TestDatabase } from './support/database';
+import { type TestDatabase, useTestDatabase } from './support/database';
 
 const tablesOf = async (db: TestDatabase) =>
   (
@@ -12,11 +12,7 @@ const tablesOf = async (db: TestDatabase) =>
   ).rows.map((r) => r.tablename);
 
 describe('migrations', () => {
-  let db: TestDatabase;
-  before(async () => {
-    db = await createEmptyDatabase();
-  });
-  after(async () => db.drop());
+  const db = useTestDatabase({ empty: true });
 
   it('apply every migration up, then roll all of them back down, then up again', async () => {
     assert.deepEqual(await pendingMigrations(db.knex), migrations.map(([name]) => name));

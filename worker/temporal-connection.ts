@@ -1,9 +1,8 @@
 import { NativeConnection } from '@temporalio/worker';
-import { DEFAULT_TEMPORAL_ADDRESS, type Config } from '../lib/config';
+import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { connectionFailureInWords } from '../temporal/connection-failure';
-
-export const temporalAddress = (config: Config): string => config.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS;
+import { temporalAddress } from '../temporal/settings';
 
 export interface BackoffOptions {
   initialDelayMs?: number;

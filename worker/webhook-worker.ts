@@ -4,10 +4,12 @@ import type { Knex } from 'knex';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
-import { createActivities, partnerSettings } from '../activities';
+import { createActivities } from '../activities';
+import { partnerSettings } from '../lib/config';
 import { recordsTaskQueue } from '../workflows/types';
 import { PREBUILT_BUNDLE_PATH, WORKFLOWS_PATH } from './bundle';
 import { ensureSearchAttributes, TemporalSetupError } from '../temporal/register-search-attributes';
+import { dataConverterFor } from '../temporal/settings';
 import { connectWithBackoff } from './temporal-connection';
 import { installTemporalRuntime } from './temporal-runtime';
 
@@ -44,7 +46,7 @@ export function webhookWorkerOptions(deps: WorkerDependencies, connection: Nativ
     knex,
     logger: logger.child({ component: 'webhook-activities' }),
   });
-  const common = { connection, namespace: config.TEMPORAL_NAMESPACE };
+  const common = { connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter: dataConverterFor(config) };
   return {
     delivery: {
       ...common,

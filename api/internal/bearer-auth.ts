@@ -1,16 +1,15 @@
 import type { Middleware } from 'koa';
 import { bearerTokenChecker } from '../../lib/bearer-token';
+import { InternalApiError } from './errors';
 
-/** Requires `Authorization: Bearer <token>`, compared in constant time; answers 401 in the `{"detail"}` shape. */
+/** Requires `Authorization: Bearer <token>`, compared in constant time; 401 otherwise. */
 export function requireBearerToken(token: string): Middleware {
   const check = bearerTokenChecker(token);
-  return async (ctx, next) => {
+  return async function requireInternalToken(ctx, next) {
     const result = check(ctx.get('authorization'));
     if (result !== 'valid') {
-      ctx.status = 401;
-      ctx.set('WWW-Authenticate', 'Bearer realm="internal"');
-      ctx.body = { detail: result === 'missing' ? 'Authentication credentials were not provided.' : 'Invalid token.' };
-      return;
+      const detail = result === 'missing' ? 'Authentication credentials were not provided.' : 'Invalid token.';
+      throw new InternalApiError(401, { detail }, { 'WWW-Authenticate': 'Bearer realm="internal"' });
     }
     await next();
   };

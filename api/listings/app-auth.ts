@@ -16,7 +16,7 @@ export type TargetOf = (params: Record<string, string>) => ListingTarget;
  * ungranted targets get the same 403, so a response never tells whether an id exists.
  */
 export function requireAppAccess(knex: Knex, targetOf: TargetOf): RouterMiddleware<ListingState> {
-  return async (ctx, next) => {
+  return async function requireAppAccess(ctx, next) {
     const appId = ctx.get('X-App-Id');
     const appKey = ctx.get('X-App-Key');
     if (!appId || !appKey) throw new ListingError(403, DETAIL.notAuthenticated);

@@ -23,7 +23,7 @@ export class ListingError extends Error {
 }
 
 /** Turns a thrown ListingError into its response; anything else goes on to the app's 500 handler. */
-export const answerListingErrors: Middleware = async (ctx, next) => {
+export const answerListingErrors: Middleware = async function answerListingErrors(ctx, next) {
   try {
     await next();
   } catch (error) {

@@ -8,7 +8,7 @@ import { serializeUser } from './user-serializer';
 
 /** The DRF PageNumberPagination envelope of the scope's users. */
 export function listUsers(knex: Knex): RouterMiddleware<ListingState> {
-  return async (ctx) => {
+  return async function listUsers(ctx) {
     const { scope } = ctx.state;
     const requested = requestUrl(ctx);
     const selection = readPageSelection(requested.searchParams, scope);

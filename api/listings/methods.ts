@@ -15,7 +15,7 @@ export interface ListingDescription {
  */
 export function readOnlyMethods(view: ListingDescription): Middleware {
   const metadata = { ...view, renders: ['application/json'], parses: ['application/json'] };
-  return async (ctx, next) => {
+  return async function readOnlyMethods(ctx, next) {
     ctx.set('Allow', ALLOW_HEADER);
     if (ctx.method === 'GET' || ctx.method === 'HEAD') return next();
     if (ctx.method === 'OPTIONS') {

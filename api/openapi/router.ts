@@ -6,7 +6,7 @@ import { openApiDocument } from './document';
 export function openApiRouter({ config }: ApiDependencies): Router {
   const body = JSON.stringify(openApiDocument(config));
   const router = new Router();
-  router.get('/openapi.json', (ctx) => {
+  router.get('/openapi.json', function openApiDocument(ctx) {
     ctx.type = 'application/json; charset=utf-8';
     ctx.body = body;
   });

@@ -1,7 +1,7 @@
 import type { Command } from '../command';
 import { bootstrap, cleanUpOnFailure, openMigratedDatabase } from '../bootstrap';
 import { startApiServer } from '../../api/server';
-import { createTemporalStarter } from '../../webhooks/temporal-starter';
+import { createTemporalStarter } from '../../client/temporal-starter';
 
 export const apiCommand: Command = {
   name: 'api',

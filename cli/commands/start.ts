@@ -1,8 +1,7 @@
 import type { Command } from '../command';
 import { bootstrap, cleanUpOnFailure, openMigratedDatabase } from '../bootstrap';
 import { startApiServer } from '../../api/server';
-import { startWebhookWorker } from '../../worker/webhook-worker';
-import { createTemporalStarter } from '../../webhooks/temporal-starter';
+import { createTemporalStarter } from '../../client/temporal-starter';
 import { importDemoDirectoryIfEmpty } from '../../directory/demo-directory';
 import { provideLocalTemporal } from '../../temporal/local-temporal';
 import { exitOnTemporalSetupError } from '../temporal-setup';
@@ -27,6 +26,8 @@ export const startCommand: Command = {
       const temporal = await provideLocalTemporal(runtime.config, logger);
       shutdown.add('temporal dev server', () => temporal.stop());
       const config = { ...runtime.config, TEMPORAL_ADDRESS: temporal.address ?? runtime.config.TEMPORAL_ADDRESS };
+      // Loaded here, not at the top: the CLI's client commands must not load the worker's native core.
+      const { startWebhookWorker } = await import('../../worker/webhook-worker.js');
       const worker = startWebhookWorker({ config, logger, knex: database.knex });
       shutdown.add('worker', () => worker.stop());
       exitOnTemporalSetupError(runtime, worker.done);

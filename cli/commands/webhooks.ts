@@ -1,12 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { UsageError, type Command } from '../command';
 import { bootstrap, openMigratedDatabase, type Runtime } from '../bootstrap';
-import { partnerSettings } from '../../activities';
+import { partnerSettings } from '../../lib/config';
 import { formatPathError } from '../../lib/validation';
-import { acceptWebhook } from '../../webhooks/ingest';
-import { sendTestWebhook } from '../../webhooks/send-test';
-import { prepareWebhook, WebhookValidationError } from '../../webhooks/start-webhook';
-import { createTemporalStarter, TemporalUnavailableError } from '../../webhooks/temporal-starter';
+import { acceptWebhook } from '../../client/ingest';
+import { sendTestWebhook } from '../send-test';
+import { prepareWebhook, WebhookValidationError } from '../../client/start-webhook';
+import { createTemporalStarter, TemporalUnavailableError } from '../../client/temporal-starter';
 import { TemporalSetupError } from '../../temporal/register-search-attributes';
 
 const USAGE = [
@@ -48,9 +48,9 @@ async function send(runtime: Runtime, event: unknown): Promise<number> {
   runtime.shutdown.add('temporal client', () => starter.close());
   try {
     const accepted = await acceptWebhook(database.knex, starter, prepared);
-    const { webhookId, eventId, workflowId, runId, created } = accepted;
+    const { webhookId, eventId, workflowId, runId, started } = accepted;
     process.stdout.write(
-      `${JSON.stringify({ status: created ? 'accepted' : 'existing', webhook_id: webhookId, event_id: eventId, workflow_id: workflowId, run_id: runId })}\n`,
+      `${JSON.stringify({ status: started ? 'accepted' : 'existing', webhook_id: webhookId, event_id: eventId, workflow_id: workflowId, run_id: runId })}\n`,
     );
     return 0;
   } catch (error) {

@@ -1,7 +1,6 @@
 import type { Command } from '../command';
 import { bootstrap, cleanUpOnFailure, openMigratedDatabase } from '../bootstrap';
-import { partnerSettings } from '../../activities';
-import { startWebhookWorker } from '../../worker/webhook-worker';
+import { partnerSettings } from '../../lib/config';
 import { exitOnTemporalSetupError } from '../temporal-setup';
 
 export const workerCommand: Command = {
@@ -24,6 +23,8 @@ export const workerCommand: Command = {
     runtime.shutdown.listen();
     return cleanUpOnFailure(runtime, async () => {
       const database = await openMigratedDatabase(runtime, { migrate: false });
+      // Loaded here, not at the top: the CLI's client commands must not load the worker's native core.
+      const { startWebhookWorker } = await import('../../worker/webhook-worker.js');
       const worker = startWebhookWorker({ config: runtime.config, logger: runtime.logger, knex: database.knex });
       runtime.shutdown.add('worker', () => worker.stop());
       exitOnTemporalSetupError(runtime, worker.done);

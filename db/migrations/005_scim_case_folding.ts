@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
  * Case-insensitive SCIM matching that gives the same answers on PostgreSQL 14 to 18: lower() under an ICU
  * collation (`und`, Unicode case mapping for every script, not ASCII only), re-collated to "C" so equality,
  * LIKE and ordering compare code points and a btree serves prefixes. The expressions must match
- * api/scim/group-sql.ts `folded` exactly. Databases migrated when 002 built these indexes on pg_c_utf8
+ * api/scim/engine/sql-text.ts `folded` exactly. Databases migrated when 002 built these indexes on pg_c_utf8
  * (17+ only) get them replaced.
  */
 export async function up(knex: Knex): Promise<void> {

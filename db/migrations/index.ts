@@ -4,6 +4,7 @@ import * as scimIndexes from './002_scim_indexes';
 import * as scimGroupTotal from './003_scim_group_total';
 import * as webhookStoppedStatuses from './004_webhook_stopped_statuses';
 import * as scimCaseFolding from './005_scim_case_folding';
+import * as webhookBody from './006_webhook_body';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -17,4 +18,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['003_scim_group_total', scimGroupTotal],
   ['004_webhook_stopped_statuses', webhookStoppedStatuses],
   ['005_scim_case_folding', scimCaseFolding],
+  ['006_webhook_body', webhookBody],
 ];

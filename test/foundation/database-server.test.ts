@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict';
 import { assertSupportedServer, MIN_SERVER_VERSION, UnsupportedServerError } from '../../db/database';
 import { describeError } from '../../lib/describe-error';
-import { createTestDatabase, type TestDatabase } from '../support/database';
+import { useTestDatabase } from '../support/database';
 
 describe('the PostgreSQL release', () => {
-  let db: TestDatabase;
-  before(async () => {
-    db = await createTestDatabase();
-  });
-  after(async () => db.drop());
+  const db = useTestDatabase();
 
   it(`accepts the test server (${MIN_SERVER_VERSION} or newer)`, async () => {
     await assertSupportedServer(db.knex);

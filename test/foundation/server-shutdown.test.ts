@@ -4,14 +4,10 @@ import { createKnex } from '../../db/database';
 import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import { startApiServer } from '../../api/server';
-import { createTestDatabase, type TestDatabase } from '../support/database';
+import { useTestDatabase } from '../support/database';
 
 describe('API server shutdown', () => {
-  let db: TestDatabase;
-  before(async () => {
-    db = await createTestDatabase();
-  });
-  after(async () => db.drop());
+  const db = useTestDatabase();
 
   it('lets an in-flight keep-alive request finish, closes its connection, and resolves at once', async () => {
     // A pool of one connection, held by a transaction, keeps /readyz in flight until we let go.

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { compileFilter } from '../../api/scim/engine/filter/compile-sql';
 import { parseFilter } from '../../api/scim/engine/filter/parser';
 import { groupResource } from '../../api/scim/groups/resource';
-import { createTestDatabase, type TestDatabase } from '../support/database';
+import { useTestDatabase } from '../support/database';
 
 const CASES: Array<[filter: string, index: string]> = [
   ['displayName eq "Engineering"', 'scim_groups_display_name_folded_idx'],
@@ -15,11 +15,7 @@ const CASES: Array<[filter: string, index: string]> = [
 ];
 
 describe('SCIM filters use the case-folding indexes', () => {
-  let db: TestDatabase;
-  before(async () => {
-    db = await createTestDatabase();
-  });
-  after(async () => db.drop());
+  const db = useTestDatabase();
 
   for (const [filter, index] of CASES) {
     it(`${filter} → ${index}`, async () => {

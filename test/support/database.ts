@@ -45,3 +45,28 @@ async function onServer(sql: string): Promise<void> {
     await admin.end();
   }
 }
+
+/**
+ * A database of its own for the enclosing `describe`: created in a `before` hook and dropped in an `after`
+ * hook. Its fields can be read inside hooks and tests only.
+ */
+export function useTestDatabase({ empty = false }: { empty?: boolean } = {}): TestDatabase {
+  let current: TestDatabase | undefined;
+  before(async () => {
+    current = await (empty ? createEmptyDatabase() : createTestDatabase());
+  });
+  after(async () => current?.drop());
+  const ready = (): TestDatabase => {
+    if (!current) throw new Error('useTestDatabase: the database exists only inside hooks and tests');
+    return current;
+  };
+  return {
+    get url() {
+      return ready().url;
+    },
+    get knex() {
+      return ready().knex;
+    },
+    drop: () => ready().drop(),
+  };
+}

@@ -9,7 +9,8 @@ import { loadConfig, type Config } from '../../lib/config';
 import { createActivities, type WebhookActivities } from '../../activities';
 import { USER_AGENT } from '../../activities/user-agent';
 import { toEnvelope, type WebhookEventInput } from '../../events/envelope';
-import { webhookIds } from '../../webhooks/ids';
+import { insertWebhook } from '../../store/webhook-store';
+import { webhookIds } from '../../client/ids';
 import { ApplicationFailure } from '@temporalio/common';
 import { webhookAttempts } from '../../lib/metrics';
 import type { AttemptOutcome, AttemptRecord, SendWebhookInput, WebhookRef } from '../../workflows/types';
@@ -275,7 +276,7 @@ describe('webhook activities', function () {
       assert.equal(row.event_type, 'candidate');
       assert.equal(row.action, 'new');
       assert.equal(row.company_id, 'acme');
-      assert.deepEqual(row.payload, event.data);
+      assert.deepEqual(row.body, envelope);
       assert.equal(row.workflow_id, ids.workflowId);
       assert.equal(row.run_id, 'run-1');
       assert.equal(row.status, 'pending');
@@ -333,10 +334,7 @@ describe('webhook activities', function () {
     });
 
     it('fills in the run id of a row the API created before the workflow started', async () => {
-      await db.knex('webhook_events').insert({
-        id: ids.webhookId, event_id: ids.eventId, event_type: 'candidate', action: 'new', company_id: 'acme',
-        payload: JSON.stringify(event.data), workflow_id: ids.workflowId, run_id: null,
-      });
+      await insertWebhook(db.knex, { ...webhook, event: envelope, runId: null });
       await env.run(activities.recordAttempt, { webhook, attempt: attempt(1) });
       const row = await db.knex('webhook_events').where({ id: ids.webhookId }).first();
       assert.equal(row.run_id, 'run-1');

@@ -3,23 +3,26 @@ import { startApiServer, type ApiServer } from '../../api/server';
 import type { ApiDependencies } from '../../api/context';
 import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
-import { webhookIds } from '../../webhooks/ids';
+import { webhookIds } from '../../client/ids';
+import { toEnvelope } from '../../events/envelope';
+import { insertWebhook } from '../../store/webhook-store';
 import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
 import type { DevServer } from '../../temporal/dev-server';
-import { createTemporalStarter } from '../../webhooks/temporal-starter';
+import { createTemporalStarter } from '../../client/temporal-starter';
 import { webhookStatusQuery } from '../../workflows/queries';
 import type { DeliverWebhookInput } from '../../workflows/types';
 import { eventually } from '../support/eventually';
 import { startTestDevServer, startTestWorker } from '../support/temporal';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import jobNew from '../fixtures/events/job-new.json';
-import { createTestDatabase, type TestDatabase } from '../support/database';
+import { type TestDatabase, useTestDatabase } from '../support/database';
 import { answer, closedPort, startPartnerServer } from './support/partner-server';
 import { RecordingStarter } from './support/recording-starter';
 
 const INTERNAL_TOKEN = 'internal-token-0123456789abcdef';
+const COMPRESS_TIMERS = require.resolve('./support/compress-timers');
 const PARTNER_TOKEN = 'partner-token-must-not-leak-42';
 const logger = createLogger('silent');
 
@@ -40,7 +43,7 @@ const get = (url: string, token = INTERNAL_TOKEN) => fetch(url, { headers: { aut
 
 describe('POST /internal/v1/webhooks', function () {
   this.timeout(30_000);
-  let db: TestDatabase;
+  const db = useTestDatabase();
   let api: ApiServer;
   let server: DevServer;
   let connection: Connection;
@@ -54,10 +57,6 @@ describe('POST /internal/v1/webhooks', function () {
   };
   const runIdOf = async (workflowId: string) => (await client.workflow.getHandle(workflowId).describe()).runId;
 
-  before(async () => {
-    db = await createTestDatabase();
-  });
-  after(async () => db.drop());
   // A fresh dev server per test: workflow ids are the fixtures' event ids, and a server remembers them.
   beforeEach(async () => {
     await db.knex('webhook_events').del();
@@ -100,7 +99,8 @@ describe('POST /internal/v1/webhooks', function () {
       [row.event_id, row.event_type, row.action, row.company_id, row.workflow_id, row.run_id, row.status, row.is_test],
       ['candidate-new-acme-c-77', 'candidate', 'new', 'acme', 'webhook-candidate-new-candidate-new-acme-c-77', await runIdOf(ids.workflowId), 'pending', false],
     );
-    assert.deepEqual(row.payload, candidateNew.data);
+    const { rows } = await db.knex.raw('SELECT body::text AS text FROM webhook_events WHERE id = ?', [ids.webhookId]);
+    assert.equal(rows[0].text, JSON.stringify(envelope), 'the row keeps the exact body every attempt sends');
   });
 
   it('generates an event_id when none is given', async () => {
@@ -124,7 +124,7 @@ describe('POST /internal/v1/webhooks', function () {
     assert.equal(starter.starts.length, 1);
     assert.equal(await rowCount(), 1);
     const row = await db.knex('webhook_events').first();
-    assert.equal(row.payload.candidate.first_name, 'Ada', 'the first submission is the one delivered');
+    assert.equal(row.body.data.candidate.first_name, 'Ada', 'the first submission is the one delivered');
   });
 
   it('accepts concurrent duplicates once: one 202, the rest 200 with the same run', async () => {
@@ -137,17 +137,51 @@ describe('POST /internal/v1/webhooks', function () {
     assert.equal(new Set(starter.starts.map((s) => s.workflowId)).size, 1);
   });
 
-  it('starts the stored event when an earlier start never completed, and answers 200', async () => {
+  it('says a webhook whose start never completed has not started; the retry that starts it answers 202 with the stored event', async () => {
     const ids = webhookIds(jobNew as never);
-    await db.knex('webhook_events').insert({
-      id: ids.webhookId, event_id: ids.eventId, event_type: 'job', action: 'new', company_id: 'acme',
-      payload: JSON.stringify(jobNew.data), workflow_id: ids.workflowId,
-    });
+    const { event_id: _id, ...envelope } = jobNew;
+    await insertWebhook(db.knex, { ...ids, event: envelope as never, runId: null, isTest: false });
+    const statusUrl = `${api.url}/internal/v1/webhooks/${ids.webhookId}`;
+    const before = (await (await get(statusUrl)).json()) as Record<string, unknown>;
+    assert.deepEqual([before.status, before.run_id, before.delivery], ['not_started', null, null]);
     const response = await post(api, { ...jobNew, data: { ...jobNew.data, job: { ...jobNew.data.job, title: 'Other' } } });
-    assert.equal(response.status, 200);
+    assert.equal(response.status, 202, 'this call started the delivery');
     assert.equal(starter.starts.length, 1);
     assert.equal(((await startedInput(ids.workflowId)).event.data as typeof jobNew.data).job.title, 'Senior Backend Engineer');
     assert.equal((await db.knex('webhook_events').where({ id: ids.webhookId }).first()).run_id, await runIdOf(ids.workflowId));
+    const after = (await (await get(statusUrl)).json()) as Record<string, unknown>;
+    assert.deepEqual([after.status, after.run_id], ['pending', await runIdOf(ids.workflowId)]);
+    assert.equal((await post(api, jobNew)).status, 200, 'a later duplicate finds the run');
+  });
+
+  it('sends byte-identical bodies on every attempt, whether the first call or a retry of a failed start delivered it', async () => {
+    // Keys that jsonb would re-order (longer after shorter, integer-like first) and a nested object.
+    const text = '{"event_type":"job","action":"update","event_id":"order-1","data":{"zeta":1,"b":{"y":2,"x":[3,"é"]},"10":4,"aa":null}}';
+    const expected = '{"event_type":"job","action":"update","data":{"10":4,"zeta":1,"b":{"y":2,"x":[3,"é"]},"aa":null}}';
+    const event = JSON.parse(text);
+    const partner = await startPartnerServer(answer(500));
+    const native = await NativeConnection.connect({ address: server.address });
+    const config = loadConfig({ ...env, PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: PARTNER_TOKEN });
+    const worker = await startTestWorker({ config, knex: db.knex, logger }, native, { interceptorModules: [COMPRESS_TIMERS] });
+    try {
+      // First path: the API call starts it. The partner fails the first attempt, so a second one follows.
+      assert.equal((await post(api, text)).status, 202);
+      await eventually('two attempts', async () => partner.requests.length === 2, 20_000);
+      // Retry path: a row whose start never completed, started by a later call with the event re-read from PostgreSQL.
+      partner.handler = answer(204);
+      const retried = { ...event, event_id: 'order-2' };
+      const ids = webhookIds(retried);
+      await insertWebhook(db.knex, { ...ids, event: toEnvelope(retried), runId: null, isTest: false });
+      assert.equal((await post(api, { ...retried, data: { other: true } })).status, 202);
+      await eventually('the third POST', async () => partner.requests.length === 3, 20_000);
+      assert.deepEqual(partner.requests.map((r) => r.body), [expected, expected, expected]);
+      const { rows } = await db.knex.raw('SELECT body::text AS text FROM webhook_events ORDER BY event_id');
+      assert.deepEqual(rows.map((r: { text: string }) => r.text), [expected, expected]);
+    } finally {
+      await worker.stop();
+      await native.close();
+      await partner.close();
+    }
   });
 
   it('answers 400 with every path-level error and writes nothing', async () => {
@@ -324,16 +358,18 @@ describe('POST /internal/v1/webhooks', function () {
     assert.equal(await rowCount(), 0);
   });
 
-  it('keeps the row when Temporal was reached but did not answer (server paused); the retry finds the one workflow', async () => {
-    assert.equal(await starter.status('warm-up-the-connection'), undefined);
+  it('keeps the row when Temporal was reached but did not answer (server paused), shows it as not started; the retry finds the one workflow', async () => {
+    assert.deepEqual(await starter.status('warm-up-the-connection'), { kind: 'absent' });
     server.process.kill('SIGSTOP');
     const response = await post(api, candidateNew);
     assert.equal(response.status, 503);
     assert.equal(await rowCount(), 1, 'the workflow may exist, so its record stays');
+    const { workflowId, webhookId } = webhookIds(candidateNew as never);
+    const view = (await (await get(`${api.url}/internal/v1/webhooks/${webhookId}`)).json()) as Record<string, unknown>;
+    assert.deepEqual([view.status, view.run_id], ['not_started', null], 'no run is known, so it does not look accepted');
     server.process.kill('SIGCONT');
     const retry = await post(api, candidateNew);
-    assert.equal(retry.status, 200);
-    const { workflowId } = webhookIds(candidateNew as never);
+    assert.equal(retry.status, 202, 'the call that records the run is the one that started the delivery');
     assert.equal(((await retry.json()) as Record<string, string>).run_id, await runIdOf(workflowId));
     assert.equal(await rowCount(), 1);
     await eventually('visibility of the workflow', async () => (await client.workflow.count(`WorkflowId = '${workflowId}'`)).count > 0);
@@ -343,11 +379,7 @@ describe('POST /internal/v1/webhooks', function () {
 
 describe('POST /internal/v1/webhooks with Temporal unreachable (TEMPORAL_ADDRESS at a closed port)', function () {
   this.timeout(20_000);
-  let db: TestDatabase;
-  before(async () => {
-    db = await createTestDatabase();
-  });
-  after(async () => db.drop());
+  const db = useTestDatabase();
 
   it('answers 503 quickly, twice, and accepts nothing', async () => {
     const port = await closedPort();
@@ -373,11 +405,7 @@ describe('POST /internal/v1/webhooks with Temporal unreachable (TEMPORAL_ADDRESS
 });
 
 describe('internal routes without INTERNAL_API_TOKEN', () => {
-  let db: TestDatabase;
-  before(async () => {
-    db = await createTestDatabase();
-  });
-  after(async () => db.drop());
+  const db = useTestDatabase();
 
   it('do not exist: 404 for POST and GET', async () => {
     const unreachable = loadConfig({ TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}` });

@@ -9,7 +9,7 @@ import { ScimError } from './errors';
 export function bearerAuth(token: string | undefined): Middleware {
   if (!token) return (_ctx, next) => next();
   const check = bearerTokenChecker(token);
-  return async (ctx, next) => {
+  return async function requireScimToken(ctx, next) {
     if (check(ctx.get('authorization')) !== 'valid') {
       throw new ScimError(401, 'A valid bearer token is required: send Authorization: Bearer <token>', undefined, {
         'WWW-Authenticate': 'Bearer realm="SCIM"',

@@ -4,7 +4,7 @@ import { ScimError, scimErrorBody } from './errors';
 
 /** Answers every failure below it in the SCIM error format; unexpected errors are logged and become 500. */
 export function scimErrors(logger: Logger): Middleware {
-  return async (ctx, next) => {
+  return async function scimErrors(ctx, next) {
     try {
       await next();
     } catch (error) {

@@ -33,7 +33,7 @@ export function planList<Include>(
 
 /** GET {endpoint}: filter, sort and page in PostgreSQL; optional parts are read only when returned. */
 export function listResources<Row, Include>(resource: ScimResource<Row, Include>, run: QueryRunner) {
-  return async (ctx: Context) => {
+  return async function listResources(ctx: Context) {
     const baseUrl = scimBaseUrl(ctx);
     const { parameters, request } = planList(resource, ctx.query, baseUrl);
     const page = await findPage<Row, Include>(run, resource.queries, request);
@@ -44,7 +44,7 @@ export function listResources<Row, Include>(resource: ScimResource<Row, Include>
 
 /** GET {endpoint}/{id}: the resource with an ETag; If-None-Match with the current version answers 304. */
 export function getResource<Row, Include>(resource: ScimResource<Row, Include>, run: QueryRunner) {
-  return async (ctx: Context) => {
+  return async function getResource(ctx: Context) {
     const id = String(ctx.params.id);
     const projection = parseProjectionParameters(resource, ctx.query);
     const row = resource.isId(id) ? await findById<Row, Include>(run, resource.queries, id, resource.include(projection)) : undefined;

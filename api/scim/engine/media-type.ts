@@ -16,7 +16,7 @@ export function negotiatedMediaType(accept: string | undefined): string {
 }
 
 /** Sets the negotiated Content-Type on every response that has a body. */
-export const scimMediaType: Middleware = async (ctx, next) => {
+export const scimMediaType: Middleware = async function scimMediaType(ctx, next) {
   await next();
   if (ctx.body !== undefined && ctx.body !== null) ctx.type = negotiatedMediaType(ctx.get('accept'));
 };

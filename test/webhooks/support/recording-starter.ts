@@ -1,5 +1,5 @@
-import type { PreparedWebhook } from '../../../webhooks/start-webhook';
-import type { DeliveryLookup, WebhookStarter } from '../../../webhooks/temporal-starter';
+import type { PreparedWebhook } from '../../../client/start-webhook';
+import type { DeliveryLookup, WebhookStarter } from '../../../client/temporal-starter';
 
 /** Wraps a real starter (a real Temporal server behind it) and records every start the API asks for. */
 export class RecordingStarter implements WebhookStarter {

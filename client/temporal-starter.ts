@@ -1,9 +1,9 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { isRefusal, refusalReason } from '../temporal/grpc-refusal';
 import { ensureSearchAttributes, TemporalSetupError } from '../temporal/register-search-attributes';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
-import { temporalAddress } from '../worker/temporal-connection';
+import { dataConverterFor, temporalAddress } from '../temporal/settings';
 import { webhookStatusQuery } from '../workflows/queries';
 import type { WebhookDeliveryStatus } from '../workflows/types';
 import { startDeliveryWorkflow, type PreparedWebhook } from './start-webhook';
@@ -27,12 +27,14 @@ export class TemporalUnavailableError extends Error {
 
 /**
  * A running delivery's live state (the status query), or a run an operator stopped: cancelled, or terminated
- * (or timed out), which no workflow code could record. Completed runs record themselves: `finished`.
+ * (or timed out), which no workflow code could record. Completed runs record themselves: `finished`. `absent`:
+ * Temporal has no such workflow, so its start never happened.
  */
 export type DeliveryLookup =
-  | { readonly kind: 'running'; readonly status: WebhookDeliveryStatus }
-  | { readonly kind: 'stopped'; readonly status: 'cancelled' | 'terminated'; readonly closedAt: string }
-  | { readonly kind: 'finished' };
+  | { readonly kind: 'running'; readonly runId: string; readonly status: WebhookDeliveryStatus }
+  | { readonly kind: 'stopped'; readonly runId: string; readonly status: 'cancelled' | 'terminated'; readonly closedAt: string }
+  | { readonly kind: 'finished'; readonly runId: string }
+  | { readonly kind: 'absent' };
 
 /** How the API and CLI reach Temporal; tests wrap the real one to see which starts the API asked for. */
 export interface WebhookStarter {
@@ -76,7 +78,7 @@ export function createTemporalStarter(
         connection = await Connection.connect({ address, connectTimeout: connectTimeoutMs });
         // Starts that set unregistered search attributes are rejected: register them before the first one.
         await connection.withDeadline(Date.now() + callTimeoutMs, () => ensureSearchAttributes(connection!, config.TEMPORAL_NAMESPACE));
-        return { connection, client: new Client({ connection, namespace: config.TEMPORAL_NAMESPACE }) };
+        return { connection, client: new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter: dataConverterFor(config) }) };
       } catch (error) {
         connecting = undefined;
         await connection?.close().catch(() => undefined);
@@ -107,20 +109,25 @@ export function createTemporalStarter(
     async status(workflowId) {
       try {
         const { connection, client } = await connect();
-        return await connection.withDeadline(Date.now() + callTimeoutMs, async () => {
+        return await connection.withDeadline(Date.now() + callTimeoutMs, async (): Promise<DeliveryLookup> => {
           const handle = client.workflow.getHandle(workflowId);
-          const description = await handle.describe();
+          const description = await handle.describe().catch((error: unknown) => {
+            if (error instanceof WorkflowNotFoundError) return undefined;
+            throw error;
+          });
+          if (!description) return { kind: 'absent' };
+          const { runId } = description;
           const closedAt = (description.closeTime ?? new Date()).toISOString();
           switch (description.status.name) {
             case 'RUNNING':
-              return { kind: 'running', status: await handle.query(webhookStatusQuery) } as const;
+              return { kind: 'running', runId, status: await handle.query(webhookStatusQuery) };
             case 'CANCELLED':
-              return { kind: 'stopped', status: 'cancelled', closedAt } as const;
+              return { kind: 'stopped', runId, status: 'cancelled', closedAt };
             case 'TERMINATED':
             case 'TIMED_OUT':
-              return { kind: 'stopped', status: 'terminated', closedAt } as const;
+              return { kind: 'stopped', runId, status: 'terminated', closedAt };
             default:
-              return { kind: 'finished' } as const;
+              return { kind: 'finished', runId };
           }
         });
       } catch (error) {

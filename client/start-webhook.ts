@@ -1,14 +1,13 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { parseWebhookEvent, toEnvelope, companyIdOf, type WebhookEventInput } from '../events/envelope';
-import { loadConfig } from '../lib/config';
+import { DEFAULT_TASK_QUEUE } from '../lib/config';
 import { formatPathError, type PathError } from '../lib/validation';
 import type { deliverWebhook } from '../workflows/deliver-webhook';
 import { COMPANY_ID, WEBHOOK_ACTION, WEBHOOK_EVENT_TYPE, WEBHOOK_STATUS } from '../temporal/search-attributes';
 import { DEFAULT_SEND_TIMEOUT_MS, type DeliverWebhookInput } from '../workflows/types';
 import { webhookIds, type WebhookIds } from './ids';
 
-/** The task queue the worker polls when TEMPORAL_TASK_QUEUE is unset. */
-export const DEFAULT_TASK_QUEUE = loadConfig({}).TEMPORAL_TASK_QUEUE;
+export { DEFAULT_TASK_QUEUE };
 
 export class WebhookValidationError extends Error {
   constructor(readonly errors: readonly PathError[]) {

@@ -1,0 +1,36 @@
+import { partnerSettings, type Config } from '../lib/config';
+import type { Logger } from '../lib/logger';
+import { webhookAttempts } from '../lib/metrics';
+import type { AttemptOutcome, SendWebhookInput } from '../workflows/types';
+import { postWebhook } from './http-delivery';
+
+/**
+ * One POST to the partner with the configuration read at send time, counted and logged: the send activity's
+ * work, also used by `webhooks send-test`, which runs it outside Temporal.
+ */
+export function createPartnerSender({ config, logger }: { readonly config: () => Config; readonly logger: Logger }) {
+  return async function sendToPartner(input: SendWebhookInput): Promise<AttemptOutcome> {
+    const settings = partnerSettings(config());
+    const outcome =
+      'missing' in settings
+        ? {
+            attempt: input.attempt,
+            startedAt: new Date().toISOString(),
+            durationMs: 0,
+            httpStatus: null,
+            errorClass: 'other' as const,
+            errorMessage: `${settings.missing} is not configured`,
+            responseBody: null,
+            succeeded: false,
+          }
+        : await postWebhook(settings, input);
+    const { httpStatus, errorClass, durationMs, succeeded } = outcome;
+    const { event_type, action } = input.event;
+    webhookAttempts.inc({ event_type, action, outcome: httpStatus !== null ? `${Math.floor(httpStatus / 100)}xx` : errorClass ?? 'other' });
+    logger[succeeded ? 'info' : 'warn'](
+      { webhookId: input.webhookId, attempt: input.attempt, httpStatus, errorClass, durationMs },
+      succeeded ? 'webhook delivered' : 'webhook attempt failed',
+    );
+    return outcome;
+  };
+}

@@ -1,0 +1,58 @@
+import type { Middleware } from 'koa';
+import type { PathError } from '../../lib/validation';
+import { WebhookValidationError } from '../../client/start-webhook';
+import { TemporalUnavailableError } from '../../client/temporal-starter';
+import { TemporalSetupError } from '../../temporal/register-search-attributes';
+
+/** The one error body of the internal API: `detail` always; `errors` per JSON path, `reason` from Temporal. */
+export interface InternalErrorBody {
+  readonly detail: string;
+  readonly errors?: readonly PathError[];
+  readonly reason?: string;
+}
+
+/** An expected failure of an internal route: thrown, and answered by `answerInternalErrors`. */
+export class InternalApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: InternalErrorBody,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(body.detail);
+    this.name = 'InternalApiError';
+  }
+}
+
+/** The answer to the failures of the client side (validation, Temporal) that any internal route may meet. */
+function asInternalApiError(error: unknown): InternalApiError | undefined {
+  if (error instanceof InternalApiError) return error;
+  if (error instanceof WebhookValidationError) return new InternalApiError(400, { detail: 'Invalid webhook event.', errors: error.errors });
+  if (error instanceof TemporalSetupError) {
+    // Not an outage: retrying cannot help until an operator mends Temporal's configuration.
+    return new InternalApiError(500, {
+      detail: "The webhook was not accepted because Temporal refused the service's configuration. An operator must fix it; retrying will not help.",
+      reason: error.message,
+    });
+  }
+  if (error instanceof TemporalUnavailableError) {
+    return new InternalApiError(
+      503,
+      { detail: 'The webhook was not accepted because Temporal is unavailable. Retry later with the same event_id.', reason: error.reason },
+      { 'Retry-After': '30' },
+    );
+  }
+  return undefined;
+}
+
+/** Turns every expected failure below it into its status and error body; anything else goes on to the app's 500. */
+export const answerInternalErrors: Middleware = async function answerInternalErrors(ctx, next) {
+  try {
+    await next();
+  } catch (error) {
+    const answer = asInternalApiError(error);
+    if (!answer) throw error;
+    ctx.set(answer.headers);
+    ctx.status = answer.status;
+    ctx.body = answer.body;
+  }
+};

@@ -1,0 +1,142 @@
+import type { Knex } from 'knex';
+import { companyIdOf } from '../events/company-id';
+import { envelopeBody, type WebhookEnvelope } from '../events/envelope';
+import type { RecordAttemptInput, RecordOutcomeInput, WebhookRef } from '../workflows/types';
+
+// The one home of webhook SQL. Ingestion claims a webhook's row, the record activities add its attempts and
+// outcome, and the status URL reads them; nothing else touches webhook_events or webhook_attempts.
+
+/** A webhook's row as ingestion and the record activities write it. */
+type NewWebhook = WebhookRef & { readonly event: WebhookEnvelope };
+
+/** The webhook_events row: the event's columns, the exact body every attempt sends, its Temporal ids. */
+function webhookEventRow(webhook: NewWebhook) {
+  return {
+    id: webhook.webhookId,
+    event_id: webhook.eventId,
+    event_type: webhook.event.event_type,
+    action: webhook.event.action,
+    company_id: companyIdOf(webhook.event) ?? null,
+    body: envelopeBody(webhook.event),
+    workflow_id: webhook.workflowId,
+    run_id: webhook.runId,
+    is_test: webhook.isTest,
+  };
+}
+
+/** Claims the row of a new webhook; false when its event_id (or the webhook id derived from it) is known. */
+export async function insertWebhook(knex: Knex, webhook: NewWebhook): Promise<boolean> {
+  const inserted = await knex('webhook_events')
+    .insert(webhookEventRow(webhook))
+    // No conflict target: webhook_id derives from event_id, so a concurrent twin can clash on either key.
+    .onConflict()
+    .ignore()
+    .returning('id');
+  return inserted.length === 1;
+}
+
+/** A known webhook: its ids, its run once one is known, and the event exactly as it was first stored. */
+export interface StoredWebhook {
+  readonly webhookId: string;
+  readonly eventId: string;
+  readonly workflowId: string;
+  readonly runId: string | null;
+  readonly event: WebhookEnvelope;
+}
+
+export async function findWebhookByEventId(knex: Knex, eventId: string): Promise<StoredWebhook | undefined> {
+  const row = await knex('webhook_events').select('id', 'event_id', 'workflow_id', 'run_id', 'body').where({ event_id: eventId }).first();
+  // `body` is a json column: its text, and so its key order, is what the first request stored.
+  return row && { webhookId: row.id, eventId: row.event_id, workflowId: row.workflow_id, runId: row.run_id, event: row.body };
+}
+
+/** Records the run of a webhook that had none; true when this call recorded it, false when one was there. */
+export async function attachRun(knex: Knex, webhookId: string, runId: string): Promise<boolean> {
+  const updated = await knex('webhook_events').where({ id: webhookId }).whereNull('run_id').update({ run_id: runId, updated_at: knex.fn.now() });
+  return updated === 1;
+}
+
+/** Removes the row of a webhook whose start failed for certain, unless anything was recorded for it since. */
+export async function forgetUnstartedWebhook(knex: Knex, webhookId: string): Promise<void> {
+  await knex('webhook_events')
+    .where({ id: webhookId })
+    .whereNull('run_id')
+    .whereNotExists(knex('webhook_attempts').where({ webhook_id: webhookId }))
+    .del();
+}
+
+/** A record that reached PostgreSQL before the record that writes its webhook's row: retried until it exists. */
+export class WebhookRowMissingError extends Error {
+  constructor(webhookId: string) {
+    super(`the row of webhook ${webhookId} is not written yet`);
+    this.name = 'WebhookRowMissingError';
+  }
+}
+
+/**
+ * Makes sure the webhook's row exists and carries the workflow and run ids. A record that carries the event
+ * creates a missing row (a workflow started by `startWebhook`); one without it only updates.
+ */
+async function ensureWebhookRow(trx: Knex.Transaction, webhook: WebhookRef): Promise<void> {
+  const ids = {
+    workflow_id: trx.raw('COALESCE(webhook_events.workflow_id, ?)', [webhook.workflowId]),
+    run_id: trx.raw('COALESCE(webhook_events.run_id, ?)', [webhook.runId]),
+    updated_at: trx.fn.now(),
+  };
+  if (webhook.event) {
+    await trx('webhook_events').insert(webhookEventRow({ ...webhook, event: webhook.event })).onConflict('id').merge(ids);
+    return;
+  }
+  const updated = await trx('webhook_events').where({ id: webhook.webhookId }).update(ids);
+  if (updated === 0) throw new WebhookRowMissingError(webhook.webhookId);
+}
+
+/** Idempotent on (webhook, attempt): a retried call after a lost reply finds the row and changes nothing. */
+export async function storeAttempt(knex: Knex, { webhook, attempt }: RecordAttemptInput): Promise<void> {
+  await knex.transaction(async (trx) => {
+    await ensureWebhookRow(trx, webhook);
+    await trx('webhook_attempts')
+      .insert({
+        webhook_id: webhook.webhookId,
+        attempt: attempt.attempt,
+        scheduled_at: attempt.scheduledAt,
+        started_at: attempt.startedAt,
+        duration_ms: attempt.durationMs,
+        http_status: attempt.httpStatus,
+        error_class: attempt.errorClass,
+        error_message: attempt.errorMessage,
+        response_body: attempt.responseBody,
+        succeeded: attempt.succeeded,
+        is_test: webhook.isTest,
+      })
+      .onConflict(['webhook_id', 'attempt'])
+      .ignore();
+  });
+}
+
+/** Idempotent: the first recorded finish time stays. */
+export async function storeOutcome(knex: Knex, { webhook, status, finishedAt }: RecordOutcomeInput): Promise<void> {
+  await knex.transaction(async (trx) => {
+    await ensureWebhookRow(trx, webhook);
+    await trx('webhook_events')
+      .where({ id: webhook.webhookId })
+      .update({ status, finished_at: trx.raw('COALESCE(finished_at, ?)', [finishedAt]), updated_at: trx.fn.now() });
+  });
+}
+
+/** One webhook as the status URL shows it: its row and every recorded attempt, in snake_case JSON. */
+export async function loadWebhookView(knex: Knex, webhookId: string) {
+  const row = await knex('webhook_events')
+    .select('id', 'event_id', 'event_type', 'action', 'company_id', 'workflow_id', 'run_id', 'status', 'is_test', 'created_at', 'updated_at', 'finished_at')
+    .where({ id: webhookId })
+    .first();
+  if (!row) return undefined;
+  const attempts = await knex('webhook_attempts')
+    .select('attempt', 'scheduled_at', 'started_at', 'duration_ms', 'http_status', 'error_class', 'error_message', 'response_body', 'succeeded', 'recorded_at')
+    .where({ webhook_id: webhookId })
+    .orderBy('attempt');
+  const { id, ...rest } = row;
+  return { webhook_id: id as string, ...rest, attempts };
+}
+
+export type WebhookView = NonNullable<Awaited<ReturnType<typeof loadWebhookView>>>;

@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+const root = path.resolve(__dirname, '../..');
+
+/** The modules a fresh Node.js process has loaded after requiring `entry` (TypeScript through tsx). */
+function modulesLoadedBy(entry: string): string[] {
+  const script = `require(${JSON.stringify(path.join(root, entry))}); process.stdout.write(JSON.stringify(Object.keys(require.cache)))`;
+  return JSON.parse(execFileSync(process.execPath, ['--require', 'tsx/cjs', '-e', script], { cwd: root, encoding: 'utf8' }));
+}
+
+/** Production source files, with the relative modules each imports (`import … from`, `import(…)`). */
+function importGraph(): Map<string, string[]> {
+  const files = execFileSync('git', ['ls-files', '*.ts', ':!:test/**', ':!:bench/**'], { cwd: root, encoding: 'utf8' }).split('\n').filter(Boolean);
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const text = readFileSync(path.join(root, file), 'utf8');
+    const specifiers = [...text.matchAll(/(?:from|import\()\s*'(\.[^']+)'/g)].map((m) => path.normalize(path.join(path.dirname(file), m[1])));
+    graph.set(file, specifiers);
+  }
+  return graph;
+}
+
+const folderOf = (file: string) => file.split(path.sep)[0];
+
+describe('module boundaries', function () {
+  this.timeout(60_000);
+
+  for (const entry of ['api/app.ts', 'cli/main.ts', 'index.ts']) {
+    it(`loading ${entry} does not load @temporalio/worker or its native core bridge`, () => {
+      const loaded = modulesLoadedBy(entry);
+      assert.ok(loaded.some((m) => m.includes(`${path.sep}@temporalio${path.sep}client${path.sep}`)), 'the probe sees the client it loads');
+      assert.deepEqual(loaded.filter((m) => /@temporalio[\\/](worker|core-bridge)[\\/]/.test(m)), []);
+    });
+  }
+
+  it('only the worker and the CLI commands that run it import worker/; activities/ only from worker/, workflows/ and send-test', () => {
+    const importers = (folder: string) =>
+      [...importGraph()]
+        .filter(([file, imports]) => folderOf(file) !== folder && imports.some((target) => folderOf(target) === folder))
+        .map(([file]) => file)
+        .sort();
+    assert.deepEqual(importers('worker'), ['cli/commands/start.ts', 'cli/commands/worker.ts']);
+    assert.deepEqual(importers('activities'), ['cli/send-test.ts', 'worker/webhook-worker.ts', 'workflows/deliver-webhook.ts']);
+  });
+
+  it('webhook data flows one way: store/ imports nothing of api/, client/, activities/, workflows/ code or worker/', () => {
+    for (const [file, imports] of importGraph()) {
+      if (folderOf(file) !== 'store') continue;
+      const text = readFileSync(path.join(root, file), 'utf8');
+      for (const target of imports) {
+        const folder = folderOf(target);
+        if (folder === 'workflows') assert.match(text, new RegExp(`import type [^;]+'[./]+workflows/types'`), `${file} takes only types from workflows/`);
+        else assert.ok(!['api', 'client', 'activities', 'worker', 'cli'].includes(folder), `${file} imports ${target}`);
+      }
+    }
+  });
+});
