@@ -26,15 +26,25 @@ export async function tempDir(prefix: string): Promise<string> {
   return mkdtemp(path.join(os.tmpdir(), `pis-${prefix}-`));
 }
 
-/** A dev server on free loopback ports; `ui: true` also serves the Web UI. */
+/**
+ * A dev server on free loopback ports; `ui: true` also serves the Web UI. The server also binds ports of its
+ * own next to the frontend's, which another process can hold: a server that exits at start is tried again
+ * on other ports, unless the caller pinned one.
+ */
 export async function startTestDevServer({ dbFilename, ui = false, port }: { dbFilename?: string; ui?: boolean; port?: number } = {}): Promise<DevServer> {
   installQuietTemporalRuntime();
-  return startDevServer({
-    executable: requireTemporalBinary('temporal'),
-    port: port ?? (await findFreePort()),
-    uiPort: ui ? await findFreePort() : undefined,
-    dbFilename,
-  });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startDevServer({
+        executable: requireTemporalBinary('temporal'),
+        port: port ?? (await findFreePort()),
+        uiPort: ui ? await findFreePort() : undefined,
+        dbFilename,
+      });
+    } catch (error) {
+      if (port !== undefined || attempt === 3 || !/exited \(code \d+\) before answering/.test(String(error))) throw error;
+    }
+  }
 }
 
 /**
