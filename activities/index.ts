@@ -3,8 +3,9 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
-import { storeAttempt, storeOutcome } from '../store/webhook-store';
-import type { AttemptOutcome, RecordAttemptInput, RecordOutcomeInput, SendWebhookInput } from '../workflows/types';
+import { claimAttempt, storeAttempt, storeOutcome } from '../store/webhook-store';
+import type { AttemptOutcome, DeliverAttemptInput, DeliveredAttempt, FinalStatus, RecordAttemptInput, RecordOutcomeInput, SendWebhookInput } from '../workflows/types';
+import { createPacer } from './pacer';
 import { createPartnerSender } from './partner-sender';
 
 export interface ActivityDependencies {
@@ -17,7 +18,34 @@ export interface ActivityDependencies {
 /** The webhook activities, bound to their dependencies. Their names are part of every workflow history. */
 export function createActivities({ config, knex, logger }: ActivityDependencies) {
   const sendToPartner = createPartnerSender({ config, logger });
+  const awaitSlot = createPacer(config().PARTNER_MAX_PER_SECOND);
   return {
+    /**
+     * One attempt, as a local activity: claim it in PostgreSQL, POST, record the outcome (with the final status
+     * when it ends the delivery). Anything that fails before the claim is retried, nothing POSTed yet; a try
+     * that finds the attempt claimed by an earlier one never POSTs. After the POST nothing throws: a record that
+     * cannot be written in time is reported back, and the workflow writes it through the retried activities.
+     */
+    async deliverAttempt(input: DeliverAttemptInput): Promise<DeliveredAttempt> {
+      await awaitSlot();
+      const claim = await failPermanentlyOnRejectedData(() => claimAttempt(knex, input.webhook, input.attempt));
+      if (claim.kind === 'recorded') return { outcome: claim.outcome, recorded: true };
+      const outcome = claim.kind === 'claimed' ? await sendToPartner(input) : lostAttempt(input.attempt);
+      const status: FinalStatus | undefined = outcome.succeeded ? 'delivered' : input.finalOnFailure ? 'failed' : undefined;
+      const finish = status && { status, finishedAt: new Date().toISOString() };
+      const write = storeAttempt(knex, { webhook: input.webhook, attempt: { ...outcome, scheduledAt: input.scheduledAt } }, finish);
+      const recorded = await withinMs(write, RECORD_TIMEOUT_MS).then(
+        () => true,
+        (error: unknown) => {
+          logger.warn({ err: error, webhookId: input.webhookId, attempt: input.attempt }, 'recording the attempt failed; the workflow records it');
+          return false;
+        },
+      );
+      if (recorded && finish) logger.info({ webhookId: input.webhookId, status: finish.status }, 'webhook finished');
+      return { outcome, recorded };
+    },
+
+
     /**
      * At most one POST per attempt. Temporal retries this activity only when it lost a try; the heartbeat
      * recorded before the POST tells the retry whether that try may have reached the partner: then the
@@ -61,6 +89,18 @@ function lostAttempt(attempt: number): AttemptOutcome {
   };
 }
 
+/** How long a local activity waits for its record before handing it to the retried record activities. */
+const RECORD_TIMEOUT_MS = 5000;
+
+/** Rejects when `work` takes longer than `ms`; the work itself goes on (its writes are idempotent). */
+function withinMs<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer from PostgreSQL within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
 /** SQLSTATE classes that no retry can fix: data exceptions, integrity violations, program limits. */
 const REJECTED_DATA = /^(22|23|54)/;
 
@@ -68,9 +108,9 @@ const REJECTED_DATA = /^(22|23|54)/;
  * An outage is retried (Temporal's retry policy); a row PostgreSQL rejects for what it contains would be
  * rejected forever, so it fails the activity once, non-retryably, and the workflow goes on without it.
  */
-async function failPermanentlyOnRejectedData(write: () => Promise<void>): Promise<void> {
+async function failPermanentlyOnRejectedData<T>(write: () => Promise<T>): Promise<T> {
   try {
-    await write();
+    return await write();
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (typeof code === 'string' && REJECTED_DATA.test(code)) {

@@ -1,17 +1,21 @@
 import os from 'node:os';
+import type { SelfTimeProfile } from './cpu-profile';
+import type { DeliveryHistory } from './history-actions';
 
-/** One figure for each process the service runs as. */
-export interface Measured<T> {
-  readonly temporal: T;
-  readonly api: T;
-  readonly worker: T;
+export type ProcessRole = 'temporal' | 'api' | 'worker' | 'postgres' | 'bench';
+
+/** CPU seconds of one process (NaN when not on this machine) over a part, and its peak RSS where sampled. */
+export interface ProcessFigures {
+  readonly label: string;
+  readonly role: ProcessRole;
+  readonly cpu: number;
+  readonly peakRss: number | undefined;
 }
 
-/** CPU seconds by process; `machine` is every core's busy time, whoever used it. */
-export interface CpuFigures extends Measured<number> {
-  readonly postgres: number;
-  readonly bench: number;
-  readonly machine: number;
+export interface Quantiles {
+  readonly p50: number;
+  readonly p95: number;
+  readonly p99: number;
 }
 
 export interface PartFigures {
@@ -31,9 +35,10 @@ export interface PartFigures {
   /** First POST sent until every row was `delivered`: the interval of the CPU figures. */
   readonly untilDeliveredSeconds: number;
   readonly deliveriesPerSecond: number;
-  /** From each 202 to the partner's first receipt of that webhook. */
-  readonly latencyP50Ms: number;
-  readonly latencyP99Ms: number;
+  /** From each 202 to the partner's first receipt of that webhook, ms. */
+  readonly latencyMs: Quantiles;
+  /** From each POST sent (on a schedule: due) to its answer, ms. */
+  readonly answerMs: Quantiles;
   readonly expectedReceipts: number;
   /** Webhooks the partner received fewer or more times than expected, and receipts of unknown ids. */
   readonly missing: number;
@@ -47,64 +52,99 @@ export interface PartFigures {
   readonly unexpectedAttempts: readonly string[];
   /** Most webhooks waiting on their retry timer at once (part 2). */
   readonly peakWaiting: number;
-  readonly cpu: CpuFigures;
-  readonly peakRss: Measured<number>;
+  readonly processes: readonly ProcessFigures[];
+  /** Busy CPU seconds of every core, whoever used them. */
+  readonly machineCpu: number;
 }
 
 export interface DeliveriesFigures {
   readonly temporalVersion: string;
+  readonly sqlitePragmas: readonly string[];
   readonly bodyBytes: number;
   readonly concurrency: number;
   readonly requestedRetried: number;
   readonly retryBudgetSeconds: number;
+  readonly steadyPerSecond: number;
   readonly baselineRate: number;
+  /** Part 1 with one worker process, and again with `scaledWorkers`. */
   readonly part1: PartFigures;
+  readonly part1Scaled: PartFigures;
+  readonly scaledWorkers: number;
   readonly part2: PartFigures;
+  /** The open-loop schedule at `steadyPerSecond`. */
+  readonly part3: PartFigures;
+  readonly histories: ReadonlyArray<DeliveryHistory & { readonly label: string }>;
+  /** The single worker's profile over Part 1; undefined with BENCH_CPU_PROF=0. */
+  readonly profile: SelfTimeProfile | undefined;
 }
 
 const GOAL_PER_SECOND = 100;
+const GOAL_STEADY_P99_MS = 1000;
 const n = (value: number) => value.toLocaleString('en');
 const s = (seconds: number) => `${seconds.toFixed(1)} s`;
+/** Milliseconds below a second, else seconds. */
+const ms = (value: number) => (value < 1000 ? `${value.toFixed(0)} ms` : `${(value / 1000).toFixed(value < 10_000 ? 2 : 1)} s`);
+const q3 = (q: Quantiles) => `${ms(q.p50)} / ${ms(q.p95)} / ${ms(q.p99)}`;
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 const verdict = (ok: boolean) => (ok ? 'met' : '**not met**');
+const cpuOf = (p: PartFigures, role: ProcessRole) => p.processes.filter((x) => x.role === role).reduce((sum, x) => sum + x.cpu, 0);
+const perWebhook = (p: PartFigures, role: ProcessRole) => ((cpuOf(p, role) * 1000) / p.accepted).toFixed(2);
 
 /** The BENCHMARKS.md section of the deliveries suite. */
 export function reportDeliveries(f: DeliveriesFigures): string {
-  const { part1: p1, part2: p2 } = f;
-  const ratio = p1.deliveriesPerSecond / f.baselineRate;
+  const { part1: p1, part1Scaled: p1s, part2: p2, part3: p3 } = f;
   const reduced = p2.count < f.requestedRetried;
   const exact = (p: PartFigures) => p.accepted === p.count && !p.missing && !p.surplus && !p.strays && !p.timedOut;
+  const workers = `${f.scaledWorkers} worker processes`;
+  const side = (label: string, value: (p: PartFigures) => string) => `| ${label} | ${value(p1)} | ${value(p1s)} |`;
+  const steadySeconds = p3.count / f.steadyPerSecond;
   return [
     '## Webhook deliveries (Temporal dev server)',
     '',
-    `\`temporal server start-dev\` (${f.temporalVersion}, SQLite file, headless) on 127.0.0.1; the service as two processes, ` +
-      '`partner-service api` and `partner-service worker` (PARTNER_MAX_CONCURRENCY 200, PARTNER_MAX_PER_SECOND 100000, LOG_LEVEL warn), ' +
+    `\`temporal server start-dev\` (${f.temporalVersion}, SQLite file, headless) on 127.0.0.1 with npm start's SQLite settings ` +
+      `(LOCAL_SQLITE_PRAGMAS of temporal/local-temporal.ts: ${f.sqlitePragmas.map((p) => `\`--sqlite-pragma ${p}\``).join(', ')}); ` +
+      'the service as separate processes, `partner-service api` and `partner-service worker` (PARTNER_MAX_CONCURRENCY 200, PARTNER_MAX_PER_SECOND 100000, LOG_LEVEL warn), ' +
       'on the bench PostgreSQL; a partner server (node:http, in the bench process) that answers 204 and records when each `webhook-id` arrives. ' +
       `Each webhook is the candidate/new fixture with its own event_id (${n(f.bodyBytes)} bytes as delivered), posted to ` +
-      `\`POST /internal/v1/webhooks\` by ${f.concurrency} concurrent requests after a warm-up of 20. ` +
+      `\`POST /internal/v1/webhooks\` after a warm-up of 20. ` +
       'CPU is user + system time from /proc/<pid>/stat between the first POST and the moment every row of the part was `delivered`; ' +
       'peak RSS is VmRSS sampled every 200 ms. PostgreSQL counts the postmaster and all its backends; ' +
-      '"other" is the rest of the machine (other programs running at the same time).',
+      '"other" is the rest of the machine (other programs running at the same time). ' +
+      `Order of the run: Part 1 with one worker process${f.profile ? ' (under `node --cpu-prof`)' : ''}, then with ${f.scaledWorkers} (fresh processes, same task queue), ` +
+      'then Parts 3 and 2 with one.',
     '',
-    `### Part 1: ${n(p1.count)} webhooks, partner answers 204`,
+    `### Part 1: ${n(p1.count)} webhooks at ${f.concurrency} concurrent POSTs, partner answers 204: 1 and ${workers}`,
     '',
-    '| measure | value |',
-    '|---|---:|',
-    `| delivered end to end (first 202 to last partner receipt) | **${p1.deliveriesPerSecond.toFixed(1)}/s** (${s(p1.endToEndSeconds)}) |`,
-    `| ingestion (first POST to last 202) | ${(p1.accepted / p1.ingestSeconds).toFixed(1)}/s (${s(p1.ingestSeconds)}) |`,
-    `| 202 to partner receipt, p50 / p99 | ${s(p1.latencyP50Ms / 1000)} / ${s(p1.latencyP99Ms / 1000)} |`,
-    `| baseline: the same ${n(p1.count)} POSTs (body, headers) from a plain undici loop straight to the partner, ${f.concurrency} concurrent | ${f.baselineRate.toFixed(0)}/s |`,
-    `| service / baseline | ${ratio.toFixed(4)} × |`,
+    `| measure | 1 worker process | ${workers} |`,
+    '|---|---:|---:|',
+    side('delivered end to end (first 202 to last partner receipt)', (p) => `**${p.deliveriesPerSecond.toFixed(1)}/s** (${s(p.endToEndSeconds)})`),
+    side('ingestion (first POST to last 202)', (p) => `${(p.accepted / p.ingestSeconds).toFixed(1)}/s (${s(p.ingestSeconds)})`),
+    side('202 to partner receipt, p50 / p95 / p99', (p) => q3(p.latencyMs)),
+    side('POST to its 202, p50 / p95 / p99', (p) => q3(p.answerMs)),
+    side(`service / baseline (the same POSTs from a plain undici loop straight to the partner, ${f.concurrency} concurrent: ${f.baselineRate.toFixed(0)}/s)`,
+      (p) => `${(p.deliveriesPerSecond / f.baselineRate).toFixed(4)} ×`),
+    side('CPU ms per webhook: Temporal / API / worker processes (all) / PostgreSQL', (p) =>
+      (['temporal', 'api', 'worker', 'postgres'] as const).map((role) => perWebhook(p, role)).join(' / ')),
+    side('machine busy (all cores)', (p) => `${busyPercent(p).toFixed(0)} %`),
     '',
-    processTable(p1, f.part1.accepted),
+    '#### 1 worker process',
     '',
-    `${bottleneck(p1)}`,
+    processTable(p1),
+    '',
+    bottleneck(p1),
+    '',
+    `#### ${workers}`,
+    '',
+    processTable(p1s),
+    '',
+    bottleneck(p1s),
+    ...(f.profile ? ['', profileTable(f.profile)] : []),
     '',
     `### Part 2: ${n(p2.count)} webhooks whose first attempt the partner answers 500`,
     '',
     reduced
-      ? `Reduced from ${n(f.requestedRetried)}: at Part 1's rate a retried webhook costs about two deliveries, and only ${n(p2.count)} ` +
-        `fit in about ${f.retryBudgetSeconds / 60} minutes.`
+      ? `Reduced from ${n(f.requestedRetried)}: at Part 1's rate (one worker) a retried webhook costs about two deliveries, and only ${n(p2.count)} ` +
+        `fit in about ${(f.retryBudgetSeconds / 60).toFixed(0)} minutes.`
       : `All ${n(p2.count)} requested webhooks were run.`,
     '',
     '| measure | value |',
@@ -115,66 +155,83 @@ export function reportDeliveries(f: DeliveriesFigures): string {
     `| most webhooks waiting on their 10 s timer at once | ${n(p2.peakWaiting)} |`,
     `| delivered on attempt 2 (webhook_attempts) / any attempt 3 or later | ${n(p2.deliveredOnSecondAttempt)} / ${n(p2.laterAttempts)} |`,
     '',
-    processTable(p2, p2.accepted),
+    processTable(p2),
+    '',
+    `### Part 3: a steady ${f.steadyPerSecond} webhooks/s for ${steadySeconds.toFixed(0)} s, partner answers 204`,
+    '',
+    `An open loop: webhook i is posted at start + i × ${(1000 / f.steadyPerSecond).toFixed(0)} ms whatever the answers, ${n(p3.count)} in all; ` +
+      'a POST\'s answer time counts from when it was due, so a slow API shows as latency instead of slowing the load. One worker process.' +
+      (f.steadyPerSecond > p1.deliveriesPerSecond
+        ? ` **${f.steadyPerSecond}/s is above Part 1's capacity (${p1.deliveriesPerSecond.toFixed(1)}/s with one worker)**: the backlog grows all along, ` +
+          'so these latencies measure queueing, not the service below capacity.'
+        : ''),
+    '',
+    '| measure | value |',
+    '|---|---:|',
+    `| 202 to partner receipt, p50 / p95 / p99 | ${q3(p3.latencyMs)} |`,
+    `| POST due to its 202, p50 / p95 / p99 | ${q3(p3.answerMs)} |`,
+    `| delivered end to end (first 202 to last partner receipt) | ${p3.deliveriesPerSecond.toFixed(1)}/s (${s(p3.endToEndSeconds)}) |`,
+    `| ingestion (first POST to last 202) | ${(p3.accepted / p3.ingestSeconds).toFixed(1)}/s (${s(p3.ingestSeconds)}) |`,
+    '',
+    processTable(p3),
+    '',
+    bottleneck(p3),
+    '',
+    actionsTable(f.histories),
     '',
     '### Goals',
     '',
     '| goal | measured | |',
     '|---|---|---|',
-    `| ≥ ${GOAL_PER_SECOND} deliveries/s end to end (Part 1) | ${p1.deliveriesPerSecond.toFixed(1)}/s | ${verdict(p1.deliveriesPerSecond >= GOAL_PER_SECOND)} |`,
-    ...[p1, p2].flatMap((p, i) => checks(p, i + 1)),
+    `| ≥ ${GOAL_PER_SECOND} deliveries/s end to end (Part 1, one worker) | ${p1.deliveriesPerSecond.toFixed(1)}/s | ${verdict(p1.deliveriesPerSecond >= GOAL_PER_SECOND)} |`,
+    `| ≥ ${GOAL_PER_SECOND} deliveries/s end to end (Part 1, ${workers}) | ${p1s.deliveriesPerSecond.toFixed(1)}/s | ${verdict(p1s.deliveriesPerSecond >= GOAL_PER_SECOND)} |`,
+    `| p99 202 to partner receipt ≤ ${ms(GOAL_STEADY_P99_MS)} at ${f.steadyPerSecond}/s (Part 3) | ${ms(p3.latencyMs.p99)} | ${verdict(p3.latencyMs.p99 <= GOAL_STEADY_P99_MS)} |`,
+    ...([[p1, 'Part 1 (1 worker)'], [p1s, `Part 1 (${f.scaledWorkers} workers)`], [p2, 'Part 2'], [p3, 'Part 3']] as const).flatMap(([p, name]) => checks(p, name)),
     `| Part 2: every webhook delivered on attempt 2, no third POST | ${n(p2.deliveredOnSecondAttempt)} of ${n(p2.accepted)}, ${p2.laterAttempts} later attempts | ` +
       `${verdict(exact(p2) && p2.deliveredOnSecondAttempt === p2.accepted && p2.laterAttempts === 0)} |`,
-    ...[p1, p2].flatMap((p, i) =>
-      p.unexpectedAttempts.length ? ['', `Unexpected attempts recorded in Part ${i + 1} (webhook_attempts):`, '', ...p.unexpectedAttempts.map((line) => `- ${line}`)] : []),
+    ...([[p1, 'Part 1 (1 worker)'], [p1s, `Part 1 (${f.scaledWorkers} workers)`], [p2, 'Part 2'], [p3, 'Part 3']] as const).flatMap(([p, name]) =>
+      p.unexpectedAttempts.length ? ['', `Unexpected attempts recorded in ${name} (webhook_attempts):`, '', ...p.unexpectedAttempts.map((line) => `- ${line}`)] : []),
   ].join('\n');
 }
 
-function checks(p: PartFigures, part: number): string[] {
+function checks(p: PartFigures, part: string): string[] {
   const refused = [...p.refused].map(([what, count]) => `${count} × ${what}`).join(', ') || 'none';
   const times = p.expectedReceipts === 1 ? 'exactly once' : `exactly ${p.expectedReceipts} times`;
   return [
-    `| Part ${part}: every POST answered 202 | ${n(p.accepted)} of ${n(p.count)} (other: ${refused}) | ${verdict(p.accepted === p.count)} |`,
-    `| Part ${part}: partner received each webhook-id ${times} | ${p.missing} fewer, ${p.surplus} more, ${p.strays} unknown ids${p.timedOut ? `; gave up after ${p.timeoutSeconds} s` : ''} | ` +
+    `| ${part}: every POST answered 202 | ${n(p.accepted)} of ${n(p.count)} (other: ${refused}) | ${verdict(p.accepted === p.count)} |`,
+    `| ${part}: partner received each webhook-id ${times} | ${p.missing} fewer, ${p.surplus} more, ${p.strays} unknown ids${p.timedOut ? `; gave up after ${p.timeoutSeconds} s` : ''} | ` +
       `${verdict(!p.missing && !p.surplus && !p.strays && !p.timedOut)} |`,
-    `| Part ${part}: every row of webhook_events \`delivered\` | ${n(p.deliveredRows)} of ${n(p.rows)} | ${verdict(p.rows === p.accepted && p.deliveredRows === p.rows)} |`,
+    `| ${part}: every row of webhook_events \`delivered\` | ${n(p.deliveredRows)} of ${n(p.rows)} | ${verdict(p.rows === p.accepted && p.deliveredRows === p.rows)} |`,
   ];
 }
 
-const PROCESSES: Array<[key: keyof CpuFigures, label: string]> = [
-  ['temporal', 'Temporal dev server'],
-  ['api', 'API (`partner-service api`)'],
-  ['worker', 'worker (`partner-service worker`)'],
-  ['postgres', 'PostgreSQL (postmaster and backends)'],
-  ['bench', 'bench process (load, partner server, polling)'],
-];
-
-function processTable(p: PartFigures, webhooks: number): string {
+function processTable(p: PartFigures): string {
   const wall = p.untilDeliveredSeconds;
-  const ours = PROCESSES.reduce((sum, [key]) => sum + (Number.isNaN(p.cpu[key]) ? 0 : p.cpu[key]), 0);
+  const ours = p.processes.reduce((sum, x) => sum + (Number.isNaN(x.cpu) ? 0 : x.cpu), 0);
   const row = (label: string, cpu: number, rss?: number) =>
     Number.isNaN(cpu)
       ? `| ${label} | n/a (not on this machine) | | | |`
-      : `| ${label} | ${cpu.toFixed(1)} | ${((cpu * 1000) / webhooks).toFixed(2)} | ${((cpu / wall) * 100).toFixed(0)} % | ${rss === undefined ? '' : mib(rss)} |`;
+      : `| ${label} | ${cpu.toFixed(1)} | ${((cpu * 1000) / p.accepted).toFixed(2)} | ${((cpu / wall) * 100).toFixed(0)} % | ${rss === undefined ? '' : mib(rss)} |`;
   return [
-    `Over ${s(wall)} (first POST until every row was delivered), ${n(webhooks)} webhooks:`,
+    `Over ${s(wall)} (first POST until every row was delivered), ${n(p.accepted)} webhooks:`,
     '',
     '| process | CPU s | CPU ms per webhook | CPU % of one core | peak RSS |',
     '|---|---:|---:|---:|---:|',
-    ...PROCESSES.map(([key, label]) => row(label, p.cpu[key], key in p.peakRss ? p.peakRss[key as keyof Measured<number>] : undefined)),
-    row('other processes on the machine', Math.max(0, p.cpu.machine - ours)),
-    row(`whole machine (${os.cpus().length} cores)`, p.cpu.machine),
+    ...p.processes.map((x) => row(x.label, x.cpu, x.peakRss)),
+    row('other processes on the machine', Math.max(0, p.machineCpu - ours)),
+    row(`whole machine (${os.cpus().length} cores)`, p.machineCpu),
   ].join('\n');
 }
 
+const busyPercent = (p: PartFigures) => (p.machineCpu / (p.untilDeliveredSeconds * os.cpus().length)) * 100;
+
 /** Names the process that used the most CPU per webhook, and whether it or the machine ran out of CPU. */
 function bottleneck(p: PartFigures): string {
-  const service = PROCESSES.filter(([key]) => key !== 'bench' && !Number.isNaN(p.cpu[key]));
-  const [key, label] = service.reduce((a, b) => (p.cpu[b[0]] > p.cpu[a[0]] ? b : a));
+  const top = p.processes.filter((x) => x.role !== 'bench' && !Number.isNaN(x.cpu)).reduce((a, b) => (b.cpu > a.cpu ? b : a));
   const cores = os.cpus().length;
-  const busy = (p.cpu.machine / (p.untilDeliveredSeconds * cores)) * 100;
-  const oneCore = (p.cpu[key] / p.untilDeliveredSeconds) * 100;
-  const share = `The largest share of CPU per webhook is the ${label}'s (${((p.cpu[key] * 1000) / p.accepted).toFixed(1)} ms, ${oneCore.toFixed(0)} % of one core). `;
+  const busy = busyPercent(p);
+  const oneCore = (top.cpu / p.untilDeliveredSeconds) * 100;
+  const share = `The largest share of CPU per webhook is the ${top.label}'s (${((top.cpu * 1000) / p.accepted).toFixed(1)} ms, ${oneCore.toFixed(0)} % of one core). `;
   if (busy >= 85) return `${share}The machine's ${cores} cores were ${busy.toFixed(0)} % busy on average, so throughput was bound by the machine's CPU.`;
   if (oneCore >= 75) {
     return `${share}It stayed near one full core while the machine's ${cores} cores were only ${busy.toFixed(0)} % busy: its work is largely serial, ` +
@@ -182,4 +239,35 @@ function bottleneck(p: PartFigures): string {
   }
   return `${share}The machine's ${cores} cores were ${busy.toFixed(0)} % busy on average and no process neared a full core, so the rate is limited by waiting ` +
     '(round trips, timers, polling), not by CPU.';
+}
+
+function profileTable(profile: SelfTimeProfile): string {
+  return [
+    '#### Where the worker spends its CPU (1 worker process)',
+    '',
+    `\`node --cpu-prof\` of the worker from its start to its graceful stop after Part 1 (warm-up included): ${profile.files} profile(s), one per thread ` +
+      `(main and workflow threads), added together; ${s(profile.busyMs / 1000)} sampled on CPU ((idle) left out). Top ${profile.top.length} frames by self time:`,
+    '',
+    '| # | function | where | self ms | % of sampled |',
+    '|---:|---|---|---:|---:|',
+    ...profile.top.map((frame, i) =>
+      `| ${i + 1} | \`${frame.name}\` | ${frame.location || '(V8)'} | ${frame.selfMs.toFixed(0)} | ${((frame.selfMs / profile.busyMs) * 100).toFixed(1)} % |`),
+  ].join('\n');
+}
+
+function actionsTable(histories: DeliveriesFigures['histories']): string {
+  return [
+    '### Temporal actions per delivery',
+    '',
+    'Counted from each workflow history (`fetchHistory()`), whatever the workflow code does today. Actions as Temporal Cloud bills them: the start, ' +
+      'each activity scheduled and each retry of one, local activities (`core_local_activity` markers), timers started, search-attribute upserts, ' +
+      'signals and updates. "Isolated" rows ran the same workflow and activities on a worker in the bench process against a fresh dev server, ' +
+      'every timer 1000 times shorter (test/webhooks/support/compress-timers.ts; the workflow still commands 10 s, 100 s, 1000 s), started with `startWebhook`.',
+    '',
+    '| delivery | POSTs | ends | events | workflow tasks completed | starts | activities | activity retries | local activities | timers | upserts | signals, updates | **actions** |',
+    '|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...histories.map(({ label, posts, status, counts: c }) =>
+      `| ${label} | ${posts} | ${status} | ${c.events} | ${c.workflowTasksCompleted} | ${c.starts} | ${c.activities} | ${c.activityRetries} | ` +
+        `${c.localActivities} | ${c.timers} | ${c.upserts} | ${c.signalsAndUpdates} | **${c.actions}** |`),
+  ].join('\n');
 }

@@ -6,8 +6,11 @@ export interface PartnerServer {
   readonly url: string;
   /** performance.now() at the arrival of each POST, by its `webhook-id` header, since the last reset. */
   readonly receipts: Map<string, number[]>;
-  /** Forgets the receipts; with failFirst, the first POST of each webhook-id is answered 500, later ones 204. */
-  reset(options: { failFirst: boolean }): void;
+  /**
+   * Forgets the receipts; with failFirst, the first POST of each webhook-id is answered 500, later ones 204;
+   * with failAlways, every POST is answered 500.
+   */
+  reset(options: { failFirst: boolean; failAlways?: boolean }): void;
   close(): Promise<void>;
 }
 
@@ -15,13 +18,14 @@ export interface PartnerServer {
 export async function startPartnerServer(): Promise<PartnerServer> {
   const receipts = new Map<string, number[]>();
   let failFirst = false;
+  let failAlways = false;
   const server = http.createServer((req, res) => {
     const arrivedAt = performance.now();
     const id = String(req.headers['webhook-id'] ?? '');
     const seen = receipts.get(id) ?? [];
     seen.push(arrivedAt);
     receipts.set(id, seen);
-    const status = failFirst && seen.length === 1 ? 500 : 204;
+    const status = failAlways || (failFirst && seen.length === 1) ? 500 : 204;
     req.resume();
     req.on('end', () => res.writeHead(status).end());
   });
@@ -32,6 +36,7 @@ export async function startPartnerServer(): Promise<PartnerServer> {
     reset(options) {
       receipts.clear();
       failFirst = options.failFirst;
+      failAlways = options.failAlways ?? false;
     },
     close: () => listening.close(),
   };

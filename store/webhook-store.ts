@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { companyIdOf } from '../events/company-id';
 import { envelopeBody, type WebhookEnvelope } from '../events/envelope';
-import type { RecordAttemptInput, RecordOutcomeInput, WebhookRef } from '../workflows/types';
+import type { AttemptOutcome, RecordAttemptInput, RecordOutcomeInput, StoppedStatus, WebhookRef } from '../workflows/types';
 
 // The one home of webhook SQL. Ingestion claims a webhook's row, the record activities add its attempts and
 // outcome, and the status URL reads them; nothing else touches webhook_events or webhook_attempts.
@@ -73,16 +73,21 @@ export class WebhookRowMissingError extends Error {
   }
 }
 
+/** The workflow and run ids of a record, kept where the row has them already. */
+function runIds(knex: Knex, webhook: WebhookRef) {
+  return {
+    workflow_id: knex.raw('COALESCE(webhook_events.workflow_id, ?)', [webhook.workflowId]),
+    run_id: knex.raw('COALESCE(webhook_events.run_id, ?)', [webhook.runId]),
+    updated_at: knex.fn.now(),
+  };
+}
+
 /**
  * Makes sure the webhook's row exists and carries the workflow and run ids. A record that carries the event
  * creates a missing row (a workflow started by `startWebhook`); one without it only updates.
  */
 async function ensureWebhookRow(trx: Knex.Transaction, webhook: WebhookRef): Promise<void> {
-  const ids = {
-    workflow_id: trx.raw('COALESCE(webhook_events.workflow_id, ?)', [webhook.workflowId]),
-    run_id: trx.raw('COALESCE(webhook_events.run_id, ?)', [webhook.runId]),
-    updated_at: trx.fn.now(),
-  };
+  const ids = runIds(trx, webhook);
   if (webhook.event) {
     await trx('webhook_events').insert(webhookEventRow({ ...webhook, event: webhook.event })).onConflict('id').merge(ids);
     return;
@@ -91,8 +96,17 @@ async function ensureWebhookRow(trx: Knex.Transaction, webhook: WebhookRef): Pro
   if (updated === 0) throw new WebhookRowMissingError(webhook.webhookId);
 }
 
-/** Idempotent on (webhook, attempt): a retried call after a lost reply finds the row and changes nothing. */
-export async function storeAttempt(knex: Knex, { webhook, attempt }: RecordAttemptInput): Promise<void> {
+/** How a webhook ended, when an attempt's record also finishes it. */
+export interface WebhookFinish {
+  readonly status: StoppedStatus;
+  readonly finishedAt: string;
+}
+
+/**
+ * Idempotent on (webhook, attempt): a retried call after a lost reply finds the row and changes nothing. With
+ * `finish`, the final status is written in the same transaction.
+ */
+export async function storeAttempt(knex: Knex, { webhook, attempt }: RecordAttemptInput, finish?: WebhookFinish): Promise<void> {
   await knex.transaction(async (trx) => {
     await ensureWebhookRow(trx, webhook);
     await trx('webhook_attempts')
@@ -111,6 +125,7 @@ export async function storeAttempt(knex: Knex, { webhook, attempt }: RecordAttem
       })
       .onConflict(['webhook_id', 'attempt'])
       .ignore();
+    if (finish) await finishWebhook(trx, webhook.webhookId, finish);
   });
 }
 
@@ -118,10 +133,52 @@ export async function storeAttempt(knex: Knex, { webhook, attempt }: RecordAttem
 export async function storeOutcome(knex: Knex, { webhook, status, finishedAt }: RecordOutcomeInput): Promise<void> {
   await knex.transaction(async (trx) => {
     await ensureWebhookRow(trx, webhook);
-    await trx('webhook_events')
-      .where({ id: webhook.webhookId })
-      .update({ status, finished_at: trx.raw('COALESCE(finished_at, ?)', [finishedAt]), updated_at: trx.fn.now() });
+    await finishWebhook(trx, webhook.webhookId, { status, finishedAt });
   });
+}
+
+async function finishWebhook(trx: Knex.Transaction, webhookId: string, { status, finishedAt }: WebhookFinish): Promise<void> {
+  await trx('webhook_events')
+    .where({ id: webhookId })
+    .update({ status, finished_at: trx.raw('COALESCE(finished_at, ?)', [finishedAt]), updated_at: trx.fn.now() });
+}
+
+/** An attempt that may be POSTed now, one that was recorded already, or one an earlier try claimed and lost. */
+export type AttemptClaim = { readonly kind: 'claimed' } | { readonly kind: 'recorded'; readonly outcome: AttemptOutcome } | { readonly kind: 'lost' };
+
+/**
+ * Claims attempt `attempt` before its POST, creating the row when the webhook carries its event. Only the
+ * first try of an attempt gets the claim: a later one (after a lost worker or a timed-out try) finds the
+ * recorded outcome, or else treats the attempt as lost, since its POST may have reached the partner.
+ */
+export async function claimAttempt(knex: Knex, webhook: WebhookRef, attempt: number): Promise<AttemptClaim> {
+  const claim = { claimed_attempt: attempt, ...runIds(knex, webhook) };
+  const claimed = webhook.event
+    ? await knex('webhook_events')
+        .insert({ ...webhookEventRow({ ...webhook, event: webhook.event }), claimed_attempt: attempt })
+        .onConflict('id')
+        .merge(claim)
+        .where('webhook_events.claimed_attempt', '<', attempt)
+        .returning('id')
+    : await knex('webhook_events').where({ id: webhook.webhookId }).where('claimed_attempt', '<', attempt).update(claim).returning('id');
+  if (claimed.length === 1) return { kind: 'claimed' };
+  const row = await knex('webhook_events').select('id').where({ id: webhook.webhookId }).first();
+  if (!row) throw new WebhookRowMissingError(webhook.webhookId);
+  const recorded = await knex('webhook_attempts').where({ webhook_id: webhook.webhookId, attempt }).first();
+  if (!recorded) return { kind: 'lost' };
+  return {
+    kind: 'recorded',
+    outcome: {
+      attempt,
+      startedAt: recorded.started_at.toISOString(),
+      durationMs: recorded.duration_ms,
+      httpStatus: recorded.http_status,
+      errorClass: recorded.error_class,
+      errorMessage: recorded.error_message,
+      responseBody: recorded.response_body,
+      succeeded: recorded.succeeded,
+    },
+  };
 }
 
 /** One webhook as the status URL shows it: its row and every recorded attempt, in snake_case JSON. */

@@ -36,12 +36,12 @@ function workflowSource(): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath
 
 /**
  * Options of the two workers one process runs on one connection: `delivery` polls TEMPORAL_TASK_QUEUE for
- * the workflows and the POSTs, bounded by the partner limits; `records` polls the records queue for the
- * PostgreSQL writes, which must not use up the partner's budget.
+ * the workflows and the POSTs, bounded by the partner limits (the local activities' rate per process);
+ * `records` polls the records queue for the PostgreSQL writes, which must not use up the partner's budget.
  */
 export function webhookWorkerOptions(deps: WorkerDependencies, connection: NativeConnection): { delivery: WorkerOptions; records: WorkerOptions } {
   const { config, knex, logger } = deps;
-  const { sendWebhook, recordAttempt, recordOutcome } = createActivities({
+  const { deliverAttempt, sendWebhook, recordAttempt, recordOutcome } = createActivities({
     config: () => config,
     knex,
     logger: logger.child({ component: 'webhook-activities' }),
@@ -52,7 +52,10 @@ export function webhookWorkerOptions(deps: WorkerDependencies, connection: Nativ
       ...common,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       ...workflowSource(),
-      activities: { sendWebhook },
+      // deliverAttempt runs as a local activity beside its workflow task; sendWebhook serves runs started
+      // before it (the first workflow shape), bounded by the same partner limits.
+      activities: { deliverAttempt, sendWebhook },
+      maxConcurrentLocalActivityExecutions: config.PARTNER_MAX_CONCURRENCY,
       maxConcurrentActivityTaskExecutions: config.PARTNER_MAX_CONCURRENCY,
       maxTaskQueueActivitiesPerSecond: config.PARTNER_MAX_PER_SECOND,
       // A POST in flight at shutdown may finish rather than cost its attempt.

@@ -7,6 +7,12 @@ import type { WebhookEnvelope } from '../events/envelope';
 export const MAX_ATTEMPTS = 4;
 export const RETRY_DELAYS_MS: readonly number[] = [10_000, 100_000, 1_000_000];
 
+/**
+ * The patch of the one-task delivery (a local activity per attempt). Runs that started before it keep the
+ * first shape; see docs/webhooks.md, "Changing the workflow safely".
+ */
+export const SINGLE_TASK_DELIVERY = 'single-task-delivery';
+
 /** Tries of one attempt's send activity: the second only replaces a try Temporal lost before its POST. */
 export const SEND_TRIES = 2;
 
@@ -72,6 +78,25 @@ export interface WebhookRef {
   readonly workflowId: string | null;
   readonly runId: string | null;
   readonly isTest: boolean;
+}
+
+/** One attempt, sent and recorded by the `deliverAttempt` local activity. */
+export interface DeliverAttemptInput extends SendWebhookInput {
+  /** Carries the event only where the row may not exist yet (a run started by `startWebhook`). */
+  readonly webhook: WebhookRef;
+  /** ISO 8601 time the attempt was due. */
+  readonly scheduledAt: string;
+  /** The last attempt: a failure is then the final status, recorded with it. */
+  readonly finalOnFailure: boolean;
+}
+
+/**
+ * What an attempt came to, and whether PostgreSQL has it. When the record could not be written at once, the
+ * workflow writes it through the retried record activities: a failed write never sends the POST again.
+ */
+export interface DeliveredAttempt {
+  readonly outcome: AttemptOutcome;
+  readonly recorded: boolean;
 }
 
 export interface RecordAttemptInput {

@@ -5,6 +5,7 @@ import * as scimGroupTotal from './003_scim_group_total';
 import * as webhookStoppedStatuses from './004_webhook_stopped_statuses';
 import * as scimCaseFolding from './005_scim_case_folding';
 import * as webhookBody from './006_webhook_body';
+import * as webhookAttemptClaims from './007_webhook_attempt_claims';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -19,4 +20,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['004_webhook_stopped_statuses', webhookStoppedStatuses],
   ['005_scim_case_folding', scimCaseFolding],
   ['006_webhook_body', webhookBody],
+  ['007_webhook_attempt_claims', webhookAttemptClaims],
 ];

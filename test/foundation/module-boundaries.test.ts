@@ -43,7 +43,7 @@ describe('module boundaries', function () {
         .map(([file]) => file)
         .sort();
     assert.deepEqual(importers('worker'), ['cli/commands/start.ts', 'cli/commands/worker.ts']);
-    assert.deepEqual(importers('activities'), ['cli/send-test.ts', 'worker/webhook-worker.ts', 'workflows/deliver-webhook.ts']);
+    assert.deepEqual(importers('activities'), ['cli/send-test.ts', 'worker/webhook-worker.ts', 'workflows/deliver-webhook-v1.ts', 'workflows/deliver-webhook.ts']);
   });
 
   it('webhook data flows one way: store/ imports nothing of api/, client/, activities/, workflows/ code or worker/', () => {

@@ -154,7 +154,7 @@ describe('webhooks end to end on the Temporal dev server', function () {
     assert.equal(occurrencesIn(planted, PARTNER_TOKEN), 1);
   });
 
-  it('keeps a 100 KiB candidate event in its history twice (the input and the one POST), not once per activity', async () => {
+  it('keeps a 100 KiB candidate event in its history once (the workflow input), not once per attempt or record', async () => {
     const marker = `marker-${randomUUID()}`;
     const event = candidateOf('acme', { message: `${marker} ${'x'.repeat(100 * 1024)}` });
     const accepted = await submit(event);
@@ -162,10 +162,11 @@ describe('webhooks end to end on the Temporal dev server', function () {
     const handle = client.workflow.getHandle(accepted.body.workflow_id);
     await handle.result();
     const history = await handle.fetchHistory();
-    assert.equal(occurrencesIn(history, marker), 2);
+    assert.equal(occurrencesIn(history, marker), 1);
     const eventBytes = Buffer.byteLength(JSON.stringify(event));
-    // Measured: 213,946 bytes (422,589 while every record activity carried the event).
-    assert.ok(encodedHistoryBytes(history) < 2 * eventBytes + 15_000, `history of ${encodedHistoryBytes(history)} bytes`);
+    // The attempt is a local activity: its input is not in the history. Measured: 107,018 bytes for a 104,372-byte event (213,946 with a
+    // send activity, 422,589 while every record activity carried the event).
+    assert.ok(encodedHistoryBytes(history) < eventBytes + 10_000, `history of ${encodedHistoryBytes(history)} bytes`);
   });
 
   it('starts one workflow for 20 concurrent requests with one event_id', async () => {

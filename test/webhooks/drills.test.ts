@@ -28,6 +28,9 @@ import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from './support/partner-server';
 
 const PARTNER_TIMEOUT_MS = 2000;
+
+/** How the drill partner answers one POST: a status, never ('hang'), or a status after doing something. */
+type Step = number | 'hang' | (() => Promise<number>);
 const logger = createLogger('silent');
 
 describe('delivery drills on the dev server', function () {
@@ -39,8 +42,8 @@ describe('delivery drills on the dev server', function () {
   let client: Client;
   let partner: PartnerServer;
   let db: TestDatabase;
-  /** Per webhook-id: the statuses of its POSTs in order ('hang' never answers); the last repeats. */
-  const script = new Map<string, Array<number | 'hang'>>();
+  /** Per webhook-id: its POSTs' answers in order ('hang' never answers; a function runs first); the last repeats. */
+  const script = new Map<string, Step[]>();
   const children: Array<ReturnType<typeof startCli>['child']> = [];
 
   before(async () => {
@@ -57,7 +60,9 @@ describe('delivery drills on the dev server', function () {
       seen.set(id, n);
       const steps = script.get(id) ?? [204];
       const step = steps[Math.min(n, steps.length) - 1];
-      if (step !== 'hang') res.writeHead(step).end();
+      if (step === 'hang') return;
+      if (typeof step === 'number') res.writeHead(step).end();
+      else void step().then((status) => res.writeHead(status).end());
     });
   });
 
@@ -92,7 +97,7 @@ describe('delivery drills on the dev server', function () {
     return worker.child;
   }
 
-  async function submit(knex: Knex, taskQueue: string, steps: Array<number | 'hang'>) {
+  async function submit(knex: Knex, taskQueue: string, steps: Step[]) {
     const prepared = prepareWebhook({ ...companySignup, event_id: `drill-${randomUUID()}` }, PARTNER_TIMEOUT_MS);
     script.set(prepared.webhookId, steps);
     const starter = createTemporalStarter(loadConfig({ TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue }), logger);
@@ -159,36 +164,79 @@ describe('delivery drills on the dev server', function () {
     ]);
   });
 
-  it('PostgreSQL stopped during a delivery and started again: every outcome recorded, no extra POST', async () => {
-    const queue = `drill-pg-${randomUUID()}`;
-    const dataDir = path.join(work, 'pg');
+  /** A PostgreSQL of the drill's own, to stop and start again on the same port and data. */
+  async function drillPostgres(name: string) {
+    const dataDir = path.join(work, name);
     let postgres: EmbeddedPostgresHandle = await startEmbeddedPostgres(dataDir);
     const port = postgres.port;
     const url = await ensureDatabase(postgres.url, 'drill');
-    let knex = createKnex(url);
+    const pg = {
+      url,
+      knex: createKnex(url),
+      async stop() {
+        await pg.knex.destroy();
+        await postgres.stop();
+      },
+      async start() {
+        postgres = await startEmbeddedPostgres(dataDir, undefined, { port });
+        pg.knex = createKnex(url);
+      },
+    };
+    await migrateLatest(pg.knex);
+    return pg;
+  }
+
+  it('PostgreSQL stopped after a POST got its answer and before its record: recorded once it is back, never POSTed again', async () => {
+    const queue = `drill-pg-record-${randomUUID()}`;
+    const pg = await drillPostgres('pg-record');
     try {
-      await migrateLatest(knex);
-      await startWorker(queue, url);
-      const webhook = await submit(knex, queue, [500, 204]);
-      await eventually('the first record', async () => (await attemptRows(knex, webhook.webhookId)).length === 1);
-      await knex.destroy();
-      await postgres.stop();
-      // Down through the retry: attempt 2 is POSTed and its record and the outcome wait for PostgreSQL.
+      await startWorker(queue, pg.url);
+      const stoppedBeforeAnswering = async () => {
+        await pg.stop();
+        return 204;
+      };
+      const webhook = await submit(pg.knex, queue, [500, stoppedBeforeAnswering]);
       await eventually('the second POST', async () => postsOf(webhook.webhookId) === 2);
+      // The attempt's own record fails; the workflow hands it to the retried record activities.
       await new Promise((r) => setTimeout(r, 3000));
-      postgres = await startEmbeddedPostgres(dataDir, undefined, { port });
-      knex = createKnex(url);
+      await pg.start();
       const summary: DeliverySummary = await webhook.handle.result();
       assert.equal(summary.status, 'delivered');
-      await eventually('the outcome row', async () => (await knex('webhook_events').where({ id: webhook.webhookId }).first()).status === 'delivered', 90_000);
-      assert.deepEqual(await attemptRows(knex, webhook.webhookId), [
+      await eventually('the outcome row', async () => (await pg.knex('webhook_events').where({ id: webhook.webhookId }).first()).status === 'delivered', 90_000);
+      assert.deepEqual(await attemptRows(pg.knex, webhook.webhookId), [
         { attempt: 1, http_status: 500, error_class: null, succeeded: false },
         { attempt: 2, http_status: 204, error_class: null, succeeded: true },
       ]);
       assert.equal(postsOf(webhook.webhookId), 2);
+      const activities = (await webhook.handle.fetchHistory()).events!.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
+      assert.deepEqual(activities, ['recordAttempt', 'recordOutcome'], 'only the record that failed went to the record activities');
     } finally {
-      await knex.destroy();
-      await postgres.stop();
+      await pg.stop().catch(() => undefined);
+    }
+  });
+
+  it('PostgreSQL down when an attempt is due: the attempt waits for it (nothing POSTed unclaimed), then goes out once', async () => {
+    const queue = `drill-pg-claim-${randomUUID()}`;
+    const pg = await drillPostgres('pg-claim');
+    try {
+      await startWorker(queue, pg.url);
+      const webhook = await submit(pg.knex, queue, [500, 204]);
+      await eventually('the first record', async () => (await attemptRows(pg.knex, webhook.webhookId)).length === 1);
+      await pg.stop();
+      // Past the 10 s timer: attempt 2 cannot be claimed, so it is not POSTed.
+      await new Promise((r) => setTimeout(r, 14_000));
+      assert.equal(postsOf(webhook.webhookId), 1);
+      await pg.start();
+      const summary: DeliverySummary = await webhook.handle.result();
+      assert.equal(summary.status, 'delivered');
+      assert.equal(postsOf(webhook.webhookId), 2);
+      assert.deepEqual(await attemptRows(pg.knex, webhook.webhookId), [
+        { attempt: 1, http_status: 500, error_class: null, succeeded: false },
+        { attempt: 2, http_status: 204, error_class: null, succeeded: true },
+      ]);
+      assert.equal((await pg.knex('webhook_events').where({ id: webhook.webhookId }).first()).status, 'delivered');
+    } finally {
+      await pg.stop().catch(() => undefined);
     }
   });
 

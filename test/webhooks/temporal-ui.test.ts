@@ -17,7 +17,7 @@ import { ensureSearchAttributes } from '../../temporal/register-search-attribute
 import type { DevServer } from '../../temporal/dev-server';
 import { DEFAULT_TASK_QUEUE, startWebhook } from '../../client/start-webhook';
 import { webhookStatusQuery } from '../../workflows/queries';
-import type { DeliverySummary } from '../../workflows/types';
+import { SINGLE_TASK_DELIVERY, type DeliverySummary } from '../../workflows/types';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { startTestDevServer, startTestWorker, type TestWorker } from '../support/temporal';
@@ -135,7 +135,9 @@ describe('Temporal UI shows the webhook deliveries (headless Chromium, dev serve
     assert.equal(await page.getByText('retry 3 of 3 in 1000 s', { exact: true }).count(), 0);
     if (process.env.UPDATE_SCREENSHOTS === '1') await saveScreenshot(page);
 
-    assert.deepEqual(await shownSearchAttributes(page), { CompanyId: 'acme', WebhookAction: 'new', WebhookEventType: 'candidate', WebhookStatus: 'waiting' });
+    assert.deepEqual(await shownSearchAttributes(page), {
+      CompanyId: 'acme', TemporalChangeVersion: [SINGLE_TASK_DELIVERY], WebhookAction: 'new', WebhookEventType: 'candidate', WebhookStatus: 'waiting',
+    });
   });
 
   it('a failed delivery: all three timer summaries and WebhookStatus failed', async () => {
@@ -147,7 +149,9 @@ describe('Temporal UI shows the webhook deliveries (headless Chromium, dev serve
     await executionStatus(page, 'Completed');
     for (const timer of ['retry 1 of 3 in 10 s', 'retry 2 of 3 in 100 s', 'retry 3 of 3 in 1000 s']) await visibleText(page, timer);
 
-    assert.deepEqual(await shownSearchAttributes(page), { CompanyId: 'acme', WebhookAction: 'new', WebhookEventType: 'candidate', WebhookStatus: 'failed' });
+    assert.deepEqual(await shownSearchAttributes(page), {
+      CompanyId: 'acme', TemporalChangeVersion: [SINGLE_TASK_DELIVERY], WebhookAction: 'new', WebhookEventType: 'candidate', WebhookStatus: 'failed',
+    });
   });
 });
 

@@ -49,13 +49,14 @@ describe('webhook worker', function () {
       TEMPORAL_NAMESPACE: 'partner',
     });
     const { delivery, records } = webhookWorkerOptions({ config, knex: db.knex, logger: pino({ level: 'silent' }) }, {} as NativeConnection);
+    assert.equal(delivery.maxConcurrentLocalActivityExecutions, 7);
     assert.equal(delivery.maxConcurrentActivityTaskExecutions, 7);
     assert.equal(delivery.maxTaskQueueActivitiesPerSecond, 13);
     assert.equal(delivery.taskQueue, 'webhooks-test');
     assert.equal(delivery.namespace, 'partner');
     assert.equal(delivery.shutdownGraceTime, 25_000);
     assert.equal(delivery.workflowsPath, WORKFLOWS_PATH, 'without dist/workflow-bundle.js the sources are bundled at start');
-    assert.deepEqual(Object.keys(delivery.activities ?? {}), ['sendWebhook']);
+    assert.deepEqual(Object.keys(delivery.activities ?? {}), ['deliverAttempt', 'sendWebhook']);
     // The PostgreSQL records run beside it, outside the partner's limits.
     assert.equal(records.taskQueue, 'webhooks-test-records');
     assert.equal(records.namespace, 'partner');

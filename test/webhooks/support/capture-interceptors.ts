@@ -1,5 +1,6 @@
 // Workflow-side test interceptor, bundled into the workflow code: it reports every timer and activity the
-// workflow starts, and the status query's answer after each of them, through the `capture` sink.
+// workflow starts (local ones too), and the status query's answer after each of them and when the workflow
+// returns, through the `capture` sink.
 import { proxySinks, workflowInfo, type Sinks, type WorkflowInterceptorsFactory } from '@temporalio/workflow';
 import { getActivator } from '@temporalio/workflow/lib/global-attributes';
 import type { WebhookDeliveryStatus } from '../../../workflows/types';
@@ -44,6 +45,17 @@ function reportStatus(): void {
 }
 
 export const interceptors: WorkflowInterceptorsFactory = () => ({
+  inbound: [
+    {
+      async execute(input, next) {
+        try {
+          return await next(input);
+        } finally {
+          reportStatus();
+        }
+      },
+    },
+  ],
   outbound: [
     {
       startTimer(input, next) {
@@ -55,6 +67,13 @@ export const interceptors: WorkflowInterceptorsFactory = () => ({
       scheduleActivity(input, next) {
         const { startToCloseTimeout, retry, summary, taskQueue } = input.options;
         capture.activity({ seq: input.seq, activityType: input.activityType, args: input.args, startToCloseTimeout, retry, summary, taskQueue });
+        const scheduled = next(input);
+        reportStatus();
+        return scheduled;
+      },
+      scheduleLocalActivity(input, next) {
+        const { startToCloseTimeout, retry, summary } = input.options;
+        capture.activity({ seq: input.seq, activityType: input.activityType, args: input.args, startToCloseTimeout, retry, summary, taskQueue: undefined });
         const scheduled = next(input);
         reportStatus();
         return scheduled;

@@ -1,0 +1,24 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { findFreePort } from '../db/embedded-postgres';
+import { startDevServer, type DevServer } from '../temporal/dev-server';
+import { LOCAL_SQLITE_PRAGMAS } from '../temporal/local-temporal';
+
+/** A headless dev server on a SQLite file in a fresh directory, with npm start's SQLite settings. */
+export async function startBenchTemporal(executable: string): Promise<{ server: DevServer; stop(): Promise<void> }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'pis-bench-temporal-'));
+  try {
+    const server = await startDevServer({ executable, port: await findFreePort(), dbFilename: path.join(dir, 'temporal.db'), sqlitePragmas: LOCAL_SQLITE_PRAGMAS });
+    return {
+      server,
+      async stop() {
+        await server.stop();
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
