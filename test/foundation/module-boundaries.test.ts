@@ -36,14 +36,18 @@ describe('module boundaries', function () {
     });
   }
 
-  it('only the worker and the CLI commands that run it import worker/; activities/ only from worker/, workflows/ and send-test', () => {
+  it('only the worker and the CLI commands that run it import worker/; activities/ only the worker and send-test, and workflows/ only its types', () => {
     const importers = (folder: string) =>
       [...importGraph()]
         .filter(([file, imports]) => folderOf(file) !== folder && imports.some((target) => folderOf(target) === folder))
         .map(([file]) => file)
         .sort();
     assert.deepEqual(importers('worker'), ['cli/commands/start.ts', 'cli/commands/worker.ts']);
-    assert.deepEqual(importers('activities'), ['cli/send-test.ts', 'worker/webhook-worker.ts', 'workflows/deliver-webhook-v1.ts', 'workflows/deliver-webhook.ts']);
+    assert.deepEqual(importers('activities').filter((file) => folderOf(file) !== 'workflows'), ['cli/send-test.ts', 'worker/webhook-worker.ts']);
+    for (const file of importers('activities').filter((f) => folderOf(f) === 'workflows')) {
+      const text = readFileSync(path.join(root, file), 'utf8');
+      assert.doesNotMatch(text, /^import (?!type )[^;]*'\.\.\/activities/m, `${file} takes only types from activities/`);
+    }
   });
 
   it('webhook data flows one way: store/ imports nothing of api/, client/, activities/, workflows/ code or worker/', () => {
