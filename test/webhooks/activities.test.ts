@@ -13,7 +13,7 @@ import { insertWebhook } from '../../store/webhook-store';
 import { webhookIds } from '../../client/ids';
 import { ApplicationFailure } from '@temporalio/common';
 import { webhookAttempts } from '../../lib/metrics';
-import type { AttemptOutcome, AttemptRecord, SendWebhookInput, WebhookRef } from '../../workflows/types';
+import type { AttemptOutcome, AttemptRecord, DeliverAttemptInput, DeliveredAttempt, SendWebhookInput, WebhookRef } from '../../workflows/types';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { answer, closedPort, startPartnerServer, type PartnerServer } from './support/partner-server';
@@ -246,6 +246,79 @@ describe('webhook activities', function () {
       assert.ok(!JSON.stringify(outcome).includes(TOKEN));
       assert.ok(logs.length > 0, 'the attempt was logged');
       assert.ok(!logs.join('').includes(TOKEN));
+    });
+  });
+
+  describe('deliverAttempt (the local activity of one attempt)', () => {
+    const webhook: WebhookRef = { ...ids, workflowId: ids.workflowId, runId: 'run-7', isTest: false };
+    const input = (attempt: number, fields: Partial<DeliverAttemptInput> = {}): DeliverAttemptInput => ({
+      webhookId: ids.webhookId, attempt, event: envelope, scheduledAt: '2025-03-01T09:00:00.000Z', finalOnFailure: attempt === 4,
+      webhook: { ...webhook, event: envelope }, ...fields,
+    });
+    const deliver = (attempt: number, fields: Partial<DeliverAttemptInput> = {}): Promise<DeliveredAttempt> =>
+      env.run(activities.deliverAttempt, input(attempt, fields));
+    const row = () => db.knex('webhook_events').where({ id: ids.webhookId }).first();
+    const attemptRows = () => db.knex('webhook_attempts').where({ webhook_id: ids.webhookId }).orderBy('attempt').select('attempt', 'http_status', 'error_class', 'succeeded');
+
+    beforeEach(async () => {
+      await db.knex('webhook_events').del();
+    });
+
+    it('claims, POSTs once and records the outcome with the final status in one go; the row is created from the event', async () => {
+      partner.handler = answer(204);
+      const { outcome, recorded } = await deliver(1);
+      assert.deepEqual([outcome.httpStatus, outcome.succeeded, recorded], [204, true, true]);
+      assert.equal(partner.requests.length, 1);
+      const stored = await row();
+      assert.deepEqual([stored.claimed_attempt, stored.status, stored.run_id, stored.finished_at !== null], [1, 'delivered', 'run-7', true]);
+      assert.deepEqual(await attemptRows(), [{ attempt: 1, http_status: 204, error_class: null, succeeded: true }]);
+    });
+
+    it('leaves the status pending after a failure that is not the last, and writes failed after the fourth', async () => {
+      partner.handler = answer(500);
+      await deliver(1);
+      assert.equal((await row()).status, 'pending');
+      await deliver(4);
+      assert.equal((await row()).status, 'failed');
+    });
+
+    it('a second try of a recorded attempt returns its outcome without POSTing again', async () => {
+      partner.handler = answer(503, 'busy');
+      const first = await deliver(1);
+      partner.handler = answer(204);
+      const again = await deliver(1);
+      assert.equal(partner.requests.length, 1);
+      assert.deepEqual(again, { outcome: { ...first.outcome, responseBody: 'busy' }, recorded: true });
+    });
+
+    it('a try that finds its attempt claimed but unrecorded (a lost worker mid-POST) does not POST: the attempt is lost', async () => {
+      await insertWebhook(db.knex, { ...webhook, event: envelope, runId: null });
+      await db.knex('webhook_events').where({ id: ids.webhookId }).update({ claimed_attempt: 2 });
+      const { outcome, recorded } = await deliver(2, { webhook });
+      assert.equal(partner.requests.length, 0);
+      assert.deepEqual([outcome.httpStatus, outcome.errorClass, outcome.succeeded, recorded], [null, 'timeout', false, true]);
+      assert.deepEqual(await attemptRows(), [{ attempt: 2, http_status: null, error_class: 'timeout', succeeded: false }]);
+    });
+
+    it('fails retryably before any POST when the row is not there yet and the input carries no event', async () => {
+      await assert.rejects(deliver(1, { webhook }), (error: Error) => error.name === 'WebhookRowMissingError');
+      assert.equal(partner.requests.length, 0);
+    });
+
+    it('reports an outcome it could not record instead of failing, so the POST is never repeated', async () => {
+      const broken = knexFactory({ client: 'pg', connection: db.url, pool: { min: 0, max: 1 } });
+      try {
+        partner.handler = (_req, res) => {
+          // PostgreSQL goes away between the claim and the record.
+          void broken.destroy().then(() => res.writeHead(204).end());
+        };
+        const flaky = createActivities({ config: () => config, knex: broken, logger: capturingLogger().logger });
+        const { outcome, recorded }: DeliveredAttempt = await env.run(flaky.deliverAttempt, input(1));
+        assert.deepEqual([outcome.httpStatus, outcome.succeeded, recorded], [204, true, false]);
+        assert.equal(partner.requests.length, 1);
+      } finally {
+        await broken.destroy();
+      }
     });
   });
 
