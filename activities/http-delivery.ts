@@ -5,6 +5,7 @@ import type { AttemptOutcome, SendWebhookInput } from '../workflows/types';
 import { classifyRequestError } from './error-class';
 import { readBodyPrefix } from './response-body';
 import { USER_AGENT } from './user-agent';
+import { webhookSignature } from './webhook-signature';
 
 /** Spec 4.1 headers plus Content-Type, User-Agent and the webhook-id/-timestamp pair partners de-duplicate on. */
 export function webhookHeaders(token: string, webhookId: string, startedAtMs: number): Record<string, string> {
@@ -37,11 +38,16 @@ export async function postWebhook(settings: PartnerSettings, input: SendWebhookI
     durationMs: Math.round(performance.now() - startedTick),
     ...fields,
   });
+  const body = envelopeBody(input.event);
+  const headers = webhookHeaders(settings.token, input.webhookId, startedAtMs);
+  if (settings.signingSecrets.length) {
+    headers['webhook-signature'] = webhookSignature(settings.signingSecrets, input.webhookId, headers['webhook-timestamp'], body);
+  }
   try {
     const response = await request(settings.endpoint, {
       method: 'POST',
-      headers: webhookHeaders(settings.token, input.webhookId, startedAtMs),
-      body: envelopeBody(input.event),
+      headers,
+      body,
       signal: deadline.signal,
       dispatcher,
     });

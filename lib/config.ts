@@ -33,6 +33,20 @@ const secret = z
 /** The task queue of the webhook workflows when TEMPORAL_TASK_QUEUE is unset. */
 export const DEFAULT_TASK_QUEUE = 'partner-webhooks';
 
+/** Standard Webhooks secrets: `whsec_` and base64 of 24 to 64 random bytes, space-separated during a rotation. */
+const signingSecrets = z
+  .string()
+  .transform((s) => s.split(/\s+/).filter(Boolean))
+  .pipe(
+    z.array(
+      z
+        .string()
+        .regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, { message: 'must be whsec_ values (base64), separated by spaces' })
+        .transform((secret) => Buffer.from(secret.slice('whsec_'.length), 'base64'))
+        .refine((key) => key.length >= 24 && key.length <= 64, { message: 'must each hold 24 to 64 bytes (base64 after whsec_)' }),
+    ),
+  );
+
 /** Every environment variable the service reads. The README's configuration table mirrors this. */
 const envSchema = z.object({
   PORT: positiveInt(65535).default(3000),
@@ -48,6 +62,7 @@ const envSchema = z.object({
   PARTNER_ENDPOINT: httpUrl.optional(),
   PARTNER_ACCESS_TOKEN: z.string().min(1).optional(),
   PARTNER_TIMEOUT_MS: positiveInt(600_000).default(30_000),
+  PARTNER_SIGNING_SECRETS: signingSecrets.optional(),
   PARTNER_MAX_CONCURRENCY: positiveInt(1000).default(10),
   PARTNER_MAX_PER_SECOND: positiveInt(100_000).default(50),
   API_VERSIONS: z
@@ -94,11 +109,18 @@ export interface PartnerSettings {
   readonly endpoint: string;
   readonly token: string;
   readonly timeoutMs: number;
+  /** Keys of the `webhook-signature` header; none: requests are not signed. */
+  readonly signingSecrets: readonly Buffer[];
 }
 
 /** The partner settings from configuration, or why a POST cannot be made. */
 export function partnerSettings(config: Config): PartnerSettings | { missing: string } {
   if (!config.PARTNER_ENDPOINT) return { missing: 'PARTNER_ENDPOINT' };
   if (!config.PARTNER_ACCESS_TOKEN) return { missing: 'PARTNER_ACCESS_TOKEN' };
-  return { endpoint: config.PARTNER_ENDPOINT, token: config.PARTNER_ACCESS_TOKEN, timeoutMs: config.PARTNER_TIMEOUT_MS };
+  return {
+    endpoint: config.PARTNER_ENDPOINT,
+    token: config.PARTNER_ACCESS_TOKEN,
+    timeoutMs: config.PARTNER_TIMEOUT_MS,
+    signingSecrets: config.PARTNER_SIGNING_SECRETS ?? [],
+  };
 }

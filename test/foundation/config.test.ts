@@ -41,6 +41,8 @@ describe('configuration', () => {
     [{ API_VERSIONS: 'v1,a/b' }, 'Invalid configuration: API_VERSIONS must be comma-separated path segments such as v1,v2'],
     [{ TRUST_PROXY: 'maybe' }, 'Invalid configuration: TRUST_PROXY must be true or false'],
     [{ INTERNAL_API_TOKEN: 'short' }, 'Invalid configuration: INTERNAL_API_TOKEN must be at least 16 characters long'],
+    [{ PARTNER_SIGNING_SECRETS: 'secret-without-prefix' }, 'Invalid configuration: PARTNER_SIGNING_SECRETS must be whsec_ values (base64), separated by spaces'],
+    [{ PARTNER_SIGNING_SECRETS: `whsec_${Buffer.alloc(8).toString('base64')}` }, 'Invalid configuration: PARTNER_SIGNING_SECRETS must each hold 24 to 64 bytes (base64 after whsec_)'],
   ];
   for (const [env, message] of invalid) {
     it(`rejects ${JSON.stringify(env)} with one line naming the variable`, () => {
@@ -51,6 +53,12 @@ describe('configuration', () => {
       });
     });
   }
+
+  it('reads PARTNER_SIGNING_SECRETS as the keys of a rotation, in order', () => {
+    const [a, b] = [Buffer.alloc(32, 1), Buffer.alloc(24, 2)];
+    const config = loadConfig({ PARTNER_SIGNING_SECRETS: ` whsec_${a.toString('base64')}  whsec_${b.toString('base64')} ` });
+    assert.deepEqual(config.PARTNER_SIGNING_SECRETS, [a, b]);
+  });
 
   it('never echoes a secret value in the error', () => {
     assert.throws(() => loadConfig({ SCIM_BEARER_TOKEN: 'sekrit' }), (error: Error) => !error.message.includes('sekrit'));

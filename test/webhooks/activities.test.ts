@@ -12,6 +12,7 @@ import { toEnvelope, type WebhookEventInput } from '../../events/envelope';
 import { insertWebhook } from '../../store/webhook-store';
 import { webhookIds } from '../../client/ids';
 import { ApplicationFailure } from '@temporalio/common';
+import { Webhook } from 'standardwebhooks';
 import { webhookAttempts } from '../../lib/metrics';
 import type { AttemptOutcome, AttemptRecord, DeliverAttemptInput, DeliveredAttempt, SendWebhookInput, WebhookRef } from '../../workflows/types';
 import candidateNew from '../fixtures/events/candidate-new.json';
@@ -246,6 +247,33 @@ describe('webhook activities', function () {
       assert.ok(!JSON.stringify(outcome).includes(TOKEN));
       assert.ok(logs.length > 0, 'the attempt was logged');
       assert.ok(!logs.join('').includes(TOKEN));
+    });
+  });
+
+  describe('signed requests (PARTNER_SIGNING_SECRETS)', () => {
+    const [oldSecret, newSecret, otherSecret] = [1, 2, 3].map((n) => `whsec_${Buffer.alloc(32, n).toString('base64')}`);
+    const received = () => {
+      const request = partner.requests.at(-1)!;
+      return { body: request.body, headers: request.headers as Record<string, string> };
+    };
+
+    it('are not signed without secrets', async () => {
+      await send();
+      assert.equal(received().headers['webhook-signature'], undefined);
+    });
+
+    it('carry a Standard Webhooks signature the standardwebhooks receiver accepts, one entry per secret during a rotation', async () => {
+      config = { ...configFor(partner.url), PARTNER_SIGNING_SECRETS: loadConfig({ PARTNER_SIGNING_SECRETS: `${newSecret} ${oldSecret}` }).PARTNER_SIGNING_SECRETS };
+      await send(2);
+      const { body, headers } = received();
+      assert.equal(body, JSON.stringify(envelope));
+      assert.match(headers['webhook-signature'], /^v1,[A-Za-z0-9+/]+={0,2} v1,[A-Za-z0-9+/]+={0,2}$/);
+      // A partner that knows either secret accepts it; a partner with another secret, or a changed body, does not.
+      assert.deepEqual(new Webhook(oldSecret).verify(body, headers), envelope);
+      assert.deepEqual(new Webhook(newSecret).verify(body, headers), envelope);
+      assert.throws(() => new Webhook(otherSecret).verify(body, headers), /No matching signature found/);
+      assert.throws(() => new Webhook(newSecret).verify(body.replace('candidate', 'Candidate'), headers), /No matching signature found/);
+      assert.throws(() => new Webhook(newSecret).verify(body, { ...headers, 'webhook-id': 'another-id' }), /No matching signature found/);
     });
   });
 
