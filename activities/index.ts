@@ -45,7 +45,6 @@ export function createActivities({ config, knex, logger }: ActivityDependencies)
       return { outcome, recorded };
     },
 
-
     /**
      * At most one POST per attempt. Temporal retries this activity only when it lost a try; the heartbeat
      * recorded before the POST tells the retry whether that try may have reached the partner: then the
