@@ -11,7 +11,7 @@ import { request } from 'undici';
 import candidateNew from '../test/fixtures/events/candidate-new.json';
 import { webhookHeaders } from '../activities/http-delivery';
 import { findFreePort } from '../db/embedded-postgres';
-import { toEnvelope, type WebhookEventInput } from '../events/envelope';
+import { envelopeBody, type WebhookEventInput } from '../events/envelope';
 import { findTemporalBinary } from '../temporal/binaries';
 import { LOCAL_SQLITE_PRAGMAS } from '../temporal/local-temporal';
 import { RETRY_DELAYS_MS } from '../workflows/types';
@@ -172,7 +172,7 @@ export const deliveriesSuite: BenchmarkSuite = {
         // "temporal version 1.9.1 (Server 1.32.0, UI 2.54.1)" → "CLI 1.9.1, Server 1.32.0, UI 2.54.1"
         temporalVersion: execFileSync(executable, ['--version']).toString().trim().replace(/^temporal version (\S+) \((.*)\)$/, 'CLI $1, $2'),
         sqlitePragmas: LOCAL_SQLITE_PRAGMAS,
-        bodyBytes: Buffer.byteLength(JSON.stringify(toEnvelope(EVENT))),
+        bodyBytes: Buffer.byteLength(envelopeBody(EVENT)),
         concurrency: CONCURRENCY,
         requestedRetried: RETRIED_WEBHOOKS,
         retryBudgetSeconds: RETRY_BUDGET_SECONDS,
@@ -220,7 +220,7 @@ async function deliveredHistory(rig: Rig, address: string, prefix: string): Prom
 /** The same POSTs the service makes (envelope and headers), from a plain loop straight to the partner. */
 async function baseline(partner: PartnerServer): Promise<number> {
   partner.reset({ failFirst: false });
-  const body = JSON.stringify(toEnvelope(EVENT));
+  const body = envelopeBody(EVENT);
   const started = performance.now();
   await inParallel(WEBHOOKS, CONCURRENCY, async () => {
     const res = await request(`${partner.url}/webhooks`, {

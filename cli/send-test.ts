@@ -4,7 +4,7 @@ import { createPartnerSender } from '../activities/partner-sender';
 import { prepareWebhook } from '../client/start-webhook';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
-import { storeAttempt, storeOutcome } from '../store/webhook-store';
+import { storeAttempt } from '../store/webhook-store';
 import type { WebhookRef } from '../workflows/types';
 
 /** The printed outcome of one test delivery, in the snake_case of the status URL. */
@@ -25,16 +25,17 @@ export interface TestDeliveryReport {
 
 /**
  * Validates an event and runs exactly one attempt against the configured endpoint with the send activity's
- * own POST and the store the record activities use, without Temporal. The attempt is recorded and marked as a test. A fresh
- * `test-…` event id keeps test rows apart from the idempotency keys of real webhooks.
+ * own POST and the store the record activities use, without Temporal. The attempt and its outcome are recorded
+ * in one transaction, marked as a test. A fresh `test-…` event id keeps test rows apart from the idempotency
+ * keys of real webhooks.
  */
 export async function sendTestWebhook(config: Config, knex: Knex, logger: Logger, event: unknown): Promise<TestDeliveryReport> {
   const prepared = prepareWebhook({ ...(event as object), event_id: `test-${uuidv4()}` }, config.PARTNER_TIMEOUT_MS);
   const scheduledAt = new Date().toISOString();
   const outcome = await createPartnerSender({ config: () => config, logger })({ webhookId: prepared.webhookId, attempt: 1, event: prepared.input.event });
   const webhook: WebhookRef = { ...prepared, event: prepared.input.event, workflowId: null, runId: null, isTest: true };
-  await storeAttempt(knex, { webhook, attempt: { ...outcome, scheduledAt } });
-  await storeOutcome(knex, { webhook, status: outcome.succeeded ? 'delivered' : 'failed', finishedAt: new Date().toISOString() });
+  const finish = { status: outcome.succeeded ? ('delivered' as const) : ('failed' as const), finishedAt: new Date().toISOString() };
+  await storeAttempt(knex, { webhook, attempt: { ...outcome, scheduledAt } }, finish);
   return {
     webhook_id: prepared.webhookId,
     event_id: prepared.eventId,
