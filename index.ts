@@ -10,7 +10,7 @@ export {
 } from './client/start-webhook';
 export { webhookIds, type WebhookIds } from './client/ids';
 export * from './events';
-export { webhookStatusQuery } from './workflows/queries';
+export { webhookStatusQuery } from './workflows/messages';
 export { WEBHOOK_SEARCH_ATTRIBUTES, WEBHOOK_EVENT_TYPE, WEBHOOK_ACTION, WEBHOOK_STATUS, COMPANY_ID } from './temporal/search-attributes';
 export type {
   AttemptRecord,

@@ -39,9 +39,10 @@ export async function postWebhook(settings: PartnerSettings, input: SendWebhookI
     ...fields,
   });
   const body = envelopeBody(input.event);
-  const headers = webhookHeaders(settings.token, input.webhookId, startedAtMs);
+  const webhookId = input.webhookIdHeader ?? input.webhookId;
+  const headers = webhookHeaders(settings.token, webhookId, startedAtMs);
   if (settings.signingSecrets.length) {
-    headers['webhook-signature'] = webhookSignature(settings.signingSecrets, input.webhookId, headers['webhook-timestamp'], body);
+    headers['webhook-signature'] = webhookSignature(settings.signingSecrets, webhookId, headers['webhook-timestamp'], body);
   }
   try {
     const response = await request(settings.endpoint, {

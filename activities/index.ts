@@ -33,7 +33,7 @@ export function createActivities({ config, knex, logger }: ActivityDependencies)
       const outcome = claim.kind === 'claimed' ? await sendToPartner(input) : lostAttempt(input.attempt);
       const status: FinalStatus | undefined = outcome.succeeded ? 'delivered' : input.finalOnFailure ? 'failed' : undefined;
       const finish = status && { status, finishedAt: new Date().toISOString() };
-      const write = storeAttempt(knex, { webhook: input.webhook, attempt: { ...outcome, scheduledAt: input.scheduledAt } }, finish);
+      const write = storeAttempt(knex, { webhook: input.webhook, attempt: { ...outcome, scheduledAt: input.scheduledAt, trigger: input.trigger } }, finish);
       const recorded = await withinMs(write, RECORD_TIMEOUT_MS).then(
         () => true,
         (error: unknown) => {

@@ -18,7 +18,7 @@ import { RETRY_DELAYS_MS } from '../workflows/types';
 import { topSelfTime } from './cpu-profile';
 import { reportDeliveries, type PartFigures, type ProcessRole } from './deliveries-report';
 import { countActions, isolatedDeliveryHistories, type DeliveryHistory } from './history-actions';
-import { inParallel } from './load';
+import { inParallel } from '../lib/in-parallel';
 import { startPartnerServer, type PartnerServer } from './partner-server';
 import { commandName, cpuSeconds, machineBusySeconds, parentPid, sampleRss, treeCpuSeconds } from './proc-stats';
 import { spawnService, type ServiceProcess } from './service-process';

@@ -38,12 +38,3 @@ export async function drive(url: string, headers: Record<string, string>, connec
     requests: result.requests.total,
   };
 }
-
-/** Runs task(0) … task(count - 1), at most `concurrency` at a time: one request per item, unlike `drive`. */
-export async function inParallel(count: number, concurrency: number, task: (index: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < count) await task(next++);
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane));
-}

@@ -51,6 +51,7 @@ export interface StartedWebhook extends WebhookIds {
  */
 export async function startDeliveryWorkflow(client: Client, webhook: PreparedWebhook, taskQueue: string): Promise<string> {
   const { event } = webhook;
+  const { redeliveryOf } = webhook.input;
   const companyId = companyIdOf(event);
   try {
     const handle = await client.workflow.start<typeof deliverWebhook>('deliverWebhook', {
@@ -65,8 +66,10 @@ export async function startDeliveryWorkflow(client: Client, webhook: PreparedWeb
         { key: WEBHOOK_STATUS, value: 'sending' },
         ...(companyId ? [{ key: COMPANY_ID, value: companyId }] : []),
       ],
-      staticSummary: `${event.event_type}/${event.action} webhook${companyId ? ` of company ${companyId}` : ''}`,
-      staticDetails: `event_id ${webhook.eventId}, webhook_id ${webhook.webhookId}`,
+      staticSummary: `${event.event_type}/${event.action} ${redeliveryOf ? 'redelivery' : 'webhook'}${companyId ? ` of company ${companyId}` : ''}`,
+      staticDetails: `event_id ${webhook.eventId}, webhook_id ${webhook.webhookId}${redeliveryOf ? `, redelivery of webhook ${redeliveryOf}` : ''}`,
+      // The link back to the original, readable in Temporal UI and by any client.
+      ...(redeliveryOf && { memo: { redelivery_of: redeliveryOf } }),
     });
     return handle.firstExecutionRunId;
   } catch (error) {

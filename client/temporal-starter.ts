@@ -1,11 +1,12 @@
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { isRefusal, refusalReason } from '../temporal/grpc-refusal';
 import { ensureSearchAttributes, TemporalSetupError } from '../temporal/register-search-attributes';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { dataConverterFor, temporalAddress } from '../temporal/settings';
-import { webhookStatusQuery } from '../workflows/queries';
-import type { WebhookDeliveryStatus } from '../workflows/types';
+import { retryNowUpdate, webhookStatusQuery } from '../workflows/messages';
+import type { RetryNowResult, WebhookDeliveryStatus } from '../workflows/types';
+import { WebhookConflictError } from './operation-errors';
 import { startDeliveryWorkflow, type PreparedWebhook } from './start-webhook';
 import { describeError } from '../lib/describe-error';
 import { connectionFailureInWords } from '../temporal/connection-failure';
@@ -34,7 +35,13 @@ export type DeliveryLookup =
   | { readonly kind: 'running'; readonly runId: string; readonly status: WebhookDeliveryStatus }
   | { readonly kind: 'stopped'; readonly runId: string; readonly status: 'cancelled' | 'terminated'; readonly closedAt: string }
   | { readonly kind: 'finished'; readonly runId: string }
-  | { readonly kind: 'absent' };
+  | { readonly kind: 'absent' }
+  | { readonly kind: 'unreachable'; readonly reason: string };
+
+/** Temporal answers NotFound for a run that has closed: an operation on it conflicts with its state. */
+function endedRunConflict(error: unknown): unknown {
+  return error instanceof WorkflowNotFoundError ? new WebhookConflictError('The delivery has ended.') : error;
+}
 
 /** How the API and CLI reach Temporal; tests wrap the real one to see which starts the API asked for. */
 export interface WebhookStarter {
@@ -43,8 +50,12 @@ export interface WebhookStarter {
    * outage, TemporalSetupError when Temporal refuses the start for its configuration.
    */
   start(webhook: PreparedWebhook): Promise<string>;
-  /** Where the workflow stands, or undefined when Temporal does not answer. */
-  status(workflowId: string): Promise<DeliveryLookup | undefined>;
+  /** Where the workflow stands; `unreachable` when Temporal does not answer. */
+  status(workflowId: string): Promise<DeliveryLookup>;
+  /** Sends the retry-now update. Throws WebhookConflictError when the delivery is not waiting. */
+  retryNow(workflowId: string): Promise<RetryNowResult>;
+  /** Asks the run to cancel; the workflow records it. Throws WebhookConflictError when the run has ended. */
+  cancel(workflowId: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -95,6 +106,17 @@ export function createTemporalStarter(
     return connecting;
   }
 
+  /** One call with the call deadline; an outage or a call without answer is TemporalUnavailableError. */
+  async function call<T>(work: (client: Client) => Promise<T>): Promise<T> {
+    const { connection, client } = await connect();
+    try {
+      return await connection.withDeadline(Date.now() + callTimeoutMs, () => work(client));
+    } catch (error) {
+      if (error instanceof WebhookConflictError) throw error;
+      throw new TemporalUnavailableError(`the call did not complete (${describeError(error)})`, true);
+    }
+  }
+
   return {
     async start(webhook) {
       const { connection, client } = await connect();
@@ -108,8 +130,7 @@ export function createTemporalStarter(
     },
     async status(workflowId) {
       try {
-        const { connection, client } = await connect();
-        return await connection.withDeadline(Date.now() + callTimeoutMs, async (): Promise<DeliveryLookup> => {
+        return await call(async (client): Promise<DeliveryLookup> => {
           const handle = client.workflow.getHandle(workflowId);
           const description = await handle.describe().catch((error: unknown) => {
             if (error instanceof WorkflowNotFoundError) return undefined;
@@ -132,8 +153,23 @@ export function createTemporalStarter(
         });
       } catch (error) {
         logger.debug({ err: error, workflowId }, 'status lookup failed');
-        return undefined;
+        return { kind: 'unreachable', reason: error instanceof TemporalUnavailableError ? error.reason : describeError(error) };
       }
+    },
+    async retryNow(workflowId) {
+      return call((client) =>
+        client.workflow
+          .getHandle(workflowId)
+          .executeUpdate(retryNowUpdate)
+          .catch((error: unknown) => {
+            // The validator's rejection, or a run that predates retry-now (no handler): nothing to cut short.
+            if (error instanceof WorkflowUpdateFailedError) throw new WebhookConflictError(`Not waiting for a retry: ${error.cause?.message ?? error.message}`);
+            throw endedRunConflict(error);
+          }),
+      );
+    },
+    async cancel(workflowId) {
+      await call((client) => client.workflow.getHandle(workflowId).cancel().catch((error: unknown) => Promise.reject(endedRunConflict(error))));
     },
     async close() {
       const current = connecting;

@@ -2,35 +2,46 @@ import type { Knex } from 'knex';
 import { attachRun, loadWebhookView, storeOutcome, type WebhookView } from '../store/webhook-store';
 import type { WebhookStarter } from './temporal-starter';
 
-/** The status URL's answer: the row with its attempts, and the live state while the workflow runs. */
+/** Where a pending delivery stands right now: the workflow's own answer, or why only the database answered. */
+export type LiveState =
+  | { readonly source: 'temporal'; readonly state: string; readonly next_attempt_at: string | null }
+  | { readonly source: 'database'; readonly reason: string };
+
+/** The status URL's answer: the row with its event and attempts, and the live state while the row is pending. */
 export type WebhookStatusView = Omit<WebhookView, 'status'> & {
   /** The row's status, or `not_started` while no workflow run is known for it (its start failed or is in doubt). */
   readonly status: WebhookView['status'] | 'not_started';
-  readonly delivery: { readonly state: string; readonly next_attempt_at: string | null } | null;
+  /** Null once the row has its final status: PostgreSQL is then the whole truth. */
+  readonly live: LiveState | null;
 };
 
 /**
  * Reads one webhook. While its row is pending, Temporal knows what the database cannot: that a start whose
  * outcome was unknown did happen (the run is recorded now), the live state, or that an operator stopped the
- * run, which no workflow code could record (recorded now, with the close time).
+ * run, which no workflow code could record (recorded now, with the close time). When Temporal does not answer,
+ * the database view comes back and says so.
  */
 export async function webhookStatus(knex: Knex, starter: WebhookStarter, webhookId: string): Promise<WebhookStatusView | undefined> {
   const view = await loadWebhookView(knex, webhookId);
-  if (!view || view.status !== 'pending' || !view.workflow_id) return view && { ...view, delivery: null };
+  if (!view || view.status !== 'pending' || !view.workflow_id) return view && { ...view, status: notStartedOr(view), live: null };
   const lookup = await starter.status(view.workflow_id);
-  const found = lookup && lookup.kind !== 'absent' ? lookup : undefined;
+  if (lookup.kind === 'unreachable') {
+    return { ...view, status: notStartedOr(view), live: { source: 'database', reason: `Temporal did not answer: ${lookup.reason}` } };
+  }
+  if (lookup.kind === 'absent') {
+    return { ...view, status: notStartedOr(view), live: { source: 'database', reason: 'Temporal has no run of this webhook' } };
+  }
   let changed = false;
-  if (found && !view.run_id) changed = await attachRun(knex, webhookId, found.runId);
-  if (found?.kind === 'stopped') {
-    const webhook = { webhookId, eventId: view.event_id, workflowId: view.workflow_id, runId: found.runId, isTest: view.is_test };
-    await storeOutcome(knex, { webhook, status: found.status, finishedAt: found.closedAt });
+  if (!view.run_id) changed = await attachRun(knex, webhookId, lookup.runId);
+  if (lookup.kind === 'stopped') {
+    const webhook = { webhookId, eventId: view.event_id, workflowId: view.workflow_id, runId: lookup.runId, isTest: view.is_test };
+    await storeOutcome(knex, { webhook, status: lookup.status, finishedAt: lookup.closedAt });
     changed = true;
   }
   const current = changed ? (await loadWebhookView(knex, webhookId))! : view;
-  const live = found?.kind === 'running' ? found.status : undefined;
-  return {
-    ...current,
-    status: current.run_id ? current.status : 'not_started',
-    delivery: live ? { state: live.state, next_attempt_at: live.nextAttemptAt } : null,
-  };
+  const live: LiveState | null =
+    lookup.kind === 'running' ? { source: 'temporal', state: lookup.status.state, next_attempt_at: lookup.status.nextAttemptAt } : null;
+  return { ...current, status: notStartedOr(current), live };
 }
+
+const notStartedOr = (view: WebhookView): WebhookStatusView['status'] => (view.run_id ? view.status : 'not_started');

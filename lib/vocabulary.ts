@@ -15,9 +15,13 @@ export const WEBHOOK_STATUSES = ['pending', 'delivered', 'failed', 'cancelled', 
 /** Why an attempt without an HTTP answer failed. */
 export const ATTEMPT_ERROR_CLASSES = ['timeout', 'connection_refused', 'dns', 'tls', 'reset', 'other'] as const;
 
+/** What started an attempt: the retry schedule, or an operator's retry-now. */
+export const ATTEMPT_TRIGGERS = ['schedule', 'manual'] as const;
+
 export type CompanyRole = (typeof COMPANY_ROLES)[number];
 export type JobRole = (typeof JOB_ROLES)[number];
 export type EventType = (typeof EVENT_TYPES)[number];
 export type EventAction = (typeof EVENT_ACTIONS)[number];
 export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
 export type AttemptErrorClass = (typeof ATTEMPT_ERROR_CLASSES)[number];
+export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];

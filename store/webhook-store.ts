@@ -44,8 +44,9 @@ export interface StoredWebhook {
   readonly event: WebhookEnvelope;
 }
 
+/** The original webhook of an event id (its redeliveries share the event id). */
 export async function findWebhookByEventId(knex: Knex, eventId: string): Promise<StoredWebhook | undefined> {
-  const row = await knex('webhook_events').select('id', 'event_id', 'workflow_id', 'run_id', 'body').where({ event_id: eventId }).first();
+  const row = await knex('webhook_events').select('id', 'event_id', 'workflow_id', 'run_id', 'body').where({ event_id: eventId }).whereNull('redelivery_of').first();
   // `body` is a json column: its text, and so its key order, is what the first request stored.
   return row && { webhookId: row.id, eventId: row.event_id, workflowId: row.workflow_id, runId: row.run_id, event: row.body };
 }
@@ -121,6 +122,7 @@ export async function storeAttempt(knex: Knex, { webhook, attempt }: RecordAttem
         error_message: attempt.errorMessage,
         response_body: attempt.responseBody,
         succeeded: attempt.succeeded,
+        trigger: attempt.trigger ?? 'schedule',
         is_test: webhook.isTest,
       })
       .onConflict(['webhook_id', 'attempt'])
@@ -181,15 +183,55 @@ export async function claimAttempt(knex: Knex, webhook: WebhookRef, attempt: num
   };
 }
 
+/** A redelivery's row: the original's event, byte for byte, under a new id and workflow. */
+export interface NewRedelivery {
+  readonly webhookId: string;
+  readonly workflowId: string;
+  /** The first webhook of the event: every redelivery points at it, never at another redelivery. */
+  readonly originalId: string;
+  /** At most one redelivery per original and key: a repeated bulk redelivery finds the one it made. */
+  readonly key: string;
+}
+
+/** The redelivery of `originalId` under `key`: the one this call wrote, or the one an earlier call did. */
+export async function insertRedelivery(knex: Knex, redelivery: NewRedelivery): Promise<{ webhookId: string; workflowId: string; runId: string | null; created: boolean }> {
+  const { webhookId, workflowId, originalId, key } = redelivery;
+  const { rows } = await knex.raw<{ rows: { id: string }[] }>(
+    `INSERT INTO webhook_events (id, event_id, event_type, action, company_id, body, workflow_id, redelivery_of, redelivery_key)
+     SELECT ?, event_id, event_type, action, company_id, body, ?, id, ? FROM webhook_events WHERE id = ?
+     ON CONFLICT (redelivery_of, redelivery_key) DO NOTHING RETURNING id`,
+    [webhookId, workflowId, key, originalId],
+  );
+  if (rows.length === 1) return { webhookId, workflowId, runId: null, created: true };
+  const existing = await knex('webhook_events').select('id', 'workflow_id', 'run_id').where({ redelivery_of: originalId, redelivery_key: key }).first();
+  if (!existing) throw new WebhookRowMissingError(originalId);
+  return { webhookId: existing.id, workflowId: existing.workflow_id, runId: existing.run_id, created: false };
+}
+
 /** One webhook as the status URL shows it: its row and every recorded attempt, in snake_case JSON. */
 export async function loadWebhookView(knex: Knex, webhookId: string) {
   const row = await knex('webhook_events')
-    .select('id', 'event_id', 'event_type', 'action', 'company_id', 'workflow_id', 'run_id', 'status', 'is_test', 'created_at', 'updated_at', 'finished_at')
+    .select(
+      'id',
+      'event_id',
+      'event_type',
+      'action',
+      'company_id',
+      'workflow_id',
+      'run_id',
+      'status',
+      'redelivery_of',
+      'is_test',
+      'created_at',
+      'updated_at',
+      'finished_at',
+      'body as event',
+    )
     .where({ id: webhookId })
     .first();
   if (!row) return undefined;
   const attempts = await knex('webhook_attempts')
-    .select('attempt', 'scheduled_at', 'started_at', 'duration_ms', 'http_status', 'error_class', 'error_message', 'response_body', 'succeeded', 'recorded_at')
+    .select('attempt', 'trigger', 'scheduled_at', 'started_at', 'duration_ms', 'http_status', 'error_class', 'error_message', 'response_body', 'succeeded', 'recorded_at')
     .where({ webhook_id: webhookId })
     .orderBy('attempt');
   const { id, ...rest } = row;

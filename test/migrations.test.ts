@@ -49,5 +49,6 @@ describe('migrations', () => {
     assert.deepEqual(await allowed('webhook_events', 'action'), sorted(vocabulary.EVENT_ACTIONS));
     assert.deepEqual(await allowed('webhook_events', 'status'), sorted(vocabulary.WEBHOOK_STATUSES));
     assert.deepEqual(await allowed('webhook_attempts', 'error_class'), sorted(vocabulary.ATTEMPT_ERROR_CLASSES));
+    assert.deepEqual(await allowed('webhook_attempts', 'trigger'), sorted(vocabulary.ATTEMPT_TRIGGERS));
   });
 });

@@ -82,7 +82,7 @@ export async function deliverWebhookV1(input: DeliverWebhookInput): Promise<Deli
         delivery.enter(status);
         break;
       }
-      scheduledAt = await delivery.waitForRetry(attempt);
+      scheduledAt = (await delivery.waitForRetry(attempt)).scheduledAt;
     }
   } catch (error) {
     if (!isCancellation(error)) throw error;

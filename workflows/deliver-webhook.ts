@@ -8,7 +8,7 @@ import {
 } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities';
 import { deliverWebhookV1, recordRejected, SEND_TIMEOUT_MARGIN_MS } from './deliver-webhook-v1';
-import { recordActivities, trackDelivery } from './delivery-state';
+import { recordActivities, trackDelivery, type NextAttempt } from './delivery-state';
 import {
   DEFAULT_SEND_TIMEOUT_MS,
   MAX_ATTEMPTS,
@@ -41,32 +41,34 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
   /** Only for a record the attempt could not write itself, and for a cancel. */
   const { recordAttempt, recordOutcome } = recordActivities(taskQueue);
   const webhook: WebhookRef = { webhookId: input.webhookId, eventId: input.eventId, workflowId, runId, isTest: false };
-  const delivery = trackDelivery(input);
+  const delivery = trackDelivery(input, { retryNow: true });
   const pendingRecords: Promise<void>[] = [];
   // Records run outside cancellation: an operator's cancel must not lose an outcome already known.
   const record = (write: () => Promise<void>) => pendingRecords.push(CancellationScope.nonCancellable(write).catch(recordRejected));
   const timeoutMs = input.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
 
   let status: FinalStatus = 'failed';
-  let scheduledAt = new Date().toISOString();
+  let next: NextAttempt = { scheduledAt: new Date().toISOString(), trigger: 'schedule' };
   try {
     for (let attempt = 1; ; attempt++) {
       const last = attempt === MAX_ATTEMPTS;
       const { outcome, recorded } = await runAttempt(() =>
-        deliverAttempt.executeWithOptions({ summary: `attempt ${attempt} of ${MAX_ATTEMPTS}`, startToCloseTimeout: timeoutMs + SEND_TIMEOUT_MARGIN_MS }, [
+        deliverAttempt.executeWithOptions({ summary: `attempt ${attempt} of ${MAX_ATTEMPTS}${next.trigger === 'manual' ? ' (retry-now)' : ''}`, startToCloseTimeout: timeoutMs + SEND_TIMEOUT_MARGIN_MS }, [
           {
             webhookId: input.webhookId,
             attempt,
             event: input.event,
             timeoutMs,
-            scheduledAt,
+            scheduledAt: next.scheduledAt,
+            trigger: next.trigger,
             finalOnFailure: last,
+            webhookIdHeader: input.redeliveryOf,
             // The row exists when the API started the run; otherwise the first claim writes it with the event.
             webhook: input.eventStored ? webhook : { ...webhook, event: input.event },
           },
         ]),
       attempt);
-      const attemptRecord: AttemptRecord = { ...outcome, scheduledAt };
+      const attemptRecord: AttemptRecord = { ...outcome, ...next };
       delivery.attempts.push(attemptRecord);
       const done = outcome.succeeded || last;
       if (done) status = outcome.succeeded ? 'delivered' : 'failed';
@@ -78,7 +80,7 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
         delivery.enter(status);
         break;
       }
-      scheduledAt = await delivery.waitForRetry(attempt);
+      next = await delivery.waitForRetry(attempt);
     }
   } catch (error) {
     if (!isCancellation(error)) throw error;

@@ -1,21 +1,56 @@
-import { proxyActivities, setHandler, sleep, upsertSearchAttributes } from '@temporalio/workflow';
+import { condition, patched, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities';
+import type { AttemptTrigger } from '../lib/vocabulary';
 import { WEBHOOK_STATUS } from '../temporal/search-attributes';
-import { webhookStatusQuery } from './queries';
-import { MAX_ATTEMPTS, RETRY_DELAYS_MS, recordsTaskQueue, type AttemptRecord, type DeliverWebhookInput, type DeliveryState } from './types';
+import { retryNowUpdate, webhookStatusQuery } from './messages';
+import {
+  MAX_ATTEMPTS,
+  RETRY_DELAYS_MS,
+  RETRY_NOW,
+  recordsTaskQueue,
+  type AttemptRecord,
+  type DeliverWebhookInput,
+  type DeliveryState,
+} from './types';
 
 export const retrySummary = (retry: number, delayMs: number): string =>
   `retry ${retry} of ${MAX_ATTEMPTS - 1} in ${delayMs / 1000} s`;
 
+/** The validator's answer to a retry-now that finds nothing to cut short; the client maps it to 409. */
+export const NOT_WAITING = 'the delivery is not waiting for a retry';
+
+/** When the next attempt starts, and what started it. */
+export interface NextAttempt {
+  readonly scheduledAt: string;
+  readonly trigger: AttemptTrigger;
+}
+
 /**
  * Where one delivery stands, for both workflow shapes: the attempts so far, the state the status query
- * answers and `WebhookStatus` shows, and the durable wait between two attempts.
+ * answers and `WebhookStatus` shows, and the durable wait between two attempts. With `retryNow` (the current
+ * shape only), an operator's retry-now update cuts that wait short.
  */
-export function trackDelivery(input: DeliverWebhookInput) {
+export function trackDelivery(input: DeliverWebhookInput, { retryNow = false } = {}) {
   const attempts: AttemptRecord[] = [];
   let state: DeliveryState = 'sending';
   let nextAttemptAt: string | null = null;
+  let retryRequested = false;
   setHandler(webhookStatusQuery, () => ({ webhookId: input.webhookId, eventId: input.eventId, state, attempts, nextAttemptAt }));
+  if (retryNow) {
+    setHandler(
+      retryNowUpdate,
+      () => {
+        retryRequested = true;
+        return { attempt: attempts.length + 1 };
+      },
+      {
+        // Rejected updates leave no trace in the history.
+        validator: () => {
+          if (state !== 'waiting' || retryRequested) throw new Error(NOT_WAITING);
+        },
+      },
+    );
+  }
   const enter = (next: DeliveryState) => {
     state = next;
     upsertSearchAttributes([{ key: WEBHOOK_STATUS, value: next }]);
@@ -26,16 +61,23 @@ export function trackDelivery(input: DeliverWebhookInput) {
     get state() {
       return state;
     },
-    /** Waits out the timer after failed attempt `attempt`; returns the time the next attempt was due. */
-    async waitForRetry(attempt: number): Promise<string> {
+    /**
+     * Waits out the timer after failed attempt `attempt`, or until an operator's retry-now. A wait nobody cuts
+     * short commands exactly what the first shapes did: one timer.
+     */
+    async waitForRetry(attempt: number): Promise<NextAttempt> {
       const delayMs = RETRY_DELAYS_MS[attempt - 1];
       const due = new Date(Date.now() + delayMs).toISOString();
       nextAttemptAt = due;
       enter('waiting');
-      await sleep(delayMs, { summary: retrySummary(attempt, delayMs) });
+      // The timer of `condition` is the same command `sleep` gave; retry-now cancels it.
+      const cutShort = await condition(() => retryRequested, delayMs, { summary: retrySummary(attempt, delayMs) });
+      retryRequested = false;
       nextAttemptAt = null;
+      // Deliveries no operator touches never reach the patch, so they carry no marker for it.
+      const manual = cutShort && patched(RETRY_NOW);
       enter('sending');
-      return due;
+      return manual ? { scheduledAt: new Date().toISOString(), trigger: 'manual' } : { scheduledAt: due, trigger: 'schedule' };
     },
     /** An operator's cancel: no next attempt. */
     cancelled() {

@@ -1,3 +1,3 @@
 // The workflow bundle's entry point: only workflow code may be exported from here.
 export { deliverWebhook } from './deliver-webhook';
-export { webhookStatusQuery } from './queries';
+export { retryNowUpdate, webhookStatusQuery } from './messages';

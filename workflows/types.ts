@@ -1,6 +1,6 @@
 // Types shared by the workflow, its activities and its starters. Type-only imports keep the workflow
 // bundle free of non-deterministic code.
-import type { AttemptErrorClass } from '../lib/vocabulary';
+import type { AttemptErrorClass, AttemptTrigger } from '../lib/vocabulary';
 import type { WebhookEnvelope } from '../events/envelope';
 
 /** Spec section 8: the first attempt plus 3 retries, after 10 s, 100 s and 1000 s. */
@@ -12,6 +12,12 @@ export const RETRY_DELAYS_MS: readonly number[] = [10_000, 100_000, 1_000_000];
  * first shape; see docs/webhooks.md, "Changing the workflow safely".
  */
 export const SINGLE_TASK_DELIVERY = 'single-task-delivery';
+
+/**
+ * The patch of an operator's retry-now cutting a retry timer short. Checked only where that happens, so a
+ * delivery no operator touches carries no marker for it.
+ */
+export const RETRY_NOW = 'operator-retry-now';
 
 /** Tries of one attempt's send activity: the second only replaces a try Temporal lost before its POST. */
 export const SEND_TRIES = 2;
@@ -37,6 +43,8 @@ export interface DeliverWebhookInput {
    * event, only ids and outcomes. Otherwise (`startWebhook` from an upstream client) the first record writes it.
    */
   readonly eventStored?: boolean;
+  /** Set on a redelivery: the id of the original webhook, which every attempt sends as its webhook-id header. */
+  readonly redeliveryOf?: string;
 }
 
 export interface SendWebhookInput {
@@ -48,6 +56,8 @@ export interface SendWebhookInput {
    * the worker's PARTNER_TIMEOUT_MS, so Temporal never times out an attempt whose request is still running.
    */
   readonly timeoutMs?: number;
+  /** The webhook-id header when it is not `webhookId`: a redelivery sends its original's, so partners de-duplicate. */
+  readonly webhookIdHeader?: string;
 }
 
 /** What one POST came to. Exactly one of httpStatus and errorClass is set. */
@@ -67,6 +77,8 @@ export interface AttemptOutcome {
 /** An outcome plus the time the attempt was due, so timer lateness is visible. */
 export interface AttemptRecord extends AttemptOutcome {
   readonly scheduledAt: string;
+  /** `manual` for an attempt an operator's retry-now started; absent (histories before it) means `schedule`. */
+  readonly trigger?: AttemptTrigger;
 }
 
 /** Identifies the webhook row the record activities write. */
@@ -88,6 +100,8 @@ export interface DeliverAttemptInput extends SendWebhookInput {
   readonly scheduledAt: string;
   /** The last attempt: a failure is then the final status, recorded with it. */
   readonly finalOnFailure: boolean;
+  /** Absent means `schedule`. */
+  readonly trigger?: AttemptTrigger;
 }
 
 /**
@@ -126,6 +140,11 @@ export interface WebhookDeliveryStatus {
   readonly attempts: readonly AttemptRecord[];
   /** ISO 8601 time of the next attempt while waiting, otherwise null. */
   readonly nextAttemptAt: string | null;
+}
+
+/** The answer of an accepted retry-now: the attempt that is made at once. */
+export interface RetryNowResult {
+  readonly attempt: number;
 }
 
 /** The workflow result: a failed delivery is a business outcome, so the workflow still completes. */

@@ -3,6 +3,8 @@ import type { PathError } from '../../lib/validation';
 import { WebhookValidationError } from '../../client/start-webhook';
 import { TemporalUnavailableError } from '../../client/temporal-starter';
 import { TemporalSetupError } from '../../temporal/register-search-attributes';
+import { WebhookConflictError, WebhookNotFoundError } from '../../client/operation-errors';
+import { WebhookQueryError } from '../../client/webhook-filter';
 
 /** The one error body of the internal API: `detail` always; `errors` per JSON path, `reason` from Temporal. */
 export interface InternalErrorBody {
@@ -27,6 +29,9 @@ export class InternalApiError extends Error {
 function asInternalApiError(error: unknown): InternalApiError | undefined {
   if (error instanceof InternalApiError) return error;
   if (error instanceof WebhookValidationError) return new InternalApiError(400, { detail: 'Invalid webhook event.', errors: error.errors });
+  if (error instanceof WebhookQueryError) return new InternalApiError(400, { detail: 'Invalid filter or paging.', errors: error.errors });
+  if (error instanceof WebhookNotFoundError) return new InternalApiError(404, { detail: 'Not found.' });
+  if (error instanceof WebhookConflictError) return new InternalApiError(409, { detail: error.message });
   if (error instanceof TemporalSetupError) {
     // Not an outage: retrying cannot help until an operator mends Temporal's configuration.
     return new InternalApiError(500, {

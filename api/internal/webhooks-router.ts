@@ -5,16 +5,19 @@ import { requestOrigin } from '../request-origin';
 import type { ApiDependencies } from '../context';
 import { acceptWebhook } from '../../client/ingest';
 import { prepareWebhook } from '../../client/start-webhook';
-import { createTemporalStarter } from '../../client/temporal-starter';
+import { createTemporalStarter, TemporalUnavailableError } from '../../client/temporal-starter';
 import { webhookStatus } from '../../client/webhook-status';
+import { encodeLogCursor, parseBulkRedelivery, parseLogQuery } from '../../client/webhook-filter';
+import { cancelWebhook, redeliverMatching, redeliverWebhook, retryWebhookNow } from '../../client/webhook-operations';
+import { listWebhooks } from '../../store/webhook-log';
 import { requireBearerToken } from './bearer-auth';
 import { answerInternalErrors, InternalApiError } from './errors';
 import { jsonBody } from './json-body';
 
 /**
- * POST /internal/v1/webhooks starts a webhook; GET /internal/v1/webhooks/:webhook_id is its status URL.
- * Both need `Authorization: Bearer <INTERNAL_API_TOKEN>`; without that token configured the routes do not exist.
- * Every failure is thrown and answered by `answerInternalErrors` in one body shape.
+ * The internal webhook API: start a webhook, its status URL, the delivery log, and an operator's retry-now,
+ * cancel and redeliver. Every route needs `Authorization: Bearer <INTERNAL_API_TOKEN>`; without that token
+ * configured the routes do not exist. Every failure is thrown and answered by `answerInternalErrors`.
  */
 export function internalWebhooksRouter({ config, knex, logger, webhookStarter }: ApiDependencies): Router {
   const router = new Router({ prefix: '/internal/v1/webhooks', sensitive: true });
@@ -23,7 +26,14 @@ export function internalWebhooksRouter({ config, knex, logger, webhookStarter }:
   const starter = webhookStarter ?? createTemporalStarter(config, logger);
   router.use(answerInternalErrors, requireBearerToken(config.INTERNAL_API_TOKEN));
   // Absolute when the Host header is a valid host name, else a path: never an echo of an arbitrary header.
-  const statusUrl = (ctx: Context, webhookId: string) => `${requestOrigin(ctx) ?? ''}/internal/v1/webhooks/${webhookId}`;
+  const origin = (ctx: Context) => requestOrigin(ctx) ?? '';
+  const statusUrl = (ctx: Context, webhookId: string) => `${origin(ctx)}/internal/v1/webhooks/${webhookId}`;
+  /** The `:webhook_id` of the route; anything but a canonical UUID names no webhook. */
+  const webhookIdOf = (ctx: Context & { params: Record<string, string> }) => {
+    const webhookId = ctx.params.webhook_id;
+    if (!isCanonicalUuid(webhookId)) throw new InternalApiError(404, { detail: 'Not found.' });
+    return webhookId;
+  };
 
   router.post('/', jsonBody, async function startWebhookRoute(ctx) {
     const accepted = await acceptWebhook(knex, starter, prepareWebhook(ctx.request.body, config.PARTNER_TIMEOUT_MS));
@@ -38,12 +48,68 @@ export function internalWebhooksRouter({ config, knex, logger, webhookStarter }:
     };
   });
 
+  router.get('/', async function webhookLogRoute(ctx) {
+    const { filter, limit, after } = parseLogQuery(ctx.query);
+    const page = await listWebhooks(knex, filter, { limit, after });
+    let next: string | null = null;
+    if (page.next) {
+      const query = new URLSearchParams(ctx.querystring);
+      query.set('cursor', encodeLogCursor(page.next));
+      next = `${origin(ctx)}${ctx.path}?${query}`;
+    }
+    ctx.body = { next, results: page.webhooks.map((row) => ({ ...row, status_url: statusUrl(ctx, row.webhook_id) })) };
+  });
+
+  router.post('/redeliver', jsonBody, async function bulkRedeliverRoute(ctx) {
+    const { filter, limit } = parseBulkRedelivery(ctx.request.body);
+    ctx.body = await operation(() => redeliverMatching(knex, starter, filter, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, limit }));
+  });
+
   router.get('/:webhook_id', async function webhookStatusRoute(ctx) {
-    const webhookId = ctx.params.webhook_id;
-    const view = isCanonicalUuid(webhookId) ? await webhookStatus(knex, starter, webhookId) : undefined;
+    const view = await webhookStatus(knex, starter, webhookIdOf(ctx));
     if (!view) throw new InternalApiError(404, { detail: 'Not found.' });
     ctx.body = view;
   });
 
+  router.post('/:webhook_id/retry-now', async function retryNowRoute(ctx) {
+    const webhookId = webhookIdOf(ctx);
+    const { attempt } = await operation(() => retryWebhookNow(knex, starter, webhookId));
+    ctx.status = 202;
+    ctx.body = { webhook_id: webhookId, attempt, status_url: statusUrl(ctx, webhookId) };
+  });
+
+  router.post('/:webhook_id/cancel', async function cancelRoute(ctx) {
+    const webhookId = webhookIdOf(ctx);
+    await operation(() => cancelWebhook(knex, starter, webhookId));
+    ctx.status = 202;
+    ctx.body = { webhook_id: webhookId, status_url: statusUrl(ctx, webhookId) };
+  });
+
+  router.post('/:webhook_id/redeliver', async function redeliverRoute(ctx) {
+    const redelivery = await operation(() => redeliverWebhook(knex, starter, webhookIdOf(ctx), config.PARTNER_TIMEOUT_MS));
+    ctx.status = 202;
+    ctx.set('Location', statusUrl(ctx, redelivery.webhookId));
+    ctx.body = {
+      webhook_id: redelivery.webhookId,
+      redelivery_of: redelivery.redeliveryOf,
+      workflow_id: redelivery.workflowId,
+      run_id: redelivery.runId,
+      status_url: statusUrl(ctx, redelivery.webhookId),
+    };
+  });
+
   return router;
+}
+
+/** Temporal's outage during an operation: nothing may have changed, or (no answer in time) it may have. */
+async function operation<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof TemporalUnavailableError)) throw error;
+    const detail = error.outcomeUnknown
+      ? 'Temporal did not answer in time: the operation may or may not have taken effect. Check the webhook before retrying.'
+      : 'Temporal is unavailable: nothing was changed. Retry later.';
+    throw new InternalApiError(503, { detail, reason: error.reason }, { 'Retry-After': '30' });
+  }
 }

@@ -1,8 +1,14 @@
 import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
 import { UsageError, type Command } from '../command';
 import { bootstrap, openMigratedDatabase, type Runtime } from '../bootstrap';
 import { partnerSettings } from '../../lib/config';
-import { formatPathError } from '../../lib/validation';
+import { formatPathError, isCanonicalUuid } from '../../lib/validation';
+import { encodeLogCursor, parseBulkRedelivery, parseLogQuery, WebhookQueryError } from '../../client/webhook-filter';
+import { cancelWebhook, redeliverMatching, redeliverWebhook, retryWebhookNow } from '../../client/webhook-operations';
+import { WebhookConflictError, WebhookNotFoundError } from '../../client/operation-errors';
+import { webhookStatus } from '../../client/webhook-status';
+import { listWebhooks } from '../../store/webhook-log';
 import { acceptWebhook } from '../../client/ingest';
 import { sendTestWebhook } from '../send-test';
 import { prepareWebhook, WebhookValidationError } from '../../client/start-webhook';
@@ -12,14 +18,31 @@ import { TemporalSetupError } from '../../temporal/register-search-attributes';
 const USAGE = [
   'Usage: partner-service webhooks send FILE.json',
   '       partner-service webhooks send-test FILE.json',
+  '       partner-service webhooks list [FILTERS] [--limit N] [--cursor C]',
+  '       partner-service webhooks show WEBHOOK_ID',
+  '       partner-service webhooks retry-now WEBHOOK_ID',
+  '       partner-service webhooks cancel WEBHOOK_ID',
+  '       partner-service webhooks redeliver WEBHOOK_ID',
+  '       partner-service webhooks redeliver --all [FILTERS] [--limit N]',
   '',
   'FILE.json holds {"event_id"?, "event_type", "action", "data"}, as POST /internal/v1/webhooks takes it.',
+  'FILTERS: --status S --event-type T --action A --company-id C --since ISO --until ISO, as the',
+  'query of GET /internal/v1/webhooks (docs/webhooks.md, "Operating deliveries").',
   '',
   '  send       validates the event and starts its delivery workflow on Temporal, exactly like the',
   '             internal API (event_id is the idempotency key). Prints the webhook as JSON.',
   '  send-test  validates the event and runs exactly one attempt against PARTNER_ENDPOINT, without',
   '             Temporal. Records it marked as a test (with a fresh test-… event id) and prints the',
   '             outcome as JSON. Exits 0 on a 2XX answer and 1 otherwise.',
+  '  list       prints one page of the delivery log, newest first, as JSON with next_cursor.',
+  '  show       prints one webhook: its event, every attempt and the live state.',
+  '  retry-now  makes the next attempt of a waiting delivery at once (recorded as manual).',
+  '  cancel     stops a pending delivery; it is recorded as cancelled.',
+  '  redeliver  starts a new delivery of a finished webhook with the same webhook-id header; with',
+  '             --all, of every finished webhook matching FILTERS (a repeated identical call starts',
+  '             nothing new). Prints the count started and whether matches are left (more).',
+  '',
+  'Operations exit 1 when the webhook does not exist or is in the wrong state (the API\'s 404 and 409).',
 ].join('\n');
 
 const fail = (message: string) => {
@@ -70,13 +93,92 @@ async function sendTest(runtime: Runtime, event: unknown): Promise<number> {
   return report.succeeded ? 0 : 1;
 }
 
+const FILTER_OPTIONS = {
+  status: { type: 'string' },
+  'event-type': { type: 'string' },
+  action: { type: 'string' },
+  'company-id': { type: 'string' },
+  since: { type: 'string' },
+  until: { type: 'string' },
+  limit: { type: 'string' },
+} as const;
+
+/** Flags as the API's query names them, so one parser validates both. */
+function filterFlags(args: string[], extra: { cursor?: true; all?: true } = {}) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { ...FILTER_OPTIONS, ...(extra.cursor && { cursor: { type: 'string' } }), ...(extra.all && { all: { type: 'boolean' } }) },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed;
+  const { 'event-type': eventType, 'company-id': companyId, all, ...rest } = values as Record<string, string | boolean | undefined>;
+  const query = Object.fromEntries(Object.entries({ ...rest, event_type: eventType, company_id: companyId }).filter(([, v]) => v !== undefined));
+  return { query, positionals, all: all === true };
+}
+
+const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
+
+/** list, show, retry-now, cancel, redeliver: the operations of the internal API, on the same code. */
+async function operate(runtime: Runtime, action: string, args: string[]): Promise<number> {
+  const { query, positionals, all } = filterFlags(args, { cursor: action === 'list' || undefined, all: action === 'redeliver' || undefined });
+  const single = action !== 'list' && !(action === 'redeliver' && all);
+  if (single && (positionals.length !== 1 || Object.keys(query).length)) throw new UsageError(`${action} takes exactly one WEBHOOK_ID`);
+  if (!single && positionals.length) throw new UsageError(`${action} ${all ? '--all ' : ''}takes filters, not a WEBHOOK_ID`);
+  const [webhookId] = positionals;
+  if (single && !isCanonicalUuid(webhookId)) return fail(`No webhook ${webhookId}.`);
+  const database = await openMigratedDatabase(runtime);
+  const { knex } = database;
+  const starter = createTemporalStarter(runtime.config, runtime.logger);
+  runtime.shutdown.add('temporal client', () => starter.close());
+  const sendTimeoutMs = runtime.config.PARTNER_TIMEOUT_MS;
+  switch (action) {
+    case 'list': {
+      const { filter, limit, after } = parseLogQuery(query);
+      const page = await listWebhooks(knex, filter, { limit, after });
+      print({ next_cursor: page.next ? encodeLogCursor(page.next) : null, results: page.webhooks });
+      return 0;
+    }
+    case 'show': {
+      const view = await webhookStatus(knex, starter, webhookId);
+      if (!view) throw new WebhookNotFoundError(webhookId);
+      print(view);
+      return 0;
+    }
+    case 'retry-now':
+      print({ webhook_id: webhookId, ...(await retryWebhookNow(knex, starter, webhookId)) });
+      return 0;
+    case 'cancel':
+      await cancelWebhook(knex, starter, webhookId);
+      print({ webhook_id: webhookId, status: 'cancel requested' });
+      return 0;
+    default: {
+      if (all) {
+        const { filter, limit } = parseBulkRedelivery(query);
+        print(await redeliverMatching(knex, starter, filter, { sendTimeoutMs, limit }));
+        return 0;
+      }
+      const redelivery = await redeliverWebhook(knex, starter, webhookId, sendTimeoutMs);
+      print({ webhook_id: redelivery.webhookId, redelivery_of: redelivery.redeliveryOf, workflow_id: redelivery.workflowId, run_id: redelivery.runId });
+      return 0;
+    }
+  }
+}
+
+const OPERATIONS = ['list', 'show', 'retry-now', 'cancel', 'redeliver'];
+
 export const webhooksCommand: Command = {
   name: 'webhooks',
-  summary: 'Start a webhook from a JSON file, or test one delivery against the partner endpoint',
+  summary: 'Start, test, list, show, retry, cancel and redeliver webhooks',
   usage: USAGE,
   async run(args) {
     const [action, file, ...rest] = args;
-    if (action !== 'send' && action !== 'send-test') throw new UsageError('expected send or send-test');
+    if (OPERATIONS.includes(action)) return runOperation(action, args.slice(1));
+    if (action !== 'send' && action !== 'send-test') throw new UsageError(`expected send, send-test, ${OPERATIONS.join(', ')}`);
     if (!file || rest.length) throw new UsageError('expected exactly one FILE.json');
     const event = await readEventFile(file);
     const runtime = bootstrap({ logsTo: 'stderr' });
@@ -90,3 +192,17 @@ export const webhooksCommand: Command = {
     }
   },
 };
+
+async function runOperation(action: string, args: string[]): Promise<number> {
+  const runtime = bootstrap({ logsTo: 'stderr' });
+  try {
+    return await operate(runtime, action, args);
+  } catch (error) {
+    if (error instanceof WebhookQueryError) throw new UsageError(error.errors.map(formatPathError).join('\n'));
+    if (error instanceof WebhookNotFoundError || error instanceof WebhookConflictError) return fail(error.message);
+    if (error instanceof TemporalUnavailableError) return fail(`Temporal is unavailable: ${error.reason}`);
+    throw error;
+  } finally {
+    await runtime.shutdown.shutdown();
+  }
+}

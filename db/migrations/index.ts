@@ -6,6 +6,7 @@ import * as webhookStoppedStatuses from './004_webhook_stopped_statuses';
 import * as scimCaseFolding from './005_scim_case_folding';
 import * as webhookBody from './006_webhook_body';
 import * as webhookAttemptClaims from './007_webhook_attempt_claims';
+import * as webhookOperations from './008_webhook_operations';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -21,4 +22,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['005_scim_case_folding', scimCaseFolding],
   ['006_webhook_body', webhookBody],
   ['007_webhook_attempt_claims', webhookAttemptClaims],
+  ['008_webhook_operations', webhookOperations],
 ];

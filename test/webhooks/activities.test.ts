@@ -395,6 +395,7 @@ describe('webhook activities', function () {
           error_message: null,
           response_body: 'busy',
           succeeded: false,
+          trigger: 'schedule',
           is_test: false,
           recorded_at: undefined,
         },

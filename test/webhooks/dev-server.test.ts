@@ -15,7 +15,7 @@ import { WEBHOOK_SEARCH_ATTRIBUTES } from '../../temporal/search-attributes';
 import { createTemporalStarter, type WebhookStarter } from '../../client/temporal-starter';
 import { prepareWebhook, startWebhook } from '../../client/start-webhook';
 import type { WebhookEventInput } from '../../events/envelope';
-import { webhookStatusQuery } from '../../workflows/queries';
+import { webhookStatusQuery } from '../../workflows/messages';
 import type { DeliverySummary } from '../../workflows/types';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { runCli } from '../support/cli';
@@ -245,7 +245,7 @@ describe('webhooks end to end on the Temporal dev server', function () {
       assert.equal((await db.knex('webhook_events').where({ id: accepted.body.webhook_id }).first()).status, 'pending');
       const view = await statusUrl(accepted.body.status_url);
       assert.equal(view.status, 'terminated');
-      assert.equal(view.delivery, null);
+      assert.equal(view.live, null);
       const row = await db.knex('webhook_events').where({ id: accepted.body.webhook_id }).first();
       assert.equal(row.status, 'terminated');
       assert.ok(row.finished_at instanceof Date);

@@ -17,7 +17,7 @@ import type { DevServer } from '../../temporal/dev-server';
 import { acceptWebhook } from '../../client/ingest';
 import { prepareWebhook } from '../../client/start-webhook';
 import { createTemporalStarter } from '../../client/temporal-starter';
-import { webhookStatusQuery } from '../../workflows/queries';
+import { webhookStatusQuery } from '../../workflows/messages';
 import type { DeliverySummary } from '../../workflows/types';
 import companySignup from '../fixtures/events/company-signup.json';
 import { startCli, waitForExit } from '../support/cli';

@@ -11,7 +11,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
 import type { DevServer } from '../../temporal/dev-server';
 import { createTemporalStarter } from '../../client/temporal-starter';
-import { webhookStatusQuery } from '../../workflows/queries';
+import { webhookStatusQuery } from '../../workflows/messages';
 import type { DeliverWebhookInput } from '../../workflows/types';
 import { eventually } from '../support/eventually';
 import { startTestDevServer, startTestWorker } from '../support/temporal';
@@ -143,7 +143,7 @@ describe('POST /internal/v1/webhooks', function () {
     await insertWebhook(db.knex, { ...ids, event: envelope as never, runId: null, isTest: false });
     const statusUrl = `${api.url}/internal/v1/webhooks/${ids.webhookId}`;
     const before = (await (await get(statusUrl)).json()) as Record<string, unknown>;
-    assert.deepEqual([before.status, before.run_id, before.delivery], ['not_started', null, null]);
+    assert.deepEqual([before.status, before.run_id, before.live], ['not_started', null, { source: 'database', reason: 'Temporal has no run of this webhook' }]);
     const response = await post(api, { ...jobNew, data: { ...jobNew.data, job: { ...jobNew.data.job, title: 'Other' } } });
     assert.equal(response.status, 202, 'this call started the delivery');
     assert.equal(starter.starts.length, 1);
@@ -311,19 +311,20 @@ describe('POST /internal/v1/webhooks', function () {
       const response = await get(accepted.status_url);
       assert.equal(response.status, 200);
       const view = (await response.json()) as Record<string, any>;
+      const { event_id: _eventId, ...event } = candidateNew;
       assert.deepEqual(
         { ...view, created_at: undefined, updated_at: undefined, attempts: undefined },
         {
           webhook_id: accepted.webhook_id, event_id: 'candidate-new-acme-c-77', event_type: 'candidate', action: 'new', company_id: 'acme',
-          workflow_id: accepted.workflow_id, run_id: accepted.run_id, status: 'pending', is_test: false, finished_at: null,
-          created_at: undefined, updated_at: undefined, attempts: undefined,
-          delivery: { state: 'waiting', next_attempt_at: live.nextAttemptAt },
+          workflow_id: accepted.workflow_id, run_id: accepted.run_id, status: 'pending', redelivery_of: null, is_test: false, finished_at: null,
+          created_at: undefined, updated_at: undefined, attempts: undefined, event,
+          live: { source: 'temporal', state: 'waiting', next_attempt_at: live.nextAttemptAt },
         },
       );
       const [attempt] = live.attempts;
       assert.deepEqual(view.attempts.map((a: any) => ({ ...a, recorded_at: undefined })), [
         {
-          attempt: 1, scheduled_at: attempt.scheduledAt, started_at: attempt.startedAt, duration_ms: attempt.durationMs,
+          attempt: 1, trigger: 'schedule', scheduled_at: attempt.scheduledAt, started_at: attempt.startedAt, duration_ms: attempt.durationMs,
           http_status: 500, error_class: null, error_message: null, response_body: 'oops', succeeded: false, recorded_at: undefined,
         },
       ]);

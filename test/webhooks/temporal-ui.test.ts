@@ -16,7 +16,7 @@ import { createLogger } from '../../lib/logger';
 import { ensureSearchAttributes } from '../../temporal/register-search-attributes';
 import type { DevServer } from '../../temporal/dev-server';
 import { DEFAULT_TASK_QUEUE, startWebhook } from '../../client/start-webhook';
-import { webhookStatusQuery } from '../../workflows/queries';
+import { webhookStatusQuery } from '../../workflows/messages';
 import { SINGLE_TASK_DELIVERY, type DeliverySummary } from '../../workflows/types';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { createTestDatabase, type TestDatabase } from '../support/database';

@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import { EVENT_ACTIONS, EVENT_TYPES } from '../lib/vocabulary';
+import { isCanonicalUuid, zodPathErrors, type PathError } from '../lib/validation';
+import { FINISHED_STATUSES, LOG_STATUSES, type LogPosition, type WebhookFilter } from '../store/webhook-log';
+
+// The delivery log's filters and paging, as the API's query string, the bulk redeliver body and the CLI's
+// flags give them: strings in, one validated WebhookFilter out.
+
+/** Filters or paging an operator got wrong; the API answers 400 with one error per field. */
+export class WebhookQueryError extends Error {
+  constructor(readonly errors: readonly PathError[]) {
+    super(`Invalid query: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`);
+    this.name = 'WebhookQueryError';
+  }
+}
+
+export const DEFAULT_LOG_PAGE = 50;
+export const MAX_LOG_PAGE = 500;
+export const MAX_BULK_REDELIVERIES = 10_000;
+
+const dateTime = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time with a time zone, such as 2026-11-23T10:00:00Z' }).transform((s) => new Date(s));
+const count = (max: number) =>
+  z.coerce.number({ message: 'must be a whole number' }).int({ message: 'must be a whole number' }).min(1, { message: 'must be at least 1' }).max(max, { message: `must be at most ${max}` });
+
+const filterFields = {
+  event_type: z.enum(EVENT_TYPES).optional(),
+  action: z.enum(EVENT_ACTIONS).optional(),
+  company_id: z.string().min(1, { message: 'must not be empty' }).optional(),
+  since: dateTime.optional(),
+  until: dateTime.optional(),
+};
+
+const untilAfterSince = (value: { since?: Date; until?: Date }) => !value.since || !value.until || value.since < value.until;
+const untilAfterSinceIssue = { message: 'must be later than since', path: ['until'] };
+
+const listQuery = z
+  .strictObject({
+    ...filterFields,
+    status: z.enum(LOG_STATUSES).optional(),
+    limit: count(MAX_LOG_PAGE).default(DEFAULT_LOG_PAGE),
+    cursor: z.string().optional(),
+  })
+  .refine(untilAfterSince, untilAfterSinceIssue);
+
+const bulkRedeliveryBody = z
+  .strictObject({
+    ...filterFields,
+    status: z.enum(FINISHED_STATUSES, { message: `must be one of ${FINISHED_STATUSES.join(', ')}: only finished deliveries are redelivered` }).optional(),
+    limit: count(MAX_BULK_REDELIVERIES).default(MAX_BULK_REDELIVERIES),
+  })
+  .refine(untilAfterSince, untilAfterSinceIssue);
+
+function parse<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) throw new WebhookQueryError(zodPathErrors(parsed.error));
+  return parsed.data;
+}
+
+const toFilter = (fields: z.output<typeof listQuery> | z.output<typeof bulkRedeliveryBody>): WebhookFilter => ({
+  status: fields.status,
+  eventType: fields.event_type,
+  action: fields.action,
+  companyId: fields.company_id,
+  since: fields.since,
+  until: fields.until,
+});
+
+/** A page request of the delivery log: its filter, size and (from a `next` link) where it starts. */
+export function parseLogQuery(query: Record<string, unknown>): { filter: WebhookFilter; limit: number; after?: LogPosition } {
+  const fields = parse(listQuery, query);
+  return { filter: toFilter(fields), limit: fields.limit, after: fields.cursor === undefined ? undefined : decodeLogCursor(fields.cursor) };
+}
+
+/** A bulk redelivery: which finished webhooks, and at most how many to start in this call. */
+export function parseBulkRedelivery(body: unknown): { filter: WebhookFilter; limit: number } {
+  const fields = parse(bulkRedeliveryBody, body ?? {});
+  return { filter: toFilter(fields), limit: fields.limit };
+}
+
+/** Opaque to callers; it only carries a row's position. */
+export function encodeLogCursor(position: LogPosition): string {
+  return Buffer.from(JSON.stringify([position.createdAtUs, position.id])).toString('base64url');
+}
+
+const cursorShape = z.tuple([z.string().regex(/^\d{1,20}$/), z.string().refine(isCanonicalUuid)]);
+
+function decodeLogCursor(cursor: string): LogPosition {
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    decoded = undefined;
+  }
+  const parsed = cursorShape.safeParse(decoded);
+  if (!parsed.success) throw new WebhookQueryError([{ path: 'cursor', message: 'is not a cursor this API gave out' }]);
+  return { createdAtUs: parsed.data[0], id: parsed.data[1] };
+}

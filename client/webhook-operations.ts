@@ -1,0 +1,137 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { inParallel } from '../lib/in-parallel';
+import { findRedeliveryCandidates, FINISHED_STATUSES, logStatusOf, type LogPosition, type WebhookFilter } from '../store/webhook-log';
+import { attachRun, forgetUnstartedWebhook, insertRedelivery, loadWebhookView, type WebhookView } from '../store/webhook-store';
+import type { RetryNowResult } from '../workflows/types';
+import { redeliveryIds } from './ids';
+import { WebhookConflictError, WebhookNotFoundError } from './operation-errors';
+import { prepareWebhook } from './start-webhook';
+import { TemporalUnavailableError, type WebhookStarter } from './temporal-starter';
+
+// An operator's actions on one webhook or many: retry-now, cancel, redeliver. The API and the CLI both call
+// these; PostgreSQL says which webhook is which, Temporal does the work.
+
+async function loadOrThrow(knex: Knex, webhookId: string): Promise<WebhookView> {
+  const view = await loadWebhookView(knex, webhookId);
+  if (!view) throw new WebhookNotFoundError(webhookId);
+  return view;
+}
+
+/** The run of a delivery that has not ended, or a conflict naming the row's status. */
+function runningWorkflow(view: WebhookView, operation: string): string {
+  if (view.status !== 'pending') throw new WebhookConflictError(`Cannot ${operation} a delivery whose status is ${view.status}.`);
+  if (!view.run_id || !view.workflow_id) throw new WebhookConflictError(`Cannot ${operation} a delivery whose workflow has not started.`);
+  return view.workflow_id;
+}
+
+/**
+ * Cuts the wait for the next attempt short; 409 unless the delivery is waiting for one. An attempt under way
+ * holds the workflow's task, so an update would only be answered after it: PostgreSQL answers that case at once.
+ */
+export async function retryWebhookNow(knex: Knex, starter: WebhookStarter, webhookId: string): Promise<RetryNowResult> {
+  const view = await loadOrThrow(knex, webhookId);
+  const workflowId = runningWorkflow(view, 'retry');
+  if ((await logStatusOf(knex, webhookId)) !== 'waiting') throw new WebhookConflictError('Cannot retry a delivery that is sending an attempt now.');
+  // The workflow's validator has the last word: the wait may have ended since.
+  return starter.retryNow(workflowId);
+}
+
+/** Asks a pending delivery's run to cancel; the workflow records `cancelled` in PostgreSQL and in WebhookStatus. */
+export async function cancelWebhook(knex: Knex, starter: WebhookStarter, webhookId: string): Promise<void> {
+  await starter.cancel(runningWorkflow(await loadOrThrow(knex, webhookId), 'cancel'));
+}
+
+/** A redelivery, and whether this call started it (false: an earlier call with the same key had). */
+export interface Redelivery {
+  readonly webhookId: string;
+  readonly workflowId: string;
+  readonly runId: string;
+  readonly redeliveryOf: string;
+  readonly started: boolean;
+}
+
+const isFinished = (status: string) => (FINISHED_STATUSES as readonly string[]).includes(status);
+
+/** Starts a new delivery of a finished webhook, with the original's event and webhook-id header. */
+export async function redeliverWebhook(knex: Knex, starter: WebhookStarter, webhookId: string, sendTimeoutMs: number): Promise<Redelivery> {
+  const view = await loadOrThrow(knex, webhookId);
+  if (!isFinished(view.status)) throw new WebhookConflictError(`Only a finished delivery can be redelivered; this one is ${view.status}.`);
+  // Each call is an operator's explicit request for one more delivery.
+  return startRedelivery(knex, starter, view.redelivery_of ?? view.webhook_id, `single:${randomUUID()}`, sendTimeoutMs);
+}
+
+/**
+ * Writes (or finds) the redelivery of `originalId` under `key` and starts its workflow. Like ingestion, a
+ * start that certainly failed leaves no row behind; one whose outcome is unknown keeps it for a retry.
+ */
+async function startRedelivery(knex: Knex, starter: WebhookStarter, originalId: string, key: string, sendTimeoutMs: number): Promise<Redelivery> {
+  const original = await loadOrThrow(knex, originalId);
+  const row = await insertRedelivery(knex, { ...redeliveryIds(original), originalId, key });
+  const done = (runId: string, started: boolean) => ({ webhookId: row.webhookId, workflowId: row.workflowId, runId, redeliveryOf: originalId, started });
+  if (row.runId) return done(row.runId, false);
+  const event = prepareWebhook({ event_id: original.event_id, ...original.event }, sendTimeoutMs);
+  let runId: string;
+  try {
+    runId = await starter.start({
+      ...event,
+      webhookId: row.webhookId,
+      workflowId: row.workflowId,
+      input: { ...event.input, webhookId: row.webhookId, eventStored: true, redeliveryOf: originalId },
+    });
+  } catch (error) {
+    const outcomeUnknown = error instanceof TemporalUnavailableError && error.outcomeUnknown;
+    if (row.created && !outcomeUnknown) await forgetUnstartedWebhook(knex, row.webhookId);
+    throw error;
+  }
+  return done(runId, await attachRun(knex, row.webhookId, runId));
+}
+
+/** The key of a bulk redelivery: the same filters make the same key, so a repeated call starts nothing new. */
+export function bulkRedeliveryKey(filter: WebhookFilter): string {
+  const canonical = JSON.stringify([filter.status, filter.eventType, filter.action, filter.companyId, filter.since?.toISOString(), filter.until?.toISOString()]);
+  return `bulk:${createHash('sha256').update(canonical).digest('hex')}`;
+}
+
+export interface BulkRedeliveryOptions {
+  readonly sendTimeoutMs: number;
+  /** Stop after starting this many; a repeated call goes on where this one stopped. */
+  readonly limit: number;
+  /** Rows read per query, and so the most redeliveries in flight from one batch. */
+  readonly batchSize?: number;
+  /** Workflow starts at once. */
+  readonly concurrency?: number;
+}
+
+/** What a bulk redelivery did: redeliveries started, and whether matches are left because `limit` was reached. */
+export interface BulkRedelivery {
+  readonly started: number;
+  readonly more: boolean;
+}
+
+/**
+ * Redelivers every finished webhook matching `filter` whose original has no redelivery under this filter's
+ * key yet, newest first, in batches. Each original is redelivered once, however many of its deliveries match.
+ */
+export async function redeliverMatching(
+  knex: Knex,
+  starter: WebhookStarter,
+  filter: WebhookFilter,
+  { sendTimeoutMs, limit, batchSize = 100, concurrency = 8 }: BulkRedeliveryOptions,
+): Promise<BulkRedelivery> {
+  const key = bulkRedeliveryKey(filter);
+  let started = 0;
+  let after: LogPosition | undefined;
+  while (started < limit) {
+    const batch = await findRedeliveryCandidates(knex, filter, key, { limit: Math.min(batchSize, limit - started), after });
+    if (!batch.last) return { started, more: false };
+    const originals = [...new Set(batch.candidates.map((candidate) => candidate.originalId))];
+    await inParallel(originals.length, concurrency, async (i) => {
+      const redelivery = await startRedelivery(knex, starter, originals[i], key, sendTimeoutMs);
+      if (redelivery.started) started++;
+    });
+    after = batch.last;
+  }
+  const left = await findRedeliveryCandidates(knex, filter, key, { limit: 1, after });
+  return { started, more: left.candidates.length > 0 };
+}

@@ -1,0 +1,135 @@
+import type { Knex } from 'knex';
+import type { EventAction, EventType } from '../lib/vocabulary';
+
+// The delivery log: webhooks filtered and paged newest first, for operators and for bulk redelivery.
+
+/** A row's status, with `pending` split into `waiting` (an attempt failed, the next one is due) and `pending`. */
+export const LOG_STATUSES = ['pending', 'waiting', 'delivered', 'failed', 'cancelled', 'terminated'] as const;
+export type LogStatus = (typeof LOG_STATUSES)[number];
+
+/** Statuses of a delivery that ended, the only ones a redelivery may start from. */
+export const FINISHED_STATUSES = ['delivered', 'failed', 'cancelled', 'terminated'] as const satisfies readonly LogStatus[];
+
+export interface WebhookFilter {
+  readonly status?: LogStatus;
+  readonly eventType?: EventType;
+  readonly action?: EventAction;
+  readonly companyId?: string;
+  /** Created at or after. */
+  readonly since?: Date;
+  /** Created before. */
+  readonly until?: Date;
+}
+
+/** Where a page ends: the creation time in microseconds (exact, unlike a JS Date) and the id of its last row. */
+export interface LogPosition {
+  readonly createdAtUs: string;
+  readonly id: string;
+}
+
+/** The last attempt is recorded and the row still pending: the delivery waits for its next attempt. */
+const WAITING_SQL = `e.status = 'pending' AND EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id = e.id AND a.attempt >= e.claimed_attempt)`;
+const POSITION_SQL = `(extract(epoch FROM e.created_at) * 1000000)::bigint::text`;
+
+function applyFilter(query: Knex.QueryBuilder, filter: WebhookFilter, after?: LogPosition): Knex.QueryBuilder {
+  const { status, eventType, action, companyId, since, until } = filter;
+  if (status === 'waiting') query.whereRaw(WAITING_SQL);
+  else if (status === 'pending') query.whereRaw(`NOT (${WAITING_SQL})`).where('e.status', 'pending');
+  else if (status) query.where('e.status', status);
+  if (eventType) query.where('e.event_type', eventType);
+  if (action) query.where('e.action', action);
+  if (companyId !== undefined) query.where('e.company_id', companyId);
+  if (since) query.where('e.created_at', '>=', since.toISOString());
+  if (until) query.where('e.created_at', '<', until.toISOString());
+  if (after) {
+    query.whereRaw(`(e.created_at, e.id) < (timestamptz 'epoch' + ?::bigint * interval '1 microsecond', ?::uuid)`, [after.createdAtUs, after.id]);
+  }
+  return query.orderBy([{ column: 'e.created_at', order: 'desc' }, { column: 'e.id', order: 'desc' }]);
+}
+
+/** One line of the delivery log. */
+export interface LoggedWebhook {
+  readonly webhook_id: string;
+  readonly event_id: string;
+  readonly event_type: EventType;
+  readonly action: EventAction;
+  readonly company_id: string | null;
+  readonly status: LogStatus;
+  readonly attempts: number;
+  readonly redelivery_of: string | null;
+  readonly is_test: boolean;
+  readonly created_at: Date;
+  readonly finished_at: Date | null;
+}
+
+/** Up to `limit` webhooks after `after`, newest first, and where the next page starts when there is one. */
+export async function listWebhooks(
+  knex: Knex,
+  filter: WebhookFilter,
+  { limit, after }: { limit: number; after?: LogPosition },
+): Promise<{ webhooks: LoggedWebhook[]; next?: LogPosition }> {
+  const rows = await applyFilter(
+    knex({ e: 'webhook_events' }).select(
+      'e.id as webhook_id',
+      'e.event_id',
+      'e.event_type',
+      'e.action',
+      'e.company_id',
+      knex.raw(`CASE WHEN ${WAITING_SQL} THEN 'waiting' ELSE e.status END AS status`),
+      knex.raw('(SELECT count(*)::int FROM webhook_attempts a WHERE a.webhook_id = e.id) AS attempts'),
+      'e.redelivery_of',
+      'e.is_test',
+      'e.created_at',
+      'e.finished_at',
+      knex.raw(`${POSITION_SQL} AS position_us`),
+    ),
+    filter,
+    after,
+    // One row more says whether a next page exists.
+  ).limit(limit + 1);
+  const page: (LoggedWebhook & { position_us: string })[] = rows.slice(0, limit);
+  const last = rows.length > limit ? page.at(-1) : undefined;
+  return {
+    webhooks: page.map(({ position_us: _position, ...row }) => row),
+    next: last && { createdAtUs: last.position_us, id: last.webhook_id },
+  };
+}
+
+/** One webhook's log status, `waiting` included; undefined when there is no such webhook. */
+export async function logStatusOf(knex: Knex, webhookId: string): Promise<LogStatus | undefined> {
+  const row = await knex({ e: 'webhook_events' }).select(knex.raw(`CASE WHEN ${WAITING_SQL} THEN 'waiting' ELSE e.status END AS status`)).where('e.id', webhookId).first();
+  return row?.status;
+}
+
+/** A finished webhook a bulk redelivery may send again: its id, and the original it (or its redelivery) stems from. */
+export interface RedeliveryCandidate {
+  readonly webhookId: string;
+  readonly originalId: string;
+}
+
+/**
+ * The next `limit` finished webhooks matching `filter` whose original has no started redelivery under `key`,
+ * newest first after `after`. Redeliveries this run starts are pending, so they never match themselves.
+ */
+export async function findRedeliveryCandidates(
+  knex: Knex,
+  filter: WebhookFilter,
+  key: string,
+  { limit, after }: { limit: number; after?: LogPosition },
+): Promise<{ candidates: RedeliveryCandidate[]; last?: LogPosition }> {
+  const query = knex({ e: 'webhook_events' })
+    .select('e.id', knex.raw('COALESCE(e.redelivery_of, e.id) AS original_id'), knex.raw(`${POSITION_SQL} AS position_us`))
+    .whereIn('e.status', FINISHED_STATUSES)
+    .whereNotExists(
+      knex({ r: 'webhook_events' })
+        .whereRaw('r.redelivery_of = COALESCE(e.redelivery_of, e.id)')
+        .where('r.redelivery_key', key)
+        .whereNotNull('r.run_id'),
+    );
+  const rows: { id: string; original_id: string; position_us: string }[] = await applyFilter(query, filter, after).limit(limit);
+  const lastRow = rows.at(-1);
+  return {
+    candidates: rows.map((row) => ({ webhookId: row.id, originalId: row.original_id })),
+    last: lastRow && { createdAtUs: lastRow.position_us, id: lastRow.id },
+  };
+}
