@@ -115,7 +115,8 @@ const envSchema = z.object({
   SCIM_BEARER_TOKEN: secret.optional(),
   INTERNAL_API_TOKEN: secret.optional(),
   PAYLOAD_ENCRYPTION_KEYS: payloadEncryptionKeys.optional(),
-  CODEC_AUTH_TOKEN: secret.optional(),
+  // URL-safe: Temporal UI is given it inside the codec endpoint's path.
+  CODEC_AUTH_TOKEN: secret.pipe(z.string().regex(/^[A-Za-z0-9._~-]+$/, { message: 'must contain only letters, digits and . _ ~ - (it goes into a URL path)' })).optional(),
   CODEC_CORS_ORIGINS: corsOrigins.default([]),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
