@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import type Router from '@koa/router';
 import type { ApiDependencies } from './context';
+import { codecRouter } from './codec/router';
 import { healthRouter } from './health';
 import { metricsRouter, requestMetrics } from './metrics';
 import { internalWebhooksRouter } from './internal/webhooks-router';
@@ -11,7 +12,7 @@ import { scimRouter } from './scim/router';
 export type RouterFactory = (deps: ApiDependencies) => Router;
 
 /** Route modules, mounted in this order. Each one answers errors in its own API's format. */
-const routerFactories: RouterFactory[] = [healthRouter, metricsRouter, listingsRouter, openApiRouter, scimRouter, internalWebhooksRouter];
+const routerFactories: RouterFactory[] = [healthRouter, metricsRouter, listingsRouter, openApiRouter, scimRouter, internalWebhooksRouter, codecRouter];
 
 /**
  * Builds the Koa application. Unknown paths (404) and methods a router does not serve (405, set by

@@ -47,6 +47,43 @@ const signingSecrets = z
     ),
   );
 
+/** One key of PAYLOAD_ENCRYPTION_KEYS: its id is stored beside each payload it encrypts, never the key. */
+export interface PayloadEncryptionKey {
+  readonly id: string;
+  readonly key: Buffer;
+}
+
+/** `keyId:base64key` pairs, space-separated; each key 32 bytes (AES-256). The first encrypts, all decrypt. */
+const payloadEncryptionKeys = z
+  .string()
+  .transform((s) => s.split(/\s+/).filter(Boolean))
+  .pipe(
+    z
+      .array(
+        z
+          .string()
+          .regex(/^[A-Za-z0-9._-]{1,64}:[A-Za-z0-9+/]+={0,2}$/, { message: 'must be keyId:base64key pairs separated by spaces (ids of A-Z a-z 0-9 . _ -)' })
+          .transform((pair): PayloadEncryptionKey => {
+            const colon = pair.indexOf(':');
+            return { id: pair.slice(0, colon), key: Buffer.from(pair.slice(colon + 1), 'base64') };
+          })
+          .refine(({ key }) => key.length === 32, { message: 'must each hold a 256-bit key: 32 bytes in base64 (openssl rand -base64 32)' }),
+      )
+      .refine((keys) => new Set(keys.map((k) => k.id)).size === keys.length, { message: 'must not repeat a key id' }),
+  );
+
+/** Browser origins (scheme, host, optional port), separated by commas or spaces. */
+const corsOrigins = z
+  .string()
+  .transform((s) => s.split(/[\s,]+/).filter(Boolean))
+  .pipe(
+    z.array(
+      z.string().refine((origin) => URL.canParse(origin) && /^https?:$/.test(new URL(origin).protocol) && new URL(origin).origin === origin, {
+        message: 'must be origins such as https://temporal.example.com (scheme, host, optional port; no path), separated by commas or spaces',
+      }),
+    ),
+  );
+
 /** Every environment variable the service reads. The README's configuration table mirrors this. */
 const envSchema = z.object({
   PORT: positiveInt(65535).default(3000),
@@ -77,6 +114,10 @@ const envSchema = z.object({
   TRUST_PROXY: booleanFlag.default(false),
   SCIM_BEARER_TOKEN: secret.optional(),
   INTERNAL_API_TOKEN: secret.optional(),
+  PAYLOAD_ENCRYPTION_KEYS: payloadEncryptionKeys.optional(),
+  // URL-safe: Temporal UI is given it inside the codec endpoint's path.
+  CODEC_AUTH_TOKEN: secret.pipe(z.string().regex(/^[A-Za-z0-9._~-]+$/, { message: 'must contain only letters, digits and . _ ~ - (it goes into a URL path)' })).optional(),
+  CODEC_CORS_ORIGINS: corsOrigins.default([]),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -22,6 +22,8 @@ const REDACTED_PATHS = [
   'config.PARTNER_ACCESS_TOKEN',
   'config.SCIM_BEARER_TOKEN',
   'config.INTERNAL_API_TOKEN',
+  'config.CODEC_AUTH_TOKEN',
+  'config.PAYLOAD_ENCRYPTION_KEYS',
   'config.DATABASE_URL',
 ];
 

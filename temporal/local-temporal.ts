@@ -32,12 +32,22 @@ async function preferPort(port: number): Promise<number> {
   return free ? port : findFreePort();
 }
 
+export interface LocalTemporalOptions {
+  /** The remote codec endpoint the dev server's UI calls to show decrypted payloads. */
+  readonly uiCodecEndpoint?: string;
+}
+
 /**
  * Chooses Temporal for `start`: TEMPORAL_ADDRESS when set; else a dev server from the `temporal` CLI (the
  * project's .temporal/venv or PATH) keeping its state under DATA_DIR; else the SDK's download of the CLI
  * where the machine has internet; else none, and delivery waits.
  */
-export async function provideLocalTemporal(config: Config, logger: Logger, findBinary = findTemporalBinary): Promise<LocalTemporal> {
+export async function provideLocalTemporal(
+  config: Config,
+  logger: Logger,
+  findBinary = findTemporalBinary,
+  { uiCodecEndpoint }: LocalTemporalOptions = {},
+): Promise<LocalTemporal> {
   if (config.TEMPORAL_ADDRESS) return { address: config.TEMPORAL_ADDRESS, uiUrl: undefined, source: 'TEMPORAL_ADDRESS', stop: nothingToStop };
   const dbFilename = path.resolve(config.DATA_DIR, 'temporal', 'dev-server.sqlite');
   const port = await preferPort(7233);
@@ -45,13 +55,15 @@ export async function provideLocalTemporal(config: Config, logger: Logger, findB
   const executable = findBinary('temporal');
   if (executable) {
     logger.info({ executable, dbFilename }, 'TEMPORAL_ADDRESS is not set: starting a Temporal dev server');
-    const server = await startDevServer({ executable, port, uiPort, dbFilename, sqlitePragmas: LOCAL_SQLITE_PRAGMAS });
+    const server = await startDevServer({ executable, port, uiPort, dbFilename, sqlitePragmas: LOCAL_SQLITE_PRAGMAS, uiCodecEndpoint });
     return { address: server.address, uiUrl: server.uiUrl, source: 'temporal CLI', stop: () => server.stop() };
   }
   try {
     // The SDK's downloader lives in @temporalio/testing, a devDependency: images without it set TEMPORAL_ADDRESS.
     const { TestWorkflowEnvironment } = await import('@temporalio/testing');
-    const env = await TestWorkflowEnvironment.createLocal({ server: { ip: '127.0.0.1', port, ui: true, uiPort, dbFilename } });
+    const env = await TestWorkflowEnvironment.createLocal({
+      server: { ip: '127.0.0.1', port, ui: true, uiPort, dbFilename, extraArgs: uiCodecEndpoint ? ['--ui-codec-endpoint', uiCodecEndpoint] : [] },
+    });
     return { address: env.address, uiUrl: `http://127.0.0.1:${uiPort}`, source: 'SDK download', stop: () => env.teardown() };
   } catch (error) {
     logger.warn(

@@ -1,6 +1,8 @@
 import type { Command } from '../command';
 import { bootstrap, cleanUpOnFailure, openMigratedDatabase } from '../bootstrap';
 import { startApiServer } from '../../api/server';
+import { uiCodecEndpoint } from '../../api/codec/router';
+import type { Config } from '../../lib/config';
 import { createTemporalStarter } from '../../client/temporal-starter';
 import { importDemoDirectoryIfEmpty } from '../../directory/demo-directory';
 import { provideLocalTemporal } from '../../temporal/local-temporal';
@@ -23,9 +25,14 @@ export const startCommand: Command = {
       const { logger, shutdown } = runtime;
       const database = await openMigratedDatabase(runtime);
       await importDemoDirectoryIfEmpty(database.knex, logger);
-      const temporal = await provideLocalTemporal(runtime.config, logger);
+      const codecEndpoint = localCodecEndpoint(runtime.config);
+      const temporal = await provideLocalTemporal(runtime.config, logger, undefined, { uiCodecEndpoint: codecEndpoint });
       shutdown.add('temporal dev server', () => temporal.stop());
-      const config = { ...runtime.config, TEMPORAL_ADDRESS: temporal.address ?? runtime.config.TEMPORAL_ADDRESS };
+      const config: Config = {
+        ...runtime.config,
+        TEMPORAL_ADDRESS: temporal.address ?? runtime.config.TEMPORAL_ADDRESS,
+        CODEC_CORS_ORIGINS: [...runtime.config.CODEC_CORS_ORIGINS, ...devUiOrigins(codecEndpoint && temporal.uiUrl)],
+      };
       // Loaded here, not at the top: the CLI's client commands must not load the worker's native core.
       const { startWebhookWorker } = await import('../../worker/webhook-worker.js');
       const worker = startWebhookWorker({ config, logger, knex: database.knex });
@@ -42,6 +49,7 @@ export const startCommand: Command = {
         scim: `${api.url}/scim/v2`,
         temporal: temporal.address ?? 'none',
         temporalUi: temporal.uiUrl ?? (temporal.source === 'TEMPORAL_ADDRESS' ? 'the UI of your Temporal' : 'none'),
+        codec: codecEndpoint ? `${api.url}/codec` : 'off (set PAYLOAD_ENCRYPTION_KEYS and CODEC_AUTH_TOKEN)',
       };
       logger.info(
         { ...urls, temporalSource: temporal.source },
@@ -51,3 +59,20 @@ export const startCommand: Command = {
     });
   },
 };
+
+/**
+ * The codec endpoint for the dev server's UI when the codec server is on: this API (on loopback when it
+ * binds every address), with the token in the path, since that UI cannot send an Authorization header.
+ */
+function localCodecEndpoint(config: Config): string | undefined {
+  if (!config.CODEC_AUTH_TOKEN || !config.PAYLOAD_ENCRYPTION_KEYS?.length) return undefined;
+  const host = ['0.0.0.0', '::'].includes(config.HOST) ? '127.0.0.1' : config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+  return uiCodecEndpoint(`http://${host}:${config.PORT}`, config.CODEC_AUTH_TOKEN);
+}
+
+/** The dev UI's origin by both loopback names, so the browser may call the codec from either. */
+function devUiOrigins(uiUrl: string | undefined): string[] {
+  if (!uiUrl) return [];
+  const { port } = new URL(uiUrl);
+  return [`http://127.0.0.1:${port}`, `http://localhost:${port}`];
+}

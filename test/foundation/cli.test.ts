@@ -109,6 +109,9 @@ describe('partner-service CLI', () => {
         PARTNER_ENDPOINT: partner.url,
         PARTNER_ACCESS_TOKEN: 'start-partner-token',
         INTERNAL_API_TOKEN: 'start-internal-token-0123456789',
+        // Encrypted payloads, and the dev server's UI wired to the codec server.
+        PAYLOAD_ENCRYPTION_KEYS: `start-key:${Buffer.alloc(32, 7).toString('base64')}`,
+        CODEC_AUTH_TOKEN: 'start-codec-token-0123456789',
       };
       const cwd = await mkdtemp(path.join(tmp, 'stack-'));
       const { child, output, started } = startCli(['start'], env, cwd, /"msg":"partner service started/);
@@ -122,6 +125,16 @@ describe('partner-service CLI', () => {
         assert.equal(line.temporalSource, 'temporal CLI');
         assert.match(line.temporalUi, /^http:\/\/127\.0\.0\.1:\d+$/);
         assert.equal((await fetch(line.temporalUi)).status, 200);
+        assert.equal(line.codec, `${api}/codec`);
+        const uiSettings = (await (await fetch(`${line.temporalUi}/api/v1/settings`)).json()) as { Codec: { Endpoint: string } };
+        assert.equal(uiSettings.Codec.Endpoint, `${api}/codec/ui/start-codec-token-0123456789`);
+        const preflight = await fetch(`${uiSettings.Codec.Endpoint}/decode`, {
+          method: 'OPTIONS',
+          headers: { origin: line.temporalUi, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace' },
+        });
+        assert.equal(preflight.headers.get('access-control-allow-origin'), line.temporalUi);
+        const decoded = await fetch(`${uiSettings.Codec.Endpoint}/decode`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"payloads":[]}' });
+        assert.deepEqual(await decoded.json(), { payloads: [] });
         assert.ok(existsSync(path.join(cwd, '.data', 'temporal', 'dev-server.sqlite')));
 
         const response = await fetch(`${api}/internal/v1/webhooks`, {

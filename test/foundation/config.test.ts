@@ -43,6 +43,12 @@ describe('configuration', () => {
     [{ INTERNAL_API_TOKEN: 'short' }, 'Invalid configuration: INTERNAL_API_TOKEN must be at least 16 characters long'],
     [{ PARTNER_SIGNING_SECRETS: 'secret-without-prefix' }, 'Invalid configuration: PARTNER_SIGNING_SECRETS must be whsec_ values (base64), separated by spaces'],
     [{ PARTNER_SIGNING_SECRETS: `whsec_${Buffer.alloc(8).toString('base64')}` }, 'Invalid configuration: PARTNER_SIGNING_SECRETS must each hold 24 to 64 bytes (base64 after whsec_)'],
+    [{ PAYLOAD_ENCRYPTION_KEYS: Buffer.alloc(32).toString('base64') }, 'Invalid configuration: PAYLOAD_ENCRYPTION_KEYS must be keyId:base64key pairs separated by spaces (ids of A-Z a-z 0-9 . _ -)'],
+    [{ PAYLOAD_ENCRYPTION_KEYS: `k1:${Buffer.alloc(16).toString('base64')}` }, 'Invalid configuration: PAYLOAD_ENCRYPTION_KEYS must each hold a 256-bit key: 32 bytes in base64 (openssl rand -base64 32)'],
+    [{ PAYLOAD_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32).toString('base64')} k1:${Buffer.alloc(32, 1).toString('base64')}` }, 'Invalid configuration: PAYLOAD_ENCRYPTION_KEYS must not repeat a key id'],
+    [{ CODEC_AUTH_TOKEN: 'short' }, 'Invalid configuration: CODEC_AUTH_TOKEN must be at least 16 characters long'],
+    [{ CODEC_AUTH_TOKEN: 'codec/token?0123456789' }, 'Invalid configuration: CODEC_AUTH_TOKEN must contain only letters, digits and . _ ~ - (it goes into a URL path)'],
+    [{ CODEC_CORS_ORIGINS: 'http://ui.example/path' }, 'Invalid configuration: CODEC_CORS_ORIGINS must be origins such as https://temporal.example.com (scheme, host, optional port; no path), separated by commas or spaces'],
   ];
   for (const [env, message] of invalid) {
     it(`rejects ${JSON.stringify(env)} with one line naming the variable`, () => {
@@ -58,6 +64,14 @@ describe('configuration', () => {
     const [a, b] = [Buffer.alloc(32, 1), Buffer.alloc(24, 2)];
     const config = loadConfig({ PARTNER_SIGNING_SECRETS: ` whsec_${a.toString('base64')}  whsec_${b.toString('base64')} ` });
     assert.deepEqual(config.PARTNER_SIGNING_SECRETS, [a, b]);
+  });
+
+  it('reads PAYLOAD_ENCRYPTION_KEYS as id and key pairs, the encrypting one first, and CODEC_CORS_ORIGINS as a list', () => {
+    const [a, b] = [Buffer.alloc(32, 1), Buffer.alloc(32, 2)];
+    const config = loadConfig({ PAYLOAD_ENCRYPTION_KEYS: ` 2025-06:${a.toString('base64')}  old_key.1:${b.toString('base64')} `, CODEC_CORS_ORIGINS: 'http://127.0.0.1:8233, https://ui.example.com  http://localhost:8080' });
+    assert.deepEqual(config.PAYLOAD_ENCRYPTION_KEYS, [{ id: '2025-06', key: a }, { id: 'old_key.1', key: b }]);
+    assert.deepEqual(config.CODEC_CORS_ORIGINS, ['http://127.0.0.1:8233', 'https://ui.example.com', 'http://localhost:8080']);
+    assert.deepEqual(loadConfig({}).CODEC_CORS_ORIGINS, []);
   });
 
   it('never echoes a secret value in the error', () => {

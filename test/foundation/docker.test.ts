@@ -14,6 +14,7 @@ interface Service {
   image?: string;
   build?: string;
   command?: string[] | string;
+  ports?: string[];
   environment?: Record<string, string>;
   depends_on?: Record<string, { condition: string }>;
 }
@@ -21,25 +22,42 @@ interface Service {
 describe('docker-compose.yml and Dockerfile', () => {
   const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, Service> };
   const { services } = compose;
+  const samples: Record<string, string> = {
+    PARTNER_ENDPOINT: 'https://partner.example/hooks',
+    PARTNER_ACCESS_TOKEN: 'token',
+    INTERNAL_API_TOKEN: 'internal-token-0123456789',
+    PAYLOAD_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 9).toString('base64')}`,
+    CODEC_AUTH_TOKEN: 'codec-token-0123456789',
+  };
+  /** A service's environment as compose resolves it: ${VAR:-default} takes its default; ${VAR:?message} is given by the operator. */
+  const resolvedEnvironment = (name: string): Record<string, string> =>
+    Object.fromEntries(
+      Object.entries(services[name].environment!).map(([key, value]) => [
+        key,
+        String(value).replace(/\$\{(\w+):-([^}]*)\}/g, (_m, _v, fallback) => fallback).replace(/\$\{(\w+):\?[^}]*\}/g, (_m, v) => samples[v]),
+      ]),
+    );
 
   it('has the Temporal stack and the service', () => {
     assert.deepEqual(Object.keys(services).sort(), ['api', 'migrate', 'postgresql', 'temporal', 'temporal-postgresql', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'worker']);
   });
 
   it('gives the service an environment its configuration accepts, with the required values set', () => {
-    const samples: Record<string, string> = { PARTNER_ENDPOINT: 'https://partner.example/hooks', PARTNER_ACCESS_TOKEN: 'token', INTERNAL_API_TOKEN: 'internal-token-0123456789' };
     for (const name of ['api', 'worker', 'migrate']) {
-      const env = Object.fromEntries(
-        Object.entries(services[name].environment!).map(([key, value]) => {
-          // ${VAR:-default} takes its default; ${VAR:?message} must be given by the operator.
-          const resolved = String(value).replace(/\$\{(\w+):-([^}]*)\}/g, (_m, _v, fallback) => fallback).replace(/\$\{(\w+):\?[^}]*\}/g, (_m, v) => samples[v]);
-          return [key, resolved];
-        }),
-      );
-      const config = loadConfig(env);
+      const config = loadConfig(resolvedEnvironment(name));
       assert.equal(config.TEMPORAL_ADDRESS, 'temporal:7233', name);
       assert.equal(config.DATABASE_URL, 'postgres://partner:partner@postgresql:5432/partner_service', name);
+      assert.equal(config.PAYLOAD_ENCRYPTION_KEYS?.length, 1, name);
+      assert.equal(config.CODEC_AUTH_TOKEN, samples.CODEC_AUTH_TOKEN, name);
     }
+  });
+
+  it("wires Temporal UI to the API's codec server: its endpoint (token in the path) and its origin allowed by CORS", () => {
+    const ui = resolvedEnvironment('temporal-ui');
+    assert.equal(ui.TEMPORAL_CODEC_ENDPOINT, `http://localhost:3000/codec/ui/${samples.CODEC_AUTH_TOKEN}`);
+    assert.deepEqual(services['temporal-ui'].ports, ['8080:8080']);
+    assert.deepEqual(services.api.ports, ['3000:3000']);
+    assert.deepEqual(loadConfig(resolvedEnvironment('api')).CODEC_CORS_ORIGINS, ['http://localhost:8080']);
   });
 
   it('starts the API and the worker after migrations and after the search attributes exist', () => {

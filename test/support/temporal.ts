@@ -31,7 +31,12 @@ export async function tempDir(prefix: string): Promise<string> {
  * own next to the frontend's, which another process can hold: a server that exits at start is tried again
  * on other ports, unless the caller pinned one.
  */
-export async function startTestDevServer({ dbFilename, ui = false, port }: { dbFilename?: string; ui?: boolean; port?: number } = {}): Promise<DevServer> {
+export async function startTestDevServer({
+  dbFilename,
+  ui = false,
+  port,
+  uiCodecEndpoint,
+}: { dbFilename?: string; ui?: boolean; port?: number; uiCodecEndpoint?: string } = {}): Promise<DevServer> {
   installQuietTemporalRuntime();
   for (let attempt = 1; ; attempt++) {
     try {
@@ -40,6 +45,7 @@ export async function startTestDevServer({ dbFilename, ui = false, port }: { dbF
         port: port ?? (await findFreePort()),
         uiPort: ui ? await findFreePort() : undefined,
         dbFilename,
+        uiCodecEndpoint,
       });
     } catch (error) {
       if (port !== undefined || attempt === 3 || !/exited \(code \d+\) before answering/.test(String(error))) throw error;
