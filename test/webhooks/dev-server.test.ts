@@ -5,80 +5,56 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { startApiServer, type ApiServer } from '../../api/server';
-import { loadConfig, type Config } from '../../lib/config';
+import type { Config } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import type { DevServer } from '../../temporal/dev-server';
 import { WEBHOOK_SEARCH_ATTRIBUTES } from '../../temporal/search-attributes';
-import { createTemporalStarter, type WebhookStarter } from '../../client/temporal-starter';
+import { createTemporalStarter } from '../../client/temporal-starter';
 import { prepareWebhook, startWebhook } from '../../client/start-webhook';
 import type { WebhookEventInput } from '../../events/envelope';
 import { webhookStatusQuery } from '../../workflows/messages';
 import type { DeliverySummary } from '../../workflows/types';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { runCli } from '../support/cli';
-import { createTestDatabase, type TestDatabase } from '../support/database';
+import type { TestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { encodedHistoryBytes, occurrencesIn } from '../support/history';
-import { startTestDevServer, startTestWorker, tempDir, type TestWorker } from '../support/temporal';
-import { startPartnerServer, type PartnerServer } from './support/partner-server';
+import { tempDir } from '../support/temporal';
+import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
+import type { PartnerServer } from './support/partner-server';
 
 const INTERNAL_TOKEN = 'dev-server-internal-token-0123';
 const PARTNER_TOKEN = 'dev-server-partner-token-abcdef';
 
 describe('webhooks end to end on the Temporal dev server', function () {
   this.timeout(60_000);
+  let stack: WebhookStack;
   let server: DevServer;
   let db: TestDatabase;
   let partner: PartnerServer;
   let config: Config;
-  let starter: WebhookStarter;
   let api: ApiServer;
-  let native: NativeConnection;
   let connection: Connection;
   let client: Client;
-  const workers: TestWorker[] = [];
-  const compressedQueue = `dev-compressed-${randomUUID()}`;
+  /** The dev server cannot skip time: on this queue every timer is 1000 times shorter, so a delivery fails
+   * all four attempts in about a second while the workflow still commands 10 s, 100 s and 1000 s. */
+  let compressedQueue: string;
   /** Partner answers by webhook-id; unknown ids get 204. */
   const answers = new Map<string, number>();
   const logger = createLogger('silent');
 
   before(async () => {
-    server = await startTestDevServer();
-    db = await createTestDatabase();
-    partner = await startPartnerServer((req, res) => res.writeHead(answers.get(String(req.headers['webhook-id'])) ?? 204).end());
-    config = loadConfig({
-      TEMPORAL_ADDRESS: server.address,
-      TEMPORAL_TASK_QUEUE: `dev-${randomUUID()}`,
-      PARTNER_ENDPOINT: partner.url,
-      PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
-      PARTNER_TIMEOUT_MS: '2000',
-      INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+    stack = await startWebhookStack({
+      env: { PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, INTERNAL_API_TOKEN: INTERNAL_TOKEN },
+      partnerHandler: (req, res) => res.writeHead(answers.get(String(req.headers['webhook-id'])) ?? 204).end(),
+      compressedQueue: true,
     });
-    starter = createTemporalStarter(config, logger);
-    api = await startApiServer({ config, knex: db.knex, logger, webhookStarter: starter }, 0, '127.0.0.1');
-    native = await NativeConnection.connect({ address: server.address });
-    connection = await Connection.connect({ address: server.address });
-    client = new Client({ connection });
-    workers.push(await startTestWorker({ config, knex: db.knex, logger }, native));
-    // The dev server cannot skip time: on this queue every timer is 1000 times shorter, so a delivery fails
-    // all four attempts in about a second while the workflow still commands 10 s, 100 s and 1000 s.
-    const compressedConfig = { ...config, TEMPORAL_TASK_QUEUE: compressedQueue };
-    workers.push(await startTestWorker({ config: compressedConfig, knex: db.knex, logger }, native, { interceptorModules: [require.resolve('./support/compress-timers')] }));
+    ({ server, db, partner, config, api, connection, client, compressedQueue } = stack);
   });
 
-  after(async () => {
-    for (const worker of workers) await worker.stop();
-    await native?.close();
-    await connection?.close();
-    await api?.close();
-    await starter?.close();
-    await partner?.close();
-    await db?.drop();
-    await server?.stop();
-  });
+  after(() => stack?.close());
 
   beforeEach(() => {
     partner.requests.length = 0;

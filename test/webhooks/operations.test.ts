@@ -5,8 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { startApiServer, type ApiServer } from '../../api/server';
 import { loadConfig, type Config } from '../../lib/config';
@@ -14,73 +14,47 @@ import { createLogger } from '../../lib/logger';
 import { envelopeBody, toEnvelope } from '../../events/envelope';
 import type { DevServer } from '../../temporal/dev-server';
 import { WEBHOOK_STATUS } from '../../temporal/search-attributes';
-import { createTemporalStarter, type WebhookStarter } from '../../client/temporal-starter';
+import { createTemporalStarter } from '../../client/temporal-starter';
 import { webhookIds } from '../../client/ids';
 import { prepareWebhook } from '../../client/start-webhook';
 import { webhookStatusQuery } from '../../workflows/messages';
 import { RETRY_NOW } from '../../workflows/types';
 import candidateNew from '../fixtures/events/candidate-new.json';
-import { createTestDatabase, type TestDatabase } from '../support/database';
+import type { TestDatabase } from '../support/database';
+import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
 import { eventually } from '../support/eventually';
 import { occurrencesIn } from '../support/history';
 import { deref, documentSchemas, openApi31Validator, type Doc } from '../support/openapi';
-import { startTestDevServer, startTestWorker, testWorkflowBundle, type TestWorker } from '../support/temporal';
-import { closedPort, startPartnerServer, type PartnerServer } from './support/partner-server';
+import { testWorkflowBundle } from '../support/temporal';
+import { closedPort, type PartnerServer } from './support/partner-server';
 
 const INTERNAL_TOKEN = 'operations-internal-token-0123';
 const run = promisify(execFile);
 const ROOT = path.join(__dirname, '..', '..');
 const { EventType } = temporal.api.enums.v1;
-const PARTNER_TOKEN = 'operations-partner-token-abcdef';
 
 describe('webhook operations on the Temporal dev server', function () {
   this.timeout(120_000);
+  let stack: WebhookStack;
   let server: DevServer;
   let db: TestDatabase;
   let partner: PartnerServer;
   let config: Config;
-  let starter: WebhookStarter;
   let api: ApiServer;
-  let native: NativeConnection;
-  let connection: Connection;
   let client: Client;
-  let worker: TestWorker;
   /** Partner answers by webhook-id; unknown ids get 204. */
   const answers = new Map<string, number>();
   const logger = createLogger('silent');
 
   before(async () => {
-    server = await startTestDevServer();
-    db = await createTestDatabase();
-    partner = await startPartnerServer((req, res) => res.writeHead(answers.get(String(req.headers['webhook-id'])) ?? 204).end());
-    config = loadConfig({
-      TEMPORAL_ADDRESS: server.address,
-      TEMPORAL_TASK_QUEUE: `ops-${randomUUID()}`,
-      PARTNER_ENDPOINT: partner.url,
-      PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
-      PARTNER_TIMEOUT_MS: '2000',
-      PARTNER_MAX_PER_SECOND: '1000',
-      PARTNER_MAX_CONCURRENCY: '50',
-      INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+    stack = await startWebhookStack({
+      env: { INTERNAL_API_TOKEN: INTERNAL_TOKEN, PARTNER_MAX_PER_SECOND: '1000', PARTNER_MAX_CONCURRENCY: '50' },
+      partnerHandler: (req, res) => res.writeHead(answers.get(String(req.headers['webhook-id'])) ?? 204).end(),
     });
-    starter = createTemporalStarter(config, logger);
-    api = await startApiServer({ config, knex: db.knex, logger, webhookStarter: starter }, 0, '127.0.0.1');
-    native = await NativeConnection.connect({ address: server.address });
-    connection = await Connection.connect({ address: server.address });
-    client = new Client({ connection });
-    worker = await startTestWorker({ config, knex: db.knex, logger }, native);
+    ({ server, db, partner, config, api, client } = stack);
   });
 
-  after(async () => {
-    await worker?.stop();
-    await native?.close();
-    await connection?.close();
-    await api?.close();
-    await starter?.close();
-    await partner?.close();
-    await db?.drop();
-    await server?.stop();
-  });
+  after(() => stack?.close());
 
   beforeEach(() => {
     partner.requests.length = 0;

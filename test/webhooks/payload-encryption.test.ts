@@ -8,21 +8,18 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter, METADATA_ENCODING_KEY, type Payload } from '@temporalio/common';
-import { Worker, NativeConnection } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import type { temporal } from '@temporalio/proto';
-import { startApiServer, type ApiServer } from '../../api/server';
-import { loadConfig, type Config } from '../../lib/config';
-import { createLogger } from '../../lib/logger';
+import type { ApiServer } from '../../api/server';
+import type { Config } from '../../lib/config';
 import type { DevServer } from '../../temporal/dev-server';
 import { ENCRYPTED_ENCODING, KEY_ID_METADATA } from '../../temporal/payload-codec';
 import { dataConverterFor, payloadCodecFor } from '../../temporal/settings';
-import { createTemporalStarter, type WebhookStarter } from '../../client/temporal-starter';
 import type { DeliverySummary } from '../../workflows/types';
 import candidateNew from '../fixtures/events/candidate-new.json';
-import { createTestDatabase, type TestDatabase } from '../support/database';
 import { historyPayloads, leftInClear, occurrencesIn } from '../support/history';
-import { requireTemporalBinary, startTestDevServer, startTestWorker, testWorkflowBundle, type TestWorker } from '../support/temporal';
-import { startPartnerServer, type PartnerServer } from './support/partner-server';
+import { requireTemporalBinary, testWorkflowBundle } from '../support/temporal';
+import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
 
 const run = promisify(execFile);
 const INTERNAL_TOKEN = 'encryption-internal-token-0123';
@@ -31,43 +28,29 @@ const { email, phone_number: phone, message } = candidateNew.data.candidate;
 
 describe('payload encryption on the Temporal dev server', function () {
   this.timeout(60_000);
+  let stack: WebhookStack;
   let server: DevServer;
-  let db: TestDatabase;
-  let partner: PartnerServer;
   let config: Config;
-  let starter: WebhookStarter;
   let api: ApiServer;
-  let native: NativeConnection;
   let connection: Connection;
   /** A client without the codec: it sees what Temporal stores. */
   let rawClient: Client;
-  let worker: TestWorker;
   let workflowId: string;
   let history: temporal.api.history.v1.IHistory;
-  const logger = createLogger('silent');
   let seen = 0;
 
   before(async () => {
-    server = await startTestDevServer();
-    db = await createTestDatabase();
-    // The first attempt fails, so the history also holds a failed attempt, a timer and two records.
-    partner = await startPartnerServer((_req, res) => res.writeHead(++seen === 1 ? 500 : 204).end());
-    config = loadConfig({
-      TEMPORAL_ADDRESS: server.address,
-      TEMPORAL_TASK_QUEUE: `encrypted-${randomUUID()}`,
-      PARTNER_ENDPOINT: partner.url,
-      PARTNER_ACCESS_TOKEN: 'encryption-partner-token-abc',
-      PARTNER_TIMEOUT_MS: '2000',
-      INTERNAL_API_TOKEN: INTERNAL_TOKEN,
-      PAYLOAD_ENCRYPTION_KEYS: `current:${randomBytes(32).toString('base64')} previous:${randomBytes(32).toString('base64')}`,
-      CODEC_AUTH_TOKEN: CODEC_TOKEN,
+    stack = await startWebhookStack({
+      env: {
+        INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+        PAYLOAD_ENCRYPTION_KEYS: `current:${randomBytes(32).toString('base64')} previous:${randomBytes(32).toString('base64')}`,
+        CODEC_AUTH_TOKEN: CODEC_TOKEN,
+      },
+      // The first attempt fails, so the history also holds a failed attempt, a timer and two records.
+      partnerHandler: (_req, res) => res.writeHead(++seen === 1 ? 500 : 204).end(),
+      compressTimers: true,
     });
-    starter = createTemporalStarter(config, logger);
-    api = await startApiServer({ config, knex: db.knex, logger, webhookStarter: starter }, 0, '127.0.0.1');
-    native = await NativeConnection.connect({ address: server.address });
-    connection = await Connection.connect({ address: server.address });
-    rawClient = new Client({ connection });
-    worker = await startTestWorker({ config, knex: db.knex, logger }, native, { interceptorModules: [require.resolve('./support/compress-timers')] });
+    ({ server, config, api, connection, client: rawClient } = stack);
 
     const response = await fetch(`${api.url}/internal/v1/webhooks`, {
       method: 'POST',
@@ -83,16 +66,7 @@ describe('payload encryption on the Temporal dev server', function () {
     history = await rawClient.workflow.getHandle(workflowId).fetchHistory();
   });
 
-  after(async () => {
-    await worker?.stop();
-    await native?.close();
-    await connection?.close();
-    await api?.close();
-    await starter?.close();
-    await partner?.close();
-    await db?.drop();
-    await server?.stop();
-  });
+  after(() => stack?.close());
 
   it('stores no e-mail, phone number or message in clear: every payload but search attributes and core\'s marker data is encrypted', () => {
     for (const secret of [email, phone, message]) assert.equal(occurrencesIn(history, secret), 0, secret);
