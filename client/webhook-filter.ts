@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { EVENT_ACTIONS, EVENT_TYPES } from '../lib/vocabulary';
+import { EVENT_ACTIONS, EVENT_TYPES, FINISHED_STATUSES, LOG_STATUSES } from '../lib/vocabulary';
 import { isCanonicalUuid, zodPathErrors, type PathError } from '../lib/validation';
-import { FINISHED_STATUSES, LOG_STATUSES, type LogPosition, type WebhookFilter } from '../store/webhook-log';
+import type { LogPosition, WebhookFilter } from '../store/webhook-log';
 
 // The delivery log's filters and paging, as the API's query string, the bulk redeliver body and the CLI's
 // flags give them: strings in, one validated WebhookFilter out.

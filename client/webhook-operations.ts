@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { inParallel } from '../lib/in-parallel';
-import { findRedeliveryCandidates, FINISHED_STATUSES, logStatusOf, type LogPosition, type WebhookFilter } from '../store/webhook-log';
+import { FINISHED_STATUSES } from '../lib/vocabulary';
+import { findRedeliveryCandidates, logStatusOf, type LogPosition, type WebhookFilter } from '../store/webhook-log';
 import { attachRun, forgetUnstartedWebhook, insertRedelivery, loadWebhookView, type WebhookView } from '../store/webhook-store';
 import type { RetryNowResult } from '../workflows/types';
 import { redeliveryIds } from './ids';

@@ -12,6 +12,12 @@ export const EVENT_ACTIONS = ['new', 'update', 'dynamic_update', 'signup'] as co
 /** Where a webhook's row stands: pending until the workflow records how it ended. */
 export const WEBHOOK_STATUSES = ['pending', 'delivered', 'failed', 'cancelled', 'terminated'] as const;
 
+/** A webhook's status in the delivery log: `pending` split into `waiting` (an attempt failed, the next one is due) and `pending`. */
+export const LOG_STATUSES = ['pending', 'waiting', 'delivered', 'failed', 'cancelled', 'terminated'] as const;
+
+/** Statuses of a delivery that ended, the only ones a redelivery may start from. */
+export const FINISHED_STATUSES = ['delivered', 'failed', 'cancelled', 'terminated'] as const;
+
 /** Why an attempt without an HTTP answer failed. */
 export const ATTEMPT_ERROR_CLASSES = ['timeout', 'connection_refused', 'dns', 'tls', 'reset', 'other'] as const;
 
@@ -25,3 +31,4 @@ export type EventAction = (typeof EVENT_ACTIONS)[number];
 export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
 export type AttemptErrorClass = (typeof ATTEMPT_ERROR_CLASSES)[number];
 export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
+export type LogStatus = (typeof LOG_STATUSES)[number];

@@ -1,14 +1,7 @@
 import type { Knex } from 'knex';
-import type { EventAction, EventType } from '../lib/vocabulary';
+import { FINISHED_STATUSES, type EventAction, type EventType, type LogStatus } from '../lib/vocabulary';
 
 // The delivery log: webhooks filtered and paged newest first, for operators and for bulk redelivery.
-
-/** A row's status, with `pending` split into `waiting` (an attempt failed, the next one is due) and `pending`. */
-export const LOG_STATUSES = ['pending', 'waiting', 'delivered', 'failed', 'cancelled', 'terminated'] as const;
-export type LogStatus = (typeof LOG_STATUSES)[number];
-
-/** Statuses of a delivery that ended, the only ones a redelivery may start from. */
-export const FINISHED_STATUSES = ['delivered', 'failed', 'cancelled', 'terminated'] as const satisfies readonly LogStatus[];
 
 export interface WebhookFilter {
   readonly status?: LogStatus;

@@ -7,9 +7,9 @@ import { acceptWebhook } from '../../client/ingest';
 import { prepareWebhook } from '../../client/start-webhook';
 import { createTemporalStarter, TemporalUnavailableError } from '../../client/temporal-starter';
 import { webhookStatus } from '../../client/webhook-status';
-import { encodeLogCursor, parseBulkRedelivery, parseLogQuery } from '../../client/webhook-filter';
+import { parseBulkRedelivery } from '../../client/webhook-filter';
+import { readDeliveryLog } from '../../client/delivery-log';
 import { cancelWebhook, redeliverMatching, redeliverWebhook, retryWebhookNow } from '../../client/webhook-operations';
-import { listWebhooks } from '../../store/webhook-log';
 import { requireBearerToken } from './bearer-auth';
 import { answerInternalErrors, InternalApiError } from './errors';
 import { jsonBody } from './json-body';
@@ -49,12 +49,11 @@ export function internalWebhooksRouter({ config, knex, logger, webhookStarter }:
   });
 
   router.get('/', async function webhookLogRoute(ctx) {
-    const { filter, limit, after } = parseLogQuery(ctx.query);
-    const page = await listWebhooks(knex, filter, { limit, after });
+    const page = await readDeliveryLog(knex, ctx.query);
     let next: string | null = null;
-    if (page.next) {
+    if (page.nextCursor) {
       const query = new URLSearchParams(ctx.querystring);
-      query.set('cursor', encodeLogCursor(page.next));
+      query.set('cursor', page.nextCursor);
       next = `${origin(ctx)}${ctx.path}?${query}`;
     }
     ctx.body = { next, results: page.webhooks.map((row) => ({ ...row, status_url: statusUrl(ctx, row.webhook_id) })) };

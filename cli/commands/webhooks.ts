@@ -4,11 +4,11 @@ import { UsageError, type Command } from '../command';
 import { bootstrap, openMigratedDatabase, type Runtime } from '../bootstrap';
 import { partnerSettings } from '../../lib/config';
 import { formatPathError, isCanonicalUuid } from '../../lib/validation';
-import { encodeLogCursor, parseBulkRedelivery, parseLogQuery, WebhookQueryError } from '../../client/webhook-filter';
+import { parseBulkRedelivery, WebhookQueryError } from '../../client/webhook-filter';
+import { readDeliveryLog } from '../../client/delivery-log';
 import { cancelWebhook, redeliverMatching, redeliverWebhook, retryWebhookNow } from '../../client/webhook-operations';
 import { WebhookConflictError, WebhookNotFoundError } from '../../client/operation-errors';
 import { webhookStatus } from '../../client/webhook-status';
-import { listWebhooks } from '../../store/webhook-log';
 import { acceptWebhook } from '../../client/ingest';
 import { sendTestWebhook } from '../send-test';
 import { prepareWebhook, WebhookValidationError } from '../../client/start-webhook';
@@ -138,9 +138,8 @@ async function operate(runtime: Runtime, action: string, args: string[]): Promis
   const sendTimeoutMs = runtime.config.PARTNER_TIMEOUT_MS;
   switch (action) {
     case 'list': {
-      const { filter, limit, after } = parseLogQuery(query);
-      const page = await listWebhooks(knex, filter, { limit, after });
-      print({ next_cursor: page.next ? encodeLogCursor(page.next) : null, results: page.webhooks });
+      const page = await readDeliveryLog(knex, query);
+      print({ next_cursor: page.nextCursor, results: page.webhooks });
       return 0;
     }
     case 'show': {

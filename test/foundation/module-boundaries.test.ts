@@ -44,6 +44,11 @@ describe('module boundaries', function () {
         .sort();
     assert.deepEqual(importers('worker'), ['cli/commands/start.ts', 'cli/commands/worker.ts']);
     assert.deepEqual(importers('activities').filter((file) => folderOf(file) !== 'workflows'), ['cli/send-test.ts', 'worker/webhook-worker.ts']);
+    // The API and the CLI reach webhook rows only through client/ (send-test records its one attempt itself).
+    assert.deepEqual(
+      importers('store').filter((file) => !['client', 'activities', 'bench'].includes(folderOf(file))),
+      ['cli/send-test.ts'],
+    );
     for (const file of importers('activities').filter((f) => folderOf(f) === 'workflows')) {
       const text = readFileSync(path.join(root, file), 'utf8');
       assert.doesNotMatch(text, /^import (?!type )[^;]*'\.\.\/activities/m, `${file} takes only types from activities/`);
