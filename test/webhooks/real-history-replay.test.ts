@@ -41,6 +41,15 @@ describe('replay of histories captured from a real dev server', function () {
     });
   }
 
+  it('replays retry-now/delivered-after-retry-now: the 10 s timer cut short, attempt 2 made at once and marked manual', async () => {
+    const { timers, statuses } = await replayCapturing(code, 'retry-now/delivered-after-retry-now');
+    assert.deepEqual(timers.map((t) => [t.durationMs, t.summary]), [[10_000, 'retry 1 of 3 in 10 s']]);
+    const last = statuses.at(-1)!;
+    assert.deepEqual([last.status.state, last.status.attempts.map((a) => a.trigger ?? 'schedule')], ['delivered', ['schedule', 'manual']]);
+    const history = readFileSync(path.join(REAL_HISTORIES, 'retry-now', 'delivered-after-retry-now.json'), 'utf8');
+    for (const event of ['EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED', 'EVENT_TYPE_TIMER_CANCELED']) assert.ok(history.includes(event), event);
+  });
+
   it('fails when the code no longer issues the commands of a real history (here: an activity renamed)', async () => {
     const json = readFileSync(path.join(REAL_HISTORIES, 'first-shape', 'delivered-second-attempt.json'), 'utf8').replaceAll('"sendWebhook"', '"postWebhook"');
     await assert.rejects(Worker.runReplayHistory({ workflowBundle: { code } }, historyFromJSON(JSON.parse(json))), DeterminismViolationError);
