@@ -13,10 +13,17 @@ export interface ServerChild {
   stop(): Promise<void>;
 }
 
-/** Forks `bench/<module>` (compiled or under tsx alike) and waits until it reports its URL. */
-export async function startServerChild(module: string, env: NodeJS.ProcessEnv): Promise<ServerChild> {
+/**
+ * Forks `bench/<module>` (compiled or under tsx alike) and waits until it reports its URL. `nodeOptions` go
+ * to node itself (e.g. --cpu-prof, which NODE_OPTIONS refuses).
+ */
+export async function startServerChild(module: string, env: NodeJS.ProcessEnv, nodeOptions: readonly string[] = []): Promise<ServerChild> {
   const entry = path.join(__dirname, `${module}${path.extname(__filename)}`);
-  const child = fork(entry, [], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(entry, [], {
+    env: { ...process.env, ...env },
+    execArgv: [...process.execArgv, ...nodeOptions],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`${module} exited with ${code} before it was ready`)));
