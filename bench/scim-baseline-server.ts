@@ -1,6 +1,6 @@
 import http from 'node:http';
 import pg from 'pg';
-import { findPage, type PageRequest, type QueryRunner } from '../api/scim/engine/store';
+import { findPage, positionalSql, type PageRequest, type QueryRunner } from '../api/scim/engine/store';
 import { groupQueries } from '../api/scim/groups/queries';
 import { listenOnLoopback, serveInChild } from './server-child';
 
@@ -13,12 +13,8 @@ import { listenOnLoopback, serveInChild } from './server-child';
 void serveInChild(async () => {
   const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
   const queries: Record<string, PageRequest<boolean>> = JSON.parse(process.env.SCIM_BENCH_QUERIES ?? '{}');
-  // knex turns `?` into `$n` the same way before it reaches pg.
-  const run: QueryRunner = async <Row>(query: { sql: string; bindings: readonly unknown[] }) => {
-    let position = 0;
-    const text = query.sql.replace(/\?/g, () => `$${++position}`);
-    return (await pool.query(text, query.bindings as unknown[])).rows as Row[];
-  };
+  const run: QueryRunner = async <Row>(query: { sql: string; bindings: readonly unknown[] }) =>
+    (await pool.query(positionalSql(query.sql), query.bindings as unknown[])).rows as Row[];
   const server = http.createServer((req, res) => {
     const request = queries[(req.url ?? '').slice(1)];
     if (!request) {
