@@ -5,7 +5,7 @@ import type { SqlFragment } from './sql-fragment';
  * attribute projection and the /Schemas discovery document.
  */
 
-export type ScimType = 'string' | 'dateTime' | 'reference' | 'complex';
+export type ScimType = 'string' | 'boolean' | 'dateTime' | 'reference' | 'complex';
 export type Returned = 'always' | 'default';
 
 /** How a filter reads a leaf attribute in SQL. */
@@ -16,6 +16,12 @@ export interface AttributeSql {
   readonly joined?: boolean;
   /** eq/ne on a key: the SQL of `key <operator> value`, or undefined when no row can hold `value`. */
   readonly equality?: (operator: '=' | '<>', value: string) => SqlFragment | undefined;
+  /**
+   * Sub-attributes of a multi-valued attribute whose values the EXISTS cannot find by index (such as an
+   * array column's elements): for `eq`, an indexable predicate on the resource row that every resource
+   * holding `value` satisfies. The compiler puts it before the EXISTS, which still decides.
+   */
+  readonly containing?: (value: string) => SqlFragment;
 }
 
 export interface AttributeDefinition {

@@ -9,7 +9,8 @@ export interface CommonAttributeSql {
   readonly endpoint: string;
   /** `expression` is the id as text; `equality` compares with the key column, so ids stay caseExact. */
   readonly id: Required<Pick<AttributeSql, 'expression' | 'equality'>>;
-  readonly externalId: SqlFragment;
+  /** Absent for a resource type with no externalId (Users: the directory keeps none). */
+  readonly externalId?: SqlFragment;
   readonly created: SqlFragment;
   readonly lastModified: SqlFragment;
   readonly version: SqlFragment;
@@ -17,11 +18,13 @@ export interface CommonAttributeSql {
 
 export interface CommonAttributes {
   readonly id: AttributeDefinition;
-  readonly externalId: AttributeDefinition;
+  readonly externalId?: AttributeDefinition;
   readonly meta: AttributeDefinition;
 }
 
 /** id, externalId and meta, the same for every resource type but for their SQL. */
+export function commonAttributes(common: CommonAttributeSql & { externalId: SqlFragment }): Required<CommonAttributes>;
+export function commonAttributes(common: CommonAttributeSql): CommonAttributes;
 export function commonAttributes(common: CommonAttributeSql): CommonAttributes {
   const { name, endpoint, id } = common;
   return {
@@ -32,10 +35,12 @@ export function commonAttributes(common: CommonAttributeSql): CommonAttributes {
       common: true,
       sql: id,
     }),
-    externalId: attribute('externalId', 'string', `Identifier of the ${name} in the provisioning client.`, {
-      caseExact: true,
-      common: true,
-      sql: columnSql(common.externalId),
+    ...(common.externalId && {
+      externalId: attribute('externalId', 'string', `Identifier of the ${name} in the provisioning client.`, {
+        caseExact: true,
+        common: true,
+        sql: columnSql(common.externalId),
+      }),
     }),
     meta: attribute('meta', 'complex', 'Resource metadata.', {
       common: true,

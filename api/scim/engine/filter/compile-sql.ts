@@ -7,10 +7,14 @@ import type { AttributePath, CompareOperator, FilterNode, Literal } from './ast'
 import { normaliseDateTime } from './datetime';
 import { NO_FILTER } from './unfiltered';
 
-/** A predicate and whether it reads the joins of its multi-valued attribute's EXISTS. */
+/**
+ * A predicate and whether it reads the joins of its multi-valued attribute's EXISTS. `containing` is the
+ * indexable row condition that the EXISTS around it gets as a prefilter (see AttributeSql.containing).
+ */
 interface Predicate {
   readonly sql: SqlFragment;
   readonly joined: boolean;
+  readonly containing?: SqlFragment;
 }
 
 /** Where names are resolved: on the resource, or inside `members[...]` / `meta[...]`. */
@@ -47,9 +51,11 @@ class FilterCompiler {
       case 'and':
       case 'or': {
         const operands = node.operands.map((operand) => this.compile(operand, scope));
+        const separator = node.kind === 'and' ? ' AND ' : ' OR ';
         return {
-          sql: sql`(${joinSql(operands.map((o) => o.sql), node.kind === 'and' ? ' AND ' : ' OR ')})`,
+          sql: sql`(${joinSql(operands.map((o) => o.sql), separator)})`,
           joined: operands.some((o) => o.joined),
+          containing: combinedContaining(operands, node.kind),
         };
       }
       case 'not':
@@ -104,7 +110,7 @@ class FilterCompiler {
   private present(attribute: ResolvedAttribute): Predicate {
     if (attribute.definition.type === 'complex') return TRUE; // multi-valued: wrapped in EXISTS; meta: always there
     const { expression, joined } = this.leaf(attribute);
-    const test = attribute.definition.type === 'dateTime'
+    const test = attribute.definition.type === 'dateTime' || attribute.definition.type === 'boolean'
       ? sql`${expression} IS NOT NULL`
       : sql`(${expression} IS NOT NULL AND ${expression} <> '')`;
     return { sql: test, joined };
@@ -124,6 +130,7 @@ class FilterCompiler {
     if (literal.kind === 'null') {
       throw invalidFilter(`Operator '${operator}' cannot compare with null at position ${literal.position}`);
     }
+    if (attribute.definition.type === 'boolean') return this.compareBoolean(attribute, operator, literal);
     if (literal.kind === 'boolean' && operator in ORDERING) {
       throw invalidFilter(`Operator '${operator}' cannot compare the boolean ${literal.text} at position ${literal.position}`);
     }
@@ -134,9 +141,24 @@ class FilterCompiler {
       );
     }
     if (attribute.definition.type === 'dateTime') return this.compareDateTime(attribute, operator, literal.value, literal.position);
-    const { equality } = this.sqlOf(attribute);
+    const { equality, containing } = this.sqlOf(attribute);
     if (equality && (operator === 'eq' || operator === 'ne')) return compareKey(equality, operator, literal.value);
-    return this.compareText(attribute, operator, literal.value);
+    const predicate = this.compareText(attribute, operator, literal.value);
+    return containing && operator === 'eq' ? { ...predicate, containing: containing(literal.value) } : predicate;
+  }
+
+  /** Booleans take `eq` and `ne` with `true` or `false`, nothing else. */
+  private compareBoolean(attribute: ResolvedAttribute, operator: CompareOperator, literal: Literal): Predicate {
+    if (literal.kind !== 'boolean') {
+      throw invalidFilter(
+        `'${attribute.name}' is a boolean attribute; the ${literal.kind} ${literal.text} at position ${literal.position} cannot be compared with it, use true or false`,
+      );
+    }
+    if (operator !== 'eq' && operator !== 'ne') {
+      throw invalidFilter(`Operator '${operator}' does not apply to the boolean attribute '${attribute.name}'; use eq or ne`);
+    }
+    const { expression, joined } = this.leaf(attribute);
+    return { sql: sql`${expression} ${raw(operator === 'eq' ? '=' : '<>')} ${raw(literal.value ? 'TRUE' : 'FALSE')}`, joined };
   }
 
   private compareDateTime(attribute: ResolvedAttribute, operator: CompareOperator, value: string, position: number): Predicate {
@@ -191,10 +213,18 @@ function negate(predicate: Predicate): Predicate {
   return { sql: sql`((${predicate.sql}) IS NOT TRUE)`, joined: predicate.joined };
 }
 
-/** The condition must hold for one value of the multi-valued attribute. */
+/** The condition must hold for one value of the multi-valued attribute; an indexable prefilter goes first. */
 function exists(attribute: AttributeDefinition, predicate: Predicate): Predicate {
   if (!attribute.exists) throw new Error(`No EXISTS subquery for the multi-valued SCIM attribute ${attribute.name}`);
-  return { sql: attribute.exists(predicate.sql, predicate.joined), joined: false };
+  const subquery = attribute.exists(predicate.sql, predicate.joined);
+  return { sql: predicate.containing ? sql`(${predicate.containing} AND ${subquery})` : subquery, joined: false };
+}
+
+/** `a and b` needs what either needs; `a or b` a prefilter only when both have one. `not` never has one. */
+function combinedContaining(operands: readonly Predicate[], kind: 'and' | 'or'): SqlFragment | undefined {
+  const found = operands.flatMap((o) => (o.containing ? [o.containing] : []));
+  if (!found.length || (kind === 'or' && found.length < operands.length)) return undefined;
+  return sql`(${joinSql(found, kind === 'and' ? ' AND ' : ' OR ')})`;
 }
 
 /** Keys compare exactly; text the key cannot hold matches no row, never a SQL error. */
