@@ -3,6 +3,7 @@ import type { ApiDependencies } from '../context';
 import { scimEngineRouter } from './engine/router';
 import { knexRunner } from './engine/store';
 import { groupResource } from './groups/resource';
+import { userResource } from './users/resource';
 
 /**
  * The SCIM 2.0 service provider at /scim/v2, read-only: the engine serving each resource definition.
@@ -11,5 +12,5 @@ import { groupResource } from './groups/resource';
 export function scimRouter({ config, knex, logger }: ApiDependencies): Router {
   const token = config.SCIM_BEARER_TOKEN;
   if (!token) logger.warn('SCIM_BEARER_TOKEN is not set: /scim/v2 answers requests without credentials');
-  return scimEngineRouter({ resources: [groupResource], run: knexRunner(knex), token, logger });
+  return scimEngineRouter({ resources: [groupResource, userResource], run: knexRunner(knex), token, logger });
 }

@@ -35,12 +35,13 @@ export async function scimGet(
 /** Group ids of the known dataset: group n has id groupId(n). */
 export const groupId = (n: number) => `00000000-0000-4000-a000-${String(n).padStart(12, '0')}`;
 
+/** Users of the known dataset; `emails` primary first, as the directory keeps them. */
 export const USERS = [
-  { id: 1, first_name: 'Ada', last_name: 'Lovelace' },
-  { id: 2, first_name: 'Grace', last_name: 'Hopper' },
-  { id: 3, first_name: 'Émile', last_name: 'Zola' },
-  { id: 4, first_name: 'Ünal', last_name: 'Öz' },
-  { id: 10, first_name: 'Alan', last_name: 'Turing' },
+  { id: 1, first_name: 'Ada', last_name: 'Lovelace', emails: ['Ada@Example.test', 'ada.lovelace@engine.test'], created_at: '2023-01-01T00:00:00Z', updated_at: '2023-06-01T00:00:00Z' },
+  { id: 2, first_name: 'Grace', last_name: 'Hopper', emails: ['grace@example.test'], created_at: '2023-01-02T00:00:00Z', updated_at: '2023-06-02T00:00:00Z' },
+  { id: 3, first_name: 'Émile', last_name: 'Zola', emails: ['ÉMILE@zola.test', 'emile@example.test', 'ecrivain_100%@zola.test'], created_at: '2023-01-03T00:00:00Z', updated_at: '2023-06-03T00:00:00.123456Z' },
+  { id: 4, first_name: 'Ünal', last_name: 'Öz', emails: ['unal@example.test'], created_at: '2023-01-04T00:00:00Z', updated_at: '2023-06-04T00:00:00Z' },
+  { id: 10, first_name: 'Alan', last_name: 'Turing', emails: ['alan@bletchley.test', 'ADA@example.test'], created_at: '2023-01-10T00:00:00Z', updated_at: '2023-06-10T00:00:00Z' },
 ];
 
 interface GroupSeed {
@@ -68,7 +69,7 @@ export const GROUPS: readonly GroupSeed[] = [
 
 export async function seedDataset(knex: Knex): Promise<void> {
   await knex('users').insert(
-    USERS.map((u) => ({ ...u, email_primary: `u${u.id}@example.test`, emails: [`u${u.id}@example.test`] })),
+    USERS.map((u) => ({ ...u, email_primary: u.emails[0] })),
   );
   await knex('scim_groups').insert(
     GROUPS.map((g) => ({

@@ -1,0 +1,21 @@
+import { folded } from '../engine/sql-text';
+import { raw, sql, type SqlFragment } from '../engine/sql-fragment';
+
+/**
+ * A user's e-mail addresses: the `emails` array, primary first. Filters read them one element at a
+ * time as `e` (value, n), n being the 1-based position, so `primary` is `n = 1`.
+ */
+
+export const EMAIL_VALUE = raw('e.value');
+export const EMAIL_PRIMARY = raw('(e.n = 1)');
+
+export function emailExists(condition: SqlFragment): SqlFragment {
+  return sql`EXISTS (SELECT 1 FROM unnest(u.emails) WITH ORDINALITY AS e(value, n) WHERE ${condition})`;
+}
+
+/**
+ * `emails.value eq x`: the GIN index of migration 010 on the folded addresses finds the candidate users;
+ * no index can see into the EXISTS over unnest(). pis_fold_array applies `folded` to each element.
+ */
+export const emailsContaining = (value: string): SqlFragment =>
+  sql`pis_fold_array(u.emails) @> ARRAY[${folded(sql`${value}::text`)}]::text[]`;
