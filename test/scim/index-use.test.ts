@@ -3,30 +3,44 @@
 import assert from 'node:assert/strict';
 import { compileFilter } from '../../api/scim/engine/filter/compile-sql';
 import { parseFilter } from '../../api/scim/engine/filter/parser';
+import type { ScimResource } from '../../api/scim/engine/resource-definition';
 import { groupResource } from '../../api/scim/groups/resource';
+import { userResource } from '../../api/scim/users/resource';
 import { useTestDatabase } from '../support/database';
 
-const CASES: Array<[filter: string, index: string]> = [
-  ['displayName eq "Engineering"', 'scim_groups_display_name_folded_idx'],
-  ['displayName sw "eng"', 'scim_groups_display_name_folded_idx'],
-  ['displayName co "neer"', 'scim_groups_display_name_trgm_idx'],
-  ['members[value eq "42"]', 'scim_group_members_value_folded_idx'],
-  ['members eq "42"', 'scim_group_members_value_folded_idx'],
+const GROUP = '00000000-0000-4000-a000-000000000001';
+
+/** [resource, its table and alias, filter, an index every plan of it must show (all of them when several)]. */
+const CASES: Array<[resource: ScimResource, from: string, filter: string, indexes: string[]]> = [
+  [groupResource, 'scim_groups g', 'displayName eq "Engineering"', ['scim_groups_display_name_folded_idx']],
+  [groupResource, 'scim_groups g', 'displayName sw "eng"', ['scim_groups_display_name_folded_idx']],
+  [groupResource, 'scim_groups g', 'displayName co "neer"', ['scim_groups_display_name_trgm_idx']],
+  [groupResource, 'scim_groups g', 'members[value eq "42"]', ['scim_group_members_value_folded_idx']],
+  [groupResource, 'scim_groups g', 'members eq "42"', ['scim_group_members_value_folded_idx']],
+  // The filters identity providers send on Users (migration 010).
+  [userResource, 'users u', 'userName eq "Ada@Example.test"', ['users_scim_user_name_folded_idx']],
+  [userResource, 'users u', 'userName sw "ada"', ['users_scim_user_name_folded_idx']],
+  [userResource, 'users u', 'emails.value eq "ada@example.test"', ['users_scim_emails_folded_idx']],
+  [userResource, 'users u', 'emails eq "ada@example.test"', ['users_scim_emails_folded_idx']],
+  [userResource, 'users u', 'emails[value eq "ada@example.test"]', ['users_scim_emails_folded_idx']],
+  [userResource, 'users u', 'emails[value eq "ada@example.test" and primary eq true]', ['users_scim_emails_folded_idx']],
+  [userResource, 'users u', `id eq "1" and groups.value eq "${GROUP}"`, ['users_pkey', 'scim_group_members_(user_uq|user_idx)']],
+  [userResource, 'users u', `groups.value eq "${GROUP}"`, ['scim_group_members_(user_uq|user_idx)']],
 ];
 
 describe('SCIM filters use the case-folding indexes', () => {
   const db = useTestDatabase();
 
-  for (const [filter, index] of CASES) {
-    it(`${filter} → ${index}`, async () => {
-      const where = compileFilter(groupResource, parseFilter(filter), 'http://127.0.0.1/scim/v2');
+  for (const [resource, from, filter, indexes] of CASES) {
+    it(`${resource.name}: ${filter} → ${indexes.join(', ')}`, async () => {
+      const where = compileFilter(resource, parseFilter(filter), 'http://127.0.0.1/scim/v2');
       const plan = await db.knex.transaction(async (trx) => {
         // The test tables are nearly empty; without this the planner would rightly prefer a scan.
         await trx.raw('SET LOCAL enable_seqscan = off');
-        const { rows } = await trx.raw(`EXPLAIN SELECT g.id FROM scim_groups g WHERE ${where.sql}`, [...where.bindings]);
+        const { rows } = await trx.raw(`EXPLAIN SELECT 1 FROM ${from} WHERE ${where.sql}`, [...where.bindings]);
         return rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
       });
-      assert.match(plan, new RegExp(index), plan);
+      for (const index of indexes) assert.match(plan, new RegExp(index), plan);
     });
   }
 });

@@ -1,4 +1,3 @@
-import { folded } from '../engine/sql-text';
 import { raw, sql, type SqlFragment } from '../engine/sql-fragment';
 
 /**
@@ -15,7 +14,8 @@ export function emailExists(condition: SqlFragment): SqlFragment {
 
 /**
  * `emails.value eq x`: the GIN index of migration 010 on the folded addresses finds the candidate users;
- * no index can see into the EXISTS over unnest(). pis_fold_array applies `folded` to each element.
+ * no index can see into the EXISTS over unnest(). pis_fold_array applies `folded` to each element; it folds
+ * the value too, because `folded`'s explicit COLLATE "C" would not match the index's collation.
  */
 export const emailsContaining = (value: string): SqlFragment =>
-  sql`pis_fold_array(u.emails) @> ARRAY[${folded(sql`${value}::text`)}]::text[]`;
+  sql`pis_fold_array(u.emails) @> pis_fold_array(ARRAY[${value}::text])`;
