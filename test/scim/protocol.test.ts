@@ -8,6 +8,7 @@ import { groupId, scimGet, startScimApi, type ScimApi } from './support';
 const ERROR_URN = 'urn:ietf:params:scim:api:messages:2.0:Error';
 const LIST_URN = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
 const GROUP_URN = 'urn:ietf:params:scim:schemas:core:2.0:Group';
+const USER_URN = 'urn:ietf:params:scim:schemas:core:2.0:User';
 const SCIM_JSON = 'application/scim+json; charset=utf-8';
 const TOKEN = 'scim-test-token-0123456789abcdef';
 
@@ -36,7 +37,7 @@ describe('SCIM protocol: discovery, media types, methods', () => {
       });
     });
 
-    it('GET /ResourceTypes lists Group, also readable at /ResourceTypes/Group', async () => {
+    it('GET /ResourceTypes lists Group and User, each also readable at /ResourceTypes/{name}', async () => {
       const group = {
         schemas: ['urn:ietf:params:scim:schemas:core:2.0:ResourceType'],
         id: 'Group',
@@ -47,15 +48,25 @@ describe('SCIM protocol: discovery, media types, methods', () => {
         schemaExtensions: [],
         meta: { resourceType: 'ResourceType', location: `${scim.base}/ResourceTypes/Group` },
       };
+      const user = {
+        ...group,
+        id: 'User',
+        name: 'User',
+        endpoint: '/Users',
+        description: 'User (read-only)',
+        schema: USER_URN,
+        meta: { resourceType: 'ResourceType', location: `${scim.base}/ResourceTypes/User` },
+      };
       const listed = await scimGet(scim.base, '/ResourceTypes');
-      assert.deepEqual(listed.body, { schemas: [LIST_URN], totalResults: 1, startIndex: 1, itemsPerPage: 1, Resources: [group] });
+      assert.deepEqual(listed.body, { schemas: [LIST_URN], totalResults: 2, startIndex: 1, itemsPerPage: 2, Resources: [group, user] });
       assert.deepEqual((await scimGet(scim.base, '/ResourceTypes/Group')).body, group);
-      assert.equal((await scimGet(scim.base, '/ResourceTypes/User')).status, 404);
+      assert.deepEqual((await scimGet(scim.base, '/ResourceTypes/User')).body, user);
+      assert.equal((await scimGet(scim.base, '/ResourceTypes/EnterpriseUser')).status, 404);
     });
 
     it('GET /Schemas describes the Group schema attributes and their characteristics', async () => {
       const listed = await scimGet(scim.base, '/Schemas');
-      assert.equal(listed.body.totalResults, 1);
+      assert.equal(listed.body.totalResults, 2);
       const [schema] = listed.body.Resources;
       assert.equal(schema.id, GROUP_URN);
       assert.equal(schema.meta.location, `${scim.base}/Schemas/${GROUP_URN}`);
@@ -69,7 +80,31 @@ describe('SCIM protocol: discovery, media types, methods', () => {
       assert.deepEqual(members.subAttributes.map((a: { name: string; type: string; caseExact: boolean }) => [a.name, a.type, a.caseExact]),
         [['value', 'string', false], ['display', 'string', false], ['type', 'string', false], ['$ref', 'reference', true]]);
       assert.deepEqual((await scimGet(scim.base, `/Schemas/${GROUP_URN}`)).body, schema);
-      assert.equal((await scimGet(scim.base, '/Schemas/urn:ietf:params:scim:schemas:core:2.0:User')).status, 404);
+      assert.equal((await scimGet(scim.base, '/Schemas/urn:ietf:params:scim:schemas:extension:enterprise:2.0:User')).status, 404);
+    });
+
+    it('GET /Schemas describes the User schema: userName, name, emails (primary is a boolean), groups', async () => {
+      const listed = await scimGet(scim.base, '/Schemas');
+      const schema = listed.body.Resources[1];
+      assert.equal(schema.id, USER_URN);
+      assert.equal(schema.name, 'User');
+      assert.equal(schema.meta.location, `${scim.base}/Schemas/${USER_URN}`);
+      assert.deepEqual(schema.attributes.map((a: { name: string }) => a.name), ['userName', 'name', 'emails', 'groups']);
+      const [userName, name, emails, groups] = schema.attributes;
+      assert.deepEqual(userName, {
+        name: 'userName', type: 'string', multiValued: false,
+        description: "Unique identifier for the user: the user's primary e-mail address.",
+        required: true, caseExact: false, mutability: 'readOnly', returned: 'default', uniqueness: 'none',
+      });
+      const subs = (a: { subAttributes: Array<{ name: string; type: string; caseExact: boolean }> }) =>
+        a.subAttributes.map((sub) => [sub.name, sub.type, sub.caseExact]);
+      assert.equal(name.multiValued, false);
+      assert.deepEqual(subs(name), [['formatted', 'string', false], ['familyName', 'string', false], ['givenName', 'string', false]]);
+      assert.equal(emails.multiValued, true);
+      assert.deepEqual(subs(emails), [['value', 'string', false], ['primary', 'boolean', false]]);
+      assert.equal(groups.multiValued, true);
+      assert.deepEqual(subs(groups), [['value', 'string', true], ['$ref', 'reference', true], ['display', 'string', false]]);
+      assert.deepEqual((await scimGet(scim.base, `/Schemas/${USER_URN}`)).body, schema);
     });
 
     it('a filter on a discovery endpoint answers 403', async () => {
@@ -109,7 +144,7 @@ describe('SCIM protocol: discovery, media types, methods', () => {
   });
 
   describe('methods and unknown paths', () => {
-    for (const path of ['/Groups', `/Groups/${groupId(1)}`, '/ServiceProviderConfig', '/ResourceTypes', '/Schemas', `/Schemas/${GROUP_URN}`]) {
+    for (const path of ['/Groups', `/Groups/${groupId(1)}`, '/Users', '/Users/1', '/ServiceProviderConfig', '/ResourceTypes', '/Schemas', `/Schemas/${GROUP_URN}`]) {
       for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
         it(`${method} ${path} answers 405 with Allow and the SCIM error body`, async () => {
           const reply = await scimGet(scim.base, path, [], { method });
@@ -132,7 +167,14 @@ describe('SCIM protocol: discovery, media types, methods', () => {
       assert.equal(await res.text(), '');
     });
 
-    for (const path of ['', '/', '/Users', '/Groups/a/b', '/Bulk']) {
+    it('HEAD /Users/1 answers 200 with the ETag and without a body', async () => {
+      const res = await fetch(`${scim.base}/Users/1`, { method: 'HEAD' });
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get('etag') ?? '', /^W\/"/);
+      assert.equal(await res.text(), '');
+    });
+
+    for (const path of ['', '/', '/Me', '/Groups/a/b', '/Users/1/groups', '/Bulk']) {
       it(`GET /scim/v2${path} answers 404 with the SCIM error body`, async () => {
         const reply = await scimGet(scim.base, path);
         assert.equal(reply.status, 404);
@@ -141,7 +183,7 @@ describe('SCIM protocol: discovery, media types, methods', () => {
     }
 
     it('POST to an unknown SCIM path answers 404, not 405', async () => {
-      const reply = await scimGet(scim.base, '/Users', [], { method: 'POST' });
+      const reply = await scimGet(scim.base, '/Bulk', [], { method: 'POST' });
       assert.equal(reply.status, 404);
     });
   });
@@ -180,6 +222,17 @@ describe('SCIM authentication', () => {
     it('guards discovery and unsupported methods too', async () => {
       assert.equal((await scimGet(scim.base, '/ServiceProviderConfig')).status, 401);
       assert.equal((await scimGet(scim.base, '/Groups', [], { method: 'POST' })).status, 401);
+    });
+
+    it('guards Users the same way as Groups', async () => {
+      for (const path of ['/Users', '/Users/1', '/Users/99']) {
+        const reply = await scimGet(scim.base, path, [['filter', 'userName eq "ada@example.test"']], { headers: { Authorization: 'Bearer wrong-token-0123456789abcdef' } });
+        assert.equal(reply.status, 401);
+        assert.deepEqual(reply.body, unauthorized);
+      }
+      const reply = await scimGet(scim.base, '/Users', [['filter', 'userName eq "ada@example.test"']], { headers: { Authorization: `Bearer ${TOKEN}` } });
+      assert.equal(reply.status, 200);
+      assert.deepEqual(reply.body.Resources.map((r: { id: string }) => r.id), ['1']);
     });
 
     it('serves requests that carry the token (scheme in any case) and advertises the scheme', async () => {
