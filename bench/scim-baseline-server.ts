@@ -1,7 +1,7 @@
 import http from 'node:http';
 import pg from 'pg';
-import { findPage, positionalSql, type PageRequest, type QueryRunner } from '../api/scim/engine/store';
-import { groupQueries } from '../api/scim/groups/queries';
+import { findPage, positionalSql, type QueryRunner } from '../api/scim/engine/store';
+import { BENCH_RESOURCES, type BenchPlan } from './scim-resources';
 import { listenOnLoopback, serveInChild } from './server-child';
 
 /**
@@ -12,16 +12,16 @@ import { listenOnLoopback, serveInChild } from './server-child';
  */
 void serveInChild(async () => {
   const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
-  const queries: Record<string, PageRequest<boolean>> = JSON.parse(process.env.SCIM_BENCH_QUERIES ?? '{}');
+  const plans: Record<string, BenchPlan> = JSON.parse(process.env.SCIM_BENCH_QUERIES ?? '{}');
   const run: QueryRunner = async <Row>(query: { sql: string; bindings: readonly unknown[] }) =>
     (await pool.query(positionalSql(query.sql), query.bindings as unknown[])).rows as Row[];
   const server = http.createServer((req, res) => {
-    const request = queries[(req.url ?? '').slice(1)];
-    if (!request) {
+    const plan = plans[(req.url ?? '').slice(1)];
+    if (!plan) {
       res.writeHead(404).end();
       return;
     }
-    findPage(run, groupQueries, request).then(
+    findPage(run, BENCH_RESOURCES[plan.endpoint].queries, plan.request).then(
       (page) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(page)),
       () => res.writeHead(500).end(),
     );

@@ -11,6 +11,9 @@ export const benchGroupId = (n: number) => md5Uuid(`group${n}`);
 export const benchDisplayName = (n: number) => `Group ${String(n).padStart(6, '0')} ${DEPARTMENTS[n % DEPARTMENTS.length]}`;
 /** User member k (0-based) of group n: distinct for k < 10 because 4729 * k < 50000. */
 export const benchMemberUser = (n: number, k: number) => 1 + ((n * 7919 + k * 104_729) % SCIM_BENCH_USERS);
+/** User n's primary address (its SCIM userName) and its second address, as the seed SQL writes them. */
+export const benchUserName = (n: number) => `user${n}@example.test`;
+export const benchAliasEmail = (n: number) => `First${n}.Last${n}@Alias.Example.test`;
 
 function md5Uuid(text: string): string {
   const hex = createHash('md5').update(text).digest('hex');
@@ -18,13 +21,14 @@ function md5Uuid(text: string): string {
 }
 
 /**
- * 50k users, 100k groups and 1M memberships, set-based: every group has 10 members, odd groups 10 users,
+ * 50k users (two addresses each), 100k groups and 1M memberships, set-based: every group has 10 members, odd groups 10 users,
  * even groups 9 users and the next group. Ends with VACUUM ANALYZE so plans see real statistics.
  */
 export async function seedScimDirectory(knex: Knex): Promise<void> {
   await knex.raw(`
     INSERT INTO users (id, first_name, last_name, email_primary, emails)
-    SELECT n, 'First' || n, 'Last' || n, 'user' || n || '@example.test', ARRAY['user' || n || '@example.test']
+    SELECT n, 'First' || n, 'Last' || n, 'user' || n || '@example.test',
+           ARRAY['user' || n || '@example.test', 'First' || n || '.Last' || n || '@Alias.Example.test']
     FROM generate_series(1, ${SCIM_BENCH_USERS}) AS n`);
   await knex.raw(`
     INSERT INTO scim_groups (id, external_id, display_name, created, last_modified, version)

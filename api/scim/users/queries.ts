@@ -1,3 +1,4 @@
+import { isUnfiltered } from '../engine/filter/unfiltered';
 import { sql, type SqlFragment } from '../engine/sql-fragment';
 import { utcText } from '../engine/sql-text';
 import type { ResourceQueries } from '../engine/store';
@@ -43,7 +44,9 @@ export const userQueries: ResourceQueries<boolean> = {
     return sql`SELECT ${columns(withGroups)} FROM users u WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`;
   },
 
+  /** Unfiltered, the total is the trigger-maintained counter row (migration 010), not a count of the table. */
   count(where: SqlFragment) {
+    if (isUnfiltered(where)) return sql`SELECT total::integer AS total FROM scim_user_total`;
     return sql`SELECT count(*)::integer AS total FROM users u WHERE ${where}`;
   },
 
