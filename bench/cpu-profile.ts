@@ -56,3 +56,13 @@ function packageOf(url: string): string {
   const parts = url.slice(at + '/node_modules/'.length).split('/');
   return ` (${parts.slice(0, parts[0].startsWith('@') ? 2 : 1).join('/')})`;
 }
+
+/** The top frames as Markdown table rows, with a header. */
+export function selfTimeRows(profile: SelfTimeProfile): string[] {
+  return [
+    '| # | function | where | self ms | % of sampled |',
+    '|---:|---|---|---:|---:|',
+    ...profile.top.map((frame, i) =>
+      `| ${i + 1} | \`${frame.name}\` | ${frame.location || '(V8)'} | ${frame.selfMs.toFixed(0)} | ${((frame.selfMs / profile.busyMs) * 100).toFixed(1)} % |`),
+  ];
+}

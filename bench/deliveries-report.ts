@@ -1,5 +1,5 @@
 import os from 'node:os';
-import type { SelfTimeProfile } from './cpu-profile';
+import { selfTimeRows, type SelfTimeProfile } from './cpu-profile';
 import type { DeliveryHistory } from './history-actions';
 
 export type ProcessRole = 'temporal' | 'api' | 'worker' | 'postgres' | 'bench';
@@ -248,10 +248,7 @@ function profileTable(profile: SelfTimeProfile): string {
     `\`node --cpu-prof\` of the worker from its start to its graceful stop after Part 1 (warm-up included): ${profile.files} profile(s), one per thread ` +
       `(main and workflow threads), added together; ${s(profile.busyMs / 1000)} sampled on CPU ((idle) left out). Top ${profile.top.length} frames by self time:`,
     '',
-    '| # | function | where | self ms | % of sampled |',
-    '|---:|---|---|---:|---:|',
-    ...profile.top.map((frame, i) =>
-      `| ${i + 1} | \`${frame.name}\` | ${frame.location || '(V8)'} | ${frame.selfMs.toFixed(0)} | ${((frame.selfMs / profile.busyMs) * 100).toFixed(1)} % |`),
+    ...selfTimeRows(profile),
   ].join('\n');
 }
 
