@@ -1,8 +1,7 @@
 import { isCanonicalUuid } from '../../../lib/validation';
-import { isUnfiltered } from '../engine/filter/unfiltered';
-import { sql, type SqlFragment } from '../engine/sql-fragment';
+import { raw, sql } from '../engine/sql-fragment';
 import { utcText } from '../engine/sql-text';
-import type { ResourceQueries } from '../engine/store';
+import { tableQueries } from '../engine/table-queries';
 import { MEMBER_DISPLAY, MEMBER_JOINS } from './members';
 
 /** The SQL behind the Group endpoints, shared by the API and the benchmark's bare node:http baseline. */
@@ -39,20 +38,13 @@ const MEMBERS_COLUMN = sql`(SELECT json_agg(json_build_object('value', m.value, 
 
 const columns = (withMembers: boolean) => (withMembers ? sql`${GROUP_COLUMNS}, ${MEMBERS_COLUMN}` : GROUP_COLUMNS);
 
-/** `Include` is whether to read the members; Entra's excludedAttributes=members makes it false. */
-export const groupQueries: ResourceQueries<boolean> = {
-  page(where, order, limit, offset, withMembers) {
-    return sql`SELECT ${columns(withMembers)} FROM scim_groups g WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`;
-  },
-
-  /** Unfiltered, the total is the trigger-maintained counter row (migration 003), not a count of the table. */
-  count(where: SqlFragment) {
-    if (isUnfiltered(where)) return sql`SELECT total::integer AS total FROM scim_group_total`;
-    return sql`SELECT count(*)::integer AS total FROM scim_groups g WHERE ${where}`;
-  },
-
-  /** `id` must already be a canonical UUID (isGroupId). */
-  byId(id, withMembers) {
-    return sql`SELECT ${columns(withMembers)} FROM scim_groups g WHERE g.id = ${id}::uuid`;
-  },
-};
+/**
+ * `Include` is whether to read the members; Entra's excludedAttributes=members makes it false. The total
+ * counter is migration 003's. `id` must already be a canonical UUID (isGroupId).
+ */
+export const groupQueries = tableQueries({
+  from: raw('scim_groups g'),
+  columns,
+  counter: raw('scim_group_total'),
+  idEquals: (id) => sql`g.id = ${id}::uuid`,
+});

@@ -1,7 +1,6 @@
-import { isUnfiltered } from '../engine/filter/unfiltered';
-import { sql, type SqlFragment } from '../engine/sql-fragment';
+import { raw, sql } from '../engine/sql-fragment';
 import { utcText } from '../engine/sql-text';
-import type { ResourceQueries } from '../engine/store';
+import { tableQueries } from '../engine/table-queries';
 import { USER_VERSION } from './columns';
 
 /** The SQL behind the User endpoints, shared by the API and the benchmark's bare node:http baseline. */
@@ -38,20 +37,10 @@ const GROUPS_COLUMN = sql`(SELECT json_agg(json_build_object('value', ug.group_i
 
 const columns = (withGroups: boolean) => (withGroups ? sql`${USER_COLUMNS}, ${GROUPS_COLUMN}` : USER_COLUMNS);
 
-/** `Include` is whether to read the groups. */
-export const userQueries: ResourceQueries<boolean> = {
-  page(where, order, limit, offset, withGroups) {
-    return sql`SELECT ${columns(withGroups)} FROM users u WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`;
-  },
-
-  /** Unfiltered, the total is the trigger-maintained counter row (migration 010), not a count of the table. */
-  count(where: SqlFragment) {
-    if (isUnfiltered(where)) return sql`SELECT total::integer AS total FROM scim_user_total`;
-    return sql`SELECT count(*)::integer AS total FROM users u WHERE ${where}`;
-  },
-
-  /** `id` must already pass isUserId. */
-  byId(id, withGroups) {
-    return sql`SELECT ${columns(withGroups)} FROM users u WHERE u.id = ${id}::bigint`;
-  },
-};
+/** `Include` is whether to read the groups; the total counter is migration 010's. */
+export const userQueries = tableQueries({
+  from: raw('users u'),
+  columns,
+  counter: raw('scim_user_total'),
+  idEquals: (id) => sql`u.id = ${id}::bigint`,
+});
