@@ -10,11 +10,10 @@ import type { Knex } from 'knex';
  * - job_listing_counts: |admins and owners of the job's company ∪ the job's job_users|. A delta here
  *   would depend on the other table's state, which is wrong when both change before the triggers fire
  *   (a user delete cascades into both) or when another transaction changes it concurrently. So affected
- *   jobs are recounted from the tables (two small indexed reads each) under locks that serialise every
- *   recount of a company's jobs with that company's admin changes:
- *     - a change of a company's admin set locks its company counter FOR UPDATE, then recounts all its jobs;
- *     - any other recount (job_users change, new or moved job) locks the company counter FOR SHARE, then
- *       its job counters FOR UPDATE (key order), then recounts in a later statement.
+ *   jobs are recounted from the tables (two small indexed reads each) after locking their company's
+ *   counter row, the row every company_users delta updates anyway. That one lock per company serialises
+ *   every write that can change a count of the company or its jobs (a shared lock for job-only writes
+ *   would let two of them deadlock when each then writes company_users in the same transaction).
  *   Under READ COMMITTED each statement of a trigger takes a fresh snapshot, so a recount made after the
  *   lock sees every write serialised before it; under REPEATABLE READ or SERIALIZABLE the lock itself fails
  *   with a serialisation error when a concurrent writer got there first, so no stale count is written.
@@ -40,15 +39,14 @@ export async function up(knex: Knex): Promise<void> {
       ) u
     $$;
 
-    -- Recounts the given jobs under the FOR SHARE / FOR UPDATE protocol above. Separate statements on
-    -- purpose: the recount must take its snapshot after the locks are granted.
+    -- Recounts the given jobs under their companies' locks. Separate statements on purpose: the recount
+    -- must take its snapshot after the locks are granted.
     CREATE FUNCTION job_listing_recount(p_job_ids text[]) RETURNS void LANGUAGE plpgsql AS $$
     BEGIN
       IF cardinality(p_job_ids) = 0 THEN RETURN; END IF;
       PERFORM 1 FROM company_listing_counts c
         WHERE c.company_id IN (SELECT j.company_id FROM jobs j WHERE j.id = ANY (p_job_ids))
-        ORDER BY c.company_id FOR SHARE;
-      PERFORM 1 FROM job_listing_counts jc WHERE jc.job_id = ANY (p_job_ids) ORDER BY jc.job_id FOR UPDATE;
+        ORDER BY c.company_id FOR NO KEY UPDATE;
       UPDATE job_listing_counts jc SET total = job_listing_total(j.id, j.company_id)
         FROM jobs j WHERE j.id = jc.job_id AND jc.job_id = ANY (p_job_ids);
     END $$;
@@ -75,14 +73,14 @@ export async function up(knex: Knex): Promise<void> {
     END $$;
 
     -- Applies a company_users statement: per-company deltas, then a recount of every job of each company
-    -- whose admin/owner set changed. The FOR UPDATE lock comes first and in key order (no deadlock between
-    -- two bulk writers), and excludes the FOR SHARE recounts of job_listing_recount until commit.
+    -- whose admin/owner set changed. The locks come first and in key order, so two bulk writers cannot
+    -- deadlock on them; they are the same locks job_listing_recount takes.
     CREATE FUNCTION company_listing_apply(p_company_ids text[], p_deltas bigint[], p_admin_changed text[])
       RETURNS void LANGUAGE plpgsql AS $$
     BEGIN
       PERFORM 1 FROM company_listing_counts c
         WHERE c.company_id = ANY (p_company_ids) OR c.company_id = ANY (p_admin_changed)
-        ORDER BY c.company_id FOR UPDATE;
+        ORDER BY c.company_id FOR NO KEY UPDATE;
       UPDATE company_listing_counts c SET total = c.total + d.delta
         FROM unnest(p_company_ids, p_deltas) AS d (company_id, delta)
         WHERE c.company_id = d.company_id AND d.delta <> 0;
