@@ -4,6 +4,7 @@ import { membersQuery } from '../../api/listings/members-query';
 import { runQuery } from '../../api/listings/sql';
 import { createPartnerApp, revokePartnerApp } from '../../cli/apps-store';
 import type { Knex } from '../../db/database';
+import * as listingCounts from '../../db/migrations/009_listing_counts';
 import { importDirectory } from '../../directory/import-directory';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { range } from './support';
@@ -205,6 +206,19 @@ describe('listing counts (trigger-maintained, migration 009)', () => {
       await Promise.all([first.end(), second.end()]);
     }
     await assertExact(knex, 'a job user removed while their promotion was uncommitted');
+  });
+
+  it('migration 009: down drops every table, trigger and function; up backfills exact counts', async () => {
+    const leftovers = async () => (await knex.raw(`
+      SELECT relname AS name FROM pg_class WHERE relname LIKE '%listing_count%'
+      UNION ALL SELECT tgname FROM pg_trigger WHERE tgname LIKE '%listing%'
+      UNION ALL SELECT proname FROM pg_proc WHERE proname LIKE '%listing%'`)).rows;
+    await listingCounts.down(knex);
+    assert.deepEqual(await leftovers(), []);
+    await knex.raw(`UPDATE company_users SET role = 'owner' WHERE user_id = 5`); // a write the triggers do not see
+    await knex.transaction((trx) => listingCounts.up(trx));
+    await assertExact(knex, 'the backfill');
+    assert.equal(await kept('job_listing_counts', 'acme-2'), 5);
   });
 
   it('detects a corrupted counter (the comparison can fail)', async () => {
