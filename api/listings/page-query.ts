@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { totalQuery } from './count-query';
 import { membersQuery } from './members-query';
 import { runQuery, type SqlQuery } from './sql';
 import type { ListingScope } from './scope';
@@ -33,16 +34,18 @@ export interface PageRows {
 const DIRECTION = { asc: { sql: 'ASC', compare: '>' }, desc: { sql: 'DESC', compare: '<' } } as const;
 
 /**
- * Count and page in one statement (one round trip, one snapshot). The window is cut from the memberships
- * before users are joined, so the join is one lookup per listed user; with a keyset boundary the window is
- * an index range scan from that id, so its cost does not grow with depth.
+ * Count and page in one statement (one round trip, one snapshot); the count is the counter the triggers of
+ * migration 009 keep. The window is cut from the memberships before users are joined, so the join is one
+ * lookup per listed user; with a keyset boundary the window is an index range scan from that id, so its
+ * cost does not grow with depth.
  */
 export function pageQuery(scope: ListingScope, window: PageWindow): SqlQuery {
   const members = membersQuery(scope);
+  const total = totalQuery(scope);
   const direction = DIRECTION[window.order];
   const bound = window.boundary === null ? '' : `WHERE m.user_id ${direction.compare} ?`;
   return {
-    sql: `SELECT t.total, p.* FROM (SELECT count(*) AS total FROM (${members.sql}) m) t
+    sql: `SELECT t.total, p.* FROM (SELECT COALESCE((${total.sql}), 0) AS total) t
       LEFT JOIN LATERAL (
         SELECT u.id, u.first_name, u.last_name, u.email_primary, u.emails, u.is_agency_user, w.role
         FROM (
@@ -55,7 +58,7 @@ export function pageQuery(scope: ListingScope, window: PageWindow): SqlQuery {
       ) p ON true
       ORDER BY p.id ${direction.sql}`,
     bindings: [
-      ...members.bindings,
+      ...total.bindings,
       ...members.bindings,
       ...(window.boundary === null ? [] : [window.boundary]),
       window.limit,

@@ -7,6 +7,7 @@ import * as scimCaseFolding from './005_scim_case_folding';
 import * as webhookBody from './006_webhook_body';
 import * as webhookAttemptClaims from './007_webhook_attempt_claims';
 import * as webhookOperations from './008_webhook_operations';
+import * as listingCounts from './009_listing_counts';
 import * as scimUserIndexes from './010_scim_user_indexes';
 
 interface Migration {
@@ -24,5 +25,6 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['006_webhook_body', webhookBody],
   ['007_webhook_attempt_claims', webhookAttemptClaims],
   ['008_webhook_operations', webhookOperations],
+  ['009_listing_counts', listingCounts],
   ['010_scim_user_indexes', scimUserIndexes],
 ];
