@@ -1,6 +1,7 @@
 import http from 'node:http';
 import pg from 'pg';
-import { findPage, positionalSql, type QueryRunner } from '../api/scim/engine/store';
+import { listResponseText } from '../api/scim/engine/list-response';
+import { findPage, positionalSql, type QueryRunner, type RenderedRow } from '../api/scim/engine/store';
 import { BENCH_RESOURCES, type BenchPlan } from './scim-resources';
 import { listenOnLoopback, serveInChild } from './server-child';
 
@@ -8,7 +9,8 @@ import { listenOnLoopback, serveInChild } from './server-child';
  * The benchmark's baseline: bare node:http and a pg pool running the very SQL the API runs for each
  * query (the page, and the count when the page does not prove it), precompiled by the parent and passed
  * in SCIM_BENCH_QUERIES. GET /<name> answers the rows as JSON: no framework, no filter parsing, no SCIM
- * serialisation.
+ * serialisation. A page PostgreSQL renders (`renderedFor`) is already the response's JSON: the baseline
+ * answers those bytes with the least code, as the API does.
  */
 void serveInChild(async () => {
   const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
@@ -22,7 +24,12 @@ void serveInChild(async () => {
       return;
     }
     findPage(run, BENCH_RESOURCES[plan.endpoint].queries, plan.request).then(
-      (page) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(page)),
+      (page) => {
+        const body = plan.request.renderedFor === undefined
+          ? JSON.stringify(page)
+          : listResponseText((page.rows as RenderedRow[]).map((row) => row.resource), page.totalResults, plan.request.startIndex);
+        res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+      },
       () => res.writeHead(500).end(),
     );
   });

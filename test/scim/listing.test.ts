@@ -252,6 +252,31 @@ describe('SCIM Groups: resources, paging, sorting and projection', () => {
       });
     });
 
+    it('a page PostgreSQL renders has the very bytes of the serialised page, with and without members', async () => {
+      const text = async (query: Record<string, string>) => {
+        const response = await fetch(`${scim.base}/Groups?${new URLSearchParams({ count: '50', ...query })}`);
+        assert.equal(response.status, 200);
+        return response.text();
+      };
+      const recorder = recordQueries(scim.db.knex);
+      let rendered: string[];
+      try {
+        rendered = [await text({}), await text({ excludedAttributes: 'members' }), await text({ filter: 'displayName co "e"', sortBy: 'displayName' })];
+      } finally {
+        recorder.stop();
+      }
+      assert.equal(recorder.sql.filter((q) => q.includes('json_strip_nulls')).length, 3, 'the three pages were rendered by PostgreSQL');
+      // Naming the attributes takes the serialising path, with the same content.
+      const all = 'schemas,id,externalId,displayName,members,meta';
+      const serialised = [
+        await text({ attributes: all }),
+        await text({ attributes: all.replace(',members', '') }),
+        await text({ attributes: all, filter: 'displayName co "e"', sortBy: 'displayName' }),
+      ];
+      assert.deepEqual(rendered, serialised);
+      assert.ok(JSON.parse(rendered[0]).Resources.some((group: { members?: unknown[]; externalId?: string }) => group.members?.length && group.externalId));
+    });
+
     it('excludedAttributes=members does not read the members table at all', async () => {
       const recorder = recordQueries(scim.db.knex);
       try {

@@ -5,11 +5,11 @@ import { ScimError } from './errors';
 import { compileFilter } from './filter/compile-sql';
 import { parseFilter } from './filter/parser';
 import { NO_FILTER } from './filter/unfiltered';
-import { listResponse } from './list-response';
+import { listResponse, listResponseText } from './list-response';
 import { orderBy, parseListParameters, parseProjectionParameters, type ListParameters } from './list-parameters';
-import { project } from './projection';
+import { project, type Projection } from './projection';
 import type { ScimResource } from './resource-definition';
-import { findById, findPage, type PageRequest, type QueryRunner } from './store';
+import { findById, findPage, type PageRequest, type QueryRunner, type RenderedRow } from './store';
 
 /** Reads the query of a list request into the page request for PostgreSQL (also used by the benchmark). */
 export function planList<Include>(
@@ -27,8 +27,17 @@ export function planList<Include>(
       startIndex: parameters.startIndex,
       count: parameters.count,
       include: resource.include(parameters.projection),
+      ...(isRendered(resource, parameters.projection) && { renderedFor: baseUrl }),
     },
   };
+}
+
+/** PostgreSQL renders the page when the projection only leaves out what `include` already leaves out. */
+function isRendered(resource: ScimResource<unknown, unknown>, projection: Projection): boolean {
+  const omits = resource.renderedOmits;
+  if (!resource.queries.renderedPage || !omits || projection.attributes !== undefined) return false;
+  for (const name of projection.excluded) if (!omits.has(name)) return false;
+  return true;
 }
 
 /** GET {endpoint}: filter, sort and page in PostgreSQL; optional parts are read only when returned. */
@@ -36,6 +45,11 @@ export function listResources<Row, Include>(resource: ScimResource<Row, Include>
   return async function listResources(ctx: Context) {
     const baseUrl = scimBaseUrl(ctx);
     const { parameters, request } = planList(resource, ctx.query, baseUrl);
+    if (request.renderedFor !== undefined) {
+      const page = await findPage<RenderedRow, Include>(run, resource.queries, request);
+      ctx.body = listResponseText(page.rows.map((row) => row.resource), page.totalResults, parameters.startIndex);
+      return;
+    }
     const page = await findPage<Row, Include>(run, resource.queries, request);
     const resources = page.rows.map((row) => project(resource.serialize(row, baseUrl), parameters.projection));
     ctx.body = listResponse(resources, page.totalResults, parameters.startIndex);

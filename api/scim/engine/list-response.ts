@@ -10,3 +10,13 @@ export function listResponse(resources: readonly unknown[], totalResults: number
     Resources: resources,
   };
 }
+
+/**
+ * The same envelope as text around resources that are JSON text already (a rendered page): byte for byte what
+ * JSON.stringify(listResponse(...)) gives for those resources.
+ */
+export function listResponseText(resources: readonly string[], totalResults: number, startIndex: number): string {
+  const empty = JSON.stringify({ ...listResponse([], totalResults, startIndex), itemsPerPage: resources.length });
+  // The envelope ends with its empty Resources array: `[]}`.
+  return `${empty.slice(0, -2)}${resources.join(',')}]}`;
+}

@@ -32,6 +32,11 @@ export interface ScimResourceDefinition<Row = unknown, Include = unknown> extend
   serialize(row: Row, baseUrl: string): Record<string, unknown>;
   /** The ETag header, the same as meta.version. */
   version(row: Row): string;
+  /**
+   * With `queries.renderedPage`: the top-level attributes that `include` leaves out of a rendered resource.
+   * A list whose projection names no `attributes` and excludes only these is rendered by PostgreSQL.
+   */
+  readonly renderedOmits?: ReadonlySet<string>;
 }
 
 /** A definition with the lookups the engine derives from it once, at module load. */

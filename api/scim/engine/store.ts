@@ -32,6 +32,16 @@ export interface ResourceQueries<Include> {
   count(where: SqlFragment): SqlFragment;
   /** `id` has passed the resource's `isId`. */
   byId(id: string, include: Include): SqlFragment;
+  /**
+   * Optional: the page as rows of one `resource` column, each resource's JSON text exactly as serialize()
+   * and JSON.stringify would write it, rendered by PostgreSQL.
+   */
+  renderedPage?(where: SqlFragment, order: SqlFragment, limit: number, offset: number, include: Include, baseUrl: string): SqlFragment;
+}
+
+/** A row of a rendered page. */
+export interface RenderedRow {
+  readonly resource: string;
 }
 
 /** Plain data, so the benchmark can hand it to its baseline process. */
@@ -42,6 +52,8 @@ export interface PageRequest<Include> {
   readonly startIndex: number;
   readonly count: number;
   readonly include: Include;
+  /** Set when the page is rendered by PostgreSQL (`renderedPage`): the base URL its links use. */
+  readonly renderedFor?: string;
 }
 
 export interface Page<Row> {
@@ -58,11 +70,15 @@ export async function findPage<Row, Include>(
   queries: ResourceQueries<Include>,
   request: PageRequest<Include>,
 ): Promise<Page<Row>> {
-  const { where, order, startIndex, count, include } = request;
+  const { where, order, startIndex, count, include, renderedFor } = request;
   const offset = startIndex - 1;
   const countTotal = async () => (await run<{ total: number }>(queries.count(where)))[0].total;
   if (count === 0) return { totalResults: await countTotal(), rows: [] };
-  const rows = await run<Row>(queries.page(where, order, count, offset, include));
+  const page =
+    renderedFor !== undefined && queries.renderedPage
+      ? queries.renderedPage(where, order, count, offset, include, renderedFor)
+      : queries.page(where, order, count, offset, include);
+  const rows = await run<Row>(page);
   const provesTotal = rows.length < count && (rows.length > 0 || offset === 0);
   return { totalResults: provesTotal ? offset + rows.length : await countTotal(), rows };
 }

@@ -12,11 +12,22 @@ export interface TableQueriesSpec {
   readonly counter: SqlFragment;
   /** Compares the id column with an id that has passed the resource's `isId`. */
   readonly idEquals: (id: string) => SqlFragment;
+  /**
+   * Optional: the resource as a json_build_object expression whose absent values are NULL (json_strip_nulls
+   * drops them), for pages PostgreSQL renders.
+   */
+  readonly rendered?: (include: boolean, baseUrl: string) => SqlFragment;
 }
 
 /** Page, count and by-id statements of a one-table resource; `Include` is whether to read its optional part. */
-export function tableQueries({ from, columns, counter, idEquals }: TableQueriesSpec): ResourceQueries<boolean> {
+export function tableQueries({ from, columns, counter, idEquals, rendered }: TableQueriesSpec): ResourceQueries<boolean> {
   return {
+    ...(rendered && {
+      renderedPage(where: SqlFragment, order: SqlFragment, limit: number, offset: number, include: boolean, baseUrl: string) {
+        // json_strip_nulls also writes compact JSON, as JSON.stringify does, keeping the key order.
+        return sql`SELECT json_strip_nulls(${rendered(include, baseUrl)})::text AS resource FROM ${from} WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`;
+      },
+    }),
     page(where, order, limit, offset, include) {
       return sql`SELECT ${columns(include)} FROM ${from} WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`;
     },

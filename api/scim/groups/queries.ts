@@ -1,8 +1,11 @@
 import { isCanonicalUuid } from '../../../lib/validation';
-import { raw, sql } from '../engine/sql-fragment';
+import { weakEtagSql } from '../engine/etag';
+import { resourceLocationSql } from '../engine/locations';
+import { raw, sql, type SqlFragment } from '../engine/sql-fragment';
 import { utcText } from '../engine/sql-text';
 import { tableQueries } from '../engine/table-queries';
-import { MEMBER_DISPLAY, MEMBER_JOINS } from './members';
+import { MEMBER_DISPLAY, MEMBER_JOINS, memberReferenceSql } from './members';
+import { GROUP_RESOURCE_TYPE, GROUP_SCHEMA_URN, GROUPS_ENDPOINT } from './schema';
 
 /** The SQL behind the Group endpoints, shared by the API and the benchmark's bare node:http baseline. */
 
@@ -36,6 +39,24 @@ const MEMBERS_COLUMN = sql`(SELECT json_agg(json_build_object('value', m.value, 
       ORDER BY m.member_user_id NULLS LAST, m.member_group_id)
     FROM scim_group_members m ${MEMBER_JOINS} WHERE m.group_id = g.id) AS members`;
 
+/**
+ * serializeGroup() in SQL, key for key: NULL where it omits a value (json_strip_nulls drops them), so a list
+ * page comes out of PostgreSQL as the response's own bytes. test/scim compares both paths.
+ */
+function renderedGroup(withMembers: boolean, baseUrl: string): SqlFragment {
+  const members = withMembers
+    ? sql`(SELECT json_agg(json_build_object('value', m.value, 'display', NULLIF(${MEMBER_DISPLAY}, ''), 'type', m.type, '$ref', ${memberReferenceSql(baseUrl)})
+        ORDER BY m.member_user_id NULLS LAST, m.member_group_id)
+      FROM scim_group_members m ${MEMBER_JOINS} WHERE m.group_id = g.id)`
+    : raw('NULL');
+  return sql`json_build_object(
+    'schemas', json_build_array(${GROUP_SCHEMA_URN}::text), 'id', g.id, 'externalId', NULLIF(g.external_id, ''),
+    'displayName', g.display_name, 'members', ${members},
+    'meta', json_build_object('resourceType', ${GROUP_RESOURCE_TYPE}::text, 'created', ${utcText('g.created')},
+      'lastModified', ${utcText('g.last_modified')}, 'location', ${resourceLocationSql(baseUrl, GROUPS_ENDPOINT, raw('g.id::text'))},
+      'version', ${weakEtagSql('g.version')}))`;
+}
+
 const columns = (withMembers: boolean) => (withMembers ? sql`${GROUP_COLUMNS}, ${MEMBERS_COLUMN}` : GROUP_COLUMNS);
 
 /**
@@ -47,4 +68,5 @@ export const groupQueries = tableQueries({
   columns,
   counter: raw('scim_group_total'),
   idEquals: (id) => sql`g.id = ${id}::uuid`,
+  rendered: renderedGroup,
 });

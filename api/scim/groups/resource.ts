@@ -28,4 +28,6 @@ export const groupResource = defineScimResource<GroupRow, boolean>({
   queries: groupQueries,
   serialize: serializeGroup,
   version: groupVersion,
+  // A page whose projection at most drops members comes out of PostgreSQL as JSON text.
+  renderedOmits: new Set(['members']),
 });
