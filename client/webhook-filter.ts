@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EVENT_ACTIONS, EVENT_TYPES, FINISHED_STATUSES, LOG_STATUSES } from '../lib/vocabulary';
-import { isCanonicalUuid, zodPathErrors, type PathError } from '../lib/validation';
+import { formatPathError, isCanonicalUuid, zodPathErrors, type PathError } from '../lib/validation';
 import type { LogPosition, WebhookFilter } from '../store/webhook-log';
 
 // The delivery log's filters and paging, as the API's query string, the bulk redeliver body and the CLI's
@@ -9,7 +9,7 @@ import type { LogPosition, WebhookFilter } from '../store/webhook-log';
 /** Filters or paging an operator got wrong; the API answers 400 with one error per field. */
 export class WebhookQueryError extends Error {
   constructor(readonly errors: readonly PathError[]) {
-    super(`Invalid query: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`);
+    super(`Invalid query: ${errors.map(formatPathError).join('; ')}`);
     this.name = 'WebhookQueryError';
   }
 }

@@ -2,8 +2,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { inParallel } from '../lib/in-parallel';
 import { FINISHED_STATUSES } from '../lib/vocabulary';
-import { findRedeliveryCandidates, logStatusOf, type LogPosition, type WebhookFilter } from '../store/webhook-log';
-import { attachRun, forgetUnstartedWebhook, insertRedelivery, loadWebhookView, type WebhookView } from '../store/webhook-store';
+import { findOperableWebhook, findRedeliveryCandidates, type LogPosition, type OperableWebhook, type WebhookFilter } from '../store/webhook-log';
+import { attachRun, findWebhookById, forgetUnstartedWebhook, insertRedelivery } from '../store/webhook-store';
 import type { RetryNowResult } from '../workflows/types';
 import { redeliveryIds } from './ids';
 import { WebhookConflictError, WebhookNotFoundError } from './operation-errors';
@@ -13,17 +13,17 @@ import { TemporalUnavailableError, type WebhookStarter } from './temporal-starte
 // An operator's actions on one webhook or many: retry-now, cancel, redeliver. The API and the CLI both call
 // these; PostgreSQL says which webhook is which, Temporal does the work.
 
-async function loadOrThrow(knex: Knex, webhookId: string): Promise<WebhookView> {
-  const view = await loadWebhookView(knex, webhookId);
-  if (!view) throw new WebhookNotFoundError(webhookId);
-  return view;
+async function findOrThrow(knex: Knex, webhookId: string): Promise<OperableWebhook> {
+  const webhook = await findOperableWebhook(knex, webhookId);
+  if (!webhook) throw new WebhookNotFoundError(webhookId);
+  return webhook;
 }
 
 /** The run of a delivery that has not ended, or a conflict naming the row's status. */
-function runningWorkflow(view: WebhookView, operation: string): string {
-  if (view.status !== 'pending') throw new WebhookConflictError(`Cannot ${operation} a delivery whose status is ${view.status}.`);
-  if (!view.run_id || !view.workflow_id) throw new WebhookConflictError(`Cannot ${operation} a delivery whose workflow has not started.`);
-  return view.workflow_id;
+function runningWorkflow(webhook: OperableWebhook, operation: string): string {
+  if (webhook.status !== 'pending') throw new WebhookConflictError(`Cannot ${operation} a delivery whose status is ${webhook.status}.`);
+  if (!webhook.runId || !webhook.workflowId) throw new WebhookConflictError(`Cannot ${operation} a delivery whose workflow has not started.`);
+  return webhook.workflowId;
 }
 
 /**
@@ -31,16 +31,16 @@ function runningWorkflow(view: WebhookView, operation: string): string {
  * holds the workflow's task, so an update would only be answered after it: PostgreSQL answers that case at once.
  */
 export async function retryWebhookNow(knex: Knex, starter: WebhookStarter, webhookId: string): Promise<RetryNowResult> {
-  const view = await loadOrThrow(knex, webhookId);
-  const workflowId = runningWorkflow(view, 'retry');
-  if ((await logStatusOf(knex, webhookId)) !== 'waiting') throw new WebhookConflictError('Cannot retry a delivery that is sending an attempt now.');
+  const webhook = await findOrThrow(knex, webhookId);
+  const workflowId = runningWorkflow(webhook, 'retry');
+  if (!webhook.waiting) throw new WebhookConflictError('Cannot retry a delivery that is sending an attempt now.');
   // The workflow's validator has the last word: the wait may have ended since.
   return starter.retryNow(workflowId);
 }
 
 /** Asks a pending delivery's run to cancel; the workflow records `cancelled` in PostgreSQL and in WebhookStatus. */
 export async function cancelWebhook(knex: Knex, starter: WebhookStarter, webhookId: string): Promise<void> {
-  await starter.cancel(runningWorkflow(await loadOrThrow(knex, webhookId), 'cancel'));
+  await starter.cancel(runningWorkflow(await findOrThrow(knex, webhookId), 'cancel'));
 }
 
 /** A redelivery, and whether this call started it (false: an earlier call with the same key had). */
@@ -56,10 +56,10 @@ const isFinished = (status: string) => (FINISHED_STATUSES as readonly string[]).
 
 /** Starts a new delivery of a finished webhook, with the original's event and webhook-id header. */
 export async function redeliverWebhook(knex: Knex, starter: WebhookStarter, webhookId: string, sendTimeoutMs: number): Promise<Redelivery> {
-  const view = await loadOrThrow(knex, webhookId);
-  if (!isFinished(view.status)) throw new WebhookConflictError(`Only a finished delivery can be redelivered; this one is ${view.status}.`);
+  const webhook = await findOrThrow(knex, webhookId);
+  if (!isFinished(webhook.status)) throw new WebhookConflictError(`Only a finished delivery can be redelivered; this one is ${webhook.status}.`);
   // Each call is an operator's explicit request for one more delivery.
-  return startRedelivery(knex, starter, view.redelivery_of ?? view.webhook_id, `single:${randomUUID()}`, sendTimeoutMs);
+  return startRedelivery(knex, starter, webhook.redeliveryOf ?? webhook.webhookId, `single:${randomUUID()}`, sendTimeoutMs);
 }
 
 /**
@@ -67,11 +67,13 @@ export async function redeliverWebhook(knex: Knex, starter: WebhookStarter, webh
  * start that certainly failed leaves no row behind; one whose outcome is unknown keeps it for a retry.
  */
 async function startRedelivery(knex: Knex, starter: WebhookStarter, originalId: string, key: string, sendTimeoutMs: number): Promise<Redelivery> {
-  const original = await loadOrThrow(knex, originalId);
-  const row = await insertRedelivery(knex, { ...redeliveryIds(original), originalId, key });
+  const original = await findWebhookById(knex, originalId);
+  if (!original) throw new WebhookNotFoundError(originalId);
+  const { event_type, action } = original.event;
+  const row = await insertRedelivery(knex, { ...redeliveryIds({ event_type, action, event_id: original.eventId }), originalId, key });
   const done = (runId: string, started: boolean) => ({ webhookId: row.webhookId, workflowId: row.workflowId, runId, redeliveryOf: originalId, started });
   if (row.runId) return done(row.runId, false);
-  const event = prepareWebhook({ event_id: original.event_id, ...original.event }, sendTimeoutMs);
+  const event = prepareWebhook({ event_id: original.eventId, ...original.event }, sendTimeoutMs);
   let runId: string;
   try {
     runId = await starter.start({

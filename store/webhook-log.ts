@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { FINISHED_STATUSES, type EventAction, type EventType, type LogStatus } from '../lib/vocabulary';
+import { FINISHED_STATUSES, type EventAction, type EventType, type LogStatus, type WebhookStatus } from '../lib/vocabulary';
 
 // The delivery log: webhooks filtered and paged newest first, for operators and for bulk redelivery.
 
@@ -88,10 +88,24 @@ export async function listWebhooks(
   };
 }
 
-/** One webhook's log status, `waiting` included; undefined when there is no such webhook. */
-export async function logStatusOf(knex: Knex, webhookId: string): Promise<LogStatus | undefined> {
-  const row = await knex({ e: 'webhook_events' }).select(knex.raw(`CASE WHEN ${WAITING_SQL} THEN 'waiting' ELSE e.status END AS status`)).where('e.id', webhookId).first();
-  return row?.status;
+/** What an operator's action on one webhook needs to know: its row status, whether it waits, its run. */
+export interface OperableWebhook {
+  readonly webhookId: string;
+  readonly status: WebhookStatus;
+  /** Pending with its last attempt recorded as failed: the next one is due. */
+  readonly waiting: boolean;
+  readonly workflowId: string | null;
+  readonly runId: string | null;
+  readonly redeliveryOf: string | null;
+}
+
+/** One webhook for an operation, in one query without its attempts; undefined when there is no such webhook. */
+export async function findOperableWebhook(knex: Knex, webhookId: string): Promise<OperableWebhook | undefined> {
+  const row = await knex({ e: 'webhook_events' })
+    .select('e.id', 'e.status', knex.raw(`(${WAITING_SQL}) AS waiting`), 'e.workflow_id', 'e.run_id', 'e.redelivery_of')
+    .where('e.id', webhookId)
+    .first();
+  return row && { webhookId: row.id, status: row.status, waiting: row.waiting, workflowId: row.workflow_id, runId: row.run_id, redeliveryOf: row.redelivery_of };
 }
 
 /** A finished webhook a bulk redelivery may send again: its id, and the original it (or its redelivery) stems from. */

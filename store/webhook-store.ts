@@ -44,11 +44,19 @@ export interface StoredWebhook {
   readonly event: WebhookEnvelope;
 }
 
+const storedWebhook = (knex: Knex) => knex('webhook_events').select('id', 'event_id', 'workflow_id', 'run_id', 'body');
+
+// `body` is a json column: its text, and so its key order, is what the first request stored.
+const asStoredWebhook = (row: { id: string; event_id: string; workflow_id: string; run_id: string | null; body: WebhookEnvelope } | undefined) =>
+  row && { webhookId: row.id, eventId: row.event_id, workflowId: row.workflow_id, runId: row.run_id, event: row.body };
+
 /** The original webhook of an event id (its redeliveries share the event id). */
 export async function findWebhookByEventId(knex: Knex, eventId: string): Promise<StoredWebhook | undefined> {
-  const row = await knex('webhook_events').select('id', 'event_id', 'workflow_id', 'run_id', 'body').where({ event_id: eventId }).whereNull('redelivery_of').first();
-  // `body` is a json column: its text, and so its key order, is what the first request stored.
-  return row && { webhookId: row.id, eventId: row.event_id, workflowId: row.workflow_id, runId: row.run_id, event: row.body };
+  return asStoredWebhook(await storedWebhook(knex).where({ event_id: eventId }).whereNull('redelivery_of').first());
+}
+
+export async function findWebhookById(knex: Knex, webhookId: string): Promise<StoredWebhook | undefined> {
+  return asStoredWebhook(await storedWebhook(knex).where({ id: webhookId }).first());
 }
 
 /** Records the run of a webhook that had none; true when this call recorded it, false when one was there. */

@@ -178,6 +178,16 @@ const operation = (operationId: string, summary: string, responses: Record<strin
   responses: { ...responses, ...commonErrors },
 });
 
+/** `POST …/{webhook_id}/<action>`: 202 when accepted, 404 for no such webhook, 409 when its state forbids it. */
+const webhookAction = (operationId: string, summary: string, accepted: { description: string; schema: string }, conflict: string) => ({
+  parameters: [webhookIdParameter],
+  post: operation(operationId, summary, {
+    '202': { description: accepted.description, content: json(ref(accepted.schema)) },
+    '404': error('No such webhook.'),
+    '409': error(conflict),
+  }),
+});
+
 export const internalPaths = {
   '/internal/v1/webhooks': {
     get: operation(
@@ -229,28 +239,10 @@ export const internalPaths = {
       '404': error('No such webhook.'),
     }),
   },
-  '/internal/v1/webhooks/{webhook_id}/retry-now': {
-    parameters: [webhookIdParameter],
-    post: operation('retryWebhookNow', 'Make the next attempt of a waiting delivery at once (recorded as manual)', {
-      '202': { description: 'The attempt is being made.', content: json(ref('RetryNowAccepted')) },
-      '404': error('No such webhook.'),
-      '409': error('The delivery is not waiting for a retry.'),
-    }),
-  },
-  '/internal/v1/webhooks/{webhook_id}/cancel': {
-    parameters: [webhookIdParameter],
-    post: operation('cancelWebhook', 'Stop a pending delivery; recorded as cancelled', {
-      '202': { description: 'Cancellation requested.', content: json(ref('CancelRequested')) },
-      '404': error('No such webhook.'),
-      '409': error('The delivery has ended.'),
-    }),
-  },
-  '/internal/v1/webhooks/{webhook_id}/redeliver': {
-    parameters: [webhookIdParameter],
-    post: operation('redeliverWebhook', 'Start a new delivery of a finished webhook, with the same webhook-id header', {
-      '202': { description: 'The redelivery started.', content: json(ref('Redelivery')) },
-      '404': error('No such webhook.'),
-      '409': error('The delivery has not finished.'),
-    }),
-  },
+  '/internal/v1/webhooks/{webhook_id}/retry-now': webhookAction('retryWebhookNow', 'Make the next attempt of a waiting delivery at once (recorded as manual)',
+    { description: 'The attempt is being made.', schema: 'RetryNowAccepted' }, 'The delivery is not waiting for a retry.'),
+  '/internal/v1/webhooks/{webhook_id}/cancel': webhookAction('cancelWebhook', 'Stop a pending delivery; recorded as cancelled',
+    { description: 'Cancellation requested.', schema: 'CancelRequested' }, 'The delivery has ended.'),
+  '/internal/v1/webhooks/{webhook_id}/redeliver': webhookAction('redeliverWebhook', 'Start a new delivery of a finished webhook, with the same webhook-id header',
+    { description: 'The redelivery started.', schema: 'Redelivery' }, 'The delivery has not finished.'),
 };
