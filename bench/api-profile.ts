@@ -28,7 +28,9 @@ export async function profileApiUnderLoad(databaseUrl: string, pathAndQuery: str
     }
     return { profile: await topSelfTime(dir, top), load };
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    // KEEP_CPU_PROFILE=1 keeps the .cpuprofile for a closer look (Chrome DevTools, or an inclusive-time sum).
+    if (process.env.KEEP_CPU_PROFILE) process.stderr.write(`cpu profile kept in ${dir}\n`);
+    else await rm(dir, { recursive: true, force: true });
   }
 }
 

@@ -20,7 +20,7 @@ import { reportDeliveries, type PartFigures, type ProcessRole } from './deliveri
 import { countActions, isolatedDeliveryHistories, type DeliveryHistory } from './history-actions';
 import { inParallel } from '../lib/in-parallel';
 import { startPartnerServer, type PartnerServer } from './partner-server';
-import { commandName, cpuSeconds, machineBusySeconds, parentPid, sampleRss, treeCpuSeconds } from './proc-stats';
+import { cpuSeconds, machineBusySeconds, postmasterPid, sampleRss, treeCpuSeconds } from './proc-stats';
 import { spawnService, type ServiceProcess } from './service-process';
 import type { BenchmarkSuite } from './suite';
 import { startBenchTemporal } from './temporal-server';
@@ -398,14 +398,6 @@ async function waitUntil(rig: Rig, what: string, timeoutMs: number, check: () =>
     }
     await delay(250);
   }
-}
-
-/** The postmaster of the bench database, found through the parent of our own backend. */
-async function postmasterPid(knex: Knex): Promise<number | undefined> {
-  const { rows } = await knex.raw('select pg_backend_pid() as pid');
-  const parent = parentPid(rows[0].pid);
-  // A remote server's backend pid means nothing here; a local one runs under the name postgres.
-  return parent !== undefined && commandName(parent) === 'postgres' && commandName(rows[0].pid) === 'postgres' ? parent : undefined;
 }
 
 function quantiles(values: number[]): { p50: number; p95: number; p99: number } {

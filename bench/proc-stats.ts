@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import type { Knex } from '../db/database';
 
 /** Linux process figures from /proc, to measure each process of a benchmark on its own. */
 
@@ -90,4 +91,12 @@ export function commandName(pid: number): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The postmaster of the bench database, found through the parent of our own backend; undefined when remote. */
+export async function postmasterPid(knex: Knex): Promise<number | undefined> {
+  const { rows } = await knex.raw('select pg_backend_pid() as pid');
+  const parent = parentPid(rows[0].pid);
+  // A remote server's backend pid means nothing here; a local one runs under the name postgres.
+  return parent !== undefined && commandName(parent) === 'postgres' && commandName(rows[0].pid) === 'postgres' ? parent : undefined;
 }

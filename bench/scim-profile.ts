@@ -1,15 +1,17 @@
-// Where the SCIM API's CPU goes under load, between benchmark runs: `npx tsx bench/scim-profile.ts [page|members]`
+// Where the SCIM API's CPU goes under load, between benchmark runs:
+// `npx tsx bench/scim-profile.ts [page|members|users-membership]`
 // against an embedded PostgreSQL kept in .prof/ (seeded once, so runs after a change compare quickly).
 import path from 'node:path';
 import { createKnex, ensureDatabase } from '../db/database';
 import { startEmbeddedPostgres } from '../db/embedded-postgres';
 import { migrateLatest } from '../db/migrate';
 import { profileApiUnderLoad, profileTable } from './api-profile';
-import { benchMemberUser, SCIM_BENCH_GROUPS, seedScimDirectory } from './scim-seed';
+import { benchGroupId, benchMemberUser, SCIM_BENCH_GROUPS, seedScimDirectory } from './scim-seed';
 
-const PRESETS: Record<string, Record<string, string>> = {
-  page: { count: '100', excludedAttributes: 'members' },
-  members: { filter: `members[value eq "${benchMemberUser(42_317, 3)}"]` },
+const PRESETS: Record<string, string> = {
+  page: `/Groups?${new URLSearchParams({ count: '100', excludedAttributes: 'members' })}`,
+  members: `/Groups?${new URLSearchParams({ filter: `members[value eq "${benchMemberUser(42_317, 3)}"]` })}`,
+  'users-membership': `/Users?${new URLSearchParams({ filter: `id eq "${benchMemberUser(42_317, 3)}" and groups.value eq "${benchGroupId(42_317)}"` })}`,
 };
 
 async function main(preset = 'page') {
@@ -21,7 +23,7 @@ async function main(preset = 'page') {
     const [{ n }] = await knex('scim_groups').count({ n: '*' });
     if (Number(n) < SCIM_BENCH_GROUPS) await seedScimDirectory(knex);
     await knex.destroy();
-    const profiled = await profileApiUnderLoad(url, `/scim/v2/Groups?${new URLSearchParams(PRESETS[preset])}`, 8, Number(process.env.SECONDS ?? 8), 20);
+    const profiled = await profileApiUnderLoad(url, `/scim/v2${PRESETS[preset]}`, 8, Number(process.env.SECONDS ?? 8), 20);
     process.stdout.write(`${Math.round(profiled.load.reqPerSec)} req/s under the profiler\n\n${profileTable(profiled, preset)}\n`);
   } finally {
     await pg.stop();

@@ -8,6 +8,8 @@ type ChildMessage = { type: 'ready'; url: string } | { type: 'stats'; maxRssByte
 
 export interface ServerChild {
   readonly url: string;
+  /** The server's own process (for its CPU time in /proc). */
+  readonly pid: number;
   /** Peak resident set size of the child so far. */
   peakRss(): Promise<number>;
   stop(): Promise<void>;
@@ -34,6 +36,7 @@ export async function startServerChild(module: string, env: NodeJS.ProcessEnv, n
   child.removeAllListeners('exit');
   return {
     url,
+    pid: child.pid!,
     peakRss: () => ask(child),
     stop: () =>
       new Promise<void>((resolve) => {

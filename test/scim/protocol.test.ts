@@ -141,6 +141,20 @@ describe('SCIM protocol: discovery, media types, methods', () => {
       assert.equal(reply.headers.get('content-type'), SCIM_JSON);
       assert.equal(reply.body.scimType, 'invalidFilter');
     });
+    it('a failure PostgreSQL reports answers 500 in the SCIM error format and media type, without its message', async () => {
+      await scim.db.knex.raw('ALTER TABLE scim_groups RENAME TO scim_groups_away');
+      try {
+        for (const [accept, type] of [[undefined, SCIM_JSON], ['application/json', 'application/json; charset=utf-8']] as const) {
+          const reply = await scimGet(scim.base, '/Groups', [], { headers: accept ? { Accept: accept } : {} });
+          assert.equal(reply.status, 500);
+          assert.equal(reply.headers.get('content-type'), type);
+          assert.deepEqual(reply.body, { schemas: [ERROR_URN], status: '500', detail: 'An unexpected error occurred.' });
+        }
+      } finally {
+        await scim.db.knex.raw('ALTER TABLE scim_groups_away RENAME TO scim_groups');
+      }
+      assert.equal((await scimGet(scim.base, '/Groups')).status, 200);
+    });
   });
 
   describe('methods and unknown paths', () => {

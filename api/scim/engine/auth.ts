@@ -2,12 +2,8 @@ import type { Middleware } from 'koa';
 import { bearerTokenChecker } from '../../../lib/bearer-token';
 import { ScimError } from './errors';
 
-/**
- * With a token configured, every request needs `Authorization: Bearer <token>`, compared in constant
- * time. Without one, requests pass.
- */
-export function bearerAuth(token: string | undefined): Middleware {
-  if (!token) return (_ctx, next) => next();
+/** Every request needs `Authorization: Bearer <token>`, compared in constant time. */
+export function bearerAuth(token: string): Middleware {
   const check = bearerTokenChecker(token);
   return async function requireScimToken(ctx, next) {
     if (check(ctx.get('authorization')) !== 'valid') {

@@ -1,5 +1,3 @@
-import type { Middleware } from 'koa';
-
 export const SCIM_MEDIA_TYPE = 'application/scim+json; charset=utf-8';
 export const JSON_MEDIA_TYPE = 'application/json; charset=utf-8';
 
@@ -14,9 +12,3 @@ export function negotiatedMediaType(accept: string | undefined): string {
     .filter(Boolean);
   return ranges.length > 0 && ranges.every((range) => range === 'application/json') ? JSON_MEDIA_TYPE : SCIM_MEDIA_TYPE;
 }
-
-/** Sets the negotiated Content-Type on every response that has a body. */
-export const scimMediaType: Middleware = async function scimMediaType(ctx, next) {
-  await next();
-  if (ctx.body !== undefined && ctx.body !== null) ctx.type = negotiatedMediaType(ctx.get('accept'));
-};

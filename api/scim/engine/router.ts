@@ -4,11 +4,10 @@ import type { Logger } from '../../../lib/logger';
 import { bearerAuth } from './auth';
 import { scimBaseUrl, SCIM_PREFIX } from './base-url';
 import { resourceTypeDocument, schemaDocument, serviceProviderConfig } from './discovery';
-import { scimErrors } from './error-middleware';
 import { ScimError } from './errors';
 import { getResource, listResources } from './handlers';
 import { listResponse } from './list-response';
-import { scimMediaType } from './media-type';
+import { scimResponses } from './response-middleware';
 import type { ScimResource } from './resource-definition';
 import type { QueryRunner } from './store';
 
@@ -25,12 +24,14 @@ export interface ScimEngineOptions {
 
 /**
  * A read-only SCIM 2.0 service provider at /scim/v2 (RFC 7643, RFC 7644) for the given resource types.
- * Middleware order: media type, then errors, then auth, so even a 401 is SCIM JSON.
+ * Responses (SCIM errors and media type) wrap auth, so even a 401 is SCIM JSON; without a token there is no
+ * auth layer at all.
  */
 export function scimEngineRouter({ resources, run, token, logger }: ScimEngineOptions): Router {
   const knownPath = knownPathPattern(resources);
   const router = new Router({ prefix: SCIM_PREFIX });
-  router.use(scimMediaType, scimErrors(logger), bearerAuth(token));
+  router.use(scimResponses(logger));
+  if (token) router.use(bearerAuth(token));
 
   for (const resource of resources) {
     router.get(resource.endpoint, listResources(resource, run));
