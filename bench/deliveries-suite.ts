@@ -21,6 +21,7 @@ import { countActions, isolatedDeliveryHistories, type DeliveryHistory } from '.
 import { inParallel } from '../lib/in-parallel';
 import { startPartnerServer, type PartnerServer } from './partner-server';
 import { cpuSeconds, machineBusySeconds, postmasterPid, sampleRss, treeCpuSeconds } from './proc-stats';
+import { quantiles } from './quantiles';
 import { spawnService, type ServiceProcess } from './service-process';
 import type { BenchmarkSuite } from './suite';
 import { startBenchTemporal } from './temporal-server';
@@ -398,12 +399,6 @@ async function waitUntil(rig: Rig, what: string, timeoutMs: number, check: () =>
     }
     await delay(250);
   }
-}
-
-function quantiles(values: number[]): { p50: number; p95: number; p99: number } {
-  const sorted = [...values].sort((a, b) => a - b);
-  const at = (q: number) => (sorted.length ? sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)] : NaN);
-  return { p50: at(0.5), p95: at(0.95), p99: at(0.99) };
 }
 
 /** The most webhooks that had been refused once and not yet re-sent, at any moment. */

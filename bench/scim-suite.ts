@@ -7,6 +7,7 @@ import { startServerChild } from './server-child';
 import { cpuSeconds, postmasterPid, treeCpuSeconds } from './proc-stats';
 import { profileApiUnderLoad, profileTable } from './api-profile';
 import { drive, type LoadFigures } from './load';
+import { quantiles } from './quantiles';
 import { BENCH_RESOURCES, type BenchEndpoint, type BenchPlan } from './scim-resources';
 import { benchAliasEmail, benchDisplayName, benchGroupId, benchMemberUser, benchUserName, SCIM_BENCH_GROUPS, SCIM_BENCH_USERS, seedScimDirectory } from './scim-seed';
 import type { BenchmarkSuite } from './suite';
@@ -170,7 +171,7 @@ export const scimSuite: BenchmarkSuite = {
       `### CPU per request at ${CONCURRENT_CONNECTIONS} connections (from /proc, over the rounds)`,
       '',
       'Microseconds of CPU each request cost the server process and PostgreSQL (postmaster and all backends). ' +
-        'Both servers share the 2 cores with PostgreSQL and autocannon, so a server\'s extra CPU per request is what separates the two.',
+        'Both servers share the machine\'s cores with PostgreSQL and autocannon, so a server\'s extra CPU per request is what separates the two.',
       '',
       ...tables(cpuRows, cpuHeader),
       '',
@@ -270,11 +271,7 @@ function combined(rounds: readonly LoadFigures[]): LoadFigures {
   };
 }
 
-const median = (values: readonly number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
+const median = (values: readonly number[]) => quantiles(values).p50;
 
 /** Both servers must agree on the total before their speeds are compared. */
 async function sameTotals(apiUrl: string, baselineUrl: string): Promise<number> {

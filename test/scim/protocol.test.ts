@@ -141,6 +141,7 @@ describe('SCIM protocol: discovery, media types, methods', () => {
       assert.equal(reply.headers.get('content-type'), SCIM_JSON);
       assert.equal(reply.body.scimType, 'invalidFilter');
     });
+
     it('a failure PostgreSQL reports answers 500 in the SCIM error format and media type, without its message', async () => {
       await scim.db.knex.raw('ALTER TABLE scim_groups RENAME TO scim_groups_away');
       try {
