@@ -19,6 +19,12 @@ export async function migrateLatest(knex: Knex): Promise<string[]> {
   return applied as string[];
 }
 
+/** Applies the next pending migration only; returns its name (none when nothing is pending). */
+export async function migrateUp(knex: Knex): Promise<string[]> {
+  const [, applied] = await knex.migrate.up(config);
+  return applied as string[];
+}
+
 /** Rolls back every applied migration; returns the names rolled back. */
 export async function migrateRollbackAll(knex: Knex): Promise<string[]> {
   const [, rolledBack] = await knex.migrate.rollback(config, true);

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { migrateLatest, migrateRollbackAll, pendingMigrations } from '../db/migrate';
+import { planList } from '../api/scim/engine/handlers';
+import { userResource } from '../api/scim/users/resource';
+import { migrateLatest, migrateRollbackAll, migrateUp, pendingMigrations } from '../db/migrate';
 import { migrations } from '../db/migrations';
 import * as vocabulary from '../lib/vocabulary';
 import { type TestDatabase, useTestDatabase } from './support/database';
@@ -50,5 +52,31 @@ describe('migrations', () => {
     assert.deepEqual(await allowed('webhook_events', 'status'), sorted(vocabulary.WEBHOOK_STATUSES));
     assert.deepEqual(await allowed('webhook_attempts', 'error_class'), sorted(vocabulary.ATTEMPT_ERROR_CLASSES));
     assert.deepEqual(await allowed('webhook_attempts', 'trigger'), sorted(vocabulary.ATTEMPT_TRIGGERS));
+  });
+
+  it('an upgrade over existing users plans userName eq on its folded index at once, without waiting for autovacuum', async () => {
+    await migrateRollbackAll(db.knex);
+    for (const [name] of migrations.slice(0, migrations.findIndex(([next]) => next === '010_scim_user_indexes'))) {
+      assert.deepEqual(await migrateUp(db.knex), [name]);
+    }
+    // A directory as it was before 010, analyzed then (as autovacuum would have): no statistics for 010's expressions.
+    await db.knex.raw(`
+      INSERT INTO users (id, first_name, last_name, email_primary, emails)
+      SELECT n, 'First' || n, 'Last' || n, 'user' || n || '@example.test', ARRAY['user' || n || '@example.test']
+      FROM generate_series(1, 50000) AS n`);
+    await db.knex.raw('ANALYZE users');
+    await migrateLatest(db.knex);
+
+    // The very statement a `GET /Users?filter=userName eq …` page runs.
+    const { request } = planList(userResource, { filter: 'userName eq "User4242@Example.test"' }, 'http://127.0.0.1/scim/v2');
+    const page = userResource.queries.page(request.where, request.order, request.count, 0, request.include);
+    const { rows } = await db.knex.raw<{ rows: { 'QUERY PLAN': string }[] }>(`EXPLAIN ${page.sql}`, [...page.bindings]);
+    const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
+    // Estimated from statistics: one row, not the planner's default guess of 0.5% of the table.
+    assert.match(plan, /Index Scan (using|on) users_scim_user_name_folded_idx[^\n]* rows=1 /, plan);
+    const { rows: analyzed } = await db.knex.raw<{ rows: { tablename: string }[] }>(
+      "SELECT DISTINCT tablename FROM pg_stats WHERE tablename LIKE 'users_scim_%' ORDER BY 1",
+    );
+    assert.deepEqual(analyzed.map((row) => row.tablename), ['users_scim_emails_folded_idx', 'users_scim_user_name_folded_idx']);
   });
 });

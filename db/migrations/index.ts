@@ -9,6 +9,7 @@ import * as webhookAttemptClaims from './007_webhook_attempt_claims';
 import * as webhookOperations from './008_webhook_operations';
 import * as listingCounts from './009_listing_counts';
 import * as scimUserIndexes from './010_scim_user_indexes';
+import * as analyzeExpressionIndexes from './011_analyze_expression_indexes';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -27,4 +28,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['008_webhook_operations', webhookOperations],
   ['009_listing_counts', listingCounts],
   ['010_scim_user_indexes', scimUserIndexes],
+  ['011_analyze_expression_indexes', analyzeExpressionIndexes],
 ];
