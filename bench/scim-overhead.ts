@@ -1,5 +1,5 @@
 // Where the SCIM API's cost over its baseline comes from, between benchmark runs:
-// `npx tsx bench/scim-overhead.ts [page|members|users-membership] [rounds]`
+// `npx tsx bench/scim-overhead.ts [query name, as in bench/scim-queries.ts] [rounds]`
 // against the directory kept in .prof/ (see scim-profile-db.ts). The baseline's work (the precompiled
 // statements, rows as JSON) runs on bare node:http or Koa, with a bare pg pool or knex's pool, beside the
 // real API; each is driven in turn, round after round, and the table gives each one's median CPU µs per
@@ -10,7 +10,7 @@ import { drive } from './load';
 import { cpuSeconds } from './proc-stats';
 import { quantiles } from './quantiles';
 import { withProfileDirectory } from './scim-profile-db';
-import { presetPath, SCIM_PRESETS } from './scim-presets';
+import { apiPath, benchQueryNamed } from './scim-queries';
 import { BENCH_RESOURCES } from './scim-resources';
 import { startServerChild, type ServerChild } from './server-child';
 
@@ -18,8 +18,9 @@ const STACKS = ['http+pg', 'http+knex', 'koa+pg', 'koa+knex'] as const;
 const CONNECTIONS = 8;
 const SECONDS = 5;
 
-async function main(preset = 'users-membership', rounds = Number(process.argv[3] ?? 3)) {
-  const { endpoint, query } = SCIM_PRESETS[preset];
+async function main(name = 'users-membership-check', rounds = Number(process.argv[3] ?? 3)) {
+  const benchQuery = benchQueryNamed(name);
+  const { endpoint, query } = benchQuery;
   const plan = { endpoint, request: planList(BENCH_RESOURCES[endpoint].resource, query, 'http://127.0.0.1/scim/v2').request };
   await withProfileDirectory(async (databaseUrl) => {
     const servers: Array<{ name: string; url: string; child: ServerChild }> = [];
@@ -30,7 +31,7 @@ async function main(preset = 'users-membership', rounds = Number(process.argv[3]
         servers.push({ name: stack === 'http+pg' ? 'http+pg (the baseline)' : stack, url: `${child.url}/q`, child });
       }
       const api = await startServerChild('api-process', { DATABASE_URL: databaseUrl });
-      servers.push({ name: 'API', url: `${api.url}${presetPath(preset)}`, child: api });
+      servers.push({ name: 'API', url: `${api.url}${apiPath(benchQuery)}`, child: api });
 
       const headers = { accept: 'application/json' };
       for (const server of servers) await drive(server.url, headers, CONNECTIONS, 2); // warm-up
@@ -49,7 +50,7 @@ async function main(preset = 'users-membership', rounds = Number(process.argv[3]
       const base = median(cpu.get(servers[0].name)!);
       process.stdout.write(
         [
-          `${preset}: ${CONNECTIONS} connections, ${rounds} rounds of ${SECONDS} s each; medians.`,
+          `${name}: ${CONNECTIONS} connections, ${rounds} rounds of ${SECONDS} s each; medians.`,
           '',
           '| Server | CPU µs per request | over the baseline | req/s |',
           '|---|---:|---:|---:|',

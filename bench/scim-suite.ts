@@ -9,7 +9,8 @@ import { profileApiUnderLoad, profileTable } from './api-profile';
 import { drive, type LoadFigures } from './load';
 import { quantiles } from './quantiles';
 import { BENCH_RESOURCES, type BenchEndpoint, type BenchPlan } from './scim-resources';
-import { benchAliasEmail, benchDisplayName, benchGroupId, benchMemberUser, benchUserName, SCIM_BENCH_GROUPS, SCIM_BENCH_USERS, seedScimDirectory } from './scim-seed';
+import { apiPath, benchQueries, type BenchQuery } from './scim-queries';
+import { SCIM_BENCH_GROUPS, SCIM_BENCH_USERS, seedScimDirectory } from './scim-seed';
 import type { BenchmarkSuite } from './suite';
 
 const CONCURRENT_CONNECTIONS = 8;
@@ -22,55 +23,6 @@ const SINGLE_SECONDS = 4;
 const SCIM_BASE = 'http://127.0.0.1/scim/v2';
 /** The queries whose API process is profiled after the measurements: the widest gaps to the baseline. */
 const PROFILED = ['page-100', 'members-value'];
-
-interface BenchQuery {
-  readonly endpoint: BenchEndpoint;
-  readonly name: string;
-  readonly label: string;
-  readonly query: Record<string, string>;
-  readonly goalP50Ms?: number;
-}
-
-function groupQueries(): BenchQuery[] {
-  const target = 42_317;
-  const member = benchMemberUser(target, 3);
-  const groups = (q: Omit<BenchQuery, 'endpoint'>): BenchQuery => ({ endpoint: 'Groups', ...q });
-  return [
-    groups({ name: 'displayName-eq', label: 'displayName eq', query: { filter: `displayName eq "${benchDisplayName(target)}"` }, goalP50Ms: 5 }),
-    groups({ name: 'displayName-co', label: 'displayName co', query: { filter: 'displayName co "4231"' } }),
-    groups({ name: 'members-value', label: 'members[value eq]', query: { filter: `members[value eq "${member}"]` } }),
-    groups({
-      name: 'membership-check',
-      label: 'id eq and members eq',
-      query: { filter: `id eq "${benchGroupId(target)}" and members eq "${member}"` },
-      goalP50Ms: 10,
-    }),
-    groups({ name: 'page-100', label: 'page of 100, excludedAttributes=members', query: { count: '100', excludedAttributes: 'members' } }),
-  ];
-}
-
-/** The Users filters identity providers send, on the same directory; the user is a member of the target group. */
-function userQueries(): BenchQuery[] {
-  const group = 42_317;
-  const user = benchMemberUser(group, 3);
-  const users = (q: Omit<BenchQuery, 'endpoint'>): BenchQuery => ({ endpoint: 'Users', ...q });
-  return [
-    users({ name: 'users-userName-eq', label: 'userName eq', query: { filter: `userName eq "${benchUserName(user)}"` }, goalP50Ms: 5 }),
-    // The second address, in other letter case: case-insensitive and not the userName.
-    users({ name: 'users-emails-value-eq', label: 'emails.value eq', query: { filter: `emails.value eq "${benchAliasEmail(user).toUpperCase()}"` }, goalP50Ms: 5 }),
-    users({
-      name: 'users-membership-check',
-      label: 'id eq and groups.value eq',
-      query: { filter: `id eq "${user}" and groups.value eq "${benchGroupId(group)}"` },
-      goalP50Ms: 10,
-    }),
-    users({ name: 'users-page-100', label: 'page of 100, excludedAttributes=groups', query: { count: '100', excludedAttributes: 'groups' } }),
-  ];
-}
-
-function benchQueries(): BenchQuery[] {
-  return [...groupQueries(), ...userQueries()];
-}
 
 /**
  * SCIM GET /Groups on 100k groups and 1M memberships: the real API (api/server.ts, own process) side by
@@ -110,7 +62,7 @@ export const scimSuite: BenchmarkSuite = {
     const ratioGoals: string[] = [];
     try {
       for (const q of queries) {
-        const apiUrl = `${api.url}/scim/v2/${q.endpoint}?${new URLSearchParams(q.query)}`;
+        const apiUrl = `${api.url}${apiPath(q)}`;
         const baselineUrl = `${baseline.url}/${q.name}`;
         const total = await sameTotals(apiUrl, baselineUrl);
         progress(`scim: ${q.endpoint} ${q.label} (${total} results)`);
@@ -137,7 +89,7 @@ export const scimSuite: BenchmarkSuite = {
     const profiled = [];
     for (const q of queries.filter((query) => PROFILED.includes(query.name))) {
       progress(`scim: profiling the API on ${q.endpoint} ${q.label}`);
-      const profile = await profileApiUnderLoad(databaseUrl, `/scim/v2/${q.endpoint}?${new URLSearchParams(q.query)}`, CONCURRENT_CONNECTIONS, PROFILE_SECONDS);
+      const profile = await profileApiUnderLoad(databaseUrl, apiPath(q), CONCURRENT_CONNECTIONS, PROFILE_SECONDS);
       profiled.push(profileTable(profile, `${q.endpoint} \`${q.label}\` at ${CONCURRENT_CONNECTIONS} connections`));
     }
 
