@@ -10,16 +10,25 @@ export const positionalSql = (sql: string): string => {
   return sql.replace(/\?/g, () => `$${++position}`);
 };
 
+/** The part of a pg client the runner calls: the callback form of `query`. */
+interface PgClient {
+  query(text: string, values: readonly unknown[], callback: (error: Error | null, result: { rows: unknown[] }) => void): void;
+}
+
 /**
  * Runs on a pg client from knex's pool, without knex's query builder: SCIM's statements are complete SQL
- * already, and knex's per-query work was a third of the API's CPU time on a page of 100 groups.
+ * already, and knex's per-query work was a third of the API's CPU time on a page of 100 groups. It calls pg's
+ * callback form of `query`: under load, the promise form made every young-generation GC keep about 1.3 MB
+ * (which then needed mark-compacts), about 15 µs of the API's CPU per request (BENCHMARKS.md).
  */
 export const knexRunner = (knex: Knex): QueryRunner => async <Row>(query: SqlFragment) => {
-  const client = (await knex.client.acquireConnection()) as { query(text: string, values: readonly unknown[]): Promise<{ rows: Row[] }> };
+  const client = (await knex.client.acquireConnection()) as PgClient;
   try {
     // Knex's 'query' event still fires, for whoever watches the SQL (tests, debugging).
     if (knex.listenerCount('query')) knex.emit('query', { sql: query.sql, bindings: query.bindings });
-    return (await client.query(positionalSql(query.sql), query.bindings)).rows;
+    return await new Promise<Row[]>((resolve, reject) => {
+      client.query(positionalSql(query.sql), query.bindings, (error, result) => (error ? reject(error) : resolve(result.rows as Row[])));
+    });
   } finally {
     await knex.client.releaseConnection(client);
   }
