@@ -3,7 +3,7 @@
 // against the directory kept in .prof/ (see scim-profile-db.ts). The baseline's work (the precompiled
 // statements, rows as JSON) runs on bare node:http or Koa, with a bare pg pool or knex's pool, beside the
 // real API; each is driven in turn, round after round, and the table gives each one's median CPU µs per
-// request and req/s. The steps from `http+pg` (the baseline) to the API are the framework, the pool and the
+// request, GC pauses per request and req/s. The steps from `http+pg` (the baseline) to the API are the framework, the pool and the
 // SCIM work (routing, filter parsing, serialising, the larger response).
 import { planList } from '../api/scim/engine/handlers';
 import { drive } from './load';
@@ -36,13 +36,15 @@ async function main(name = 'users-membership-check', rounds = Number(process.arg
       const headers = { accept: 'application/json' };
       for (const server of servers) await drive(server.url, headers, CONNECTIONS, 2); // warm-up
       const cpu = new Map<string, number[]>(servers.map((s) => [s.name, []]));
+      const gcPauses = new Map<string, number[]>(servers.map((s) => [s.name, []]));
       const rates = new Map<string, number[]>(servers.map((s) => [s.name, []]));
       for (let round = 0; round < rounds; round++) {
         for (const server of servers) {
-          const before = cpuSeconds(server.child.pid);
+          const before = { cpu: cpuSeconds(server.child.pid), gcPauseMs: await server.child.gcPauseMs() };
           const load = await drive(server.url, headers, CONNECTIONS, SECONDS);
           if (load.non2xx || load.errors) throw new Error(`${server.name}: ${load.non2xx} non-2xx, ${load.errors} errors`);
-          cpu.get(server.name)!.push(((cpuSeconds(server.child.pid) - before) * 1e6) / load.requests);
+          cpu.get(server.name)!.push(((cpuSeconds(server.child.pid) - before.cpu) * 1e6) / load.requests);
+          gcPauses.get(server.name)!.push((((await server.child.gcPauseMs()) - before.gcPauseMs) * 1e3) / load.requests);
           rates.get(server.name)!.push(load.reqPerSec);
         }
       }
@@ -52,11 +54,12 @@ async function main(name = 'users-membership-check', rounds = Number(process.arg
         [
           `${name}: ${CONNECTIONS} connections, ${rounds} rounds of ${SECONDS} s each; medians.`,
           '',
-          '| Server | CPU µs per request | over the baseline | req/s |',
-          '|---|---:|---:|---:|',
+          '| Server | CPU µs per request | over the baseline | GC pauses µs per request | req/s |',
+          '|---|---:|---:|---:|---:|',
           ...servers.map((s) => {
             const us = median(cpu.get(s.name)!);
-            return `| ${s.name} | ${us.toFixed(0)} | ${us === base ? '' : `+${(us - base).toFixed(0)}`} | ${median(rates.get(s.name)!).toFixed(0)} |`;
+            const over = us === base ? '' : `+${(us - base).toFixed(0)}`;
+            return `| ${s.name} | ${us.toFixed(0)} | ${over} | ${median(gcPauses.get(s.name)!).toFixed(1)} | ${median(rates.get(s.name)!).toFixed(0)} |`;
           }),
           '',
         ].join('\n'),

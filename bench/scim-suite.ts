@@ -54,8 +54,8 @@ export const scimSuite: BenchmarkSuite = {
     const cpuRows: Record<BenchEndpoint, string[]> = { Groups: [], Users: [] };
     const postmaster = await postmasterPid(knex);
     const clocks: CpuClocks = {
-      api: () => cpuSeconds(api.pid),
-      baseline: () => cpuSeconds(baseline.pid),
+      api: { cpu: () => cpuSeconds(api.pid), gcPauseMs: () => api.gcPauseMs() },
+      baseline: { cpu: () => cpuSeconds(baseline.pid), gcPauseMs: () => baseline.gcPauseMs() },
       postgres: () => (postmaster === undefined ? NaN : treeCpuSeconds(postmaster)),
     };
     const goals: string[] = [];
@@ -97,7 +97,7 @@ export const scimSuite: BenchmarkSuite = {
       (Object.keys(byEndpoint) as BenchEndpoint[]).flatMap((endpoint) => [`#### ${endpoint}`, '', header, ...byEndpoint[endpoint], '']);
     const header = '| Query | Results | API req/s | API p50 ms | API p99 ms | Baseline req/s | Baseline p50 ms | Baseline p99 ms | API / baseline |';
     const singleHeader = `${header}\n|---|---:|---:|---:|---:|---:|---:|---:|---:|`;
-    const cpuHeader = '| Query | API process µs | PostgreSQL µs (API) | Baseline process µs | PostgreSQL µs (baseline) | Extra per API request µs (server + PostgreSQL) |\n|---|---:|---:|---:|---:|---:|';
+    const cpuHeader = '| Query | API process µs | API GC pauses µs | PostgreSQL µs (API) | Baseline process µs | Baseline GC pauses µs | PostgreSQL µs (baseline) | Extra per API request µs (server + PostgreSQL) |\n|---|---:|---:|---:|---:|---:|---:|---:|';
     const roundsHeader = `${header} Rounds |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|`;
     const unindexed = explained.flatMap((e) => e.statements.filter((s) => !s.indexed).map((s) => ({ ...s, label: e.query.label })));
     const everyIndexed = unindexed.length === 0;
@@ -123,7 +123,8 @@ export const scimSuite: BenchmarkSuite = {
       `### CPU per request at ${CONCURRENT_CONNECTIONS} connections (from /proc, over the rounds)`,
       '',
       'Microseconds of CPU each request cost the server process and PostgreSQL (postmaster and all backends). ' +
-        'Both servers share the machine\'s cores with PostgreSQL and autocannon, so a server\'s extra CPU per request is what separates the two.',
+        'Both servers share the machine\'s cores with PostgreSQL and autocannon, so a server\'s extra CPU per request is what separates the two. ' +
+        'GC pauses are the time the server\'s main thread stood still for garbage collection (`gc` performance entries), per request.',
       '',
       ...tables(cpuRows, cpuHeader),
       '',
@@ -182,31 +183,49 @@ async function measureSideBySide(apiUrl: string, baselineUrl: string, cpu: CpuCl
   };
 }
 
-/** CPU seconds so far of the server process and of PostgreSQL (NaN when PostgreSQL is not local). */
+/** A server process's CPU seconds and GC pauses (ms) so far. */
+interface ServerClocks {
+  readonly cpu: () => number;
+  readonly gcPauseMs: () => Promise<number>;
+}
+
+/** The servers' clocks and PostgreSQL's CPU seconds so far (NaN when PostgreSQL is not local). */
 interface CpuClocks {
-  readonly api: () => number;
-  readonly baseline: () => number;
+  readonly api: ServerClocks;
+  readonly baseline: ServerClocks;
   readonly postgres: () => number;
 }
 
-/** CPU microseconds per request of a server and of PostgreSQL, summed over the rounds that drove it. */
+/** Microseconds per request, summed over the rounds that drove one server. */
+interface SpentPerRequest {
+  readonly server: number;
+  readonly gcPauses: number;
+  readonly postgres: number;
+}
+
+/** CPU of a server and of PostgreSQL, and the server's GC pauses, summed over the rounds that drove it. */
 class CpuPerRequest {
   private server = 0;
+  private gcPauseMs = 0;
   private postgres = 0;
   private requests = 0;
 
-  async during(server: () => number, postgres: () => number, drive: () => Promise<LoadFigures>): Promise<LoadFigures> {
-    const before = [server(), postgres()];
+  async during(server: ServerClocks, postgres: () => number, drive: () => Promise<LoadFigures>): Promise<LoadFigures> {
+    const before = { server: server.cpu(), gcPauseMs: await server.gcPauseMs(), postgres: postgres() };
     const figures = await drive();
-    this.server += server() - before[0];
-    this.postgres += postgres() - before[1];
+    this.server += server.cpu() - before.server;
+    this.gcPauseMs += (await server.gcPauseMs()) - before.gcPauseMs;
+    this.postgres += postgres() - before.postgres;
     this.requests += figures.requests;
     return figures;
   }
 
-  /** [server, PostgreSQL] in µs per request. */
-  perRequest(): [number, number] {
-    return [(this.server * 1e6) / this.requests, (this.postgres * 1e6) / this.requests];
+  perRequest(): SpentPerRequest {
+    return {
+      server: (this.server * 1e6) / this.requests,
+      gcPauses: (this.gcPauseMs * 1e3) / this.requests,
+      postgres: (this.postgres * 1e6) / this.requests,
+    };
   }
 }
 
@@ -244,9 +263,11 @@ function tableRow(q: BenchQuery, total: number, api: LoadFigures, baseline: Load
   return `| \`${q.label}\` | ${total} | ${[...cells(api), ...cells(baseline)].join(' | ')} | ${ratio.toFixed(2)} |${roundCell}`;
 }
 
-function cpuRow(q: BenchQuery, [api, apiPostgres]: [number, number], [baseline, baselinePostgres]: [number, number]): string {
+function cpuRow(q: BenchQuery, api: SpentPerRequest, baseline: SpentPerRequest): string {
   const us = (value: number) => (Number.isFinite(value) ? String(Math.round(value)) : 'n/a');
-  return `| \`${q.label}\` | ${us(api)} | ${us(apiPostgres)} | ${us(baseline)} | ${us(baselinePostgres)} | ${us(api + apiPostgres - baseline - baselinePostgres)} |`;
+  const cells = (spent: SpentPerRequest) => [us(spent.server), us(spent.gcPauses), us(spent.postgres)];
+  const extra = api.server + api.postgres - baseline.server - baseline.postgres;
+  return `| \`${q.label}\` | ${[...cells(api), ...cells(baseline)].join(' | ')} | ${us(extra)} |`;
 }
 
 /** The goal of issue 11: at least 0.8 times the baseline's throughput with 8 connections. */

@@ -2,9 +2,17 @@ import { fork, type ChildProcess } from 'node:child_process';
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { PerformanceObserver } from 'node:perf_hooks';
+
+/** What a server child reports of itself. */
+interface ChildStats {
+  readonly maxRssBytes: number;
+  /** Time the main thread spent paused for garbage collection since the child started. */
+  readonly gcPauseMs: number;
+}
 
 /** Messages between the benchmark and a server it runs in a child process (to measure that process alone). */
-type ChildMessage = { type: 'ready'; url: string } | { type: 'stats'; maxRssBytes: number };
+type ChildMessage = { type: 'ready'; url: string } | ({ type: 'stats' } & ChildStats);
 
 export interface ServerChild {
   readonly url: string;
@@ -12,6 +20,8 @@ export interface ServerChild {
   readonly pid: number;
   /** Peak resident set size of the child so far. */
   peakRss(): Promise<number>;
+  /** Garbage-collection pauses of the child so far, in milliseconds. */
+  gcPauseMs(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -37,7 +47,8 @@ export async function startServerChild(module: string, env: NodeJS.ProcessEnv, n
   return {
     url,
     pid: child.pid!,
-    peakRss: () => ask(child),
+    peakRss: async () => (await ask(child)).maxRssBytes,
+    gcPauseMs: async () => (await ask(child)).gcPauseMs,
     stop: () =>
       new Promise<void>((resolve) => {
         child.once('exit', () => resolve());
@@ -46,12 +57,12 @@ export async function startServerChild(module: string, env: NodeJS.ProcessEnv, n
   };
 }
 
-function ask(child: ChildProcess): Promise<number> {
+function ask(child: ChildProcess): Promise<ChildStats> {
   return new Promise((resolve) => {
     const onMessage = (message: ChildMessage) => {
       if (message.type !== 'stats') return;
       child.off('message', onMessage);
-      resolve(message.maxRssBytes);
+      resolve(message);
     };
     child.on('message', onMessage);
     child.send('stats');
@@ -61,9 +72,13 @@ function ask(child: ChildProcess): Promise<number> {
 /** The child side: start the server, report its URL, answer stats requests, stop on SIGTERM. */
 export async function serveInChild(start: () => Promise<{ url: string; close(): Promise<void> }>): Promise<void> {
   const server = await start();
+  let gcPauseMs = 0;
+  new PerformanceObserver((entries) => {
+    for (const entry of entries.getEntries()) gcPauseMs += entry.duration;
+  }).observe({ entryTypes: ['gc'] });
   process.on('message', (message) => {
     // resourceUsage().maxRSS is in kilobytes.
-    if (message === 'stats') process.send!({ type: 'stats', maxRssBytes: process.resourceUsage().maxRSS * 1024 } satisfies ChildMessage);
+    if (message === 'stats') process.send!({ type: 'stats', maxRssBytes: process.resourceUsage().maxRSS * 1024, gcPauseMs } satisfies ChildMessage);
   });
   process.once('SIGTERM', () => {
     void server.close().then(() => process.exit(0));
