@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { createApp } from './app';
 import type { ApiDependencies } from './context';
 
@@ -14,19 +14,30 @@ export interface ApiServer {
 /** How long close() lets in-flight requests finish before it cuts their connections. */
 export const SHUTDOWN_GRACE_MS = 10_000;
 
+/** The response a connection is answering now, kept on the connection until that response closes. */
+const CURRENT_RESPONSE = Symbol('currentResponse');
+type Connection = Socket & { [CURRENT_RESPONSE]?: http.ServerResponse };
+
 /** Starts the HTTP API on `port` (0 picks a free one) and `host`. */
 export async function startApiServer(deps: ApiDependencies, port = deps.config.PORT, host = deps.config.HOST): Promise<ApiServer> {
   const app = createApp(deps);
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
-  // Responses in flight, so that a shutdown can end their keep-alive connections once they are answered.
-  const inFlight = new Set<http.ServerResponse>();
+  // Open connections, each with the response in flight on it, so that a shutdown can end keep-alive
+  // connections once they are answered. Connections are kept rather than responses: a set that every
+  // response passed through doubled the API's GC pauses under load (BENCHMARKS.md).
+  const connections = new Set<Connection>();
   let closing: Promise<void> | undefined;
-  server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+  server.on('connection', (connection: Connection) => {
+    connections.add(connection);
+    connection.once('close', () => connections.delete(connection));
+  });
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     if (closing) res.setHeader('Connection', 'close');
-    inFlight.add(res);
+    const connection = req.socket as Connection;
+    connection[CURRENT_RESPONSE] = res;
     res.once('close', () => {
-      inFlight.delete(res);
+      if (connection[CURRENT_RESPONSE] === res) connection[CURRENT_RESPONSE] = undefined;
       if (closing) server.closeIdleConnections();
     });
   });
@@ -52,7 +63,10 @@ export async function startApiServer(deps: ApiDependencies, port = deps.config.P
           else resolve();
         });
         // In-flight requests finish and then close their connection; idle keep-alive sockets close now.
-        for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+        for (const connection of connections) {
+          const res = connection[CURRENT_RESPONSE];
+          if (res && !res.headersSent) res.setHeader('Connection', 'close');
+        }
         server.closeIdleConnections();
       });
       return closing;

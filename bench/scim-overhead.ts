@@ -58,7 +58,8 @@ async function main(name = 'users-membership-check', rounds = Number(process.arg
           '|---|---:|---:|---:|---:|',
           ...servers.map((s) => {
             const us = median(cpu.get(s.name)!);
-            const over = us === base ? '' : `+${(us - base).toFixed(0)}`;
+            const difference = Math.round(us - base);
+            const over = s === servers[0] ? '' : `${difference > 0 ? '+' : difference < 0 ? '−' : '±'}${Math.abs(difference)}`;
             return `| ${s.name} | ${us.toFixed(0)} | ${over} | ${median(gcPauses.get(s.name)!).toFixed(1)} | ${median(rates.get(s.name)!).toFixed(0)} |`;
           }),
           '',
