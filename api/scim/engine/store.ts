@@ -18,8 +18,8 @@ interface PgClient {
 /**
  * Runs on a pg client from knex's pool, without knex's query builder: SCIM's statements are complete SQL
  * already, and knex's per-query work was a third of the API's CPU time on a page of 100 groups. It calls pg's
- * callback form of `query`: under load, the promise form made every young-generation GC keep about 1.3 MB
- * (which then needed mark-compacts), about 15 µs of the API's CPU per request (BENCHMARKS.md).
+ * callback form of `query`, as knex does: under load, the promise form made every young-generation GC keep
+ * about 1.3 MB, which then needed mark-compacts (BENCHMARKS.md).
  */
 export const knexRunner = (knex: Knex): QueryRunner => async <Row>(query: SqlFragment) => {
   const client = (await knex.client.acquireConnection()) as PgClient;
