@@ -3,8 +3,8 @@
 // against the directory kept in .prof/ (see scim-profile-db.ts). The baseline's work (the precompiled
 // statements, rows as JSON) runs on bare node:http or Koa, with a bare pg pool or knex's pool, beside the
 // real API; each is driven in turn, round after round, and the table gives each one's median CPU µs per
-// request, GC pauses per request and req/s. The steps from `http+pg` (the baseline) to the API are the framework, the pool and the
-// SCIM work (routing, filter parsing, serialising, the larger response).
+// request, GC pauses per request and req/s. The steps from `http+pg` (the baseline) to the API are the
+// framework, the pool and the SCIM work (routing, filter parsing, serialising, the larger response).
 import { planList } from '../api/scim/engine/handlers';
 import { drive } from './load';
 import { cpuSeconds } from './proc-stats';
