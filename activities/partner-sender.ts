@@ -1,6 +1,6 @@
 import { partnerSettings, type Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
-import { webhookAttempts } from '../lib/metrics';
+import { webhookAttemptDuration, webhookAttempts } from '../lib/metrics';
 import type { AttemptOutcome, SendWebhookInput } from '../workflows/types';
 import { postWebhook } from './http-delivery';
 
@@ -26,7 +26,9 @@ export function createPartnerSender({ config, logger }: { readonly config: () =>
         : await postWebhook(settings, input);
     const { httpStatus, errorClass, durationMs, succeeded } = outcome;
     const { event_type, action } = input.event;
-    webhookAttempts.inc({ event_type, action, outcome: httpStatus !== null ? `${Math.floor(httpStatus / 100)}xx` : errorClass ?? 'other' });
+    const labels = { event_type, action, outcome: httpStatus !== null ? `${Math.floor(httpStatus / 100)}xx` : errorClass ?? 'other' };
+    webhookAttempts.inc(labels);
+    webhookAttemptDuration.observe(labels, durationMs / 1000);
     logger[succeeded ? 'info' : 'warn'](
       { webhookId: input.webhookId, attempt: input.attempt, httpStatus, errorClass, durationMs },
       succeeded ? 'webhook delivered' : 'webhook attempt failed',

@@ -12,13 +12,13 @@ import { scimRouter } from './scim/router';
 export type RouterFactory = (deps: ApiDependencies) => Router;
 
 /** Route modules, mounted in this order. Each one answers errors in its own API's format. */
-const routerFactories: RouterFactory[] = [healthRouter, metricsRouter, listingsRouter, openApiRouter, scimRouter, internalWebhooksRouter, codecRouter];
+export const API_ROUTERS: readonly RouterFactory[] = [healthRouter, metricsRouter, listingsRouter, openApiRouter, scimRouter, internalWebhooksRouter, codecRouter];
 
 /**
- * Builds the Koa application. Unknown paths (404) and methods a router does not serve (405, set by
+ * Builds the Koa application (the API's routers unless others are given, as the worker's own port does). Unknown paths (404) and methods a router does not serve (405, set by
  * allowedMethods without a body) answer in DRF's `{"detail"}` shape unless a route module answered itself.
  */
-export function createApp(deps: ApiDependencies): Koa {
+export function createApp(deps: ApiDependencies, routerFactories: readonly RouterFactory[] = API_ROUTERS): Koa {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });
   app.silent = true;
   app.use(requestMetrics);

@@ -1,20 +1,43 @@
 import Router from '@koa/router';
 import type { ApiDependencies } from './context';
 
-/** Liveness (`/healthz`, the process is up) and readiness (`/readyz`, PostgreSQL answers). */
-export function healthRouter({ knex, logger }: ApiDependencies): Router {
+/** One part of a process's readiness beyond PostgreSQL, e.g. the worker's Temporal polling. */
+export interface ReadinessCheck {
+  readonly name: string;
+  /** `state` is shown under `checks`; `reason` is set when the part is not ready. */
+  check(): { readonly state: string; readonly reason?: string };
+}
+
+/**
+ * Liveness (`/healthz`, the process is up) and readiness (`/readyz`, PostgreSQL answers and every extra
+ * check is ready). The API has no extra check; the worker adds its Temporal polling.
+ */
+export function healthRouter({ knex, logger }: ApiDependencies, extraChecks: readonly ReadinessCheck[] = []): Router {
   const router = new Router();
   router.get('/healthz', function liveness(ctx) {
     ctx.body = { status: 'ok' };
   });
   router.get('/readyz', async function readiness(ctx) {
+    const checks: Record<string, string> = {};
+    const reasons: string[] = [];
     try {
       await knex.raw('SELECT 1');
-      ctx.body = { status: 'ready', checks: { database: 'ok' } };
+      checks.database = 'ok';
     } catch (error) {
       logger.warn({ err: error }, 'readiness check: database unavailable');
+      checks.database = 'unreachable';
+      reasons.push('PostgreSQL did not answer');
+    }
+    for (const { name, check } of extraChecks) {
+      const { state, reason } = check();
+      checks[name] = state;
+      if (reason) reasons.push(reason);
+    }
+    if (reasons.length) {
       ctx.status = 503;
-      ctx.body = { status: 'unavailable', checks: { database: 'unreachable' }, reason: 'PostgreSQL did not answer' };
+      ctx.body = { status: 'unavailable', checks, reason: reasons.join('; ') };
+    } else {
+      ctx.body = { status: 'ready', checks };
     }
   });
   return router;

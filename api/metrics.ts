@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { httpRequestDuration, metricsRegistry } from '../lib/metrics';
+import { httpRequestDuration, metricsRegistry, metricsText } from '../lib/metrics';
 
 /** Times every request; the route label is the matched pattern, or `unmatched`. */
 export const requestMetrics: Middleware = async function requestMetrics(ctx, next) {
@@ -18,7 +18,7 @@ export function metricsRouter(): Router {
   const router = new Router();
   router.get('/metrics', async function metrics(ctx) {
     ctx.type = metricsRegistry.contentType;
-    ctx.body = await metricsRegistry.metrics();
+    ctx.body = await metricsText();
   });
   return router;
 }

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type Koa from 'koa';
 import { createApp } from './app';
 import type { ApiDependencies } from './context';
 
@@ -19,8 +20,12 @@ const CURRENT_RESPONSE = Symbol('currentResponse');
 type Connection = Socket & { [CURRENT_RESPONSE]?: http.ServerResponse };
 
 /** Starts the HTTP API on `port` (0 picks a free one) and `host`. */
-export async function startApiServer(deps: ApiDependencies, port = deps.config.PORT, host = deps.config.HOST): Promise<ApiServer> {
-  const app = createApp(deps);
+export function startApiServer(deps: ApiDependencies, port = deps.config.PORT, host = deps.config.HOST): Promise<ApiServer> {
+  return serveHttp(createApp(deps), port, host);
+}
+
+/** Serves a Koa application on `port` and `host`, with the graceful close every process of the service uses. */
+export async function serveHttp(app: Koa, port: number, host: string): Promise<ApiServer> {
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
   // Open connections, each with the response in flight on it, so that a shutdown can end keep-alive

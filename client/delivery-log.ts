@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { listWebhooks, type LoggedWebhook } from '../store/webhook-log';
+import { countWaitingWebhooks, listWebhooks, type LoggedWebhook } from '../store/webhook-log';
 import { encodeLogCursor, parseLogQuery } from './webhook-filter';
 
 /** One page of the delivery log and the cursor of the next, for the API's `next` link and the CLI. */
@@ -14,3 +14,6 @@ export async function readDeliveryLog(knex: Knex, query: Record<string, unknown>
   const page = await listWebhooks(knex, filter, { limit, after });
   return { webhooks: page.webhooks, nextCursor: page.next ? encodeLogCursor(page.next) : null };
 }
+
+/** Deliveries waiting on a retry timer: the log's `waiting` status, for the worker's gauge. */
+export const countWaitingDeliveries = (knex: Knex): Promise<number> => countWaitingWebhooks(knex);

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** The process's one Prometheus registry; `GET /metrics` serves it. */
 export const metricsRegistry = new Registry();
@@ -20,3 +20,53 @@ export const webhookAttempts = new Counter({
   labelNames: ['event_type', 'action', 'outcome'] as const,
   registers: [metricsRegistry],
 });
+
+/** The time of each POST to the partner, labelled like the attempt counter. */
+export const webhookAttemptDuration = new Histogram({
+  name: 'partner_service_webhook_attempt_duration_seconds',
+  help: 'Duration of each webhook POST to the partner by event type, action and outcome',
+  labelNames: ['event_type', 'action', 'outcome'] as const,
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  registers: [metricsRegistry],
+});
+
+let countWaiting: (() => Promise<number>) | undefined;
+
+/**
+ * Deliveries whose last attempt failed and whose next one waits on a durable timer. Counted from PostgreSQL
+ * on each scrape, so every process reports the same whole-deployment figure however many workers run.
+ */
+export const webhooksWaiting = new Gauge({
+  name: 'partner_service_webhooks_waiting',
+  help: 'Webhook deliveries waiting on a retry timer (the whole deployment, from PostgreSQL)',
+  registers: [metricsRegistry],
+  async collect() {
+    if (countWaiting) this.set(await countWaiting());
+  },
+});
+
+/** Gives the waiting gauge its source: a process with a database connection that runs the worker. */
+export function countWaitingWebhooksWith(count: () => Promise<number>): void {
+  countWaiting = count;
+}
+
+let sdkMetricsUrl: string | undefined;
+
+/** Where the Temporal SDK's own Prometheus exporter listens (loopback), so /metrics can include its series. */
+export function includeSdkMetricsFrom(url: string): void {
+  sdkMetricsUrl = url;
+}
+
+/** This process's series, then the Temporal SDK's when a worker runs here: one scrape shows both. */
+export async function metricsText(): Promise<string> {
+  const own = await metricsRegistry.metrics();
+  if (!sdkMetricsUrl) return own;
+  try {
+    const response = await fetch(sdkMetricsUrl, { signal: AbortSignal.timeout(2000) });
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    return `${own}\n${await response.text()}`;
+  } catch (error) {
+    // The service's own series still answer; the gap in temporal_* series shows the exporter's trouble.
+    return `${own}\n# the Temporal SDK's metrics are unavailable: ${error instanceof Error ? error.message : String(error)}\n`;
+  }
+}

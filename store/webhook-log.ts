@@ -88,6 +88,12 @@ export async function listWebhooks(
   };
 }
 
+/** How many deliveries wait on a retry timer now: the `waiting` status of the log. */
+export async function countWaitingWebhooks(knex: Knex): Promise<number> {
+  const [{ count }] = await knex({ e: 'webhook_events' }).whereRaw(WAITING_SQL).count<{ count: string }[]>({ count: '*' });
+  return Number(count);
+}
+
 /** What an operator's action on one webhook needs to know: its row status, whether it waits, its run. */
 export interface OperableWebhook {
   readonly webhookId: string;

@@ -12,6 +12,9 @@ import { ensureSearchAttributes, TemporalSetupError } from '../temporal/register
 import { dataConverterFor } from '../temporal/settings';
 import { connectWithBackoff } from './temporal-connection';
 import { installTemporalRuntime } from './temporal-runtime';
+import { findFreePort } from '../db/embedded-postgres';
+import { countWaitingDeliveries } from '../client/delivery-log';
+import { countWaitingWebhooksWith } from '../lib/metrics';
 
 export interface WorkerDependencies {
   readonly config: Config;
@@ -27,7 +30,11 @@ export interface WebhookWorkerHandle {
   readonly done: Promise<void>;
   /** Stops polling, lets running activities finish, closes the connection. */
   stop(): Promise<void>;
+  /** Where the loop stands, for the worker's /readyz: `polling` is the only ready state. */
+  state(): WorkerState;
 }
+
+export type WorkerState = 'paused' | 'connecting' | 'polling' | 'stopped' | 'refused';
 
 /** The prebuilt bundle of a production build, or the workflow sources (bundled at start, as under tsx). */
 function workflowSource(): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
@@ -55,8 +62,14 @@ export function webhookWorkerOptions(deps: WorkerDependencies, connection: Nativ
       // deliverAttempt runs as a local activity beside its workflow task; sendWebhook serves runs started
       // before it (the first workflow shape), bounded by the same partner limits.
       activities: { deliverAttempt, sendWebhook },
-      maxConcurrentLocalActivityExecutions: config.PARTNER_MAX_CONCURRENCY,
-      maxConcurrentActivityTaskExecutions: config.PARTNER_MAX_CONCURRENCY,
+      // Fixed slots: the partner cap holds whatever the load, and workflow tasks are bounded apart from it.
+      tuner: {
+        workflowTaskSlotSupplier: fixedSlots(config.WORKER_WORKFLOW_TASK_SLOTS),
+        localActivityTaskSlotSupplier: fixedSlots(config.PARTNER_MAX_CONCURRENCY),
+        activityTaskSlotSupplier: fixedSlots(config.PARTNER_MAX_CONCURRENCY),
+        nexusTaskSlotSupplier: fixedSlots(1),
+      },
+      ...(config.WORKER_MAX_CACHED_WORKFLOWS !== undefined && { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS }),
       maxTaskQueueActivitiesPerSecond: config.PARTNER_MAX_PER_SECOND,
       // A POST in flight at shutdown may finish rather than cost its attempt.
       shutdownGraceTime: config.PARTNER_TIMEOUT_MS + 5000,
@@ -65,10 +78,18 @@ export function webhookWorkerOptions(deps: WorkerDependencies, connection: Nativ
       ...common,
       taskQueue: recordsTaskQueue(config.TEMPORAL_TASK_QUEUE),
       activities: { recordAttempt, recordOutcome },
+      tuner: {
+        workflowTaskSlotSupplier: fixedSlots(1),
+        localActivityTaskSlotSupplier: fixedSlots(1),
+        activityTaskSlotSupplier: fixedSlots(config.WORKER_RECORD_ACTIVITY_SLOTS),
+        nexusTaskSlotSupplier: fixedSlots(1),
+      },
       shutdownGraceTime: 30_000,
     },
   };
 }
+
+const fixedSlots = (numSlots: number) => ({ type: 'fixed-size' as const, numSlots });
 
 export interface WorkerLoopOptions {
   /** Pause before connecting again after the workers failed. */
@@ -85,15 +106,19 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
   const { config, logger } = deps;
   const abort = new AbortController();
   const stopping = new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve(), { once: true }));
+  let state: WorkerState = 'connecting';
+  countWaitingWebhooksWith(() => countWaitingDeliveries(deps.knex));
   const done = (async () => {
     const settings = partnerSettings(config);
     if ('missing' in settings) {
       // Polling without a partner would burn every attempt; webhooks wait in Temporal until it is configured.
+      state = 'paused';
       logger.warn(`${settings.missing} is not set: webhook delivery is paused; the worker does not poll and webhooks wait in Temporal`);
       return;
     }
-    installTemporalRuntime(logger);
+    installTemporalRuntime(logger, await findFreePort());
     while (!abort.signal.aborted) {
+      state = 'connecting';
       const connection = await connectWithBackoff(config, logger, abort.signal);
       if (!connection) return;
       try {
@@ -105,10 +130,14 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
           { taskQueues: [options.delivery.taskQueue, options.records.taskQueue], namespace: config.TEMPORAL_NAMESPACE },
           'webhook worker polling',
         );
+        state = 'polling';
         await runTogether(workers, stopping);
+        state = 'connecting';
         if (!abort.signal.aborted) logger.warn(`webhook worker stopped unexpectedly: webhook delivery is paused; restarting in ${restartDelayMs / 1000} s`);
       } catch (error) {
+        state = 'connecting';
         if (error instanceof TemporalSetupError) {
+          state = 'refused';
           logger.error(error.message);
           throw error;
         }
@@ -119,8 +148,13 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
       await delay(restartDelayMs, undefined, { signal: abort.signal }).catch(() => {});
     }
   })();
+  void done.then(
+    () => state !== 'paused' && (state = 'stopped'),
+    () => undefined,
+  );
   return {
     done,
+    state: () => (abort.signal.aborted && state !== 'refused' ? 'stopped' : state),
     async stop() {
       abort.abort();
       await done.catch(() => undefined);

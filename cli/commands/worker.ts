@@ -10,7 +10,8 @@ export const workerCommand: Command = {
     'Usage: partner-service worker',
     '',
     'Polls TEMPORAL_TASK_QUEUE (and its -records queue) at TEMPORAL_ADDRESS, reconnecting with backoff,',
-    'until SIGINT or SIGTERM. Needs PARTNER_ENDPOINT and PARTNER_ACCESS_TOKEN.',
+    'until SIGINT or SIGTERM. Needs PARTNER_ENDPOINT and PARTNER_ACCESS_TOKEN. Serves /healthz, /readyz',
+    'and /metrics on HOST:WORKER_HTTP_PORT.',
   ].join('\n'),
   async run() {
     const runtime = bootstrap();
@@ -25,8 +26,15 @@ export const workerCommand: Command = {
       const database = await openMigratedDatabase(runtime, { migrate: false });
       // Loaded here, not at the top: the CLI's client commands must not load the worker's native core.
       const { startWebhookWorker } = await import('../../worker/webhook-worker.js');
-      const worker = startWebhookWorker({ config: runtime.config, logger: runtime.logger, knex: database.knex });
+      const { startWorkerHttpServer } = await import('../../worker/worker-http.js');
+      const deps = { config: runtime.config, logger: runtime.logger, knex: database.knex };
+      // Steps run last-added first: the worker drains while /readyz answers 503, then the port closes.
+      let http: Awaited<ReturnType<typeof startWorkerHttpServer>> | undefined;
+      runtime.shutdown.add('http', () => http?.close());
+      const worker = startWebhookWorker(deps);
       runtime.shutdown.add('worker', () => worker.stop());
+      http = await startWorkerHttpServer(deps, worker);
+      runtime.logger.info({ url: http.url }, 'worker health and metrics listening');
       exitOnTemporalSetupError(runtime, worker.done);
       return 0;
     });
