@@ -45,7 +45,7 @@ describe('docker-compose.yml and Dockerfile', () => {
   it('gives the service an environment its configuration accepts, with the required values set', () => {
     for (const name of ['api', 'worker', 'migrate']) {
       const config = loadConfig(resolvedEnvironment(name));
-      assert.equal(config.TEMPORAL_ADDRESS, 'temporal:7233', name);
+      assert.equal(config.temporal.address, 'temporal:7233', name);
       assert.equal(config.DATABASE_URL, 'postgres://partner:partner@postgresql:5432/partner_service', name);
       assert.equal(config.PAYLOAD_ENCRYPTION_KEYS?.length, 1, name);
       assert.equal(config.CODEC_AUTH_TOKEN, samples.CODEC_AUTH_TOKEN, name);

@@ -9,12 +9,12 @@ import { capturingLogger } from './support/capturing-logger';
 describe('provideLocalTemporal (the Temporal of npm start)', function () {
   this.timeout(60_000);
 
-  it('uses TEMPORAL_ADDRESS when it is set, and starts nothing', async () => {
+  it('uses the configured Temporal (TEMPORAL_ADDRESS) when there is one, and starts nothing', async () => {
     const { logger, entries } = capturingLogger();
     const temporal = await provideLocalTemporal(loadConfig({ TEMPORAL_ADDRESS: 'temporal.internal:7233' }), logger, () => {
       throw new Error('must not look for a binary');
     });
-    assert.deepEqual([temporal.address, temporal.uiUrl, temporal.source], ['temporal.internal:7233', undefined, 'TEMPORAL_ADDRESS']);
+    assert.deepEqual([temporal.address, temporal.uiUrl, temporal.source], ['temporal.internal:7233', undefined, 'configured']);
     assert.deepEqual(entries(), []);
   });
 
