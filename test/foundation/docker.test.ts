@@ -52,6 +52,16 @@ describe('docker-compose.yml and Dockerfile', () => {
     }
   });
 
+  it('shows a TLS or Temporal Cloud connection as a commented alternative, in variables docs/temporal-connection.md describes', () => {
+    const comments = read('docker-compose.yml').split('\n').filter((line) => line.trim().startsWith('#'));
+    const commented = comments.flatMap((line) => [...line.matchAll(/\bTEMPORAL_[A-Z_]+\b/g)].map((m) => m[0]));
+    const reference = read('docs/temporal-connection.md');
+    for (const variable of ['TEMPORAL_API_KEY', 'TEMPORAL_TLS_CLIENT_CERT_PATH', 'TEMPORAL_TLS_CLIENT_KEY_PATH', 'TEMPORAL_TLS_SERVER_CA_CERT_PATH', 'TEMPORAL_CONFIG_FILE', 'TEMPORAL_PROFILE']) {
+      assert.ok(commented.includes(variable), `${variable} in the commented alternative`);
+    }
+    for (const variable of new Set(commented)) assert.ok(reference.includes(`| \`${variable}\``), `${variable} in the reference of docs/temporal-connection.md`);
+  });
+
   it("wires Temporal UI to the API's codec server: its endpoint (token in the path) and its origin allowed by CORS", () => {
     const ui = resolvedEnvironment('temporal-ui');
     assert.equal(ui.TEMPORAL_CODEC_ENDPOINT, `http://localhost:3000/codec/ui/${samples.CODEC_AUTH_TOKEN}`);
