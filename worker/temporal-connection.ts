@@ -27,7 +27,7 @@ export async function connectWithBackoff(
     try {
       const connection = await NativeConnection.connect(options);
       if (attempt > 1) logger.info({ address, attempt }, 'connected to Temporal: webhook delivery resumed');
-      else logger.info({ address }, 'connected to Temporal');
+      else logger.info({ address, namespace: config.temporal.namespace, settings: config.temporal.source, tls: options.tls !== undefined }, 'connected to Temporal');
       return connection;
     } catch (error) {
       const reason = connectionFailureInWords(error, config.temporal);
