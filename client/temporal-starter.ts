@@ -3,13 +3,13 @@ import { isRefusal, refusalReason } from '../temporal/grpc-refusal';
 import { ensureSearchAttributes, TemporalSetupError } from '../temporal/register-search-attributes';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
-import { dataConverterFor, temporalAddress } from '../temporal/settings';
+import { dataConverterFor, temporalConnectionOptions } from '../temporal/settings';
 import { retryNowUpdate, webhookStatusQuery } from '../workflows/messages';
 import type { RetryNowResult, WebhookDeliveryStatus } from '../workflows/types';
 import { WebhookConflictError } from './operation-errors';
 import { startDeliveryWorkflow, type PreparedWebhook } from './start-webhook';
 import { describeError } from '../lib/describe-error';
-import { connectionFailureInWords } from '../temporal/connection-failure';
+import { clientConnectionFailureInWords } from '../temporal/tls-probe';
 
 /** Temporal could not be reached, or refused to start the workflow: the webhook was not accepted. */
 export class TemporalUnavailableError extends Error {
@@ -76,7 +76,8 @@ export function createTemporalStarter(
   logger: Logger,
   { connectTimeoutMs = 2000, callTimeoutMs = 5000, failFastMs = 5000 }: TemporalStarterOptions = {},
 ): WebhookStarter {
-  const address = temporalAddress(config);
+  const options = temporalConnectionOptions(config);
+  const { address } = options;
   let connecting: Promise<{ connection: Connection; client: Client }> | undefined;
   let failedAt = -Infinity;
   let failure = '';
@@ -86,10 +87,10 @@ export function createTemporalStarter(
     connecting ??= (async () => {
       let connection: Connection | undefined;
       try {
-        connection = await Connection.connect({ address, connectTimeout: connectTimeoutMs });
+        connection = await Connection.connect({ ...options, connectTimeout: connectTimeoutMs });
         // Starts that set unregistered search attributes are rejected: register them before the first one.
-        await connection.withDeadline(Date.now() + callTimeoutMs, () => ensureSearchAttributes(connection!, config.TEMPORAL_NAMESPACE));
-        return { connection, client: new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter: dataConverterFor(config) }) };
+        await connection.withDeadline(Date.now() + callTimeoutMs, () => ensureSearchAttributes(connection!, config.temporal.namespace));
+        return { connection, client: new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config) }) };
       } catch (error) {
         connecting = undefined;
         await connection?.close().catch(() => undefined);
@@ -98,8 +99,8 @@ export function createTemporalStarter(
           throw error;
         }
         failedAt = Date.now();
-        failure = `cannot connect to ${address} (${connectionFailureInWords(error)})`;
-        logger.warn({ address }, `Temporal is unreachable at ${address}: no webhook is accepted until it answers`);
+        failure = `cannot connect to ${address} (${await clientConnectionFailureInWords(error, address, config.temporal)})`;
+        logger.warn({ address, reason: failure }, `Temporal is unreachable at ${address}: no webhook is accepted until it answers`);
         throw new TemporalUnavailableError(failure);
       }
     })();

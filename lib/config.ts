@@ -1,12 +1,8 @@
 import { z } from 'zod';
+import { ConfigError } from './config-error';
+import { loadTemporalConnection, type TemporalConnectionConfig } from './temporal-connection-config';
 
-/** Thrown when the environment does not describe a valid configuration. */
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError } from './config-error';
 
 const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
@@ -84,17 +80,16 @@ const corsOrigins = z
     ),
   );
 
-/** Every environment variable the service reads. The README's configuration table mirrors this. */
+/**
+ * Every environment variable the service reads, except Temporal's connection (TEMPORAL_ADDRESS,
+ * TEMPORAL_NAMESPACE, TLS, API key, profiles): Temporal's own environment configuration reads those, see
+ * lib/temporal-connection-config.ts. The README's configuration table mirrors both.
+ */
 const envSchema = z.object({
   PORT: positiveInt(65535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: postgresUrl.optional(),
   DATA_DIR: z.string().min(1).default('.data'),
-  TEMPORAL_ADDRESS: z
-    .string()
-    .regex(/^[^\s:/]+:\d{1,5}$/, { message: 'must be host:port' })
-    .optional(),
-  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
   PARTNER_ENDPOINT: httpUrl.optional(),
   PARTNER_ACCESS_TOKEN: z.string().min(1).optional(),
@@ -125,9 +120,12 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
-export type Config = z.infer<typeof envSchema>;
+export type Config = z.infer<typeof envSchema> & {
+  /** How to reach Temporal: address, namespace, TLS and API key, certificates already read and checked. */
+  readonly temporal: TemporalConnectionConfig;
+};
 
-/** The address the worker and client use when TEMPORAL_ADDRESS is unset: Temporal's local dev server. */
+/** The address the worker and client use when no Temporal is configured: Temporal's local dev server. */
 export const DEFAULT_TEMPORAL_ADDRESS = '127.0.0.1:7233';
 
 /**
@@ -146,7 +144,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const variable = String(issue.path[0]);
     throw new ConfigError(`Invalid configuration: ${variable} ${issue.message}`);
   }
-  return parsed.data;
+  return { ...parsed.data, temporal: loadTemporalConnection(env) };
 }
 
 /** Where and how to POST webhooks, read from configuration at send time so a rotated token applies to retries. */

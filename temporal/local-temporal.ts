@@ -10,7 +10,7 @@ import { startDevServer } from './dev-server';
 export interface LocalTemporal {
   readonly address: string | undefined;
   readonly uiUrl: string | undefined;
-  readonly source: 'TEMPORAL_ADDRESS' | 'temporal CLI' | 'SDK download' | 'none';
+  readonly source: 'configured' | 'temporal CLI' | 'SDK download' | 'none';
   stop(): Promise<void>;
 }
 
@@ -38,7 +38,8 @@ export interface LocalTemporalOptions {
 }
 
 /**
- * Chooses Temporal for `start`: TEMPORAL_ADDRESS when set; else a dev server from the `temporal` CLI (the
+ * Chooses Temporal for `start`: the configured server (TEMPORAL_ADDRESS or a temporal.toml profile) when there
+ * is one; else a dev server from the `temporal` CLI (the
  * project's .temporal/venv or PATH) keeping its state under DATA_DIR; else the SDK's download of the CLI
  * where the machine has internet; else none, and delivery waits.
  */
@@ -48,13 +49,13 @@ export async function provideLocalTemporal(
   findBinary = findTemporalBinary,
   { uiCodecEndpoint }: LocalTemporalOptions = {},
 ): Promise<LocalTemporal> {
-  if (config.TEMPORAL_ADDRESS) return { address: config.TEMPORAL_ADDRESS, uiUrl: undefined, source: 'TEMPORAL_ADDRESS', stop: nothingToStop };
+  if (config.temporal.address) return { address: config.temporal.address, uiUrl: undefined, source: 'configured', stop: nothingToStop };
   const dbFilename = path.resolve(config.DATA_DIR, 'temporal', 'dev-server.sqlite');
   const port = await preferPort(7233);
   const uiPort = await preferPort(8233);
   const executable = findBinary('temporal');
   if (executable) {
-    logger.info({ executable, dbFilename }, 'TEMPORAL_ADDRESS is not set: starting a Temporal dev server');
+    logger.info({ executable, dbFilename }, 'no Temporal is configured (TEMPORAL_ADDRESS or a temporal.toml profile): starting a Temporal dev server');
     const server = await startDevServer({ executable, port, uiPort, dbFilename, sqlitePragmas: LOCAL_SQLITE_PRAGMAS, uiCodecEndpoint });
     return { address: server.address, uiUrl: server.uiUrl, source: 'temporal CLI', stop: () => server.stop() };
   }

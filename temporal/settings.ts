@@ -5,7 +5,16 @@ import { AesGcmPayloadCodec } from './payload-codec';
 // What the client side (API, CLI) and the worker must agree on to reach the same Temporal and read each
 // other's payloads. Both import it from here; neither imports the other.
 
-export const temporalAddress = (config: Config): string => config.TEMPORAL_ADDRESS ?? DEFAULT_TEMPORAL_ADDRESS;
+export const temporalAddress = (config: Config): string => config.temporal.address ?? DEFAULT_TEMPORAL_ADDRESS;
+
+/**
+ * The options of every connection to Temporal, the client's (`Connection.connect`) and the worker's
+ * (`NativeConnection.connect`) alike: address, TLS, API key and gRPC headers from lib/temporal-connection-config.ts.
+ */
+export function temporalConnectionOptions(config: Config) {
+  const { tls, apiKey, metadata } = config.temporal;
+  return { address: temporalAddress(config), tls, apiKey, metadata };
+}
 
 /** The payload codec of PAYLOAD_ENCRYPTION_KEYS, or none when payloads are stored as plain JSON. */
 export function payloadCodecFor(config: Config): AesGcmPayloadCodec | undefined {

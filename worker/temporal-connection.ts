@@ -2,7 +2,7 @@ import { NativeConnection } from '@temporalio/worker';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { connectionFailureInWords } from '../temporal/connection-failure';
-import { temporalAddress } from '../temporal/settings';
+import { temporalConnectionOptions } from '../temporal/settings';
 
 export interface BackoffOptions {
   initialDelayMs?: number;
@@ -20,16 +20,17 @@ export async function connectWithBackoff(
   signal: AbortSignal,
   { initialDelayMs = 1000, maxDelayMs = 30_000 }: BackoffOptions = {},
 ): Promise<NativeConnection | undefined> {
-  const address = temporalAddress(config);
+  const options = temporalConnectionOptions(config);
+  const { address } = options;
   let delay = initialDelayMs;
   for (let attempt = 1; !signal.aborted; attempt++) {
     try {
-      const connection = await NativeConnection.connect({ address });
+      const connection = await NativeConnection.connect(options);
       if (attempt > 1) logger.info({ address, attempt }, 'connected to Temporal: webhook delivery resumed');
-      else logger.info({ address }, 'connected to Temporal');
+      else logger.info({ address, namespace: config.temporal.namespace, settings: config.temporal.source, tls: options.tls !== undefined }, 'connected to Temporal');
       return connection;
     } catch (error) {
-      const reason = connectionFailureInWords(error);
+      const reason = connectionFailureInWords(error, config.temporal);
       if (attempt === 1) {
         logger.warn(
           { address, reason },

@@ -53,7 +53,7 @@ export function webhookWorkerOptions(deps: WorkerDependencies, connection: Nativ
     knex,
     logger: logger.child({ component: 'webhook-activities' }),
   });
-  const common = { connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter: dataConverterFor(config) };
+  const common = { connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config) };
   return {
     delivery: {
       ...common,
@@ -122,12 +122,12 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
       const connection = await connectWithBackoff(config, logger, abort.signal);
       if (!connection) return;
       try {
-        const added = await ensureSearchAttributes(connection, config.TEMPORAL_NAMESPACE);
-        if (added.length) logger.info({ namespace: config.TEMPORAL_NAMESPACE, added }, 'registered the webhook search attributes');
+        const added = await ensureSearchAttributes(connection, config.temporal.namespace);
+        if (added.length) logger.info({ namespace: config.temporal.namespace, added }, 'registered the webhook search attributes');
         const options = webhookWorkerOptions(deps, connection);
         const workers = await createWorkers([options.delivery, options.records]);
         logger.info(
-          { taskQueues: [options.delivery.taskQueue, options.records.taskQueue], namespace: config.TEMPORAL_NAMESPACE },
+          { taskQueues: [options.delivery.taskQueue, options.records.taskQueue], namespace: config.temporal.namespace },
           'webhook worker polling',
         );
         state = 'polling';

@@ -15,7 +15,8 @@ export const startCommand: Command = {
     'Usage: partner-service start',
     '',
     'Applies pending migrations, imports examples/demo-directory.json when the directory is empty,',
-    'uses TEMPORAL_ADDRESS or starts a Temporal dev server (state under DATA_DIR/temporal), serves the',
+    'uses the configured Temporal (TEMPORAL_ADDRESS or a temporal.toml profile, docs/temporal-connection.md)',
+    'or starts a Temporal dev server (state under DATA_DIR/temporal), serves the',
     'API on HOST:PORT and runs the webhook worker in the same process.',
   ].join('\n'),
   async run() {
@@ -30,7 +31,7 @@ export const startCommand: Command = {
       shutdown.add('temporal dev server', () => temporal.stop());
       const config: Config = {
         ...runtime.config,
-        TEMPORAL_ADDRESS: temporal.address ?? runtime.config.TEMPORAL_ADDRESS,
+        temporal: { ...runtime.config.temporal, address: temporal.address ?? runtime.config.temporal.address },
         CODEC_CORS_ORIGINS: [...runtime.config.CODEC_CORS_ORIGINS, ...devUiOrigins(codecEndpoint && temporal.uiUrl)],
       };
       // Loaded here, not at the top: the CLI's client commands must not load the worker's native core.
@@ -48,7 +49,7 @@ export const startCommand: Command = {
         openapi: `${api.url}/openapi.json`,
         scim: `${api.url}/scim/v2`,
         temporal: temporal.address ?? 'none',
-        temporalUi: temporal.uiUrl ?? (temporal.source === 'TEMPORAL_ADDRESS' ? 'the UI of your Temporal' : 'none'),
+        temporalUi: temporal.uiUrl ?? (temporal.source === 'configured' ? 'the UI of your Temporal' : 'none'),
         codec: codecEndpoint ? `${api.url}/codec` : 'off (set PAYLOAD_ENCRYPTION_KEYS and CODEC_AUTH_TOKEN)',
       };
       logger.info(

@@ -9,7 +9,7 @@ export const workerCommand: Command = {
   usage: [
     'Usage: partner-service worker',
     '',
-    'Polls TEMPORAL_TASK_QUEUE (and its -records queue) at TEMPORAL_ADDRESS, reconnecting with backoff,',
+    'Polls TEMPORAL_TASK_QUEUE (and its -records queue) on the configured Temporal, reconnecting with backoff,',
     'until SIGINT or SIGTERM. Needs PARTNER_ENDPOINT and PARTNER_ACCESS_TOKEN. Serves /healthz, /readyz',
     'and /metrics on HOST:WORKER_HTTP_PORT.',
   ].join('\n'),

@@ -7,8 +7,8 @@ describe('configuration', () => {
     assert.equal(config.PORT, 3000);
     assert.equal(config.HOST, '127.0.0.1');
     assert.equal(config.DATABASE_URL, undefined);
-    assert.equal(config.TEMPORAL_ADDRESS, undefined);
-    assert.equal(config.TEMPORAL_NAMESPACE, 'default');
+    assert.equal(config.temporal.address, undefined);
+    assert.equal(config.temporal.namespace, 'default');
     assert.equal(config.TEMPORAL_TASK_QUEUE, 'partner-webhooks');
     assert.deepEqual(config.API_VERSIONS, ['v1']);
     assert.equal(config.PARTNER_TIMEOUT_MS, 30000);
@@ -24,7 +24,7 @@ describe('configuration', () => {
     assert.equal(config.PORT, 8080);
     assert.deepEqual(config.API_VERSIONS, ['v1', 'v2']);
     assert.equal(config.TRUST_PROXY, true);
-    assert.equal(config.TEMPORAL_ADDRESS, 'temporal:7233');
+    assert.equal(config.temporal.address, 'temporal:7233');
     assert.equal(config.PARTNER_ENDPOINT, 'https://partner.example/hook');
   });
 

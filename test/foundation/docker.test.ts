@@ -45,11 +45,21 @@ describe('docker-compose.yml and Dockerfile', () => {
   it('gives the service an environment its configuration accepts, with the required values set', () => {
     for (const name of ['api', 'worker', 'migrate']) {
       const config = loadConfig(resolvedEnvironment(name));
-      assert.equal(config.TEMPORAL_ADDRESS, 'temporal:7233', name);
+      assert.equal(config.temporal.address, 'temporal:7233', name);
       assert.equal(config.DATABASE_URL, 'postgres://partner:partner@postgresql:5432/partner_service', name);
       assert.equal(config.PAYLOAD_ENCRYPTION_KEYS?.length, 1, name);
       assert.equal(config.CODEC_AUTH_TOKEN, samples.CODEC_AUTH_TOKEN, name);
     }
+  });
+
+  it('shows a TLS or Temporal Cloud connection as a commented alternative, in variables docs/temporal-connection.md describes', () => {
+    const comments = read('docker-compose.yml').split('\n').filter((line) => line.trim().startsWith('#'));
+    const commented = comments.flatMap((line) => [...line.matchAll(/\bTEMPORAL_[A-Z_]+\b/g)].map((m) => m[0]));
+    const reference = read('docs/temporal-connection.md');
+    for (const variable of ['TEMPORAL_API_KEY', 'TEMPORAL_TLS_CLIENT_CERT_PATH', 'TEMPORAL_TLS_CLIENT_KEY_PATH', 'TEMPORAL_TLS_SERVER_CA_CERT_PATH', 'TEMPORAL_CONFIG_FILE', 'TEMPORAL_PROFILE']) {
+      assert.ok(commented.includes(variable), `${variable} in the commented alternative`);
+    }
+    for (const variable of new Set(commented)) assert.ok(reference.includes(`| \`${variable}\``), `${variable} in the reference of docs/temporal-connection.md`);
   });
 
   it("wires Temporal UI to the API's codec server: its endpoint (token in the path) and its origin allowed by CORS", () => {

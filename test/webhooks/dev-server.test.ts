@@ -260,7 +260,7 @@ describe('webhooks end to end on the Temporal dev server', function () {
   });
 
   it('answers 500, not 503, when Temporal refuses the configuration (a namespace that does not exist), and keeps no row', async () => {
-    const misconfigured = { ...config, TEMPORAL_NAMESPACE: `missing-${randomUUID()}` };
+    const misconfigured = { ...config, temporal: { ...config.temporal, namespace: `missing-${randomUUID()}` } };
     const wrongStarter = createTemporalStarter(misconfigured, logger);
     const wrongApi = await startApiServer({ config: misconfigured, knex: db.knex, logger, webhookStarter: wrongStarter }, 0, '127.0.0.1');
     try {
@@ -268,7 +268,7 @@ describe('webhooks end to end on the Temporal dev server', function () {
       const response = await submit(event, wrongApi.url);
       assert.equal(response.status, 500);
       assert.equal(response.body.detail, "The webhook was not accepted because Temporal refused the service's configuration. An operator must fix it; retrying will not help.");
-      assert.match(response.body.reason, new RegExp(`Temporal refused to register the webhook search attributes in namespace ${misconfigured.TEMPORAL_NAMESPACE}`));
+      assert.match(response.body.reason, new RegExp(`Temporal refused to register the webhook search attributes in namespace ${misconfigured.temporal.namespace}`));
       assert.equal(await db.knex('webhook_events').where({ event_id: event.event_id }).first(), undefined);
     } finally {
       await wrongApi.close();

@@ -1,5 +1,6 @@
 // How `start` chooses Temporal. The dev-server path runs for real in test/foundation/cli.test.ts.
 import assert from 'node:assert/strict';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../../lib/config';
 import { provideLocalTemporal } from '../../temporal/local-temporal';
@@ -9,12 +10,24 @@ import { capturingLogger } from './support/capturing-logger';
 describe('provideLocalTemporal (the Temporal of npm start)', function () {
   this.timeout(60_000);
 
-  it('uses TEMPORAL_ADDRESS when it is set, and starts nothing', async () => {
+  it('uses the configured Temporal (TEMPORAL_ADDRESS) when there is one, and starts nothing', async () => {
     const { logger, entries } = capturingLogger();
     const temporal = await provideLocalTemporal(loadConfig({ TEMPORAL_ADDRESS: 'temporal.internal:7233' }), logger, () => {
       throw new Error('must not look for a binary');
     });
-    assert.deepEqual([temporal.address, temporal.uiUrl, temporal.source], ['temporal.internal:7233', undefined, 'TEMPORAL_ADDRESS']);
+    assert.deepEqual([temporal.address, temporal.uiUrl, temporal.source], ['temporal.internal:7233', undefined, 'configured']);
+    assert.deepEqual(entries(), []);
+  });
+
+  it('uses the address of a temporal.toml profile the same way (the file the temporal CLI reads)', async () => {
+    const { logger, entries } = capturingLogger();
+    const home = await tempDir('xdg');
+    await mkdir(path.join(home, 'temporalio'));
+    await writeFile(path.join(home, 'temporalio', 'temporal.toml'), '[profile.default]\naddress = "cluster.internal:7233"\n');
+    const temporal = await provideLocalTemporal(loadConfig({ XDG_CONFIG_HOME: home }), logger, () => {
+      throw new Error('must not look for a binary');
+    });
+    assert.deepEqual([temporal.address, temporal.source], ['cluster.internal:7233', 'configured']);
     assert.deepEqual(entries(), []);
   });
 
