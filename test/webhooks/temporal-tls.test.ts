@@ -28,7 +28,7 @@ const API_KEY = `tls-api-key-${randomUUID()}`;
 const UNTRUSTED = "the server's certificate is not trusted: is TEMPORAL_TLS_SERVER_CA_CERT_PATH (or _DATA) the CA that signed it?";
 const NO_CLIENT_CERT = 'the server demands a client certificate: set TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH (or _DATA)';
 const REFUSED_CERT = 'the server refused the client certificate';
-const REFUSED_KEY = 'the API key was refused (TEMPORAL_API_KEY)';
+const REFUSED_KEY = 'the API key was refused: is TEMPORAL_API_KEY right?';
 
 describe('Temporal over TLS (nginx in front of a dev server): mTLS and API key', function () {
   this.timeout(120_000);
