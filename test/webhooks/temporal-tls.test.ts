@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { startApiServer, type ApiServer } from '../../api/server';
@@ -56,6 +56,7 @@ describe('Temporal over TLS (nginx in front of a dev server): mTLS and API key',
     await partner?.close();
     await db?.drop();
     await server?.stop();
+    if (certs) await rm(certs.dir, { recursive: true, force: true });
   });
 
   const mtls = () => ({
