@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadClientConfigProfile, type ClientConfigProfile, type ConfigDataSource } from '@temporalio/envconfig';
 import type { TLSConfig } from '@temporalio/client';
+import { z } from 'zod';
 import { ConfigError } from './config-error';
 
 /**
@@ -26,6 +27,8 @@ export interface TemporalConnectionConfig {
   /** What the operator configured, so a refusal can say which setting to look at. */
   readonly clientCertificate: boolean;
 }
+
+const hostPort = z.string().regex(/^[^\s:/]+:\d{1,5}$/);
 
 const invalid = (message: string) => new ConfigError(`Invalid configuration: ${message}`);
 const firstLine = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n')[0];
@@ -66,7 +69,7 @@ export function loadTemporalConnection(rawEnv: NodeJS.ProcessEnv): TemporalConne
     throw invalid('TEMPORAL_TLS_DISABLE_HOST_VERIFICATION is not supported by the TypeScript SDK: name the certificate\'s host with TEMPORAL_TLS_SERVER_NAME instead');
   }
   const address = profile.address;
-  if (address !== undefined && !/^[^\s:/]+:\d{1,5}$/.test(address)) throw invalid(`${nameOf('TEMPORAL_ADDRESS', 'address')} must be host:port`);
+  if (address !== undefined && !hostPort.safeParse(address).success) throw invalid(`${nameOf('TEMPORAL_ADDRESS', 'address')} must be host:port`);
   const tls = readTls(profile, nameOf);
   if (address === undefined && (tls || profile.apiKey)) {
     throw invalid('TEMPORAL_ADDRESS (or the address of a temporal.toml profile) must be set when TLS or an API key is configured');

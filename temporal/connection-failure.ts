@@ -38,7 +38,7 @@ export function connectionFailureInWords(error: unknown, credentials?: Connectio
       : 'the server demands a client certificate: set TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH (or _DATA)';
   }
   if (/UNAUTHENTICATED|PERMISSION_DENIED|status: 401 Unauthorized|HTTP status code 401|status: 403 Forbidden|HTTP status code 403/i.test(text)) {
-    return credentials?.apiKey ? 'the API key was refused (TEMPORAL_API_KEY)' : 'the server demands an API key: set TEMPORAL_API_KEY';
+    return credentials?.apiKey ? 'the API key was refused: is TEMPORAL_API_KEY right?' : 'the server demands an API key: set TEMPORAL_API_KEY';
   }
   if (/GoAway|FRAME_SIZE_ERROR|WRONG_VERSION_NUMBER|wrong version number|packet length too long/i.test(text)) {
     return tlsOn ? 'the server does not speak TLS there: is TEMPORAL_TLS right?' : 'the server expects TLS: set TEMPORAL_TLS=true (and its certificate settings)';

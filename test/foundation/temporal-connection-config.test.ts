@@ -2,7 +2,7 @@
 // profiles through @temporalio/envconfig, certificates read and parsed at start, one line per mistake.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../lib/config';
 import { runCli } from '../support/cli';
@@ -40,6 +40,10 @@ describe('Temporal connection configuration', function () {
         '',
       ].join('\n'),
     );
+  });
+
+  after(async () => {
+    for (const folder of [certs?.dir, dir]) if (folder) await rm(folder, { recursive: true, force: true });
   });
 
   it('is plain gRPC, with no address, when nothing is set (start then runs a dev server)', () => {

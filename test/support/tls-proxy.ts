@@ -3,7 +3,7 @@
 // scripts/install-test-servers.sh; a missing one fails the suite: there is no skip.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { findFreePort } from '../../db/embedded-postgres';
@@ -109,6 +109,7 @@ http {
     async stop() {
       nginx.kill('SIGQUIT');
       await exited;
+      await rm(dir, { recursive: true, force: true });
     },
   };
 }

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { startApiServer, type ApiServer } from '../../api/server';
@@ -28,7 +28,7 @@ const API_KEY = `tls-api-key-${randomUUID()}`;
 const UNTRUSTED = "the server's certificate is not trusted: is TEMPORAL_TLS_SERVER_CA_CERT_PATH (or _DATA) the CA that signed it?";
 const NO_CLIENT_CERT = 'the server demands a client certificate: set TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH (or _DATA)';
 const REFUSED_CERT = 'the server refused the client certificate';
-const REFUSED_KEY = 'the API key was refused (TEMPORAL_API_KEY)';
+const REFUSED_KEY = 'the API key was refused: is TEMPORAL_API_KEY right?';
 
 describe('Temporal over TLS (nginx in front of a dev server): mTLS and API key', function () {
   this.timeout(120_000);
@@ -56,6 +56,7 @@ describe('Temporal over TLS (nginx in front of a dev server): mTLS and API key',
     await partner?.close();
     await db?.drop();
     await server?.stop();
+    if (certs) await rm(certs.dir, { recursive: true, force: true });
   });
 
   const mtls = () => ({
