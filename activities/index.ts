@@ -13,10 +13,15 @@ export interface ActivityDependencies {
   readonly config: () => Config;
   readonly knex: Knex;
   readonly logger: Logger;
+  /**
+   * Aborted when the worker process begins its graceful shutdown. Attempts still queued for a local
+   * activity slot then give their webhook back unclaimed instead of POSTing during the drain.
+   */
+  readonly draining?: AbortSignal;
 }
 
 /** The webhook activities, bound to their dependencies. Their names are part of every workflow history. */
-export function createActivities({ config, knex, logger }: ActivityDependencies) {
+export function createActivities({ config, knex, logger, draining }: ActivityDependencies) {
   const sendToPartner = createPartnerSender({ config, logger });
   const awaitSlot = createPacer(config().PARTNER_MAX_PER_SECOND);
   return {
@@ -28,6 +33,7 @@ export function createActivities({ config, knex, logger }: ActivityDependencies)
      */
     async deliverAttempt(input: DeliverAttemptInput): Promise<DeliveredAttempt> {
       await awaitSlot();
+      if (draining?.aborted) throw drainingFailure();
       const claim = await failPermanentlyOnRejectedData(() => claimAttempt(knex, input.webhook, input.attempt));
       if (claim.kind === 'recorded') return { outcome: claim.outcome, recorded: true };
       const outcome = claim.kind === 'claimed' ? await sendToPartner(input) : lostAttempt(input.attempt);
@@ -86,6 +92,22 @@ function lostAttempt(attempt: number): AttemptOutcome {
     responseBody: null,
     succeeded: false,
   };
+}
+
+/**
+ * Retry delay of an attempt a draining worker gave back. Longer than the local activities' retry threshold
+ * (1 minute by default), so the workflow waits on a durable timer rather than retrying in this worker, and the
+ * workflow task completes before the worker exits; any worker then claims and POSTs the attempt.
+ */
+export const DRAIN_RETRY_DELAY_MS = 65_000;
+
+/** Nothing was claimed or POSTed: the attempt is retried after DRAIN_RETRY_DELAY_MS, by whichever worker polls. */
+function drainingFailure(): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: 'WorkerDraining',
+    message: 'the worker is shutting down: the attempt was not started and is retried later',
+    nextRetryDelay: DRAIN_RETRY_DELAY_MS,
+  });
 }
 
 /** How long a local activity waits for its record before handing it to the retried record activities. */

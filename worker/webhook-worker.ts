@@ -46,12 +46,17 @@ function workflowSource(): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath
  * the workflows and the POSTs, bounded by the partner limits (the local activities' rate per process);
  * `records` polls the records queue for the PostgreSQL writes, which must not use up the partner's budget.
  */
-export function webhookWorkerOptions(deps: WorkerDependencies, connection: NativeConnection): { delivery: WorkerOptions; records: WorkerOptions } {
+export function webhookWorkerOptions(
+  deps: WorkerDependencies,
+  connection: NativeConnection,
+  draining?: AbortSignal,
+): { delivery: WorkerOptions; records: WorkerOptions } {
   const { config, knex, logger } = deps;
   const { deliverAttempt, sendWebhook, recordAttempt, recordOutcome } = createActivities({
     config: () => config,
     knex,
     logger: logger.child({ component: 'webhook-activities' }),
+    draining,
   });
   const common = { connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config) };
   return {
@@ -124,7 +129,8 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
       try {
         const added = await ensureSearchAttributes(connection, config.temporal.namespace);
         if (added.length) logger.info({ namespace: config.temporal.namespace, added }, 'registered the webhook search attributes');
-        const options = webhookWorkerOptions(deps, connection);
+        // On stop, attempts still waiting for a slot start no POST: only those in flight finish.
+        const options = webhookWorkerOptions(deps, connection, abort.signal);
         const workers = await createWorkers([options.delivery, options.records]);
         logger.info(
           { taskQueues: [options.delivery.taskQueue, options.records.taskQueue], namespace: config.temporal.namespace },

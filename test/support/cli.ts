@@ -46,6 +46,7 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv, cwd: string, re
 }
 
 export function waitForExit(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  // A child killed by a signal has exited with exitCode null: its 'exit' event will not come again.
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
   return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
 }

@@ -36,7 +36,8 @@ export async function startTestDevServer({
   ui = false,
   port,
   uiCodecEndpoint,
-}: { dbFilename?: string; ui?: boolean; port?: number; uiCodecEndpoint?: string } = {}): Promise<DevServer> {
+  sqlitePragmas,
+}: { dbFilename?: string; ui?: boolean; port?: number; uiCodecEndpoint?: string; sqlitePragmas?: readonly string[] } = {}): Promise<DevServer> {
   installQuietTemporalRuntime();
   for (let attempt = 1; ; attempt++) {
     try {
@@ -45,6 +46,7 @@ export async function startTestDevServer({
         port: port ?? (await findFreePort()),
         uiPort: ui ? await findFreePort() : undefined,
         dbFilename,
+        sqlitePragmas,
         uiCodecEndpoint,
       });
     } catch (error) {

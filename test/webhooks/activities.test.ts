@@ -333,6 +333,19 @@ describe('webhook activities', function () {
       assert.equal(partner.requests.length, 0);
     });
 
+    it('in a draining worker, claims and POSTs nothing: fails WorkerDraining with a retry delay past the local retry threshold', async () => {
+      const draining = new AbortController();
+      const drained = createActivities({ config: () => config, knex: db.knex, logger: capturingLogger().logger, draining: draining.signal });
+      draining.abort();
+      await assert.rejects(env.run(drained.deliverAttempt, input(1)), (error: unknown) => {
+        assert.ok(error instanceof ApplicationFailure);
+        assert.deepEqual([error.type, error.nonRetryable, error.nextRetryDelay], ['WorkerDraining', false, 65_000]);
+        return true;
+      });
+      assert.equal(partner.requests.length, 0);
+      assert.equal(await row(), undefined, 'no row claimed');
+    });
+
     it('reports an outcome it could not record instead of failing, so the POST is never repeated', async () => {
       const broken = knexFactory({ client: 'pg', connection: db.url, pool: { min: 0, max: 1 } });
       try {
