@@ -7,11 +7,12 @@ import type { Logger } from '../lib/logger';
 import { createActivities } from '../activities';
 import { partnerSettings } from '../lib/config';
 import { recordsTaskQueue } from '../workflows/types';
-import { PREBUILT_BUNDLE_PATH, WORKFLOWS_PATH } from './bundle';
+import { PREBUILT_BUNDLE_PATH, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from './bundle';
 import { ensureSearchAttributes, TemporalSetupError } from '../temporal/register-search-attributes';
 import { dataConverterFor } from '../temporal/settings';
 import { connectWithBackoff } from './temporal-connection';
 import { installTemporalRuntime } from './temporal-runtime';
+import { workerTracing } from './tracing';
 
 export interface WorkerDependencies {
   readonly config: Config;
@@ -47,6 +48,7 @@ export function webhookWorkerOptions(deps: WorkerDependencies, connection: Nativ
     logger: logger.child({ component: 'webhook-activities' }),
   });
   const common = { connection, namespace: config.TEMPORAL_NAMESPACE, dataConverter: dataConverterFor(config) };
+  const { sinks, activityInterceptors } = workerTracing();
   return {
     delivery: {
       ...common,
@@ -55,6 +57,9 @@ export function webhookWorkerOptions(deps: WorkerDependencies, connection: Nativ
       // deliverAttempt runs as a local activity beside its workflow task; sendWebhook serves runs started
       // before it (the first workflow shape), bounded by the same partner limits.
       activities: { deliverAttempt, sendWebhook },
+      // workflowModules serves only the unbundled case (tsx); the prebuilt bundle has them already.
+      interceptors: { activity: activityInterceptors, workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] },
+      sinks,
       maxConcurrentLocalActivityExecutions: config.PARTNER_MAX_CONCURRENCY,
       maxConcurrentActivityTaskExecutions: config.PARTNER_MAX_CONCURRENCY,
       maxTaskQueueActivitiesPerSecond: config.PARTNER_MAX_PER_SECOND,
@@ -65,6 +70,7 @@ export function webhookWorkerOptions(deps: WorkerDependencies, connection: Nativ
       ...common,
       taskQueue: recordsTaskQueue(config.TEMPORAL_TASK_QUEUE),
       activities: { recordAttempt, recordOutcome },
+      interceptors: { activity: activityInterceptors },
       shutdownGraceTime: 30_000,
     },
   };
