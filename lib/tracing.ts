@@ -44,11 +44,11 @@ function exporterFromEnv(env: NodeJS.ProcessEnv): SpanExporter | undefined {
     case 'otlp':
       break;
     default:
-      throw new ConfigError(`OTEL_TRACES_EXPORTER: must be otlp, console or none (got "${named}")`);
+      throw new ConfigError(`Invalid configuration: OTEL_TRACES_EXPORTER must be otlp, console or none (got "${named}")`);
   }
   const variable = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
   const protocol = (env[variable]?.trim() || 'http/protobuf') as Protocol;
-  if (!PROTOCOLS.includes(protocol)) throw new ConfigError(`${variable}: must be ${PROTOCOLS.join(', ')} (got "${protocol}")`);
+  if (!PROTOCOLS.includes(protocol)) throw new ConfigError(`Invalid configuration: ${variable} must be http/protobuf, http/json or grpc (got "${protocol}")`);
   // Each exporter reads its endpoint, headers, timeout and compression from the OTEL_EXPORTER_OTLP_* variables.
   if (protocol === 'grpc') return new OTLPGrpcTraceExporter();
   return protocol === 'http/json' ? new OTLPJsonTraceExporter() : new OTLPProtoTraceExporter();
