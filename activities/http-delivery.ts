@@ -7,7 +7,7 @@ import { classifyRequestError } from './error-class';
 import { readBodyPrefix } from './response-body';
 import { USER_AGENT } from './user-agent';
 import { webhookSignature } from './webhook-signature';
-import { SERVICE_TRACER } from '../lib/tracing';
+import { SERVICE_TRACER, tracingEnabled } from '../lib/tracing';
 
 /** Spec 4.1 headers plus Content-Type, User-Agent and the webhook-id/-timestamp pair partners de-duplicate on. */
 export function webhookHeaders(token: string, webhookId: string, startedAtMs: number): Record<string, string> {
@@ -28,6 +28,7 @@ export function webhookHeaders(token: string, webhookId: string, startedAtMs: nu
  * 6XX, network errors, the deadline) is a classified failure. Never throws for an HTTP or network outcome.
  */
 export async function postWebhook(settings: PartnerSettings, input: SendWebhookInput, dispatcher?: Dispatcher): Promise<AttemptOutcome> {
+  if (!tracingEnabled()) return postOnce(settings, input, dispatcher);
   // The partner's host and port only: the endpoint's path or query may hold a credential.
   const { hostname, port, protocol } = new URL(settings.endpoint);
   const attributes = { 'http.request.method': 'POST', 'server.address': hostname, 'server.port': Number(port) || (protocol === 'https:' ? 443 : 80) };
@@ -62,7 +63,7 @@ async function postOnce(settings: PartnerSettings, input: SendWebhookInput, disp
   if (settings.signingSecrets.length) {
     headers['webhook-signature'] = webhookSignature(settings.signingSecrets, webhookId, headers['webhook-timestamp'], body);
   }
-  // The partner continues the delivery's trace from `traceparent` (nothing is added when tracing is off).
+  // The partner continues the delivery's trace from `traceparent` (the POST span's, when tracing is on).
   propagation.inject(context.active(), headers);
   try {
     const response = await request(settings.endpoint, {
