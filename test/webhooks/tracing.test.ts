@@ -188,7 +188,10 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
     );
 
     // The operator's request: its own trace, to which the update's spans in the delivery's trace link.
-    const [operatorRequest] = receiver.spans.filter((s) => s.name === 'POST /internal/v1/webhooks/:webhook_id/retry-now');
+    const operatorRequests = () => receiver.spans.filter((s) => s.name === 'POST /internal/v1/webhooks/:webhook_id/retry-now');
+    // The API exports on its own schedule: its span may come after the delivery's last ones.
+    await eventually("the operator's request span", async () => operatorRequests().length > 0, 20_000);
+    const [operatorRequest] = operatorRequests();
     assert.equal(operatorRequest.parentSpanId, '');
     const operatorTrace = await traceOf(operatorRequest.traceId, 3);
     assert.deepEqual(render(operatorTrace, ''), [
