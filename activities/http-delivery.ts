@@ -1,3 +1,4 @@
+import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { request, type Dispatcher } from 'undici';
 import { envelopeBody } from '../events/envelope';
 import type { PartnerSettings } from '../lib/config';
@@ -6,6 +7,7 @@ import { classifyRequestError } from './error-class';
 import { readBodyPrefix } from './response-body';
 import { USER_AGENT } from './user-agent';
 import { webhookSignature } from './webhook-signature';
+import { SERVICE_TRACER, tracingEnabled } from '../lib/tracing';
 
 /** Spec 4.1 headers plus Content-Type, User-Agent and the webhook-id/-timestamp pair partners de-duplicate on. */
 export function webhookHeaders(token: string, webhookId: string, startedAtMs: number): Record<string, string> {
@@ -26,6 +28,23 @@ export function webhookHeaders(token: string, webhookId: string, startedAtMs: nu
  * 6XX, network errors, the deadline) is a classified failure. Never throws for an HTTP or network outcome.
  */
 export async function postWebhook(settings: PartnerSettings, input: SendWebhookInput, dispatcher?: Dispatcher): Promise<AttemptOutcome> {
+  if (!tracingEnabled()) return postOnce(settings, input, dispatcher);
+  // The partner's host and port only: the endpoint's path or query may hold a credential.
+  const { hostname, port, protocol } = new URL(settings.endpoint);
+  const attributes = { 'http.request.method': 'POST', 'server.address': hostname, 'server.port': Number(port) || (protocol === 'https:' ? 443 : 80) };
+  return trace.getTracer(SERVICE_TRACER).startActiveSpan('POST', { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    try {
+      const outcome = await postOnce(settings, input, dispatcher);
+      if (outcome.httpStatus !== null) span.setAttribute('http.response.status_code', outcome.httpStatus);
+      if (!outcome.succeeded) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.errorClass ?? `HTTP ${outcome.httpStatus}` });
+      return outcome;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+async function postOnce(settings: PartnerSettings, input: SendWebhookInput, dispatcher?: Dispatcher): Promise<AttemptOutcome> {
   const startedAtMs = Date.now();
   // Monotonic, so a clock step cannot make a duration negative (the column forbids that, and a record
   // that can never be written would be retried forever).
@@ -44,6 +63,8 @@ export async function postWebhook(settings: PartnerSettings, input: SendWebhookI
   if (settings.signingSecrets.length) {
     headers['webhook-signature'] = webhookSignature(settings.signingSecrets, webhookId, headers['webhook-timestamp'], body);
   }
+  // The partner continues the delivery's trace from `traceparent` (the POST span's, when tracing is on).
+  propagation.inject(context.active(), headers);
   try {
     const response = await request(settings.endpoint, {
       method: 'POST',

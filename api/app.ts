@@ -8,6 +8,8 @@ import { internalWebhooksRouter } from './internal/webhooks-router';
 import { listingsRouter } from './listings/router';
 import { openApiRouter } from './openapi/router';
 import { scimRouter } from './scim/router';
+import { traceRequests } from './tracing';
+import { tracingEnabled } from '../lib/tracing';
 
 export type RouterFactory = (deps: ApiDependencies) => Router;
 
@@ -21,6 +23,8 @@ export const API_ROUTERS: readonly RouterFactory[] = [healthRouter, metricsRoute
 export function createApp(deps: ApiDependencies, routerFactories: readonly RouterFactory[] = API_ROUTERS): Koa {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });
   app.silent = true;
+  // Outermost, so the request's span holds everything it does; absent when tracing is off.
+  if (tracingEnabled()) app.use(traceRequests);
   app.use(requestMetrics);
   app.use(async function answerUnhandledAsJson(ctx, next) {
     try {

@@ -1,6 +1,7 @@
 import { loadConfig, type Config } from '../lib/config';
 import { createLogger, type LogStream, type Logger } from '../lib/logger';
 import { Shutdown } from '../lib/shutdown';
+import { shutdownTracing } from '../lib/tracing';
 import { openDatabase, type Database } from '../db/database';
 import { migrateLatest } from '../db/migrate';
 
@@ -17,7 +18,10 @@ export interface Runtime {
 export function bootstrap({ logsTo = 'stdout' }: { logsTo?: LogStream } = {}): Runtime {
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL, logsTo);
-  return { config, logger, shutdown: new Shutdown(logger) };
+  const shutdown = new Shutdown(logger);
+  // Registered first, so it runs last: the spans of everything that stops before it are sent.
+  shutdown.add('tracing', shutdownTracing);
+  return { config, logger, shutdown };
 }
 
 /** Runs a command body; on failure, undoes what it had started (pools, embedded PostgreSQL) and rethrows. */

@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 import 'dotenv/config';
+// First after .env: tracing has to be set up before any module loads pg.
+import { tracingStartError } from './start-tracing';
 import { ConfigError } from '../lib/config';
 import { describeError } from '../lib/describe-error';
+import { flushTracing } from '../lib/tracing';
 import { UsageError, type Command } from './command';
 import { commands } from './commands';
 
@@ -34,6 +37,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
+    if (tracingStartError) throw tracingStartError;
     return await command.run(args);
   } catch (error) {
     if (error instanceof ConfigError) {
@@ -45,6 +49,9 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     throw error;
+  } finally {
+    // A one-shot command exits next: its spans leave now. A service keeps running and flushes at shutdown.
+    await flushTracing();
   }
 }
 

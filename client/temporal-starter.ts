@@ -1,4 +1,5 @@
 import { Client, Connection, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client';
 import { isRefusal, refusalReason } from '../temporal/grpc-refusal';
 import { ensureSearchAttributes, TemporalSetupError } from '../temporal/register-search-attributes';
 import type { Config } from '../lib/config';
@@ -10,6 +11,7 @@ import { WebhookConflictError } from './operation-errors';
 import { startDeliveryWorkflow, type PreparedWebhook } from './start-webhook';
 import { describeError } from '../lib/describe-error';
 import { clientConnectionFailureInWords } from '../temporal/tls-probe';
+import { tracingEnabled } from '../lib/tracing';
 
 /** Temporal could not be reached, or refused to start the workflow: the webhook was not accepted. */
 export class TemporalUnavailableError extends Error {
@@ -90,7 +92,10 @@ export function createTemporalStarter(
         connection = await Connection.connect({ ...options, connectTimeout: connectTimeoutMs });
         // Starts that set unregistered search attributes are rejected: register them before the first one.
         await connection.withDeadline(Date.now() + callTimeoutMs, () => ensureSearchAttributes(connection!, config.temporal.namespace));
-        return { connection, client: new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config) }) };
+        // Traced: starts, updates and queries carry the caller's trace to the workflow in a Temporal header.
+        const interceptors = tracingEnabled() ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
+        const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config), interceptors });
+        return { connection, client };
       } catch (error) {
         connecting = undefined;
         await connection?.close().catch(() => undefined);

@@ -6,6 +6,12 @@ import { describeError } from '../lib/describe-error';
 /** The workflow entry point, as source under tsx or compiled under dist/. */
 export const WORKFLOWS_PATH = require.resolve('../workflows');
 
+/**
+ * Workflow interceptor modules bundled with every workflow: tracing, which acts only on runs started with a
+ * trace context. A prebuilt bundle ignores the worker's `interceptors.workflowModules`, so they go in here.
+ */
+export const WORKFLOW_INTERCEPTOR_MODULES: readonly string[] = [require.resolve('../workflows/tracing-interceptors')];
+
 /** Where the production build puts the prebuilt workflow bundle: dist/workflow-bundle.js. */
 export const PREBUILT_BUNDLE_PATH = path.join(__dirname, '..', 'workflow-bundle.js');
 
@@ -16,7 +22,12 @@ const quietBundler = { trace: ignore, debug: ignore, info: ignore, log: ignore, 
 
 /** Bundles the workflow code (webpack, 0.3 to 0.8 s) so production workers start without bundling. */
 export async function buildWorkflowBundle(outFile: string = PREBUILT_BUNDLE_PATH, options: Partial<BundleOptions> = {}): Promise<string> {
-  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundler, ...options });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES],
+    logger: quietBundler,
+    ...options,
+  });
   await mkdir(path.dirname(outFile), { recursive: true });
   await writeFile(outFile, code);
   return outFile;

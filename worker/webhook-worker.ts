@@ -7,7 +7,7 @@ import type { Logger } from '../lib/logger';
 import { createActivities } from '../activities';
 import { partnerSettings } from '../lib/config';
 import { recordsTaskQueue } from '../workflows/types';
-import { PREBUILT_BUNDLE_PATH, WORKFLOWS_PATH } from './bundle';
+import { PREBUILT_BUNDLE_PATH, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from './bundle';
 import { ensureSearchAttributes, TemporalSetupError } from '../temporal/register-search-attributes';
 import { dataConverterFor } from '../temporal/settings';
 import { connectWithBackoff } from './temporal-connection';
@@ -15,6 +15,7 @@ import { installTemporalRuntime } from './temporal-runtime';
 import { findFreePort } from '../db/embedded-postgres';
 import { countWaitingDeliveries } from '../client/delivery-log';
 import { countWaitingWebhooksWith } from '../lib/metrics';
+import { workerTracing } from './tracing';
 
 export interface WorkerDependencies {
   readonly config: Config;
@@ -59,6 +60,7 @@ export function webhookWorkerOptions(
     draining,
   });
   const common = { connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config) };
+  const { sinks, activityInterceptors } = workerTracing();
   return {
     delivery: {
       ...common,
@@ -67,6 +69,9 @@ export function webhookWorkerOptions(
       // deliverAttempt runs as a local activity beside its workflow task; sendWebhook serves runs started
       // before it (the first workflow shape), bounded by the same partner limits.
       activities: { deliverAttempt, sendWebhook },
+      // workflowModules serves only the unbundled case (tsx); the prebuilt bundle has them already.
+      interceptors: { activity: activityInterceptors, workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] },
+      sinks,
       // Fixed slots: the partner cap holds whatever the load, and workflow tasks are bounded apart from it.
       tuner: {
         workflowTaskSlotSupplier: fixedSlots(config.WORKER_WORKFLOW_TASK_SLOTS),
@@ -89,6 +94,7 @@ export function webhookWorkerOptions(
         activityTaskSlotSupplier: fixedSlots(config.WORKER_RECORD_ACTIVITY_SLOTS),
         nexusTaskSlotSupplier: fixedSlots(1),
       },
+      interceptors: { activity: activityInterceptors },
       shutdownGraceTime: 30_000,
     },
   };

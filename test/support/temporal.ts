@@ -12,7 +12,7 @@ import { startDevServer, type DevServer } from '../../temporal/dev-server';
 import { ensureSearchAttributes } from '../../temporal/register-search-attributes';
 import type { Config } from '../../lib/config';
 import type { Logger } from '../../lib/logger';
-import { WORKFLOWS_PATH } from '../../worker/bundle';
+import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../../worker/bundle';
 import { runTogether, webhookWorkerOptions } from '../../worker/webhook-worker';
 import { installQuietTemporalRuntime } from '../webhooks/support/temporal-runtime';
 
@@ -75,12 +75,12 @@ export async function createTimeSkippingEnvironment(): Promise<TestWorkflowEnvir
 
 const bundles = new Map<string, Promise<string>>();
 
-/** The workflow code bundled once per test process (with optional extra interceptor modules). */
+/** The workflow code bundled once per test process, as production bundles it, plus optional interceptor modules. */
 export function testWorkflowBundle(interceptorModules: readonly string[] = []): Promise<string> {
   const key = interceptorModules.join('\n');
   let bundle = bundles.get(key);
   if (!bundle) {
-    bundle = bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, workflowInterceptorModules: [...interceptorModules], logger: quietBundlerLogger }).then((b) => b.code);
+    bundle = bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES, ...interceptorModules], logger: quietBundlerLogger }).then((b) => b.code);
     bundles.set(key, bundle);
   }
   return bundle;

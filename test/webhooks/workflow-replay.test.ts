@@ -5,7 +5,7 @@ import { bundleWorkflowCode, Worker, type InjectedSinks } from '@temporalio/work
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { recordsTaskQueue, type AttemptOutcome, type AttemptRecord } from '../../workflows/types';
-import { WORKFLOWS_PATH } from '../../worker/bundle';
+import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../../worker/bundle';
 import { renderHistory } from '../fixtures/webhook-histories/generate';
 import { scenarios, type Scenario } from '../fixtures/webhook-histories/scenarios';
 import type { CapturedActivity, CapturedStatus, CapturedTimer, CaptureSinks } from './support/capture-interceptors';
@@ -37,7 +37,7 @@ describe('deliverWebhook replay over hand-built histories', function () {
     process.env.PARTNER_ACCESS_TOKEN = TOKEN;
     ({ code } = await bundleWorkflowCode({
       workflowsPath: WORKFLOWS_PATH,
-      workflowInterceptorModules: [require.resolve('./support/capture-interceptors')],
+      workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES, require.resolve('./support/capture-interceptors')],
       logger: quietBundler,
     }));
   });
