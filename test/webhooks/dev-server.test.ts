@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { startApiServer, type ApiServer } from '../../api/server';
+import { findFreePort } from '../../db/embedded-postgres';
 import type { Config } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import type { DevServer } from '../../temporal/dev-server';
@@ -252,6 +253,7 @@ describe('webhooks end to end on the Temporal dev server', function () {
       TEMPORAL_NAMESPACE: namespace,
       PARTNER_ENDPOINT: partner.url,
       PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
+      WORKER_HTTP_PORT: String(await findFreePort()),
     });
     assert.equal(code, 1);
     const errors = stdout.trim().split('\n').map((line) => JSON.parse(line)).filter((line) => line.level >= 50);

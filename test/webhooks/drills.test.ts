@@ -87,6 +87,7 @@ describe('delivery drills on the dev server', function () {
         PARTNER_ENDPOINT: partner.url,
         PARTNER_ACCESS_TOKEN: 'drill-partner-token',
         PARTNER_TIMEOUT_MS: String(PARTNER_TIMEOUT_MS),
+        WORKER_HTTP_PORT: String(await findFreePort()),
         LOG_LEVEL: 'info',
       },
       work,

@@ -100,7 +100,7 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
   async function startWorker(taskQueue: string, env: Record<string, string> = {}) {
     const worker = startCli(
       ['worker'],
-      { ...common(taskQueue), PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: 'scale-partner-token', PARTNER_TIMEOUT_MS: '5000', ...env },
+      { ...common(taskQueue), PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: 'scale-partner-token', PARTNER_TIMEOUT_MS: '5000', WORKER_HTTP_PORT: String(await findFreePort()), ...env },
       work,
       /webhook worker polling/,
     );

@@ -81,7 +81,7 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
       OTEL_BSP_SCHEDULE_DELAY: '100',
     };
     const api = startCli(['api'], env, cwd, /"msg":"API listening"/);
-    const worker = startCli(['worker'], { ...env, OTEL_SERVICE_NAME: WORKER_SERVICE }, cwd, /"msg":"webhook worker polling"/);
+    const worker = startCli(['worker'], { ...env, OTEL_SERVICE_NAME: WORKER_SERVICE, WORKER_HTTP_PORT: String(await findFreePort()) }, cwd, /"msg":"webhook worker polling"/);
     children.push(api.child, worker.child);
     outputs.push(api.output, worker.output);
     await Promise.all([api.started, worker.started]);

@@ -45,12 +45,21 @@ describe('webhook worker', function () {
       PARTNER_MAX_CONCURRENCY: '7',
       PARTNER_MAX_PER_SECOND: '13',
       PARTNER_TIMEOUT_MS: '20000',
+      WORKER_WORKFLOW_TASK_SLOTS: '5',
+      WORKER_RECORD_ACTIVITY_SLOTS: '3',
+      WORKER_MAX_CACHED_WORKFLOWS: '99',
       TEMPORAL_TASK_QUEUE: 'webhooks-test',
       TEMPORAL_NAMESPACE: 'partner',
     });
     const { delivery, records } = webhookWorkerOptions({ config, knex: db.knex, logger: pino({ level: 'silent' }) }, {} as NativeConnection);
-    assert.equal(delivery.maxConcurrentLocalActivityExecutions, 7);
-    assert.equal(delivery.maxConcurrentActivityTaskExecutions, 7);
+    // Fixed-size slots: the partner cap holds for the local activities whatever the load.
+    assert.deepEqual(delivery.tuner, {
+      workflowTaskSlotSupplier: { type: 'fixed-size', numSlots: 5 },
+      localActivityTaskSlotSupplier: { type: 'fixed-size', numSlots: 7 },
+      activityTaskSlotSupplier: { type: 'fixed-size', numSlots: 7 },
+      nexusTaskSlotSupplier: { type: 'fixed-size', numSlots: 1 },
+    });
+    assert.equal(delivery.maxCachedWorkflows, 99);
     assert.equal(delivery.maxTaskQueueActivitiesPerSecond, 13);
     assert.equal(delivery.taskQueue, 'webhooks-test');
     assert.equal(delivery.namespace, 'partner');
@@ -60,7 +69,7 @@ describe('webhook worker', function () {
     // The PostgreSQL records run beside it, outside the partner's limits.
     assert.equal(records.taskQueue, 'webhooks-test-records');
     assert.equal(records.namespace, 'partner');
-    assert.equal(records.maxConcurrentActivityTaskExecutions, undefined);
+    assert.deepEqual((records.tuner as { activityTaskSlotSupplier: unknown }).activityTaskSlotSupplier, { type: 'fixed-size', numSlots: 3 });
     assert.equal(records.maxTaskQueueActivitiesPerSecond, undefined);
     assert.equal(records.workflowsPath ?? records.workflowBundle, undefined);
     assert.deepEqual(Object.keys(records.activities ?? {}).sort(), ['recordAttempt', 'recordOutcome']);
