@@ -4,6 +4,7 @@ import { ALLOWED_METHODS } from '../listings/methods';
 import { CURSOR_PARAM, DEFAULT_PAGE_SIZE, LAST_PAGE, MAX_PAGE_SIZE, PAGE_PARAM, PAGE_SIZE_PARAM } from '../listings/paging/page-params';
 import { schemas } from './schemas';
 import { internalPaths, internalSchemas } from './internal-paths';
+import { partnerTokenScheme, webhookCatalog, webhookSchemas } from './webhook-catalog';
 
 const json = (schema: object, examples?: Record<string, { value: unknown }>) => ({
   'application/json': { schema, ...(examples && { examples }) },
@@ -134,13 +135,15 @@ export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'INTERNAL_
       ),
       ...(internal && internalPaths),
     },
+    webhooks: webhookCatalog(),
     components: {
-      schemas: { ...schemas, ...(internal && internalSchemas) },
+      schemas: { ...schemas, ...webhookSchemas(internal), ...(internal && internalSchemas) },
       parameters: parameters(config.API_VERSIONS),
       responses,
       securitySchemes: {
         AppId: { type: 'apiKey', in: 'header', name: 'X-App-Id', description: 'The app id printed by `partner-service apps create`.' },
         AppKey: { type: 'apiKey', in: 'header', name: 'X-App-Key', description: 'The app key printed once by `partner-service apps create`.' },
+        PartnerToken: partnerTokenScheme,
         ...(internal && { InternalToken: { type: 'http', scheme: 'bearer', description: 'INTERNAL_API_TOKEN, for upstream systems and operators.' } }),
       },
     },
