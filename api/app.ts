@@ -2,6 +2,7 @@ import Koa from 'koa';
 import type Router from '@koa/router';
 import type { ApiDependencies } from './context';
 import { codecRouter } from './codec/router';
+import { docsRouter } from './docs/router';
 import { healthRouter } from './health';
 import { metricsRouter, requestMetrics } from './metrics';
 import { internalWebhooksRouter } from './internal/webhooks-router';
@@ -14,7 +15,7 @@ import { tracingEnabled } from '../lib/tracing';
 export type RouterFactory = (deps: ApiDependencies) => Router;
 
 /** Route modules, mounted in this order. Each one answers errors in its own API's format. */
-export const API_ROUTERS: readonly RouterFactory[] = [healthRouter, metricsRouter, listingsRouter, openApiRouter, scimRouter, internalWebhooksRouter, codecRouter];
+export const API_ROUTERS: readonly RouterFactory[] = [healthRouter, metricsRouter, listingsRouter, openApiRouter, docsRouter, scimRouter, internalWebhooksRouter, codecRouter];
 
 /**
  * Builds the Koa application (the API's routers unless others are given, as the worker's own port does). Unknown paths (404) and methods a router does not serve (405, set by

@@ -9,7 +9,7 @@ import {
   type CompanySignupData,
   type JobNewData,
 } from './payloads';
-import { jsonObjectField } from './fields';
+import { jsonObjectField, MAX_COMPANY_ID_LENGTH } from './fields';
 
 export { companyIdOf } from './company-id';
 
@@ -30,19 +30,24 @@ export const eventIdSchema = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, "must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit");
 
-const requestSchema = z.strictObject({
+/** What POST /internal/v1/webhooks accepts before the data check; the catalog is generated from it too. */
+export const webhookRequestSchema = z.strictObject({
   event_id: eventIdSchema.optional(),
   event_type: z.enum(EVENT_TYPES, { message: `must be one of ${EVENT_TYPES.join(', ')}` }),
   action: z.enum(EVENT_ACTIONS, { message: `must be one of ${EVENT_ACTIONS.join(', ')}` }),
   data: jsonObjectField,
 });
 
-/** Data schemas of the pairs the spec specifies; the data of every other pair is any JSON object. */
-const DATA_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
+/**
+ * Data schemas of the pairs the spec specifies (2.2 to 2.4); the data of every other pair is any JSON object.
+ * The webhook catalog in /openapi.json is generated from these.
+ */
+export const SPECIFIED_EVENTS = {
   'company/signup': companySignupDataSchema,
   'job/new': jobNewDataSchema,
   'candidate/new': candidateNewDataSchema,
-};
+} as const satisfies Readonly<Partial<Record<`${EventType}/${EventAction}`, z.ZodType>>>;
+const DATA_SCHEMAS: Readonly<Record<string, z.ZodType>> = SPECIFIED_EVENTS;
 
 export type ParseResult = { success: true; event: WebhookEventInput } | { success: false; errors: PathError[] };
 
@@ -51,7 +56,7 @@ export type ParseResult = { success: true; event: WebhookEventInput } | { succes
  * The returned event is the input itself: unknown fields inside `data` pass through unchanged.
  */
 export function parseWebhookEvent(input: unknown): ParseResult {
-  const envelope = requestSchema.safeParse(input, { reportInput: true });
+  const envelope = webhookRequestSchema.safeParse(input, { reportInput: true });
   if (!envelope.success) return { success: false, errors: pathErrors(envelope.error) };
   const dataSchema = DATA_SCHEMAS[`${envelope.data.event_type}/${envelope.data.action}`];
   const data = dataSchema?.safeParse(envelope.data.data, { reportInput: true });
@@ -66,8 +71,7 @@ export function parseWebhookEvent(input: unknown): ParseResult {
   return { success: true, event };
 }
 
-/** Longest company id accepted: it is indexed in PostgreSQL and becomes the CompanyId search attribute. */
-export const MAX_COMPANY_ID_LENGTH = 255;
+export { MAX_COMPANY_ID_LENGTH };
 
 /** The company id of any event (data.company_id or data.company.id) must fit its index and search attribute. */
 function companyIdErrors(data: Record<string, unknown>): PathError[] {

@@ -7,13 +7,30 @@ const isoTime = z.iso.time({ precision: 0 });
 /** `date` in the spec: YYYY-MM-DD. */
 export const dateField = z.iso.date({ message: 'must be a date shaped YYYY-MM-DD' });
 
-/** `datetime` in the spec: YYYY-MM-DD HH:MM:SS, with a space (the time zone is not given). */
-export const datetimeField = z.string().refine((value) => {
-  const [date, time, ...rest] = value.split(' ');
-  return rest.length === 0 && time !== undefined && isoDate.safeParse(date).success && isoTime.safeParse(time).success;
-}, 'must be a datetime shaped YYYY-MM-DD HH:MM:SS');
+/**
+ * `datetime` in the spec: YYYY-MM-DD HH:MM:SS, with a space (the time zone is not given). A refinement has no
+ * JSON Schema, so the catalog gets the same check as a pattern built from zod's own date and time regexes.
+ */
+export const datetimeField = z
+  .string()
+  .refine((value) => {
+    const [date, time, ...rest] = value.split(' ');
+    return rest.length === 0 && time !== undefined && isoDate.safeParse(date).success && isoTime.safeParse(time).success;
+  }, 'must be a datetime shaped YYYY-MM-DD HH:MM:SS')
+  .meta({
+    pattern: `^${z.regexes.date.source.slice(1, -1)} ${z.regexes.time({ precision: 0 }).source.slice(1, -1)}$`,
+    description: 'YYYY-MM-DD HH:MM:SS (time zone not given)',
+  });
 
-export const urlField = z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' });
+// The protocol check has no JSON Schema of its own: the pattern says it to the catalog (URL() lower-cases it).
+export const urlField = z
+  .url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' })
+  .meta({ pattern: '^[Hh][Tt][Tt][Pp][Ss]?:' });
+
+/** Longest company id accepted: it is indexed in PostgreSQL and becomes the CompanyId search attribute. */
+export const MAX_COMPANY_ID_LENGTH = 255;
+
+export const companyIdField = z.string().max(MAX_COMPANY_ID_LENGTH, `must be at most ${MAX_COMPANY_ID_LENGTH} characters`);
 
 /** Two letters, as in ISO 639-1 languages (`en`) and ISO 3166-1 countries (`DE`). */
 export const alpha2Field = z.string().regex(/^[A-Za-z]{2}$/, 'must be a two-letter (alpha-2) code');

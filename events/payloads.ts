@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { alpha2Field, dateField, datetimeField, integerField, jsonObjectField, urlField } from './fields';
+import { alpha2Field, companyIdField, dateField, datetimeField, integerField, jsonObjectField, urlField } from './fields';
 
 // Objects are loose: fields the spec does not name pass through unchanged. Fields that only the full
 // payload carries (spec 2.2 to 2.4) are optional; every other field is required.
@@ -18,7 +18,7 @@ export const SOURCE_TYPES = [
 
 /** 2.2: event_type=company, action=signup. */
 export const companySignupDataSchema = z.looseObject({
-  company_id: z.string(),
+  company_id: companyIdField,
   internal_id: integerField.optional(),
   company_name: z.string(),
   has_config: z.boolean(),
@@ -28,7 +28,7 @@ export const companySignupDataSchema = z.looseObject({
 
 /** The company member of 2.3 and 2.4. */
 export const companySchema = z.looseObject({
-  id: z.string(),
+  id: companyIdField,
   internal_id: integerField,
   settings: jsonObjectField,
 });

@@ -4,6 +4,9 @@ import { ALLOWED_METHODS } from '../listings/methods';
 import { CURSOR_PARAM, DEFAULT_PAGE_SIZE, LAST_PAGE, MAX_PAGE_SIZE, PAGE_PARAM, PAGE_SIZE_PARAM } from '../listings/paging/page-params';
 import { schemas } from './schemas';
 import { internalPaths, internalSchemas } from './internal-paths';
+import { scimPaths, scimSchemas, scimTokenScheme } from './scim-paths';
+import { partnerTokenScheme, webhookCatalog, webhookSchemas } from './webhook-catalog';
+import { SIGNATURE_GUIDE } from './signature-guide';
 
 const json = (schema: object, examples?: Record<string, { value: unknown }>) => ({
   'application/json': { schema, ...(examples && { examples }) },
@@ -105,19 +108,22 @@ function listingPath(summary: string, pkParameter: string, listSchema: keyof typ
 }
 
 /**
- * The OpenAPI 3.1 description of the user listings, served at /openapi.json, and of the internal webhook
- * API where INTERNAL_API_TOKEN enables it.
+ * The OpenAPI 3.1 description of the user listings, the SCIM routes and the webhooks sent to partners, served at
+ * /openapi.json, and of the internal webhook API where INTERNAL_API_TOKEN enables it.
  */
 export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'INTERNAL_API_TOKEN'>) {
   const internal = Boolean(config.INTERNAL_API_TOKEN);
   return {
     openapi: '3.1.0',
     info: {
-      title: 'Partner Integration Service: user listings',
+      title: 'Partner Integration Service',
       version: '1.0.0',
       description:
         'Read-only, paged listings of the users of a company and of a job, with Django REST Framework conventions. ' +
-        'Every request carries X-App-Id and X-App-Key; an app reads only the companies it was granted, and their jobs.',
+        'Every request carries X-App-Id and X-App-Key; an app reads only the companies it was granted, and their jobs.\n\n' +
+        'The read-only SCIM 2.0 service provider is under /scim/v2. The webhooks the service POSTs to the partner endpoint ' +
+        'are listed under Webhooks, each with the JSON Schema of its body.\n\n' +
+        SIGNATURE_GUIDE,
     },
     paths: {
       '/{api_version}/companies/{company_pk}/users/': listingPath(
@@ -132,15 +138,19 @@ export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'INTERNAL_
         'PaginatedJobUserList',
         'listJobUsers',
       ),
+      ...scimPaths,
       ...(internal && internalPaths),
     },
+    webhooks: webhookCatalog(),
     components: {
-      schemas: { ...schemas, ...(internal && internalSchemas) },
+      schemas: { ...schemas, ...scimSchemas, ...webhookSchemas(internal), ...(internal && internalSchemas) },
       parameters: parameters(config.API_VERSIONS),
       responses,
       securitySchemes: {
         AppId: { type: 'apiKey', in: 'header', name: 'X-App-Id', description: 'The app id printed by `partner-service apps create`.' },
         AppKey: { type: 'apiKey', in: 'header', name: 'X-App-Key', description: 'The app key printed once by `partner-service apps create`.' },
+        ScimToken: scimTokenScheme,
+        PartnerToken: partnerTokenScheme,
         ...(internal && { InternalToken: { type: 'http', scheme: 'bearer', description: 'INTERNAL_API_TOKEN, for upstream systems and operators.' } }),
       },
     },

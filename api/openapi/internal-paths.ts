@@ -36,16 +36,6 @@ export const internalSchemas = {
       reason: { type: 'string' },
     },
   },
-  WebhookEvent: {
-    type: 'object',
-    required: ['event_type', 'action', 'data'],
-    properties: {
-      event_id: { type: 'string', description: 'Idempotency key; generated when absent.' },
-      event_type: { type: 'string', enum: [...EVENT_TYPES] },
-      action: { type: 'string', enum: [...EVENT_ACTIONS] },
-      data: { type: 'object' },
-    },
-  },
   AcceptedWebhook: {
     type: 'object',
     required: ['webhook_id', 'event_id', 'workflow_id', 'run_id', 'status_url'],

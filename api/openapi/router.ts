@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { ApiDependencies } from '../context';
 import { openApiDocument } from './document';
 
-/** `GET /openapi.json`: the OpenAPI 3.1 document of the user listings. */
+/** `GET /openapi.json`: the OpenAPI 3.1 document of every route, and the webhook catalog. */
 export function openApiRouter({ config }: ApiDependencies): Router {
   const body = JSON.stringify(openApiDocument(config));
   const router = new Router();

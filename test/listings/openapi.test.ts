@@ -58,7 +58,7 @@ describe('listings: OpenAPI document', () => {
     assert.deepEqual(doc.components.parameters.ApiVersion.schema.enum, ['v1', 'v2']);
     assert.deepEqual(
       Object.values(doc.components.securitySchemes).map((s: any) => [s.type, s.in, s.name]),
-      [['apiKey', 'header', 'X-App-Id'], ['apiKey', 'header', 'X-App-Key']],
+      [['apiKey', 'header', 'X-App-Id'], ['apiKey', 'header', 'X-App-Key'], ['http', undefined, undefined], ['http', undefined, undefined]],
     );
   });
 

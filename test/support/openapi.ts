@@ -25,7 +25,7 @@ export type Doc = any;
 export function documentSchemas(doc: Doc) {
   const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
   addFormats(ajv);
-  ajv.addVocabulary(['openapi', 'info', 'paths', 'components']);
+  ajv.addVocabulary(['openapi', 'info', 'paths', 'webhooks', 'components']);
   ajv.addSchema(doc, 'openapi.json');
   return (ref: string) => {
     const validate = ajv.getSchema(`openapi.json${ref}`);
