@@ -5,23 +5,9 @@ import type { PartnerSettings } from '../lib/config';
 import type { AttemptOutcome, SendWebhookInput } from '../workflows/types';
 import { classifyRequestError } from './error-class';
 import { readBodyPrefix } from './response-body';
-import { USER_AGENT } from './user-agent';
+import { webhookHeaders } from '../events/delivery-headers';
 import { webhookSignature } from './webhook-signature';
 import { SERVICE_TRACER, tracingEnabled } from '../lib/tracing';
-
-/** Spec 4.1 headers plus Content-Type, User-Agent and the webhook-id/-timestamp pair partners de-duplicate on. */
-export function webhookHeaders(token: string, webhookId: string, startedAtMs: number): Record<string, string> {
-  return {
-    'accept-encoding': 'gzip, deflate',
-    accept: '*/*',
-    connection: 'keep-alive',
-    authorization: `Bearer ${token}`,
-    'content-type': 'application/json',
-    'user-agent': USER_AGENT,
-    'webhook-id': webhookId,
-    'webhook-timestamp': String(Math.floor(startedAtMs / 1000)),
-  };
-}
 
 /**
  * Exactly one POST of the envelope: redirects are not followed, 2XX is success and anything else (3XX to

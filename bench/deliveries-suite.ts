@@ -9,7 +9,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { request } from 'undici';
 import candidateNew from '../test/fixtures/events/candidate-new.json';
-import { webhookHeaders } from '../activities/http-delivery';
+import { webhookHeaders } from '../events/delivery-headers';
 import { findFreePort } from '../db/embedded-postgres';
 import { envelopeBody, type WebhookEventInput } from '../events/envelope';
 import { findTemporalBinary } from '../temporal/binaries';

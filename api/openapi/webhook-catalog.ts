@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { webhookHeaders } from '../../activities/http-delivery';
+import { webhookHeaders } from '../../events/delivery-headers';
 import { MAX_COMPANY_ID_LENGTH, SPECIFIED_EVENTS, webhookRequestSchema } from '../../events/envelope';
 import { MAX_JSON_DEPTH } from '../../lib/validation';
 

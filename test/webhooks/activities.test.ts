@@ -7,7 +7,7 @@ import pino from 'pino';
 import type { Knex } from '../../db/database';
 import { loadConfig, type Config } from '../../lib/config';
 import { createActivities, type WebhookActivities } from '../../activities';
-import { USER_AGENT } from '../../activities/user-agent';
+import { USER_AGENT } from '../../events/user-agent';
 import { toEnvelope, type WebhookEventInput } from '../../events/envelope';
 import { insertWebhook } from '../../store/webhook-store';
 import { webhookIds } from '../../client/ids';

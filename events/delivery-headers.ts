@@ -1,0 +1,17 @@
+import { USER_AGENT } from './user-agent';
+
+// The headers of every delivery: sent by the activity and described by the webhook catalog, from one place.
+
+/** Spec 4.1 headers plus Content-Type, User-Agent and the webhook-id/-timestamp pair partners de-duplicate on. */
+export function webhookHeaders(token: string, webhookId: string, startedAtMs: number): Record<string, string> {
+  return {
+    'accept-encoding': 'gzip, deflate',
+    accept: '*/*',
+    connection: 'keep-alive',
+    authorization: `Bearer ${token}`,
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'webhook-id': webhookId,
+    'webhook-timestamp': String(Math.floor(startedAtMs / 1000)),
+  };
+}
