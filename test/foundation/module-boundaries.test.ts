@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 const root = path.resolve(__dirname, '../..');
@@ -11,9 +11,21 @@ function modulesLoadedBy(entry: string): string[] {
   return JSON.parse(execFileSync(process.execPath, ['--require', 'tsx/cjs', '-e', script], { cwd: root, encoding: 'utf8' }));
 }
 
+/** Top-level folders that hold no production source: tests, benches, dependencies, builds and local state. */
+const NOT_SOURCE = new Set(['test', 'bench', 'node_modules', 'dist', '.git', '.temporal', '.data', 'examples', 'docs']);
+
+/** Production TypeScript files, found on disk so that a copy without .git (a tarball, a Docker context) works. */
+function sourceFiles(dir = ''): string[] {
+  return readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((entry) => {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) return (dir === '' && NOT_SOURCE.has(entry.name)) || entry.name === 'node_modules' ? [] : sourceFiles(file);
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') ? [file] : [];
+  });
+}
+
 /** Production source files, with the relative modules each imports (`import … from`, `import(…)`). */
 function importGraph(): Map<string, string[]> {
-  const files = execFileSync('git', ['ls-files', '*.ts', ':!:test/**', ':!:bench/**'], { cwd: root, encoding: 'utf8' }).split('\n').filter(Boolean);
+  const files = sourceFiles();
   const graph = new Map<string, string[]>();
   for (const file of files) {
     const text = readFileSync(path.join(root, file), 'utf8');
