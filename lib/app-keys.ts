@@ -12,7 +12,7 @@ export interface HashedAppKey {
 
 /**
  * Salted SHA-256. Keys issued here carry 256 bits of entropy, so a slow password hash would add request
- * latency without adding safety; imported keys must be at least 16 characters (see the README).
+ * latency without adding safety; imported keys must be at least 16 characters (docs/decisions.md, "Schema").
  */
 export function hashAppKey(key: string, salt: Buffer = randomBytes(16)): HashedAppKey {
   return { salt, hash: createHash('sha256').update(salt).update(key, 'utf8').digest() };

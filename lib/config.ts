@@ -83,7 +83,7 @@ const corsOrigins = z
 /**
  * Every environment variable the service reads, except Temporal's connection (TEMPORAL_ADDRESS,
  * TEMPORAL_NAMESPACE, TLS, API key, profiles): Temporal's own environment configuration reads those, see
- * lib/temporal-connection-config.ts. The README's configuration table mirrors both.
+ * lib/temporal-connection-config.ts. docs/configuration.md's table mirrors both.
  */
 const envSchema = z.object({
   PORT: positiveInt(65535).default(3000),
