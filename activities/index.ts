@@ -5,6 +5,7 @@ import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { claimAttempt, storeAttempt, storeOutcome } from '../store/webhook-store';
 import type { AttemptOutcome, DeliverAttemptInput, DeliveredAttempt, FinalStatus, RecordAttemptInput, RecordOutcomeInput, SendWebhookInput } from '../workflows/types';
+import { expiredSignedLinks } from '../events/signed-links';
 import { createPacer } from './pacer';
 import { createPartnerSender } from './partner-sender';
 
@@ -18,12 +19,31 @@ export interface ActivityDependencies {
    * activity slot then give their webhook back unclaimed instead of POSTing during the drain.
    */
   readonly draining?: AbortSignal;
+  /** The clock that dates each POST against the event's signed-link deadlines; tests pass their own. */
+  readonly now?: () => Date;
 }
 
 /** The webhook activities, bound to their dependencies. Their names are part of every workflow history. */
-export function createActivities({ config, knex, logger, draining }: ActivityDependencies) {
+export function createActivities({ config, knex, logger, draining, now = () => new Date() }: ActivityDependencies) {
   const sendToPartner = createPartnerSender({ config, logger });
   const awaitSlot = createPacer(config().PARTNER_MAX_PER_SECOND);
+
+  /**
+   * The POST of a claimed attempt, marked with the kinds of signed link already past their deadline. The
+   * schedule does not change for them: the partner may still use the rest of the event.
+   */
+  async function sendClaimed(input: DeliverAttemptInput, acceptedAt: Date): Promise<AttemptOutcome> {
+    const expiredLinks = expiredSignedLinks(input.event, acceptedAt, now());
+    if (expiredLinks.length) {
+      logger.warn(
+        { webhookId: input.webhookId, attempt: input.attempt, expiredLinks, acceptedAt: acceptedAt.toISOString() },
+        'sending signed links that are past their deadline: the partner cannot fetch them',
+      );
+    }
+    const outcome = await sendToPartner(input);
+    return expiredLinks.length ? { ...outcome, expiredLinks } : outcome;
+  }
+
   return {
     /**
      * One attempt, as a local activity: claim it in PostgreSQL, POST, record the outcome (with the final status
@@ -36,7 +56,7 @@ export function createActivities({ config, knex, logger, draining }: ActivityDep
       if (draining?.aborted) throw drainingFailure();
       const claim = await failPermanentlyOnRejectedData(() => claimAttempt(knex, input.webhook, input.attempt));
       if (claim.kind === 'recorded') return { outcome: claim.outcome, recorded: true };
-      const outcome = claim.kind === 'claimed' ? await sendToPartner(input) : lostAttempt(input.attempt);
+      const outcome = claim.kind === 'claimed' ? await sendClaimed(input, claim.acceptedAt) : lostAttempt(input.attempt);
       const status: FinalStatus | undefined = outcome.succeeded ? 'delivered' : input.finalOnFailure ? 'failed' : undefined;
       const finish = status && { status, finishedAt: new Date().toISOString() };
       const write = storeAttempt(knex, { webhook: input.webhook, attempt: { ...outcome, scheduledAt: input.scheduledAt, trigger: input.trigger } }, finish);

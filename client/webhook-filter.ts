@@ -47,8 +47,14 @@ const bulkRedeliveryBody = z
     ...filterFields,
     status: z.enum(FINISHED_STATUSES, { message: `must be one of ${FINISHED_STATUSES.join(', ')}: only finished deliveries are redelivered` }).optional(),
     limit: count(MAX_BULK_REDELIVERIES).default(MAX_BULK_REDELIVERIES),
+    allow_expired_links: z.boolean({ message: 'must be true or false' }).default(false),
   })
   .refine(untilAfterSince, untilAfterSinceIssue);
+
+/** The query of a single redelivery. */
+const redeliveryQuery = z.object({
+  allow_expired_links: z.enum(['true', 'false'], { message: 'must be true or false' }).default('false').transform((value) => value === 'true'),
+});
 
 function parse<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
   const parsed = schema.safeParse(input);
@@ -71,10 +77,15 @@ export function parseLogQuery(query: Record<string, unknown>): { filter: Webhook
   return { filter: toFilter(fields), limit: fields.limit, after: fields.cursor === undefined ? undefined : decodeLogCursor(fields.cursor) };
 }
 
-/** A bulk redelivery: which finished webhooks, and at most how many to start in this call. */
-export function parseBulkRedelivery(body: unknown): { filter: WebhookFilter; limit: number } {
+/** A bulk redelivery: which finished webhooks, at most how many to start in this call, and whether dead links may go. */
+export function parseBulkRedelivery(body: unknown): { filter: WebhookFilter; limit: number; allowExpiredLinks: boolean } {
   const fields = parse(bulkRedeliveryBody, body ?? {});
-  return { filter: toFilter(fields), limit: fields.limit };
+  return { filter: toFilter(fields), limit: fields.limit, allowExpiredLinks: fields.allow_expired_links };
+}
+
+/** A single redelivery's query: whether the operator allows signed links past their deadline. */
+export function parseRedeliveryQuery(query: Record<string, unknown>): { allowExpiredLinks: boolean } {
+  return { allowExpiredLinks: parse(redeliveryQuery, query).allow_expired_links };
 }
 
 /** Opaque to callers; it only carries a row's position. */

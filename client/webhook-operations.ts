@@ -3,7 +3,8 @@ import type { Knex } from 'knex';
 import { inParallel } from '../lib/in-parallel';
 import { FINISHED_STATUSES } from '../lib/vocabulary';
 import { findOperableWebhook, findRedeliveryCandidates, type LogPosition, type OperableWebhook, type WebhookFilter } from '../store/webhook-log';
-import { attachRun, findWebhookById, forgetUnstartedWebhook, insertRedelivery } from '../store/webhook-store';
+import { attachRun, findWebhookById, forgetUnstartedWebhook, insertRedelivery, type StoredWebhook } from '../store/webhook-store';
+import { signedLinkDeadlines } from '../events/signed-links';
 import type { RetryNowResult } from '../workflows/types';
 import { redeliveryIds } from './ids';
 import { WebhookConflictError, WebhookNotFoundError } from './operation-errors';
@@ -54,21 +55,52 @@ export interface Redelivery {
 
 const isFinished = (status: string) => (FINISHED_STATUSES as readonly string[]).includes(status);
 
+/** How a redelivery treats signed links past their deadline, and the clock that says whether they are. */
+export interface RedeliveryOptions {
+  readonly sendTimeoutMs: number;
+  /** Send links that are certainly dead anyway: an operator's explicit choice. */
+  readonly allowExpiredLinks?: boolean;
+  readonly now?: () => Date;
+}
+
+/** A redelivery refused because the event's signed links are past their deadline; 409 unless allowed. */
+export class ExpiredLinksError extends WebhookConflictError {
+  constructor(expired: readonly { kind: string; expiresAt: Date }[], acceptedAt: Date) {
+    const deadlines = expired.map(({ kind, expiresAt }) => `${kind} expired at ${expiresAt.toISOString()}`).join(', ');
+    super(
+      `The event's signed links are past their deadline (${deadlines}; the event was accepted at ${acceptedAt.toISOString()}), ` +
+        'so a redelivery would send dead links. Redeliver with allow_expired_links (CLI: --allow-expired-links) to send them anyway.',
+    );
+    this.name = 'ExpiredLinksError';
+  }
+}
+
+/** Throws ExpiredLinksError when the original's signed links are dead and the operator did not allow that. */
+function checkSignedLinks(original: StoredWebhook, { allowExpiredLinks = false, now = () => new Date() }: RedeliveryOptions): void {
+  if (allowExpiredLinks) return;
+  const at = now();
+  const expired = signedLinkDeadlines(original.event, original.acceptedAt).filter(({ expiresAt }) => at > expiresAt);
+  if (expired.length) throw new ExpiredLinksError(expired, original.acceptedAt);
+}
+
 /** Starts a new delivery of a finished webhook, with the original's event and webhook-id header. */
-export async function redeliverWebhook(knex: Knex, starter: WebhookStarter, webhookId: string, sendTimeoutMs: number): Promise<Redelivery> {
+export async function redeliverWebhook(knex: Knex, starter: WebhookStarter, webhookId: string, options: RedeliveryOptions): Promise<Redelivery> {
   const webhook = await findOrThrow(knex, webhookId);
   if (!isFinished(webhook.status)) throw new WebhookConflictError(`Only a finished delivery can be redelivered; this one is ${webhook.status}.`);
   // Each call is an operator's explicit request for one more delivery.
-  return startRedelivery(knex, starter, webhook.redeliveryOf ?? webhook.webhookId, `single:${randomUUID()}`, sendTimeoutMs);
+  return startRedelivery(knex, starter, webhook.redeliveryOf ?? webhook.webhookId, `single:${randomUUID()}`, options);
 }
 
 /**
  * Writes (or finds) the redelivery of `originalId` under `key` and starts its workflow. Like ingestion, a
- * start that certainly failed leaves no row behind; one whose outcome is unknown keeps it for a retry.
+ * start that certainly failed leaves no row behind; one whose outcome is unknown keeps it for a retry. Throws
+ * ExpiredLinksError, writing nothing, when the event's signed links are dead and that is not allowed.
  */
-async function startRedelivery(knex: Knex, starter: WebhookStarter, originalId: string, key: string, sendTimeoutMs: number): Promise<Redelivery> {
+async function startRedelivery(knex: Knex, starter: WebhookStarter, originalId: string, key: string, options: RedeliveryOptions): Promise<Redelivery> {
+  const { sendTimeoutMs } = options;
   const original = await findWebhookById(knex, originalId);
   if (!original) throw new WebhookNotFoundError(originalId);
+  checkSignedLinks(original, options);
   const { event_type, action } = original.event;
   const row = await insertRedelivery(knex, { ...redeliveryIds({ event_type, action, event_id: original.eventId }), originalId, key });
   const done = (runId: string, started: boolean) => ({ webhookId: row.webhookId, workflowId: row.workflowId, runId, redeliveryOf: originalId, started });
@@ -96,8 +128,7 @@ export function bulkRedeliveryKey(filter: WebhookFilter): string {
   return `bulk:${createHash('sha256').update(canonical).digest('hex')}`;
 }
 
-export interface BulkRedeliveryOptions {
-  readonly sendTimeoutMs: number;
+export interface BulkRedeliveryOptions extends RedeliveryOptions {
   /** Stop after starting this many; a repeated call goes on where this one stopped. */
   readonly limit: number;
   /** Rows read per query, and so the most redeliveries in flight from one batch. */
@@ -106,9 +137,13 @@ export interface BulkRedeliveryOptions {
   readonly concurrency?: number;
 }
 
-/** What a bulk redelivery did: redeliveries started, and whether matches are left because `limit` was reached. */
+/**
+ * What a bulk redelivery did: redeliveries started, originals skipped because their signed links are past their
+ * deadline (not allowed), and whether matches are left because `limit` was reached.
+ */
 export interface BulkRedelivery {
   readonly started: number;
+  readonly skipped_expired_links: number;
   readonly more: boolean;
 }
 
@@ -120,21 +155,28 @@ export async function redeliverMatching(
   knex: Knex,
   starter: WebhookStarter,
   filter: WebhookFilter,
-  { sendTimeoutMs, limit, batchSize = 100, concurrency = 8 }: BulkRedeliveryOptions,
+  { limit, batchSize = 100, concurrency = 8, ...options }: BulkRedeliveryOptions,
 ): Promise<BulkRedelivery> {
   const key = bulkRedeliveryKey(filter);
   let started = 0;
+  // Originals, so one whose deliveries match twice is counted once.
+  const skipped = new Set<string>();
   let after: LogPosition | undefined;
   while (started < limit) {
     const batch = await findRedeliveryCandidates(knex, filter, key, { limit: Math.min(batchSize, limit - started), after });
-    if (!batch.last) return { started, more: false };
+    if (!batch.last) return { started, skipped_expired_links: skipped.size, more: false };
     const originals = [...new Set(batch.candidates.map((candidate) => candidate.originalId))];
     await inParallel(originals.length, concurrency, async (i) => {
-      const redelivery = await startRedelivery(knex, starter, originals[i], key, sendTimeoutMs);
-      if (redelivery.started) started++;
+      try {
+        const redelivery = await startRedelivery(knex, starter, originals[i], key, options);
+        if (redelivery.started) started++;
+      } catch (error) {
+        if (!(error instanceof ExpiredLinksError)) throw error;
+        skipped.add(originals[i]);
+      }
     });
     after = batch.last;
   }
   const left = await findRedeliveryCandidates(knex, filter, key, { limit: 1, after });
-  return { started, more: left.candidates.length > 0 };
+  return { started, skipped_expired_links: skipped.size, more: left.candidates.length > 0 };
 }

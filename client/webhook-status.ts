@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import { attachRun, loadWebhookView, storeOutcome, type WebhookView } from '../store/webhook-store';
 import type { WebhookStarter } from './temporal-starter';
+import { signedLinkDeadlines } from '../events/signed-links';
+import type { SignedLinkKind } from '../lib/vocabulary';
 
 /** Where a pending delivery stands right now: the workflow's own answer, or why only the database answered. */
 export type LiveState =
@@ -13,7 +15,18 @@ export type WebhookStatusView = Omit<WebhookView, 'status'> & {
   readonly status: WebhookView['status'] | 'not_started';
   /** Null once the row has its final status: PostgreSQL is then the whole truth. */
   readonly live: LiveState | null;
+  /** Each kind of signed link the event carries, when it is certainly dead, and whether it is now. */
+  readonly signed_links: SignedLinkState[];
 };
+
+export interface SignedLinkState {
+  readonly kind: SignedLinkKind;
+  readonly expires_at: Date;
+  readonly expired: boolean;
+}
+
+const signedLinks = (view: WebhookView, now: Date): SignedLinkState[] =>
+  signedLinkDeadlines(view.event, view.accepted_at).map(({ kind, expiresAt }) => ({ kind, expires_at: expiresAt, expired: now > expiresAt }));
 
 /**
  * Reads one webhook. While its row is pending, Temporal knows what the database cannot: that a start whose
@@ -21,15 +34,17 @@ export type WebhookStatusView = Omit<WebhookView, 'status'> & {
  * run, which no workflow code could record (recorded now, with the close time). When Temporal does not answer,
  * the database view comes back and says so.
  */
-export async function webhookStatus(knex: Knex, starter: WebhookStarter, webhookId: string): Promise<WebhookStatusView | undefined> {
+export async function webhookStatus(knex: Knex, starter: WebhookStarter, webhookId: string, now = new Date()): Promise<WebhookStatusView | undefined> {
   const view = await loadWebhookView(knex, webhookId);
-  if (!view || view.status !== 'pending' || !view.workflow_id) return view && { ...view, status: notStartedOr(view), live: null };
+  if (!view) return undefined;
+  const signed_links = signedLinks(view, now);
+  if (view.status !== 'pending' || !view.workflow_id) return { ...view, status: notStartedOr(view), live: null, signed_links };
   const lookup = await starter.status(view.workflow_id);
   if (lookup.kind === 'unreachable') {
-    return { ...view, status: notStartedOr(view), live: { source: 'database', reason: `Temporal did not answer: ${lookup.reason}` } };
+    return { ...view, status: notStartedOr(view), live: { source: 'database', reason: `Temporal did not answer: ${lookup.reason}` }, signed_links };
   }
   if (lookup.kind === 'absent') {
-    return { ...view, status: notStartedOr(view), live: { source: 'database', reason: 'Temporal has no run of this webhook' } };
+    return { ...view, status: notStartedOr(view), live: { source: 'database', reason: 'Temporal has no run of this webhook' }, signed_links };
   }
   let changed = false;
   if (!view.run_id) changed = await attachRun(knex, webhookId, lookup.runId);
@@ -41,7 +56,7 @@ export async function webhookStatus(knex: Knex, starter: WebhookStarter, webhook
   const current = changed ? (await loadWebhookView(knex, webhookId))! : view;
   const live: LiveState | null =
     lookup.kind === 'running' ? { source: 'temporal', state: lookup.status.state, next_attempt_at: lookup.status.nextAttemptAt } : null;
-  return { ...current, status: notStartedOr(current), live };
+  return { ...current, status: notStartedOr(current), live, signed_links };
 }
 
 const notStartedOr = (view: WebhookView): WebhookStatusView['status'] => (view.run_id ? view.status : 'not_started');

@@ -24,6 +24,9 @@ export const ATTEMPT_ERROR_CLASSES = ['timeout', 'connection_refused', 'dns', 't
 /** What started an attempt: the retry schedule, or an operator's retry-now. */
 export const ATTEMPT_TRIGGERS = ['schedule', 'manual'] as const;
 
+/** The signed links of an event (spec 2.4 and 8): candidate files (24 h) and file answers (2 h). */
+export const SIGNED_LINK_KINDS = ['files', 'file_answers'] as const;
+
 export type CompanyRole = (typeof COMPANY_ROLES)[number];
 export type JobRole = (typeof JOB_ROLES)[number];
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -32,3 +35,4 @@ export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
 export type AttemptErrorClass = (typeof ATTEMPT_ERROR_CLASSES)[number];
 export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
 export type LogStatus = (typeof LOG_STATUSES)[number];
+export type SignedLinkKind = (typeof SIGNED_LINK_KINDS)[number];

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { FINISHED_STATUSES, type EventAction, type EventType, type LogStatus, type WebhookStatus } from '../lib/vocabulary';
+import { FINISHED_STATUSES, type EventAction, type EventType, type LogStatus, type SignedLinkKind, type WebhookStatus } from '../lib/vocabulary';
 
 // The delivery log: webhooks filtered and paged newest first, for operators and for bulk redelivery.
 
@@ -49,6 +49,8 @@ export interface LoggedWebhook {
   readonly company_id: string | null;
   readonly status: LogStatus;
   readonly attempts: number;
+  /** The kinds of signed link that were past their deadline when the latest attempt was sent. */
+  readonly expired_links: SignedLinkKind[];
   readonly redelivery_of: string | null;
   readonly is_test: boolean;
   readonly created_at: Date;
@@ -70,6 +72,7 @@ export async function listWebhooks(
       'e.company_id',
       knex.raw(`CASE WHEN ${WAITING_SQL} THEN 'waiting' ELSE e.status END AS status`),
       knex.raw('(SELECT count(*)::int FROM webhook_attempts a WHERE a.webhook_id = e.id) AS attempts'),
+      knex.raw(`COALESCE((SELECT a.expired_links FROM webhook_attempts a WHERE a.webhook_id = e.id ORDER BY a.attempt DESC LIMIT 1), '{}') AS expired_links`),
       'e.redelivery_of',
       'e.is_test',
       'e.created_at',

@@ -42,13 +42,16 @@ export interface StoredWebhook {
   readonly workflowId: string;
   readonly runId: string | null;
   readonly event: WebhookEnvelope;
+  /** When the service accepted the event; its signed links expire a fixed time after (events/signed-links.ts). */
+  readonly acceptedAt: Date;
 }
 
-const storedWebhook = (knex: Knex) => knex('webhook_events').select('id', 'event_id', 'workflow_id', 'run_id', 'body');
+const storedWebhook = (knex: Knex) => knex('webhook_events').select('id', 'event_id', 'workflow_id', 'run_id', 'body', 'accepted_at');
 
 // `body` is a json column: its text, and so its key order, is what the first request stored.
-const asStoredWebhook = (row: { id: string; event_id: string; workflow_id: string; run_id: string | null; body: WebhookEnvelope } | undefined) =>
-  row && { webhookId: row.id, eventId: row.event_id, workflowId: row.workflow_id, runId: row.run_id, event: row.body };
+const asStoredWebhook = (
+  row: { id: string; event_id: string; workflow_id: string; run_id: string | null; body: WebhookEnvelope; accepted_at: Date } | undefined,
+) => row && { webhookId: row.id, eventId: row.event_id, workflowId: row.workflow_id, runId: row.run_id, event: row.body, acceptedAt: row.accepted_at };
 
 /** The original webhook of an event id (its redeliveries share the event id). */
 export async function findWebhookByEventId(knex: Knex, eventId: string): Promise<StoredWebhook | undefined> {
@@ -131,6 +134,7 @@ export async function storeAttempt(knex: Knex, { webhook, attempt }: RecordAttem
         response_body: attempt.responseBody,
         succeeded: attempt.succeeded,
         trigger: attempt.trigger ?? 'schedule',
+        expired_links: attempt.expiredLinks ?? [],
         is_test: webhook.isTest,
       })
       .onConflict(['webhook_id', 'attempt'])
@@ -153,8 +157,11 @@ async function finishWebhook(trx: Knex.Transaction, webhookId: string, { status,
     .update({ status, finished_at: trx.raw('COALESCE(finished_at, ?)', [finishedAt]), updated_at: trx.fn.now() });
 }
 
-/** An attempt that may be POSTed now, one that was recorded already, or one an earlier try claimed and lost. */
-export type AttemptClaim = { readonly kind: 'claimed' } | { readonly kind: 'recorded'; readonly outcome: AttemptOutcome } | { readonly kind: 'lost' };
+/**
+ * An attempt that may be POSTed now (with the event's acceptance time, which dates its signed links), one that
+ * was recorded already, or one an earlier try claimed and lost.
+ */
+export type AttemptClaim = { readonly kind: 'claimed'; readonly acceptedAt: Date } | { readonly kind: 'recorded'; readonly outcome: AttemptOutcome } | { readonly kind: 'lost' };
 
 /**
  * Claims attempt `attempt` before its POST, creating the row when the webhook carries its event. Only the
@@ -169,9 +176,9 @@ export async function claimAttempt(knex: Knex, webhook: WebhookRef, attempt: num
         .onConflict('id')
         .merge(claim)
         .where('webhook_events.claimed_attempt', '<', attempt)
-        .returning('id')
-    : await knex('webhook_events').where({ id: webhook.webhookId }).where('claimed_attempt', '<', attempt).update(claim).returning('id');
-  if (claimed.length === 1) return { kind: 'claimed' };
+        .returning('accepted_at')
+    : await knex('webhook_events').where({ id: webhook.webhookId }).where('claimed_attempt', '<', attempt).update(claim).returning('accepted_at');
+  if (claimed.length === 1) return { kind: 'claimed', acceptedAt: claimed[0].accepted_at };
   const row = await knex('webhook_events').select('id').where({ id: webhook.webhookId }).first();
   if (!row) throw new WebhookRowMissingError(webhook.webhookId);
   const recorded = await knex('webhook_attempts').where({ webhook_id: webhook.webhookId, attempt }).first();
@@ -187,6 +194,7 @@ export async function claimAttempt(knex: Knex, webhook: WebhookRef, attempt: num
       errorMessage: recorded.error_message,
       responseBody: recorded.response_body,
       succeeded: recorded.succeeded,
+      ...(recorded.expired_links.length && { expiredLinks: recorded.expired_links }),
     },
   };
 }
@@ -205,8 +213,8 @@ export interface NewRedelivery {
 export async function insertRedelivery(knex: Knex, redelivery: NewRedelivery): Promise<{ webhookId: string; workflowId: string; runId: string | null; created: boolean }> {
   const { webhookId, workflowId, originalId, key } = redelivery;
   const { rows } = await knex.raw<{ rows: { id: string }[] }>(
-    `INSERT INTO webhook_events (id, event_id, event_type, action, company_id, body, workflow_id, redelivery_of, redelivery_key)
-     SELECT ?, event_id, event_type, action, company_id, body, ?, id, ? FROM webhook_events WHERE id = ?
+    `INSERT INTO webhook_events (id, event_id, event_type, action, company_id, body, accepted_at, workflow_id, redelivery_of, redelivery_key)
+     SELECT ?, event_id, event_type, action, company_id, body, accepted_at, ?, id, ? FROM webhook_events WHERE id = ?
      ON CONFLICT (redelivery_of, redelivery_key) DO NOTHING RETURNING id`,
     [webhookId, workflowId, key, originalId],
   );
@@ -230,6 +238,7 @@ export async function loadWebhookView(knex: Knex, webhookId: string) {
       'status',
       'redelivery_of',
       'is_test',
+      'accepted_at',
       'created_at',
       'updated_at',
       'finished_at',
@@ -239,7 +248,7 @@ export async function loadWebhookView(knex: Knex, webhookId: string) {
     .first();
   if (!row) return undefined;
   const attempts = await knex('webhook_attempts')
-    .select('attempt', 'trigger', 'scheduled_at', 'started_at', 'duration_ms', 'http_status', 'error_class', 'error_message', 'response_body', 'succeeded', 'recorded_at')
+    .select('attempt', 'trigger', 'scheduled_at', 'started_at', 'duration_ms', 'http_status', 'error_class', 'error_message', 'response_body', 'succeeded', 'expired_links', 'recorded_at')
     .where({ webhook_id: webhookId })
     .orderBy('attempt');
   const { id, ...rest } = row;

@@ -52,6 +52,7 @@ describe('migrations', () => {
     assert.deepEqual(await allowed('webhook_events', 'status'), sorted(vocabulary.WEBHOOK_STATUSES));
     assert.deepEqual(await allowed('webhook_attempts', 'error_class'), sorted(vocabulary.ATTEMPT_ERROR_CLASSES));
     assert.deepEqual(await allowed('webhook_attempts', 'trigger'), sorted(vocabulary.ATTEMPT_TRIGGERS));
+    assert.deepEqual(await allowed('webhook_attempts', 'expired_links'), sorted(vocabulary.SIGNED_LINK_KINDS));
   });
 
   it('an upgrade over existing users plans userName eq on its folded index at once, without waiting for autovacuum', async () => {

@@ -1,6 +1,6 @@
 // Types shared by the workflow, its activities and its starters. Type-only imports keep the workflow
 // bundle free of non-deterministic code.
-import type { AttemptErrorClass, AttemptTrigger } from '../lib/vocabulary';
+import type { AttemptErrorClass, AttemptTrigger, SignedLinkKind } from '../lib/vocabulary';
 import type { WebhookEnvelope } from '../events/envelope';
 
 /** Spec section 8: the first attempt plus 3 retries, after 10 s, 100 s and 1000 s. */
@@ -72,6 +72,8 @@ export interface AttemptOutcome {
   /** The first 4 KiB of the response body (UTF-8), or null when there was no response. */
   readonly responseBody: string | null;
   readonly succeeded: boolean;
+  /** The kinds of the event's signed links that were past their deadline when the POST was sent; absent: none. */
+  readonly expiredLinks?: readonly SignedLinkKind[];
 }
 
 /** An outcome plus the time the attempt was due, so timer lateness is visible. */

@@ -7,7 +7,7 @@ import { acceptWebhook } from '../../client/ingest';
 import { prepareWebhook } from '../../client/start-webhook';
 import { createTemporalStarter, TemporalUnavailableError } from '../../client/temporal-starter';
 import { webhookStatus } from '../../client/webhook-status';
-import { parseBulkRedelivery } from '../../client/webhook-filter';
+import { parseBulkRedelivery, parseRedeliveryQuery } from '../../client/webhook-filter';
 import { readDeliveryLog } from '../../client/delivery-log';
 import { cancelWebhook, redeliverMatching, redeliverWebhook, retryWebhookNow } from '../../client/webhook-operations';
 import { requireBearerToken } from './bearer-auth';
@@ -60,8 +60,8 @@ export function internalWebhooksRouter({ config, knex, logger, webhookStarter }:
   });
 
   router.post('/redeliver', jsonBody, async function bulkRedeliverRoute(ctx) {
-    const { filter, limit } = parseBulkRedelivery(ctx.request.body);
-    ctx.body = await operation(() => redeliverMatching(knex, starter, filter, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, limit }));
+    const { filter, limit, allowExpiredLinks } = parseBulkRedelivery(ctx.request.body);
+    ctx.body = await operation(() => redeliverMatching(knex, starter, filter, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, limit, allowExpiredLinks }));
   });
 
   router.get('/:webhook_id', async function webhookStatusRoute(ctx) {
@@ -85,7 +85,9 @@ export function internalWebhooksRouter({ config, knex, logger, webhookStarter }:
   });
 
   router.post('/:webhook_id/redeliver', async function redeliverRoute(ctx) {
-    const redelivery = await operation(() => redeliverWebhook(knex, starter, webhookIdOf(ctx), config.PARTNER_TIMEOUT_MS));
+    const webhookId = webhookIdOf(ctx);
+    const { allowExpiredLinks } = parseRedeliveryQuery(ctx.query);
+    const redelivery = await operation(() => redeliverWebhook(knex, starter, webhookId, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, allowExpiredLinks }));
     ctx.status = 202;
     ctx.set('Location', statusUrl(ctx, redelivery.webhookId));
     ctx.body = {

@@ -1,4 +1,4 @@
-import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, EVENT_ACTIONS, EVENT_TYPES, FINISHED_STATUSES, LOG_STATUSES, WEBHOOK_STATUSES } from '../../lib/vocabulary';
+import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, EVENT_ACTIONS, EVENT_TYPES, FINISHED_STATUSES, LOG_STATUSES, SIGNED_LINK_KINDS, WEBHOOK_STATUSES } from '../../lib/vocabulary';
 import { DEFAULT_LOG_PAGE, MAX_BULK_REDELIVERIES, MAX_LOG_PAGE } from '../../client/webhook-filter';
 
 // The internal webhook API in the OpenAPI document: served only where INTERNAL_API_TOKEN enables the routes.
@@ -9,6 +9,10 @@ const error = (description: string) => ({ description, content: json(ref('Intern
 const dateTime = { type: 'string', format: 'date-time' };
 const nullable = (schema: object) => ({ oneOf: [schema, { type: 'null' }] });
 const uuid = { type: 'string', format: 'uuid' };
+const expiredLinks = (description: string) => ({ type: 'array', uniqueItems: true, items: { type: 'string', enum: [...SIGNED_LINK_KINDS] }, description });
+const allowExpiredLinks =
+  'Redeliver even when the event\'s signed links are past their deadline (candidate files 24 h, file answers 2 h after the event was accepted). ' +
+  'Without it such an event is refused with 409 (bulk: skipped and counted).';
 
 const webhookIdParameter = { name: 'webhook_id', in: 'path', required: true, schema: uuid, description: 'The webhook id (any other value answers 404).' };
 const filterProperties = {
@@ -45,7 +49,7 @@ export const internalSchemas = {
   Attempt: {
     type: 'object',
     additionalProperties: false,
-    required: ['attempt', 'trigger', 'scheduled_at', 'started_at', 'duration_ms', 'http_status', 'error_class', 'error_message', 'response_body', 'succeeded', 'recorded_at'],
+    required: ['attempt', 'trigger', 'scheduled_at', 'started_at', 'duration_ms', 'http_status', 'error_class', 'error_message', 'response_body', 'succeeded', 'expired_links', 'recorded_at'],
     properties: {
       attempt: { type: 'integer', minimum: 1, maximum: 4 },
       trigger: { type: 'string', enum: [...ATTEMPT_TRIGGERS], description: '`manual` for an attempt made by retry-now.' },
@@ -57,13 +61,14 @@ export const internalSchemas = {
       error_message: { type: ['string', 'null'] },
       response_body: { type: ['string', 'null'], description: 'The first 4 KiB of the answer.' },
       succeeded: { type: 'boolean' },
+      expired_links: expiredLinks('The kinds of signed link in the event that were past their deadline when this attempt was sent.'),
       recorded_at: dateTime,
     },
   },
   WebhookDetail: {
     type: 'object',
     additionalProperties: false,
-    required: ['webhook_id', 'event_id', 'event_type', 'action', 'company_id', 'workflow_id', 'run_id', 'status', 'redelivery_of', 'is_test', 'created_at', 'updated_at', 'finished_at', 'event', 'attempts', 'live'],
+    required: ['webhook_id', 'event_id', 'event_type', 'action', 'company_id', 'workflow_id', 'run_id', 'status', 'redelivery_of', 'is_test', 'accepted_at', 'created_at', 'updated_at', 'finished_at', 'event', 'attempts', 'live', 'signed_links'],
     properties: {
       webhook_id: uuid,
       event_id: { type: 'string' },
@@ -75,6 +80,7 @@ export const internalSchemas = {
       status: { type: 'string', enum: [...WEBHOOK_STATUSES, 'not_started'] },
       redelivery_of: nullable(uuid),
       is_test: { type: 'boolean' },
+      accepted_at: { ...dateTime, description: 'When the service accepted the event (a redelivery: its original); signed links are dated from it.' },
       created_at: dateTime,
       updated_at: dateTime,
       finished_at: nullable(dateTime),
@@ -93,6 +99,16 @@ export const internalSchemas = {
           { type: 'object', additionalProperties: false, required: ['source', 'reason'], properties: { source: { const: 'database' }, reason: { type: 'string' } } },
         ],
       },
+      signed_links: {
+        type: 'array',
+        description: 'Each kind of signed link the event carries: the time after which its links are certainly dead, and whether that time has passed.',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['kind', 'expires_at', 'expired'],
+          properties: { kind: { type: 'string', enum: [...SIGNED_LINK_KINDS] }, expires_at: dateTime, expired: { type: 'boolean' } },
+        },
+      },
     },
   },
   WebhookLogPage: {
@@ -107,7 +123,7 @@ export const internalSchemas = {
         items: {
           type: 'object',
           additionalProperties: false,
-          required: ['webhook_id', 'event_id', 'event_type', 'action', 'company_id', 'status', 'attempts', 'redelivery_of', 'is_test', 'created_at', 'finished_at', 'status_url'],
+          required: ['webhook_id', 'event_id', 'event_type', 'action', 'company_id', 'status', 'attempts', 'expired_links', 'redelivery_of', 'is_test', 'created_at', 'finished_at', 'status_url'],
           properties: {
             webhook_id: uuid,
             event_id: { type: 'string' },
@@ -116,6 +132,7 @@ export const internalSchemas = {
             company_id: { type: ['string', 'null'] },
             status: { type: 'string', enum: [...LOG_STATUSES] },
             attempts: { type: 'integer', minimum: 0 },
+            expired_links: expiredLinks('The kinds of signed link that were past their deadline when the latest attempt was sent.'),
             redelivery_of: nullable(uuid),
             is_test: { type: 'boolean' },
             created_at: dateTime,
@@ -146,14 +163,16 @@ export const internalSchemas = {
       ...filterProperties,
       status: { type: 'string', enum: [...FINISHED_STATUSES] },
       limit: { type: 'integer', minimum: 1, maximum: MAX_BULK_REDELIVERIES, default: MAX_BULK_REDELIVERIES, description: 'Start at most this many; call again to go on.' },
+      allow_expired_links: { type: 'boolean', default: false, description: allowExpiredLinks },
     },
   },
   BulkRedelivery: {
     type: 'object',
     additionalProperties: false,
-    required: ['started', 'more'],
+    required: ['started', 'skipped_expired_links', 'more'],
     properties: {
       started: { type: 'integer', minimum: 0, description: 'Redeliveries this call started.' },
+      skipped_expired_links: { type: 'integer', minimum: 0, description: 'Matching originals not redelivered because their signed links are past their deadline.' },
       more: { type: 'boolean', description: 'Matches are left because `limit` was reached.' },
     },
   },
@@ -169,13 +188,25 @@ const operation = (operationId: string, summary: string, responses: Record<strin
 });
 
 /** `POST …/{webhook_id}/<action>`: 202 when accepted, 404 for no such webhook, 409 when its state forbids it. */
-const webhookAction = (operationId: string, summary: string, accepted: { description: string; schema: string }, conflict: string) => ({
+const webhookAction = (
+  operationId: string,
+  summary: string,
+  accepted: { description: string; schema: string },
+  conflict: string,
+  { parameters, responses }: { parameters?: object[]; responses?: Record<string, object> } = {},
+) => ({
   parameters: [webhookIdParameter],
-  post: operation(operationId, summary, {
-    '202': { description: accepted.description, content: json(ref(accepted.schema)) },
-    '404': error('No such webhook.'),
-    '409': error(conflict),
-  }),
+  post: operation(
+    operationId,
+    summary,
+    {
+      '202': { description: accepted.description, content: json(ref(accepted.schema)) },
+      '404': error('No such webhook.'),
+      '409': error(conflict),
+      ...responses,
+    },
+    parameters ? { parameters } : {},
+  ),
 });
 
 export const internalPaths = {
@@ -234,5 +265,11 @@ export const internalPaths = {
   '/internal/v1/webhooks/{webhook_id}/cancel': webhookAction('cancelWebhook', 'Stop a pending delivery; recorded as cancelled',
     { description: 'Cancellation requested.', schema: 'CancelRequested' }, 'The delivery has ended.'),
   '/internal/v1/webhooks/{webhook_id}/redeliver': webhookAction('redeliverWebhook', 'Start a new delivery of a finished webhook, with the same webhook-id header',
-    { description: 'The redelivery started.', schema: 'Redelivery' }, 'The delivery has not finished.'),
+    { description: 'The redelivery started.', schema: 'Redelivery' },
+    "The delivery has not finished, or the event's signed links are past their deadline and allow_expired_links is not true (`detail` names the deadlines).",
+    {
+      parameters: [queryParameter('allow_expired_links', { type: 'string', enum: ['true', 'false'], default: 'false' }, allowExpiredLinks)],
+      responses: { '400': error('allow_expired_links is neither true nor false.') },
+    },
+  ),
 };

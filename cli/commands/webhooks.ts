@@ -22,8 +22,8 @@ const USAGE = [
   '       partner-service webhooks show WEBHOOK_ID',
   '       partner-service webhooks retry-now WEBHOOK_ID',
   '       partner-service webhooks cancel WEBHOOK_ID',
-  '       partner-service webhooks redeliver WEBHOOK_ID',
-  '       partner-service webhooks redeliver --all [FILTERS] [--limit N]',
+  '       partner-service webhooks redeliver WEBHOOK_ID [--allow-expired-links]',
+  '       partner-service webhooks redeliver --all [FILTERS] [--limit N] [--allow-expired-links]',
   '',
   'FILE.json holds {"event_id"?, "event_type", "action", "data"}, as POST /internal/v1/webhooks takes it.',
   'FILTERS: --status S --event-type T --action A --company-id C --since ISO --until ISO, as the',
@@ -41,6 +41,9 @@ const USAGE = [
   '  redeliver  starts a new delivery of a finished webhook with the same webhook-id header; with',
   '             --all, of every finished webhook matching FILTERS (a repeated identical call starts',
   '             nothing new). Prints the count started and whether matches are left (more).',
+  '             An event whose signed links (candidate files 24 h, file answers 2 h after acceptance)',
+  '             are past their deadline is refused (exit 1), or skipped and counted by --all',
+  '             (skipped_expired_links), unless --allow-expired-links is given.',
   '',
   'Operations exit 1 when the webhook does not exist or is in the wrong state (the API\'s 404 and 409).',
 ].join('\n');
@@ -104,28 +107,35 @@ const FILTER_OPTIONS = {
 } as const;
 
 /** Flags as the API's query names them, so one parser validates both. */
-function filterFlags(args: string[], extra: { cursor?: true; all?: true } = {}) {
+function filterFlags(args: string[], extra: { cursor?: true; redeliver?: true } = {}) {
   let parsed;
   try {
     parsed = parseArgs({
       args,
       allowPositionals: true,
-      options: { ...FILTER_OPTIONS, ...(extra.cursor && { cursor: { type: 'string' } }), ...(extra.all && { all: { type: 'boolean' } }) },
+      options: {
+        ...FILTER_OPTIONS,
+        ...(extra.cursor && { cursor: { type: 'string' } }),
+        ...(extra.redeliver && { all: { type: 'boolean' }, 'allow-expired-links': { type: 'boolean' } }),
+      },
     });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
   const { values, positionals } = parsed;
-  const { 'event-type': eventType, 'company-id': companyId, all, ...rest } = values as Record<string, string | boolean | undefined>;
+  const { 'event-type': eventType, 'company-id': companyId, all, 'allow-expired-links': allowExpiredLinks, ...rest } = values as Record<
+    string,
+    string | boolean | undefined
+  >;
   const query = Object.fromEntries(Object.entries({ ...rest, event_type: eventType, company_id: companyId }).filter(([, v]) => v !== undefined));
-  return { query, positionals, all: all === true };
+  return { query, positionals, all: all === true, allowExpiredLinks: allowExpiredLinks === true };
 }
 
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
 
 /** list, show, retry-now, cancel, redeliver: the operations of the internal API, on the same code. */
 async function operate(runtime: Runtime, action: string, args: string[]): Promise<number> {
-  const { query, positionals, all } = filterFlags(args, { cursor: action === 'list' || undefined, all: action === 'redeliver' || undefined });
+  const { query, positionals, all, allowExpiredLinks } = filterFlags(args, { cursor: action === 'list' || undefined, redeliver: action === 'redeliver' || undefined });
   const single = action !== 'list' && !(action === 'redeliver' && all);
   if (single && (positionals.length !== 1 || Object.keys(query).length)) throw new UsageError(`${action} takes exactly one WEBHOOK_ID`);
   if (!single && positionals.length) throw new UsageError(`${action} ${all ? '--all ' : ''}takes filters, not a WEBHOOK_ID`);
@@ -158,10 +168,10 @@ async function operate(runtime: Runtime, action: string, args: string[]): Promis
     default: {
       if (all) {
         const { filter, limit } = parseBulkRedelivery(query);
-        print(await redeliverMatching(knex, starter, filter, { sendTimeoutMs, limit }));
+        print(await redeliverMatching(knex, starter, filter, { sendTimeoutMs, limit, allowExpiredLinks }));
         return 0;
       }
-      const redelivery = await redeliverWebhook(knex, starter, webhookId, sendTimeoutMs);
+      const redelivery = await redeliverWebhook(knex, starter, webhookId, { sendTimeoutMs, allowExpiredLinks });
       print({ webhook_id: redelivery.webhookId, redelivery_of: redelivery.redeliveryOf, workflow_id: redelivery.workflowId, run_id: redelivery.runId });
       return 0;
     }

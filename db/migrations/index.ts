@@ -10,6 +10,7 @@ import * as webhookOperations from './008_webhook_operations';
 import * as listingCounts from './009_listing_counts';
 import * as scimUserIndexes from './010_scim_user_indexes';
 import * as analyzeExpressionIndexes from './011_analyze_expression_indexes';
+import * as signedLinkDeadlines from './012_signed_link_deadlines';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -29,4 +30,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['009_listing_counts', listingCounts],
   ['010_scim_user_indexes', scimUserIndexes],
   ['011_analyze_expression_indexes', analyzeExpressionIndexes],
+  ['012_signed_link_deadlines', signedLinkDeadlines],
 ];

@@ -409,6 +409,7 @@ describe('webhook activities', function () {
           response_body: 'busy',
           succeeded: false,
           trigger: 'schedule',
+          expired_links: [],
           is_test: false,
           recorded_at: undefined,
         },

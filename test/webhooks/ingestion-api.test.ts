@@ -313,19 +313,26 @@ describe('POST /internal/v1/webhooks', function () {
       const view = (await response.json()) as Record<string, any>;
       const { event_id: _eventId, ...event } = candidateNew;
       assert.deepEqual(
-        { ...view, created_at: undefined, updated_at: undefined, attempts: undefined },
+        { ...view, accepted_at: undefined, created_at: undefined, updated_at: undefined, attempts: undefined, signed_links: undefined },
         {
           webhook_id: accepted.webhook_id, event_id: 'candidate-new-acme-c-77', event_type: 'candidate', action: 'new', company_id: 'acme',
           workflow_id: accepted.workflow_id, run_id: accepted.run_id, status: 'pending', redelivery_of: null, is_test: false, finished_at: null,
-          created_at: undefined, updated_at: undefined, attempts: undefined, event,
+          accepted_at: undefined, created_at: undefined, updated_at: undefined, attempts: undefined, signed_links: undefined, event,
           live: { source: 'temporal', state: 'waiting', next_attempt_at: live.nextAttemptAt },
         },
       );
+      // The candidate's files expire 24 h after acceptance, its file answer 2 h after (spec section 8).
+      const acceptedAt = Date.parse(view.accepted_at);
+      assert.equal(view.accepted_at, view.created_at);
+      assert.deepEqual(view.signed_links, [
+        { kind: 'files', expires_at: new Date(acceptedAt + 24 * 3600_000).toISOString(), expired: false },
+        { kind: 'file_answers', expires_at: new Date(acceptedAt + 2 * 3600_000).toISOString(), expired: false },
+      ]);
       const [attempt] = live.attempts;
       assert.deepEqual(view.attempts.map((a: any) => ({ ...a, recorded_at: undefined })), [
         {
           attempt: 1, trigger: 'schedule', scheduled_at: attempt.scheduledAt, started_at: attempt.startedAt, duration_ms: attempt.durationMs,
-          http_status: 500, error_class: null, error_message: null, response_body: 'oops', succeeded: false, recorded_at: undefined,
+          http_status: 500, error_class: null, error_message: null, response_body: 'oops', succeeded: false, expired_links: [], recorded_at: undefined,
         },
       ]);
       assert.equal((await get(`${api.url}/internal/v1/webhooks/00000000-0000-4000-8000-000000000000`)).status, 404);

@@ -17,6 +17,7 @@ import { WEBHOOK_STATUS } from '../../temporal/search-attributes';
 import { createTemporalStarter } from '../../client/temporal-starter';
 import { webhookIds } from '../../client/ids';
 import { prepareWebhook } from '../../client/start-webhook';
+import { ExpiredLinksError, redeliverWebhook } from '../../client/webhook-operations';
 import { webhookStatusQuery } from '../../workflows/messages';
 import { RETRY_NOW } from '../../workflows/types';
 import candidateNew from '../fixtures/events/candidate-new.json';
@@ -239,11 +240,11 @@ describe('webhook operations on the Temporal dev server', function () {
       const filter = { status: 'failed', company_id: company, since: '2026-01-01T00:00:00Z' };
 
       const first = await call('POST', '/redeliver', { ...filter, limit: 600 });
-      assert.deepEqual(first, { status: 200, body: { started: 600, more: true } });
+      assert.deepEqual(first, { status: 200, body: { started: 600, skipped_expired_links: 0, more: true } });
       const second = await call('POST', '/redeliver', { ...filter, limit: 600 });
-      assert.deepEqual(second, { status: 200, body: { started: 400, more: false } });
+      assert.deepEqual(second, { status: 200, body: { started: 400, skipped_expired_links: 0, more: false } });
       const third = await call('POST', '/redeliver', { ...filter, limit: 600 });
-      assert.deepEqual(third, { status: 200, body: { started: 0, more: false } });
+      assert.deepEqual(third, { status: 200, body: { started: 0, skipped_expired_links: 0, more: false } });
 
       const redeliveries = db.knex('webhook_events').whereIn('redelivery_of', originals.map((o) => o.id));
       assert.equal(Number((await redeliveries.clone().count({ n: '*' }))[0].n), 1000);
@@ -252,7 +253,7 @@ describe('webhook operations on the Temporal dev server', function () {
       assert.deepEqual(headerIds, originals.map((o) => o.id).sort(), 'each original sent once, under its own webhook-id');
       const bodies = new Map(originals.map((o) => [o.id, o.body]));
       assert.ok(partner.requests.every((r) => r.body === bodies.get(String(r.headers['webhook-id']))));
-      assert.deepEqual(await call('POST', '/redeliver', filter), { status: 200, body: { started: 0, more: false } });
+      assert.deepEqual(await call('POST', '/redeliver', filter), { status: 200, body: { started: 0, skipped_expired_links: 0, more: false } });
     });
 
     it('answers 400 for a filter that names an unfinished status or is malformed, and starts nothing', async () => {
@@ -273,6 +274,89 @@ describe('webhook operations on the Temporal dev server', function () {
           ],
         },
       });
+    });
+  });
+
+  describe('signed links past their deadline', () => {
+    const HOUR = 3600_000;
+    /** Moves a webhook's acceptance `hours` into the past: its links' deadlines move with it. */
+    const acceptedHoursAgo = (webhookId: string, hours: number) =>
+      db.knex('webhook_events').where({ id: webhookId }).update({ accepted_at: db.knex.raw(`now() - ?::interval`, [`${hours} hours`]) });
+    const acceptedAt = async (webhookId: string): Promise<Date> => (await db.knex('webhook_events').where({ id: webhookId }).first('accepted_at')).accepted_at;
+    const redeliveriesOf = async (webhookId: string) => Number((await db.knex('webhook_events').where({ redelivery_of: webhookId }).count({ n: '*' }))[0].n);
+
+    it('with a clock the test controls: refused 1 ms past the file answers\' deadline, writing nothing; allowed at the deadline', async () => {
+      const original = await delivered();
+      const at = (await acceptedAt(original.webhookId)).getTime();
+      const options = (ms: number) => ({ sendTimeoutMs: config.PARTNER_TIMEOUT_MS, now: () => new Date(at + ms) });
+      await assert.rejects(redeliverWebhook(db.knex, stack.starter, original.webhookId, options(2 * HOUR + 1)), (error: Error) => {
+        assert.ok(error instanceof ExpiredLinksError);
+        assert.equal(
+          error.message,
+          `The event's signed links are past their deadline (file_answers expired at ${new Date(at + 2 * HOUR).toISOString()}; ` +
+            `the event was accepted at ${new Date(at).toISOString()}), so a redelivery would send dead links. ` +
+            'Redeliver with allow_expired_links (CLI: --allow-expired-links) to send them anyway.',
+        );
+        return true;
+      });
+      assert.equal(await redeliveriesOf(original.webhookId), 0);
+      const onTime = await redeliverWebhook(db.knex, stack.starter, original.webhookId, options(2 * HOUR));
+      await client.workflow.getHandle(onTime.workflowId).result();
+      assert.equal(await redeliveriesOf(original.webhookId), 1);
+      const bothDead = redeliverWebhook(db.knex, stack.starter, original.webhookId, { ...options(24 * HOUR + 1) });
+      await assert.rejects(bothDead, /\(files expired at [^,]+, file_answers expired at /);
+    });
+
+    it('redeliver answers 409 with the deadlines unless allow_expired_links=true; the attempt then says its links were dead', async () => {
+      const original = await delivered();
+      await acceptedHoursAgo(original.webhookId, 25);
+      const at = await acceptedAt(original.webhookId);
+      const refused = await call('POST', `/${original.webhookId}/redeliver`);
+      assert.equal(refused.status, 409);
+      assert.deepEqual(refused.body, {
+        detail:
+          `The event's signed links are past their deadline (files expired at ${new Date(at.getTime() + 24 * HOUR).toISOString()}, ` +
+          `file_answers expired at ${new Date(at.getTime() + 2 * HOUR).toISOString()}; the event was accepted at ${at.toISOString()}), ` +
+          'so a redelivery would send dead links. Redeliver with allow_expired_links (CLI: --allow-expired-links) to send them anyway.',
+      });
+      assert.equal(await redeliveriesOf(original.webhookId), 0);
+      assert.deepEqual(await call('POST', `/${original.webhookId}/redeliver?allow_expired_links=maybe`), {
+        status: 400,
+        body: { detail: 'Invalid filter or paging.', errors: [{ path: 'allow_expired_links', message: 'must be true or false' }] },
+      });
+
+      const allowed = await call('POST', `/${original.webhookId}/redeliver?allow_expired_links=true`);
+      assert.equal(allowed.status, 202);
+      await client.workflow.getHandle(allowed.body.workflow_id).result();
+      const shown = await call('GET', `/${allowed.body.webhook_id}`);
+      assert.equal(shown.body.accepted_at, at.toISOString(), "a redelivery keeps its original's acceptance time");
+      assert.deepEqual(shown.body.attempts.map((a: { expired_links: string[] }) => a.expired_links), [['files', 'file_answers']]);
+      assert.deepEqual(shown.body.signed_links, [
+        { kind: 'files', expires_at: new Date(at.getTime() + 24 * HOUR).toISOString(), expired: true },
+        { kind: 'file_answers', expires_at: new Date(at.getTime() + 2 * HOUR).toISOString(), expired: true },
+      ]);
+      const log = await call('GET', `?company_id=acme&limit=500`);
+      const line = log.body.results.find((row: { webhook_id: string }) => row.webhook_id === allowed.body.webhook_id);
+      assert.deepEqual([line.expired_links, line.status], [['files', 'file_answers'], 'delivered']);
+      const originalLine = log.body.results.find((row: { webhook_id: string }) => row.webhook_id === original.webhookId);
+      assert.deepEqual(originalLine.expired_links, [], 'the original was sent in time');
+    });
+
+    it('a bulk redelivery skips and counts events with dead links, and sends them when allowed', async () => {
+      const company = `links-${randomUUID().slice(0, 8)}`;
+      const fresh = await call('POST', '', candidate(company));
+      const stale = await call('POST', '', candidate(company));
+      await client.workflow.getHandle(fresh.body.workflow_id).result();
+      await client.workflow.getHandle(stale.body.workflow_id).result();
+      await acceptedHoursAgo(stale.body.webhook_id, 3);
+      const filter = { company_id: company, status: 'delivered' };
+      assert.deepEqual(await call('POST', '/redeliver', filter), { status: 200, body: { started: 1, skipped_expired_links: 1, more: false } });
+      assert.deepEqual([await redeliveriesOf(fresh.body.webhook_id), await redeliveriesOf(stale.body.webhook_id)], [1, 0]);
+      assert.deepEqual(await call('POST', '/redeliver', { ...filter, allow_expired_links: true }), {
+        status: 200,
+        body: { started: 1, skipped_expired_links: 0, more: false },
+      });
+      assert.equal(await redeliveriesOf(stale.body.webhook_id), 1);
     });
   });
 
@@ -324,7 +408,7 @@ describe('webhook operations on the Temporal dev server', function () {
       assert.deepEqual(body.results, [
         {
           webhook_id: newest.id, event_id: `log-${company}-5`, event_type: 'candidate', action: 'new', company_id: company,
-          status: 'waiting', attempts: 1, redelivery_of: null, is_test: false, created_at: newest.created_at.toISOString(), finished_at: null,
+          status: 'waiting', attempts: 1, expired_links: [], redelivery_of: null, is_test: false, created_at: newest.created_at.toISOString(), finished_at: null,
           status_url: `${api.url}/internal/v1/webhooks/${newest.id}`,
         },
       ]);
@@ -436,14 +520,32 @@ describe('webhook operations on the Temporal dev server', function () {
       assert.deepEqual(await cli('cancel', randomUUID().replace(/.$/, '0')).then((r) => r.code), 1);
     });
 
+    it('redeliver refuses an event whose signed links are past their deadline (exit 1) unless --allow-expired-links', async () => {
+      const company = `cli-links-${randomUUID().slice(0, 8)}`;
+      const accepted = await call('POST', '', candidate(company));
+      await client.workflow.getHandle(accepted.body.workflow_id).result();
+      const webhookId = accepted.body.webhook_id as string;
+      await db.knex('webhook_events').where({ id: webhookId }).update({ accepted_at: db.knex.raw(`now() - interval '25 hours'`) });
+      const refused = await cli('redeliver', webhookId);
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /^The event's signed links are past their deadline \(files expired at .+\), so a redelivery would send dead links\. Redeliver with allow_expired_links \(CLI: --allow-expired-links\) to send them anyway\.\n$/);
+      const bulk = await cli('redeliver', '--all', '--company-id', company);
+      assert.deepEqual([bulk.code, json(bulk.stdout)], [0, { started: 0, skipped_expired_links: 1, more: false }]);
+      const allowed = await cli('redeliver', webhookId, '--allow-expired-links');
+      assert.equal(allowed.code, 0, allowed.stderr);
+      await client.workflow.getHandle(json(allowed.stdout).workflow_id).result();
+      const bulkAllowed = await cli('redeliver', '--all', '--company-id', company, '--status', 'delivered', '--allow-expired-links');
+      assert.deepEqual([bulkAllowed.code, json(bulkAllowed.stdout)], [0, { started: 1, skipped_expired_links: 0, more: false }]);
+    });
+
     it('redelivers in bulk with --all once per filter, and rejects bad usage with exit 2', async () => {
       const company = `cli-bulk-${randomUUID().slice(0, 8)}`;
       const done = await call('POST', '', candidate(company));
       await client.workflow.getHandle(done.body.workflow_id).result();
       const bulk = await cli('redeliver', '--all', '--company-id', company, '--status', 'delivered');
-      assert.deepEqual([bulk.code, json(bulk.stdout)], [0, { started: 1, more: false }]);
+      assert.deepEqual([bulk.code, json(bulk.stdout)], [0, { started: 1, skipped_expired_links: 0, more: false }]);
       const again = await cli('redeliver', '--all', '--company-id', company, '--status', 'delivered');
-      assert.deepEqual(json(again.stdout), { started: 0, more: false });
+      assert.deepEqual(json(again.stdout), { started: 0, skipped_expired_links: 0, more: false });
       const bad = await cli('list', '--status', 'lost');
       assert.equal(bad.code, 2);
       assert.match(bad.stderr, /^partner-service webhooks: status: Invalid option: expected one of "pending"\|"waiting"/);
