@@ -121,7 +121,7 @@ export function createPartnerInboxApp({ token, signingSecrets, logger, deliverie
     ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.set('Cache-Control', 'no-store');
     ctx.type = 'text/html; charset=utf-8';
-    ctx.body = inboxPage(deliveries.list(), `${ctx.origin}/webhooks`);
+    ctx.body = inboxPage(deliveries.list());
   });
   router.get('/deliveries', function deliveryList(ctx) {
     ctx.set('Cache-Control', 'no-store');

@@ -36,7 +36,7 @@ function deliverySection(delivery: InboxDelivery): string {
 }
 
 /** The inbox page: the last deliveries, newest first. */
-export function inboxPage(deliveries: readonly InboxDelivery[], endpoint: string): string {
+export function inboxPage(deliveries: readonly InboxDelivery[]): string {
   const list = deliveries.length
     ? deliveries.map(deliverySection).join('\n')
     : '<p>No delivery yet. Send one: <code>npx partner-service webhooks send examples/events/job-new.json</code>, then reload.</p>';
@@ -51,7 +51,7 @@ body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5rem auto; max-width: 60r
 code, pre, td, th { font-family: ui-monospace, monospace; font-size: 13px; }
 section { border-top: 1px solid #ccc; padding: .5rem 0; }
 h2 small { font-weight: normal; color: #666; font-size: 13px; }
-pre { background: #f6f6f6; padding: .75rem; overflow-x: auto; }
+pre { background: #f6f6f6; padding: .75rem; overflow: auto; max-height: 24rem; }
 table { border-collapse: collapse; } th { text-align: left; padding-right: 1rem; vertical-align: top; } td { word-break: break-all; }
 .check { padding: 0 .4rem; border-radius: 3px; margin-left: .5rem; }
 .ok { background: #d9f2dd; } .bad { background: #f8d7d7; } .none { background: #eee; }
@@ -59,8 +59,9 @@ table { border-collapse: collapse; } th { text-align: left; padding-right: 1rem;
 </head>
 <body>
 <h1>Partner inbox</h1>
-<p>A loopback receiver that <code>partner-service start</code> runs as the partner endpoint (<code>${escapeHtml(endpoint)}</code>)
-when nothing is configured. It answers every POST with 204 and keeps the last deliveries in memory; JSON at
+<p>A loopback receiver that <code>partner-service start</code> runs as the partner endpoint (<code>POST /webhooks</code>)
+when none of <code>DATABASE_URL</code>, Temporal and <code>PARTNER_ENDPOINT</code> is configured. It answers every
+delivery with 204 and keeps the last ones in memory, newest first (reload for new ones); JSON at
 <a href="/deliveries">/deliveries</a>. To deliver to a real partner, set <code>PARTNER_ENDPOINT</code> and
 <code>PARTNER_ACCESS_TOKEN</code>.</p>
 ${list}
