@@ -6,7 +6,7 @@ import type { AttemptOutcome, SendWebhookInput } from '../workflows/types';
 import { classifyRequestError } from './error-class';
 import { readBodyPrefix } from './response-body';
 import { webhookHeaders } from '../events/delivery-headers';
-import { webhookSignature } from './webhook-signature';
+import { webhookSignature } from '../events/webhook-signature';
 import { SERVICE_TRACER, tracingEnabled } from '../lib/tracing';
 
 /**

@@ -23,8 +23,11 @@ const nothingToStop = async () => undefined;
  */
 export const LOCAL_SQLITE_PRAGMAS: readonly string[] = ['journal_mode=wal', 'synchronous=normal'];
 
-/** The conventional port when it is free (so `temporal workflow list` works as is), else any free one. */
-async function preferPort(port: number): Promise<number> {
+/**
+ * The conventional port on 127.0.0.1 when it is free (so `temporal workflow list` and the documented URLs
+ * work as is), else any free one.
+ */
+export async function preferPort(port: number): Promise<number> {
   const free = await new Promise<boolean>((resolve) => {
     const probe = net.createServer().once('error', () => resolve(false));
     probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Command } from '../command';
 import { bootstrap, cleanUpOnFailure, openMigratedDatabase } from '../bootstrap';
 import { startApiServer } from '../../api/server';
@@ -5,8 +6,11 @@ import { uiCodecEndpoint } from '../../api/codec/router';
 import type { Config } from '../../lib/config';
 import { createTemporalStarter } from '../../client/temporal-starter';
 import { importDemoDirectoryIfEmpty } from '../../directory/demo-directory';
-import { provideLocalTemporal } from '../../temporal/local-temporal';
+import { preferPort, provideLocalTemporal } from '../../temporal/local-temporal';
 import { exitOnTemporalSetupError } from '../temporal-setup';
+import { PARTNER_INBOX_PORT, startPartnerInbox } from '../../api/partner-inbox/start';
+import type { Logger } from '../../lib/logger';
+import type { Shutdown } from '../../lib/shutdown';
 
 export const startCommand: Command = {
   name: 'start',
@@ -18,6 +22,10 @@ export const startCommand: Command = {
     'uses the configured Temporal (TEMPORAL_ADDRESS or a temporal.toml profile, docs/temporal-connection.md)',
     'or starts a Temporal dev server (state under DATA_DIR/temporal), serves the',
     'API on HOST:PORT and runs the webhook worker in the same process.',
+    '',
+    'With none of DATABASE_URL, Temporal and PARTNER_ENDPOINT configured, it also runs the local partner',
+    'inbox on 127.0.0.1 (port 3002 when free) as the partner endpoint: it answers 204 and shows the last',
+    'deliveries, their headers and their authorization and signature checks.',
   ].join('\n'),
   async run() {
     const runtime = bootstrap();
@@ -34,9 +42,11 @@ export const startCommand: Command = {
         temporal: { ...runtime.config.temporal, address: temporal.address ?? runtime.config.temporal.address },
         CODEC_CORS_ORIGINS: [...runtime.config.CODEC_CORS_ORIGINS, ...devUiOrigins(codecEndpoint && temporal.uiUrl)],
       };
+      // Before the worker, so that its first POST finds the inbox listening.
+      const inbox = fullyEmbedded(runtime.config) ? await startLocalPartnerInbox(config, logger, shutdown) : undefined;
       // Loaded here, not at the top: the CLI's client commands must not load the worker's native core.
       const { startWebhookWorker } = await import('../../worker/webhook-worker.js');
-      const worker = startWebhookWorker({ config, logger, knex: database.knex });
+      const worker = startWebhookWorker({ config: inbox?.workerConfig ?? config, logger, knex: database.knex });
       shutdown.add('worker', () => worker.stop());
       exitOnTemporalSetupError(runtime, worker.done);
       // Connects on first use, so the API serves while Temporal is down (webhooks are then refused until it answers).
@@ -51,15 +61,50 @@ export const startCommand: Command = {
         temporal: temporal.address ?? 'none',
         temporalUi: temporal.uiUrl ?? (temporal.source === 'configured' ? 'the UI of your Temporal' : 'none'),
         codec: codecEndpoint ? `${api.url}/codec` : 'off (set PAYLOAD_ENCRYPTION_KEYS and CODEC_AUTH_TOKEN)',
+        partnerInbox: inbox?.url ?? 'off',
       };
       logger.info(
         { ...urls, temporalSource: temporal.source },
-        `partner service started: API ${urls.api}, OpenAPI ${urls.openapi}, SCIM ${urls.scim}, Temporal ${urls.temporal}, Temporal UI ${urls.temporalUi}`,
+        `partner service started: API ${urls.api}, OpenAPI ${urls.openapi}, SCIM ${urls.scim}, Temporal ${urls.temporal}, Temporal UI ${urls.temporalUi}, partner inbox ${urls.partnerInbox}`,
       );
       return 0;
     });
   },
 };
+
+/**
+ * Nothing configured that lives outside this process: the newcomer's `npm start`. Only then does the local
+ * partner inbox stand in for the partner; anywhere else a missing partner keeps delivery paused (a real
+ * deployment must never deliver to a stand-in).
+ */
+function fullyEmbedded(config: Config): boolean {
+  return !config.DATABASE_URL && !config.temporal.address && !config.PARTNER_ENDPOINT;
+}
+
+/**
+ * Starts the partner inbox and returns the worker's configuration pointing at it: the configured token and
+ * signing secrets, else fresh random ones (never logged), so that the inbox shows both checks working.
+ */
+async function startLocalPartnerInbox(config: Config, logger: Logger, shutdown: Shutdown): Promise<{ url: string; workerConfig: Config }> {
+  const token = config.PARTNER_ACCESS_TOKEN ?? randomBytes(24).toString('base64url');
+  const signingSecrets = config.PARTNER_SIGNING_SECRETS ?? [randomBytes(32)];
+  const inbox = await startPartnerInbox({
+    token,
+    signingSecrets,
+    logger: logger.child({ component: 'partner-inbox' }),
+    port: await preferPort(PARTNER_INBOX_PORT),
+  });
+  shutdown.add('partner inbox', () => inbox.close());
+  logger.warn(
+    { partnerInbox: inbox.url, partnerEndpoint: inbox.endpoint },
+    `no PARTNER_ENDPOINT: webhooks are delivered to the local partner inbox at ${inbox.url} (a loopback receiver that answers 204); ` +
+      'set PARTNER_ENDPOINT and PARTNER_ACCESS_TOKEN to deliver to a real partner',
+  );
+  return {
+    url: inbox.url,
+    workerConfig: { ...config, PARTNER_ENDPOINT: inbox.endpoint, PARTNER_ACCESS_TOKEN: token, PARTNER_SIGNING_SECRETS: signingSecrets },
+  };
+}
 
 /**
  * The codec endpoint for the dev server's UI when the codec server is on: this API (on loopback when it

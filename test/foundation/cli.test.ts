@@ -10,6 +10,7 @@ import { createTestDatabase, type TestDatabase } from '../support/database';
 import { findFreePort } from '../../db/embedded-postgres';
 import companySignup from '../fixtures/events/company-signup.json';
 import { startPartnerServer } from '../webhooks/support/partner-server';
+import { eventually } from '../support/eventually';
 
 const logLines = (stdout: string) => stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
 
@@ -123,6 +124,10 @@ describe('partner-service CLI', () => {
         assert.equal(line.openapi, `${api}/openapi.json`);
         assert.equal(line.scim, `${api}/scim/v2`);
         assert.equal(line.temporalSource, 'temporal CLI');
+        // A configured partner: no stand-in for it.
+        assert.equal(line.partnerInbox, 'off');
+        assert.match(line.msg, /, partner inbox off$/);
+        assert.ok(!logLines(output.stdout).some((l) => /local partner inbox/.test(l.msg)), output.stdout);
         assert.match(line.temporalUi, /^http:\/\/127\.0\.0\.1:\d+$/);
         assert.equal((await fetch(line.temporalUi)).status, 200);
         assert.equal(line.codec, `${api}/codec`);
@@ -183,9 +188,13 @@ describe('partner-service CLI', () => {
       const before = await runCli(['db', 'url'], env, cwd);
       assert.equal(before.code, 1);
       assert.equal(before.stderr, `partner-service db: the embedded PostgreSQL in ${path.join(cwd, '.data', 'postgres')} is not running; start the service (npm start) and ask again\n`);
-      const { child, started } = startCli(['start'], env, cwd, /"msg":"partner service started/);
+      const { child, output, started } = startCli(['start'], env, cwd, /"msg":"partner service started/);
       try {
         await started;
+        // Temporal is configured, so this is not the fully embedded mode: no partner means delivery waits, as ever.
+        assert.equal(logLines(output.stdout).find((l) => /^partner service started/.test(l.msg)).partnerInbox, 'off');
+        assert.ok(logLines(output.stdout).some((l) => l.msg === 'PARTNER_ENDPOINT is not set: webhook delivery is paused; the worker does not poll and webhooks wait in Temporal'), output.stdout);
+        assert.ok(!logLines(output.stdout).some((l) => /local partner inbox/.test(l.msg)), output.stdout);
         const url = await runCli(['db', 'url'], env, cwd);
         assert.equal(url.code, 0, url.stderr);
         assert.match(url.stdout, /^postgres:\/\/postgres:postgres@127\.0\.0\.1:\d+\/partner_service\n$/);
@@ -217,9 +226,10 @@ describe('partner-service CLI', () => {
   });
 
   describe('start with no environment at all', () => {
-    it('starts embedded PostgreSQL, imports the demo directory, serves, says delivery is paused, and stops cleanly', async function () {
-      this.timeout(120_000);
-      const { child, output, started } = startCli(['start'], {}, tmp, /"msg":"partner service started/);
+    it('starts embedded PostgreSQL, the demo directory, Temporal and the partner inbox; a sent webhook reaches the inbox signed; stops cleanly', async function () {
+      this.timeout(180_000);
+      // No PATH either: the temporal CLI is found in the project's .temporal/venv from dist/.
+      const { child, output, started } = startCli(['start'], {}, tmp, /"msg":"partner service started/, 90_000);
       try {
         await started;
         const health = await fetch('http://127.0.0.1:3000/healthz');
@@ -230,13 +240,58 @@ describe('partner-service CLI', () => {
         const lines = logLines(output.stdout);
         assert.ok(lines.some((l) => l.msg === 'DATABASE_URL is not set: using embedded PostgreSQL'));
         assert.ok(lines.some((l) => /imported the demo directory/.test(l.msg) && l.summary.users.inserted === 5));
-        await new Promise((r) => setTimeout(r, 500));
-        assert.ok(logLines(output.stdout).some((l) => /webhook delivery is paused/.test(l.msg)), output.stdout);
+
+        const line = lines.find((l) => /^partner service started/.test(l.msg));
+        assert.equal(line.temporalSource, 'temporal CLI');
+        const inbox: string = line.partnerInbox;
+        // 3002 when free; another process on this machine may hold it.
+        assert.match(inbox, /^http:\/\/127\.0\.0\.1:\d+\/$/);
+        assert.ok(line.msg.endsWith(`, partner inbox ${inbox}`), line.msg);
+        const loud = lines.find((l) => l.level === 40 && /local partner inbox/.test(l.msg));
+        assert.equal(
+          loud?.msg,
+          `no PARTNER_ENDPOINT: webhooks are delivered to the local partner inbox at ${inbox} (a loopback receiver that answers 204); ` +
+            'set PARTNER_ENDPOINT and PARTNER_ACCESS_TOKEN to deliver to a real partner',
+        );
+        assert.ok(lines.indexOf(loud) < lines.indexOf(line));
+
+        // The newcomer's next command, from the same directory. `webhooks send` reaches Temporal at
+        // 127.0.0.1:7233; only when another server holds that port did start's dev server take another.
+        const clientEnv = line.temporal === '127.0.0.1:7233' ? {} : { TEMPORAL_ADDRESS: line.temporal };
+        const sent = await runCli(['webhooks', 'send', path.join(__dirname, '..', '..', 'examples', 'events', 'job-new.json')], clientEnv, tmp);
+        assert.equal(sent.code, 0, sent.stderr);
+        const { webhook_id: webhookId, status } = JSON.parse(sent.stdout);
+        assert.equal(status, 'accepted');
+
+        type Delivery = { webhook_id: string; event_type: string; action: string; checks: object; headers: Record<string, string> };
+        let delivery: Delivery | undefined;
+        await eventually('the webhook in the partner inbox', async () => {
+          const { deliveries } = (await (await fetch(`${inbox}deliveries`)).json()) as { deliveries: Delivery[] };
+          delivery = deliveries.find((d) => d.webhook_id === webhookId);
+          return delivery !== undefined;
+        }, 60_000);
+        assert.deepEqual(delivery!.checks, { authorization: 'valid', signature: 'valid' });
+        assert.deepEqual([delivery!.event_type, delivery!.action], ['job', 'new']);
+        assert.equal(delivery!.headers.authorization, 'Bearer ***');
+        const page = await (await fetch(inbox)).text();
+        assert.ok(page.includes(webhookId) && page.includes('job/new'));
+
+        let listed: { webhook_id: string; status: string } | undefined;
+        await eventually('the delivery log saying delivered', async () => {
+          const list = await runCli(['webhooks', 'list'], clientEnv, tmp);
+          assert.equal(list.code, 0, list.stderr);
+          listed = (JSON.parse(list.stdout).results as { webhook_id: string; status: string }[]).find((w) => w.webhook_id === webhookId);
+          return listed?.status === 'delivered';
+        });
+        // Neither the token nor the secret start made up is ever printed.
+        assert.doesNotMatch(output.stdout, /whsec_|"PARTNER_ACCESS_TOKEN"|Bearer (?!\*\*\*)/);
       } finally {
         child.kill('SIGTERM');
       }
       assert.equal(await waitForExit(child), 0);
       assert.ok(logLines(output.stdout).some((l) => l.msg === 'shutting down' && l.signal === 'SIGTERM'));
+      const leftOver = execFileSync('ps', ['-eo', 'args']).toString().split('\n').filter((args) => args.includes(path.join(tmp, '.data')));
+      assert.deepEqual(leftOver, []);
     });
   });
 });
