@@ -61,16 +61,18 @@ export function webhookWorkerOptions(
   });
   const common = { connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config) };
   const { sinks, activityInterceptors } = workerTracing();
+  const source = workflowSource();
   return {
     delivery: {
       ...common,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
-      ...workflowSource(),
+      ...source,
       // deliverAttempt runs as a local activity beside its workflow task; sendWebhook serves runs started
       // before it (the first workflow shape), bounded by the same partner limits.
       activities: { deliverAttempt, sendWebhook },
-      // workflowModules serves only the unbundled case (tsx); the prebuilt bundle has them already.
-      interceptors: { activity: activityInterceptors, workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] },
+      // workflowModules serves only the unbundled case (tsx): the prebuilt bundle has them already, and the SDK
+      // warns at every start when both are given.
+      interceptors: { activity: activityInterceptors, ...(source.workflowsPath && { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] }) },
       sinks,
       // Fixed slots: the partner cap holds whatever the load, and workflow tasks are bounded apart from it.
       tuner: {
