@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { createRouter } from './router';
 import type { ApiDependencies } from './context';
 
 /** One part of a process's readiness beyond PostgreSQL, e.g. the worker's Temporal polling. */
@@ -13,7 +14,7 @@ export interface ReadinessCheck {
  * check is ready). The API has no extra check; the worker adds its Temporal polling.
  */
 export function healthRouter({ knex, logger }: ApiDependencies, extraChecks: readonly ReadinessCheck[] = []): Router {
-  const router = new Router();
+  const router = createRouter();
   router.get('/healthz', function liveness(ctx) {
     ctx.body = { status: 'ok' };
   });

@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { createRouter } from './router';
 import type { Middleware } from 'koa';
 import { httpRequestDuration, metricsRegistry, metricsText } from '../lib/metrics';
 
@@ -15,7 +16,7 @@ export const requestMetrics: Middleware = async function requestMetrics(ctx, nex
 
 /** `GET /metrics` in the Prometheus text format, unauthenticated like /healthz (expose it on internal networks only). */
 export function metricsRouter(): Router {
-  const router = new Router();
+  const router = createRouter();
   router.get('/metrics', async function metrics(ctx) {
     ctx.type = metricsRegistry.contentType;
     ctx.body = await metricsText();

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EVENT_ACTIONS, EVENT_TYPES, FINISHED_STATUSES, LOG_STATUSES } from '../lib/vocabulary';
-import { formatPathError, isCanonicalUuid, zodPathErrors, type PathError } from '../lib/validation';
+import { formatPathError, isCanonicalUuid, isStorableText, unstorableTextIssue, zodPathErrors, type PathError } from '../lib/validation';
 import type { LogPosition, WebhookFilter } from '../store/webhook-log';
 
 // The delivery log's filters and paging, as the API's query string, the bulk redeliver body and the CLI's
@@ -25,7 +25,7 @@ const count = (max: number) =>
 const filterFields = {
   event_type: z.enum(EVENT_TYPES).optional(),
   action: z.enum(EVENT_ACTIONS).optional(),
-  company_id: z.string().min(1, { message: 'must not be empty' }).optional(),
+  company_id: z.string().min(1, { message: 'must not be empty' }).refine(isStorableText, unstorableTextIssue).optional(),
   since: dateTime.optional(),
   until: dateTime.optional(),
 };

@@ -30,6 +30,12 @@ export function zodPathErrors(error: z.ZodError): PathError[] {
 export const formatPathError = (e: PathError): string => `${e.path}: ${e.message}`;
 
 const UNSTORABLE_TEXT = 'text PostgreSQL cannot store: a NUL character (\\u0000) or an unpaired surrogate';
+
+/** PostgreSQL text refuses NUL characters, and its UTF-8 cannot encode lone UTF-16 surrogates. */
+export const isStorableText = (s: string): boolean => !s.includes('\0') && s.isWellFormed();
+
+/** For a zod refinement of any text bound for SQL: the 400 names the parameter instead of PostgreSQL's 500. */
+export const unstorableTextIssue = { message: UNSTORABLE_TEXT };
 /** Deeper documents are refused before anything recursive (this walk, jsonb, Temporal's converter) meets them. */
 export const MAX_JSON_DEPTH = 64;
 
@@ -38,13 +44,12 @@ export const MAX_JSON_DEPTH = 64;
  * lone UTF-16 surrogates, which JSON allows; and of nesting deeper than MAX_JSON_DEPTH.
  */
 export function unstorableTextErrors(value: unknown, path: PathSegment[] = []): PathError[] {
-  const bad = (s: string) => s.includes('\0') || !s.isWellFormed();
-  if (typeof value === 'string') return bad(value) ? [{ path: formatJsonPath(path), message: UNSTORABLE_TEXT }] : [];
+  if (typeof value === 'string') return !isStorableText(value) ? [{ path: formatJsonPath(path), message: UNSTORABLE_TEXT }] : [];
   if (value === null || typeof value !== 'object') return [];
   if (path.length >= MAX_JSON_DEPTH) return [{ path: formatJsonPath(path), message: `nested deeper than ${MAX_JSON_DEPTH} levels` }];
   if (Array.isArray(value)) return value.flatMap((item, i) => unstorableTextErrors(item, [...path, i]));
   return Object.entries(value).flatMap(([key, item]) =>
-    bad(key) ? [{ path: formatJsonPath([...path, key]), message: UNSTORABLE_TEXT }] : unstorableTextErrors(item, [...path, key]));
+    !isStorableText(key) ? [{ path: formatJsonPath([...path, key]), message: UNSTORABLE_TEXT }] : unstorableTextErrors(item, [...path, key]));
 }
 
 const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { createRouter } from '../router';
 import cors from '@koa/cors';
 import type { Middleware } from 'koa';
 import type { Payload } from '@temporalio/common';
@@ -31,7 +32,7 @@ export const uiCodecEndpoint = (apiUrl: string, token: string): string => `${api
  * CORS answers only the origins in CODEC_CORS_ORIGINS. Nothing here logs a path or a header.
  */
 export function codecRouter({ config, logger }: ApiDependencies): Router {
-  const router = new Router({ prefix: '/codec', sensitive: true });
+  const router = createRouter({ prefix: '/codec', sensitive: true });
   const token = config.CODEC_AUTH_TOKEN;
   if (!token || !config.PAYLOAD_ENCRYPTION_KEYS?.length) return router;
   const codec = new AesGcmPayloadCodec(config.PAYLOAD_ENCRYPTION_KEYS);

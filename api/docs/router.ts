@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { createRouter } from '../router';
 import type { ApiDependencies } from '../context';
 
 // GET /docs: the partners' API reference, rendered in the browser by Swagger UI (it renders OpenAPI 3.1
@@ -51,7 +52,7 @@ const START = `SwaggerUIBundle({ url: '/openapi.json', dom_id: '#reference', dee
 export function docsRouter(_deps: ApiDependencies): Router {
   const files = new Map(Object.entries(ASSETS).map(([name, type]) => [name, { type, body: readFileSync(path.join(SWAGGER_UI_DIR, name)) }]));
   files.set('reference.js', { type: 'application/javascript; charset=utf-8', body: Buffer.from(START) });
-  const router = new Router();
+  const router = createRouter();
   router.get('/docs', function referencePage(ctx) {
     ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
     ctx.set('X-Content-Type-Options', 'nosniff');

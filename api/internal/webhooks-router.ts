@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { createRouter } from '../router';
 import type { Context } from 'koa';
 import { isCanonicalUuid } from '../../lib/validation';
 import { requestOrigin } from '../request-origin';
@@ -20,7 +21,7 @@ import { jsonBody } from './json-body';
  * configured the routes do not exist. Every failure is thrown and answered by `answerInternalErrors`.
  */
 export function internalWebhooksRouter({ config, knex, logger, webhookStarter }: ApiDependencies): Router {
-  const router = new Router({ prefix: '/internal/v1/webhooks', sensitive: true });
+  const router = createRouter({ prefix: '/internal/v1/webhooks', sensitive: true });
   if (!config.INTERNAL_API_TOKEN) return router;
   // Connects lazily, so the API serves while Temporal is down. Normally the CLI passes one in and closes it.
   const starter = webhookStarter ?? createTemporalStarter(config, logger);

@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { createRouter } from '../router';
 import type { ApiDependencies } from '../context';
 import { requireAppAccess, type ListingState, type TargetOf } from './app-auth';
 import { answerListingErrors } from './errors';
@@ -29,7 +30,7 @@ const LISTINGS: readonly Listing[] = [
  * API_VERSIONS, with or without the trailing slash. Other versions fall through to the app's 404.
  */
 export function listingsRouter({ config, knex }: ApiDependencies): Router {
-  const router = new Router<ListingState>({ sensitive: true, strict: false });
+  const router = createRouter<ListingState>({ sensitive: true, strict: false });
   for (const version of config.API_VERSIONS) {
     for (const listing of LISTINGS) {
       router.all(

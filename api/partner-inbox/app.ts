@@ -1,6 +1,6 @@
 import http from 'node:http';
 import Koa, { type Context } from 'koa';
-import Router from '@koa/router';
+import { createRouter } from '../router';
 import { z } from 'zod';
 import type { Logger } from '../../lib/logger';
 import { checkAuthorization, checkSignature, maskAuthorization } from './checks';
@@ -79,8 +79,7 @@ export function createPartnerInboxApp({ token, signingSecrets, logger, deliverie
     await next();
   });
 
-  // Every method Node knows, so that any of them on a served path is a 405 with Allow, never a 501.
-  const router = new Router({ methods: [...http.METHODS] });
+  const router = createRouter();
   router.post('/webhooks', async function receiveWebhook(ctx) {
     const body = Number(ctx.get('content-length') || 0) > MAX_BODY_BYTES ? undefined : await readRawBody(ctx.req, MAX_BODY_BYTES);
     if (body === undefined) {

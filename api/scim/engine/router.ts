@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { createRouter } from '../../router';
 import type { Context } from 'koa';
 import type { Logger } from '../../../lib/logger';
 import { bearerAuth } from './auth';
@@ -29,7 +30,7 @@ export interface ScimEngineOptions {
  */
 export function scimEngineRouter({ resources, run, token, logger }: ScimEngineOptions): Router {
   const knownPath = knownPathPattern(resources);
-  const router = new Router({ prefix: SCIM_PREFIX });
+  const router = createRouter({ prefix: SCIM_PREFIX });
   router.use(scimResponses(logger));
   if (token) router.use(bearerAuth(token));
 
