@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type Koa from 'koa';
 import { createApp } from './app';
+import { createTemporalGateway } from '../client/temporal-gateway';
 import type { ApiDependencies } from './context';
 
 export interface ApiServer {
@@ -19,9 +20,15 @@ export const SHUTDOWN_GRACE_MS = 10_000;
 const CURRENT_RESPONSE = Symbol('currentResponse');
 type Connection = Socket & { [CURRENT_RESPONSE]?: http.ServerResponse };
 
-/** Starts the HTTP API on `port` (0 picks a free one) and `host`. */
-export function startApiServer(deps: ApiDependencies, port = deps.config.PORT, host = deps.config.HOST): Promise<ApiServer> {
-  return serveHttp(createApp(deps), port, host);
+/**
+ * Starts the HTTP API on `port` (0 picks a free one) and `host`. The internal API needs a Temporal gateway:
+ * without one from the caller, the server makes its own (it connects on first use) and closes it on close().
+ */
+export async function startApiServer(deps: ApiDependencies, port = deps.config.PORT, host = deps.config.HOST): Promise<ApiServer> {
+  const owned = deps.config.INTERNAL_API_TOKEN && !deps.temporalGateway ? createTemporalGateway(deps.config, deps.logger) : undefined;
+  const server = await serveHttp(createApp({ ...deps, temporalGateway: deps.temporalGateway ?? owned }), port, host);
+  if (!owned) return server;
+  return { ...server, close: () => server.close().finally(() => owned.close()) };
 }
 
 /** Serves a Koa application on `port` and `host`, with the graceful close every process of the service uses. */

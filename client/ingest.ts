@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { attachRun, findWebhookByEventId, forgetUnstartedWebhook, insertWebhook } from '../store/webhook-store';
 import { prepareWebhook, type PreparedWebhook, type StartedWebhook } from './start-webhook';
-import { TemporalUnavailableError, type WebhookStarter } from './temporal-starter';
+import { TemporalUnavailableError, type TemporalGateway } from './temporal-gateway';
 
 export interface AcceptedWebhook extends StartedWebhook {
   /** True when this call started the delivery; false when an earlier call had (its event_id was known). */
@@ -19,9 +19,9 @@ const MAX_CLAIMS = 5;
  * run (the status URL says it has not started) and a retry with the same event_id finds or starts the one
  * workflow, with the event as first stored.
  */
-export async function acceptWebhook(knex: Knex, starter: WebhookStarter, webhook: PreparedWebhook): Promise<AcceptedWebhook> {
+export async function acceptWebhook(knex: Knex, gateway: TemporalGateway, webhook: PreparedWebhook): Promise<AcceptedWebhook> {
   for (let claim = 1; ; claim++) {
-    const accepted = await claimAndStart(knex, starter, webhook);
+    const accepted = await claimAndStart(knex, gateway, webhook);
     if (accepted || claim === MAX_CLAIMS) {
       if (accepted) return accepted;
       throw new TemporalUnavailableError('the webhook row kept changing under concurrent starts; retry with the same event_id');
@@ -29,7 +29,7 @@ export async function acceptWebhook(knex: Knex, starter: WebhookStarter, webhook
   }
 }
 
-async function claimAndStart(knex: Knex, starter: WebhookStarter, webhook: PreparedWebhook): Promise<AcceptedWebhook | undefined> {
+async function claimAndStart(knex: Knex, gateway: TemporalGateway, webhook: PreparedWebhook): Promise<AcceptedWebhook | undefined> {
   const created = await insertWebhook(knex, { ...webhook, event: webhook.input.event, runId: null, isTest: false });
   let target = webhook;
   if (!created) {
@@ -44,7 +44,7 @@ async function claimAndStart(knex: Knex, starter: WebhookStarter, webhook: Prepa
   let runId: string;
   try {
     // The row holds the event, so the workflow's records need carry only ids and outcomes.
-    runId = await starter.start({ ...target, input: { ...target.input, eventStored: true } });
+    runId = await gateway.start({ ...target, input: { ...target.input, eventStored: true } });
   } catch (error) {
     const outcomeUnknown = error instanceof TemporalUnavailableError && error.outcomeUnknown;
     if (created && !outcomeUnknown) await forgetUnstartedWebhook(knex, target.webhookId);

@@ -1,11 +1,10 @@
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { parseWebhookEvent, toEnvelope, companyIdOf, type WebhookEventInput } from '../events/envelope';
+import type { Client } from '@temporalio/client';
+import { parseWebhookEvent, toEnvelope, type WebhookEventInput } from '../events/envelope';
 import { DEFAULT_TASK_QUEUE } from '../lib/config';
 import { formatPathError, type PathError } from '../lib/validation';
-import type { deliverWebhook } from '../workflows/deliver-webhook';
-import { COMPANY_ID, WEBHOOK_ACTION, WEBHOOK_EVENT_TYPE, WEBHOOK_STATUS } from '../temporal/search-attributes';
 import { DEFAULT_SEND_TIMEOUT_MS, type DeliverWebhookInput } from '../workflows/types';
 import { webhookIds, type WebhookIds } from './ids';
+import { startDeliveryWorkflow } from './temporal-gateway';
 
 export { DEFAULT_TASK_QUEUE };
 
@@ -43,40 +42,6 @@ export interface StartWebhookOptions {
 
 export interface StartedWebhook extends WebhookIds {
   readonly runId: string;
-}
-
-/**
- * Starts the delivery workflow of a prepared webhook. Idempotent: a workflow id that is running or has
- * run already yields the existing run, never a second delivery.
- */
-export async function startDeliveryWorkflow(client: Client, webhook: PreparedWebhook, taskQueue: string): Promise<string> {
-  const { event } = webhook;
-  const { redeliveryOf } = webhook.input;
-  const companyId = companyIdOf(event);
-  try {
-    const handle = await client.workflow.start<typeof deliverWebhook>('deliverWebhook', {
-      workflowId: webhook.workflowId,
-      taskQueue,
-      args: [webhook.input],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      typedSearchAttributes: [
-        { key: WEBHOOK_EVENT_TYPE, value: event.event_type },
-        { key: WEBHOOK_ACTION, value: event.action },
-        { key: WEBHOOK_STATUS, value: 'sending' },
-        ...(companyId ? [{ key: COMPANY_ID, value: companyId }] : []),
-      ],
-      staticSummary: `${event.event_type}/${event.action} ${redeliveryOf ? 'redelivery' : 'webhook'}${companyId ? ` of company ${companyId}` : ''}`,
-      staticDetails: `event_id ${webhook.eventId}, webhook_id ${webhook.webhookId}${redeliveryOf ? `, redelivery of webhook ${redeliveryOf}` : ''}`,
-      // The link back to the original, readable in Temporal UI and by any client.
-      ...(redeliveryOf && { memo: { redelivery_of: redeliveryOf } }),
-    });
-    return handle.firstExecutionRunId;
-  } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-    const description = await client.workflow.getHandle(webhook.workflowId).describe();
-    return description.runId;
-  }
 }
 
 /**

@@ -9,7 +9,7 @@ import type { RetryNowResult } from '../workflows/types';
 import { redeliveryIds } from './ids';
 import { WebhookConflictError, WebhookNotFoundError } from './operation-errors';
 import { prepareWebhook } from './start-webhook';
-import { TemporalUnavailableError, type WebhookStarter } from './temporal-starter';
+import { TemporalUnavailableError, type TemporalGateway } from './temporal-gateway';
 
 // An operator's actions on one webhook or many: retry-now, cancel, redeliver. The API and the CLI both call
 // these; PostgreSQL says which webhook is which, Temporal does the work.
@@ -31,17 +31,17 @@ function runningWorkflow(webhook: OperableWebhook, operation: string): string {
  * Cuts the wait for the next attempt short; 409 unless the delivery is waiting for one. An attempt under way
  * holds the workflow's task, so an update would only be answered after it: PostgreSQL answers that case at once.
  */
-export async function retryWebhookNow(knex: Knex, starter: WebhookStarter, webhookId: string): Promise<RetryNowResult> {
+export async function retryWebhookNow(knex: Knex, gateway: TemporalGateway, webhookId: string): Promise<RetryNowResult> {
   const webhook = await findOrThrow(knex, webhookId);
   const workflowId = runningWorkflow(webhook, 'retry');
   if (!webhook.waiting) throw new WebhookConflictError('Cannot retry a delivery that is sending an attempt now.');
   // The workflow's validator has the last word: the wait may have ended since.
-  return starter.retryNow(workflowId);
+  return gateway.retryNow(workflowId);
 }
 
 /** Asks a pending delivery's run to cancel; the workflow records `cancelled` in PostgreSQL and in WebhookStatus. */
-export async function cancelWebhook(knex: Knex, starter: WebhookStarter, webhookId: string): Promise<void> {
-  await starter.cancel(runningWorkflow(await findOrThrow(knex, webhookId), 'cancel'));
+export async function cancelWebhook(knex: Knex, gateway: TemporalGateway, webhookId: string): Promise<void> {
+  await gateway.cancel(runningWorkflow(await findOrThrow(knex, webhookId), 'cancel'));
 }
 
 /** A redelivery, and whether this call started it (false: an earlier call with the same key had). */
@@ -84,11 +84,11 @@ function checkSignedLinks(original: StoredWebhook, { allowExpiredLinks = false, 
 }
 
 /** Starts a new delivery of a finished webhook, with the original's event and webhook-id header. */
-export async function redeliverWebhook(knex: Knex, starter: WebhookStarter, webhookId: string, options: RedeliveryOptions): Promise<Redelivery> {
+export async function redeliverWebhook(knex: Knex, gateway: TemporalGateway, webhookId: string, options: RedeliveryOptions): Promise<Redelivery> {
   const webhook = await findOrThrow(knex, webhookId);
   if (!isFinished(webhook.status)) throw new WebhookConflictError(`Only a finished delivery can be redelivered; this one is ${webhook.status}.`);
   // Each call is an operator's explicit request for one more delivery.
-  return startRedelivery(knex, starter, webhook.redeliveryOf ?? webhook.webhookId, `single:${randomUUID()}`, options);
+  return startRedelivery(knex, gateway, webhook.redeliveryOf ?? webhook.webhookId, `single:${randomUUID()}`, options);
 }
 
 /**
@@ -96,7 +96,7 @@ export async function redeliverWebhook(knex: Knex, starter: WebhookStarter, webh
  * start that certainly failed leaves no row behind; one whose outcome is unknown keeps it for a retry. Throws
  * ExpiredLinksError, writing nothing, when the event's signed links are dead and that is not allowed.
  */
-async function startRedelivery(knex: Knex, starter: WebhookStarter, originalId: string, key: string, options: RedeliveryOptions): Promise<Redelivery> {
+async function startRedelivery(knex: Knex, gateway: TemporalGateway, originalId: string, key: string, options: RedeliveryOptions): Promise<Redelivery> {
   const { sendTimeoutMs } = options;
   const original = await findWebhookById(knex, originalId);
   if (!original) throw new WebhookNotFoundError(originalId);
@@ -108,7 +108,7 @@ async function startRedelivery(knex: Knex, starter: WebhookStarter, originalId: 
   const event = prepareWebhook({ event_id: original.eventId, ...original.event }, sendTimeoutMs);
   let runId: string;
   try {
-    runId = await starter.start({
+    runId = await gateway.start({
       ...event,
       webhookId: row.webhookId,
       workflowId: row.workflowId,
@@ -153,7 +153,7 @@ export interface BulkRedelivery {
  */
 export async function redeliverMatching(
   knex: Knex,
-  starter: WebhookStarter,
+  gateway: TemporalGateway,
   filter: WebhookFilter,
   { limit, batchSize = 100, concurrency = 8, ...options }: BulkRedeliveryOptions,
 ): Promise<BulkRedelivery> {
@@ -168,7 +168,7 @@ export async function redeliverMatching(
     const originals = [...new Set(batch.candidates.map((candidate) => candidate.originalId))];
     await inParallel(originals.length, concurrency, async (i) => {
       try {
-        const redelivery = await startRedelivery(knex, starter, originals[i], key, options);
+        const redelivery = await startRedelivery(knex, gateway, originals[i], key, options);
         if (redelivery.started) started++;
       } catch (error) {
         if (!(error instanceof ExpiredLinksError)) throw error;

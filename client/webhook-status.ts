@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { attachRun, loadWebhookView, storeOutcome, type WebhookView } from '../store/webhook-store';
-import type { WebhookStarter } from './temporal-starter';
+import type { TemporalGateway } from './temporal-gateway';
 import { signedLinkDeadlines } from '../events/signed-links';
 import type { SignedLinkKind } from '../lib/vocabulary';
 
@@ -34,12 +34,12 @@ const signedLinks = (view: WebhookView, now: Date): SignedLinkState[] =>
  * run, which no workflow code could record (recorded now, with the close time). When Temporal does not answer,
  * the database view comes back and says so.
  */
-export async function webhookStatus(knex: Knex, starter: WebhookStarter, webhookId: string, now = new Date()): Promise<WebhookStatusView | undefined> {
+export async function webhookStatus(knex: Knex, gateway: TemporalGateway, webhookId: string, now = new Date()): Promise<WebhookStatusView | undefined> {
   const view = await loadWebhookView(knex, webhookId);
   if (!view) return undefined;
   const signed_links = signedLinks(view, now);
   if (view.status !== 'pending' || !view.workflow_id) return { ...view, status: notStartedOr(view), live: null, signed_links };
-  const lookup = await starter.status(view.workflow_id);
+  const lookup = await gateway.status(view.workflow_id);
   if (lookup.kind === 'unreachable') {
     return { ...view, status: notStartedOr(view), live: { source: 'database', reason: `Temporal did not answer: ${lookup.reason}` }, signed_links };
   }

@@ -1,12 +1,13 @@
 #!/usr/bin/env node
-// Build step run by `npm ci` (prepare), `npm run build` and `npm test`: compile TypeScript to dist/, then
-// bundle the workflow code ahead of time so the worker does not run webpack at start-up.
+// Build step run by `npm ci` (prepare), `npm run build` and `npm test`: compile the service alone
+// (tsconfig.build.json: no bench/ or test/) to dist/, then bundle the workflow code ahead of time so the worker
+// does not run webpack at start-up. Benchmarks build apart into build/ (npm run bench); tests run under tsx.
 const { execFileSync } = require('node:child_process');
 const { existsSync } = require('node:fs');
 const path = require('node:path');
 
 const root = path.join(__dirname, '..');
-execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', root], { stdio: 'inherit', cwd: root });
+execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit', cwd: root });
 
 const bundler = path.join(root, 'dist', 'worker', 'bundle.js');
 if (existsSync(bundler)) {

@@ -3,8 +3,9 @@ import { companyIdOf } from '../events/company-id';
 import { envelopeBody, type WebhookEnvelope } from '../events/envelope';
 import type { AttemptOutcome, RecordAttemptInput, RecordOutcomeInput, StoppedStatus, WebhookRef } from '../workflows/types';
 
-// The one home of webhook SQL. Ingestion claims a webhook's row, the record activities add its attempts and
-// outcome, and the status URL reads them; nothing else touches webhook_events or webhook_attempts.
+// One webhook's SQL: ingestion claims its row, the attempt and record activities add its attempts and outcome,
+// and the status URL reads them. Queries over many webhooks (the delivery log, bulk redelivery) are in
+// webhook-log.ts; store/ is the only folder that touches webhook_events or webhook_attempts.
 
 /** A webhook's row as ingestion and the record activities write it. */
 type NewWebhook = WebhookRef & { readonly event: WebhookEnvelope };

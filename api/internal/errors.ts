@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
 import type { PathError } from '../../lib/validation';
 import { WebhookValidationError } from '../../client/start-webhook';
-import { TemporalUnavailableError } from '../../client/temporal-starter';
+import { TemporalUnavailableError } from '../../client/temporal-gateway';
 import { TemporalSetupError } from '../../temporal/register-search-attributes';
 import { WebhookConflictError, WebhookNotFoundError } from '../../client/operation-errors';
 import { WebhookQueryError } from '../../client/webhook-filter';

@@ -6,7 +6,7 @@ import { requestOrigin } from '../request-origin';
 import type { ApiDependencies } from '../context';
 import { acceptWebhook } from '../../client/ingest';
 import { prepareWebhook } from '../../client/start-webhook';
-import { createTemporalStarter, TemporalUnavailableError } from '../../client/temporal-starter';
+import { TemporalUnavailableError } from '../../client/temporal-gateway';
 import { webhookStatus } from '../../client/webhook-status';
 import { parseBulkRedelivery, parseRedeliveryQuery } from '../../client/webhook-filter';
 import { readDeliveryLog } from '../../client/delivery-log';
@@ -20,11 +20,11 @@ import { jsonBody } from './json-body';
  * cancel and redeliver. Every route needs `Authorization: Bearer <INTERNAL_API_TOKEN>`; without that token
  * configured the routes do not exist. Every failure is thrown and answered by `answerInternalErrors`.
  */
-export function internalWebhooksRouter({ config, knex, logger, webhookStarter }: ApiDependencies): Router {
+export function internalWebhooksRouter({ config, knex, temporalGateway: gateway }: ApiDependencies): Router {
   const router = createRouter({ prefix: '/internal/v1/webhooks', sensitive: true });
   if (!config.INTERNAL_API_TOKEN) return router;
-  // Connects lazily, so the API serves while Temporal is down. Normally the CLI passes one in and closes it.
-  const starter = webhookStarter ?? createTemporalStarter(config, logger);
+  // startApiServer makes one when its caller passes none, and closes it with the server.
+  if (!gateway) throw new Error('the internal webhook API needs a Temporal gateway');
   router.use(answerInternalErrors, requireBearerToken(config.INTERNAL_API_TOKEN));
   // Absolute when the Host header is a valid host name, else a path: never an echo of an arbitrary header.
   const origin = (ctx: Context) => requestOrigin(ctx) ?? '';
@@ -37,7 +37,7 @@ export function internalWebhooksRouter({ config, knex, logger, webhookStarter }:
   };
 
   router.post('/', jsonBody, async function startWebhookRoute(ctx) {
-    const accepted = await acceptWebhook(knex, starter, prepareWebhook(ctx.request.body, config.PARTNER_TIMEOUT_MS));
+    const accepted = await acceptWebhook(knex, gateway, prepareWebhook(ctx.request.body, config.PARTNER_TIMEOUT_MS));
     ctx.status = accepted.started ? 202 : 200;
     ctx.set('Location', statusUrl(ctx, accepted.webhookId));
     ctx.body = {
@@ -62,25 +62,25 @@ export function internalWebhooksRouter({ config, knex, logger, webhookStarter }:
 
   router.post('/redeliver', jsonBody, async function bulkRedeliverRoute(ctx) {
     const { filter, limit, allowExpiredLinks } = parseBulkRedelivery(ctx.request.body);
-    ctx.body = await operation(() => redeliverMatching(knex, starter, filter, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, limit, allowExpiredLinks }));
+    ctx.body = await operation(() => redeliverMatching(knex, gateway, filter, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, limit, allowExpiredLinks }));
   });
 
   router.get('/:webhook_id', async function webhookStatusRoute(ctx) {
-    const view = await webhookStatus(knex, starter, webhookIdOf(ctx));
+    const view = await webhookStatus(knex, gateway, webhookIdOf(ctx));
     if (!view) throw new InternalApiError(404, { detail: 'Not found.' });
     ctx.body = view;
   });
 
   router.post('/:webhook_id/retry-now', async function retryNowRoute(ctx) {
     const webhookId = webhookIdOf(ctx);
-    const { attempt } = await operation(() => retryWebhookNow(knex, starter, webhookId));
+    const { attempt } = await operation(() => retryWebhookNow(knex, gateway, webhookId));
     ctx.status = 202;
     ctx.body = { webhook_id: webhookId, attempt, status_url: statusUrl(ctx, webhookId) };
   });
 
   router.post('/:webhook_id/cancel', async function cancelRoute(ctx) {
     const webhookId = webhookIdOf(ctx);
-    await operation(() => cancelWebhook(knex, starter, webhookId));
+    await operation(() => cancelWebhook(knex, gateway, webhookId));
     ctx.status = 202;
     ctx.body = { webhook_id: webhookId, status_url: statusUrl(ctx, webhookId) };
   });
@@ -88,7 +88,7 @@ export function internalWebhooksRouter({ config, knex, logger, webhookStarter }:
   router.post('/:webhook_id/redeliver', async function redeliverRoute(ctx) {
     const webhookId = webhookIdOf(ctx);
     const { allowExpiredLinks } = parseRedeliveryQuery(ctx.query);
-    const redelivery = await operation(() => redeliverWebhook(knex, starter, webhookId, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, allowExpiredLinks }));
+    const redelivery = await operation(() => redeliverWebhook(knex, gateway, webhookId, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, allowExpiredLinks }));
     ctx.status = 202;
     ctx.set('Location', statusUrl(ctx, redelivery.webhookId));
     ctx.body = {

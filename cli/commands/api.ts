@@ -1,7 +1,7 @@
 import type { Command } from '../command';
 import { bootstrap, cleanUpOnFailure, openMigratedDatabase } from '../bootstrap';
 import { startApiServer } from '../../api/server';
-import { createTemporalStarter } from '../../client/temporal-starter';
+import { createTemporalGateway } from '../../client/temporal-gateway';
 
 export const apiCommand: Command = {
   name: 'api',
@@ -13,9 +13,9 @@ export const apiCommand: Command = {
     return cleanUpOnFailure(runtime, async () => {
       const database = await openMigratedDatabase(runtime);
       // Connects on first use, so the API serves while Temporal is down (webhooks are then refused until it answers).
-      const webhookStarter = createTemporalStarter(runtime.config, runtime.logger);
-      runtime.shutdown.add('temporal client', () => webhookStarter.close());
-      const api = await startApiServer({ config: runtime.config, knex: database.knex, logger: runtime.logger, webhookStarter });
+      const temporalGateway = createTemporalGateway(runtime.config, runtime.logger);
+      runtime.shutdown.add('temporal client', () => temporalGateway.close());
+      const api = await startApiServer({ config: runtime.config, knex: database.knex, logger: runtime.logger, temporalGateway });
       runtime.shutdown.add('http', () => api.close());
       runtime.logger.info({ url: api.url }, 'API listening');
       return 0;

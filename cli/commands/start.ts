@@ -4,7 +4,7 @@ import { bootstrap, cleanUpOnFailure, openMigratedDatabase } from '../bootstrap'
 import { startApiServer } from '../../api/server';
 import { uiCodecEndpoint } from '../../api/codec/router';
 import type { Config } from '../../lib/config';
-import { createTemporalStarter } from '../../client/temporal-starter';
+import { createTemporalGateway } from '../../client/temporal-gateway';
 import { importDemoDirectoryIfEmpty } from '../../directory/demo-directory';
 import { preferPort, provideLocalTemporal } from '../../temporal/local-temporal';
 import { exitOnTemporalSetupError } from '../temporal-setup';
@@ -50,9 +50,9 @@ export const startCommand: Command = {
       shutdown.add('worker', () => worker.stop());
       exitOnTemporalSetupError(runtime, worker.done);
       // Connects on first use, so the API serves while Temporal is down (webhooks are then refused until it answers).
-      const webhookStarter = createTemporalStarter(config, logger);
-      shutdown.add('temporal client', () => webhookStarter.close());
-      const api = await startApiServer({ config, knex: database.knex, logger, webhookStarter });
+      const temporalGateway = createTemporalGateway(config, logger);
+      shutdown.add('temporal client', () => temporalGateway.close());
+      const api = await startApiServer({ config, knex: database.knex, logger, temporalGateway });
       shutdown.add('http', () => api.close());
       const urls = {
         api: api.url,

@@ -12,7 +12,7 @@ import { webhookStatus } from '../../client/webhook-status';
 import { acceptWebhook } from '../../client/ingest';
 import { sendTestWebhook } from '../send-test';
 import { prepareWebhook, WebhookValidationError } from '../../client/start-webhook';
-import { createTemporalStarter, TemporalUnavailableError } from '../../client/temporal-starter';
+import { createTemporalGateway, TemporalUnavailableError } from '../../client/temporal-gateway';
 import { TemporalSetupError } from '../../temporal/register-search-attributes';
 
 const USAGE = [
@@ -70,10 +70,10 @@ async function readEventFile(file: string): Promise<unknown> {
 async function send(runtime: Runtime, event: unknown): Promise<number> {
   const prepared = prepareWebhook(event, runtime.config.PARTNER_TIMEOUT_MS);
   const database = await openMigratedDatabase(runtime);
-  const starter = createTemporalStarter(runtime.config, runtime.logger);
-  runtime.shutdown.add('temporal client', () => starter.close());
+  const gateway = createTemporalGateway(runtime.config, runtime.logger);
+  runtime.shutdown.add('temporal client', () => gateway.close());
   try {
-    const accepted = await acceptWebhook(database.knex, starter, prepared);
+    const accepted = await acceptWebhook(database.knex, gateway, prepared);
     const { webhookId, eventId, workflowId, runId, started } = accepted;
     process.stdout.write(
       `${JSON.stringify({ status: started ? 'accepted' : 'existing', webhook_id: webhookId, event_id: eventId, workflow_id: workflowId, run_id: runId })}\n`,
@@ -143,8 +143,8 @@ async function operate(runtime: Runtime, action: string, args: string[]): Promis
   if (single && !isCanonicalUuid(webhookId)) return fail(`No webhook ${webhookId}.`);
   const database = await openMigratedDatabase(runtime);
   const { knex } = database;
-  const starter = createTemporalStarter(runtime.config, runtime.logger);
-  runtime.shutdown.add('temporal client', () => starter.close());
+  const gateway = createTemporalGateway(runtime.config, runtime.logger);
+  runtime.shutdown.add('temporal client', () => gateway.close());
   const sendTimeoutMs = runtime.config.PARTNER_TIMEOUT_MS;
   switch (action) {
     case 'list': {
@@ -153,25 +153,25 @@ async function operate(runtime: Runtime, action: string, args: string[]): Promis
       return 0;
     }
     case 'show': {
-      const view = await webhookStatus(knex, starter, webhookId);
+      const view = await webhookStatus(knex, gateway, webhookId);
       if (!view) throw new WebhookNotFoundError(webhookId);
       print(view);
       return 0;
     }
     case 'retry-now':
-      print({ webhook_id: webhookId, ...(await retryWebhookNow(knex, starter, webhookId)) });
+      print({ webhook_id: webhookId, ...(await retryWebhookNow(knex, gateway, webhookId)) });
       return 0;
     case 'cancel':
-      await cancelWebhook(knex, starter, webhookId);
+      await cancelWebhook(knex, gateway, webhookId);
       print({ webhook_id: webhookId, status: 'cancel requested' });
       return 0;
     default: {
       if (all) {
         const { filter, limit } = parseBulkRedelivery(query);
-        print(await redeliverMatching(knex, starter, filter, { sendTimeoutMs, limit, allowExpiredLinks }));
+        print(await redeliverMatching(knex, gateway, filter, { sendTimeoutMs, limit, allowExpiredLinks }));
         return 0;
       }
-      const redelivery = await redeliverWebhook(knex, starter, webhookId, { sendTimeoutMs, allowExpiredLinks });
+      const redelivery = await redeliverWebhook(knex, gateway, webhookId, { sendTimeoutMs, allowExpiredLinks });
       print({ webhook_id: redelivery.webhookId, redelivery_of: redelivery.redeliveryOf, workflow_id: redelivery.workflowId, run_id: redelivery.runId });
       return 0;
     }

@@ -1,7 +1,7 @@
 // No Docker engine runs where this is tested, so the compose file and the Dockerfile are checked for what
 // would break them: wiring, configuration the service accepts, order of start-up, and the build context.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { loadConfig } from '../../lib/config';
@@ -95,6 +95,16 @@ describe('docker-compose.yml and Dockerfile', () => {
     assert.match(dockerfile, /ENTRYPOINT \["node", "dist\/cli\/main\.js"\]/);
     assert.match(dockerfile, /COPY --from=build \/app\/dist \.\/dist/);
     const ignored = read('.dockerignore').split('\n');
-    for (const entry of ['node_modules', 'dist', '.data', '.temporal', '.git', '.env']) assert.ok(ignored.includes(entry), entry);
+    for (const entry of ['node_modules', 'dist', 'build', '.data', '.temporal', '.git', '.env']) assert.ok(ignored.includes(entry), entry);
+  });
+
+  it('the production build (dist/, which the image copies) holds the service alone: no bench/ or test/', () => {
+    // npm test builds first, from tsconfig.build.json, exactly as the Dockerfile's `npm run build` does.
+    const dist = path.join(ROOT, 'dist');
+    assert.ok(existsSync(path.join(dist, 'cli', 'main.js')) && existsSync(path.join(dist, 'workflow-bundle.js')));
+    const top = readdirSync(dist);
+    for (const folder of ['bench', 'test']) assert.ok(!top.includes(folder), `dist/${folder}`);
+    const included: string[] = JSON.parse(read('tsconfig.build.json')).include;
+    assert.deepEqual(included.filter((entry) => /^(bench|test)\b/.test(entry)), []);
   });
 });

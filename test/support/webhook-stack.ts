@@ -1,10 +1,10 @@
 // The whole webhook path for a test file: a dev server, a database, a loopback partner, the API with its
-// Temporal starter, and the service's workers, each started once and stopped together.
+// Temporal gateway, and the service's workers, each started once and stopped together.
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { startApiServer, type ApiServer } from '../../api/server';
-import { createTemporalStarter, type WebhookStarter } from '../../client/temporal-starter';
+import { createTemporalGateway, type TemporalGateway } from '../../client/temporal-gateway';
 import { loadConfig, type Config } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import type { DevServer } from '../../temporal/dev-server';
@@ -19,7 +19,7 @@ export interface WebhookStack {
   readonly db: TestDatabase;
   readonly partner: PartnerServer;
   readonly config: Config;
-  readonly starter: WebhookStarter;
+  readonly gateway: TemporalGateway;
   readonly api: ApiServer;
   readonly native: NativeConnection;
   readonly connection: Connection;
@@ -54,8 +54,8 @@ export async function startWebhookStack({ env = {}, partnerHandler, compressTime
     INTERNAL_API_TOKEN: 'stack-internal-token-0123456',
     ...env,
   });
-  const starter = createTemporalStarter(config, logger);
-  const api = await startApiServer({ config, knex: db.knex, logger, webhookStarter: starter }, 0, '127.0.0.1');
+  const gateway = createTemporalGateway(config, logger);
+  const api = await startApiServer({ config, knex: db.knex, logger, temporalGateway: gateway }, 0, '127.0.0.1');
   const native = await NativeConnection.connect({ address: server.address });
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });
@@ -71,7 +71,7 @@ export async function startWebhookStack({ env = {}, partnerHandler, compressTime
     db,
     partner,
     config,
-    starter,
+    gateway,
     api,
     native,
     connection,
@@ -82,7 +82,7 @@ export async function startWebhookStack({ env = {}, partnerHandler, compressTime
       await native.close();
       await connection.close();
       await api.close();
-      await starter.close();
+      await gateway.close();
       await partner.close();
       await db.drop();
       await server.stop();

@@ -12,7 +12,7 @@ import type { Config } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import type { DevServer } from '../../temporal/dev-server';
 import { WEBHOOK_SEARCH_ATTRIBUTES } from '../../temporal/search-attributes';
-import { createTemporalStarter } from '../../client/temporal-starter';
+import { createTemporalGateway } from '../../client/temporal-gateway';
 import { prepareWebhook, startWebhook } from '../../client/start-webhook';
 import type { WebhookEventInput } from '../../events/envelope';
 import { webhookStatusQuery } from '../../workflows/messages';
@@ -263,8 +263,8 @@ describe('webhooks end to end on the Temporal dev server', function () {
 
   it('answers 500, not 503, when Temporal refuses the configuration (a namespace that does not exist), and keeps no row', async () => {
     const misconfigured = { ...config, temporal: { ...config.temporal, namespace: `missing-${randomUUID()}` } };
-    const wrongStarter = createTemporalStarter(misconfigured, logger);
-    const wrongApi = await startApiServer({ config: misconfigured, knex: db.knex, logger, webhookStarter: wrongStarter }, 0, '127.0.0.1');
+    const wrongStarter = createTemporalGateway(misconfigured, logger);
+    const wrongApi = await startApiServer({ config: misconfigured, knex: db.knex, logger, temporalGateway: wrongStarter }, 0, '127.0.0.1');
     try {
       const event = candidateOf('acme');
       const response = await submit(event, wrongApi.url);

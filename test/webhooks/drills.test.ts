@@ -16,7 +16,7 @@ import { createLogger } from '../../lib/logger';
 import type { DevServer } from '../../temporal/dev-server';
 import { acceptWebhook } from '../../client/ingest';
 import { prepareWebhook } from '../../client/start-webhook';
-import { createTemporalStarter } from '../../client/temporal-starter';
+import { createTemporalGateway } from '../../client/temporal-gateway';
 import { webhookStatusQuery } from '../../workflows/messages';
 import type { DeliverySummary } from '../../workflows/types';
 import companySignup from '../fixtures/events/company-signup.json';
@@ -101,11 +101,11 @@ describe('delivery drills on the dev server', function () {
   async function submit(knex: Knex, taskQueue: string, steps: Step[]) {
     const prepared = prepareWebhook({ ...companySignup, event_id: `drill-${randomUUID()}` }, PARTNER_TIMEOUT_MS);
     script.set(prepared.webhookId, steps);
-    const starter = createTemporalStarter(loadConfig({ TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue }), logger);
+    const gateway = createTemporalGateway(loadConfig({ TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue }), logger);
     try {
-      await acceptWebhook(knex, starter, prepared);
+      await acceptWebhook(knex, gateway, prepared);
     } finally {
-      await starter.close();
+      await gateway.close();
     }
     return { ...prepared, handle: client.workflow.getHandle(prepared.workflowId) };
   }

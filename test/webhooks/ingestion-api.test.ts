@@ -10,7 +10,7 @@ import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
 import type { DevServer } from '../../temporal/dev-server';
-import { createTemporalStarter } from '../../client/temporal-starter';
+import { createTemporalGateway } from '../../client/temporal-gateway';
 import { webhookStatusQuery } from '../../workflows/messages';
 import type { DeliverWebhookInput } from '../../workflows/types';
 import { eventually } from '../support/eventually';
@@ -19,16 +19,16 @@ import candidateNew from '../fixtures/events/candidate-new.json';
 import jobNew from '../fixtures/events/job-new.json';
 import { type TestDatabase, useTestDatabase } from '../support/database';
 import { answer, closedPort, startPartnerServer } from './support/partner-server';
-import { RecordingStarter } from './support/recording-starter';
+import { RecordingGateway } from './support/recording-gateway';
 
 const INTERNAL_TOKEN = 'internal-token-0123456789abcdef';
 const COMPRESS_TIMERS = require.resolve('./support/compress-timers');
 const PARTNER_TOKEN = 'partner-token-must-not-leak-42';
 const logger = createLogger('silent');
 
-async function serve(db: TestDatabase, env: Record<string, string>, webhookStarter?: RecordingStarter | ReturnType<typeof createTemporalStarter>) {
+async function serve(db: TestDatabase, env: Record<string, string>, temporalGateway?: RecordingGateway | ReturnType<typeof createTemporalGateway>) {
   const config = loadConfig({ PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, ...env });
-  const deps: ApiDependencies = { config, knex: db.knex, logger, webhookStarter };
+  const deps: ApiDependencies = { config, knex: db.knex, logger, temporalGateway };
   return startApiServer(deps, 0, '127.0.0.1');
 }
 
@@ -48,7 +48,7 @@ describe('POST /internal/v1/webhooks', function () {
   let server: DevServer;
   let connection: Connection;
   let client: Client;
-  let starter: RecordingStarter;
+  let gateway: RecordingGateway;
   let env: Record<string, string>;
   const rowCount = async () => Number((await db.knex('webhook_events').count({ n: '*' }))[0].n);
   const startedInput = async (workflowId: string): Promise<DeliverWebhookInput> => {
@@ -65,12 +65,12 @@ describe('POST /internal/v1/webhooks', function () {
     client = new Client({ connection });
     env = { INTERNAL_API_TOKEN: INTERNAL_TOKEN, TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: 'ingestion-test' };
     // No fail-fast window, so a test can bring the server back and retry at once.
-    starter = new RecordingStarter(createTemporalStarter(loadConfig(env), logger, { callTimeoutMs: 1500, failFastMs: 0 }));
-    api = await serve(db, env, starter);
+    gateway = new RecordingGateway(createTemporalGateway(loadConfig(env), logger, { callTimeoutMs: 1500, failFastMs: 0 }));
+    api = await serve(db, env, gateway);
   });
   afterEach(async () => {
     await api.close();
-    await starter.close();
+    await gateway.close();
     await connection.close();
     server.process.kill('SIGCONT');
     await server.stop();
@@ -89,7 +89,7 @@ describe('POST /internal/v1/webhooks', function () {
       status_url: statusUrl,
     });
     assert.equal(response.headers.get('location'), statusUrl);
-    assert.equal(starter.starts.length, 1);
+    assert.equal(gateway.starts.length, 1);
     const { event_id: _id, ...envelope } = candidateNew;
     const input = await startedInput('webhook-candidate-new-candidate-new-acme-c-77');
     assert.deepEqual(input, { webhookId: ids.webhookId, eventId: 'candidate-new-acme-c-77', event: envelope, sendTimeoutMs: 30_000, eventStored: true });
@@ -121,7 +121,7 @@ describe('POST /internal/v1/webhooks', function () {
     const again = await post(api, changed);
     assert.equal(again.status, 200);
     assert.deepEqual(await again.json(), firstBody);
-    assert.equal(starter.starts.length, 1);
+    assert.equal(gateway.starts.length, 1);
     assert.equal(await rowCount(), 1);
     const row = await db.knex('webhook_events').first();
     assert.equal(row.body.data.candidate.first_name, 'Ada', 'the first submission is the one delivered');
@@ -134,7 +134,7 @@ describe('POST /internal/v1/webhooks', function () {
     const bodies = await Promise.all(responses.map((r) => r.json() as Promise<Record<string, string>>));
     assert.equal(new Set(bodies.map((b) => b.run_id)).size, 1);
     assert.equal(await rowCount(), 1);
-    assert.equal(new Set(starter.starts.map((s) => s.workflowId)).size, 1);
+    assert.equal(new Set(gateway.starts.map((s) => s.workflowId)).size, 1);
   });
 
   it('says a webhook whose start never completed has not started; the retry that starts it answers 202 with the stored event', async () => {
@@ -146,7 +146,7 @@ describe('POST /internal/v1/webhooks', function () {
     assert.deepEqual([before.status, before.run_id, before.live], ['not_started', null, { source: 'database', reason: 'Temporal has no run of this webhook' }]);
     const response = await post(api, { ...jobNew, data: { ...jobNew.data, job: { ...jobNew.data.job, title: 'Other' } } });
     assert.equal(response.status, 202, 'this call started the delivery');
-    assert.equal(starter.starts.length, 1);
+    assert.equal(gateway.starts.length, 1);
     assert.equal(((await startedInput(ids.workflowId)).event.data as typeof jobNew.data).job.title, 'Senior Backend Engineer');
     assert.equal((await db.knex('webhook_events').where({ id: ids.webhookId }).first()).run_id, await runIdOf(ids.workflowId));
     const after = (await (await get(statusUrl)).json()) as Record<string, unknown>;
@@ -207,7 +207,7 @@ describe('POST /internal/v1/webhooks', function () {
       ],
     });
     assert.equal(await rowCount(), 0);
-    assert.equal(starter.starts.length, 0);
+    assert.equal(gateway.starts.length, 0);
   });
 
   it('answers 400 for an unknown event type, a missing action, a non-object data and an unknown field', async () => {
@@ -238,7 +238,7 @@ describe('POST /internal/v1/webhooks', function () {
       ],
     });
     assert.equal(await rowCount(), 0);
-    assert.equal(starter.starts.length, 0);
+    assert.equal(gateway.starts.length, 0);
   });
 
   it('answers 400, never 500, for a company id longer than 255 characters, whatever the event', async () => {
@@ -367,7 +367,7 @@ describe('POST /internal/v1/webhooks', function () {
   });
 
   it('keeps the row when Temporal was reached but did not answer (server paused), shows it as not started; the retry finds the one workflow', async () => {
-    assert.deepEqual(await starter.status('warm-up-the-connection'), { kind: 'absent' });
+    assert.deepEqual(await gateway.status('warm-up-the-connection'), { kind: 'absent' });
     server.process.kill('SIGSTOP');
     const response = await post(api, candidateNew);
     assert.equal(response.status, 503);
@@ -392,8 +392,8 @@ describe('POST /internal/v1/webhooks with Temporal unreachable (TEMPORAL_ADDRESS
   it('answers 503 quickly, twice, and accepts nothing', async () => {
     const port = await closedPort();
     const config = loadConfig({ INTERNAL_API_TOKEN: INTERNAL_TOKEN, TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
-    const starter = createTemporalStarter(config, logger, { connectTimeoutMs: 1000 });
-    const api = await serve(db, { INTERNAL_API_TOKEN: INTERNAL_TOKEN, TEMPORAL_ADDRESS: `127.0.0.1:${port}` }, starter);
+    const gateway = createTemporalGateway(config, logger, { connectTimeoutMs: 1000 });
+    const api = await serve(db, { INTERNAL_API_TOKEN: INTERNAL_TOKEN, TEMPORAL_ADDRESS: `127.0.0.1:${port}` }, gateway);
     try {
       for (let i = 0; i < 2; i++) {
         const response = await post(api, candidateNew);
@@ -407,7 +407,7 @@ describe('POST /internal/v1/webhooks with Temporal unreachable (TEMPORAL_ADDRESS
       assert.equal((await fetch(`${api.url}/healthz`)).status, 200);
     } finally {
       await api.close();
-      await starter.close();
+      await gateway.close();
     }
   });
 });
@@ -417,14 +417,14 @@ describe('internal routes without INTERNAL_API_TOKEN', () => {
 
   it('do not exist: 404 for POST and GET', async () => {
     const unreachable = loadConfig({ TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}` });
-    const starter = new RecordingStarter(createTemporalStarter(unreachable, logger));
-    const api = await serve(db, {}, starter);
+    const gateway = new RecordingGateway(createTemporalGateway(unreachable, logger));
+    const api = await serve(db, {}, gateway);
     try {
       const response = await post(api, candidateNew);
       assert.equal(response.status, 404);
       assert.deepEqual(await response.json(), { detail: 'Not found.' });
       assert.equal((await get(`${api.url}/internal/v1/webhooks/00000000-0000-4000-8000-000000000000`)).status, 404);
-      assert.equal(starter.starts.length, 0);
+      assert.equal(gateway.starts.length, 0);
     } finally {
       await api.close();
     }

@@ -1,10 +1,10 @@
 // Schemathesis-style: requests generated from the document's own request body of POST /internal/v1/webhooks
-// go to the real API (real PostgreSQL, the real Temporal starter on a dev server, recorded); none may be
+// go to the real API (real PostgreSQL, the real Temporal gateway on a dev server, recorded); none may be
 // refused as invalid. Every generated request is first checked with Ajv, so the generator cannot cheat.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { startApiServer, type ApiServer } from '../../api/server';
-import { createTemporalStarter } from '../../client/temporal-starter';
+import { createTemporalGateway } from '../../client/temporal-gateway';
 import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import type { DevServer } from '../../temporal/dev-server';
@@ -12,7 +12,7 @@ import { useTestDatabase } from '../support/database';
 import { documentSchemas, type Doc } from '../support/openapi';
 import { schemaArbitrary } from '../support/schema-arbitrary';
 import { startTestDevServer } from '../support/temporal';
-import { RecordingStarter } from './support/recording-starter';
+import { RecordingGateway } from './support/recording-gateway';
 
 const INTERNAL_TOKEN = 'internal-token-0123456789abcdef';
 const logger = createLogger('silent');
@@ -22,20 +22,20 @@ describe('POST /internal/v1/webhooks accepts every request its documented body a
   this.timeout(120_000);
   const db = useTestDatabase();
   let server: DevServer;
-  let starter: RecordingStarter;
+  let gateway: RecordingGateway;
   let api: ApiServer;
   let doc: Doc;
 
   before(async () => {
     server = await startTestDevServer();
     const env = { INTERNAL_API_TOKEN: INTERNAL_TOKEN, TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: 'ingestion-contract-test' };
-    starter = new RecordingStarter(createTemporalStarter(loadConfig(env), logger));
-    api = await startApiServer({ config: loadConfig({ PARTNER_ACCESS_TOKEN: 'partner-token', ...env }), knex: db.knex, logger, webhookStarter: starter }, 0, '127.0.0.1');
+    gateway = new RecordingGateway(createTemporalGateway(loadConfig(env), logger));
+    api = await startApiServer({ config: loadConfig({ PARTNER_ACCESS_TOKEN: 'partner-token', ...env }), knex: db.knex, logger, temporalGateway: gateway }, 0, '127.0.0.1');
     doc = await (await fetch(`${api.url}/openapi.json`)).json();
   });
   after(async () => {
     await api.close();
-    await starter.close();
+    await gateway.close();
     await server.stop();
   });
 
@@ -63,7 +63,7 @@ describe('POST /internal/v1/webhooks accepts every request its documented body a
     // Every specified event and some other pair were generated, so each branch of the oneOf was exercised.
     for (const pair of ['company/signup', 'job/new', 'candidate/new']) assert.ok(pairs.has(pair), `${pair} never generated`);
     assert.ok([...pairs].some((p) => !['company/signup', 'job/new', 'candidate/new'].includes(p)));
-    assert.equal(starter.starts.length >= 1, true);
+    assert.equal(gateway.starts.length >= 1, true);
   });
 
   it('the generator is not vacuous: a request the document refuses is refused by the API too', async () => {

@@ -14,7 +14,7 @@ import { createLogger } from '../../lib/logger';
 import { envelopeBody, toEnvelope } from '../../events/envelope';
 import type { DevServer } from '../../temporal/dev-server';
 import { WEBHOOK_STATUS } from '../../temporal/search-attributes';
-import { createTemporalStarter } from '../../client/temporal-starter';
+import { createTemporalGateway } from '../../client/temporal-gateway';
 import { webhookIds } from '../../client/ids';
 import { prepareWebhook } from '../../client/start-webhook';
 import { ExpiredLinksError, redeliverWebhook } from '../../client/webhook-operations';
@@ -289,7 +289,7 @@ describe('webhook operations on the Temporal dev server', function () {
       const original = await delivered();
       const at = (await acceptedAt(original.webhookId)).getTime();
       const options = (ms: number) => ({ sendTimeoutMs: config.PARTNER_TIMEOUT_MS, now: () => new Date(at + ms) });
-      await assert.rejects(redeliverWebhook(db.knex, stack.starter, original.webhookId, options(2 * HOUR + 1)), (error: Error) => {
+      await assert.rejects(redeliverWebhook(db.knex, stack.gateway, original.webhookId, options(2 * HOUR + 1)), (error: Error) => {
         assert.ok(error instanceof ExpiredLinksError);
         assert.equal(
           error.message,
@@ -300,10 +300,10 @@ describe('webhook operations on the Temporal dev server', function () {
         return true;
       });
       assert.equal(await redeliveriesOf(original.webhookId), 0);
-      const onTime = await redeliverWebhook(db.knex, stack.starter, original.webhookId, options(2 * HOUR));
+      const onTime = await redeliverWebhook(db.knex, stack.gateway, original.webhookId, options(2 * HOUR));
       await client.workflow.getHandle(onTime.workflowId).result();
       assert.equal(await redeliveriesOf(original.webhookId), 1);
-      const bothDead = redeliverWebhook(db.knex, stack.starter, original.webhookId, { ...options(24 * HOUR + 1) });
+      const bothDead = redeliverWebhook(db.knex, stack.gateway, original.webhookId, { ...options(24 * HOUR + 1) });
       await assert.rejects(bothDead, /\(files expired at [^,]+, file_answers expired at /);
     });
 
@@ -595,8 +595,8 @@ describe('webhook operations on the Temporal dev server', function () {
     it('shows the database view of a pending webhook and says so; operations answer 503', async () => {
       const port = await closedPort();
       const offline = loadConfig({ ...process.env, INTERNAL_API_TOKEN: INTERNAL_TOKEN, TEMPORAL_ADDRESS: `127.0.0.1:${port}` } as never);
-      const offlineStarter = createTemporalStarter(offline, logger, { connectTimeoutMs: 500 });
-      const offlineApi = await startApiServer({ config: offline, knex: db.knex, logger, webhookStarter: offlineStarter }, 0, '127.0.0.1');
+      const offlineStarter = createTemporalGateway(offline, logger, { connectTimeoutMs: 500 });
+      const offlineApi = await startApiServer({ config: offline, knex: db.knex, logger, temporalGateway: offlineStarter }, 0, '127.0.0.1');
       try {
         const { webhookId, handle } = await waitingDelivery();
         const headers = { authorization: `Bearer ${INTERNAL_TOKEN}` };

@@ -14,7 +14,7 @@ import type { DevServer } from '../../temporal/dev-server';
 import { LOCAL_SQLITE_PRAGMAS } from '../../temporal/local-temporal';
 import { acceptWebhook } from '../../client/ingest';
 import { prepareWebhook } from '../../client/start-webhook';
-import { createTemporalStarter } from '../../client/temporal-starter';
+import { createTemporalGateway } from '../../client/temporal-gateway';
 import { DRAIN_RETRY_DELAY_MS } from '../../activities';
 import companySignup from '../fixtures/events/company-signup.json';
 import { startCli, waitForExit } from '../support/cli';
@@ -242,16 +242,16 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
     // A slow partner: 1 to 2 s per POST.
     answerDelayMs = (n) => 1000 + (n % 5) * 250;
     const first = await startWorker(queue, { PARTNER_TIMEOUT_MS: String(PARTNER_TIMEOUT_MS), PARTNER_MAX_CONCURRENCY: String(SLOTS) });
-    const starter = createTemporalStarter(loadConfig({ TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: queue }), createLogger('silent'));
+    const gateway = createTemporalGateway(loadConfig({ TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: queue }), createLogger('silent'));
     const ids: string[] = [];
     try {
       for (let i = 0; i < TOTAL; i++) {
         const prepared = prepareWebhook({ ...companySignup, event_id: `drain-${i}-${randomUUID()}` }, PARTNER_TIMEOUT_MS);
-        await acceptWebhook(db.knex, starter, prepared);
+        await acceptWebhook(db.knex, gateway, prepared);
         ids.push(prepared.webhookId);
       }
     } finally {
-      await starter.close();
+      await gateway.close();
     }
     const answered = () => [...posts.keys()].filter((id) => !inFlight.has(id)).length;
     await eventually('some delivered', async () => answered() >= SLOTS, 60_000);

@@ -9,7 +9,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { startApiServer, type ApiServer } from '../../api/server';
-import { createTemporalStarter } from '../../client/temporal-starter';
+import { createTemporalGateway } from '../../client/temporal-gateway';
 import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import type { DevServer } from '../../temporal/dev-server';
@@ -105,20 +105,20 @@ describe('Temporal over TLS (nginx in front of a dev server): mTLS and API key',
     describe(mode, () => {
       let api: ApiServer;
       let worker: WebhookWorkerHandle;
-      let starter: ReturnType<typeof createTemporalStarter>;
+      let gateway: ReturnType<typeof createTemporalGateway>;
       let env: Record<string, string>;
 
       before(async () => {
         env = serviceEnv(temporalEnv(), `tls-${randomUUID()}`);
         const config = loadConfig(env);
-        starter = createTemporalStarter(config, logger);
-        api = await startApiServer({ config, knex: db.knex, logger, webhookStarter: starter }, 0, '127.0.0.1');
+        gateway = createTemporalGateway(config, logger);
+        api = await startApiServer({ config, knex: db.knex, logger, temporalGateway: gateway }, 0, '127.0.0.1');
         worker = startWebhookWorker({ config, knex: db.knex, logger });
       });
       after(async () => {
         await worker?.stop();
         await api?.close();
-        await starter?.close();
+        await gateway?.close();
       });
 
       it('ingests, delivers through the worker, shows the live state and retries now', async () => {
@@ -193,8 +193,8 @@ describe('Temporal over TLS (nginx in front of a dev server): mTLS and API key',
       const config = loadConfig(env);
       const line = `cannot connect to ${config.temporal.address} (${words})`;
 
-      const starter = createTemporalStarter(config, logger, { connectTimeoutMs: 1000 });
-      const api = await startApiServer({ config, knex: db.knex, logger, webhookStarter: starter }, 0, '127.0.0.1');
+      const gateway = createTemporalGateway(config, logger, { connectTimeoutMs: 1000 });
+      const api = await startApiServer({ config, knex: db.knex, logger, temporalGateway: gateway }, 0, '127.0.0.1');
       try {
         const response = await call(api, 'POST', '', freshEvent());
         assert.deepEqual(response, {
@@ -203,7 +203,7 @@ describe('Temporal over TLS (nginx in front of a dev server): mTLS and API key',
         });
       } finally {
         await api.close();
-        await starter.close();
+        await gateway.close();
       }
 
       const sent = await cliSend(env);

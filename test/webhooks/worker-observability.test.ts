@@ -11,7 +11,7 @@ import { createLogger } from '../../lib/logger';
 import type { DevServer } from '../../temporal/dev-server';
 import { acceptWebhook } from '../../client/ingest';
 import { prepareWebhook } from '../../client/start-webhook';
-import { createTemporalStarter } from '../../client/temporal-starter';
+import { createTemporalGateway } from '../../client/temporal-gateway';
 import type { DeliverySummary } from '../../workflows/types';
 import companySignup from '../fixtures/events/company-signup.json';
 import { startCli, waitForExit } from '../support/cli';
@@ -89,11 +89,11 @@ describe('the standalone worker serves /healthz, /readyz and /metrics on its own
   async function submit(taskQueue: string, refuseFirst: boolean) {
     const prepared = prepareWebhook({ ...companySignup, event_id: `observability-${randomUUID()}` }, 2000);
     if (refuseFirst) failFirst.add(prepared.webhookId);
-    const starter = createTemporalStarter(loadConfig({ TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue }), logger);
+    const gateway = createTemporalGateway(loadConfig({ TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue }), logger);
     try {
-      await acceptWebhook(db.knex, starter, prepared);
+      await acceptWebhook(db.knex, gateway, prepared);
     } finally {
-      await starter.close();
+      await gateway.close();
     }
     return client.workflow.getHandle(prepared.workflowId);
   }

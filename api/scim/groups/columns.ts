@@ -1,5 +1,9 @@
+import { isCanonicalUuid } from '../../../lib/validation';
 import { weakEtagSql } from '../engine/etag';
 import { raw } from '../engine/sql-fragment';
+
+/** Group ids are lower-case UUIDs and compare exactly (caseExact); anything else names no group. */
+export const isGroupId = isCanonicalUuid;
 
 /** The group row's columns as filters and sorting read them; `g` is the group row. */
 

@@ -1,4 +1,3 @@
-import { isCanonicalUuid } from '../../../lib/validation';
 import { weakEtagSql } from '../engine/etag';
 import { resourceLocationSql } from '../engine/locations';
 import { raw, sql, type SqlFragment } from '../engine/sql-fragment';
@@ -25,9 +24,6 @@ export interface GroupRow {
   /** Only selected when members are returned; null for a group without members. */
   readonly members?: MemberRow[] | null;
 }
-
-/** Group ids are lower-case UUIDs and compare exactly (caseExact); anything else names no group. */
-export const isGroupId = isCanonicalUuid;
 
 const GROUP_COLUMNS = sql`g.id, g.external_id, g.display_name, ${utcText('g.created')} AS created, ${utcText('g.last_modified')} AS last_modified, g.version`;
 

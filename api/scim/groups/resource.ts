@@ -3,7 +3,8 @@ import { defineScimResource } from '../engine/resource-definition';
 import { folded } from '../engine/sql-text';
 import { sql } from '../engine/sql-fragment';
 import { CREATED, DISPLAY_NAME, EXTERNAL_ID, GROUP_ID, LAST_MODIFIED } from './columns';
-import { groupQueries, isGroupId, type GroupRow } from './queries';
+import { isGroupId } from './columns';
+import { groupQueries, type GroupRow } from './queries';
 import { GROUP_ATTRIBUTES, GROUP_RESOURCE_TYPE, GROUP_SCHEMA_URN, GROUPS_ENDPOINT } from './schema';
 import { groupVersion, serializeGroup } from './serialize';
 

@@ -1,9 +1,8 @@
 import { attribute, columnSql, type AttributeDefinition } from '../engine/attributes';
 import { commonAttributes } from '../engine/common-attributes';
 import { raw, sql } from '../engine/sql-fragment';
-import { CREATED, DISPLAY_NAME, EXTERNAL_ID, GROUP_ID, GROUP_ID_TEXT, GROUP_VERSION, LAST_MODIFIED } from './columns';
+import { CREATED, DISPLAY_NAME, EXTERNAL_ID, GROUP_ID, GROUP_ID_TEXT, GROUP_VERSION, isGroupId, LAST_MODIFIED } from './columns';
 import { MEMBER_DISPLAY, MEMBER_TYPE, MEMBER_VALUE, memberExists, memberReferenceSql } from './members';
-import { isGroupId } from './queries';
 
 /** The SCIM Group schema as this service provides it, each attribute with the SQL that filters read. */
 export const GROUP_SCHEMA_URN = 'urn:ietf:params:scim:schemas:core:2.0:Group';

@@ -1,12 +1,12 @@
 import type { PreparedWebhook } from '../../../client/start-webhook';
-import type { DeliveryLookup, WebhookStarter } from '../../../client/temporal-starter';
+import type { DeliveryLookup, TemporalGateway } from '../../../client/temporal-gateway';
 import type { RetryNowResult } from '../../../workflows/types';
 
-/** Wraps a real starter (a real Temporal server behind it) and records every start the API asks for. */
-export class RecordingStarter implements WebhookStarter {
+/** Wraps a real gateway (a real Temporal server behind it) and records every start the API asks for. */
+export class RecordingGateway implements TemporalGateway {
   readonly starts: PreparedWebhook[] = [];
 
-  constructor(private readonly inner: WebhookStarter) {}
+  constructor(private readonly inner: TemporalGateway) {}
 
   start(webhook: PreparedWebhook): Promise<string> {
     this.starts.push(webhook);

@@ -1,4 +1,4 @@
-import { Client, Connection, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client';
 import { isRefusal, refusalReason } from '../temporal/grpc-refusal';
 import { ensureSearchAttributes, TemporalSetupError } from '../temporal/register-search-attributes';
@@ -8,7 +8,10 @@ import { dataConverterFor, temporalConnectionOptions } from '../temporal/setting
 import { retryNowUpdate, webhookStatusQuery } from '../workflows/messages';
 import type { RetryNowResult, WebhookDeliveryStatus } from '../workflows/types';
 import { WebhookConflictError } from './operation-errors';
-import { startDeliveryWorkflow, type PreparedWebhook } from './start-webhook';
+import type { PreparedWebhook } from './start-webhook';
+import { companyIdOf } from '../events/company-id';
+import { COMPANY_ID, WEBHOOK_ACTION, WEBHOOK_EVENT_TYPE, WEBHOOK_STATUS } from '../temporal/search-attributes';
+import type { deliverWebhook } from '../workflows/deliver-webhook';
 import { describeError } from '../lib/describe-error';
 import { clientConnectionFailureInWords } from '../temporal/tls-probe';
 import { tracingEnabled } from '../lib/tracing';
@@ -45,8 +48,11 @@ function endedRunConflict(error: unknown): unknown {
   return error instanceof WorkflowNotFoundError ? new WebhookConflictError('The delivery has ended.') : error;
 }
 
-/** How the API and CLI reach Temporal; tests wrap the real one to see which starts the API asked for. */
-export interface WebhookStarter {
+/**
+ * The service's one way to Temporal for a webhook: start its delivery, read its live state, retry it now,
+ * cancel it, and close. The API and the CLI use it; tests wrap the real one to see which starts were asked for.
+ */
+export interface TemporalGateway {
   /**
    * Starts (or finds) the delivery workflow; returns its run id. Throws TemporalUnavailableError for an
    * outage, TemporalSetupError when Temporal refuses the start for its configuration.
@@ -61,7 +67,7 @@ export interface WebhookStarter {
   close(): Promise<void>;
 }
 
-export interface TemporalStarterOptions {
+export interface TemporalGatewayOptions {
   readonly connectTimeoutMs?: number;
   /** Deadline of one start call, including the client's own retries. */
   readonly callTimeoutMs?: number;
@@ -70,14 +76,14 @@ export interface TemporalStarterOptions {
 }
 
 /**
- * A starter that connects lazily on first use, so the API serves while Temporal is down, and reconnects
+ * A gateway that connects lazily on first use, so the API serves while Temporal is down, and reconnects
  * on a later call after a failure.
  */
-export function createTemporalStarter(
+export function createTemporalGateway(
   config: Config,
   logger: Logger,
-  { connectTimeoutMs = 2000, callTimeoutMs = 5000, failFastMs = 5000 }: TemporalStarterOptions = {},
-): WebhookStarter {
+  { connectTimeoutMs = 2000, callTimeoutMs = 5000, failFastMs = 5000 }: TemporalGatewayOptions = {},
+): TemporalGateway {
   const options = temporalConnectionOptions(config);
   const { address } = options;
   let connecting: Promise<{ connection: Connection; client: Client }> | undefined;
@@ -183,4 +189,38 @@ export function createTemporalStarter(
       await current?.then(({ connection }) => connection.close(), () => undefined);
     },
   };
+}
+
+/**
+ * Starts the delivery workflow of a prepared webhook. Idempotent: a workflow id that is running or has
+ * run already yields the existing run, never a second delivery.
+ */
+export async function startDeliveryWorkflow(client: Client, webhook: PreparedWebhook, taskQueue: string): Promise<string> {
+  const { event } = webhook;
+  const { redeliveryOf } = webhook.input;
+  const companyId = companyIdOf(event);
+  try {
+    const handle = await client.workflow.start<typeof deliverWebhook>('deliverWebhook', {
+      workflowId: webhook.workflowId,
+      taskQueue,
+      args: [webhook.input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: [
+        { key: WEBHOOK_EVENT_TYPE, value: event.event_type },
+        { key: WEBHOOK_ACTION, value: event.action },
+        { key: WEBHOOK_STATUS, value: 'sending' },
+        ...(companyId ? [{ key: COMPANY_ID, value: companyId }] : []),
+      ],
+      staticSummary: `${event.event_type}/${event.action} ${redeliveryOf ? 'redelivery' : 'webhook'}${companyId ? ` of company ${companyId}` : ''}`,
+      staticDetails: `event_id ${webhook.eventId}, webhook_id ${webhook.webhookId}${redeliveryOf ? `, redelivery of webhook ${redeliveryOf}` : ''}`,
+      // The link back to the original, readable in Temporal UI and by any client.
+      ...(redeliveryOf && { memo: { redelivery_of: redeliveryOf } }),
+    });
+    return handle.firstExecutionRunId;
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    const description = await client.workflow.getHandle(webhook.workflowId).describe();
+    return description.runId;
+  }
 }
