@@ -3,7 +3,7 @@ import pg from 'pg';
 import '../db/database'; // the same pg type parsers as the service (bigint ids as numbers)
 import { appAccessQuery } from '../api/listings/access-query';
 import { pageQuery, type UserRow } from '../api/listings/page-query';
-import type { SqlQuery } from '../api/listings/sql';
+import { positionalSql, type SqlFragment } from '../db/sql';
 import { serializeUser } from '../api/listings/user-serializer';
 import { verifyAppKey } from '../lib/app-keys';
 import { listenOnLoopback, serveInChild } from './server-child';
@@ -17,10 +17,7 @@ import { listenOnLoopback, serveInChild } from './server-child';
 const PAGE_SIZE = 50;
 const ROUTE = /^\/companies\/([^/]+)\/users\/?$/;
 
-const positional = (query: SqlQuery) => {
-  let n = 0;
-  return { text: query.sql.replace(/\?/g, () => `$${++n}`), values: [...query.bindings] };
-};
+const positional = (query: SqlFragment) => ({ text: positionalSql(query.sql), values: [...query.bindings] });
 
 void serveInChild(async () => {
   const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });

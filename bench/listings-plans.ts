@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { appAccessQuery } from '../api/listings/access-query';
 import { pageQuery, type PageWindow } from '../api/listings/page-query';
 import type { ListingScope } from '../api/listings/scope';
-import type { SqlQuery } from '../api/listings/sql';
+import type { SqlFragment } from '../db/sql';
 
 export interface ListingStatement {
   readonly label: string;
@@ -14,7 +14,7 @@ export interface ListingStatement {
 export async function explainListingStatements(knex: Knex, appId: string, statements: readonly ListingStatement[]): Promise<string[]> {
   const sections: string[] = [];
   for (const { label, scope, window } of statements) {
-    const query: SqlQuery = window
+    const query: SqlFragment = window
       ? pageQuery(scope, window)
       : appAccessQuery(appId, scope.kind === 'company' ? scope : { kind: 'job', jobId: scope.jobId });
     const { rows } = await knex.raw<{ rows: Array<{ 'QUERY PLAN': string }> }>(

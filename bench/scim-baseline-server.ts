@@ -3,7 +3,8 @@ import Koa from 'koa';
 import pg from 'pg';
 import { createKnex } from '../db/database';
 import { listResponseText } from '../api/scim/engine/list-response';
-import { findPage, knexRunner, positionalSql, type QueryRunner, type RenderedRow } from '../api/scim/engine/store';
+import { findPage, knexRunner, type QueryRunner, type RenderedRow } from '../api/scim/engine/store';
+import { positionalSql } from '../db/sql';
 import { BENCH_RESOURCES, type BenchPlan } from './scim-resources';
 import { listenOnLoopback, serveInChild } from './server-child';
 

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { planList } from '../api/scim/engine/handlers';
-import type { SqlFragment } from '../api/scim/engine/sql-fragment';
+import type { SqlFragment } from '../db/sql';
 import { findPage, knexRunner, type QueryRunner } from '../api/scim/engine/store';
 import type { Knex } from '../db/database';
 import { startServerChild } from './server-child';

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { runSql, sql } from '../db/sql';
 import { companyIdOf } from '../events/company-id';
 import { envelopeBody, type WebhookEnvelope } from '../events/envelope';
 import type { AttemptOutcome, RecordAttemptInput, RecordOutcomeInput, StoppedStatus, WebhookRef } from '../workflows/types';
@@ -213,11 +214,11 @@ export interface NewRedelivery {
 /** The redelivery of `originalId` under `key`: the one this call wrote, or the one an earlier call did. */
 export async function insertRedelivery(knex: Knex, redelivery: NewRedelivery): Promise<{ webhookId: string; workflowId: string; runId: string | null; created: boolean }> {
   const { webhookId, workflowId, originalId, key } = redelivery;
-  const { rows } = await knex.raw<{ rows: { id: string }[] }>(
-    `INSERT INTO webhook_events (id, event_id, event_type, action, company_id, body, accepted_at, workflow_id, redelivery_of, redelivery_key)
-     SELECT ?, event_id, event_type, action, company_id, body, accepted_at, ?, id, ? FROM webhook_events WHERE id = ?
+  const rows = await runSql<{ id: string }>(
+    knex,
+    sql`INSERT INTO webhook_events (id, event_id, event_type, action, company_id, body, accepted_at, workflow_id, redelivery_of, redelivery_key)
+     SELECT ${webhookId}, event_id, event_type, action, company_id, body, accepted_at, ${workflowId}, id, ${key} FROM webhook_events WHERE id = ${originalId}
      ON CONFLICT (redelivery_of, redelivery_key) DO NOTHING RETURNING id`,
-    [webhookId, workflowId, key, originalId],
   );
   if (rows.length === 1) return { webhookId, workflowId, runId: null, created: true };
   const existing = await knex('webhook_events').select('id', 'workflow_id', 'run_id').where({ redelivery_of: originalId, redelivery_key: key }).first();

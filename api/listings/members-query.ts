@@ -1,4 +1,4 @@
-import type { SqlQuery } from './sql';
+import type { SqlFragment } from '../../db/sql';
 import type { ListingScope } from './scope';
 
 /**
@@ -7,7 +7,7 @@ import type { ListingScope } from './scope';
  * company's jobs); a user in both keeps the company role. `role IN ('admin', 'owner')` is written exactly
  * as the predicate of company_users_admins_idx so that index serves it.
  */
-export function membersQuery(scope: ListingScope): SqlQuery {
+export function membersQuery(scope: ListingScope): SqlFragment {
   if (scope.kind === 'company') {
     return { sql: 'SELECT cu.user_id, cu.role FROM company_users cu WHERE cu.company_id = ?', bindings: [scope.companyId] };
   }

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { totalQuery } from './count-query';
 import { membersQuery } from './members-query';
-import { runQuery, type SqlQuery } from './sql';
+import { runSql, type SqlFragment } from '../../db/sql';
 import type { ListingScope } from './scope';
 
 /** A slice of the listing in user id order: `order` is the reading direction from `boundary` (exclusive). */
@@ -39,7 +39,7 @@ const DIRECTION = { asc: { sql: 'ASC', compare: '>' }, desc: { sql: 'DESC', comp
  * lookup per listed user; with a keyset boundary the window is an index range scan from that id, so its
  * cost does not grow with depth.
  */
-export function pageQuery(scope: ListingScope, window: PageWindow): SqlQuery {
+export function pageQuery(scope: ListingScope, window: PageWindow): SqlFragment {
   const members = membersQuery(scope);
   const total = totalQuery(scope);
   const direction = DIRECTION[window.order];
@@ -68,7 +68,7 @@ export function pageQuery(scope: ListingScope, window: PageWindow): SqlQuery {
 }
 
 export async function fetchPageRows(knex: Knex, scope: ListingScope, window: PageWindow): Promise<PageRows> {
-  const result = await runQuery<UserRow & { total: number }>(knex, pageQuery(scope, window));
+  const result = await runSql<UserRow & { total: number }>(knex, pageQuery(scope, window));
   // An empty window still yields one row, carrying the total and NULL user columns.
   return { total: result[0]?.total ?? 0, rows: result.filter((row) => row.id !== null) };
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { membersQuery } from '../../api/listings/members-query';
-import { runQuery } from '../../api/listings/sql';
+import { runSql } from '../../db/sql';
 import { createPartnerApp, revokePartnerApp } from '../../cli/apps-store';
 import type { Knex } from '../../db/database';
 import * as listingCounts from '../../db/migrations/009_listing_counts';
@@ -22,14 +22,14 @@ async function drifts(knex: Knex): Promise<Drift[]> {
     .select('companies.id', 'c.total').orderBy('companies.id');
   for (const { id, total } of companies) {
     const members = membersQuery({ kind: 'company', companyId: id });
-    const [{ n }] = await runQuery<{ n: number }>(knex, { sql: `SELECT count(*)::int AS n FROM (${members.sql}) m`, bindings: members.bindings });
+    const [{ n }] = await runSql<{ n: number }>(knex, { sql: `SELECT count(*)::int AS n FROM (${members.sql}) m`, bindings: members.bindings });
     if (total !== n) found.push({ listing: `company ${id}`, kept: total, counted: n });
   }
   const jobs = await knex('jobs').leftJoin('job_listing_counts as c', 'c.job_id', 'jobs.id')
     .select('jobs.id', 'jobs.company_id', 'c.total').orderBy('jobs.id');
   for (const { id, company_id, total } of jobs) {
     const members = membersQuery({ kind: 'job', jobId: id, companyId: company_id });
-    const [{ n }] = await runQuery<{ n: number }>(knex, { sql: `SELECT count(*)::int AS n FROM (${members.sql}) m`, bindings: members.bindings });
+    const [{ n }] = await runSql<{ n: number }>(knex, { sql: `SELECT count(*)::int AS n FROM (${members.sql}) m`, bindings: members.bindings });
     if (total !== n) found.push({ listing: `job ${id}`, kept: total, counted: n });
   }
   return found;

@@ -1,4 +1,4 @@
-import type { SqlFragment } from './sql-fragment';
+import type { SqlFragment } from '../../../db/sql';
 
 /**
  * A resource's attribute catalogue: one definition per attribute drives filter resolution and its SQL,

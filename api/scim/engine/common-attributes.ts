@@ -1,6 +1,6 @@
 import { attribute, columnSql, type AttributeDefinition, type AttributeSql } from './attributes';
 import { resourceLocationSql } from './locations';
-import { sql, type SqlFragment } from './sql-fragment';
+import { sql, type SqlFragment } from '../../../db/sql';
 
 /** Where a resource keeps the common attributes (RFC 7643 section 3.1), as SQL on its row. */
 export interface CommonAttributeSql {

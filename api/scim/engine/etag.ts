@@ -1,4 +1,4 @@
-import { raw, type SqlFragment } from './sql-fragment';
+import { raw, type SqlFragment } from '../../../db/sql';
 
 /** meta.version and the ETag header: a weak entity tag of a version counter. */
 export const weakEtag = (version: number | string) => `W/"${version}"`;

@@ -4,7 +4,7 @@ import { parseAttributePath } from './filter/attribute-path';
 import { parseProjection, type Projection } from './projection';
 import type { ScimResource } from './resource-definition';
 import { resolveAttribute } from './resolve-attribute';
-import { raw, sql, type SqlFragment } from './sql-fragment';
+import { raw, sql, type SqlFragment } from '../../../db/sql';
 
 export const DEFAULT_COUNT = 100;
 export const MAX_COUNT = 1000;

@@ -1,4 +1,4 @@
-import { sql, type SqlFragment } from './sql-fragment';
+import { sql, type SqlFragment } from '../../../db/sql';
 
 /** A resource's meta.location, in JavaScript for responses and in SQL for filters on it. */
 

@@ -1,6 +1,6 @@
 import type { ResourceSchema } from './attributes';
 import type { Projection } from './projection';
-import type { SqlFragment } from './sql-fragment';
+import type { SqlFragment } from '../../../db/sql';
 import type { ResourceQueries } from './store';
 
 /**

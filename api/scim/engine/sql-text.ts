@@ -1,4 +1,4 @@
-import { raw, sql, type SqlFragment } from './sql-fragment';
+import { raw, sql, type SqlFragment } from '../../../db/sql';
 
 /**
  * Case-insensitive form of a text expression: lower() under the ICU collation `pis_fold` maps case in every

@@ -1,38 +1,11 @@
 import type { Knex } from 'knex';
-import type { SqlFragment } from './sql-fragment';
+import { runSql, type SqlFragment } from '../../../db/sql';
 
 /** Runs one query and returns its rows: knex in the API, a bare pg pool in the benchmark baseline. */
 export type QueryRunner = <Row>(query: SqlFragment) => Promise<Row[]>;
 
-/** `?` placeholders as pg's `$n`: the engine's SQL text holds no other `?` (values are always bound). */
-export const positionalSql = (sql: string): string => {
-  let position = 0;
-  return sql.replace(/\?/g, () => `$${++position}`);
-};
-
-/** The part of a pg client the runner calls: the callback form of `query`. */
-interface PgClient {
-  query(text: string, values: readonly unknown[], callback: (error: Error | null, result: { rows: unknown[] }) => void): void;
-}
-
-/**
- * Runs on a pg client from knex's pool, without knex's query builder: SCIM's statements are complete SQL
- * already, and knex's per-query work was a third of the API's CPU time on a page of 100 groups. It calls pg's
- * callback form of `query`, as knex does: under load, the promise form made every young-generation GC keep
- * about 1.3 MB, which then needed mark-compacts (BENCHMARKS.md).
- */
-export const knexRunner = (knex: Knex): QueryRunner => async <Row>(query: SqlFragment) => {
-  const client = (await knex.client.acquireConnection()) as PgClient;
-  try {
-    // Knex's 'query' event still fires, for whoever watches the SQL (tests, debugging).
-    if (knex.listenerCount('query')) knex.emit('query', { sql: query.sql, bindings: query.bindings });
-    return await new Promise<Row[]>((resolve, reject) => {
-      client.query(positionalSql(query.sql), query.bindings, (error, result) => (error ? reject(error) : resolve(result.rows as Row[])));
-    });
-  } finally {
-    await knex.client.releaseConnection(client);
-  }
-};
+/** The API's runner: db/sql.ts's, on knex's pool. */
+export const knexRunner = (knex: Knex): QueryRunner => (query) => runSql(knex, query);
 
 /** A resource type's statements. `Include` says which optional parts (such as Groups' members) to read. */
 export interface ResourceQueries<Include> {

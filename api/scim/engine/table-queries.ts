@@ -1,5 +1,5 @@
 import { isUnfiltered } from './filter/unfiltered';
-import { sql, type SqlFragment } from './sql-fragment';
+import { sql, type SqlFragment } from '../../../db/sql';
 import type { ResourceQueries } from './store';
 
 /** A resource read from one table: what differs between Groups and Users, the statements being the same. */

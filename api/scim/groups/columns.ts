@@ -1,6 +1,6 @@
 import { isCanonicalUuid } from '../../../lib/validation';
 import { weakEtagSql } from '../engine/etag';
-import { raw } from '../engine/sql-fragment';
+import { raw } from '../../../db/sql';
 
 /** Group ids are lower-case UUIDs and compare exactly (caseExact); anything else names no group. */
 export const isGroupId = isCanonicalUuid;

@@ -1,4 +1,4 @@
-import { raw, sql, type SqlFragment } from '../engine/sql-fragment';
+import { raw, sql, type SqlFragment } from '../../../db/sql';
 
 /** A group's members in SQL and in responses. Aliases: g group, m member. */
 

@@ -1,6 +1,6 @@
 import { weakEtagSql } from '../engine/etag';
 import { resourceLocationSql } from '../engine/locations';
-import { raw, sql, type SqlFragment } from '../engine/sql-fragment';
+import { raw, sql, type SqlFragment } from '../../../db/sql';
 import { utcText } from '../engine/sql-text';
 import { tableQueries } from '../engine/table-queries';
 import { MEMBER_DISPLAY, MEMBER_JOINS, memberReferenceSql } from './members';

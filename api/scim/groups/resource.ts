@@ -1,7 +1,7 @@
 import { isReturned } from '../engine/projection';
 import { defineScimResource } from '../engine/resource-definition';
 import { folded } from '../engine/sql-text';
-import { sql } from '../engine/sql-fragment';
+import { sql } from '../../../db/sql';
 import { CREATED, DISPLAY_NAME, EXTERNAL_ID, GROUP_ID, LAST_MODIFIED } from './columns';
 import { isGroupId } from './columns';
 import { groupQueries, type GroupRow } from './queries';

@@ -1,6 +1,6 @@
 import { attribute, columnSql, type AttributeDefinition } from '../engine/attributes';
 import { commonAttributes } from '../engine/common-attributes';
-import { raw, sql } from '../engine/sql-fragment';
+import { raw, sql } from '../../../db/sql';
 import { CREATED, DISPLAY_NAME, EXTERNAL_ID, GROUP_ID, GROUP_ID_TEXT, GROUP_VERSION, isGroupId, LAST_MODIFIED } from './columns';
 import { MEMBER_DISPLAY, MEMBER_TYPE, MEMBER_VALUE, memberExists, memberReferenceSql } from './members';
 

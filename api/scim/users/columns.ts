@@ -1,4 +1,4 @@
-import { raw, sql } from '../engine/sql-fragment';
+import { raw, sql } from '../../../db/sql';
 
 /**
  * The users row's columns as filters and sorting read them; `u` is the users row. The directory keeps no

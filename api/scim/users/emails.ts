@@ -1,4 +1,4 @@
-import { raw, sql, type SqlFragment } from '../engine/sql-fragment';
+import { raw, sql, type SqlFragment } from '../../../db/sql';
 
 /**
  * A user's e-mail addresses: the `emails` array, primary first. Filters read them one element at a

@@ -1,6 +1,6 @@
 import { isCanonicalUuid } from '../../../lib/validation';
 import { resourceLocation, resourceLocationSql } from '../engine/locations';
-import { raw, sql, type SqlFragment } from '../engine/sql-fragment';
+import { raw, sql, type SqlFragment } from '../../../db/sql';
 import { GROUPS_ENDPOINT } from '../groups/schema';
 
 /**

@@ -1,4 +1,4 @@
-import { raw, sql } from '../engine/sql-fragment';
+import { raw, sql } from '../../../db/sql';
 import { utcText } from '../engine/sql-text';
 import { tableQueries } from '../engine/table-queries';
 import { USER_VERSION } from './columns';

@@ -1,6 +1,6 @@
 import { attribute, columnSql, type AttributeDefinition } from '../engine/attributes';
 import { commonAttributes } from '../engine/common-attributes';
-import { raw, sql } from '../engine/sql-fragment';
+import { raw, sql } from '../../../db/sql';
 import { CREATED, FAMILY_NAME, FORMATTED_NAME, GIVEN_NAME, LAST_MODIFIED, USER_ID, USER_ID_TEXT, USER_NAME, USER_VERSION } from './columns';
 import { EMAIL_PRIMARY, EMAIL_VALUE, emailExists, emailsContaining } from './emails';
 import { groupReferenceSql, groupValueEquality, USER_GROUP_DISPLAY, USER_GROUP_VALUE, userGroupExists } from './groups';

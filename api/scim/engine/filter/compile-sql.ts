@@ -1,7 +1,7 @@
 import { findAttribute, type AttributeDefinition, type AttributeSql, type ResourceSchema } from '../attributes';
 import { invalidFilter } from '../errors';
 import { resolveAttribute, resolveSubAttribute, type ResolvedAttribute } from '../resolve-attribute';
-import { joinSql, raw, sql, type SqlFragment } from '../sql-fragment';
+import { joinSql, raw, sql, type SqlFragment } from '../../../../db/sql';
 import { folded } from '../sql-text';
 import type { AttributePath, CompareOperator, FilterNode, Literal } from './ast';
 import { normaliseDateTime } from './datetime';

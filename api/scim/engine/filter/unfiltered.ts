@@ -1,4 +1,4 @@
-import { raw, type SqlFragment } from '../sql-fragment';
+import { raw, type SqlFragment } from '../../../../db/sql';
 
 /** The predicate of a list request without a filter; a resource's count query may answer it from a counter. */
 export const NO_FILTER = raw('TRUE');
