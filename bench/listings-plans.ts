@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { appAccessQuery } from '../api/listings/access-query';
 import { pageQuery, type PageWindow } from '../api/listings/page-query';
 import type { ListingScope } from '../api/listings/scope';
-import type { SqlFragment } from '../db/sql';
+import { runSql, sql, type SqlFragment } from '../db/sql';
 
 export interface ListingStatement {
   readonly label: string;
@@ -17,10 +17,7 @@ export async function explainListingStatements(knex: Knex, appId: string, statem
     const query: SqlFragment = window
       ? pageQuery(scope, window)
       : appAccessQuery(appId, scope.kind === 'company' ? scope : { kind: 'job', jobId: scope.jobId });
-    const { rows } = await knex.raw<{ rows: Array<{ 'QUERY PLAN': string }> }>(
-      `EXPLAIN (ANALYZE, COSTS OFF, BUFFERS OFF) ${query.sql}`,
-      [...query.bindings],
-    );
+    const rows = await runSql<{ 'QUERY PLAN': string }>(knex, sql`EXPLAIN (ANALYZE, COSTS OFF, BUFFERS OFF) ${query}`);
     sections.push(`#### ${label}`, '', '```text', query.sql.replace(/\s+/g, ' '), '', rows.map((r) => r['QUERY PLAN']).join('\n'), '```', '');
   }
   return sections;

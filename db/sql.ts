@@ -10,9 +10,10 @@ export interface SqlFragment {
   readonly bindings: readonly SqlValue[];
 }
 
-export type SqlValue = string | number;
+/** What a placeholder binds: pg sends arrays as PostgreSQL arrays and null as NULL. */
+export type SqlValue = string | number | boolean | null | readonly string[];
 
-const isFragment = (value: SqlFragment | SqlValue): value is SqlFragment => typeof value === 'object';
+const isFragment = (value: SqlFragment | SqlValue): value is SqlFragment => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Builds SQL from a template: embedded fragments are spliced in with their bindings, every other value

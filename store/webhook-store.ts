@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { runSql, sql } from '../db/sql';
+import { raw, runSql, sql } from '../db/sql';
 import { companyIdOf } from '../events/company-id';
 import { envelopeBody, type WebhookEnvelope } from '../events/envelope';
 import type { AttemptOutcome, RecordAttemptInput, RecordOutcomeInput, StoppedStatus, WebhookRef } from '../workflows/types';
@@ -118,9 +118,12 @@ export interface WebhookFinish {
 
 /**
  * Idempotent on (webhook, attempt): a retried call after a lost reply finds the row and changes nothing. With
- * `finish`, the final status is written in the same transaction.
+ * `finish`, the final status is written with it, atomically. A record without the event (the row exists, as
+ * the API wrote it) is one statement; one that may have to create the row is a transaction.
  */
-export async function storeAttempt(knex: Knex, { webhook, attempt }: RecordAttemptInput, finish?: WebhookFinish): Promise<void> {
+export async function storeAttempt(knex: Knex, record: RecordAttemptInput, finish?: WebhookFinish): Promise<void> {
+  if (!record.webhook.event) return storeAttemptOfStoredRow(knex, record, finish);
+  const { webhook, attempt } = record;
   await knex.transaction(async (trx) => {
     await ensureWebhookRow(trx, webhook);
     await trx('webhook_attempts')
@@ -143,6 +146,33 @@ export async function storeAttempt(knex: Knex, { webhook, attempt }: RecordAttem
       .ignore();
     if (finish) await finishWebhook(trx, webhook.webhookId, finish);
   });
+}
+
+/**
+ * Every delivery's record, in one round trip: the row's ids (and final status), and the attempt inserted only
+ * when the row exists. Data-modifying CTEs all run, in one snapshot, atomically.
+ */
+async function storeAttemptOfStoredRow(knex: Knex, { webhook, attempt }: RecordAttemptInput, finish?: WebhookFinish): Promise<void> {
+  const finishing = finish ? sql`, status = ${finish.status}, finished_at = COALESCE(finished_at, ${finish.finishedAt}::timestamptz)` : raw('');
+  const [{ found }] = await runSql<{ found: number }>(
+    knex,
+    sql`WITH row AS (
+      UPDATE webhook_events
+         SET workflow_id = COALESCE(workflow_id, ${webhook.workflowId}), run_id = COALESCE(run_id, ${webhook.runId}), updated_at = now()${finishing}
+       WHERE id = ${webhook.webhookId}
+      RETURNING id
+    ), recorded AS (
+      INSERT INTO webhook_attempts (webhook_id, attempt, scheduled_at, started_at, duration_ms, http_status, error_class, error_message,
+                                    response_body, succeeded, trigger, expired_links, is_test)
+      SELECT id, ${attempt.attempt}::smallint, ${attempt.scheduledAt}::timestamptz, ${attempt.startedAt}::timestamptz, ${attempt.durationMs}::integer,
+             ${attempt.httpStatus}::smallint, ${attempt.errorClass}::text, ${attempt.errorMessage}::text, ${attempt.responseBody}::text,
+             ${attempt.succeeded}::boolean, ${attempt.trigger ?? 'schedule'}::text, ${attempt.expiredLinks ?? []}::text[], ${webhook.isTest}::boolean
+        FROM row
+      ON CONFLICT (webhook_id, attempt) DO NOTHING
+    )
+    SELECT count(*)::int AS found FROM row`,
+  );
+  if (found === 0) throw new WebhookRowMissingError(webhook.webhookId);
 }
 
 /** Idempotent: the first recorded finish time stays. */

@@ -3,6 +3,7 @@ import { planList } from '../api/scim/engine/handlers';
 import { userResource } from '../api/scim/users/resource';
 import { migrateLatest, migrateRollbackAll, migrateUp, pendingMigrations } from '../db/migrate';
 import { migrations } from '../db/migrations';
+import { runSql, sql } from '../db/sql';
 import * as vocabulary from '../lib/vocabulary';
 import { type TestDatabase, useTestDatabase } from './support/database';
 
@@ -71,7 +72,7 @@ describe('migrations', () => {
     // The very statement a `GET /Users?filter=userName eq …` page runs.
     const { request } = planList(userResource, { filter: 'userName eq "User4242@Example.test"' }, 'http://127.0.0.1/scim/v2');
     const page = userResource.queries.page(request.where, request.order, request.count, 0, request.include);
-    const { rows } = await db.knex.raw<{ rows: { 'QUERY PLAN': string }[] }>(`EXPLAIN ${page.sql}`, [...page.bindings]);
+    const rows = await runSql<{ 'QUERY PLAN': string }>(db.knex, sql`EXPLAIN ${page}`);
     const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
     // Estimated from statistics: one row, not the planner's default guess of 0.5% of the table.
     assert.match(plan, /Index Scan (using|on) users_scim_user_name_folded_idx[^\n]* rows=1 /, plan);

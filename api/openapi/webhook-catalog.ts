@@ -84,7 +84,8 @@ function ingestionBody(): JsonSchema {
     description:
       'One event: exactly one of the specified pairs (typed data) or any other pair (data is any JSON object). ' +
       '`event_id` is the idempotency key, generated when absent. Beyond the schema the service refuses, with 400, ' +
-      `text containing NUL or unpaired surrogates and data nested deeper than ${MAX_JSON_DEPTH} levels (PostgreSQL cannot store them).`,
+      `text containing NUL or unpaired surrogates and data nested deeper than ${MAX_JSON_DEPTH} levels (PostgreSQL cannot store them), ` +
+      'and any object key named `__proto__` (or a `constructor` holding `prototype`): the JSON parser refuses prototype poisoning.',
     oneOf: [...PAIRS.map((pair) => ref(`${pascal(pair)}Event`)), ref('OtherEvent')],
   };
 }

@@ -1,6 +1,7 @@
 // The case-insensitive filters identity providers send must be served by an index on every supported
 // PostgreSQL release (this suite runs on the embedded 18 and, in CI, on Debian's 15).
 import assert from 'node:assert/strict';
+import { raw, runSql, sql } from '../../db/sql';
 import { compileFilter } from '../../api/scim/engine/filter/compile-sql';
 import { parseFilter } from '../../api/scim/engine/filter/parser';
 import type { ScimResource } from '../../api/scim/engine/resource-definition';
@@ -52,8 +53,9 @@ describe('SCIM filters use the case-folding indexes', () => {
       const plan = await db.knex.transaction(async (trx) => {
         // The test tables are nearly empty; without this the planner would rightly prefer a scan.
         await trx.raw('SET LOCAL enable_seqscan = off');
-        const { rows } = await trx.raw(`EXPLAIN SELECT 1 FROM ${from} WHERE ${where.sql}`, [...where.bindings]);
-        return rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
+        // runSql on a transaction runs on the transaction's own connection, where SET LOCAL holds.
+        const rows = await runSql<{ 'QUERY PLAN': string }>(trx, sql`EXPLAIN SELECT 1 FROM ${raw(from)} WHERE ${where}`);
+        return rows.map((r) => r['QUERY PLAN']).join('\n');
       });
       for (const index of indexes) assert.match(plan, new RegExp(index), plan);
     });

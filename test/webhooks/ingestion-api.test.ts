@@ -281,6 +281,9 @@ describe('POST /internal/v1/webhooks', function () {
     const huge = await post(api, { ...jobNew, data: { ...jobNew.data, padding: 'x'.repeat(1_100_000) } });
     assert.equal(huge.status, 413);
     assert.deepEqual(await huge.json(), { detail: 'Request body is larger than 1mb.' });
+    // A `__proto__` key anywhere is prototype poisoning for a receiver that merges objects: refused, as documented.
+    const poisoned = await post(api, JSON.stringify(jobNew).replace('"settings":{', '"settings":{"__proto__":{"isAdmin":true},'));
+    assert.deepEqual([poisoned.status, await poisoned.json()], [400, { detail: 'JSON parse error - Object contains forbidden prototype property' }]);
     assert.equal(await rowCount(), 0);
   });
 
