@@ -1,4 +1,4 @@
-import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type ConnectionLike } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client';
 import { isRefusal, refusalReason } from '../temporal/grpc-refusal';
 import { ensureSearchAttributes, TemporalSetupError } from '../temporal/register-search-attributes';
@@ -73,6 +73,12 @@ export interface TemporalGatewayOptions {
   readonly callTimeoutMs?: number;
   /** After a failed connect, later calls fail at once for this long instead of waiting again. */
   readonly failFastMs?: number;
+  /**
+   * The connection of a worker polling the delivery queue in this process, while it polls. Starts then go
+   * through it with eager start: the server hands the first workflow task back in its answer, so the delivery
+   * skips a round of task-queue polling (`partner-service start`, where the API and the worker share a process).
+   */
+  readonly eagerStartVia?: () => ConnectionLike | undefined;
 }
 
 /**
@@ -82,9 +88,21 @@ export interface TemporalGatewayOptions {
 export function createTemporalGateway(
   config: Config,
   logger: Logger,
-  { connectTimeoutMs = 2000, callTimeoutMs = 5000, failFastMs = 5000 }: TemporalGatewayOptions = {},
+  { connectTimeoutMs = 2000, callTimeoutMs = 5000, failFastMs = 5000, eagerStartVia }: TemporalGatewayOptions = {},
 ): TemporalGateway {
   const options = temporalConnectionOptions(config);
+  // Traced: starts, updates and queries carry the caller's trace to the workflow in a Temporal header.
+  const interceptors = tracingEnabled() ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
+  const clientOn = (connection: ConnectionLike) => new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config), interceptors });
+  /** One client per worker connection: a restarted worker brings a new one. */
+  const eagerClients = new WeakMap<ConnectionLike, Client>();
+  function eagerStart(): { connection: ConnectionLike; client: Client } | undefined {
+    const connection = eagerStartVia?.();
+    if (!connection) return undefined;
+    let client = eagerClients.get(connection);
+    if (!client) eagerClients.set(connection, (client = clientOn(connection)));
+    return { connection, client };
+  }
   const { address } = options;
   let connecting: Promise<{ connection: Connection; client: Client }> | undefined;
   let failedAt = -Infinity;
@@ -98,10 +116,7 @@ export function createTemporalGateway(
         connection = await Connection.connect({ ...options, connectTimeout: connectTimeoutMs });
         // Starts that set unregistered search attributes are rejected: register them before the first one.
         await connection.withDeadline(Date.now() + callTimeoutMs, () => ensureSearchAttributes(connection!, config.temporal.namespace));
-        // Traced: starts, updates and queries carry the caller's trace to the workflow in a Temporal header.
-        const interceptors = tracingEnabled() ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
-        const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config), interceptors });
-        return { connection, client };
+        return { connection, client: clientOn(connection) };
       } catch (error) {
         connecting = undefined;
         await connection?.close().catch(() => undefined);
@@ -131,9 +146,11 @@ export function createTemporalGateway(
 
   return {
     async start(webhook) {
-      const { connection, client } = await connect();
+      const eager = eagerStart();
+      const { connection, client } = eager ?? (await connect());
       try {
-        return await connection.withDeadline(Date.now() + callTimeoutMs, () => startDeliveryWorkflow(client, webhook, config.TEMPORAL_TASK_QUEUE));
+        return await connection.withDeadline(Date.now() + callTimeoutMs, () =>
+          startDeliveryWorkflow(client, webhook, config.TEMPORAL_TASK_QUEUE, { eager: eager !== undefined }));
       } catch (error) {
         logger.error({ err: error, workflowId: webhook.workflowId }, 'starting the webhook workflow failed');
         if (isRefusal(error)) throw new TemporalSetupError(`Temporal refused to start the webhook workflow: ${refusalReason(error)}`);
@@ -195,7 +212,7 @@ export function createTemporalGateway(
  * Starts the delivery workflow of a prepared webhook. Idempotent: a workflow id that is running or has
  * run already yields the existing run, never a second delivery.
  */
-export async function startDeliveryWorkflow(client: Client, webhook: PreparedWebhook, taskQueue: string): Promise<string> {
+export async function startDeliveryWorkflow(client: Client, webhook: PreparedWebhook, taskQueue: string, { eager = false } = {}): Promise<string> {
   const { event } = webhook;
   const { redeliveryOf } = webhook.input;
   const companyId = companyIdOf(event);
@@ -206,6 +223,7 @@ export async function startDeliveryWorkflow(client: Client, webhook: PreparedWeb
       args: [webhook.input],
       workflowIdConflictPolicy: 'USE_EXISTING',
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      requestEagerStart: eager,
       typedSearchAttributes: [
         { key: WEBHOOK_EVENT_TYPE, value: event.event_type },
         { key: WEBHOOK_ACTION, value: event.action },

@@ -33,6 +33,8 @@ export interface WebhookWorkerHandle {
   stop(): Promise<void>;
   /** Where the loop stands, for the worker's /readyz: `polling` is the only ready state. */
   state(): WorkerState;
+  /** The connection the workers poll on, while they poll: a client in this process may start eagerly on it. */
+  pollingConnection(): NativeConnection | undefined;
 }
 
 export type WorkerState = 'paused' | 'connecting' | 'polling' | 'stopped' | 'refused';
@@ -120,6 +122,7 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
   const abort = new AbortController();
   const stopping = new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve(), { once: true }));
   let state: WorkerState = 'connecting';
+  let polling: NativeConnection | undefined;
   countWaitingWebhooksWith(() => countWaitingDeliveries(deps.knex));
   const done = (async () => {
     const settings = partnerSettings(config);
@@ -145,7 +148,8 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
           'webhook worker polling',
         );
         state = 'polling';
-        await runTogether(workers, stopping);
+        polling = connection;
+        await runTogether(workers, stopping).finally(() => (polling = undefined));
         state = 'connecting';
         if (!abort.signal.aborted) logger.warn(`webhook worker stopped unexpectedly: webhook delivery is paused; restarting in ${restartDelayMs / 1000} s`);
       } catch (error) {
@@ -169,6 +173,7 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
   return {
     done,
     state: () => (abort.signal.aborted && state !== 'refused' ? 'stopped' : state),
+    pollingConnection: () => (abort.signal.aborted ? undefined : polling),
     async stop() {
       abort.abort();
       await done.catch(() => undefined);

@@ -50,7 +50,8 @@ export const startCommand: Command = {
       shutdown.add('worker', () => worker.stop());
       exitOnTemporalSetupError(runtime, worker.done);
       // Connects on first use, so the API serves while Temporal is down (webhooks are then refused until it answers).
-      const temporalGateway = createTemporalGateway(config, logger);
+      // While the worker polls, starts go through its connection with eager start (one round trip less).
+      const temporalGateway = createTemporalGateway(config, logger, { eagerStartVia: () => worker.pollingConnection() });
       shutdown.add('temporal client', () => temporalGateway.close());
       const api = await startApiServer({ config, knex: database.knex, logger, temporalGateway });
       shutdown.add('http', () => api.close());
