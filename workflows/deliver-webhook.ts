@@ -1,4 +1,4 @@
-import { ActivityFailure, CancellationScope, isCancellation, log, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, log, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities';
 import { recordActivities, trackDelivery, type NextAttempt } from './delivery-state';
 import { failedAttempt } from './failed-attempt';
@@ -93,10 +93,11 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
 /**
  * The attempt's local activity retries everything before its POST and never throws after it, so its failure
  * is a claim PostgreSQL rejected for good: the attempt is lost unsent, and the schedule goes on. Nothing more
- * is recorded: PostgreSQL would reject the record activities' rows as well.
+ * is recorded: PostgreSQL would reject the record activities' rows as well. A local activity's non-retryable
+ * failure arrives as the ApplicationFailure it threw, not wrapped in an ActivityFailure.
  */
 function unclaimedAttempt(error: unknown, attempt: number, startedAtMs: number): DeliveredAttempt {
-  if (!(error instanceof ActivityFailure)) throw error;
+  if (!(error instanceof ApplicationFailure || error instanceof ActivityFailure)) throw error;
   recordRejected(error);
   const outcome = failedAttempt(attempt, {
     errorClass: 'other',
