@@ -2,7 +2,8 @@ import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentele
 import { request, type Dispatcher } from 'undici';
 import { envelopeBody } from '../events/envelope';
 import type { PartnerSettings } from '../lib/config';
-import type { AttemptOutcome, SendWebhookInput } from '../workflows/types';
+import type { AttemptOutcome, WebhookPostInput } from '../workflows/types';
+import { failedAttempt } from '../workflows/failed-attempt';
 import { classifyRequestError } from './error-class';
 import { readBodyPrefix } from './response-body';
 import { webhookHeaders } from '../events/delivery-headers';
@@ -13,7 +14,7 @@ import { SERVICE_TRACER, tracingEnabled } from '../lib/tracing';
  * Exactly one POST of the envelope: redirects are not followed, 2XX is success and anything else (3XX to
  * 6XX, network errors, the deadline) is a classified failure. Never throws for an HTTP or network outcome.
  */
-export async function postWebhook(settings: PartnerSettings, input: SendWebhookInput, dispatcher?: Dispatcher): Promise<AttemptOutcome> {
+export async function postWebhook(settings: PartnerSettings, input: WebhookPostInput, dispatcher?: Dispatcher): Promise<AttemptOutcome> {
   if (!tracingEnabled()) return postOnce(settings, input, dispatcher);
   // The partner's host and port only: the endpoint's path or query may hold a credential.
   const { hostname, port, protocol } = new URL(settings.endpoint);
@@ -30,19 +31,15 @@ export async function postWebhook(settings: PartnerSettings, input: SendWebhookI
   });
 }
 
-async function postOnce(settings: PartnerSettings, input: SendWebhookInput, dispatcher?: Dispatcher): Promise<AttemptOutcome> {
+async function postOnce(settings: PartnerSettings, input: WebhookPostInput, dispatcher?: Dispatcher): Promise<AttemptOutcome> {
   const startedAtMs = Date.now();
   // Monotonic, so a clock step cannot make a duration negative (the column forbids that, and a record
   // that can never be written would be retried forever).
   const startedTick = performance.now();
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), Math.min(settings.timeoutMs, input.timeoutMs ?? Infinity));
-  const finish = (fields: Pick<AttemptOutcome, 'httpStatus' | 'errorClass' | 'errorMessage' | 'responseBody' | 'succeeded'>): AttemptOutcome => ({
-    attempt: input.attempt,
-    startedAt: new Date(startedAtMs).toISOString(),
-    durationMs: Math.round(performance.now() - startedTick),
-    ...fields,
-  });
+  const startedAt = new Date(startedAtMs).toISOString();
+  const elapsedMs = () => Math.round(performance.now() - startedTick);
   const body = envelopeBody(input.event);
   const webhookId = input.webhookIdHeader ?? input.webhookId;
   const headers = webhookHeaders(settings.token, webhookId, startedAtMs);
@@ -62,10 +59,9 @@ async function postOnce(settings: PartnerSettings, input: SendWebhookInput, disp
     const encoding = response.headers['content-encoding'];
     const responseBody = await readBodyPrefix(response.body, Array.isArray(encoding) ? encoding[0] : encoding);
     const succeeded = response.statusCode >= 200 && response.statusCode < 300;
-    return finish({ httpStatus: response.statusCode, errorClass: null, errorMessage: null, responseBody, succeeded });
+    return { attempt: input.attempt, startedAt, durationMs: elapsedMs(), httpStatus: response.statusCode, errorClass: null, errorMessage: null, responseBody, succeeded };
   } catch (error) {
-    const { errorClass, errorMessage } = classifyRequestError(error, deadline.signal.aborted);
-    return finish({ httpStatus: null, errorClass, errorMessage, responseBody: null, succeeded: false });
+    return failedAttempt(input.attempt, { ...classifyRequestError(error, deadline.signal.aborted), startedAt, durationMs: elapsedMs() });
   } finally {
     clearTimeout(timer);
   }

@@ -1,13 +1,13 @@
 import type { Knex } from 'knex';
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { claimAttempt, storeAttempt, storeOutcome } from '../store/webhook-store';
-import type { AttemptOutcome, DeliverAttemptInput, DeliveredAttempt, FinalStatus, RecordAttemptInput, RecordOutcomeInput, SendWebhookInput } from '../workflows/types';
+import type { AttemptOutcome, DeliverAttemptInput, DeliveredAttempt, FinalStatus, RecordAttemptInput, RecordOutcomeInput } from '../workflows/types';
+import { failedAttempt } from '../workflows/failed-attempt';
 import { expiredSignedLinks } from '../events/signed-links';
 import { createPacer } from './pacer';
-import { createPartnerSender } from './partner-sender';
+import { createPostToPartner } from './partner-post';
 
 export interface ActivityDependencies {
   /** Read on every send, so a rotated token or endpoint applies to pending retries. */
@@ -25,14 +25,14 @@ export interface ActivityDependencies {
 
 /** The webhook activities, bound to their dependencies. Their names are part of every workflow history. */
 export function createActivities({ config, knex, logger, draining, now = () => new Date() }: ActivityDependencies) {
-  const sendToPartner = createPartnerSender({ config, logger });
+  const postToPartner = createPostToPartner({ config, logger });
   const awaitSlot = createPacer(config().PARTNER_MAX_PER_SECOND);
 
   /**
    * The POST of a claimed attempt, marked with the kinds of signed link already past their deadline. The
    * schedule does not change for them: the partner may still use the rest of the event.
    */
-  async function sendClaimed(input: DeliverAttemptInput, acceptedAt: Date): Promise<AttemptOutcome> {
+  async function postClaimed(input: DeliverAttemptInput, acceptedAt: Date): Promise<AttemptOutcome> {
     const expiredLinks = expiredSignedLinks(input.event, acceptedAt, now());
     if (expiredLinks.length) {
       logger.warn(
@@ -40,7 +40,7 @@ export function createActivities({ config, knex, logger, draining, now = () => n
         'sending signed links that are past their deadline: the partner cannot fetch them',
       );
     }
-    const outcome = await sendToPartner(input);
+    const outcome = await postToPartner(input);
     return expiredLinks.length ? { ...outcome, expiredLinks } : outcome;
   }
 
@@ -49,40 +49,27 @@ export function createActivities({ config, knex, logger, draining, now = () => n
      * One attempt, as a local activity: claim it in PostgreSQL, POST, record the outcome (with the final status
      * when it ends the delivery). Anything that fails before the claim is retried, nothing POSTed yet; a try
      * that finds the attempt claimed by an earlier one never POSTs. After the POST nothing throws: a record that
-     * cannot be written in time is reported back, and the workflow writes it through the retried activities.
+     * cannot be written in time comes back as `needsRecord`, and the workflow writes it through the retried
+     * record activities.
      */
     async deliverAttempt(input: DeliverAttemptInput): Promise<DeliveredAttempt> {
       await awaitSlot();
       if (draining?.aborted) throw drainingFailure();
       const claim = await failPermanentlyOnRejectedData(() => claimAttempt(knex, input.webhook, input.attempt));
-      if (claim.kind === 'recorded') return { outcome: claim.outcome, recorded: true };
-      const outcome = claim.kind === 'claimed' ? await sendClaimed(input, claim.acceptedAt) : lostAttempt(input.attempt);
+      if (claim.kind === 'recorded') return { outcome: claim.outcome, needsRecord: false };
+      const outcome = claim.kind === 'claimed' ? await postClaimed(input, claim.acceptedAt) : lostAttempt(input.attempt);
       const status: FinalStatus | undefined = outcome.succeeded ? 'delivered' : input.finalOnFailure ? 'failed' : undefined;
       const finish = status && { status, finishedAt: new Date().toISOString() };
       const write = storeAttempt(knex, { webhook: input.webhook, attempt: { ...outcome, scheduledAt: input.scheduledAt, trigger: input.trigger } }, finish);
-      const recorded = await withinMs(write, RECORD_TIMEOUT_MS).then(
+      const written = await withinMs(write, RECORD_TIMEOUT_MS).then(
         () => true,
         (error: unknown) => {
           logger.warn({ err: error, webhookId: input.webhookId, attempt: input.attempt }, 'recording the attempt failed; the workflow records it');
           return false;
         },
       );
-      if (recorded && finish) logger.info({ webhookId: input.webhookId, status: finish.status }, 'webhook finished');
-      return { outcome, recorded };
-    },
-
-    /**
-     * At most one POST per attempt. Temporal retries this activity only when it lost a try; the heartbeat
-     * recorded before the POST tells the retry whether that try may have reached the partner: then the
-     * attempt counts as lost and is not sent again; otherwise the retry sends it.
-     */
-    async sendWebhook(input: SendWebhookInput): Promise<AttemptOutcome> {
-      const { info } = Context.current();
-      if (info.attempt > 1 && (info.heartbeatDetails as { posting?: boolean } | undefined)?.posting) {
-        return lostAttempt(input.attempt);
-      }
-      Context.current().heartbeat({ posting: true });
-      return sendToPartner(input);
+      if (written && finish) logger.info({ webhookId: input.webhookId, status: finish.status }, 'webhook finished');
+      return { outcome, needsRecord: !written };
     },
 
     /** Retried by Temporal until PostgreSQL accepts it, unless PostgreSQL rejects the data itself. */
@@ -100,19 +87,12 @@ export function createActivities({ config, knex, logger, draining, now = () => n
 
 export type WebhookActivities = ReturnType<typeof createActivities>;
 
-/** An attempt whose try was lost after it may have POSTed: failed, and never POSTed twice. */
-function lostAttempt(attempt: number): AttemptOutcome {
-  return {
-    attempt,
-    startedAt: new Date().toISOString(),
-    durationMs: 0,
-    httpStatus: null,
+/** An attempt claimed by an earlier try that was lost after it may have POSTed: failed, and never POSTed twice. */
+const lostAttempt = (attempt: number): AttemptOutcome =>
+  failedAttempt(attempt, {
     errorClass: 'timeout',
     errorMessage: 'attempt did not complete on the worker; it may have reached the partner, so it is not sent again',
-    responseBody: null,
-    succeeded: false,
-  };
-}
+  });
 
 /**
  * Retry delay of an attempt a draining worker gave back. Longer than the local activities' retry threshold

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { v4 as uuidv4 } from 'uuid';
-import { createPartnerSender } from '../activities/partner-sender';
+import { createPostToPartner } from '../activities/partner-post';
 import { prepareWebhook } from '../client/start-webhook';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
@@ -24,7 +24,7 @@ export interface TestDeliveryReport {
 }
 
 /**
- * Validates an event and runs exactly one attempt against the configured endpoint with the send activity's
+ * Validates an event and runs exactly one attempt against the configured endpoint with `deliverAttempt`'s
  * own POST and the store the record activities use, without Temporal. The attempt and its outcome are recorded
  * in one transaction, marked as a test. A fresh `test-…` event id keeps test rows apart from the idempotency
  * keys of real webhooks.
@@ -32,7 +32,7 @@ export interface TestDeliveryReport {
 export async function sendTestWebhook(config: Config, knex: Knex, logger: Logger, event: unknown): Promise<TestDeliveryReport> {
   const prepared = prepareWebhook({ ...(event as object), event_id: `test-${uuidv4()}` }, config.PARTNER_TIMEOUT_MS);
   const scheduledAt = new Date().toISOString();
-  const outcome = await createPartnerSender({ config: () => config, logger })({ webhookId: prepared.webhookId, attempt: 1, event: prepared.input.event });
+  const outcome = await createPostToPartner({ config: () => config, logger })({ webhookId: prepared.webhookId, attempt: 1, event: prepared.input.event });
   const webhook: WebhookRef = { ...prepared, event: prepared.input.event, workflowId: null, runId: null, isTest: true };
   const finish = { status: outcome.succeeded ? ('delivered' as const) : ('failed' as const), finishedAt: new Date().toISOString() };
   await storeAttempt(knex, { webhook, attempt: { ...outcome, scheduledAt } }, finish);

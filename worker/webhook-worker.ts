@@ -55,7 +55,7 @@ export function webhookWorkerOptions(
   draining?: AbortSignal,
 ): { delivery: WorkerOptions; records: WorkerOptions } {
   const { config, knex, logger } = deps;
-  const { deliverAttempt, sendWebhook, recordAttempt, recordOutcome } = createActivities({
+  const { deliverAttempt, recordAttempt, recordOutcome } = createActivities({
     config: () => config,
     knex,
     logger: logger.child({ component: 'webhook-activities' }),
@@ -69,9 +69,8 @@ export function webhookWorkerOptions(
       ...common,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       ...source,
-      // deliverAttempt runs as a local activity beside its workflow task; sendWebhook serves runs started
-      // before it (the first workflow shape), bounded by the same partner limits.
-      activities: { deliverAttempt, sendWebhook },
+      // deliverAttempt runs as a local activity beside its workflow task.
+      activities: { deliverAttempt },
       // workflowModules serves only the unbundled case (tsx): the prebuilt bundle has them already, and the SDK
       // warns at every start when both are given.
       interceptors: { activity: activityInterceptors, ...(source.workflowsPath && { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] }) },

@@ -1,18 +1,10 @@
-import {
-  ActivityFailure,
-  CancellationScope,
-  isCancellation,
-  patched,
-  proxyLocalActivities,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, log, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities';
-import { deliverWebhookV1, recordRejected, SEND_TIMEOUT_MARGIN_MS } from './deliver-webhook-v1';
 import { recordActivities, trackDelivery, type NextAttempt } from './delivery-state';
+import { failedAttempt } from './failed-attempt';
 import {
   DEFAULT_SEND_TIMEOUT_MS,
   MAX_ATTEMPTS,
-  SINGLE_TASK_DELIVERY,
   type AttemptRecord,
   type DeliveredAttempt,
   type DeliverWebhookInput,
@@ -20,6 +12,9 @@ import {
   type FinalStatus,
   type WebhookRef,
 } from './types';
+
+/** Room beyond the HTTP timeout for claiming, connecting, reading 4 KiB of body and recording the outcome. */
+const SEND_TIMEOUT_MARGIN_MS = 15_000;
 
 /**
  * Each attempt is one local activity that claims, POSTs and records it, so a first-try delivery is one
@@ -36,12 +31,11 @@ const { deliverAttempt } = proxyLocalActivities<WebhookActivities>({
  * stops at the first 2XX. The start sets the search attributes; the workflow updates `WebhookStatus` as it goes.
  */
 export async function deliverWebhook(input: DeliverWebhookInput): Promise<DeliverySummary> {
-  if (!patched(SINGLE_TASK_DELIVERY)) return deliverWebhookV1(input);
   const { workflowId, runId, taskQueue } = workflowInfo();
   /** Only for a record the attempt could not write itself, and for a cancel. */
   const { recordAttempt, recordOutcome } = recordActivities(taskQueue);
   const webhook: WebhookRef = { webhookId: input.webhookId, eventId: input.eventId, workflowId, runId, isTest: false };
-  const delivery = trackDelivery(input, { retryNow: true });
+  const delivery = trackDelivery(input);
   const pendingRecords: Promise<void>[] = [];
   // Records run outside cancellation: an operator's cancel must not lose an outcome already known.
   const record = (write: () => Promise<void>) => pendingRecords.push(CancellationScope.nonCancellable(write).catch(recordRejected));
@@ -52,8 +46,10 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
   try {
     for (let attempt = 1; ; attempt++) {
       const last = attempt === MAX_ATTEMPTS;
-      const { outcome, recorded } = await runAttempt(() =>
-        deliverAttempt.executeWithOptions({ summary: `attempt ${attempt} of ${MAX_ATTEMPTS}${next.trigger === 'manual' ? ' (retry-now)' : ''}`, startToCloseTimeout: timeoutMs + SEND_TIMEOUT_MARGIN_MS }, [
+      const startedAtMs = Date.now();
+      const summary = `attempt ${attempt} of ${MAX_ATTEMPTS}${next.trigger === 'manual' ? ' (retry-now)' : ''}`;
+      const { outcome, needsRecord } = await deliverAttempt
+        .executeWithOptions({ summary, startToCloseTimeout: timeoutMs + SEND_TIMEOUT_MARGIN_MS }, [
           {
             webhookId: input.webhookId,
             attempt,
@@ -66,13 +62,13 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
             // The row exists when the API started the run; otherwise the first claim writes it with the event.
             webhook: input.eventStored ? webhook : { ...webhook, event: input.event },
           },
-        ]),
-      attempt);
+        ])
+        .catch((error: unknown) => unclaimedAttempt(error, attempt, startedAtMs));
       const attemptRecord: AttemptRecord = { ...outcome, ...next };
       delivery.attempts.push(attemptRecord);
       const done = outcome.succeeded || last;
       if (done) status = outcome.succeeded ? 'delivered' : 'failed';
-      if (!recorded) {
+      if (needsRecord) {
         record(() => recordAttempt({ webhook, attempt: attemptRecord }));
         if (done) record(() => recordOutcome({ webhook, status, finishedAt: new Date().toISOString() }));
       }
@@ -95,27 +91,27 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
 }
 
 /**
- * One attempt's local activity. It retries everything before its POST and never throws after it, so a
- * failure here is one PostgreSQL rejected for good: the attempt is lost, unrecorded, and the schedule goes on.
+ * The attempt's local activity retries everything before its POST and never throws after it, so its failure
+ * is a claim PostgreSQL rejected for good: the attempt is lost unsent, and the schedule goes on. Nothing more
+ * is recorded: PostgreSQL would reject the record activities' rows as well. A local activity's non-retryable
+ * failure arrives as the ApplicationFailure it threw, not wrapped in an ActivityFailure.
  */
-async function runAttempt(run: () => Promise<DeliveredAttempt>, attempt: number): Promise<DeliveredAttempt> {
-  const startedAt = Date.now();
-  try {
-    return await run();
-  } catch (error) {
-    if (!(error instanceof ActivityFailure)) throw error;
-    recordRejected(error);
-    const outcome = {
-      attempt,
-      startedAt: new Date(startedAt).toISOString(),
-      durationMs: Math.max(0, Date.now() - startedAt),
-      httpStatus: null,
-      errorClass: 'other' as const,
-      errorMessage: `attempt could not be claimed: ${error.cause?.message ?? error.message}`,
-      responseBody: null,
-      succeeded: false,
-    };
-    // Nothing more to record: PostgreSQL would reject the record activities' rows as well.
-    return { outcome, recorded: true };
-  }
+function unclaimedAttempt(error: unknown, attempt: number, startedAtMs: number): DeliveredAttempt {
+  if (!(error instanceof ApplicationFailure || error instanceof ActivityFailure)) throw error;
+  recordRejected(error);
+  const outcome = failedAttempt(attempt, {
+    errorClass: 'other',
+    errorMessage: `attempt could not be claimed: ${error.cause?.message ?? error.message}`,
+    startedAt: new Date(startedAtMs).toISOString(),
+    durationMs: Math.max(0, Date.now() - startedAtMs),
+  });
+  return { outcome, needsRecord: false };
+}
+
+/**
+ * Record activities retry until PostgreSQL is back; they only fail when it rejects the row itself. The
+ * delivery has happened either way, so the workflow logs that and finishes rather than hang.
+ */
+function recordRejected(error: unknown): void {
+  log.error('a webhook record was rejected by PostgreSQL and is lost', { error: error instanceof Error ? error.message : String(error) });
 }

@@ -1,4 +1,4 @@
-import { condition, patched, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { condition, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities';
 import type { AttemptTrigger } from '../lib/vocabulary';
 import { WEBHOOK_STATUS } from '../temporal/search-attributes';
@@ -6,7 +6,6 @@ import { retryNowUpdate, webhookStatusQuery } from './messages';
 import {
   MAX_ATTEMPTS,
   RETRY_DELAYS_MS,
-  RETRY_NOW,
   recordsTaskQueue,
   type AttemptRecord,
   type DeliverWebhookInput,
@@ -26,31 +25,28 @@ export interface NextAttempt {
 }
 
 /**
- * Where one delivery stands, for both workflow shapes: the attempts so far, the state the status query
- * answers and `WebhookStatus` shows, and the durable wait between two attempts. With `retryNow` (the current
- * shape only), an operator's retry-now update cuts that wait short.
+ * Where one delivery stands: the attempts so far, the state the status query answers and `WebhookStatus`
+ * shows, and the durable wait between two attempts, which an operator's retry-now update cuts short.
  */
-export function trackDelivery(input: DeliverWebhookInput, { retryNow = false } = {}) {
+export function trackDelivery(input: DeliverWebhookInput) {
   const attempts: AttemptRecord[] = [];
   let state: DeliveryState = 'sending';
   let nextAttemptAt: string | null = null;
   let retryRequested = false;
   setHandler(webhookStatusQuery, () => ({ webhookId: input.webhookId, eventId: input.eventId, state, attempts, nextAttemptAt }));
-  if (retryNow) {
-    setHandler(
-      retryNowUpdate,
-      () => {
-        retryRequested = true;
-        return { attempt: attempts.length + 1 };
+  setHandler(
+    retryNowUpdate,
+    () => {
+      retryRequested = true;
+      return { attempt: attempts.length + 1 };
+    },
+    {
+      // Rejected updates leave no trace in the history.
+      validator: () => {
+        if (state !== 'waiting' || retryRequested) throw new Error(NOT_WAITING);
       },
-      {
-        // Rejected updates leave no trace in the history.
-        validator: () => {
-          if (state !== 'waiting' || retryRequested) throw new Error(NOT_WAITING);
-        },
-      },
-    );
-  }
+    },
+  );
   const enter = (next: DeliveryState) => {
     state = next;
     upsertSearchAttributes([{ key: WEBHOOK_STATUS, value: next }]);
@@ -58,26 +54,17 @@ export function trackDelivery(input: DeliverWebhookInput, { retryNow = false } =
   return {
     attempts,
     enter,
-    get state() {
-      return state;
-    },
-    /**
-     * Waits out the timer after failed attempt `attempt`, or until an operator's retry-now. A wait nobody cuts
-     * short commands exactly what the first shapes did: one timer.
-     */
+    /** Waits out the timer after failed attempt `attempt`, or until an operator's retry-now cancels it. */
     async waitForRetry(attempt: number): Promise<NextAttempt> {
       const delayMs = RETRY_DELAYS_MS[attempt - 1];
       const due = new Date(Date.now() + delayMs).toISOString();
       nextAttemptAt = due;
       enter('waiting');
-      // The timer of `condition` is the same command `sleep` gave; retry-now cancels it.
       const cutShort = await condition(() => retryRequested, delayMs, { summary: retrySummary(attempt, delayMs) });
       retryRequested = false;
       nextAttemptAt = null;
-      // Deliveries no operator touches never reach the patch, so they carry no marker for it.
-      const manual = cutShort && patched(RETRY_NOW);
       enter('sending');
-      return manual ? { scheduledAt: new Date().toISOString(), trigger: 'manual' } : { scheduledAt: due, trigger: 'schedule' };
+      return cutShort ? { scheduledAt: new Date().toISOString(), trigger: 'manual' } : { scheduledAt: due, trigger: 'schedule' };
     },
     /** An operator's cancel: no next attempt. */
     cancelled() {

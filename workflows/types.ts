@@ -7,21 +7,6 @@ import type { WebhookEnvelope } from '../events/envelope';
 export const MAX_ATTEMPTS = 4;
 export const RETRY_DELAYS_MS: readonly number[] = [10_000, 100_000, 1_000_000];
 
-/**
- * The patch of the one-task delivery (a local activity per attempt). Runs that started before it keep the
- * first shape; see docs/webhooks.md, "Changing the workflow safely".
- */
-export const SINGLE_TASK_DELIVERY = 'single-task-delivery';
-
-/**
- * The patch of an operator's retry-now cutting a retry timer short. Checked only where that happens, so a
- * delivery no operator touches carries no marker for it.
- */
-export const RETRY_NOW = 'operator-retry-now';
-
-/** Tries of one attempt's send activity: the second only replaces a try Temporal lost before its POST. */
-export const SEND_TRIES = 2;
-
 /** Default per-attempt HTTP timeout (PARTNER_TIMEOUT_MS) when the starter does not pass one. */
 export const DEFAULT_SEND_TIMEOUT_MS = 30_000;
 
@@ -31,12 +16,12 @@ export const DEFAULT_SEND_TIMEOUT_MS = 30_000;
  */
 export const recordsTaskQueue = (deliveryTaskQueue: string): string => `${deliveryTaskQueue}-records`;
 
-/** The workflow input. It never carries the partner token: the send activity reads it at send time. */
+/** The workflow input. It never carries the partner token: the attempt reads it at send time. */
 export interface DeliverWebhookInput {
   readonly webhookId: string;
   readonly eventId: string;
   readonly event: WebhookEnvelope;
-  /** The HTTP timeout of one attempt; the send activity's startToCloseTimeout adds a margin to it. */
+  /** The HTTP timeout of one attempt; the attempt's startToCloseTimeout adds a margin to it. */
   readonly sendTimeoutMs?: number;
   /**
    * True when the starter wrote the webhook's row (the ingestion API does): then no record activity carries the
@@ -47,7 +32,8 @@ export interface DeliverWebhookInput {
   readonly redeliveryOf?: string;
 }
 
-export interface SendWebhookInput {
+/** What one POST to the partner needs. */
+export interface WebhookPostInput {
   readonly webhookId: string;
   readonly attempt: number;
   readonly event: WebhookEnvelope;
@@ -95,7 +81,7 @@ export interface WebhookRef {
 }
 
 /** One attempt, sent and recorded by the `deliverAttempt` local activity. */
-export interface DeliverAttemptInput extends SendWebhookInput {
+export interface DeliverAttemptInput extends WebhookPostInput {
   /** Carries the event only where the row may not exist yet (a run started by `startWebhook`). */
   readonly webhook: WebhookRef;
   /** ISO 8601 time the attempt was due. */
@@ -106,13 +92,14 @@ export interface DeliverAttemptInput extends SendWebhookInput {
   readonly trigger?: AttemptTrigger;
 }
 
-/**
- * What an attempt came to, and whether PostgreSQL has it. When the record could not be written at once, the
- * workflow writes it through the retried record activities: a failed write never sends the POST again.
- */
+/** What an attempt came to, and who still has to write it to PostgreSQL. */
 export interface DeliveredAttempt {
   readonly outcome: AttemptOutcome;
-  readonly recorded: boolean;
+  /**
+   * True when the attempt could not write its record in time: the workflow then writes it through the retried
+   * record activities, so a failed write never sends the POST again.
+   */
+  readonly needsRecord: boolean;
 }
 
 export interface RecordAttemptInput {

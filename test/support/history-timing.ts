@@ -10,33 +10,21 @@ const ms = (t: Timestamp): number => Number(t?.seconds ?? 0) * 1000 + (t?.nanos 
 const { EventType } = temporal.api.enums.v1;
 /** The marker sdk-core records for each local activity (the attempts). */
 const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
-const CLOSED = new Set([EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED, EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT]);
 
 /**
- * The server-clock gaps from the end of each POST to the start of the next one, in ms. A send activity (the
- * first workflow shape) spans its scheduled and closed events; a local attempt runs between the start of its
- * workflow task and its marker.
+ * The server-clock gaps from the end of each POST to the start of the next one, in ms. An attempt (a local
+ * activity) runs between the start of its workflow task and its marker.
  */
 export function gapsBetweenSends(history: History): number[] {
-  const events = history.events ?? [];
-  const sendScheduled = new Map<string, number>();
-  const sends: { scheduledAt: number; closedAt?: number }[] = [];
+  const sends: { startedAt: number; endedAt: number }[] = [];
   let taskStartedAt = NaN;
-  for (const event of events) {
+  for (const event of history.events ?? []) {
     if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) taskStartedAt = ms(event.eventTime);
     if (event.eventType === EventType.EVENT_TYPE_MARKER_RECORDED && event.markerRecordedEventAttributes?.markerName === LOCAL_ACTIVITY_MARKER) {
-      sends.push({ scheduledAt: taskStartedAt, closedAt: ms(event.eventTime) });
-    } else if (event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED && event.activityTaskScheduledEventAttributes?.activityType?.name === 'sendWebhook') {
-      sendScheduled.set(String(event.eventId), sends.length);
-      sends.push({ scheduledAt: ms(event.eventTime) });
-    } else if (event.eventType && CLOSED.has(event.eventType)) {
-      const attributes =
-        event.activityTaskCompletedEventAttributes ?? event.activityTaskFailedEventAttributes ?? event.activityTaskTimedOutEventAttributes;
-      const index = sendScheduled.get(String(attributes?.scheduledEventId));
-      if (index !== undefined) sends[index].closedAt = ms(event.eventTime);
+      sends.push({ startedAt: taskStartedAt, endedAt: ms(event.eventTime) });
     }
   }
-  return sends.slice(1).map((send, i) => send.scheduledAt - (sends[i].closedAt ?? NaN));
+  return sends.slice(1).map((send, i) => send.startedAt - sends[i].endedAt);
 }
 
 /** Each timer's commanded duration in ms, in order. */

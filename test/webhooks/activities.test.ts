@@ -14,7 +14,8 @@ import { webhookIds } from '../../client/ids';
 import { ApplicationFailure } from '@temporalio/common';
 import { Webhook } from 'standardwebhooks';
 import { webhookAttempts } from '../../lib/metrics';
-import type { AttemptOutcome, AttemptRecord, DeliverAttemptInput, DeliveredAttempt, SendWebhookInput, WebhookRef } from '../../workflows/types';
+import type { AttemptOutcome, AttemptRecord, DeliverAttemptInput, DeliveredAttempt, WebhookRef } from '../../workflows/types';
+import { createPostToPartner } from '../../activities/partner-post';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { answer, closedPort, startPartnerServer, type PartnerServer } from './support/partner-server';
@@ -39,8 +40,10 @@ describe('webhook activities', function () {
   let activities: WebhookActivities;
   // The SDK logs every failed activity run; these tests fail some on purpose.
   const env = new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR', () => {}) });
-  const send = (attempt = 1): Promise<ReturnType<WebhookActivities['sendWebhook']> extends Promise<infer T> ? T : never> =>
-    env.run(activities.sendWebhook, { webhookId: ids.webhookId, attempt, event: envelope } satisfies SendWebhookInput);
+  let logger: ReturnType<typeof capturingLogger>['logger'];
+  /** The POST of one attempt, as deliverAttempt makes it once the attempt is claimed. */
+  const send = (attempt = 1, timeoutMs?: number): Promise<AttemptOutcome> =>
+    createPostToPartner({ config: () => config, logger })({ webhookId: ids.webhookId, attempt, event: envelope, timeoutMs });
 
   before(async () => {
     db = await createTestDatabase();
@@ -56,37 +59,11 @@ describe('webhook activities', function () {
     config = configFor(partner.url);
     const captured = capturingLogger();
     logs = captured.lines;
-    activities = createActivities({ config: () => config, knex: db.knex, logger: captured.logger });
+    logger = captured.logger;
+    activities = createActivities({ config: () => config, knex: db.knex, logger });
   });
 
-  describe('sendWebhook', () => {
-    it('records, before it POSTs, that the try got as far as the POST (a heartbeat)', async () => {
-      const beats: unknown[] = [];
-      const watched = new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR', () => {}) });
-      watched.on('heartbeat', (details: unknown) => beats.push({ details, requestsSoFar: partner.requests.length }));
-      await watched.run(activities.sendWebhook, { webhookId: ids.webhookId, attempt: 1, event: envelope });
-      assert.deepEqual(beats, [{ details: { posting: true }, requestsSoFar: 0 }]);
-      assert.equal(partner.requests.length, 1);
-    });
-
-    it('a retry of a lost try that may have POSTed sends nothing and reports the attempt lost', async () => {
-      const retry = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: { posting: true } }, { logger: new DefaultLogger('ERROR', () => {}) });
-      const outcome: AttemptOutcome = await retry.run(activities.sendWebhook, { webhookId: ids.webhookId, attempt: 3, event: envelope });
-      assert.equal(partner.requests.length, 0);
-      assert.deepEqual({ ...outcome, startedAt: undefined }, {
-        attempt: 3, startedAt: undefined, durationMs: 0, httpStatus: null, errorClass: 'timeout',
-        errorMessage: 'attempt did not complete on the worker; it may have reached the partner, so it is not sent again',
-        responseBody: null, succeeded: false,
-      });
-    });
-
-    it('a retry of a lost try that never reached the POST sends it', async () => {
-      const retry = new MockActivityEnvironment({ attempt: 2 }, { logger: new DefaultLogger('ERROR', () => {}) });
-      const outcome: AttemptOutcome = await retry.run(activities.sendWebhook, { webhookId: ids.webhookId, attempt: 1, event: envelope });
-      assert.equal(partner.requests.length, 1);
-      assert.equal(outcome.succeeded, true);
-    });
-
+  describe('the POST of an attempt (postToPartner)', () => {
     it('makes exactly one POST with the spec headers, the webhook id and timestamp, and the envelope as body', async () => {
       const before = Math.floor(Date.now() / 1000);
       const outcome = await send();
@@ -176,7 +153,7 @@ describe('webhook activities', function () {
     it('uses the timeout the workflow sized the activity for when it is shorter than PARTNER_TIMEOUT_MS', async () => {
       partner.handler = () => {}; // never answers
       config = configFor(partner.url, TOKEN, 5000);
-      const outcome: AttemptOutcome = await env.run(activities.sendWebhook, { webhookId: ids.webhookId, attempt: 1, event: envelope, timeoutMs: 300 });
+      const outcome = await send(1, 300);
       assert.equal(outcome.errorClass, 'timeout');
       assert.ok(outcome.durationMs >= 290 && outcome.durationMs < 2000, `duration ${outcome.durationMs}`);
     });
@@ -294,8 +271,8 @@ describe('webhook activities', function () {
 
     it('claims, POSTs once and records the outcome with the final status in one go; the row is created from the event', async () => {
       partner.handler = answer(204);
-      const { outcome, recorded } = await deliver(1);
-      assert.deepEqual([outcome.httpStatus, outcome.succeeded, recorded], [204, true, true]);
+      const { outcome, needsRecord } = await deliver(1);
+      assert.deepEqual([outcome.httpStatus, outcome.succeeded, needsRecord], [204, true, false]);
       assert.equal(partner.requests.length, 1);
       const stored = await row();
       assert.deepEqual([stored.claimed_attempt, stored.status, stored.run_id, stored.finished_at !== null], [1, 'delivered', 'run-7', true]);
@@ -316,15 +293,16 @@ describe('webhook activities', function () {
       partner.handler = answer(204);
       const again = await deliver(1);
       assert.equal(partner.requests.length, 1);
-      assert.deepEqual(again, { outcome: { ...first.outcome, responseBody: 'busy' }, recorded: true });
+      assert.deepEqual(again, { outcome: { ...first.outcome, responseBody: 'busy' }, needsRecord: false });
     });
 
     it('a try that finds its attempt claimed but unrecorded (a lost worker mid-POST) does not POST: the attempt is lost', async () => {
       await insertWebhook(db.knex, { ...webhook, event: envelope, runId: null });
       await db.knex('webhook_events').where({ id: ids.webhookId }).update({ claimed_attempt: 2 });
-      const { outcome, recorded } = await deliver(2, { webhook });
+      const { outcome, needsRecord } = await deliver(2, { webhook });
       assert.equal(partner.requests.length, 0);
-      assert.deepEqual([outcome.httpStatus, outcome.errorClass, outcome.succeeded, recorded], [null, 'timeout', false, true]);
+      assert.deepEqual([outcome.httpStatus, outcome.errorClass, outcome.succeeded, needsRecord], [null, 'timeout', false, false]);
+      assert.equal(outcome.errorMessage, 'attempt did not complete on the worker; it may have reached the partner, so it is not sent again');
       assert.deepEqual(await attemptRows(), [{ attempt: 2, http_status: null, error_class: 'timeout', succeeded: false }]);
     });
 
@@ -354,8 +332,8 @@ describe('webhook activities', function () {
           void broken.destroy().then(() => res.writeHead(204).end());
         };
         const flaky = createActivities({ config: () => config, knex: broken, logger: capturingLogger().logger });
-        const { outcome, recorded }: DeliveredAttempt = await env.run(flaky.deliverAttempt, input(1));
-        assert.deepEqual([outcome.httpStatus, outcome.succeeded, recorded], [204, true, false]);
+        const { outcome, needsRecord }: DeliveredAttempt = await env.run(flaky.deliverAttempt, input(1));
+        assert.deepEqual([outcome.httpStatus, outcome.succeeded, needsRecord], [204, true, true]);
         assert.equal(partner.requests.length, 1);
       } finally {
         await broken.destroy();

@@ -89,7 +89,7 @@ describe('signed links and their deadlines', () => {
       partner.requests.length = 0;
       const { delivered, view, warnings } = await sendAfter(2 * HOUR);
       assert.equal(partner.requests.length, 1);
-      assert.deepEqual([delivered.outcome.httpStatus, delivered.outcome.expiredLinks, delivered.recorded], [204, undefined, true]);
+      assert.deepEqual([delivered.outcome.httpStatus, delivered.outcome.expiredLinks, delivered.needsRecord], [204, undefined, false]);
       assert.deepEqual(view.attempts.map((a: { expired_links: string[] }) => a.expired_links), [[]]);
       assert.deepEqual(warnings, []);
     });

@@ -17,7 +17,7 @@ import { ensureSearchAttributes } from '../../temporal/register-search-attribute
 import type { DevServer } from '../../temporal/dev-server';
 import { DEFAULT_TASK_QUEUE, startWebhook } from '../../client/start-webhook';
 import { webhookStatusQuery } from '../../workflows/messages';
-import { SINGLE_TASK_DELIVERY, type DeliverySummary } from '../../workflows/types';
+import type { DeliverySummary } from '../../workflows/types';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { startTestDevServer, startTestWorker, type TestWorker } from '../support/temporal';
@@ -136,7 +136,7 @@ describe('Temporal UI shows the webhook deliveries (headless Chromium, dev serve
     if (process.env.UPDATE_SCREENSHOTS === '1') await saveScreenshot(page);
 
     assert.deepEqual(await shownSearchAttributes(page), {
-      CompanyId: 'acme', TemporalChangeVersion: [SINGLE_TASK_DELIVERY], WebhookAction: 'new', WebhookEventType: 'candidate', WebhookStatus: 'waiting',
+      CompanyId: 'acme', WebhookAction: 'new', WebhookEventType: 'candidate', WebhookStatus: 'waiting',
     });
   });
 
@@ -150,7 +150,7 @@ describe('Temporal UI shows the webhook deliveries (headless Chromium, dev serve
     for (const timer of ['retry 1 of 3 in 10 s', 'retry 2 of 3 in 100 s', 'retry 3 of 3 in 1000 s']) await visibleText(page, timer);
 
     assert.deepEqual(await shownSearchAttributes(page), {
-      CompanyId: 'acme', TemporalChangeVersion: [SINGLE_TASK_DELIVERY], WebhookAction: 'new', WebhookEventType: 'candidate', WebhookStatus: 'failed',
+      CompanyId: 'acme', WebhookAction: 'new', WebhookEventType: 'candidate', WebhookStatus: 'failed',
     });
   });
 });

@@ -65,7 +65,7 @@ describe('webhook worker', function () {
     assert.equal(delivery.namespace, 'partner');
     assert.equal(delivery.shutdownGraceTime, 25_000);
     assert.equal(delivery.workflowsPath, WORKFLOWS_PATH, 'without dist/workflow-bundle.js the sources are bundled at start');
-    assert.deepEqual(Object.keys(delivery.activities ?? {}), ['deliverAttempt', 'sendWebhook']);
+    assert.deepEqual(Object.keys(delivery.activities ?? {}), ['deliverAttempt']);
     // The PostgreSQL records run beside it, outside the partner's limits.
     assert.equal(records.taskQueue, 'webhooks-test-records');
     assert.equal(records.namespace, 'partner');

@@ -5,12 +5,13 @@ import { bundleWorkflowCode, Worker, type InjectedSinks } from '@temporalio/work
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { recordsTaskQueue, type AttemptOutcome, type AttemptRecord } from '../../workflows/types';
+import { failedAttempt } from '../../workflows/failed-attempt';
 import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../../worker/bundle';
 import { renderHistory } from '../fixtures/webhook-histories/generate';
 import { scenarios, type Scenario } from '../fixtures/webhook-histories/scenarios';
 import type { CapturedActivity, CapturedStatus, CapturedTimer, CaptureSinks } from './support/capture-interceptors';
 import { installQuietTemporalRuntime } from './support/temporal-runtime';
-import { buildDeliveryHistory, TASK_QUEUE } from './support/history-builder';
+import { buildDeliveryHistory, REJECTED_MESSAGE, TASK_QUEUE } from './support/history-builder';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'webhook-histories');
 const TOKEN = 'fixture-partner-token-0f9c1d';
@@ -62,40 +63,44 @@ describe('deliverWebhook replay over hand-built histories', function () {
   const loadFixture = (scenario: Scenario) =>
     JSON.parse(readFileSync(path.join(FIXTURES, `${scenario.name}.json`), 'utf8')) as { events: HistoryEvent[] };
 
-  /** The start time of the workflow task in which the workflow started timer `timerId`. */
-  function timerTaskTime(events: HistoryEvent[], timerId: string): number {
-    const index = events.findIndex((e) => e.eventType === 'EVENT_TYPE_TIMER_STARTED' && e.timerStartedEventAttributes.timerId === timerId);
-    const task = events.slice(0, index).reverse().find((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_STARTED');
-    return Date.parse(task!.eventTime);
+  /**
+   * When attempt `n`'s local activity completed (its marker's complete_time): the workflow's clock once the
+   * attempt is back, from which it dates the retry timer.
+   */
+  function attemptCompleteTime(events: HistoryEvent[], n: number): number {
+    const marker = events.filter((e) => e.eventType === 'EVENT_TYPE_MARKER_RECORDED')[n - 1];
+    const data = JSON.parse(Buffer.from(marker.markerRecordedEventAttributes.details.data.payloads[0].data, 'base64').toString());
+    return data.complete_time.seconds * 1000 + data.complete_time.nanos / 1e6;
   }
 
   const firstTaskTime = (events: HistoryEvent[]) => Date.parse(events.find((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_STARTED')!.eventTime);
 
-  /** The start time of the first workflow task after the n-th event of `eventType`. */
-  function taskTimeAfter(events: HistoryEvent[], eventType: string): number {
-    const index = events.findIndex((e) => e.eventType === eventType);
-    return Date.parse(events.slice(index).find((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_STARTED')!.eventTime);
+  /** The start of the workflow task in which attempt `n` ran. */
+  function taskStartBefore(events: HistoryEvent[], n: number): number {
+    const marker = events.filter((e) => e.eventType === 'EVENT_TYPE_MARKER_RECORDED')[n - 1];
+    const before = events.slice(0, events.indexOf(marker)).reverse();
+    return Date.parse(before.find((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_STARTED')!.eventTime);
   }
 
-  /** What the workflow must have recorded for each send result of a scenario. */
+  /** What the workflow must have recorded for each attempt result of a scenario. */
   function expectedRecords(scenario: Scenario, events: HistoryEvent[]): AttemptRecord[] {
-    return scenario.sends.map((send, i) => {
-      const scheduledAt = new Date(i === 0 ? firstTaskTime(events) : timerTaskTime(events, String(i)) + SPEC_DELAYS_MS[i - 1]).toISOString();
-      if (send !== 'worker-lost') return { ...send, scheduledAt };
-      return {
-        attempt: i + 1,
-        scheduledAt,
-        startedAt: scheduledAt,
-        // Workflow time from scheduling the send to handling its timeout.
-        durationMs: taskTimeAfter(events, 'EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT') - Date.parse(scheduledAt),
-        httpStatus: null,
-        errorClass: 'timeout',
-        errorMessage: 'attempt did not complete on the worker: activity StartToClose timeout',
-        responseBody: null,
-        succeeded: false,
-      } satisfies AttemptRecord;
+    return scenario.attempts.map((result, i) => {
+      const scheduledAtMs = i === 0 ? firstTaskTime(events) : attemptCompleteTime(events, i) + SPEC_DELAYS_MS[i - 1];
+      const scheduledAt = new Date(scheduledAtMs).toISOString();
+      if (result !== 'claim-rejected') return { ...result, scheduledAt, trigger: 'schedule' };
+      // Workflow time from the start of the attempt's workflow task to the failure of its local activity.
+      const durationMs = attemptCompleteTime(events, i + 1) - taskStartBefore(events, i + 1);
+      const outcome = failedAttempt(i + 1, { errorClass: 'other', errorMessage: `attempt could not be claimed: ${REJECTED_MESSAGE}`, startedAt: new Date(taskStartBefore(events, i + 1)).toISOString(), durationMs });
+      return { ...outcome, scheduledAt, trigger: 'schedule' };
     });
   }
+
+  const RECORD_OPTIONS = {
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+    summary: undefined,
+    taskQueue: recordsTaskQueue(TASK_QUEUE),
+  };
 
   it('keeps every JSON history in test/fixtures in step with its scenario', () => {
     for (const scenario of scenarios) {
@@ -105,11 +110,12 @@ describe('deliverWebhook replay over hand-built histories', function () {
   });
 
   for (const scenario of scenarios.filter((s) => !s.cut)) {
-    it(`replays ${scenario.name} with the exact timers, activity inputs and final status`, async () => {
+    it(`replays ${scenario.name} with the exact timers, attempt inputs, records and final status`, async () => {
       const history = loadFixture(scenario);
       const captured = await replay(history, scenario.workflowId);
-      const failuresBeforeEnd = scenario.sends.length - 1;
-      const delivered = scenario.sends.at(-1) !== 'worker-lost' && (scenario.sends.at(-1) as AttemptOutcome).succeeded;
+      const failuresBeforeEnd = scenario.attempts.length - 1;
+      const lastResult = scenario.attempts.at(-1)!;
+      const delivered = lastResult !== 'claim-rejected' && lastResult.succeeded;
 
       // Timers: exactly 10 s, 100 s, 1000 s, one per failed attempt that is retried, with UI summaries.
       assert.deepEqual(
@@ -121,42 +127,35 @@ describe('deliverWebhook replay over hand-built histories', function () {
         })),
       );
 
-      // Activities: send, record, (send, record)..., then the final status.
+      // Activities: one deliverAttempt per attempt; record activities only for what the attempts could not write.
       const { webhookId, eventId, event } = scenario.input;
-      // Records carry ids and outcomes; these histories' starter wrote no row, so the first record carries the event.
       const webhook = { webhookId, eventId, workflowId: scenario.workflowId, runId: 'fixture-run-id', isTest: false };
       const records = expectedRecords(scenario, history.events);
+      const status = delivered ? 'delivered' : 'failed';
       const expected: Array<Omit<CapturedActivity, 'seq'>> = [];
-      scenario.sends.forEach((_, i) => {
+      scenario.attempts.forEach((result, i) => {
         expected.push({
-          activityType: 'sendWebhook',
-          args: [{ webhookId, attempt: i + 1, event, timeoutMs: 30_000 }],
+          activityType: 'deliverAttempt',
+          args: [{
+            webhookId, attempt: i + 1, event, timeoutMs: 30_000, scheduledAt: records[i].scheduledAt, trigger: 'schedule',
+            finalOnFailure: i + 1 === 4, webhookIdHeader: undefined,
+            // This starter wrote no row, so each attempt carries the event for the claim that creates it.
+            webhook: { ...webhook, event },
+          }],
           startToCloseTimeout: 45_000,
-          retry: { maximumAttempts: 2, initialInterval: '1 second' },
+          retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
           summary: `attempt ${i + 1} of 4`,
           taskQueue: undefined,
         });
-        expected.push({
-          activityType: 'recordAttempt',
-          args: [{ webhook: i === 0 ? { ...webhook, event } : webhook, attempt: records[i] }],
-          startToCloseTimeout: '30 seconds',
-          retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-          summary: undefined,
-          taskQueue: recordsTaskQueue(TASK_QUEUE),
-        });
+        if (!scenario.unrecorded || result === 'claim-rejected') return;
+        expected.push({ activityType: 'recordAttempt', args: [{ webhook, attempt: records[i] }], ...RECORD_OPTIONS });
       });
-      const status = delivered ? 'delivered' : 'failed';
-      const lastRecord = captured.activities.at(-1)!;
-      assert.equal(lastRecord.activityType, 'recordOutcome');
-      const outcomeArgs = lastRecord.args[0] as { finishedAt: string };
-      expected.push({
-        activityType: 'recordOutcome',
-        args: [{ webhook, status, finishedAt: outcomeArgs.finishedAt }],
-        startToCloseTimeout: '30 seconds',
-        retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-        summary: undefined,
-        taskQueue: recordsTaskQueue(TASK_QUEUE),
-      });
+      if (scenario.unrecorded) {
+        const lastRecord = captured.activities.at(-1)!;
+        assert.equal(lastRecord.activityType, 'recordOutcome');
+        const { finishedAt } = lastRecord.args[0] as { finishedAt: string };
+        expected.push({ activityType: 'recordOutcome', args: [{ webhook, status, finishedAt }], ...RECORD_OPTIONS });
+      }
       // Replay runs the workflow on a generated queue name (fake_replay_queue-N); the records must go to its
       // "-records" sibling, which a real worker names after TEMPORAL_TASK_QUEUE.
       const onNamedQueue = ({ seq: _seq, taskQueue, ...rest }: CapturedActivity) => ({
@@ -195,7 +194,7 @@ describe('deliverWebhook replay over hand-built histories', function () {
       eventId: scenario.input.eventId,
       state: 'waiting',
       attempts: records,
-      nextAttemptAt: new Date(timerTaskTime(history.events, '2') + 100_000).toISOString(),
+      nextAttemptAt: new Date(attemptCompleteTime(history.events, 2) + 100_000).toISOString(),
     });
     assert.equal(last.searchAttributes.WebhookStatus, 'waiting');
     assert.deepEqual(captured.timers.map((t) => t.durationMs), [10_000, 100_000]);
@@ -210,14 +209,26 @@ describe('deliverWebhook replay over hand-built histories', function () {
     assert.equal(last.status.nextAttemptAt, null);
     assert.deepEqual(last.status.attempts.map((a) => a.httpStatus), [500, 500]);
     assert.equal(last.searchAttributes.WebhookStatus, 'sending');
-    assert.deepEqual(captured.activities.at(-1)!.args, [{ webhookId: scenario.input.webhookId, attempt: 3, event: scenario.input.event, timeoutMs: 30_000 }]);
+    const [third] = captured.activities.at(-1)!.args as [Record<string, unknown>];
+    assert.deepEqual(
+      [captured.activities.at(-1)!.activityType, third.attempt, third.scheduledAt, third.finalOnFailure],
+      ['deliverAttempt', 3, new Date(attemptCompleteTime(history.events, 2) + 100_000).toISOString(), false],
+    );
   });
 
+  /** A copy of a scenario's history with one attempt marker's local activity result replaced. */
+  function withAttemptResult(scenario: Scenario, markerIndex: number, result: unknown): { events: HistoryEvent[] } {
+    const history = buildDeliveryHistory(scenario, scenario.companyId) as { events: HistoryEvent[] };
+    const marker = history.events.filter((e) => e.eventType === 'EVENT_TYPE_MARKER_RECORDED')[markerIndex];
+    marker.markerRecordedEventAttributes.details.result.payloads[0].data = Buffer.from(JSON.stringify(result)).toString('base64');
+    return history;
+  }
+
   it('fails replay when an activity is renamed, because the histories carry coreUsedFlags', async () => {
-    const scenario = scenarios.find((s) => s.name === 'delivered-second-attempt')!;
+    const scenario = scenarios.find((s) => s.name === 'delivered-second-attempt-recorded-by-workflow')!;
     const history = loadFixture(scenario);
-    const renamed = JSON.parse(JSON.stringify(history).replace(/"name":"sendWebhook"/g, '"name":"postWebhook"').replace(/"name": "sendWebhook"/g, '"name": "postWebhook"'));
-    assert.ok(JSON.stringify(renamed).includes('postWebhook'));
+    const renamed = JSON.parse(JSON.stringify(history).replaceAll('"name":"recordAttempt"', '"name":"storeAttempt"'));
+    assert.ok(JSON.stringify(renamed).includes('storeAttempt'));
     await assert.rejects(replay(renamed, scenario.workflowId), DeterminismViolationError);
 
     // Without the flags, core does not compare activity types: the same rename would pass unnoticed.
@@ -227,12 +238,17 @@ describe('deliverWebhook replay over hand-built histories', function () {
   });
 
   it('fails replay when the history has a retry timer the code does not start', async () => {
-    // Attempt 1 answered 200 in this history, yet a retry timer follows it: the code must disagree.
+    // Attempt 1 answered 204 in this history, yet a retry timer follows it: the code must disagree.
     const scenario = scenarios.find((s) => s.name === 'delivered-second-attempt')!;
-    const success = scenario.sends[1] as AttemptOutcome;
-    const history = buildDeliveryHistory(scenario, scenario.companyId) as { events: HistoryEvent[] };
-    const firstResult = history.events.find((e) => e.eventType === 'EVENT_TYPE_ACTIVITY_TASK_COMPLETED')!;
-    firstResult.activityTaskCompletedEventAttributes.result.payloads[0].data = Buffer.from(JSON.stringify({ ...success, attempt: 1 })).toString('base64');
+    const success = scenario.attempts[1] as AttemptOutcome;
+    const history = withAttemptResult(scenario, 0, { outcome: { ...success, attempt: 1 }, needsRecord: false });
+    await assert.rejects(replay(history, scenario.workflowId), DeterminismViolationError);
+  });
+
+  it('fails replay when the code would write a record the history does not have', async () => {
+    // The attempt reports its record unwritten, so the workflow schedules recordAttempt: a command the history lacks.
+    const scenario = scenarios.find((s) => s.name === 'delivered-second-attempt')!;
+    const history = withAttemptResult(scenario, 0, { outcome: scenario.attempts[0], needsRecord: true });
     await assert.rejects(replay(history, scenario.workflowId), DeterminismViolationError);
   });
 });

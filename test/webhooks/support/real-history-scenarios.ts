@@ -20,7 +20,7 @@ export const REAL_HISTORY_SCENARIOS: Record<string, { timers: number[]; state: s
 
 export const readRealHistory = (name: string) => historyFromJSON(JSON.parse(readFileSync(path.join(REAL_HISTORIES, `${name}.json`), 'utf8')));
 
-/** Replays `name` (e.g. `single-task/delivered-first-attempt`) with the capture interceptors bundled in `code`. */
+/** Replays `name` (e.g. `current/delivered-first-attempt`) with the capture interceptors bundled in `code`. */
 export async function replayCapturing(code: string, name: string, dataConverter?: DataConverter): Promise<{ timers: CapturedTimer[]; statuses: CapturedStatus[] }> {
   const timers: CapturedTimer[] = [];
   const statuses: CapturedStatus[] = [];

@@ -1,28 +1,20 @@
 import { partnerSettings, type Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { webhookAttemptDuration, webhookAttempts } from '../lib/metrics';
-import type { AttemptOutcome, SendWebhookInput } from '../workflows/types';
+import type { AttemptOutcome, WebhookPostInput } from '../workflows/types';
+import { failedAttempt } from '../workflows/failed-attempt';
 import { postWebhook } from './http-delivery';
 
 /**
- * One POST to the partner with the configuration read at send time, counted and logged: the send activity's
- * work, also used by `webhooks send-test`, which runs it outside Temporal.
+ * One POST to the partner with the configuration read at send time, counted and logged: the POST of
+ * `deliverAttempt`, also used by `webhooks send-test`, which runs it outside Temporal.
  */
-export function createPartnerSender({ config, logger }: { readonly config: () => Config; readonly logger: Logger }) {
-  return async function sendToPartner(input: SendWebhookInput): Promise<AttemptOutcome> {
+export function createPostToPartner({ config, logger }: { readonly config: () => Config; readonly logger: Logger }) {
+  return async function postToPartner(input: WebhookPostInput): Promise<AttemptOutcome> {
     const settings = partnerSettings(config());
     const outcome =
       'missing' in settings
-        ? {
-            attempt: input.attempt,
-            startedAt: new Date().toISOString(),
-            durationMs: 0,
-            httpStatus: null,
-            errorClass: 'other' as const,
-            errorMessage: `${settings.missing} is not configured`,
-            responseBody: null,
-            succeeded: false,
-          }
+        ? failedAttempt(input.attempt, { errorClass: 'other', errorMessage: `${settings.missing} is not configured` })
         : await postWebhook(settings, input);
     const { httpStatus, errorClass, durationMs, succeeded } = outcome;
     const { event_type, action } = input.event;
