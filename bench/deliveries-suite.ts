@@ -86,14 +86,15 @@ export const deliveriesSuite: BenchmarkSuite = {
         PARTNER_MAX_PER_SECOND: '100000',
         LOG_LEVEL: 'warn',
       };
-      const spawnWorker = (nodeArgs: readonly string[] = []) => {
-        const worker = spawnService('worker', env, nodeArgs);
+      // Each worker serves /healthz and /metrics on a port of its own: two on the default 3001 collide.
+      const spawnWorker = async (nodeArgs: readonly string[] = []) => {
+        const worker = spawnService('worker', { ...env, WORKER_HTTP_PORT: String(await findFreePort()) }, nodeArgs);
         cleanups.push(() => worker.stop());
         return worker;
       };
       const profileDir = CPU_PROFILE ? await mkdtemp(path.join(os.tmpdir(), 'pis-bench-cpuprof-')) : undefined;
       if (profileDir) cleanups.push(() => rm(profileDir, { recursive: true, force: true }));
-      const profiled = spawnWorker(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
+      const profiled = await spawnWorker(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
       const port = await findFreePort();
       const api = spawnService('api', { ...env, HOST: '127.0.0.1', PORT: String(port) });
       cleanups.push(() => api.stop());
@@ -137,7 +138,8 @@ export const deliveriesSuite: BenchmarkSuite = {
       await profiled.stop();
       const profile = profileDir ? await topSelfTime(profileDir, TOP_FRAMES) : undefined;
 
-      const scaled = Array.from({ length: SCALED_WORKERS }, () => spawnWorker());
+      const scaled: ServiceProcess[] = [];
+      for (let i = 0; i < SCALED_WORKERS; i++) scaled.push(await spawnWorker());
       rig = rigWith(scaled);
       await warmUp(rig, `${SCALED_WORKERS}-workers`);
       progress(`deliveries: part 1 again, ${WEBHOOKS} webhooks, ${SCALED_WORKERS} worker processes`);
