@@ -1,8 +1,10 @@
 import os from 'node:os';
 import { selfTimeRows, type SelfTimeProfile } from './cpu-profile';
 import type { DeliveryHistory } from './history-actions';
+import { reportFloor, type FloorFigures } from './floor-report';
 
-export type ProcessRole = 'temporal' | 'api' | 'worker' | 'postgres' | 'bench';
+/** `start`: the single process of `partner-service start` (API and worker). */
+export type ProcessRole = 'temporal' | 'api' | 'worker' | 'start' | 'postgres' | 'bench';
 
 /** CPU seconds of one process (NaN when not on this machine) over a part, and its peak RSS where sampled. */
 export interface ProcessFigures {
@@ -66,6 +68,8 @@ export interface DeliveriesFigures {
   readonly retryBudgetSeconds: number;
   readonly steadyPerSecond: number;
   readonly baselineRate: number;
+  /** The service against the bare workflow, measured first. */
+  readonly floor: FloorFigures;
   /** Part 1 with one worker process, and again with `scaledWorkers`. */
   readonly part1: PartFigures;
   readonly part1Scaled: PartFigures;
@@ -103,15 +107,18 @@ export function reportDeliveries(f: DeliveriesFigures): string {
     '',
     `\`temporal server start-dev\` (${f.temporalVersion}, SQLite file, headless) on 127.0.0.1 with npm start's SQLite settings ` +
       `(LOCAL_SQLITE_PRAGMAS of temporal/local-temporal.ts: ${f.sqlitePragmas.map((p) => `\`--sqlite-pragma ${p}\``).join(', ')}); ` +
-      'the service as separate processes, `partner-service api` and `partner-service worker` (PARTNER_MAX_CONCURRENCY 200, PARTNER_MAX_PER_SECOND 100000, LOG_LEVEL warn), ' +
+      'in Parts 1 to 3 the service as separate processes, `partner-service api` and `partner-service worker` (PARTNER_MAX_CONCURRENCY 200, PARTNER_MAX_PER_SECOND 100000, LOG_LEVEL warn), ' +
       'on the bench PostgreSQL; a partner server (node:http, in the bench process) that answers 204 and records when each `webhook-id` arrives. ' +
       `Each webhook is the candidate/new fixture with its own event_id (${n(f.bodyBytes)} bytes as delivered), posted to ` +
       `\`POST /internal/v1/webhooks\` after a warm-up of 20. ` +
       'CPU is user + system time from /proc/<pid>/stat between the first POST and the moment every row of the part was `delivered`; ' +
       'peak RSS is VmRSS sampled every 200 ms. PostgreSQL counts the postmaster and all its backends; ' +
       '"other" is the rest of the machine (other programs running at the same time). ' +
-      `Order of the run: Part 1 with one worker process${f.profile ? ' (under `node --cpu-prof`)' : ''}, then with ${f.scaledWorkers} (fresh processes, same task queue), ` +
+      'Order of the run: the comparison with the floor (each measurement on a fresh dev server of its own), then on one shared dev server ' +
+      `Part 1 with one worker process${f.profile ? ' (under `node --cpu-prof`)' : ''}, then with ${f.scaledWorkers} (fresh processes, same task queue), ` +
       'then Parts 3 and 2 with one.',
+    '',
+    reportFloor(f.floor),
     '',
     `### Part 1: ${n(p1.count)} webhooks at ${f.concurrency} concurrent POSTs, partner answers 204: 1 and ${workers}`,
     '',

@@ -44,12 +44,18 @@ export function treeCpuSeconds(rootPid: number): number {
   const root = statFields(rootPid);
   if (!root) return 0;
   let total = ticks(root, UTIME, STIME, CUTIME, CSTIME);
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const fields = statFields(Number(entry));
-    if (fields && Number(fields[PPID]) === rootPid) total += ticks(fields, UTIME, STIME);
+  for (const child of childPids(rootPid)) {
+    const fields = statFields(child);
+    if (fields) total += ticks(fields, UTIME, STIME);
   }
   return total / TICKS_PER_SECOND;
+}
+
+/** The living children of a process. */
+export function childPids(parent: number): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry) && parentPid(Number(entry)) === parent)
+    .map(Number);
 }
 
 /** Busy CPU seconds of the whole machine (all cores), from /proc/stat. */
@@ -90,6 +96,15 @@ export function commandName(pid: number): string | undefined {
     return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
   } catch {
     return undefined;
+  }
+}
+
+/** The arguments a process was started with (/proc/<pid>/cmdline); empty once it is gone. */
+export function commandLine(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1);
+  } catch {
+    return [];
   }
 }
 

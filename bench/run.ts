@@ -1,10 +1,7 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createKnex, ensureDatabase } from '../db/database';
-import { startEmbeddedPostgres } from '../db/embedded-postgres';
-import { migrateLatest } from '../db/migrate';
+import { startBenchPostgres, withBenchDatabase } from './bench-postgres';
 import { suites } from './suites';
 
 /**
@@ -19,32 +16,15 @@ async function main(): Promise<void> {
   const selected = values.only ? suites.filter((s) => values.only!.includes(s.name)) : suites;
   const progress = (message: string) => process.stderr.write(`[bench] ${message}\n`);
 
-  let serverUrl = process.env.BENCH_DATABASE_URL;
-  let stopServer = async () => {};
-  let tempDir: string | undefined;
-  if (!serverUrl) {
-    tempDir = await mkdtemp(path.join(os.tmpdir(), 'pis-bench-pg-'));
-    const server = await startEmbeddedPostgres(path.join(tempDir, 'data'));
-    serverUrl = server.url;
-    stopServer = () => server.stop();
-  }
-
+  const server = await startBenchPostgres();
   const sections: string[] = [];
   try {
     for (const suite of selected) {
       progress(`suite ${suite.name}`);
-      const databaseUrl = await ensureDatabase(serverUrl, `bench_${suite.name.replace(/\W/g, '_')}`);
-      const knex = createKnex(databaseUrl);
-      try {
-        await migrateLatest(knex);
-        sections.push(await suite.run({ databaseUrl, knex, progress }));
-      } finally {
-        await knex.destroy();
-      }
+      sections.push(await withBenchDatabase(server.url, suite.name, ({ databaseUrl, knex }) => suite.run({ databaseUrl, knex, progress })));
     }
   } finally {
-    await stopServer();
-    if (tempDir) await rm(tempDir, { recursive: true, force: true });
+    await server.stop();
   }
 
   const written = values.only

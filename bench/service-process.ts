@@ -19,7 +19,7 @@ export interface ServiceProcess {
  * Runs `node dist/cli/main.js <command>` (the real `partner-service` program) as its own process; `nodeArgs`
  * go to node before the script (e.g. --cpu-prof).
  */
-export function spawnService(command: 'api' | 'worker', env: NodeJS.ProcessEnv, nodeArgs: readonly string[] = []): ServiceProcess {
+export function spawnService(command: 'api' | 'worker' | 'start', env: NodeJS.ProcessEnv, nodeArgs: readonly string[] = []): ServiceProcess {
   const child = spawn(process.execPath, [...nodeArgs, CLI, command], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   // The worker warns once per failed attempt (thousands in a run): pass on only errors, keep a tail for a crash.
   let tail: string[] = [];

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { findFreePort } from '../db/embedded-postgres';
+import { findTemporalBinary } from '../temporal/binaries';
 import { startDevServer, type DevServer } from '../temporal/dev-server';
 import { LOCAL_SQLITE_PRAGMAS } from '../temporal/local-temporal';
 
@@ -21,4 +22,11 @@ export async function startBenchTemporal(executable: string): Promise<{ server: 
     await rm(dir, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** The `temporal` CLI the benchmarks run dev servers with; throws when there is none. */
+export function benchTemporalBinary(): string {
+  const executable = findTemporalBinary('temporal');
+  if (!executable) throw new Error('no `temporal` executable: run scripts/install-temporal.sh or put it on PATH');
+  return executable;
 }

@@ -18,7 +18,7 @@ export const PREBUILT_BUNDLE_PATH = path.join(__dirname, '..', 'workflow-bundle.
 const ignore = () => undefined;
 const toStderr = (message: string) => process.stderr.write(`${message}\n`);
 /** Webpack's module listing is noise in every build and test run; its warnings and errors are not. */
-const quietBundler = { trace: ignore, debug: ignore, info: ignore, log: ignore, warn: toStderr, error: toStderr };
+export const quietBundler = { trace: ignore, debug: ignore, info: ignore, log: ignore, warn: toStderr, error: toStderr };
 
 /** Bundles the workflow code (webpack, 0.3 to 0.8 s) so production workers start without bundling. */
 export async function buildWorkflowBundle(outFile: string = PREBUILT_BUNDLE_PATH, options: Partial<BundleOptions> = {}): Promise<string> {

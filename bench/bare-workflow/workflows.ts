@@ -1,0 +1,11 @@
+import { proxyLocalActivities } from '@temporalio/workflow';
+import type { BareActivities, BareDeliveryInput } from './activities';
+
+// The bundle's entry point: only workflow code may be exported from here.
+
+const { postEnvelope } = proxyLocalActivities<BareActivities>({ startToCloseTimeout: '30 seconds' });
+
+/** The floor of a delivery on Temporal: one local activity that POSTs the webhook, then complete. */
+export async function bareDelivery(input: BareDeliveryInput): Promise<void> {
+  await postEnvelope(input);
+}

@@ -1,0 +1,70 @@
+import type { Knex } from 'knex';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { createLogger } from '../lib/logger';
+import { quietBundler } from '../worker/bundle';
+import { installTemporalRuntime } from '../worker/temporal-runtime';
+import { startBenchPostgres, withBenchDatabase } from './bench-postgres';
+import { WARMUP_WEBHOOKS, CONCURRENCY } from './delivery-part';
+import { measureBare } from './floor-bare';
+import { reportFloor, type FloorFigures } from './floor-report';
+import { measureService } from './floor-service';
+import { startPartnerServer, type PartnerServer } from './partner-server';
+import { postmasterPid, treeCpuSeconds } from './proc-stats';
+import { benchTemporalBinary } from './temporal-server';
+
+/** Deliveries per measurement: about 10 s of the bare workflow on this machine. */
+const DELIVERIES = 1_000;
+
+export interface FloorContext {
+  readonly executable: string;
+  readonly databaseUrl: string;
+  readonly knex: Knex;
+  readonly partner: PartnerServer;
+  progress(message: string): void;
+}
+
+/**
+ * The service against the floor, side by side: the bare workflow (plain, then eager start), then
+ * `partner-service start`, each on a fresh dev server. The deliveries suite runs it first; `npx tsx bench/floor.ts`
+ * runs it alone.
+ */
+export async function measureFloor(ctx: FloorContext): Promise<FloorFigures> {
+  const { executable, partner, progress } = ctx;
+  // Before any NativeConnection, errors only: the default runtime would log to the console and take over SIGINT/SIGTERM.
+  installTemporalRuntime(createLogger('error'));
+  // Once, outside every timed section (webpack, 0.3 to 0.8 s).
+  const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./bare-workflow/workflows'), logger: quietBundler });
+  const postmaster = await postmasterPid(ctx.knex);
+  const common = { partner, deliveries: DELIVERIES, warmup: WARMUP_WEBHOOKS, progress, postgresCpuSeconds: () => (postmaster === undefined ? NaN : treeCpuSeconds(postmaster)) };
+  const bare = await measureBare({ ...common, executable, workflowBundle, eager: false });
+  const bareEager = await measureBare({ ...common, executable, workflowBundle, eager: true });
+  const service = await measureService({ ...common, databaseUrl: ctx.databaseUrl, knex: ctx.knex });
+  return { concurrency: CONCURRENCY, warmup: WARMUP_WEBHOOKS, bare, bareEager, service };
+}
+
+/** `npx tsx bench/floor.ts`: the floor table alone, on database bench_floor of the bench PostgreSQL. */
+async function main(): Promise<void> {
+  const executable = benchTemporalBinary();
+  const progress = (message: string) => process.stderr.write(`[bench] ${message}\n`);
+  const server = await startBenchPostgres();
+  try {
+    const figures = await withBenchDatabase(server.url, 'floor', async ({ databaseUrl, knex }) => {
+      const partner = await startPartnerServer();
+      try {
+        return await measureFloor({ executable, databaseUrl, knex, partner, progress });
+      } finally {
+        await partner.close();
+      }
+    });
+    process.stdout.write(`${reportFloor(figures)}\n`);
+  } finally {
+    await server.stop();
+  }
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`floor bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exitCode = 1;
+  });
+}
