@@ -12,5 +12,5 @@ execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', pat
 const bundler = path.join(root, 'dist', 'worker', 'bundle.js');
 if (existsSync(bundler)) {
   // Only the bundler's own failures reach the terminal; its progress line is noise in every test run.
-  execFileSync(process.execPath, [bundler, path.join(root, 'dist', 'workflow-bundle.js')], { stdio: ['ignore', 'ignore', 'inherit'], cwd: root });
+  execFileSync(process.execPath, [bundler], { stdio: ['ignore', 'ignore', 'inherit'], cwd: root });
 }

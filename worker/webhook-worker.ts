@@ -7,7 +7,8 @@ import type { Logger } from '../lib/logger';
 import { createActivities } from '../activities';
 import { partnerSettings } from '../lib/config';
 import { recordsTaskQueue } from '../workflows/types';
-import { PREBUILT_BUNDLE_PATH, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from './bundle';
+import { PREBUILT_BUNDLE_PATH, PREBUILT_TRACED_BUNDLE_PATH, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from './bundle';
+import { tracingEnabled } from '../lib/tracing';
 import { ensureSearchAttributes, TemporalSetupError } from '../temporal/register-search-attributes';
 import { dataConverterFor } from '../temporal/settings';
 import { connectWithBackoff } from './temporal-connection';
@@ -39,9 +40,13 @@ export interface WebhookWorkerHandle {
 
 export type WorkerState = 'paused' | 'connecting' | 'polling' | 'stopped' | 'refused';
 
-/** The prebuilt bundle of a production build, or the workflow sources (bundled at start, as under tsx). */
-function workflowSource(): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
-  return existsSync(PREBUILT_BUNDLE_PATH) ? { workflowBundle: { codePath: PREBUILT_BUNDLE_PATH } } : { workflowsPath: WORKFLOWS_PATH };
+/**
+ * The prebuilt bundle of a production build (with the tracing interceptors only when tracing is on), or the
+ * workflow sources (bundled at start, as under tsx).
+ */
+function workflowSource(traced: boolean): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  const prebuilt = traced ? PREBUILT_TRACED_BUNDLE_PATH : PREBUILT_BUNDLE_PATH;
+  return existsSync(prebuilt) ? { workflowBundle: { codePath: prebuilt } } : { workflowsPath: WORKFLOWS_PATH };
 }
 
 /**
@@ -63,7 +68,8 @@ export function webhookWorkerOptions(
   });
   const common = { connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config) };
   const { sinks, activityInterceptors } = workerTracing();
-  const source = workflowSource();
+  const traced = tracingEnabled();
+  const source = workflowSource(traced);
   return {
     delivery: {
       ...common,
@@ -73,7 +79,7 @@ export function webhookWorkerOptions(
       activities: { deliverAttempt },
       // workflowModules serves only the unbundled case (tsx): the prebuilt bundle has them already, and the SDK
       // warns at every start when both are given.
-      interceptors: { activity: activityInterceptors, ...(source.workflowsPath && { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] }) },
+      interceptors: { activity: activityInterceptors, ...(source.workflowsPath && traced && { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] }) },
       sinks,
       // Fixed slots: the partner cap holds whatever the load, and workflow tasks are bounded apart from it.
       tuner: {

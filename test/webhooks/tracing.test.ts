@@ -135,7 +135,7 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
       '    worker: RunWorkflow:deliverWebhook',
       '      worker: StartActivity:deliverAttempt',
       '        worker: RunActivity:deliverAttempt',
-      ...attemptSql('POST 200', { final: true }).map((line) => `          ${line}`),
+      ...attemptSql('POST 200').map((line) => `          ${line}`),
       '  api: pg.query:UPDATE webhook_events',
     ];
     const spans = await traceOf(traceId, expected.length);
@@ -170,12 +170,12 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
       '    worker: RunWorkflow:deliverWebhook',
       '      worker: StartActivity:deliverAttempt',
       '        worker: RunActivity:deliverAttempt',
-      ...attemptSql('POST 503', { final: false }).map((line) => `          ${line}`),
+      ...attemptSql('POST 503').map((line) => `          ${line}`),
       '      worker: ValidateUpdate:retryNow',
       '      worker: HandleUpdate:retryNow',
       '      worker: StartActivity:deliverAttempt',
       '        worker: RunActivity:deliverAttempt',
-      ...attemptSql('POST 200', { final: true }).map((line) => `          ${line}`),
+      ...attemptSql('POST 200').map((line) => `          ${line}`),
       '  api: pg.query:UPDATE webhook_events',
     ];
     const spans = await traceOf(traceId, expected.length);
@@ -224,17 +224,12 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
   });
 });
 
-/** The SQL and the POST of one attempt's local activity: claim, POST, then the record in one transaction. */
-function attemptSql(post: string, { final }: { final: boolean }): string[] {
-  return [
-    'worker: pg.query:UPDATE webhook_events',
-    `worker: ${post}`,
-    'worker: pg.query:BEGIN',
-    'worker: pg.query:UPDATE webhook_events',
-    'worker: pg.query:INSERT webhook_attempts',
-    ...(final ? ['worker: pg.query:UPDATE webhook_events'] : []),
-    'worker: pg.query:COMMIT',
-  ];
+/**
+ * The SQL and the POST of one attempt's local activity: claim, POST, then the record in one statement (a
+ * data-modifying CTE that writes the attempt and, when the attempt is the last, the final status).
+ */
+function attemptSql(post: string): string[] {
+  return ['worker: pg.query:UPDATE webhook_events', `worker: ${post}`, 'worker: pg.query:WITH'];
 }
 
 /**
