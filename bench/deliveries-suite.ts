@@ -16,7 +16,7 @@ import {
   CONCURRENCY,
   deliveredHistory,
   EVENT,
-  INTERNAL_API_TOKEN,
+  serviceEnv,
   ownCpuSeconds,
   PARTNER_ACCESS_TOKEN,
   pidProcess,
@@ -74,18 +74,7 @@ export const deliveriesSuite: BenchmarkSuite = {
       const temporal = await startBenchTemporal(executable);
       cleanups.push(() => temporal.stop());
       const { server } = temporal;
-      const env = {
-        DATABASE_URL: databaseUrl,
-        TEMPORAL_ADDRESS: server.address,
-        TEMPORAL_TASK_QUEUE: `bench-deliveries-${randomUUID()}`,
-        INTERNAL_API_TOKEN,
-        PARTNER_ENDPOINT: `${partner.url}/webhooks`,
-        PARTNER_ACCESS_TOKEN,
-        // Out of the way: the benchmark measures the service, not the partner limits.
-        PARTNER_MAX_CONCURRENCY: '200',
-        PARTNER_MAX_PER_SECOND: '100000',
-        LOG_LEVEL: 'warn',
-      };
+      const env = { ...serviceEnv(databaseUrl, partner.url), TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: `bench-deliveries-${randomUUID()}` };
       // Each worker serves /healthz and /metrics on a port of its own: two on the default 3001 collide.
       const spawnWorker = async (nodeArgs: readonly string[] = []) => {
         const worker = spawnService('worker', { ...env, WORKER_HTTP_PORT: String(await findFreePort()) }, nodeArgs);

@@ -22,6 +22,20 @@ export const CONCURRENCY = 32;
 export const WARMUP_WEBHOOKS = 20;
 export const INTERNAL_API_TOKEN = 'bench-internal-api-token-0123456789';
 export const PARTNER_ACCESS_TOKEN = 'bench-partner-access-token';
+
+/**
+ * The service's configuration in every part: the bench database and partner, and the partner limits out of
+ * the way (the benchmark measures the service, not them); warn, since info logs a line per delivery.
+ */
+export const serviceEnv = (databaseUrl: string, partnerUrl: string) => ({
+  DATABASE_URL: databaseUrl,
+  INTERNAL_API_TOKEN,
+  PARTNER_ENDPOINT: `${partnerUrl}/webhooks`,
+  PARTNER_ACCESS_TOKEN,
+  PARTNER_MAX_CONCURRENCY: '200',
+  PARTNER_MAX_PER_SECOND: '100000',
+  LOG_LEVEL: 'warn',
+});
 export const EVENT = candidateNew as WebhookEventInput;
 
 /** A process whose CPU (and, with a pid, peak RSS) each part measures. */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Knex } from 'knex';
 import { request } from 'undici';
 import { findFreePort } from '../db/embedded-postgres';
-import { assertDelivered, deliveredHistory, INTERNAL_API_TOKEN, ownCpuSeconds, PARTNER_ACCESS_TOKEN, pidProcess, runPart, waitUntil, type Rig } from './delivery-part';
+import { assertDelivered, deliveredHistory, ownCpuSeconds, pidProcess, runPart, serviceEnv, waitUntil, type Rig } from './delivery-part';
 import type { PartFigures, ProcessRole } from './deliveries-report';
 import type { FloorRun } from './floor-report';
 import type { PartnerServer } from './partner-server';
@@ -35,18 +35,10 @@ export async function measureService(options: ServiceOptions): Promise<FloorRun>
   let devServer: number | undefined;
   try {
     start = spawnService('start', {
+      ...serviceEnv(options.databaseUrl, partner.url),
       DATA_DIR: dataDir,
-      DATABASE_URL: options.databaseUrl,
       HOST: '127.0.0.1',
       PORT: String(port),
-      INTERNAL_API_TOKEN,
-      PARTNER_ENDPOINT: `${partner.url}/webhooks`,
-      PARTNER_ACCESS_TOKEN,
-      // Out of the way, as in the other parts: the benchmark measures the service, not the partner limits.
-      PARTNER_MAX_CONCURRENCY: '200',
-      PARTNER_MAX_PER_SECOND: '100000',
-      // Info would log a line per delivery (and the start line); warn is what the other parts run with.
-      LOG_LEVEL: 'warn',
       // Whatever this shell names, `start` must run its own dev server.
       TEMPORAL_ADDRESS: undefined,
       TEMPORAL_CONFIG_FILE: undefined,
