@@ -20,6 +20,8 @@ export interface ServiceOptions {
   /** CPU seconds of the PostgreSQL tree, NaN when remote. */
   postgresCpuSeconds(): number;
   progress(message: string): void;
+  /** Node options for `start`, e.g. --cpu-prof (a profiled run is slower: report its profile, not its rate). */
+  readonly nodeArgs?: readonly string[];
 }
 
 /**
@@ -43,7 +45,7 @@ export async function measureService(options: ServiceOptions): Promise<FloorRun>
       TEMPORAL_ADDRESS: undefined,
       TEMPORAL_CONFIG_FILE: undefined,
       TEMPORAL_PROFILE: undefined,
-    });
+    }, options.nodeArgs);
     const apiUrl = `http://127.0.0.1:${port}`;
     const waiting = { services: [start], progress };
     // Migrations, the demo directory import and the dev server come first.

@@ -98,7 +98,8 @@ const envSchema = z.object({
   PARTNER_MAX_CONCURRENCY: positiveInt(1000).default(10),
   PARTNER_MAX_PER_SECOND: positiveInt(100_000).default(50),
   WORKER_HTTP_PORT: positiveInt(65535).default(3001),
-  WORKER_WORKFLOW_TASK_SLOTS: positiveInt(10_000).default(40),
+  /** Unset: PARTNER_MAX_CONCURRENCY + 40 (worker/webhook-worker.ts `workflowTaskSlots`). */
+  WORKER_WORKFLOW_TASK_SLOTS: positiveInt(10_000).optional(),
   WORKER_RECORD_ACTIVITY_SLOTS: positiveInt(10_000).default(10),
   WORKER_MAX_CACHED_WORKFLOWS: positiveInt(1_000_000).optional(),
   API_VERSIONS: z

@@ -83,7 +83,7 @@ export function webhookWorkerOptions(
       sinks,
       // Fixed slots: the partner cap holds whatever the load, and workflow tasks are bounded apart from it.
       tuner: {
-        workflowTaskSlotSupplier: fixedSlots(config.WORKER_WORKFLOW_TASK_SLOTS),
+        workflowTaskSlotSupplier: fixedSlots(workflowTaskSlots(config)),
         localActivityTaskSlotSupplier: fixedSlots(config.PARTNER_MAX_CONCURRENCY),
         activityTaskSlotSupplier: fixedSlots(config.PARTNER_MAX_CONCURRENCY),
         nexusTaskSlotSupplier: fixedSlots(1),
@@ -110,6 +110,17 @@ export function webhookWorkerOptions(
 }
 
 const fixedSlots = (numSlots: number) => ({ type: 'fixed-size' as const, numSlots });
+
+/** Workflow-task slots beyond those the attempts hold: timers firing, updates, queries, completions. */
+export const SHORT_TASK_SLOTS = 40;
+
+/**
+ * A first attempt runs as a local activity inside its workflow task, which holds its slot until the POST is
+ * recorded. So every attempt slot needs a workflow-task slot of its own, plus room for the short tasks: with
+ * fewer, the workflow tasks cap attempts below PARTNER_MAX_CONCURRENCY, and eager starts fall back to the task
+ * queue once the slots are taken.
+ */
+export const workflowTaskSlots = (config: Config): number => config.WORKER_WORKFLOW_TASK_SLOTS ?? config.PARTNER_MAX_CONCURRENCY + SHORT_TASK_SLOTS;
 
 export interface WorkerLoopOptions {
   /** Pause before connecting again after the workers failed. */
