@@ -62,7 +62,7 @@ export function reportFloor(f: FloorFigures): string {
     '',
     'Measured first and side by side in one run, so that the figures share the machine\'s load of the moment. The **bare** workflow is ' +
       'the least a delivery on Temporal costs: bench/bare-workflow/, one workflow that runs one local activity POSTing the same body with the same ' +
-      'headers (undici, 2XX expected) and completes; started with the same four Keyword search attributes as the service\'s start; client and ' +
+      'headers (undici, 2XX expected) and completes; started with the four Keyword search attributes the issue names (the service\'s start now sets three, and upserts WebhookStatus only after a failure); client and ' +
       'worker (SDK defaults) in the bench process on a task queue of its own, on a fresh headless dev server with npm start\'s SQLite settings. ' +
       '**Eager** is the same with `requestEagerStart: true` and the `Client` built on the worker\'s `NativeConnection`. The **service** is the real ' +
       '`partner-service start` (`node dist/cli/main.js start`: API and worker in one process, on the bench PostgreSQL; PARTNER_MAX_CONCURRENCY 200, PARTNER_MAX_PER_SECOND 100000, LOG_LEVEL warn) with a fresh ' +

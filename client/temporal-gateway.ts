@@ -10,7 +10,7 @@ import type { RetryNowResult, WebhookDeliveryStatus } from '../workflows/types';
 import { WebhookConflictError } from './operation-errors';
 import type { PreparedWebhook } from './start-webhook';
 import { companyIdOf } from '../events/company-id';
-import { COMPANY_ID, WEBHOOK_ACTION, WEBHOOK_EVENT_TYPE, WEBHOOK_STATUS } from '../temporal/search-attributes';
+import { COMPANY_ID, WEBHOOK_ACTION, WEBHOOK_EVENT_TYPE } from '../temporal/search-attributes';
 import type { deliverWebhook } from '../workflows/deliver-webhook';
 import { describeError } from '../lib/describe-error';
 import { clientConnectionFailureInWords } from '../temporal/tls-probe';
@@ -227,7 +227,6 @@ export async function startDeliveryWorkflow(client: Client, webhook: PreparedWeb
       typedSearchAttributes: [
         { key: WEBHOOK_EVENT_TYPE, value: event.event_type },
         { key: WEBHOOK_ACTION, value: event.action },
-        { key: WEBHOOK_STATUS, value: 'sending' },
         ...(companyId ? [{ key: COMPANY_ID, value: companyId }] : []),
       ],
       staticSummary: `${event.event_type}/${event.action} ${redeliveryOf ? 'redelivery' : 'webhook'}${companyId ? ` of company ${companyId}` : ''}`,

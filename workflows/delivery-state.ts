@@ -47,8 +47,12 @@ export function trackDelivery(input: DeliverWebhookInput) {
       },
     },
   );
+  /** `WebhookStatus` appears with the first change after the start: a first-try delivery never costs an upsert. */
+  let statusShown = false;
   const enter = (next: DeliveryState) => {
     state = next;
+    if (next === 'delivered' && !statusShown) return;
+    statusShown = true;
     upsertSearchAttributes([{ key: WEBHOOK_STATUS, value: next }]);
   };
   return {

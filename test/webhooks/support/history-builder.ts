@@ -130,7 +130,6 @@ export function startAttributes(input: DeliverWebhookInput, companyId?: string):
   return {
     WebhookEventType: input.event.event_type,
     WebhookAction: input.event.action,
-    WebhookStatus: 'sending',
     ...(companyId ? { CompanyId: companyId } : {}),
   };
 }
@@ -165,7 +164,9 @@ export function buildDeliveryHistory(options: DeliveryHistoryOptions, companyId?
     const records = needsRecord ? [h.scheduleRecord(completed, seq++, 'recordAttempt')] : [];
     if (needsRecord && done) records.push(h.scheduleRecord(completed, seq++, 'recordOutcome'));
     if (done) {
-      h.upsertStatus(completed, result !== 'claim-rejected' && result.succeeded ? 'delivered' : 'failed');
+      const delivered = result !== 'claim-rejected' && result.succeeded;
+      // WebhookStatus appears with the first failure: a first-try delivery completes without an upsert.
+      if (attempt > 1 || !delivered) h.upsertStatus(completed, delivered ? 'delivered' : 'failed');
       if (!records.length) {
         h.add('WORKFLOW_EXECUTION_COMPLETED', { workflowTaskCompletedEventId: completed });
         return { events: h.events };
