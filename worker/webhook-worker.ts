@@ -89,6 +89,9 @@ export function webhookWorkerOptions(
         nexusTaskSlotSupplier: fixedSlots(1),
       },
       ...(config.WORKER_MAX_CACHED_WORKFLOWS !== undefined && { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS }),
+      // Most deliveries are one workflow task on the non-sticky queue, which the SDK's default of 10 pollers at
+      // a 0.2 sticky ratio polls with 2: autoscaling follows the server's backlog instead.
+      workflowTaskPollerBehavior: { type: 'autoscaling' },
       maxTaskQueueActivitiesPerSecond: config.PARTNER_MAX_PER_SECOND,
       // A POST in flight at shutdown may finish rather than cost its attempt.
       shutdownGraceTime: config.PARTNER_TIMEOUT_MS + 5000,

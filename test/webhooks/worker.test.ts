@@ -59,6 +59,7 @@ describe('webhook worker', function () {
       activityTaskSlotSupplier: { type: 'fixed-size', numSlots: 7 },
       nexusTaskSlotSupplier: { type: 'fixed-size', numSlots: 1 },
     });
+    assert.deepEqual(delivery.workflowTaskPollerBehavior, { type: 'autoscaling' });
     assert.equal(delivery.maxCachedWorkflows, 99);
     assert.equal(delivery.maxTaskQueueActivitiesPerSecond, 13);
     assert.equal(delivery.taskQueue, 'webhooks-test');
