@@ -6,14 +6,18 @@ import { installTemporalRuntime } from '../worker/temporal-runtime';
 import { startBenchPostgres, withBenchDatabase } from './bench-postgres';
 import { WARMUP_WEBHOOKS, CONCURRENCY } from './delivery-part';
 import { measureBare } from './floor-bare';
-import { reportFloor, type FloorFigures } from './floor-report';
+import { reportFloor, type FloorFigures, type FloorRound } from './floor-report';
 import { measureService } from './floor-service';
+import { profileStart } from './start-profile';
 import { startPartnerServer, type PartnerServer } from './partner-server';
 import { postmasterPid, treeCpuSeconds } from './proc-stats';
 import { benchTemporalBinary } from './temporal-server';
 
 /** Deliveries per measurement: about 10 s of the bare workflow on this machine. */
 const DELIVERIES = 1_000;
+
+/** Side-by-side rounds: the machine's other load varies from one run to the next (BENCH_FLOOR_ROUNDS, default 3). */
+const ROUNDS = Number(process.env.BENCH_FLOOR_ROUNDS ?? 3);
 
 export interface FloorContext {
   readonly executable: string;
@@ -36,10 +40,17 @@ export async function measureFloor(ctx: FloorContext): Promise<FloorFigures> {
   const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./bare-workflow/workflows'), logger: quietBundler });
   const postmaster = await postmasterPid(ctx.knex);
   const common = { partner, deliveries: DELIVERIES, warmup: WARMUP_WEBHOOKS, progress, postgresCpuSeconds: () => (postmaster === undefined ? NaN : treeCpuSeconds(postmaster)) };
-  const bare = await measureBare({ ...common, executable, workflowBundle, eager: false });
-  const bareEager = await measureBare({ ...common, executable, workflowBundle, eager: true });
-  const service = await measureService({ ...common, databaseUrl: ctx.databaseUrl, knex: ctx.knex });
-  return { concurrency: CONCURRENCY, warmup: WARMUP_WEBHOOKS, bare, bareEager, service };
+  const rounds: FloorRound[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    progress(`deliveries: floor, round ${round} of ${ROUNDS}`);
+    const bare = await measureBare({ ...common, executable, workflowBundle, eager: false });
+    const bareEager = await measureBare({ ...common, executable, workflowBundle, eager: true });
+    const service = await measureService({ ...common, databaseUrl: ctx.databaseUrl, knex: ctx.knex });
+    rounds.push({ bare, bareEager, service });
+  }
+  // Last, so that the profiler's cost touches no rate above; BENCH_CPU_PROF=0 leaves it out.
+  const startProfile = process.env.BENCH_CPU_PROF === '0' ? undefined : await profileStart({ ...common, databaseUrl: ctx.databaseUrl, knex: ctx.knex });
+  return { concurrency: CONCURRENCY, warmup: WARMUP_WEBHOOKS, rounds, startProfile };
 }
 
 /** `npx tsx bench/floor.ts`: the floor table alone, on database bench_floor of the bench PostgreSQL. */
