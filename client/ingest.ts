@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { attachRun, findWebhookByEventId, forgetUnstartedWebhook, insertWebhook } from '../store/webhook-store';
+import { findWebhookByEventId, forgetUnstartedWebhook, insertWebhook, reportStart } from '../store/webhook-store';
 import { prepareWebhook, type PreparedWebhook, type StartedWebhook } from './start-webhook';
 import { TemporalUnavailableError, type TemporalGateway } from './temporal-gateway';
 
@@ -36,8 +36,8 @@ async function claimAndStart(knex: Knex, gateway: TemporalGateway, webhook: Prep
     const existing = await findWebhookByEventId(knex, webhook.eventId);
     if (!existing) return undefined;
     const { runId, ...ids } = existing;
-    if (runId) return { started: false, eventId: ids.eventId, webhookId: ids.webhookId, workflowId: ids.workflowId, runId };
-    // Known but without a run: an earlier start failed or is still under way. Deliver what was stored first.
+    if (ids.startReported && runId) return { started: false, eventId: ids.eventId, webhookId: ids.webhookId, workflowId: ids.workflowId, runId };
+    // Not reported yet: an earlier start failed, was in doubt or is still under way. Deliver what was stored first.
     target = prepareWebhook({ event_id: existing.eventId, ...existing.event }, webhook.input.sendTimeoutMs);
   }
 
@@ -51,6 +51,6 @@ async function claimAndStart(knex: Knex, gateway: TemporalGateway, webhook: Prep
     throw error;
   }
   // The call that records the run is the one that started the delivery, as far as any caller can tell.
-  const started = await attachRun(knex, target.webhookId, runId);
+  const started = await reportStart(knex, target.webhookId, runId);
   return { started, eventId: target.eventId, webhookId: target.webhookId, workflowId: target.workflowId, runId };
 }

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { inParallel } from '../lib/in-parallel';
 import { FINISHED_STATUSES } from '../lib/vocabulary';
 import { findOperableWebhook, findRedeliveryCandidates, type LogPosition, type OperableWebhook, type WebhookFilter } from '../store/webhook-log';
-import { attachRun, findWebhookById, forgetUnstartedWebhook, insertRedelivery, type StoredWebhook } from '../store/webhook-store';
+import { findWebhookById, forgetUnstartedWebhook, insertRedelivery, reportStart, type StoredWebhook } from '../store/webhook-store';
 import { signedLinkDeadlines } from '../events/signed-links';
 import type { RetryNowResult } from '../workflows/types';
 import { redeliveryIds } from './ids';
@@ -104,7 +104,7 @@ async function startRedelivery(knex: Knex, gateway: TemporalGateway, originalId:
   const { event_type, action } = original.event;
   const row = await insertRedelivery(knex, { ...redeliveryIds({ event_type, action, event_id: original.eventId }), originalId, key });
   const done = (runId: string, started: boolean) => ({ webhookId: row.webhookId, workflowId: row.workflowId, runId, redeliveryOf: originalId, started });
-  if (row.runId) return done(row.runId, false);
+  if (row.startReported && row.runId) return done(row.runId, false);
   const event = prepareWebhook({ event_id: original.eventId, ...original.event }, sendTimeoutMs);
   let runId: string;
   try {
@@ -119,7 +119,7 @@ async function startRedelivery(knex: Knex, gateway: TemporalGateway, originalId:
     if (row.created && !outcomeUnknown) await forgetUnstartedWebhook(knex, row.webhookId);
     throw error;
   }
-  return done(runId, await attachRun(knex, row.webhookId, runId));
+  return done(runId, await reportStart(knex, row.webhookId, runId));
 }
 
 /** The key of a bulk redelivery: the same filters make the same key, so a repeated call starts nothing new. */

@@ -43,17 +43,28 @@ export interface StoredWebhook {
   readonly eventId: string;
   readonly workflowId: string;
   readonly runId: string | null;
+  /** A call has answered 202 for it, with its run: a later call answers 200 without asking Temporal. */
+  readonly startReported: boolean;
   readonly event: WebhookEnvelope;
   /** When the service accepted the event; its signed links expire a fixed time after (events/signed-links.ts). */
   readonly acceptedAt: Date;
 }
 
-const storedWebhook = (knex: Knex) => knex('webhook_events').select('id', 'event_id', 'workflow_id', 'run_id', 'body', 'accepted_at');
+const storedWebhook = (knex: Knex) => knex('webhook_events').select('id', 'event_id', 'workflow_id', 'run_id', 'start_reported', 'body', 'accepted_at');
 
 // `body` is a json column: its text, and so its key order, is what the first request stored.
 const asStoredWebhook = (
-  row: { id: string; event_id: string; workflow_id: string; run_id: string | null; body: WebhookEnvelope; accepted_at: Date } | undefined,
-) => row && { webhookId: row.id, eventId: row.event_id, workflowId: row.workflow_id, runId: row.run_id, event: row.body, acceptedAt: row.accepted_at };
+  row: { id: string; event_id: string; workflow_id: string; run_id: string | null; start_reported: boolean; body: WebhookEnvelope; accepted_at: Date } | undefined,
+) =>
+  row && {
+    webhookId: row.id,
+    eventId: row.event_id,
+    workflowId: row.workflow_id,
+    runId: row.run_id,
+    startReported: row.start_reported,
+    event: row.body,
+    acceptedAt: row.accepted_at,
+  };
 
 /** The original webhook of an event id (its redeliveries share the event id). */
 export async function findWebhookByEventId(knex: Knex, eventId: string): Promise<StoredWebhook | undefined> {
@@ -68,6 +79,20 @@ export async function findWebhookById(knex: Knex, webhookId: string): Promise<St
 export async function attachRun(knex: Knex, webhookId: string, runId: string): Promise<boolean> {
   const updated = await knex('webhook_events').where({ id: webhookId }).whereNull('run_id').update({ run_id: runId, updated_at: knex.fn.now() });
   return updated === 1;
+}
+
+/**
+ * Records the run a call started and whether that call is the first to report it, so exactly one call answers
+ * 202 for a webhook: the run id may be there already, written by the worker's claim (eager start hands the
+ * first attempt to the worker before the start call returns) or by the status URL.
+ */
+export async function reportStart(knex: Knex, webhookId: string, runId: string): Promise<boolean> {
+  const rows = await runSql(
+    knex,
+    sql`UPDATE webhook_events SET run_id = COALESCE(run_id, ${runId}), start_reported = true, updated_at = now()
+         WHERE id = ${webhookId} AND NOT start_reported RETURNING id`,
+  );
+  return rows.length === 1;
 }
 
 /** Removes the row of a webhook whose start failed for certain, unless anything was recorded for it since. */
@@ -242,7 +267,10 @@ export interface NewRedelivery {
 }
 
 /** The redelivery of `originalId` under `key`: the one this call wrote, or the one an earlier call did. */
-export async function insertRedelivery(knex: Knex, redelivery: NewRedelivery): Promise<{ webhookId: string; workflowId: string; runId: string | null; created: boolean }> {
+export async function insertRedelivery(
+  knex: Knex,
+  redelivery: NewRedelivery,
+): Promise<{ webhookId: string; workflowId: string; runId: string | null; startReported: boolean; created: boolean }> {
   const { webhookId, workflowId, originalId, key } = redelivery;
   const rows = await runSql<{ id: string }>(
     knex,
@@ -250,10 +278,13 @@ export async function insertRedelivery(knex: Knex, redelivery: NewRedelivery): P
      SELECT ${webhookId}, event_id, event_type, action, company_id, body, accepted_at, ${workflowId}, id, ${key} FROM webhook_events WHERE id = ${originalId}
      ON CONFLICT (redelivery_of, redelivery_key) DO NOTHING RETURNING id`,
   );
-  if (rows.length === 1) return { webhookId, workflowId, runId: null, created: true };
-  const existing = await knex('webhook_events').select('id', 'workflow_id', 'run_id').where({ redelivery_of: originalId, redelivery_key: key }).first();
+  if (rows.length === 1) return { webhookId, workflowId, runId: null, startReported: false, created: true };
+  const existing = await knex('webhook_events')
+    .select('id', 'workflow_id', 'run_id', 'start_reported')
+    .where({ redelivery_of: originalId, redelivery_key: key })
+    .first();
   if (!existing) throw new WebhookRowMissingError(originalId);
-  return { webhookId: existing.id, workflowId: existing.workflow_id, runId: existing.run_id, created: false };
+  return { webhookId: existing.id, workflowId: existing.workflow_id, runId: existing.run_id, startReported: existing.start_reported, created: false };
 }
 
 /** One webhook as the status URL shows it: its row and every recorded attempt, in snake_case JSON. */

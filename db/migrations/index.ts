@@ -11,6 +11,7 @@ import * as listingCounts from './009_listing_counts';
 import * as scimUserIndexes from './010_scim_user_indexes';
 import * as analyzeExpressionIndexes from './011_analyze_expression_indexes';
 import * as signedLinkDeadlines from './012_signed_link_deadlines';
+import * as webhookStartReported from './013_webhook_start_reported';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -31,4 +32,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['010_scim_user_indexes', scimUserIndexes],
   ['011_analyze_expression_indexes', analyzeExpressionIndexes],
   ['012_signed_link_deadlines', signedLinkDeadlines],
+  ['013_webhook_start_reported', webhookStartReported],
 ];
