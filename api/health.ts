@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import { runSql, sql } from '../db/sql';
 import { createRouter } from './router';
 import type { ApiDependencies } from './context';
 
@@ -22,7 +23,7 @@ export function healthRouter({ knex, logger }: ApiDependencies, extraChecks: rea
     const checks: Record<string, string> = {};
     const reasons: string[] = [];
     try {
-      await knex.raw('SELECT 1');
+      await runSql(knex, sql`SELECT 1`);
       checks.database = 'ok';
     } catch (error) {
       logger.warn({ err: error }, 'readiness check: database unavailable');

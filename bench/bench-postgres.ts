@@ -4,6 +4,7 @@ import path from 'node:path';
 import { createKnex, ensureDatabase, type Knex } from '../db/database';
 import { startEmbeddedPostgres } from '../db/embedded-postgres';
 import { migrateLatest } from '../db/migrate';
+import { raw, runSql } from '../db/sql';
 
 /** The PostgreSQL server benchmarks run on: BENCH_DATABASE_URL's, or an embedded one in a temporary directory. */
 export async function startBenchPostgres(): Promise<{ url: string; stop(): Promise<void> }> {
@@ -34,5 +35,22 @@ export async function withBenchDatabase<T>(serverUrl: string, name: string, body
     return await body({ databaseUrl, knex });
   } finally {
     await knex.destroy();
+  }
+}
+
+/**
+ * Runs `body` on a new, empty database of that server and drops it afterwards: for a build of earlier code,
+ * whose `start` migrates it with that code's own migrations.
+ */
+export async function withEmptyDatabase<T>(serverUrl: string, name: string, body: (db: { databaseUrl: string; knex: Knex }) => Promise<T>): Promise<T> {
+  const databaseName = `bench_${name.replace(/\W/g, '_')}_${Date.now().toString(36)}`;
+  const databaseUrl = await ensureDatabase(serverUrl, databaseName);
+  const knex = createKnex(databaseUrl);
+  try {
+    return await body({ databaseUrl, knex });
+  } finally {
+    await knex.destroy();
+    const admin = createKnex(serverUrl, { min: 0, max: 1 });
+    await runSql(admin, raw(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`)).finally(() => admin.destroy());
   }
 }

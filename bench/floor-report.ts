@@ -1,5 +1,6 @@
 import os from 'node:os';
 import type { ActionCounts } from './history-actions';
+import { selfTimeRows } from './cpu-profile';
 import type { StartProfile } from './start-profile';
 
 /** CPU seconds of each process over one measurement. */
@@ -33,6 +34,8 @@ export interface FloorRound {
   readonly bare: FloorRun;
   readonly bareEager: FloorRun;
   readonly service: FloorRun;
+  /** The same `start` measurement on a build of earlier code, when BENCH_BEFORE_ROOT names one. */
+  readonly before?: FloorRun;
 }
 
 export interface FloorFigures {
@@ -42,6 +45,8 @@ export interface FloorFigures {
   readonly rounds: readonly FloorRound[];
   /** `start` once more under --cpu-prof; undefined with BENCH_CPU_PROF=0. */
   readonly startProfile?: StartProfile;
+  /** The earlier code measured beside this one: its checkout (and commit), and its profile. */
+  readonly before?: { readonly label: string; readonly profile?: StartProfile };
 }
 
 /** The issue's goals for the service against the floor. */
@@ -94,6 +99,7 @@ export function reportFloor(f: FloorFigures): string {
       row(`${i + 1}: bare`, round.bare, round),
       row(`${i + 1}: bare, eager start`, round.bareEager, round),
       row(`${i + 1}: service (\`partner-service start\`)`, round.service, round),
+      ...(round.before ? [row(`${i + 1}: service, before (${f.before?.label})`, round.before, round)] : []),
     ]),
     '',
     '| goal | measured (median of the rounds; each round) | |',
@@ -103,7 +109,28 @@ export function reportFloor(f: FloorFigures): string {
       `${verdict(toBare >= GOAL_RATIO)}; with eager start ${verdict(toEager >= GOAL_RATIO)} |`,
     `| ≥ ${GOAL_PER_SECOND} deliveries/s in the single-process \`start\` | ${rate.toFixed(1)}/s (${list(rounds.map((r) => r.service.deliveriesPerSecond), (v) => `${v.toFixed(1)}/s`)}) | ${verdict(rate >= GOAL_PER_SECOND)} |`,
     `| a first-try delivery: ≤ ${GOAL_EVENTS} events and ${GOAL_ACTIONS} actions | ${events} events, ${actions} actions | ${verdict(events <= GOAL_EVENTS && actions <= GOAL_ACTIONS)} |`,
-    ...(f.startProfile ? ['', startProfileTable(f.startProfile, medianService)] : []),
+    ...(f.before ? ['', beforeAfterTable(f)] : []),
+    ...(f.startProfile ? ['', startProfileTable(f.startProfile, medianService, f.before?.profile && { label: f.before.label, profile: f.before.profile, run: medianRun(rounds.map((r) => r.before!)) })] : []),
+  ].join('\n');
+}
+
+/** The run of median rate among `runs`. */
+const medianRun = (runs: readonly FloorRun[]) => [...runs].sort((a, b) => a.deliveriesPerSecond - b.deliveriesPerSecond)[Math.floor((runs.length - 1) / 2)];
+
+/** Before and after: the medians of the rounds' rates and CPU per delivery, and a first try's history. */
+function beforeAfterTable(f: FloorFigures): string {
+  const perDelivery = (runs: readonly FloorRun[], cpu: (c: FloorCpu) => number | undefined) =>
+    median(runs.map((run) => ((cpu(run.cpu) ?? NaN) * 1000) / run.deliveries)).toFixed(2);
+  const line = (label: string, runs: readonly FloorRun[]) =>
+    `| ${label} | ${median(runs.map((r) => r.deliveriesPerSecond)).toFixed(1)}/s | ${runs[0].history.events} | ${runs[0].history.actions} | ` +
+    `${perDelivery(runs, (c) => c.temporal)} | ${perDelivery(runs, (c) => c.worker)} | ${perDelivery(runs, (c) => c.postgres)} | ${perDelivery(runs, (c) => c.bench)} | ${perDelivery(runs, (c) => c.machine)} |`;
+  return [
+    `#### Before and after: \`start\` of ${f.before!.label} against this code, medians of the ${f.rounds.length} rounds`,
+    '',
+    '| code | deliveries/s | events | actions | CPU ms per delivery: Temporal dev server | `start` | PostgreSQL | bench process | whole machine |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    line(`before (${f.before!.label})`, f.rounds.map((r) => r.before!)),
+    line('after (this code)', f.rounds.map((r) => r.service)),
   ].join('\n');
 }
 
@@ -114,8 +141,33 @@ const median = (values: readonly number[]) => {
 };
 
 /** Where the `start` process's CPU goes: the profile's shares, applied to its measured CPU per delivery. */
-function startProfileTable(profile: StartProfile, service: FloorRun): string {
+function startProfileTable(profile: StartProfile, service: FloorRun, before?: { label: string; profile: StartProfile; run: FloorRun }): string {
   const cpuMsPerDelivery = (service.cpu.worker * 1000) / service.deliveries;
+  const msOf = (p: StartProfile, run: FloorRun, category: string) => {
+    const ms = p.shares.find((share) => share.category === category)?.ms ?? 0;
+    return `${((ms / p.busyMs) * 100).toFixed(1)} % | ${((ms / p.busyMs) * ((run.cpu.worker * 1000) / run.deliveries)).toFixed(2)}`;
+  };
+  const frames = (label: string, p: StartProfile) => [
+    '',
+    `The ${p.top.top.length} frames with the most self time, ${label} (all threads, ${(p.top.busyMs / 1000).toFixed(1)} s sampled):`,
+    '',
+    ...selfTimeRows(p.top),
+  ];
+  if (before) {
+    return [
+      `#### Where \`partner-service start\` spends its CPU, before and after (ms per delivery in each code's median round)`,
+      '',
+      `Each code's \`start\` once more under \`node --cpu-prof\`, after the rounds (${profile.deliveries.toLocaleString('en')} deliveries, start-up and warm-up included). ` +
+        'Each sample goes to the first part of the delivery path on its stack (bench/start-profile.ts). The profiler samples wall time on a busy machine, ' +
+        'so the shares are a guide; the ms columns apply them to the CPU per delivery that /proc measured in the unprofiled median round.',
+      '',
+      `| part | share, before (${before.label}) | ≈ ms, before | share, after | ≈ ms, after |`,
+      '|---|---:|---:|---:|---:|',
+      ...profile.shares.map(({ category }) => `| ${category} | ${msOf(before.profile, before.run, category)} | ${msOf(profile, service, category)} |`),
+      ...frames(`before (${before.label})`, before.profile),
+      ...frames('after (this code)', profile),
+    ].join('\n');
+  }
   return [
     `#### Where \`partner-service start\` spends its CPU (${cpuMsPerDelivery.toFixed(1)} ms per delivery in the median round)`,
     '',
@@ -127,5 +179,6 @@ function startProfileTable(profile: StartProfile, service: FloorRun): string {
     '| part | share of sampled | ≈ CPU ms per delivery |',
     '|---|---:|---:|',
     ...profile.shares.map(({ category, ms }) => `| ${category} | ${((ms / profile.busyMs) * 100).toFixed(1)} % | ${((ms / profile.busyMs) * cpuMsPerDelivery).toFixed(2)} |`),
+    ...frames('this code', profile),
   ].join('\n');
 }

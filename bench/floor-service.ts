@@ -22,6 +22,8 @@ export interface ServiceOptions {
   progress(message: string): void;
   /** Node options for `start`, e.g. --cpu-prof (a profiled run is slower: report its profile, not its rate). */
   readonly nodeArgs?: readonly string[];
+  /** A built checkout of earlier code to run instead of this one (BENCH_BEFORE_ROOT); it migrates its own database. */
+  readonly root?: string;
 }
 
 /**
@@ -45,7 +47,7 @@ export async function measureService(options: ServiceOptions): Promise<FloorRun>
       TEMPORAL_ADDRESS: undefined,
       TEMPORAL_CONFIG_FILE: undefined,
       TEMPORAL_PROFILE: undefined,
-    }, options.nodeArgs);
+    }, options.nodeArgs, options.root);
     const apiUrl = `http://127.0.0.1:${port}`;
     const waiting = { services: [start], progress };
     // Migrations, the demo directory import and the dev server come first.

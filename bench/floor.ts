@@ -1,9 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import type { Knex } from 'knex';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { createLogger } from '../lib/logger';
 import { quietBundler } from '../worker/bundle';
 import { installTemporalRuntime } from '../worker/temporal-runtime';
-import { startBenchPostgres, withBenchDatabase } from './bench-postgres';
+import { startBenchPostgres, withBenchDatabase, withEmptyDatabase } from './bench-postgres';
 import { WARMUP_WEBHOOKS, CONCURRENCY } from './delivery-part';
 import { measureBare } from './floor-bare';
 import { reportFloor, type FloorFigures, type FloorRound } from './floor-report';
@@ -18,6 +19,12 @@ const DELIVERIES = 1_000;
 
 /** Side-by-side rounds: the machine's other load varies from one run to the next (BENCH_FLOOR_ROUNDS, default 3). */
 const ROUNDS = Number(process.env.BENCH_FLOOR_ROUNDS ?? 3);
+
+/**
+ * A built checkout of earlier code (`git worktree add DIR REV`, `npm ci` there, and its Temporal binaries), whose
+ * `start` each round also measures, and profiles, beside this code's: before and after, in one run.
+ */
+const BEFORE_ROOT = process.env.BENCH_BEFORE_ROOT;
 
 export interface FloorContext {
   readonly executable: string;
@@ -46,11 +53,23 @@ export async function measureFloor(ctx: FloorContext): Promise<FloorFigures> {
     const bare = await measureBare({ ...common, executable, workflowBundle, eager: false });
     const bareEager = await measureBare({ ...common, executable, workflowBundle, eager: true });
     const service = await measureService({ ...common, databaseUrl: ctx.databaseUrl, knex: ctx.knex });
-    rounds.push({ bare, bareEager, service });
+    const before = BEFORE_ROOT && (await withEmptyDatabase(ctx.databaseUrl, 'floor_before', (db) => measureService({ ...common, ...db, root: BEFORE_ROOT })));
+    rounds.push({ bare, bareEager, service, ...(before && { before }) });
   }
   // Last, so that the profiler's cost touches no rate above; BENCH_CPU_PROF=0 leaves it out.
-  const startProfile = process.env.BENCH_CPU_PROF === '0' ? undefined : await profileStart({ ...common, databaseUrl: ctx.databaseUrl, knex: ctx.knex });
-  return { concurrency: CONCURRENCY, warmup: WARMUP_WEBHOOKS, rounds, startProfile };
+  const profiled = process.env.BENCH_CPU_PROF !== '0';
+  const startProfile = profiled ? await profileStart({ ...common, databaseUrl: ctx.databaseUrl, knex: ctx.knex }) : undefined;
+  const beforeProfile = profiled && BEFORE_ROOT ? await withEmptyDatabase(ctx.databaseUrl, 'floor_before', (db) => profileStart({ ...common, ...db, root: BEFORE_ROOT })) : undefined;
+  return { concurrency: CONCURRENCY, warmup: WARMUP_WEBHOOKS, rounds, startProfile, ...(BEFORE_ROOT && { before: { label: checkoutLabel(BEFORE_ROOT), profile: beforeProfile } }) };
+}
+
+/** The commit a checkout is at, for the report; its path when it is no git checkout. */
+function checkoutLabel(root: string): string {
+  try {
+    return `commit ${execFileSync('git', ['-C', root, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim()}`;
+  } catch {
+    return root;
+  }
 }
 
 /** `npx tsx bench/floor.ts`: the floor table alone, on database bench_floor of the bench PostgreSQL. */

@@ -17,10 +17,11 @@ export interface ServiceProcess {
 
 /**
  * Runs `node dist/cli/main.js <command>` (the real `partner-service` program) as its own process; `nodeArgs`
- * go to node before the script (e.g. --cpu-prof).
+ * go to node before the script (e.g. --cpu-prof). `root` is another built checkout's, to measure earlier code.
  */
-export function spawnService(command: 'api' | 'worker' | 'start', env: NodeJS.ProcessEnv, nodeArgs: readonly string[] = []): ServiceProcess {
-  const child = spawn(process.execPath, [...nodeArgs, CLI, command], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+export function spawnService(command: 'api' | 'worker' | 'start', env: NodeJS.ProcessEnv, nodeArgs: readonly string[] = [], root = ROOT): ServiceProcess {
+  const cli = root === ROOT ? CLI : path.join(root, 'dist', 'cli', 'main.js');
+  const child = spawn(process.execPath, [...nodeArgs, cli, command], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   // The worker warns once per failed attempt (thousands in a run): pass on only errors, keep a tail for a crash.
   let tail: string[] = [];
   createInterface({ input: child.stdout! }).on('line', (line) => {

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { npmPackageOf, sampledShares, type ProfileSample } from './cpu-profile';
+import { npmPackageOf, sampledShares, topSelfTime, type ProfileSample, type SelfTimeProfile } from './cpu-profile';
 import { measureService, type ServiceOptions } from './floor-service';
 
 /** Where `partner-service start` spends its sampled time, by part of the delivery path. */
@@ -9,7 +9,11 @@ export interface StartProfile {
   readonly deliveries: number;
   readonly busyMs: number;
   readonly shares: ReadonlyArray<{ category: string; ms: number }>;
+  /** The frames with the most self time, threads added together. */
+  readonly top: SelfTimeProfile;
 }
+
+const TOP_FRAMES = 12;
 
 const POSTGRES_PACKAGES = new Set(['knex', 'pg', 'pg-protocol', 'pg-pool', 'tarn']);
 const HTTP_PACKAGES = new Set(['koa', '@koa/router', '@hapi/bourne', 'zod', 'raw-body', 'co-body']);
@@ -45,7 +49,7 @@ export async function profileStart(options: Omit<ServiceOptions, 'nodeArgs'>): P
   const dir = await mkdtemp(path.join(os.tmpdir(), 'pis-bench-start-prof-'));
   try {
     const run = await measureService({ ...options, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
-    return { deliveries: run.deliveries, ...(await sampledShares(dir, partOf)) };
+    return { deliveries: run.deliveries, ...(await sampledShares(dir, partOf)), top: await topSelfTime(dir, TOP_FRAMES) };
   } finally {
     if (process.env.KEEP_CPU_PROFILE) process.stderr.write(`cpu profile kept in ${dir}\n`);
     else await rm(dir, { recursive: true, force: true });
