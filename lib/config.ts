@@ -102,6 +102,15 @@ const envSchema = z.object({
   WORKER_WORKFLOW_TASK_SLOTS: positiveInt(10_000).optional(),
   WORKER_RECORD_ACTIVITY_SLOTS: positiveInt(10_000).default(10),
   WORKER_MAX_CACHED_WORKFLOWS: positiveInt(1_000_000).optional(),
+  /** Set: the workers poll as this build of WORKER_DEPLOYMENT_NAME, each run pinned to its build (docs/webhooks.md). */
+  WORKER_BUILD_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, { message: 'must be 1 to 128 of A-Z a-z 0-9 . _ - (an image tag or a git SHA)' })
+    .optional(),
+  WORKER_DEPLOYMENT_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/, { message: 'must be 1 to 128 of A-Z a-z 0-9 _ -' })
+    .default('partner-webhooks'),
   API_VERSIONS: z
     .string()
     .transform((s) => s.split(',').map((v) => v.trim()).filter(Boolean))

@@ -66,7 +66,7 @@ export function webhookWorkerOptions(
     logger: logger.child({ component: 'webhook-activities' }),
     draining,
   });
-  const common = { connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config) };
+  const common = { connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config), ...deploymentOptions(config) };
   const { sinks, activityInterceptors } = workerTracing();
   const traced = tracingEnabled();
   const source = workflowSource(traced);
@@ -113,6 +113,22 @@ export function webhookWorkerOptions(
 }
 
 const fixedSlots = (numSlots: number) => ({ type: 'fixed-size' as const, numSlots });
+
+/**
+ * With WORKER_BUILD_ID, both workers poll as one Worker Deployment Version, so the records queue moves with
+ * the build too, and every run stays pinned to the build it started on: a new workflow shape ships without
+ * `patched()` while the old build drains (docs/webhooks.md). Without it they are unversioned.
+ */
+export function deploymentOptions(config: Config): Pick<WorkerOptions, 'workerDeploymentOptions'> {
+  if (config.WORKER_BUILD_ID === undefined) return {};
+  return {
+    workerDeploymentOptions: {
+      useWorkerVersioning: true,
+      version: { deploymentName: config.WORKER_DEPLOYMENT_NAME, buildId: config.WORKER_BUILD_ID },
+      defaultVersioningBehavior: 'PINNED',
+    },
+  };
+}
 
 /** Workflow-task slots beyond those the attempts hold: timers firing, updates, queries, completions. */
 export const SHORT_TASK_SLOTS = 40;
@@ -162,9 +178,12 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
         // On stop, attempts still waiting for a slot start no POST: only those in flight finish.
         const options = webhookWorkerOptions(deps, connection, abort.signal);
         const workers = await createWorkers([options.delivery, options.records]);
+        const version = options.delivery.workerDeploymentOptions?.version;
         logger.info(
-          { taskQueues: [options.delivery.taskQueue, options.records.taskQueue], namespace: config.temporal.namespace },
-          'webhook worker polling',
+          { taskQueues: [options.delivery.taskQueue, options.records.taskQueue], namespace: config.temporal.namespace, ...(version && { deploymentVersion: version }) },
+          version
+            ? `webhook worker polling as ${version.deploymentName}:${version.buildId}: it runs the deliveries pinned to this build, and new ones once this build is the deployment's current version`
+            : 'webhook worker polling',
         );
         state = 'polling';
         polling = connection;

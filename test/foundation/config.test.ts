@@ -48,6 +48,8 @@ describe('configuration', () => {
     [{ PAYLOAD_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32).toString('base64')} k1:${Buffer.alloc(32, 1).toString('base64')}` }, 'Invalid configuration: PAYLOAD_ENCRYPTION_KEYS must not repeat a key id'],
     [{ CODEC_AUTH_TOKEN: 'short' }, 'Invalid configuration: CODEC_AUTH_TOKEN must be at least 16 characters long'],
     [{ CODEC_AUTH_TOKEN: 'codec/token?0123456789' }, 'Invalid configuration: CODEC_AUTH_TOKEN must contain only letters, digits and . _ ~ - (it goes into a URL path)'],
+    [{ WORKER_BUILD_ID: 'b1:latest' }, 'Invalid configuration: WORKER_BUILD_ID must be 1 to 128 of A-Z a-z 0-9 . _ - (an image tag or a git SHA)'],
+    [{ WORKER_DEPLOYMENT_NAME: 'partner.webhooks' }, 'Invalid configuration: WORKER_DEPLOYMENT_NAME must be 1 to 128 of A-Z a-z 0-9 _ -'],
     [{ CODEC_CORS_ORIGINS: 'http://ui.example/path' }, 'Invalid configuration: CODEC_CORS_ORIGINS must be origins such as https://temporal.example.com (scheme, host, optional port; no path), separated by commas or spaces'],
   ];
   for (const [env, message] of invalid) {
