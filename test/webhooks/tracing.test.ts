@@ -249,7 +249,9 @@ function label(span: ReceivedSpan): string {
   const where = span.service === API_SERVICE ? 'api' : span.service === WORKER_SERVICE ? 'worker' : span.service;
   let name = span.name;
   if (name.startsWith('pg.query:')) {
-    const table = /(?:into|update|from)\s+"(\w+)"/i.exec(String(span.attributes['db.statement']))?.[1];
+    // knex's builder quotes the table; db/sql's runner does not, where a statement starts with its verb (a WITH keeps its verb only).
+    const statement = String(span.attributes['db.statement']);
+    const table = (/(?:into|update|from)\s+"(\w+)"/i.exec(statement) ?? /^\s*(?:insert\s+into|update|delete\s+from)\s+(\w+)/i.exec(statement))?.[1];
     name = `${name.replace(` ${span.attributes['db.name']}`, '')}${table ? ` ${table}` : ''}`;
   } else if (name === 'POST') {
     name = `POST ${span.attributes['http.response.status_code']}`;

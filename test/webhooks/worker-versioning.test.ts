@@ -95,21 +95,37 @@ describe('worker versioning (WORKER_BUILD_ID)', function () {
 
   const statusOf = async (webhookId: string) => (await db.knex('webhook_events').where({ id: webhookId }).first('status')).status as string;
 
+  /**
+   * The run's versioning, once a workflow task has completed: the attempt's rows are written inside the task, so
+   * they can be seen before the server has recorded which build completed it.
+   */
   const versioningOf = async (workflowId: string) => {
-    const { raw } = await client.workflow.getHandle(workflowId).describe();
-    const info = raw.workflowExecutionInfo?.versioningInfo;
+    const read = async () => (await client.workflow.getHandle(workflowId).describe()).raw.workflowExecutionInfo?.versioningInfo;
+    await eventually(`the versioning of ${workflowId}`, async () => Boolean((await read())?.deploymentVersion), 10_000);
+    const info = await read();
     return { behavior: info?.behavior, deployment: info?.deploymentVersion?.deploymentName, buildId: info?.deploymentVersion?.buildId };
   };
 
-  /** The build of every worker that completed a workflow task of the run. */
+  /** The build of every worker that completed a workflow task of the run, once the run has completed. */
   const buildsThatRan = async (workflowId: string) => {
+    await client.workflow.getHandle(workflowId).result();
     const history = await client.workflow.getHandle(workflowId).fetchHistory();
     return [...new Set((history.events ?? []).flatMap((e) => (e.workflowTaskCompletedEventAttributes ? [e.workflowTaskCompletedEventAttributes.deploymentVersion?.buildId] : [])))];
   };
 
-  it('pins a delivery to the build it started on, through a newer current build and a retry-now, and starts new ones on the current build', async () => {
+  it('takes no new delivery until its build is the current version, then runs it pinned to that build', async () => {
     await startBuild('b1');
+    const early = await deliver(`job-${randomUUID()}`);
+    assert.equal(early.started, true);
+    // The start is accepted; the delivery waits in Temporal, its first workflow task scheduled for no poller.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    assert.equal((await db.knex('webhook_attempts').where({ webhook_id: early.webhookId })).length, 0);
     await setCurrent('b1');
+    await eventually('the held delivery delivered once b1 is current', async () => (await statusOf(early.webhookId)) === 'delivered');
+    assert.deepEqual(await versioningOf(early.workflowId), { behavior: VersioningBehavior.VERSIONING_BEHAVIOR_PINNED, deployment: DEPLOYMENT, buildId: 'b1' });
+  });
+
+  it('pins a delivery to the build it started on, through a newer current build and a retry-now, and starts new ones on the current build', async () => {
     const waitingJob = `job-${randomUUID()}`;
     failFirst.add(waitingJob);
     const onB1 = await deliver(waitingJob);
