@@ -26,6 +26,12 @@ function webhookEventRow(webhook: NewWebhook) {
   };
 }
 
+/**
+ * The row a worker writes for a workflow another Temporal client started (`startWebhook`): that client was told
+ * of the start, so no call of the API may answer 202 for it.
+ */
+const rowStartedElsewhere = (webhook: NewWebhook) => ({ ...webhookEventRow(webhook), start_reported: true });
+
 /** Claims the row of a new webhook; false when its event_id (or the webhook id derived from it) is known. */
 export async function insertWebhook(knex: Knex, webhook: NewWebhook): Promise<boolean> {
   const inserted = await knex('webhook_events')
@@ -128,7 +134,7 @@ function runIds(knex: Knex, webhook: WebhookRef) {
 async function ensureWebhookRow(trx: Knex.Transaction, webhook: WebhookRef): Promise<void> {
   const ids = runIds(trx, webhook);
   if (webhook.event) {
-    await trx('webhook_events').insert(webhookEventRow({ ...webhook, event: webhook.event })).onConflict('id').merge(ids);
+    await trx('webhook_events').insert(rowStartedElsewhere({ ...webhook, event: webhook.event })).onConflict('id').merge(ids);
     return;
   }
   const updated = await trx('webhook_events').where({ id: webhook.webhookId }).update(ids);
@@ -229,7 +235,7 @@ export async function claimAttempt(knex: Knex, webhook: WebhookRef, attempt: num
   const claim = { claimed_attempt: attempt, ...runIds(knex, webhook) };
   const claimed = webhook.event
     ? await knex('webhook_events')
-        .insert({ ...webhookEventRow({ ...webhook, event: webhook.event }), claimed_attempt: attempt })
+        .insert({ ...rowStartedElsewhere({ ...webhook, event: webhook.event }), claimed_attempt: attempt })
         .onConflict('id')
         .merge(claim)
         .where('webhook_events.claimed_attempt', '<', attempt)

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startApiServer, type ApiServer } from '../../api/server';
+import { startWebhook } from '../../client/start-webhook';
 import type { TemporalGateway } from '../../client/temporal-gateway';
 import { redeliverMatching, redeliverWebhook } from '../../client/webhook-operations';
 import { createLogger } from '../../lib/logger';
@@ -55,6 +56,21 @@ describe('a start the worker overtakes', function () {
     const again = await post(event);
     assert.equal(again.status, 200);
     assert.deepEqual(await again.json(), body);
+  });
+
+  it('answers 200 for an event another Temporal client started with startWebhook: the worker wrote its row, and no call started it', async () => {
+    const event = { ...jobNew, event_id: `race-${randomUUID()}` };
+    const started = await startWebhook(stack.client, event, { taskQueue: stack.config.TEMPORAL_TASK_QUEUE, sendTimeoutMs: 2000 });
+    await eventually('the worker to write the row', async () => (await runIdOfRow(started.workflowId)) === started.runId);
+    const repeat = await post(event);
+    assert.equal(repeat.status, 200);
+    assert.deepEqual(await repeat.json(), {
+      webhook_id: started.webhookId,
+      event_id: started.eventId,
+      workflow_id: started.workflowId,
+      run_id: started.runId,
+      status_url: `${api.url}/internal/v1/webhooks/${started.webhookId}`,
+    });
   });
 
   it('counts a redelivery the worker claimed first as started, once', async () => {
