@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startApiServer, type ApiServer } from '../../api/server';
 import { startWebhook } from '../../client/start-webhook';
+import type { WebhookEventInput } from '../../events/envelope';
 import type { TemporalGateway } from '../../client/temporal-gateway';
 import { redeliverMatching, redeliverWebhook } from '../../client/webhook-operations';
 import { createLogger } from '../../lib/logger';
@@ -60,7 +61,7 @@ describe('a start the worker overtakes', function () {
 
   it('answers 200 for an event another Temporal client started with startWebhook: the worker wrote its row, and no call started it', async () => {
     const event = { ...jobNew, event_id: `race-${randomUUID()}` };
-    const started = await startWebhook(stack.client, event, { taskQueue: stack.config.TEMPORAL_TASK_QUEUE, sendTimeoutMs: 2000 });
+    const started = await startWebhook(stack.client, event as WebhookEventInput, { taskQueue: stack.config.TEMPORAL_TASK_QUEUE, sendTimeoutMs: 2000 });
     await eventually('the worker to write the row', async () => (await runIdOfRow(started.workflowId)) === started.runId);
     const repeat = await post(event);
     assert.equal(repeat.status, 200);

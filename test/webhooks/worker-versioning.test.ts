@@ -18,7 +18,7 @@ import { eventually } from '../support/eventually';
 import { startTestDevServer, startTestWorker, type TestWorker } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from './support/partner-server';
 
-const { VersioningBehavior } = temporal.api.enums.v1;
+const { RoutingConfigUpdateState, VersioningBehavior } = temporal.api.enums.v1;
 const DEPLOYMENT = 'partner-webhooks-test';
 
 describe('worker versioning (WORKER_BUILD_ID)', function () {
@@ -76,7 +76,10 @@ describe('worker versioning (WORKER_BUILD_ID)', function () {
     return config;
   }
 
-  /** `temporal worker deployment set-current-version`, retried until the server knows the build's task queues. */
+  /**
+   * `temporal worker deployment set-current-version`, retried until the server knows the build's task queues,
+   * then until the new routing has reached every task queue: before that, a new run may still go to the old build.
+   */
   async function setCurrent(buildId: string): Promise<void> {
     await eventually(`build ${buildId} to become current`, async () => {
       try {
@@ -85,6 +88,13 @@ describe('worker versioning (WORKER_BUILD_ID)', function () {
       } catch {
         return false;
       }
+    }, 30_000);
+    await eventually(`the routing to build ${buildId} to propagate`, async () => {
+      const { workerDeploymentInfo: info } = await connection.workflowService.describeWorkerDeployment({ namespace: 'default', deploymentName: DEPLOYMENT });
+      return (
+        info?.routingConfig?.currentDeploymentVersion?.buildId === buildId &&
+        info.routingConfigUpdateState === RoutingConfigUpdateState.ROUTING_CONFIG_UPDATE_STATE_COMPLETED
+      );
     }, 30_000);
   }
 
