@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -51,6 +52,6 @@ export async function withEmptyDatabase<T>(serverUrl: string, name: string, body
   } finally {
     await knex.destroy();
     const admin = createKnex(serverUrl, { min: 0, max: 1 });
-    await runSql(admin, raw(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`)).finally(() => admin.destroy());
+    await runSql(admin, raw(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(databaseName)} WITH (FORCE)`)).finally(() => admin.destroy());
   }
 }
