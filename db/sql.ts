@@ -8,6 +8,8 @@ import type { Knex } from 'knex';
 export interface SqlFragment {
   readonly sql: string;
   readonly bindings: readonly SqlValue[];
+  /** Set by `prepared`: the name the statement is parsed and planned under, once per connection. */
+  readonly name?: string;
 }
 
 /** What a placeholder binds: pg sends arrays as PostgreSQL arrays and null as NULL. */
@@ -45,6 +47,13 @@ export function joinSql(fragments: readonly SqlFragment[], separator: string): S
   };
 }
 
+/**
+ * A statement PostgreSQL parses and plans once per pooled connection and then runs by name: for the few that
+ * every delivery runs. A name stands for one SQL text (pg refuses a name reused for another), so a statement
+ * with variants takes a name per variant. Statements whose text follows the request (filters) stay unnamed.
+ */
+export const prepared = (name: string, statement: SqlFragment): SqlFragment => ({ ...statement, name });
+
 /** `?` placeholders as pg's `$n`: the engine's SQL text holds no other `?` (values are always bound). */
 export const positionalSql = (sql: string): string => {
   let position = 0;
@@ -53,7 +62,10 @@ export const positionalSql = (sql: string): string => {
 
 /** The part of a pg client the runner calls: the callback form of `query`. */
 interface PgClient {
-  query(text: string, values: readonly unknown[], callback: (error: Error | null, result: { rows: unknown[] }) => void): void;
+  query(
+    config: { readonly name?: string; readonly text: string; readonly values: readonly unknown[] },
+    callback: (error: Error | null, result: { rows: unknown[] }) => void,
+  ): void;
 }
 
 /**
@@ -68,7 +80,8 @@ export async function runSql<Row>(knex: Knex, query: SqlFragment): Promise<Row[]
     // Knex's 'query' event still fires, for whoever watches the SQL (tests, debugging).
     if (knex.listenerCount('query')) knex.emit('query', { sql: query.sql, bindings: query.bindings });
     return await new Promise<Row[]>((resolve, reject) => {
-      client.query(positionalSql(query.sql), query.bindings, (error, result) => (error ? reject(error) : resolve(result.rows as Row[])));
+      const statement = { name: query.name, text: positionalSql(query.sql), values: query.bindings };
+      client.query(statement, (error, result) => (error ? reject(error) : resolve(result.rows as Row[])));
     });
   } finally {
     await knex.client.releaseConnection(client);

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { raw, runSql, sql } from '../db/sql';
+import { prepared, raw, runSql, sql } from '../db/sql';
 import { companyIdOf } from '../events/company-id';
 import { envelopeBody, type WebhookEnvelope } from '../events/envelope';
 import type { AttemptOutcome, RecordAttemptInput, RecordOutcomeInput, StoppedStatus, WebhookRef } from '../workflows/types';
@@ -34,12 +34,17 @@ const rowStartedElsewhere = (webhook: NewWebhook) => ({ ...webhookEventRow(webho
 
 /** Claims the row of a new webhook; false when its event_id (or the webhook id derived from it) is known. */
 export async function insertWebhook(knex: Knex, webhook: NewWebhook): Promise<boolean> {
-  const inserted = await knex('webhook_events')
-    .insert(webhookEventRow(webhook))
+  const row = webhookEventRow(webhook);
+  const inserted = await runSql(
+    knex,
     // No conflict target: webhook_id derives from event_id, so a concurrent twin can clash on either key.
-    .onConflict()
-    .ignore()
-    .returning('id');
+    prepared(
+      'insert-webhook',
+      sql`INSERT INTO webhook_events (id, event_id, event_type, action, company_id, body, workflow_id, run_id, is_test)
+          VALUES (${row.id}, ${row.event_id}, ${row.event_type}, ${row.action}, ${row.company_id}, ${row.body}, ${row.workflow_id}, ${row.run_id}, ${row.is_test})
+          ON CONFLICT DO NOTHING RETURNING id`,
+    ),
+  );
   return inserted.length === 1;
 }
 
@@ -95,8 +100,11 @@ export async function attachRun(knex: Knex, webhookId: string, runId: string): P
 export async function reportStart(knex: Knex, webhookId: string, runId: string): Promise<boolean> {
   const rows = await runSql(
     knex,
-    sql`UPDATE webhook_events SET run_id = COALESCE(run_id, ${runId}), start_reported = true, updated_at = now()
-         WHERE id = ${webhookId} AND NOT start_reported RETURNING id`,
+    prepared(
+      'report-start',
+      sql`UPDATE webhook_events SET run_id = COALESCE(run_id, ${runId}), start_reported = true, updated_at = now()
+           WHERE id = ${webhookId} AND NOT start_reported RETURNING id`,
+    ),
   );
   return rows.length === 1;
 }
@@ -187,7 +195,9 @@ async function storeAttemptOfStoredRow(knex: Knex, { webhook, attempt }: RecordA
   const finishing = finish ? sql`, status = ${finish.status}, finished_at = COALESCE(finished_at, ${finish.finishedAt}::timestamptz)` : raw('');
   const [{ found }] = await runSql<{ found: number }>(
     knex,
-    sql`WITH row AS (
+    prepared(
+      finish ? 'record-attempt-and-finish' : 'record-attempt',
+      sql`WITH row AS (
       UPDATE webhook_events
          SET workflow_id = COALESCE(workflow_id, ${webhook.workflowId}), run_id = COALESCE(run_id, ${webhook.runId}), updated_at = now()${finishing}
        WHERE id = ${webhook.webhookId}
@@ -202,6 +212,7 @@ async function storeAttemptOfStoredRow(knex: Knex, { webhook, attempt }: RecordA
       ON CONFLICT (webhook_id, attempt) DO NOTHING
     )
     SELECT count(*)::int AS found FROM row`,
+    ),
   );
   if (found === 0) throw new WebhookRowMissingError(webhook.webhookId);
 }
@@ -232,15 +243,24 @@ export type AttemptClaim = { readonly kind: 'claimed'; readonly acceptedAt: Date
  * recorded outcome, or else treats the attempt as lost, since its POST may have reached the partner.
  */
 export async function claimAttempt(knex: Knex, webhook: WebhookRef, attempt: number): Promise<AttemptClaim> {
-  const claim = { claimed_attempt: attempt, ...runIds(knex, webhook) };
-  const claimed = webhook.event
+  const claimed: { accepted_at: Date }[] = webhook.event
     ? await knex('webhook_events')
         .insert({ ...rowStartedElsewhere({ ...webhook, event: webhook.event }), claimed_attempt: attempt })
         .onConflict('id')
-        .merge(claim)
+        .merge({ claimed_attempt: attempt, ...runIds(knex, webhook) })
         .where('webhook_events.claimed_attempt', '<', attempt)
         .returning('accepted_at')
-    : await knex('webhook_events').where({ id: webhook.webhookId }).where('claimed_attempt', '<', attempt).update(claim).returning('accepted_at');
+    : await runSql(
+        knex,
+        prepared(
+          'claim-attempt',
+          sql`UPDATE webhook_events
+                 SET claimed_attempt = ${attempt}, workflow_id = COALESCE(workflow_id, ${webhook.workflowId}),
+                     run_id = COALESCE(run_id, ${webhook.runId}), updated_at = now()
+               WHERE id = ${webhook.webhookId} AND claimed_attempt < ${attempt}
+              RETURNING accepted_at`,
+        ),
+      );
   if (claimed.length === 1) return { kind: 'claimed', acceptedAt: claimed[0].accepted_at };
   const row = await knex('webhook_events').select('id').where({ id: webhook.webhookId }).first();
   if (!row) throw new WebhookRowMissingError(webhook.webhookId);

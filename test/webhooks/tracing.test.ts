@@ -130,13 +130,13 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
 
     const expected = [
       'api: POST /internal/v1/webhooks',
-      '  api: pg.query:INSERT webhook_events',
+      '  api: pg.query:insert-webhook',
       '  api: StartWorkflow:deliverWebhook',
       '    worker: RunWorkflow:deliverWebhook',
       '      worker: StartActivity:deliverAttempt',
       '        worker: RunActivity:deliverAttempt',
-      ...attemptSql('POST 200').map((line) => `          ${line}`),
-      '  api: pg.query:UPDATE webhook_events',
+      ...attemptSql('POST 200', 'record-attempt-and-finish').map((line) => `          ${line}`),
+      '  api: pg.query:report-start',
     ];
     const spans = await traceOf(traceId, expected.length);
     assertTree(spans, callerSpanId, expected);
@@ -165,18 +165,18 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
     // workflow time: they are in the order they ended.
     const expected = [
       'api: POST /internal/v1/webhooks',
-      '  api: pg.query:INSERT webhook_events',
+      '  api: pg.query:insert-webhook',
       '  api: StartWorkflow:deliverWebhook',
       '    worker: RunWorkflow:deliverWebhook',
       '      worker: StartActivity:deliverAttempt',
       '        worker: RunActivity:deliverAttempt',
-      ...attemptSql('POST 503').map((line) => `          ${line}`),
+      ...attemptSql('POST 503', 'record-attempt').map((line) => `          ${line}`),
       '      worker: ValidateUpdate:retryNow',
       '      worker: HandleUpdate:retryNow',
       '      worker: StartActivity:deliverAttempt',
       '        worker: RunActivity:deliverAttempt',
-      ...attemptSql('POST 200').map((line) => `          ${line}`),
-      '  api: pg.query:UPDATE webhook_events',
+      ...attemptSql('POST 200', 'record-attempt-and-finish').map((line) => `          ${line}`),
+      '  api: pg.query:report-start',
     ];
     const spans = await traceOf(traceId, expected.length);
     assertTree(spans, callerSpanId, expected);
@@ -226,10 +226,10 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
 
 /**
  * The SQL and the POST of one attempt's local activity: claim, POST, then the record in one statement (a
- * data-modifying CTE that writes the attempt and, when the attempt is the last, the final status).
+ * data-modifying CTE that writes the attempt and, when the attempt ends the delivery, the final status).
  */
-function attemptSql(post: string): string[] {
-  return ['worker: pg.query:UPDATE webhook_events', `worker: ${post}`, 'worker: pg.query:WITH'];
+function attemptSql(post: string, record: 'record-attempt' | 'record-attempt-and-finish'): string[] {
+  return ['worker: pg.query:claim-attempt', `worker: ${post}`, `worker: pg.query:${record}`];
 }
 
 /**
@@ -244,11 +244,14 @@ function render(spans: readonly ReceivedSpan[], parentSpanId: string, depth = 0)
     .flatMap((s) => [`${'  '.repeat(depth)}${label(s)}`, ...render(spans, s.spanId, depth + 1)]);
 }
 
-/** `api:` or `worker:` by service name; a pg span by its verb and table, the POST with its status. */
+/** `api:` or `worker:` by service name; a pg span by its statement's name, or else its verb and table, the POST with its status. */
 function label(span: ReceivedSpan): string {
   const where = span.service === API_SERVICE ? 'api' : span.service === WORKER_SERVICE ? 'worker' : span.service;
   let name = span.name;
-  if (name.startsWith('pg.query:')) {
+  if (name.startsWith('pg.query:') && span.attributes['db.postgresql.plan']) {
+    // A prepared statement (db/sql's `prepared`) is named by its name.
+    name = `pg.query:${span.attributes['db.postgresql.plan']}`;
+  } else if (name.startsWith('pg.query:')) {
     // knex's builder quotes the table; db/sql's runner does not, where a statement starts with its verb (a WITH keeps its verb only).
     const statement = String(span.attributes['db.statement']);
     const table = (/(?:into|update|from)\s+"(\w+)"/i.exec(statement) ?? /^\s*(?:insert\s+into|update|delete\s+from)\s+(\w+)/i.exec(statement))?.[1];
