@@ -178,7 +178,7 @@ function startProfileTable(profile: StartProfile, service: FloorRun, before?: { 
     '',
     '| part | share of sampled | ≈ CPU ms per delivery |',
     '|---|---:|---:|',
-    ...profile.shares.map(({ category, ms }) => `| ${category} | ${((ms / profile.busyMs) * 100).toFixed(1)} % | ${((ms / profile.busyMs) * cpuMsPerDelivery).toFixed(2)} |`),
+    ...profile.shares.map(({ category }) => `| ${category} | ${msOf(profile, service, category)} |`),
     ...frames('this code', profile),
   ].join('\n');
 }

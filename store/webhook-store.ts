@@ -126,7 +126,7 @@ export class WebhookRowMissingError extends Error {
   }
 }
 
-/** The workflow and run ids of a record, kept where the row has them already. */
+/** The workflow and run ids of a record, kept where the row has them already: for knex's builder chains. */
 function runIds(knex: Knex, webhook: WebhookRef) {
   return {
     workflow_id: knex.raw('COALESCE(webhook_events.workflow_id, ?)', [webhook.workflowId]),
@@ -134,6 +134,10 @@ function runIds(knex: Knex, webhook: WebhookRef) {
     updated_at: knex.fn.now(),
   };
 }
+
+/** The same as a SET list, for the prepared statements every delivery runs. */
+const setRunIds = (webhook: WebhookRef) =>
+  sql`workflow_id = COALESCE(workflow_id, ${webhook.workflowId}), run_id = COALESCE(run_id, ${webhook.runId}), updated_at = now()`;
 
 /**
  * Makes sure the webhook's row exists and carries the workflow and run ids. A record that carries the event
@@ -199,7 +203,7 @@ async function storeAttemptOfStoredRow(knex: Knex, { webhook, attempt }: RecordA
       finish ? 'record-attempt-and-finish' : 'record-attempt',
       sql`WITH row AS (
       UPDATE webhook_events
-         SET workflow_id = COALESCE(workflow_id, ${webhook.workflowId}), run_id = COALESCE(run_id, ${webhook.runId}), updated_at = now()${finishing}
+         SET ${setRunIds(webhook)}${finishing}
        WHERE id = ${webhook.webhookId}
       RETURNING id
     ), recorded AS (
@@ -255,8 +259,7 @@ export async function claimAttempt(knex: Knex, webhook: WebhookRef, attempt: num
         prepared(
           'claim-attempt',
           sql`UPDATE webhook_events
-                 SET claimed_attempt = ${attempt}, workflow_id = COALESCE(workflow_id, ${webhook.workflowId}),
-                     run_id = COALESCE(run_id, ${webhook.runId}), updated_at = now()
+                 SET claimed_attempt = ${attempt}, ${setRunIds(webhook)}
                WHERE id = ${webhook.webhookId} AND claimed_attempt < ${attempt}
               RETURNING accepted_at`,
         ),

@@ -252,9 +252,8 @@ function label(span: ReceivedSpan): string {
     // A prepared statement (db/sql's `prepared`) is named by its name.
     name = `pg.query:${span.attributes['db.postgresql.plan']}`;
   } else if (name.startsWith('pg.query:')) {
-    // knex's builder quotes the table; db/sql's runner does not, where a statement starts with its verb (a WITH keeps its verb only).
-    const statement = String(span.attributes['db.statement']);
-    const table = (/(?:into|update|from)\s+"(\w+)"/i.exec(statement) ?? /^\s*(?:insert\s+into|update|delete\s+from)\s+(\w+)/i.exec(statement))?.[1];
+    // The other statements of these traces are knex's builder's, which quotes the table.
+    const table = /(?:into|update|from)\s+"(\w+)"/i.exec(String(span.attributes['db.statement']))?.[1];
     name = `${name.replace(` ${span.attributes['db.name']}`, '')}${table ? ` ${table}` : ''}`;
   } else if (name === 'POST') {
     name = `POST ${span.attributes['http.response.status_code']}`;
