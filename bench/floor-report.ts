@@ -119,18 +119,25 @@ const medianRun = (runs: readonly FloorRun[]) => [...runs].sort((a, b) => a.deli
 
 /** Before and after: the medians of the rounds' rates and CPU per delivery, and a first try's history. */
 function beforeAfterTable(f: FloorFigures): string {
+  return medianTable(`#### Before and after: \`start\` of ${f.before!.label} against this code, medians of the ${f.rounds.length} rounds`, 'code', [
+    { label: `before (${f.before!.label})`, runs: f.rounds.map((r) => r.before!) },
+    { label: 'after (this code)', runs: f.rounds.map((r) => r.service) },
+  ]);
+}
+
+/** One row per label: the median of its runs' rates and CPU per delivery, and a first try's history. */
+export function medianTable(title: string, column: string, rows: ReadonlyArray<{ label: string; runs: readonly FloorRun[] }>): string {
   const perDelivery = (runs: readonly FloorRun[], cpu: (c: FloorCpu) => number | undefined) =>
     median(runs.map((run) => ((cpu(run.cpu) ?? NaN) * 1000) / run.deliveries)).toFixed(2);
-  const line = (label: string, runs: readonly FloorRun[]) =>
+  const line = ({ label, runs }: { label: string; runs: readonly FloorRun[] }) =>
     `| ${label} | ${median(runs.map((r) => r.deliveriesPerSecond)).toFixed(1)}/s | ${runs[0].history.events} | ${runs[0].history.actions} | ` +
     `${perDelivery(runs, (c) => c.temporal)} | ${perDelivery(runs, (c) => c.worker)} | ${perDelivery(runs, (c) => c.postgres)} | ${perDelivery(runs, (c) => c.bench)} | ${perDelivery(runs, (c) => c.machine)} |`;
   return [
-    `#### Before and after: \`start\` of ${f.before!.label} against this code, medians of the ${f.rounds.length} rounds`,
+    title,
     '',
-    '| code | deliveries/s | events | actions | CPU ms per delivery: Temporal dev server | `start` | PostgreSQL | bench process | whole machine |',
+    `| ${column} | deliveries/s | events | actions | CPU ms per delivery: Temporal dev server | \`start\` | PostgreSQL | bench process | whole machine |`,
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
-    line(`before (${f.before!.label})`, f.rounds.map((r) => r.before!)),
-    line('after (this code)', f.rounds.map((r) => r.service)),
+    ...rows.map(line),
   ].join('\n');
 }
 
