@@ -236,7 +236,9 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
     this.timeout(180_000);
     const TOTAL = 40;
     const SLOTS = 8;
-    const PARTNER_TIMEOUT_MS = 5000;
+    // Well above the longest a held answer waits (the gate below, a few seconds): a POST that timed out would
+    // free its slot before SIGTERM, and the POST taking it could reach the partner just after the signal.
+    const PARTNER_TIMEOUT_MS = 15_000;
     const GRACE_MS = PARTNER_TIMEOUT_MS + 5000; // shutdownGraceTime of worker/webhook-worker.ts
     const queue = `drain-${randomUUID()}`;
     // A slow partner: 1 to 2 s per POST.
