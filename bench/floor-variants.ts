@@ -14,7 +14,8 @@ import { postmasterPid, treeCpuSeconds } from './proc-stats';
  */
 const variantsSchema = z
   .array(z.object({ name: z.string().min(1), env: z.record(z.string(), z.string()).default({}), nodeArgs: z.array(z.string()).default([]) }))
-  .min(1);
+  .min(1)
+  .refine((variants) => new Set(variants.map((v) => v.name)).size === variants.length, { message: 'variant names must differ: each names its own row' });
 type Variant = z.infer<typeof variantsSchema>[number];
 
 const DELIVERIES = 1_000;
