@@ -6,6 +6,7 @@ import type { AttemptOutcome, WebhookPostInput } from '../workflows/types';
 import { failedAttempt } from '../workflows/failed-attempt';
 import { classifyRequestError } from './error-class';
 import { readBodyPrefix } from './response-body';
+import { retryAfterMs } from './partner-answer';
 import { webhookHeaders } from '../events/delivery-headers';
 import { webhookSignature } from '../events/webhook-signature';
 import { SERVICE_TRACER, tracingEnabled } from '../lib/tracing';
@@ -59,7 +60,9 @@ async function postOnce(settings: PartnerSettings, input: WebhookPostInput, disp
     const encoding = response.headers['content-encoding'];
     const responseBody = await readBodyPrefix(response.body, Array.isArray(encoding) ? encoding[0] : encoding);
     const succeeded = response.statusCode >= 200 && response.statusCode < 300;
-    return { attempt: input.attempt, startedAt, durationMs: elapsedMs(), httpStatus: response.statusCode, errorClass: null, errorMessage: null, responseBody, succeeded };
+    const outcome = { attempt: input.attempt, startedAt, durationMs: elapsedMs(), httpStatus: response.statusCode, errorClass: null, errorMessage: null, responseBody, succeeded };
+    const retryAfter = retryAfterMs(response.statusCode, response.headers['retry-after'], Date.now());
+    return retryAfter === undefined ? outcome : { ...outcome, retryAfterMs: retryAfter };
   } catch (error) {
     return failedAttempt(input.attempt, { ...classifyRequestError(error, deadline.signal.aborted), startedAt, durationMs: elapsedMs() });
   } finally {

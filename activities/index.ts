@@ -1,12 +1,15 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Config } from '../lib/config';
+import { partnerSettings, type Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
-import { claimAttempt, storeAttempt, storeOutcome } from '../store/webhook-store';
-import type { AttemptOutcome, DeliverAttemptInput, DeliveredAttempt, FinalStatus, RecordAttemptInput, RecordOutcomeInput } from '../workflows/types';
+import { webhooksFinished } from '../lib/metrics';
+import { claimAttempt, PartnerGateMissingError, storeAttempt, storeOutcome, type AttemptClaim, type GateClaim, type GateFeedback } from '../store/webhook-store';
+import { ensureGate } from '../store/partner-gate';
+import type { AttemptOutcome, DeliverAttemptInput, DeliveredAttempt, FinalStatus, HeldAttempt, RecordAttemptInput, RecordOutcomeInput } from '../workflows/types';
 import { failedAttempt } from '../workflows/failed-attempt';
 import { expiredSignedLinks } from '../events/signed-links';
-import { createPacer } from './pacer';
+import { breakerVerdict } from './partner-answer';
 import { createPostToPartner } from './partner-post';
 
 export interface ActivityDependencies {
@@ -26,7 +29,44 @@ export interface ActivityDependencies {
 /** The webhook activities, bound to their dependencies. Their names are part of every workflow history. */
 export function createActivities({ config, knex, logger, draining, now = () => new Date() }: ActivityDependencies) {
   const postToPartner = createPostToPartner({ config, logger });
-  const awaitSlot = createPacer(config().PARTNER_MAX_PER_SECOND);
+
+  /**
+   * Claims the attempt within the deployment's cap: a send slot a little ahead is waited for here, then
+   * claimed; with no slot within the horizon, the claim is asked again when one frees. Past
+   * THROTTLED_CLAIM_BUDGET_MS the try gives up unclaimed and Temporal retries it.
+   */
+  async function claimWithinCap(input: DeliverAttemptInput): Promise<AttemptClaim> {
+    const { TEMPORAL_TASK_QUEUE: taskQueue, PARTNER_MAX_PER_SECOND: maxPerSecond } = config();
+    const giveUpAt = performance.now() + THROTTLED_CLAIM_BUDGET_MS;
+    let slotReserved = false;
+    for (;;) {
+      if (draining?.aborted) throw drainingFailure();
+      const gate: GateClaim = { taskQueue, maxPerSecond, bypassHold: input.pastHoldCeiling === true, slotReserved };
+      const claim = await failPermanentlyOnRejectedData(() => claimAttempt(knex, input.webhook, input.attempt, gate)).catch(async (error: unknown) => {
+        if (!(error instanceof PartnerGateMissingError)) throw error;
+        await ensureGate(knex, taskQueue);
+        return undefined;
+      });
+      if (!claim) continue;
+      if (claim.kind !== 'slot' && claim.kind !== 'throttled') return claim;
+      const waitMs = Math.max(MIN_CLAIM_WAIT_MS, claim.kind === 'slot' ? claim.sendInMs : claim.retryInMs);
+      if (performance.now() + waitMs > giveUpAt) throw throttledFailure();
+      await delay(waitMs);
+      slotReserved = claim.kind === 'slot';
+    }
+  }
+
+  /** The breaker's input from a POST that was made, and the log line of each gate change it caused. */
+  function gateFeedback(outcome: AttemptOutcome): GateFeedback {
+    const current = config();
+    return {
+      taskQueue: current.TEMPORAL_TASK_QUEUE,
+      verdict: breakerVerdict(outcome),
+      retryAfterSeconds: outcome.retryAfterMs === undefined ? null : outcome.retryAfterMs / 1000,
+      breakerFailures: current.PARTNER_BREAKER_FAILURES,
+      probeIntervalMs: current.PARTNER_PROBE_INTERVAL_MS,
+    };
+  }
 
   /**
    * The POST of a claimed attempt, marked with the kinds of signed link already past their deadline. The
@@ -52,23 +92,41 @@ export function createActivities({ config, knex, logger, draining, now = () => n
      * cannot be written in time comes back as `needsRecord`, and the workflow writes it through the retried
      * record activities.
      */
-    async deliverAttempt(input: DeliverAttemptInput): Promise<DeliveredAttempt> {
-      await awaitSlot();
-      if (draining?.aborted) throw drainingFailure();
-      const claim = await failPermanentlyOnRejectedData(() => claimAttempt(knex, input.webhook, input.attempt));
+    async deliverAttempt(input: DeliverAttemptInput): Promise<DeliveredAttempt | HeldAttempt> {
+      const claim = await claimWithinCap(input);
+      if (claim.kind === 'held') {
+        return { held: { state: claim.state, pauseReason: claim.pauseReason, ceilingMs: config().PARTNER_HOLD_CEILING_MS } };
+      }
       if (claim.kind === 'recorded') return { outcome: claim.outcome, needsRecord: false };
+      // Only a POST that was made tells the breaker anything: not a lost try, nor a missing endpoint.
+      const sent = claim.kind === 'claimed' && !('missing' in partnerSettings(config()));
       const outcome = claim.kind === 'claimed' ? await postClaimed(input, claim.acceptedAt) : lostAttempt(input.attempt);
       const status: FinalStatus | undefined = outcome.succeeded ? 'delivered' : input.finalOnFailure ? 'failed' : undefined;
       const finish = status && { status, finishedAt: new Date().toISOString() };
-      const write = storeAttempt(knex, { webhook: input.webhook, attempt: { ...outcome, scheduledAt: input.scheduledAt, trigger: input.trigger } }, finish);
+      const record = { webhook: input.webhook, attempt: { ...outcome, scheduledAt: input.scheduledAt, trigger: input.trigger } };
+      const write = storeAttempt(knex, record, finish, sent ? gateFeedback(outcome) : undefined);
       const written = await withinMs(write, RECORD_TIMEOUT_MS).then(
-        () => true,
+        (change) => {
+          if (change.tripped) {
+            logger.warn(
+              { webhookId: input.webhookId, breakerFailures: config().PARTNER_BREAKER_FAILURES, probeIntervalMs: config().PARTNER_PROBE_INTERVAL_MS },
+              'partner breaker tripped: the partner keeps failing, so every delivery is held and one probe at a time checks it',
+            );
+          }
+          if (change.throttledUntil) {
+            logger.warn({ webhookId: input.webhookId, httpStatus: outcome.httpStatus, until: change.throttledUntil.toISOString() }, 'partner sent Retry-After: every delivery is held until then');
+          }
+          return true;
+        },
         (error: unknown) => {
           logger.warn({ err: error, webhookId: input.webhookId, attempt: input.attempt }, 'recording the attempt failed; the workflow records it');
           return false;
         },
       );
-      if (written && finish) logger.info({ webhookId: input.webhookId, status: finish.status }, 'webhook finished');
+      if (written && finish) {
+        webhooksFinished.inc({ status: finish.status });
+        logger.info({ webhookId: input.webhookId, status: finish.status }, 'webhook finished');
+      }
       return { outcome, needsRecord: !written };
     },
 
@@ -80,6 +138,7 @@ export function createActivities({ config, knex, logger, draining, now = () => n
     /** The final status, delivered or failed; retried the same way. */
     async recordOutcome(input: RecordOutcomeInput): Promise<void> {
       await failPermanentlyOnRejectedData(() => storeOutcome(knex, input));
+      webhooksFinished.inc({ status: input.status });
       logger.info({ webhookId: input.webhook.webhookId, status: input.status }, 'webhook finished');
     },
   };
@@ -107,6 +166,21 @@ function drainingFailure(): ApplicationFailure {
     type: 'WorkerDraining',
     message: 'the worker is shutting down: the attempt was not started and is retried later',
     nextRetryDelay: DRAIN_RETRY_DELAY_MS,
+  });
+}
+
+/** How long one try waits for a send slot before it gives up unclaimed and Temporal retries it. */
+const THROTTLED_CLAIM_BUDGET_MS = 10_000;
+
+/** The shortest wait before asking for a slot again, so throttled tries do not spin on the gate row. */
+const MIN_CLAIM_WAIT_MS = 5;
+
+/** Over the cap for longer than a try may wait: nothing was claimed or sent, and Temporal retries the try. */
+function throttledFailure(): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: 'PartnerRateCap',
+    message: 'no send slot within the partner cap yet: the attempt was not started and is retried',
+    nextRetryDelay: 1000,
   });
 }
 

@@ -5,7 +5,7 @@ import { ensureSearchAttributes, TemporalSetupError } from '../temporal/register
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { dataConverterFor, temporalConnectionOptions } from '../temporal/settings';
-import { retryNowUpdate, webhookStatusQuery } from '../workflows/messages';
+import { partnerReleasedSignal, retryNowUpdate, webhookStatusQuery } from '../workflows/messages';
 import type { RetryNowResult, WebhookDeliveryStatus } from '../workflows/types';
 import { WebhookConflictError } from './operation-errors';
 import type { PreparedWebhook } from './start-webhook';
@@ -64,6 +64,8 @@ export interface TemporalGateway {
   retryNow(workflowId: string): Promise<RetryNowResult>;
   /** Asks the run to cancel; the workflow records it. Throws WebhookConflictError when the run has ended. */
   cancel(workflowId: string): Promise<void>;
+  /** Tells a held delivery that the hold is over; false when its run has ended (nothing to wake). */
+  release(workflowId: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -199,6 +201,20 @@ export function createTemporalGateway(
     },
     async cancel(workflowId) {
       await call((client) => client.workflow.getHandle(workflowId).cancel().catch((error: unknown) => Promise.reject(endedRunConflict(error))));
+    },
+    async release(workflowId) {
+      return call((client) =>
+        client.workflow
+          .getHandle(workflowId)
+          .signal(partnerReleasedSignal)
+          .then(
+            () => true,
+            (error: unknown) => {
+              if (error instanceof WorkflowNotFoundError) return false;
+              throw error;
+            },
+          ),
+      );
     },
     async close() {
       const current = connecting;

@@ -97,6 +97,12 @@ const envSchema = z.object({
   PARTNER_SIGNING_SECRETS: signingSecrets.optional(),
   PARTNER_MAX_CONCURRENCY: positiveInt(1000).default(10),
   PARTNER_MAX_PER_SECOND: positiveInt(100_000).default(50),
+  /** Failing answers in a row, across every worker, that trip the breaker (docs/operations.md). */
+  PARTNER_BREAKER_FAILURES: positiveInt(10_000).default(10),
+  /** How often a tripped breaker sends its one probe. */
+  PARTNER_PROBE_INTERVAL_MS: positiveInt(3_600_000).default(30_000),
+  /** The longest one delivery is held (pause, breaker or Retry-After); then it goes on with its schedule. */
+  PARTNER_HOLD_CEILING_MS: positiveInt(30 * 86_400_000).default(86_400_000),
   WORKER_HTTP_PORT: positiveInt(65535).default(3001),
   /** Unset: PARTNER_MAX_CONCURRENCY + 40 (worker/webhook-worker.ts `workflowTaskSlots`). */
   WORKER_WORKFLOW_TASK_SLOTS: positiveInt(10_000).optional(),

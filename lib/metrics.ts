@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { PARTNER_STATES, type PartnerState } from './vocabulary';
 
 /** The process's one Prometheus registry; `GET /metrics` serves it. */
 export const metricsRegistry = new Registry();
@@ -50,6 +51,84 @@ export const webhooksWaiting = new Gauge({
 /** Gives the waiting gauge its source: a process with a database connection that runs the worker. */
 export function countWaitingWebhooksWith(count: () => Promise<number>): void {
   countWaiting = count;
+}
+
+/** Deliveries that ended, by final status: what the failing-deliveries alert reads. */
+export const webhooksFinished = new Counter({
+  name: 'partner_service_webhooks_finished_total',
+  help: 'Webhook deliveries that ended, by final status',
+  labelNames: ['status'] as const,
+  registers: [metricsRegistry],
+});
+
+/** Probes of a tripped breaker, by what the partner did: `answered` closes the breaker, `failing` keeps it. */
+export const partnerProbes = new Counter({
+  name: 'partner_service_partner_probes_total',
+  help: 'Probes a tripped breaker sent to the partner, by outcome',
+  labelNames: ['outcome'] as const,
+  registers: [metricsRegistry],
+});
+
+/** The partner gate as the gauges show it: one read of PostgreSQL per scrape. */
+export interface PartnerSnapshot {
+  readonly state: PartnerState;
+  readonly holdSeconds: number;
+  readonly held: number;
+  readonly trips: number;
+  readonly maxPerSecond: number;
+}
+
+let readPartner: (() => Promise<PartnerSnapshot>) | undefined;
+let partnerRead: Promise<PartnerSnapshot | undefined> | undefined;
+
+/** One read shared by the gauges of a scrape; with PostgreSQL down they keep their last values. */
+function partnerSnapshot(): Promise<PartnerSnapshot | undefined> {
+  if (!readPartner) return Promise.resolve(undefined);
+  partnerRead ??= readPartner()
+    .catch(() => undefined)
+    .finally(() => setImmediate(() => (partnerRead = undefined)));
+  return partnerRead;
+}
+
+const partnerGauge = (name: string, help: string, value: (snapshot: PartnerSnapshot) => number) =>
+  new Gauge({
+    name,
+    help,
+    registers: [metricsRegistry],
+    async collect() {
+      const snapshot = await partnerSnapshot();
+      if (snapshot) this.set(value(snapshot));
+    },
+  });
+
+/** 1 for the partner gate's current state, 0 for the others (the whole deployment, from PostgreSQL). */
+export const partnerState = new Gauge({
+  name: 'partner_service_partner_state',
+  help: 'The partner gate: 1 for its current state (active, paused, tripped, throttled), 0 for the others',
+  labelNames: ['state'] as const,
+  registers: [metricsRegistry],
+  async collect() {
+    const snapshot = await partnerSnapshot();
+    if (snapshot) for (const state of PARTNER_STATES) this.set({ state }, state === snapshot.state ? 1 : 0);
+  },
+});
+
+export const partnerHoldSeconds = partnerGauge(
+  'partner_service_partner_hold_seconds',
+  'Seconds since the hold in force began (pause, breaker or Retry-After); 0 while active',
+  (s) => s.holdSeconds,
+);
+export const webhooksHeld = partnerGauge('partner_service_webhooks_held', 'Deliveries held by the partner gate, their attempt not spent', (s) => s.held);
+export const partnerBreakerTrips = partnerGauge(
+  'partner_service_partner_breaker_trips',
+  'Times the breaker has tripped (monotonic, the whole deployment, from PostgreSQL)',
+  (s) => s.trips,
+);
+export const partnerMaxPerSecond = partnerGauge('partner_service_partner_max_per_second', 'The POST rate cap in force for every worker together', (s) => s.maxPerSecond);
+
+/** Gives the partner gauges their source: a process with a database connection that runs the worker. */
+export function observePartnerWith(read: () => Promise<PartnerSnapshot>): void {
+  readPartner = read;
 }
 
 let sdkMetricsUrl: string | undefined;

@@ -12,8 +12,17 @@ export const EVENT_ACTIONS = ['new', 'update', 'dynamic_update', 'signup'] as co
 /** Where a webhook's row stands: pending until the workflow records how it ended. */
 export const WEBHOOK_STATUSES = ['pending', 'delivered', 'failed', 'cancelled', 'terminated'] as const;
 
-/** A webhook's status in the delivery log: `pending` split into `waiting` (an attempt failed, the next one is due) and `pending`. */
-export const LOG_STATUSES = ['pending', 'waiting', 'delivered', 'failed', 'cancelled', 'terminated'] as const;
+/**
+ * A webhook's status in the delivery log: `pending` split into `held` (its next attempt waits for the partner
+ * gate to open), `waiting` (an attempt failed, the next one is due) and `pending`.
+ */
+export const LOG_STATUSES = ['pending', 'held', 'waiting', 'delivered', 'failed', 'cancelled', 'terminated'] as const;
+
+/**
+ * The partner gate: open (`active`), paused by an operator, `tripped` (the circuit breaker holds deliveries
+ * while the partner keeps failing) or `throttled` (until the time of a partner's Retry-After).
+ */
+export const PARTNER_STATES = ['active', 'paused', 'tripped', 'throttled'] as const;
 
 /** Statuses of a delivery that ended, the only ones a redelivery may start from. */
 export const FINISHED_STATUSES = ['delivered', 'failed', 'cancelled', 'terminated'] as const;
@@ -36,3 +45,4 @@ export type AttemptErrorClass = (typeof ATTEMPT_ERROR_CLASSES)[number];
 export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
 export type LogStatus = (typeof LOG_STATUSES)[number];
 export type SignedLinkKind = (typeof SIGNED_LINK_KINDS)[number];
+export type PartnerState = (typeof PARTNER_STATES)[number];

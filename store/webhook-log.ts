@@ -20,14 +20,17 @@ export interface LogPosition {
   readonly id: string;
 }
 
-/** The last attempt is recorded and the row still pending: the delivery waits for its next attempt. */
-const WAITING_SQL = `e.status = 'pending' AND EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id = e.id AND a.attempt >= e.claimed_attempt)`;
+/** The last attempt is recorded and the row still pending, not held: the delivery waits for its next attempt. */
+const WAITING_SQL = `e.status = 'pending' AND e.held_since IS NULL AND EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id = e.id AND a.attempt >= e.claimed_attempt)`;
+/** The next attempt waits for the partner gate to open (store/partner-gate.ts). */
+const HELD_SQL = `e.status = 'pending' AND e.held_since IS NOT NULL`;
 const POSITION_SQL = `(extract(epoch FROM e.created_at) * 1000000)::bigint::text`;
 
 function applyFilter(query: Knex.QueryBuilder, filter: WebhookFilter, after?: LogPosition): Knex.QueryBuilder {
   const { status, eventType, action, companyId, since, until } = filter;
-  if (status === 'waiting') query.whereRaw(WAITING_SQL);
-  else if (status === 'pending') query.whereRaw(`NOT (${WAITING_SQL})`).where('e.status', 'pending');
+  if (status === 'held') query.whereRaw(HELD_SQL);
+  else if (status === 'waiting') query.whereRaw(WAITING_SQL);
+  else if (status === 'pending') query.whereRaw(`NOT (${WAITING_SQL})`).where('e.status', 'pending').whereNull('e.held_since');
   else if (status) query.where('e.status', status);
   if (eventType) query.where('e.event_type', eventType);
   if (action) query.where('e.action', action);
@@ -70,7 +73,7 @@ export async function listWebhooks(
       'e.event_type',
       'e.action',
       'e.company_id',
-      knex.raw(`CASE WHEN ${WAITING_SQL} THEN 'waiting' ELSE e.status END AS status`),
+      knex.raw(`CASE WHEN ${HELD_SQL} THEN 'held' WHEN ${WAITING_SQL} THEN 'waiting' ELSE e.status END AS status`),
       knex.raw('(SELECT count(*)::int FROM webhook_attempts a WHERE a.webhook_id = e.id) AS attempts'),
       knex.raw(`COALESCE((SELECT a.expired_links FROM webhook_attempts a WHERE a.webhook_id = e.id ORDER BY a.attempt DESC LIMIT 1), '{}') AS expired_links`),
       'e.redelivery_of',

@@ -15,7 +15,11 @@ import { connectWithBackoff } from './temporal-connection';
 import { installTemporalRuntime } from './temporal-runtime';
 import { findFreePort } from '../db/embedded-postgres';
 import { countWaitingDeliveries } from '../client/delivery-log';
-import { countWaitingWebhooksWith } from '../lib/metrics';
+import { partnerSnapshot } from '../client/partner-control';
+import { runPartnerGuard } from '../client/partner-guard';
+import { createTemporalGateway } from '../client/temporal-gateway';
+import { countWaitingWebhooksWith, observePartnerWith } from '../lib/metrics';
+import { probePartner } from '../activities/partner-probe';
 import { workerTracing } from './tracing';
 
 export interface WorkerDependencies {
@@ -51,7 +55,8 @@ function workflowSource(traced: boolean): Pick<WorkerOptions, 'workflowBundle' |
 
 /**
  * Options of the two workers one process runs on one connection: `delivery` polls TEMPORAL_TASK_QUEUE for
- * the workflows and the POSTs, bounded by the partner limits (the local activities' rate per process);
+ * the workflows and the POSTs, bounded by PARTNER_MAX_CONCURRENCY here and by the partner gate's cap across
+ * every worker;
  * `records` polls the records queue for the PostgreSQL writes, which must not use up the partner's budget.
  */
 export function webhookWorkerOptions(
@@ -92,7 +97,6 @@ export function webhookWorkerOptions(
       // Most deliveries are one workflow task on the non-sticky queue, which the SDK's default of 10 pollers at
       // a 0.2 sticky ratio polls with 2: autoscaling follows the server's backlog instead.
       workflowTaskPollerBehavior: { type: 'autoscaling' },
-      maxTaskQueueActivitiesPerSecond: config.PARTNER_MAX_PER_SECOND,
       // A POST in flight at shutdown may finish rather than cost its attempt.
       shutdownGraceTime: config.PARTNER_TIMEOUT_MS + 5000,
     },
@@ -159,6 +163,7 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
   let state: WorkerState = 'connecting';
   let polling: NativeConnection | undefined;
   countWaitingWebhooksWith(() => countWaitingDeliveries(deps.knex));
+  observePartnerWith(() => partnerSnapshot(deps.knex, config));
   const done = (async () => {
     const settings = partnerSettings(config);
     if ('missing' in settings) {
@@ -187,7 +192,16 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
         );
         state = 'polling';
         polling = connection;
-        await runTogether(workers, stopping).finally(() => (polling = undefined));
+        // The partner guard runs while the workers poll: probes of a tripped breaker, and the end of holds.
+        const guardStop = new AbortController();
+        const gateway = createTemporalGateway(config, logger);
+        const guard = runPartnerGuard({ config, knex: deps.knex, logger: logger.child({ component: 'partner-guard' }), gateway, probe: () => probePartner(config) }, guardStop.signal);
+        await runTogether(workers, stopping).finally(async () => {
+          polling = undefined;
+          guardStop.abort();
+          await guard;
+          await gateway.close();
+        });
         state = 'connecting';
         if (!abort.signal.aborted) logger.warn(`webhook worker stopped unexpectedly: webhook delivery is paused; restarting in ${restartDelayMs / 1000} s`);
       } catch (error) {

@@ -8,6 +8,7 @@ import {
   type AttemptRecord,
   type DeliveredAttempt,
   type DeliverWebhookInput,
+  type HeldAttempt,
   type DeliverySummary,
   type FinalStatus,
   type WebhookRef,
@@ -48,22 +49,30 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
       const last = attempt === MAX_ATTEMPTS;
       const startedAtMs = Date.now();
       const summary = `attempt ${attempt} of ${MAX_ATTEMPTS}${next.trigger === 'manual' ? ' (retry-now)' : ''}`;
-      const { outcome, needsRecord } = await deliverAttempt
-        .executeWithOptions({ summary, startToCloseTimeout: timeoutMs + SEND_TIMEOUT_MARGIN_MS }, [
-          {
-            webhookId: input.webhookId,
-            attempt,
-            event: input.event,
-            timeoutMs,
-            scheduledAt: next.scheduledAt,
-            trigger: next.trigger,
-            finalOnFailure: last,
-            webhookIdHeader: input.redeliveryOf,
-            // The row exists when the API started the run; otherwise the first claim writes it with the event.
-            webhook: input.eventStored ? webhook : { ...webhook, event: input.event },
-          },
-        ])
-        .catch((error: unknown) => unclaimedAttempt(error, attempt, startedAtMs));
+      let result: DeliveredAttempt | HeldAttempt;
+      // A held attempt is not an attempt: it keeps its number and is claimed again when the hold ends.
+      for (;;) {
+        result = await deliverAttempt
+          .executeWithOptions({ summary, startToCloseTimeout: timeoutMs + SEND_TIMEOUT_MARGIN_MS }, [
+            {
+              webhookId: input.webhookId,
+              attempt,
+              event: input.event,
+              timeoutMs,
+              scheduledAt: next.scheduledAt,
+              trigger: next.trigger,
+              finalOnFailure: last,
+              webhookIdHeader: input.redeliveryOf,
+              // The row exists when the API started the run; otherwise the first claim writes it with the event.
+              webhook: input.eventStored ? webhook : { ...webhook, event: input.event },
+              ...(delivery.pastHoldCeiling() && { pastHoldCeiling: true }),
+            },
+          ])
+          .catch((error: unknown) => unclaimedAttempt(error, attempt, startedAtMs));
+        if (!('held' in result)) break;
+        await delivery.waitWhileHeld(result.held);
+      }
+      const { outcome, needsRecord } = result;
       const attemptRecord: AttemptRecord = { ...outcome, ...next };
       delivery.attempts.push(attemptRecord);
       const done = outcome.succeeded || last;
@@ -76,7 +85,7 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
         delivery.enter(status);
         break;
       }
-      next = await delivery.waitForRetry(attempt);
+      next = await delivery.waitForRetry(attempt, outcome.retryAfterMs);
     }
   } catch (error) {
     if (!isCancellation(error)) throw error;

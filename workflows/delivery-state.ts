@@ -1,8 +1,8 @@
-import { condition, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { condition, log, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities';
 import type { AttemptTrigger } from '../lib/vocabulary';
 import { WEBHOOK_STATUS } from '../temporal/search-attributes';
-import { retryNowUpdate, webhookStatusQuery } from './messages';
+import { partnerReleasedSignal, retryNowUpdate, webhookStatusQuery } from './messages';
 import {
   MAX_ATTEMPTS,
   RETRY_DELAYS_MS,
@@ -10,10 +10,21 @@ import {
   type AttemptRecord,
   type DeliverWebhookInput,
   type DeliveryState,
+  type PartnerHold,
 } from './types';
 
 export const retrySummary = (retry: number, delayMs: number): string =>
   `retry ${retry} of ${MAX_ATTEMPTS - 1} in ${delayMs / 1000} s`;
+
+const HOLD_WORDS: Record<PartnerHold['state'], string> = {
+  paused: 'partner paused by an operator',
+  tripped: 'partner breaker tripped (the partner keeps failing)',
+  throttled: 'partner asked to wait (Retry-After)',
+};
+
+/** What Temporal UI shows of a held delivery: why, and the latest it waits until. */
+export const holdSummary = (hold: PartnerHold, ceilingAt: string): string =>
+  `held: ${HOLD_WORDS[hold.state]}${hold.pauseReason ? ` (${hold.pauseReason})` : ''}; the attempt waits for the hold to end, at the latest until ${ceilingAt}`;
 
 /** The validator's answer to a retry-now that finds nothing to cut short; the client maps it to 409. */
 export const NOT_WAITING = 'the delivery is not waiting for a retry';
@@ -33,6 +44,13 @@ export function trackDelivery(input: DeliverWebhookInput) {
   let state: DeliveryState = 'sending';
   let nextAttemptAt: string | null = null;
   let retryRequested = false;
+  let released = false;
+  /** Time held so far, against PARTNER_HOLD_CEILING_MS. */
+  let heldMs = 0;
+  let pastHoldCeiling = false;
+  setHandler(partnerReleasedSignal, () => {
+    released = true;
+  });
   setHandler(webhookStatusQuery, () => ({ webhookId: input.webhookId, eventId: input.eventId, state, attempts, nextAttemptAt }));
   setHandler(
     retryNowUpdate,
@@ -58,9 +76,34 @@ export function trackDelivery(input: DeliverWebhookInput) {
   return {
     attempts,
     enter,
+    /** Held longer than the ceiling: the attempts go on whatever the partner gate says. */
+    pastHoldCeiling: () => pastHoldCeiling,
+    /**
+     * Waits, without spending the attempt, until the partner guard signals the end of the hold, or until the
+     * delivery has been held for the ceiling in all. One timer and one signal, however long the hold.
+     */
+    async waitWhileHeld(hold: PartnerHold): Promise<void> {
+      const remainingMs = hold.ceilingMs - heldMs;
+      if (remainingMs > 0) {
+        released = false;
+        enter('held');
+        const summary = holdSummary(hold, new Date(Date.now() + remainingMs).toISOString());
+        setCurrentDetails(summary);
+        const startedAt = Date.now();
+        released = await condition(() => released, remainingMs, { summary });
+        heldMs += Date.now() - startedAt;
+        setCurrentDetails('');
+        // The attempt's outcome upserts the next status; `sending` lasts no longer than the claim.
+        state = 'sending';
+        if (released) return;
+      }
+      pastHoldCeiling = true;
+      log.warn('held past the hold ceiling: the delivery goes on with its schedule whatever the partner gate says', { heldMs });
+    },
     /** Waits out the timer after failed attempt `attempt`, or until an operator's retry-now cancels it. */
-    async waitForRetry(attempt: number): Promise<NextAttempt> {
-      const delayMs = RETRY_DELAYS_MS[attempt - 1];
+    async waitForRetry(attempt: number, retryAfterMs = 0): Promise<NextAttempt> {
+      // A partner's Retry-After may only push the next attempt later than its own timer.
+      const delayMs = Math.max(RETRY_DELAYS_MS[attempt - 1], retryAfterMs);
       const due = new Date(Date.now() + delayMs).toISOString();
       nextAttemptAt = due;
       enter('waiting');

@@ -1,3 +1,3 @@
 // The workflow bundle's entry point: only workflow code may be exported from here.
 export { deliverWebhook } from './deliver-webhook';
-export { retryNowUpdate, webhookStatusQuery } from './messages';
+export { partnerReleasedSignal, retryNowUpdate, webhookStatusQuery } from './messages';

@@ -1,4 +1,4 @@
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { RetryNowResult, WebhookDeliveryStatus } from './types';
 
 /** Attempts so far, the current state and the time of the next attempt. */
@@ -9,3 +9,6 @@ export const webhookStatusQuery = defineQuery<WebhookDeliveryStatus>('webhookSta
  * Rejected (before it reaches the history) unless the delivery is waiting.
  */
 export const retryNowUpdate = defineUpdate<RetryNowResult>('retryNow');
+
+/** The partner guard's word that the hold is over: a held delivery claims its attempt again, at the cap. */
+export const partnerReleasedSignal = defineSignal('partnerReleased');

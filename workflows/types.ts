@@ -60,6 +60,8 @@ export interface AttemptOutcome {
   readonly succeeded: boolean;
   /** The kinds of the event's signed links that were past their deadline when the POST was sent; absent: none. */
   readonly expiredLinks?: readonly SignedLinkKind[];
+  /** A 429 or 503 answer's Retry-After, in ms from the answer, capped at an hour; absent: none sent. */
+  readonly retryAfterMs?: number;
 }
 
 /** An outcome plus the time the attempt was due, so timer lateness is visible. */
@@ -90,6 +92,22 @@ export interface DeliverAttemptInput extends WebhookPostInput {
   readonly finalOnFailure: boolean;
   /** Absent means `schedule`. */
   readonly trigger?: AttemptTrigger;
+  /** Held past PARTNER_HOLD_CEILING_MS already: the attempt goes whatever the partner gate says. */
+  readonly pastHoldCeiling?: boolean;
+}
+
+/** Why an attempt was not made: the partner gate holds every delivery. */
+export interface PartnerHold {
+  readonly state: 'paused' | 'tripped' | 'throttled';
+  /** An operator's reason for a pause. */
+  readonly pauseReason: string | null;
+  /** PARTNER_HOLD_CEILING_MS: past this much time held, the delivery goes on with its schedule. */
+  readonly ceilingMs: number;
+}
+
+/** An attempt the gate held: nothing was claimed or sent, and the attempt keeps its number. */
+export interface HeldAttempt {
+  readonly held: PartnerHold;
 }
 
 /** What an attempt came to, and who still has to write it to PostgreSQL. */
@@ -119,7 +137,7 @@ export interface RecordOutcomeInput {
   readonly finishedAt: string;
 }
 
-export type DeliveryState = 'sending' | 'waiting' | 'delivered' | 'failed' | 'cancelled';
+export type DeliveryState = 'sending' | 'held' | 'waiting' | 'delivered' | 'failed' | 'cancelled';
 
 /** The answer of the status query. */
 export interface WebhookDeliveryStatus {

@@ -5,6 +5,7 @@ import { TemporalUnavailableError } from '../../client/temporal-gateway';
 import { TemporalSetupError } from '../../temporal/register-search-attributes';
 import { WebhookConflictError, WebhookNotFoundError } from '../../client/operation-errors';
 import { WebhookQueryError } from '../../client/webhook-filter';
+import { PartnerRequestError } from '../../client/partner-control';
 
 /** The one error body of the internal API: `detail` always; `errors` per JSON path, `reason` from Temporal. */
 export interface InternalErrorBody {
@@ -30,6 +31,7 @@ function asInternalApiError(error: unknown): InternalApiError | undefined {
   if (error instanceof InternalApiError) return error;
   if (error instanceof WebhookValidationError) return new InternalApiError(400, { detail: 'Invalid webhook event.', errors: error.errors });
   if (error instanceof WebhookQueryError) return new InternalApiError(400, { detail: 'Invalid filter or paging.', errors: error.errors });
+  if (error instanceof PartnerRequestError) return new InternalApiError(400, { detail: 'Invalid request.', errors: error.errors });
   if (error instanceof WebhookNotFoundError) return new InternalApiError(404, { detail: 'Not found.' });
   if (error instanceof WebhookConflictError) return new InternalApiError(409, { detail: error.message });
   if (error instanceof TemporalSetupError) {

@@ -12,6 +12,7 @@ import * as scimUserIndexes from './010_scim_user_indexes';
 import * as analyzeExpressionIndexes from './011_analyze_expression_indexes';
 import * as signedLinkDeadlines from './012_signed_link_deadlines';
 import * as webhookStartReported from './013_webhook_start_reported';
+import * as partnerGate from './014_partner_gate';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -33,4 +34,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['011_analyze_expression_indexes', analyzeExpressionIndexes],
   ['012_signed_link_deadlines', signedLinkDeadlines],
   ['013_webhook_start_reported', webhookStartReported],
+  ['014_partner_gate', partnerGate],
 ];

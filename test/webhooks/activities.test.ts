@@ -22,6 +22,9 @@ import { answer, closedPort, startPartnerServer, type PartnerServer } from './su
 import { startTcpProxy } from './support/tcp-proxy';
 import { capturingLogger } from './support/capturing-logger';
 
+/** deliverAttempt where the partner gate is open: it never answers held here. */
+type DeliverAttemptOnly = (input: DeliverAttemptInput) => Promise<DeliveredAttempt>;
+
 const TOKEN = 'partner-token-AAAA-1111';
 const event = candidateNew as WebhookEventInput;
 const ids = webhookIds(event);
@@ -261,7 +264,7 @@ describe('webhook activities', function () {
       webhook: { ...webhook, event: envelope }, ...fields,
     });
     const deliver = (attempt: number, fields: Partial<DeliverAttemptInput> = {}): Promise<DeliveredAttempt> =>
-      env.run(activities.deliverAttempt, input(attempt, fields));
+      env.run(activities.deliverAttempt as DeliverAttemptOnly, input(attempt, fields));
     const row = () => db.knex('webhook_events').where({ id: ids.webhookId }).first();
     const attemptRows = () => db.knex('webhook_attempts').where({ webhook_id: ids.webhookId }).orderBy('attempt').select('attempt', 'http_status', 'error_class', 'succeeded');
 
@@ -332,7 +335,7 @@ describe('webhook activities', function () {
           void broken.destroy().then(() => res.writeHead(204).end());
         };
         const flaky = createActivities({ config: () => config, knex: broken, logger: capturingLogger().logger });
-        const { outcome, needsRecord }: DeliveredAttempt = await env.run(flaky.deliverAttempt, input(1));
+        const { outcome, needsRecord }: DeliveredAttempt = await env.run(flaky.deliverAttempt as DeliverAttemptOnly, input(1));
         assert.deepEqual([outcome.httpStatus, outcome.succeeded, needsRecord], [204, true, true]);
         assert.equal(partner.requests.length, 1);
       } finally {

@@ -24,6 +24,9 @@ export class RecordingGateway implements TemporalGateway {
   cancel(workflowId: string): Promise<void> {
     return this.inner.cancel(workflowId);
   }
+  release(workflowId: string): Promise<boolean> {
+    return this.inner.release(workflowId);
+  }
 
   close(): Promise<void> {
     return this.inner.close();

@@ -1,0 +1,84 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { UsageError, type Command } from '../command';
+import { bootstrap, openMigratedDatabase, type Runtime } from '../bootstrap';
+import { limitPartner, partnerStatus, pausePartner, PartnerRequestError, resumePartner, type PartnerStatus } from '../../client/partner-control';
+import { describeError } from '../../lib/describe-error';
+
+const USAGE = [
+  'Usage: partner-service partner status',
+  '       partner-service partner pause --reason TEXT',
+  '       partner-service partner resume',
+  '       partner-service partner limit PER_SECOND | --reset',
+  '',
+  'Controls the partner gate that every worker of TEMPORAL_TASK_QUEUE shares (docs/operations.md).',
+  '',
+  '  status  prints the state (active, paused, tripped, throttled), the reason, since when, the deliveries',
+  '          held, the cap in force and the breaker, as JSON.',
+  '  pause   holds every delivery: webhooks are still accepted, no POST leaves any worker, and the held',
+  '          attempts are not spent. The pause survives restarts.',
+  '  resume  ends the pause: held deliveries go out at the cap, oldest first.',
+  '  limit   sets the POSTs per second of all workers together, at once and without a restart;',
+  '          --reset goes back to PARTNER_MAX_PER_SECOND.',
+].join('\n');
+
+type Action = (runtime: Runtime, knex: Parameters<typeof partnerStatus>[0]) => Promise<PartnerStatus>;
+
+function parse<T extends ParseArgsConfig>(config: T) {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    throw new UsageError(describeError(error));
+  }
+}
+
+function pause(args: string[]): Action {
+  const { values } = parse({ args, options: { reason: { type: 'string' } } });
+  if (values.reason === undefined) throw new UsageError('--reason is required: say why, for the status and the log');
+  return (runtime, knex) => pausePartner(knex, runtime.config, runtime.logger, { reason: values.reason });
+}
+
+function limit(args: string[]): Action {
+  const { values, positionals } = parse({ args, allowPositionals: true, options: { reset: { type: 'boolean', default: false } } });
+  if (values.reset === positionals.length > 0 || positionals.length > 1) throw new UsageError('expected PER_SECOND (a whole number) or --reset');
+  const perSecond = values.reset ? null : /^\d+$/.test(positionals[0]) ? Number(positionals[0]) : Number.NaN;
+  if (Number.isNaN(perSecond)) throw new UsageError(`PER_SECOND must be a whole number, not ${JSON.stringify(positionals[0])}`);
+  return (runtime, knex) => limitPartner(knex, runtime.config, runtime.logger, { max_per_second: perSecond });
+}
+
+function noArguments(name: string, action: Action): (args: string[]) => Action {
+  return (args) => {
+    if (args.length) throw new UsageError(`${name} takes no arguments`);
+    return action;
+  };
+}
+
+const SUBCOMMANDS: Record<string, (args: string[]) => Action> = {
+  status: noArguments('status', (runtime, knex) => partnerStatus(knex, runtime.config)),
+  pause,
+  resume: noArguments('resume', (runtime, knex) => resumePartner(knex, runtime.config, runtime.logger)),
+  limit,
+};
+
+export const partnerCommand: Command = {
+  name: 'partner',
+  summary: 'Show, pause, resume and cap the deliveries to the partner',
+  usage: USAGE,
+  async run(args) {
+    const [name, ...rest] = args;
+    if (name === undefined || !Object.hasOwn(SUBCOMMANDS, name)) {
+      throw new UsageError(name === undefined ? 'expected status, pause, resume or limit' : `unknown subcommand "${name}"`);
+    }
+    const action = SUBCOMMANDS[name](rest);
+    const runtime = bootstrap({ logsTo: 'stderr' });
+    try {
+      const database = await openMigratedDatabase(runtime);
+      process.stdout.write(`${JSON.stringify(await action(runtime, database.knex))}\n`);
+      return 0;
+    } catch (error) {
+      if (!(error instanceof PartnerRequestError)) throw error;
+      throw new UsageError(error.message);
+    } finally {
+      await runtime.shutdown.shutdown();
+    }
+  },
+};

@@ -1,0 +1,119 @@
+import type { Knex } from 'knex';
+import { z } from 'zod';
+import type { Config } from '../lib/config';
+import type { Logger } from '../lib/logger';
+import type { PartnerSnapshot } from '../lib/metrics';
+import { formatPathError, isStorableText, zodPathErrors, type PathError } from '../lib/validation';
+import { limitGate, pauseGate, readGate, resumeGate, type GateView } from '../store/partner-gate';
+
+// An operator's controls of the partner gate, shared by the internal API and the CLI: status, pause, resume
+// and the cap. Each change is logged once, by the call that made it.
+
+/** The partner's status as the API and `partner-service partner status` print it. */
+export interface PartnerStatus {
+  readonly state: GateView['state'];
+  /** The operator's reason while paused. */
+  readonly reason: string | null;
+  /** When the hold in force began; null while active. */
+  readonly since: Date | null;
+  /** Deliveries whose next attempt waits for the hold to end (none of them spent). */
+  readonly held: number;
+  readonly max_per_second: number;
+  /** `operator`: set at run time (`partner limit`); `configuration`: PARTNER_MAX_PER_SECOND. */
+  readonly max_per_second_source: 'operator' | 'configuration';
+  readonly retry_after_until: Date | null;
+  readonly hold_ceiling_seconds: number;
+  readonly breaker: {
+    readonly consecutive_failures: number;
+    readonly failures_to_trip: number;
+    readonly trips: number;
+    readonly tripped_at: Date | null;
+    readonly next_probe_at: Date | null;
+  };
+}
+
+function asStatus(gate: GateView, config: Config): PartnerStatus {
+  return {
+    state: gate.state,
+    reason: gate.pauseReason,
+    since: gate.since,
+    held: gate.held,
+    max_per_second: gate.maxPerSecond ?? config.PARTNER_MAX_PER_SECOND,
+    max_per_second_source: gate.maxPerSecond === null ? 'configuration' : 'operator',
+    retry_after_until: gate.state === 'throttled' ? gate.retryAfterUntil : null,
+    hold_ceiling_seconds: config.PARTNER_HOLD_CEILING_MS / 1000,
+    breaker: {
+      consecutive_failures: gate.consecutiveFailures,
+      failures_to_trip: config.PARTNER_BREAKER_FAILURES,
+      trips: gate.trips,
+      tripped_at: gate.trippedAt,
+      next_probe_at: gate.nextProbeAt,
+    },
+  };
+}
+
+export async function partnerStatus(knex: Knex, config: Config): Promise<PartnerStatus> {
+  return asStatus(await readGate(knex, config.TEMPORAL_TASK_QUEUE), config);
+}
+
+/** What the partner gauges show, from one read of the gate. */
+export async function partnerSnapshot(knex: Knex, config: Config, now = Date.now()): Promise<PartnerSnapshot> {
+  const status = await partnerStatus(knex, config);
+  return {
+    state: status.state,
+    holdSeconds: status.since ? Math.max(0, (now - status.since.getTime()) / 1000) : 0,
+    held: status.held,
+    trips: status.breaker.trips,
+    maxPerSecond: status.max_per_second,
+  };
+}
+
+/** A request to change the gate that does not hold up: the API answers 400, the CLI exits 2. */
+export class PartnerRequestError extends Error {
+  constructor(readonly errors: readonly PathError[]) {
+    super(errors.map(formatPathError).join('; '));
+    this.name = 'PartnerRequestError';
+  }
+}
+
+const pauseRequest = z.strictObject({
+  reason: z
+    .string({ message: 'must be a string' })
+    .trim()
+    .min(1, { message: 'must say why (1 to 500 characters)' })
+    .max(500, { message: 'must be at most 500 characters' })
+    .refine(isStorableText, { message: 'must be text PostgreSQL can store' }),
+});
+
+const limitRequest = z.strictObject({
+  max_per_second: z.union([z.number().int({ message: 'must be a whole number' }).min(1).max(100_000), z.null()], {
+    message: 'must be a whole number from 1 to 100000, or null for PARTNER_MAX_PER_SECOND',
+  }),
+});
+
+function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) throw new PartnerRequestError(zodPathErrors(parsed.error));
+  return parsed.data;
+}
+
+/** Holds every delivery: accepted webhooks wait in Temporal, their next attempt unspent, until resume. */
+export async function pausePartner(knex: Knex, config: Config, logger: Logger, body: unknown): Promise<PartnerStatus> {
+  const { reason } = parse(pauseRequest, body);
+  if (await pauseGate(knex, config.TEMPORAL_TASK_QUEUE, reason)) logger.warn({ reason }, 'partner paused: no POST leaves any worker until resume');
+  return partnerStatus(knex, config);
+}
+
+/** Ends a pause; the partner guard then wakes held deliveries at the cap, oldest first. */
+export async function resumePartner(knex: Knex, config: Config, logger: Logger): Promise<PartnerStatus> {
+  if (await resumeGate(knex, config.TEMPORAL_TASK_QUEUE)) logger.info('partner resumed: held deliveries go out at the cap, oldest first');
+  return partnerStatus(knex, config);
+}
+
+/** Sets the cap of every worker together, at run time; null goes back to PARTNER_MAX_PER_SECOND. */
+export async function limitPartner(knex: Knex, config: Config, logger: Logger, body: unknown): Promise<PartnerStatus> {
+  const { max_per_second: maxPerSecond } = parse(limitRequest, body);
+  await limitGate(knex, config.TEMPORAL_TASK_QUEUE, maxPerSecond);
+  logger.info({ maxPerSecond: maxPerSecond ?? config.PARTNER_MAX_PER_SECOND, source: maxPerSecond === null ? 'configuration' : 'operator' }, 'partner rate cap changed');
+  return partnerStatus(knex, config);
+}
