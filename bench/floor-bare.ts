@@ -91,7 +91,7 @@ export async function measureBare(options: BareOptions): Promise<FloorRun> {
 }
 
 /** Starts `count` bare workflows and waits until the partner received each; the figures of a FloorRun but CPU and history. */
-async function deliver(options: BareOptions & { client: Client; taskQueue: string; prefix: string; count: number }) {
+export async function deliver(options: BareOptions & { client: Client; taskQueue: string; prefix: string; count: number }) {
   const { client, partner, prefix, count } = options;
   partner.reset({ failFirst: false });
   const started = new Map<string, number>();

@@ -4,7 +4,7 @@ import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import type { PartnerSnapshot } from '../lib/metrics';
 import { formatPathError, isStorableText, zodPathErrors, type PathError } from '../lib/validation';
-import { limitGate, pauseGate, readGate, resumeGate, type GateView } from '../store/partner-gate';
+import { ensureGate, limitGate, pauseGate, readGate, resumeGate, type GateView } from '../store/partner-gate';
 
 // An operator's controls of the partner gate, shared by the internal API and the CLI: status, pause, resume
 // and the cap. Each change is logged once, by the call that made it.
@@ -51,6 +51,9 @@ function asStatus(gate: GateView, config: Config): PartnerStatus {
     },
   };
 }
+
+/** Creates the queue's gate, open, when it has none: a worker does so before it polls. */
+export const ensurePartnerGate = (knex: Knex, config: Config): Promise<void> => ensureGate(knex, config.TEMPORAL_TASK_QUEUE);
 
 export async function partnerStatus(knex: Knex, config: Config): Promise<PartnerStatus> {
   return asStatus(await readGate(knex, config.TEMPORAL_TASK_QUEUE), config);

@@ -61,6 +61,10 @@ export const webhooksFinished = new Counter({
   registers: [metricsRegistry],
 });
 
+// Each label exported at 0 from the start: increase() cannot see a series' first sample, so the first
+// failed delivery or probe would be missed by the alert rules.
+for (const status of ['delivered', 'failed', 'cancelled']) webhooksFinished.inc({ status }, 0);
+
 /** Probes of a tripped breaker, by what the partner did: `answered` closes the breaker, `failing` keeps it. */
 export const partnerProbes = new Counter({
   name: 'partner_service_partner_probes_total',
@@ -68,6 +72,7 @@ export const partnerProbes = new Counter({
   labelNames: ['outcome'] as const,
   registers: [metricsRegistry],
 });
+for (const outcome of ['answered', 'failing']) partnerProbes.inc({ outcome }, 0);
 
 /** The partner gate as the gauges show it: one read of PostgreSQL per scrape. */
 export interface PartnerSnapshot {

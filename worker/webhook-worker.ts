@@ -15,7 +15,7 @@ import { connectWithBackoff } from './temporal-connection';
 import { installTemporalRuntime } from './temporal-runtime';
 import { findFreePort } from '../db/embedded-postgres';
 import { countWaitingDeliveries } from '../client/delivery-log';
-import { partnerSnapshot } from '../client/partner-control';
+import { ensurePartnerGate, partnerSnapshot } from '../client/partner-control';
 import { runPartnerGuard } from '../client/partner-guard';
 import { createTemporalGateway } from '../client/temporal-gateway';
 import { countWaitingWebhooksWith, observePartnerWith } from '../lib/metrics';
@@ -180,6 +180,8 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
       try {
         const added = await ensureSearchAttributes(connection, config.temporal.namespace);
         if (added.length) logger.info({ namespace: config.temporal.namespace, added }, 'registered the webhook search attributes');
+        // The first claim then finds the gate row, instead of creating it on a second try.
+        await ensurePartnerGate(deps.knex, config);
         // On stop, attempts still waiting for a slot start no POST: only those in flight finish.
         const options = webhookWorkerOptions(deps, connection, abort.signal);
         const workers = await createWorkers([options.delivery, options.records]);

@@ -1,4 +1,4 @@
-import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, EVENT_ACTIONS, EVENT_TYPES, FINISHED_STATUSES, LOG_STATUSES, SIGNED_LINK_KINDS, WEBHOOK_STATUSES } from '../../lib/vocabulary';
+import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, EVENT_ACTIONS, EVENT_TYPES, FINISHED_STATUSES, LOG_STATUSES, PARTNER_STATES, SIGNED_LINK_KINDS, WEBHOOK_STATUSES } from '../../lib/vocabulary';
 import { DEFAULT_LOG_PAGE, MAX_BULK_REDELIVERIES, MAX_LOG_PAGE } from '../../client/webhook-filter';
 
 // The internal webhook API in the OpenAPI document: served only where INTERNAL_API_TOKEN enables the routes.
@@ -68,7 +68,7 @@ export const internalSchemas = {
   WebhookDetail: {
     type: 'object',
     additionalProperties: false,
-    required: ['webhook_id', 'event_id', 'event_type', 'action', 'company_id', 'workflow_id', 'run_id', 'status', 'redelivery_of', 'is_test', 'accepted_at', 'created_at', 'updated_at', 'finished_at', 'event', 'attempts', 'live', 'signed_links'],
+    required: ['webhook_id', 'event_id', 'event_type', 'action', 'company_id', 'workflow_id', 'run_id', 'status', 'redelivery_of', 'is_test', 'accepted_at', 'created_at', 'updated_at', 'finished_at', 'held_since', 'event', 'attempts', 'live', 'signed_links'],
     properties: {
       webhook_id: uuid,
       event_id: { type: 'string' },
@@ -84,6 +84,7 @@ export const internalSchemas = {
       created_at: dateTime,
       updated_at: dateTime,
       finished_at: nullable(dateTime),
+      held_since: { ...nullable(dateTime), description: 'Set while the next attempt waits for the partner gate to open (pause, breaker, Retry-After); that attempt is not spent.' },
       event: { type: 'object', description: 'The exact body every attempt sends.' },
       attempts: { type: 'array', items: ref('Attempt') },
       live: {
@@ -166,6 +167,45 @@ export const internalSchemas = {
       allow_expired_links: { type: 'boolean', default: false, description: allowExpiredLinks },
     },
   },
+  PartnerStatus: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['state', 'reason', 'since', 'held', 'max_per_second', 'max_per_second_source', 'retry_after_until', 'hold_ceiling_seconds', 'breaker'],
+    properties: {
+      state: { type: 'string', enum: [...PARTNER_STATES], description: '`paused` by an operator, `tripped` by the breaker, `throttled` until a Retry-After; `active` otherwise.' },
+      reason: { type: ['string', 'null'], description: "The operator's reason while paused." },
+      since: { ...nullable(dateTime), description: 'When the hold in force began.' },
+      held: { type: 'integer', minimum: 0, description: 'Deliveries whose next attempt waits for the hold to end; none of those attempts is spent.' },
+      max_per_second: { type: 'integer', minimum: 1, description: 'POSTs per second of every worker together.' },
+      max_per_second_source: { type: 'string', enum: ['operator', 'configuration'] },
+      retry_after_until: nullable(dateTime),
+      hold_ceiling_seconds: { type: 'number', description: 'PARTNER_HOLD_CEILING_MS: past this long held, a delivery goes on with its schedule.' },
+      breaker: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['consecutive_failures', 'failures_to_trip', 'trips', 'tripped_at', 'next_probe_at'],
+        properties: {
+          consecutive_failures: { type: 'integer', minimum: 0 },
+          failures_to_trip: { type: 'integer', minimum: 1 },
+          trips: { type: 'integer', minimum: 0 },
+          tripped_at: nullable(dateTime),
+          next_probe_at: nullable(dateTime),
+        },
+      },
+    },
+  },
+  PartnerPause: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['reason'],
+    properties: { reason: { type: 'string', minLength: 1, maxLength: 500, pattern: '\\S', description: 'Why, for the status and the log.' } },
+  },
+  PartnerLimit: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['max_per_second'],
+    properties: { max_per_second: { type: ['integer', 'null'], minimum: 1, maximum: 100000, description: 'null: back to PARTNER_MAX_PER_SECOND.' } },
+  },
   BulkRedelivery: {
     type: 'object',
     additionalProperties: false,
@@ -220,7 +260,11 @@ export const internalPaths = {
       },
       {
         parameters: [
-          queryParameter('status', { type: 'string', enum: [...LOG_STATUSES] }, '`waiting`: an attempt failed and the next one is due; `pending`: not started or sending.'),
+          queryParameter(
+            'status',
+            { type: 'string', enum: [...LOG_STATUSES] },
+            '`held`: the next attempt waits for the partner gate to open; `waiting`: an attempt failed and the next one is due; `pending`: not started or sending.',
+          ),
           ...Object.entries(filterProperties).map(([name, schema]) => queryParameter(name, schema)),
           queryParameter('limit', { type: 'integer', minimum: 1, maximum: MAX_LOG_PAGE, default: DEFAULT_LOG_PAGE }),
           queryParameter('cursor', { type: 'string' }, 'From a `next` link; opaque.'),
@@ -272,4 +316,29 @@ export const internalPaths = {
       responses: { '400': error('allow_expired_links is neither true nor false.') },
     },
   ),
+};
+
+/** The partner routes read and write PostgreSQL only: no Temporal outage can reach them. */
+const partnerOperation = (operationId: string, summary: string, responses: Record<string, object>, extra: object = {}) => ({
+  operationId,
+  summary,
+  tags: ['internal'],
+  security: [{ InternalToken: [] }],
+  ...extra,
+  responses: { '200': { description: 'The partner status after the call.', content: json(ref('PartnerStatus')) }, ...responses, '401': commonErrors['401'] },
+});
+const partnerBody = (schema: string) => ({
+  requestBody: { required: true, content: json(ref(schema)) },
+});
+const badBody = { '400': error('Invalid JSON or field: one error per field.'), '413': error('Body over 1 MB.'), '415': error('Not application/json.') };
+
+export const partnerPaths = {
+  '/internal/v1/partner': { get: partnerOperation('getPartner', 'The partner gate: state, reason, since when, deliveries held, the cap in force, the breaker', {}) },
+  '/internal/v1/partner/pause': {
+    post: partnerOperation('pausePartner', 'Hold every delivery: webhooks are still accepted, no POST leaves any worker', badBody, partnerBody('PartnerPause')),
+  },
+  '/internal/v1/partner/resume': { post: partnerOperation('resumePartner', 'End a pause: held deliveries go out at the cap, oldest first', {}) },
+  '/internal/v1/partner/limit': {
+    post: partnerOperation('limitPartner', 'Set the POSTs per second of every worker together, at run time', badBody, partnerBody('PartnerLimit')),
+  },
 };

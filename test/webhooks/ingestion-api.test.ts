@@ -319,7 +319,7 @@ describe('POST /internal/v1/webhooks', function () {
         { ...view, accepted_at: undefined, created_at: undefined, updated_at: undefined, attempts: undefined, signed_links: undefined },
         {
           webhook_id: accepted.webhook_id, event_id: 'candidate-new-acme-c-77', event_type: 'candidate', action: 'new', company_id: 'acme',
-          workflow_id: accepted.workflow_id, run_id: accepted.run_id, status: 'pending', redelivery_of: null, is_test: false, finished_at: null,
+          workflow_id: accepted.workflow_id, run_id: accepted.run_id, status: 'pending', redelivery_of: null, is_test: false, finished_at: null, held_since: null,
           accepted_at: undefined, created_at: undefined, updated_at: undefined, attempts: undefined, signed_links: undefined, event,
           live: { source: 'temporal', state: 'waiting', next_attempt_at: live.nextAttemptAt },
         },

@@ -440,7 +440,7 @@ describe('webhook operations on the Temporal dev server', function () {
           errors: [
             { path: 'event_type', message: 'Invalid option: expected one of "company"|"job"|"candidate"' },
             { path: 'until', message: 'must be an ISO 8601 date-time with a time zone, such as 2026-11-23T10:00:00Z' },
-            { path: 'status', message: 'Invalid option: expected one of "pending"|"waiting"|"delivered"|"failed"|"cancelled"|"terminated"' },
+            { path: 'status', message: 'Invalid option: expected one of "pending"|"held"|"waiting"|"delivered"|"failed"|"cancelled"|"terminated"' },
             { path: 'limit', message: 'must be at least 1' },
           ],
         },
@@ -548,7 +548,7 @@ describe('webhook operations on the Temporal dev server', function () {
       assert.deepEqual(json(again.stdout), { started: 0, skipped_expired_links: 0, more: false });
       const bad = await cli('list', '--status', 'lost');
       assert.equal(bad.code, 2);
-      assert.match(bad.stderr, /^partner-service webhooks: status: Invalid option: expected one of "pending"\|"waiting"/);
+      assert.match(bad.stderr, /^partner-service webhooks: status: Invalid option: expected one of "pending"\|"held"\|"waiting"/);
       assert.equal((await cli('retry-now')).code, 2);
     });
   });
