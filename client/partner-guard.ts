@@ -76,7 +76,7 @@ export async function guardTick({ config, knex, logger, gateway, probe }: Partne
     return 'active';
   }
   if (gate.state !== 'active' || gate.held === 0) return gate.state;
-  const batch = await oldestHeld(knex, gate.maxPerSecond ?? config.PARTNER_MAX_PER_SECOND);
+  const batch = await oldestHeld(knex, taskQueue, gate.maxPerSecond ?? config.PARTNER_MAX_PER_SECOND);
   await inParallel(batch.length, RELEASE_CONCURRENCY, (i) => wake(batch[i]));
   return gate.state;
 

@@ -54,7 +54,7 @@ export async function readGate(knex: Knex, taskQueue: string): Promise<GateView>
       'read-partner-gate',
       sql`SELECT state, pause_reason, max_per_second, consecutive_failures, trips, tripped_at, probe_due_at, retry_after_until,
                  CASE state WHEN 'paused' THEN paused_at WHEN 'tripped' THEN tripped_at WHEN 'throttled' THEN throttled_since END AS since,
-                 (SELECT count(*)::int FROM webhook_events WHERE held_since IS NOT NULL AND status = 'pending') AS held
+                 (SELECT count(*)::int FROM webhook_events WHERE held_since IS NOT NULL AND held_queue = ${taskQueue} AND status = 'pending') AS held
             FROM (SELECT *, ${rawState()} AS state FROM partner_gate WHERE task_queue = ${taskQueue}) gate`,
     ),
   );
@@ -152,14 +152,14 @@ export interface HeldDelivery {
   readonly heldSince: Date;
 }
 
-/** The oldest held deliveries (by acceptance), at most `limit`. */
-export async function oldestHeld(knex: Knex, limit: number): Promise<HeldDelivery[]> {
+/** The oldest held deliveries of the queue (by acceptance), at most `limit`. */
+export async function oldestHeld(knex: Knex, taskQueue: string, limit: number): Promise<HeldDelivery[]> {
   const rows = await runSql<{ id: string; workflow_id: string; held_since: Date }>(
     knex,
     prepared(
       'oldest-held',
       sql`SELECT id, workflow_id, held_since FROM webhook_events
-           WHERE held_since IS NOT NULL AND status = 'pending' AND workflow_id IS NOT NULL
+           WHERE held_since IS NOT NULL AND held_queue = ${taskQueue} AND status = 'pending' AND workflow_id IS NOT NULL
            ORDER BY accepted_at, id LIMIT ${limit}`,
     ),
   );

@@ -363,7 +363,7 @@ export async function claimAttempt(knex: Knex, webhook: WebhookRef, attempt: num
          WHERE id = ${webhook.webhookId} AND claimed_attempt < ${attempt} AND (SELECT go FROM go)
         RETURNING accepted_at
       ), held AS (
-        UPDATE webhook_events SET held_since = date_trunc('milliseconds', clock_timestamp()), ${setRunIds(webhook)}
+        UPDATE webhook_events SET held_since = date_trunc('milliseconds', clock_timestamp()), held_queue = ${gate.taskQueue}, ${setRunIds(webhook)}
          WHERE id = ${webhook.webhookId} AND claimed_attempt < ${attempt} AND NOT (SELECT open FROM open)
         RETURNING id
       )

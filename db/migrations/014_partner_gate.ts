@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
  * The partner gate: one row per delivery task queue, shared by every worker of that queue. It holds an
  * operator's pause, the circuit breaker, a partner's Retry-After, the rate cap in force and the next free send
  * slot, so one cap and one hold cover the whole deployment. A held delivery is marked in its own row
- * (`held_since`) so it can be counted, listed and released oldest first. Literals are frozen here.
+ * (`held_since`, and the queue whose gate holds it) so it can be counted, listed and released oldest first. Literals are frozen here.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
@@ -25,15 +25,15 @@ export async function up(knex: Knex): Promise<void> {
       updated_at timestamptz NOT NULL DEFAULT now(),
       CHECK ((paused_at IS NULL) = (pause_reason IS NULL))
     );
-    ALTER TABLE webhook_events ADD COLUMN held_since timestamptz;
-    CREATE INDEX webhook_events_held ON webhook_events (accepted_at, id) WHERE held_since IS NOT NULL;
+    ALTER TABLE webhook_events ADD COLUMN held_since timestamptz, ADD COLUMN held_queue text;
+    CREATE INDEX webhook_events_held ON webhook_events (held_queue, accepted_at, id) WHERE held_since IS NOT NULL;
   `);
 }
 
 export async function down(knex: Knex): Promise<void> {
   await knex.raw(`
     DROP INDEX webhook_events_held;
-    ALTER TABLE webhook_events DROP COLUMN held_since;
+    ALTER TABLE webhook_events DROP COLUMN held_since, DROP COLUMN held_queue;
     DROP TABLE partner_gate;
   `);
 }

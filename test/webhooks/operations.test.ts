@@ -60,8 +60,9 @@ describe('webhook operations on the Temporal dev server', function () {
     partner.requests.length = 0;
   });
 
-  const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
-    const response = await fetch(`${api.url}/internal/v1/webhooks${path}`, {
+  const call = (method: 'GET' | 'POST', path: string, body?: unknown) => callAt('/internal/v1/webhooks', method, path, body);
+  const callAt = async (prefix: string, method: 'GET' | 'POST', path: string, body?: unknown) => {
+    const response = await fetch(`${api.url}${prefix}${path}`, {
       method,
       headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -586,8 +587,20 @@ describe('webhook operations on the Temporal dev server', function () {
       documented(`${one}/cancel`, 'post', await call('POST', `/${other.webhookId}/cancel`));
       documented(`${root}/redeliver`, 'post', await call('POST', '/redeliver', { status: 'failed', company_id: 'nobody' }));
       documented(`${root}/redeliver`, 'post', await call('POST', '/redeliver', { status: 'waiting' }));
+      // The partner controls, each answer against its schema; the pause is lifted at once, since the gate is this file's.
+      const partner = '/internal/v1/partner';
+      const partnerCall = (method: 'GET' | 'POST', path: string, body?: unknown) => callAt(partner, method, path, body);
+      documented(partner, 'get', await partnerCall('GET', ''));
+      documented(`${partner}/pause`, 'post', await partnerCall('POST', '/pause', { reason: '' }));
+      documented(`${partner}/pause`, 'post', await partnerCall('POST', '/pause', { reason: 'schema check' }));
+      documented(`${partner}/resume`, 'post', await partnerCall('POST', '/resume'));
+      documented(`${partner}/limit`, 'post', await partnerCall('POST', '/limit', { max_per_second: 0 }));
+      documented(`${partner}/limit`, 'post', await partnerCall('POST', '/limit', { max_per_second: null }));
       const paths = Object.keys(doc.paths).filter((p) => p.startsWith('/internal/'));
-      assert.deepEqual(paths.sort(), [root, `${root}/redeliver`, one, `${one}/cancel`, `${one}/redeliver`, `${one}/retry-now`].sort());
+      assert.deepEqual(
+        paths.sort(),
+        [root, `${root}/redeliver`, one, `${one}/cancel`, `${one}/redeliver`, `${one}/retry-now`, partner, `${partner}/pause`, `${partner}/resume`, `${partner}/limit`].sort(),
+      );
     });
   });
 

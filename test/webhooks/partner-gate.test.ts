@@ -187,15 +187,12 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     assert.equal(await guardTick(guard), 'paused');
     assert.deepEqual(released, [], 'nothing is woken while paused');
     await resumePartner(db.knex, config, logger);
-    // Other queues' held rows may exist in this database: only the order of this test's rows matters.
-    const ours = new Set(inputs.map((i) => i.webhook.workflowId!));
-    const oursReleased = () => released.filter((id) => ours.has(id));
-    await db.knex('webhook_events').whereNotIn('id', inputs.map((i) => i.webhookId)).update({ held_since: null });
+    // Only this queue's held rows: other tests' queues hold rows in the same database.
     await guardTick(guard);
-    assert.deepEqual(oursReleased(), inputs.slice(0, 2).map((i) => i.webhook.workflowId));
+    assert.deepEqual(released, inputs.slice(0, 2).map((i) => i.webhook.workflowId));
     await guardTick(guard);
     await guardTick(guard);
-    assert.deepEqual(oursReleased(), inputs.map((i) => i.webhook.workflowId));
+    assert.deepEqual(released, inputs.map((i) => i.webhook.workflowId));
     assert.equal((await partnerStatus(db.knex, config)).held, 0);
   });
 

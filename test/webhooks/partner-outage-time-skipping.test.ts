@@ -20,7 +20,7 @@ import { answer, startPartnerServer, type PartnerServer } from './support/partne
 
 const HOUR_MS = 3_600_000;
 
-describe('an hour-long outage on the time-skipping test server, with the default hold ceiling', function () {
+describe('an hour-long outage on the time-skipping test server, with the default breaker and hold ceiling', function () {
   this.timeout(120_000);
   let env: TestWorkflowEnvironment;
   let db: TestDatabase;
@@ -33,7 +33,6 @@ describe('an hour-long outage on the time-skipping test server, with the default
     PARTNER_ACCESS_TOKEN: 'outage-ts-token',
     PARTNER_ENDPOINT: 'http://127.0.0.1:9/unset',
     PARTNER_TIMEOUT_MS: '1000',
-    PARTNER_BREAKER_FAILURES: '3',
     // Probes run on the wall clock: short, so the partner's return is seen within the test.
     PARTNER_PROBE_INTERVAL_MS: '300',
   });
@@ -64,9 +63,9 @@ describe('an hour-long outage on the time-skipping test server, with the default
   const gate = () => db.knex('partner_gate').where({ task_queue: config.TEMPORAL_TASK_QUEUE }).first();
 
   it('holds every delivery through an hour of 503s and delivers each once the partner answers, none with more than 4 POSTs', async () => {
-    // Three webhooks meet the outage and trip the breaker; five more arrive while it holds.
+    // Ten webhooks meet the outage and trip the breaker (PARTNER_BREAKER_FAILURES, 10); five more arrive while it holds.
     const tripping: StartedWebhook[] = [];
-    for (let i = 0; i < 3; i++) tripping.push(await start('trip'));
+    for (let i = 0; i < 10; i++) tripping.push(await start('trip'));
     await eventually('the breaker tripped', async () => (await gate())?.tripped_at != null, 20_000);
     const later: StartedWebhook[] = [];
     for (let i = 0; i < 5; i++) later.push(await start('later'));
@@ -83,9 +82,9 @@ describe('an hour-long outage on the time-skipping test server, with the default
     assert.equal(Number((await gate()).trips), 1);
     partner.handler = answer(204);
     // Polled in PostgreSQL, not with result(): waiting on a result would let the server skip to the ceiling timer.
-    await eventually('all eight delivered', async () => {
+    await eventually('all fifteen delivered', async () => {
       const [{ count }] = await db.knex('webhook_events').whereIn('id', all.map((w) => w.webhookId)).where({ status: 'delivered' }).count({ count: '*' });
-      return Number(count) === 8;
+      return Number(count) === 15;
     }, 30_000);
 
     const perWebhook = all.map((w) => postsOf(w.webhookId));
@@ -99,10 +98,10 @@ describe('an hour-long outage on the time-skipping test server, with the default
       assert.ok(endedAt - startedAt >= 3500, `delivered ${endedAt - startedAt} s of workflow time after its start: past the outage`);
     }
     console.log(
-      `      hour-long outage (time-skipping): 8 webhooks, ${postsDuringOutage} POSTs and ${probesDuringOutage} probes during it, POSTs per webhook ${perWebhook.join(' ')}, all delivered`,
+      `      hour-long outage (time-skipping): 15 webhooks, ${postsDuringOutage} POSTs and ${probesDuringOutage} probes during it, POSTs per webhook ${perWebhook.join(' ')}, all delivered`,
     );
-    // The tripping three spent one attempt each; the held retries and the later five spent none.
-    assert.deepEqual(perWebhook, [2, 2, 2, 1, 1, 1, 1, 1]);
-    assert.equal(postsDuringOutage, 3);
+    // The tripping ten spent one attempt each; their held retries and the later five spent none.
+    assert.deepEqual(perWebhook, [...Array(10).fill(2), ...Array(5).fill(1)]);
+    assert.equal(postsDuringOutage, 10);
   });
 });

@@ -12,14 +12,14 @@ import { findFreePort } from '../../db/embedded-postgres';
 import type { DevServer } from '../../temporal/dev-server';
 import { LOCAL_SQLITE_PRAGMAS } from '../../temporal/local-temporal';
 import companySignup from '../fixtures/events/company-signup.json';
-import { runCli, startCli, waitForExit } from '../support/cli';
+import { runCli, waitForExit } from '../support/cli';
+import { serviceProcesses } from '../support/service-processes';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from './support/partner-server';
 
 const INTERNAL_TOKEN = 'protect-internal-token-0123456';
-type Child = ReturnType<typeof startCli>['child'];
 
 interface Arrival {
   readonly method: string;
@@ -37,7 +37,6 @@ describe('partner protection on the dev server: the service\'s API and worker pr
   let serverPort: number;
   let partner: PartnerServer;
   let db: TestDatabase;
-  const children: Child[] = [];
   let arrivals: Arrival[];
   /** How the partner answers a request; 204 unless a test says otherwise. */
   let respond: (req: http.IncomingMessage) => { status: number; headers?: Record<string, string> };
@@ -63,8 +62,7 @@ describe('partner protection on the dev server: the service\'s API and worker pr
 
   after(async function () {
     this.timeout(60_000);
-    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await Promise.all(children.map(waitForExit));
+    await processes.stopAll();
     await partner?.close();
     await db?.drop();
     await server?.stop();
@@ -73,34 +71,11 @@ describe('partner protection on the dev server: the service\'s API and worker pr
 
   const posts = () => arrivals.filter((a) => a.method === 'POST');
   const postsOf = (webhookId: string) => posts().filter((a) => a.webhookId === webhookId);
-  const common = (taskQueue: string) => ({
-    PATH: process.env.PATH,
-    DATABASE_URL: db.url,
-    TEMPORAL_ADDRESS: `127.0.0.1:${serverPort}`,
-    TEMPORAL_TASK_QUEUE: taskQueue,
+  const processes = serviceProcesses(() => ({ work, databaseUrl: db.url, temporalPort: serverPort, partnerUrl: partner.url }), {
     INTERNAL_API_TOKEN: INTERNAL_TOKEN,
-    LOG_LEVEL: 'info',
+    PARTNER_TIMEOUT_MS: '3000',
   });
-
-  async function startWorker(taskQueue: string, env: Record<string, string> = {}) {
-    const worker = startCli(
-      ['worker'],
-      { ...common(taskQueue), PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: 'protect-partner-token', PARTNER_TIMEOUT_MS: '3000', WORKER_HTTP_PORT: String(await findFreePort()), ...env },
-      work,
-      /webhook worker polling/,
-    );
-    children.push(worker.child);
-    await worker.started;
-    return worker;
-  }
-
-  async function startApi(taskQueue: string) {
-    const port = await findFreePort();
-    const api = startCli(['api'], { ...common(taskQueue), HOST: '127.0.0.1', PORT: String(port) }, work, /API listening/);
-    children.push(api.child);
-    await api.started;
-    return `http://127.0.0.1:${port}`;
-  }
+  const { common, startWorker, startApi, kill } = processes;
 
   const internal = (base: string, route: string, body?: object) =>
     fetch(`${base}/internal/v1${route}`, {
@@ -125,10 +100,6 @@ describe('partner protection on the dev server: the service\'s API and worker pr
 
   const deliveredCount = async (ids: string[]) =>
     Number((await db.knex('webhook_events').whereIn('id', ids).where({ status: 'delivered' }).count({ count: '*' }))[0].count);
-  const kill = async (child: Child) => {
-    child.kill('SIGKILL');
-    await waitForExit(child);
-  };
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   it('one cap for three workers: at PARTNER_MAX_PER_SECOND=10 no second sees more than 13 POSTs, and `partner limit` changes it at run time', async function () {

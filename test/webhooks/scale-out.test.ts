@@ -17,14 +17,14 @@ import { prepareWebhook } from '../../client/start-webhook';
 import { createTemporalGateway } from '../../client/temporal-gateway';
 import { DRAIN_RETRY_DELAY_MS } from '../../activities';
 import companySignup from '../fixtures/events/company-signup.json';
-import { startCli, waitForExit } from '../support/cli';
+import { waitForExit } from '../support/cli';
+import { serviceProcesses } from '../support/service-processes';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from './support/partner-server';
 
 const INTERNAL_TOKEN = 'scale-internal-token-0123456';
-type Child = ReturnType<typeof startCli>['child'];
 
 describe('scale-out on the dev server: two APIs, two workers, one task queue', function () {
   let work: string;
@@ -33,7 +33,6 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
   let serverPort: number;
   let partner: PartnerServer;
   let db: TestDatabase;
-  const children: Child[] = [];
 
   /** What the partner saw, per webhook-id: every POST's arrival, and the POSTs received but not answered yet. */
   let posts: Map<string, number[]>;
@@ -79,8 +78,7 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
 
   after(async function () {
     this.timeout(60_000);
-    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await Promise.all(children.map(waitForExit));
+    await processes.stopAll();
     await partner?.close();
     await db?.drop();
     await server?.stop();
@@ -88,40 +86,12 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
   });
 
   const countPosts = () => [...posts.values()].reduce((n, a) => n + a.length, 0);
-  const common = (taskQueue: string) => ({
-    PATH: process.env.PATH,
-    DATABASE_URL: db.url,
-    TEMPORAL_ADDRESS: `127.0.0.1:${serverPort}`,
-    TEMPORAL_TASK_QUEUE: taskQueue,
-    LOG_LEVEL: 'info',
+  const processes = serviceProcesses(() => ({ work, databaseUrl: db.url, temporalPort: serverPort, partnerUrl: partner.url }), {
+    INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+    PARTNER_ACCESS_TOKEN: 'scale-partner-token',
+    PARTNER_TIMEOUT_MS: '5000',
   });
-
-  /** The service's worker as its own process; resolves when it polls. */
-  async function startWorker(taskQueue: string, env: Record<string, string> = {}) {
-    const worker = startCli(
-      ['worker'],
-      { ...common(taskQueue), PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: 'scale-partner-token', PARTNER_TIMEOUT_MS: '5000', WORKER_HTTP_PORT: String(await findFreePort()), ...env },
-      work,
-      /webhook worker polling/,
-    );
-    children.push(worker.child);
-    await worker.started;
-    return worker;
-  }
-
-  /** The service's API as its own process on a free port; resolves with its base URL once it listens. */
-  async function startApi(taskQueue: string) {
-    const port = await findFreePort();
-    const api = startCli(['api'], { ...common(taskQueue), HOST: '127.0.0.1', PORT: String(port), INTERNAL_API_TOKEN: INTERNAL_TOKEN }, work, /API listening/);
-    children.push(api.child);
-    await api.started;
-    return `http://127.0.0.1:${port}`;
-  }
-
-  const kill = async (child: Child) => {
-    child.kill('SIGKILL');
-    await waitForExit(child);
-  };
+  const { startWorker, startApi, kill } = processes;
 
   it('2,000 webhooks through 2 APIs and 2 workers, a worker SIGKILLed and the server restarted: each delivered, repeats only of POSTs in flight at a kill', async function () {
     this.timeout(240_000);

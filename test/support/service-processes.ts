@@ -1,0 +1,56 @@
+// The service's own processes for a test file (`partner-service api` and `partner-service worker`), on one
+// PostgreSQL, one Temporal server and one partner, and SIGKILLed together when the file is done.
+import { findFreePort } from '../../db/embedded-postgres';
+import { startCli, waitForExit } from './cli';
+
+export type ServiceChild = ReturnType<typeof startCli>['child'];
+
+/** Where the processes go; read when a process starts, since a test file's `before` makes them. */
+export interface ServiceSetting {
+  readonly work: string;
+  readonly databaseUrl: string;
+  readonly temporalPort: number;
+  readonly partnerUrl: string;
+}
+
+export function serviceProcesses(setting: () => ServiceSetting, env: Record<string, string> = {}) {
+  const children: ServiceChild[] = [];
+  /** The environment every process of `taskQueue` shares. */
+  const common = (taskQueue: string) => {
+    const { databaseUrl, temporalPort } = setting();
+    return { PATH: process.env.PATH, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`, TEMPORAL_TASK_QUEUE: taskQueue, LOG_LEVEL: 'info', ...env };
+  };
+  return {
+    common,
+    /** A worker process; resolves when it polls. */
+    async startWorker(taskQueue: string, extra: Record<string, string> = {}) {
+      const { work, partnerUrl } = setting();
+      const worker = startCli(
+        ['worker'],
+        { PARTNER_ENDPOINT: partnerUrl, PARTNER_ACCESS_TOKEN: 'service-partner-token', ...common(taskQueue), WORKER_HTTP_PORT: String(await findFreePort()), ...extra },
+        work,
+        /webhook worker polling/,
+      );
+      children.push(worker.child);
+      await worker.started;
+      return worker;
+    },
+    /** An API process on a free port; resolves with its base URL once it listens. */
+    async startApi(taskQueue: string) {
+      const port = await findFreePort();
+      const api = startCli(['api'], { ...common(taskQueue), HOST: '127.0.0.1', PORT: String(port) }, setting().work, /API listening/);
+      children.push(api.child);
+      await api.started;
+      return `http://127.0.0.1:${port}`;
+    },
+    async kill(child: ServiceChild) {
+      child.kill('SIGKILL');
+      await waitForExit(child);
+    },
+    /** Every process still running, SIGKILLed. */
+    async stopAll() {
+      for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await Promise.all(children.map(waitForExit));
+    },
+  };
+}
