@@ -210,8 +210,8 @@ describe('partner protection on the dev server: the service\'s API and worker pr
     respond = () => ({ status: 503 });
     const began = Date.now();
     const ids = await send(api, 20, 'outage');
-    // Past the first retry timer (10 s) of the tripping POSTs: their retries are held too.
-    await sleep(25_000);
+    // A minute: past the first retry timer (10 s) of the tripping POSTs, whose retries are held too.
+    await sleep(60_000);
     const outageSeconds = (Date.now() - began) / 1000;
     const duringOutage = posts().length;
     const probes = arrivals.filter((a) => a.method === 'HEAD').length;
@@ -225,7 +225,7 @@ describe('partner protection on the dev server: the service\'s API and worker pr
       `      outage: ${ids.length} webhooks, ${duringOutage} POSTs and ${probes} probes during ${outageSeconds.toFixed(0)} s of 503s (${status.held} held at the end); POSTs per webhook ${Math.min(...perWebhook)}-${Math.max(...perWebhook)}, all delivered ${((Date.now() - began) / 1000 - outageSeconds).toFixed(1)} s after the partner came back`,
     );
     assert.ok(duringOutage <= 3 + 2 * 10, `at most the tripping answers and the POSTs already in flight, saw ${duringOutage}`);
-    assert.ok(probes >= 5 && probes <= 14, `one probe per 2 s interval, saw ${probes}`);
+    assert.ok(probes >= 15 && probes <= 31, `one probe per 2 s interval (a second guard tick late at most), saw ${probes}`);
     assert.ok(perWebhook.every((n) => n <= 4));
   });
 
