@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Config } from '../lib/config';
+import { ConfigError, type Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { createApp } from '../api/app';
 import { healthRouter, type ReadinessCheck } from '../api/health';
@@ -34,5 +34,10 @@ export function startWorkerHttpServer(
   worker: Pick<WebhookWorkerHandle, 'state'>,
 ): Promise<ApiServer> {
   const app = createApp(deps, [(routeDeps) => healthRouter(routeDeps, [temporalPolling(worker)]), metricsRouter]);
-  return serveHttp(app, deps.config.WORKER_HTTP_PORT, deps.config.HOST);
+  const { WORKER_HTTP_PORT: port, HOST: host } = deps.config;
+  return serveHttp(app, port, host).catch((error: unknown) => {
+    // A second worker on one host meets the first one's port: say which setting gives each its own.
+    if ((error as { code?: unknown }).code !== 'EADDRINUSE') throw error;
+    throw new ConfigError(`WORKER_HTTP_PORT ${port} is already in use on ${host}: give each worker on one host its own WORKER_HTTP_PORT`);
+  });
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { commands } from '../../cli/commands';
@@ -9,7 +10,7 @@ import { CLI, runCli, startCli, waitForExit } from '../support/cli';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { findFreePort } from '../../db/embedded-postgres';
 import companySignup from '../fixtures/events/company-signup.json';
-import { startPartnerServer } from '../webhooks/support/partner-server';
+import { closedPort, startPartnerServer } from '../webhooks/support/partner-server';
 import { eventually } from '../support/eventually';
 
 const logLines = (stdout: string) => stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
@@ -46,6 +47,29 @@ describe('partner-service CLI', () => {
     assert.equal(code, 1);
     assert.equal(stdout, '');
     assert.equal(stderr, 'PARTNER_ENDPOINT is not set: the worker has no partner endpoint to deliver to\n');
+  });
+
+  it('a second worker on a taken WORKER_HTTP_PORT exits 1 with one line naming the setting', async () => {
+    const db = await createTestDatabase();
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as net.AddressInfo;
+    try {
+      const { code, stderr } = await runCli(['worker'], {
+        PATH: process.env.PATH,
+        DATABASE_URL: db.url,
+        PARTNER_ENDPOINT: 'http://127.0.0.1:9/hooks',
+        PARTNER_ACCESS_TOKEN: 'port-clash-token',
+        TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}`,
+        WORKER_HTTP_PORT: String(port),
+        LOG_LEVEL: 'silent',
+      });
+      assert.equal(code, 1);
+      assert.equal(stderr, `WORKER_HTTP_PORT ${port} is already in use on 127.0.0.1: give each worker on one host its own WORKER_HTTP_PORT\n`);
+    } finally {
+      taken.close();
+      await db.drop();
+    }
   });
 
   describe('import', () => {

@@ -192,9 +192,12 @@ describe('webhook activities', function () {
     });
 
     it('reads the token and endpoint from configuration at send time, so a rotated token applies to retries', async () => {
-      await send(1);
+      // One poster for both sends, as a worker keeps one: only a token read at send time can change between them.
+      const post = createPostToPartner({ config: () => config, logger });
+      const sendWith = (attempt: number) => post({ webhookId: ids.webhookId, attempt, event: envelope });
+      await sendWith(1);
       config = configFor(partner.url, 'rotated-token-BBBB-2222');
-      await send(2);
+      await sendWith(2);
       assert.deepEqual(partner.requests.map((r) => r.headers.authorization), [`Bearer ${TOKEN}`, 'Bearer rotated-token-BBBB-2222']);
     });
 
