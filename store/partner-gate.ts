@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { prepared, runSql, sql, type SqlFragment } from '../db/sql';
+import { prepared, raw, runSql, sql } from '../db/sql';
 import type { PartnerState } from '../lib/vocabulary';
 
 // The partner gate's SQL (db/migrations/014_partner_gate.ts): one row per delivery task queue. The attempt's
@@ -55,7 +55,7 @@ export async function readGate(knex: Knex, taskQueue: string): Promise<GateView>
       sql`SELECT state, pause_reason, max_per_second, consecutive_failures, trips, tripped_at, probe_due_at, retry_after_until,
                  CASE state WHEN 'paused' THEN paused_at WHEN 'tripped' THEN tripped_at WHEN 'throttled' THEN throttled_since END AS since,
                  (SELECT count(*)::int FROM webhook_events WHERE held_since IS NOT NULL AND held_queue = ${taskQueue} AND status = 'pending') AS held
-            FROM (SELECT *, ${rawState()} AS state FROM partner_gate WHERE task_queue = ${taskQueue}) gate`,
+            FROM (SELECT *, ${raw(GATE_STATE_SQL)} AS state FROM partner_gate WHERE task_queue = ${taskQueue}) gate`,
     ),
   );
   return {
@@ -71,8 +71,6 @@ export async function readGate(knex: Knex, taskQueue: string): Promise<GateView>
     retryAfterUntil: row.retry_after_until,
   };
 }
-
-const rawState = (): SqlFragment => ({ sql: GATE_STATE_SQL, bindings: [] });
 
 /** Pauses delivery; true when this call paused it (a second pause keeps the first one's time and reason). */
 export async function pauseGate(knex: Knex, taskQueue: string, reason: string): Promise<boolean> {
