@@ -7,8 +7,8 @@ export {
   type StartWebhookOptions,
   type StartedWebhook,
   type PreparedWebhook,
-} from './client/start-webhook';
-export { webhookIds, type WebhookIds } from './client/ids';
+} from './application/start-webhook';
+export { webhookIds, type WebhookIds } from './application/ids';
 export * from './events';
 export { webhookStatusQuery } from './workflows/messages';
 export { WEBHOOK_SEARCH_ATTRIBUTES, WEBHOOK_EVENT_TYPE, WEBHOOK_ACTION, WEBHOOK_STATUS, COMPANY_ID } from './temporal/search-attributes';

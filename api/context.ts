@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
-import type { TemporalGateway } from '../client/temporal-gateway';
+import type { TemporalGateway } from '../application/temporal-gateway';
 
 /** What every route module receives: configuration, the database and the logger. */
 export interface ApiDependencies {

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type Koa from 'koa';
 import { createApp } from './app';
-import { createTemporalGateway } from '../client/temporal-gateway';
+import { createTemporalGateway } from '../application/temporal-gateway';
 import type { ApiDependencies } from './context';
 
 export interface ApiServer {

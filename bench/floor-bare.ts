@@ -29,7 +29,7 @@ export interface BareOptions {
   progress(message: string): void;
 }
 
-/** The start's four Keyword attributes, as client/temporal-gateway.ts sets them. */
+/** The start's four Keyword attributes, as application/temporal-gateway.ts sets them. */
 const event = toEnvelope(EVENT);
 const companyId = companyIdOf(event);
 if (!companyId) throw new Error('the bench event has no company id: the start would carry three search attributes, not four');

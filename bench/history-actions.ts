@@ -3,7 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection } from '@temporalio/worker';
 import type { Knex } from 'knex';
-import { startWebhook } from '../client/start-webhook';
+import { startWebhook } from '../application/start-webhook';
 import type { WebhookEventInput } from '../events/envelope';
 import { loadConfig } from '../lib/config';
 import { createLogger } from '../lib/logger';

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { v4 as uuidv4 } from 'uuid';
 import { createPostToPartner } from '../activities/partner-post';
-import { prepareWebhook } from '../client/start-webhook';
+import { prepareWebhook } from '../application/start-webhook';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { storeAttempt } from '../store/webhook-store';

@@ -1,11 +1,11 @@
 import type { Middleware } from 'koa';
 import type { PathError } from '../../lib/validation';
-import { WebhookValidationError } from '../../client/start-webhook';
-import { TemporalUnavailableError } from '../../client/temporal-gateway';
+import { WebhookValidationError } from '../../application/start-webhook';
+import { TemporalUnavailableError } from '../../application/temporal-gateway';
 import { TemporalSetupError } from '../../temporal/register-search-attributes';
-import { WebhookConflictError, WebhookNotFoundError } from '../../client/operation-errors';
-import { WebhookQueryError } from '../../client/webhook-filter';
-import { PartnerRequestError } from '../../client/partner-control';
+import { WebhookConflictError, WebhookNotFoundError } from '../../application/operation-errors';
+import { WebhookQueryError } from '../../application/webhook-filter';
+import { PartnerRequestError } from '../../application/partner-control';
 
 /** The one error body of the internal API: `detail` always; `errors` per JSON path, `reason` from Temporal. */
 export interface InternalErrorBody {

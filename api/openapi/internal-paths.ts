@@ -1,5 +1,5 @@
 import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, EVENT_ACTIONS, EVENT_TYPES, FINISHED_STATUSES, LOG_STATUSES, PARTNER_STATES, SIGNED_LINK_KINDS, WEBHOOK_STATUSES } from '../../lib/vocabulary';
-import { DEFAULT_LOG_PAGE, MAX_BULK_REDELIVERIES, MAX_LOG_PAGE } from '../../client/webhook-filter';
+import { DEFAULT_LOG_PAGE, MAX_BULK_REDELIVERIES, MAX_LOG_PAGE } from '../../application/webhook-filter';
 
 // The internal webhook API in the OpenAPI document: served only where INTERNAL_API_TOKEN enables the routes.
 

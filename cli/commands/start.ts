@@ -4,7 +4,7 @@ import { bootstrap, cleanUpOnFailure, openMigratedDatabase } from '../bootstrap'
 import { startApiServer } from '../../api/server';
 import { uiCodecEndpoint } from '../../api/codec/router';
 import type { Config } from '../../lib/config';
-import { createTemporalGateway } from '../../client/temporal-gateway';
+import { createTemporalGateway } from '../../application/temporal-gateway';
 import { importDemoDirectoryIfEmpty } from '../../directory/demo-directory';
 import { preferPort, provideLocalTemporal } from '../../temporal/local-temporal';
 import { exitOnTemporalSetupError } from '../temporal-setup';

@@ -4,15 +4,15 @@ import { UsageError, type Command } from '../command';
 import { bootstrap, openMigratedDatabase, type Runtime } from '../bootstrap';
 import { partnerSettings } from '../../lib/config';
 import { formatPathError, isCanonicalUuid } from '../../lib/validation';
-import { parseBulkRedelivery, WebhookQueryError } from '../../client/webhook-filter';
-import { readDeliveryLog } from '../../client/delivery-log';
-import { cancelWebhook, redeliverMatching, redeliverWebhook, retryWebhookNow } from '../../client/webhook-operations';
-import { WebhookConflictError, WebhookNotFoundError } from '../../client/operation-errors';
-import { webhookStatus } from '../../client/webhook-status';
-import { acceptWebhook } from '../../client/ingest';
+import { parseBulkRedelivery, WebhookQueryError } from '../../application/webhook-filter';
+import { readDeliveryLog } from '../../application/delivery-log';
+import { cancelWebhook, redeliverMatching, redeliverWebhook, retryWebhookNow } from '../../application/webhook-operations';
+import { WebhookConflictError, WebhookNotFoundError } from '../../application/operation-errors';
+import { webhookStatus } from '../../application/webhook-status';
+import { acceptWebhook } from '../../application/ingest';
 import { sendTestWebhook } from '../send-test';
-import { prepareWebhook, WebhookValidationError } from '../../client/start-webhook';
-import { createTemporalGateway, TemporalUnavailableError } from '../../client/temporal-gateway';
+import { prepareWebhook, WebhookValidationError } from '../../application/start-webhook';
+import { createTemporalGateway, TemporalUnavailableError } from '../../application/temporal-gateway';
 import { TemporalSetupError } from '../../temporal/register-search-attributes';
 
 const USAGE = [

@@ -56,9 +56,9 @@ describe('module boundaries', function () {
         .sort();
     assert.deepEqual(importers('worker'), ['cli/commands/start.ts', 'cli/commands/worker.ts']);
     assert.deepEqual(importers('activities').filter((file) => folderOf(file) !== 'workflows'), ['cli/send-test.ts', 'worker/webhook-worker.ts']);
-    // The API and the CLI reach webhook rows only through client/ (send-test records its one attempt itself).
+    // The API and the CLI reach webhook rows only through application/ (send-test records its one attempt itself).
     assert.deepEqual(
-      importers('store').filter((file) => !['client', 'activities', 'bench'].includes(folderOf(file))),
+      importers('store').filter((file) => !['application', 'activities', 'bench'].includes(folderOf(file))),
       ['cli/send-test.ts'],
     );
     for (const file of importers('activities').filter((f) => folderOf(f) === 'workflows')) {
@@ -67,14 +67,14 @@ describe('module boundaries', function () {
     }
   });
 
-  it('webhook data flows one way: store/ imports nothing of api/, client/, activities/, workflows/ code or worker/', () => {
+  it('webhook data flows one way: store/ imports nothing of api/, application/, activities/, workflows/ code or worker/', () => {
     for (const [file, imports] of importGraph()) {
       if (folderOf(file) !== 'store') continue;
       const text = readFileSync(path.join(root, file), 'utf8');
       for (const target of imports) {
         const folder = folderOf(target);
         if (folder === 'workflows') assert.match(text, new RegExp(`import type [^;]+'[./]+workflows/types'`), `${file} takes only types from workflows/`);
-        else assert.ok(!['api', 'client', 'activities', 'worker', 'cli'].includes(folder), `${file} imports ${target}`);
+        else assert.ok(!['api', 'application', 'activities', 'worker', 'cli'].includes(folder), `${file} imports ${target}`);
       }
     }
   });

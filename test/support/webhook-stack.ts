@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { startApiServer, type ApiServer } from '../../api/server';
-import { createTemporalGateway, type TemporalGateway } from '../../client/temporal-gateway';
+import { createTemporalGateway, type TemporalGateway } from '../../application/temporal-gateway';
 import { loadConfig, type Config } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import type { DevServer } from '../../temporal/dev-server';

@@ -10,7 +10,7 @@ import { createActivities, type WebhookActivities } from '../../activities';
 import { USER_AGENT } from '../../events/user-agent';
 import { toEnvelope, type WebhookEventInput } from '../../events/envelope';
 import { insertWebhook } from '../../store/webhook-store';
-import { webhookIds } from '../../client/ids';
+import { webhookIds } from '../../application/ids';
 import { ApplicationFailure } from '@temporalio/common';
 import { Webhook } from 'standardwebhooks';
 import { webhookAttempts } from '../../lib/metrics';

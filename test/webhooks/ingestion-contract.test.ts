@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { startApiServer, type ApiServer } from '../../api/server';
-import { createTemporalGateway } from '../../client/temporal-gateway';
+import { createTemporalGateway } from '../../application/temporal-gateway';
 import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import type { DevServer } from '../../temporal/dev-server';

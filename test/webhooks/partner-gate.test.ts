@@ -11,9 +11,9 @@ import { RETRY_AFTER_CAP_MS, retryAfterMs } from '../../activities/partner-answe
 import { probePartner } from '../../activities/partner-probe';
 import { toEnvelope, type WebhookEventInput } from '../../events/envelope';
 import { insertWebhook } from '../../store/webhook-store';
-import { webhookIds } from '../../client/ids';
-import { guardTick } from '../../client/partner-guard';
-import { partnerStatus, pausePartner, resumePartner, limitPartner, PartnerRequestError } from '../../client/partner-control';
+import { webhookIds } from '../../application/ids';
+import { guardTick } from '../../application/partner-guard';
+import { partnerStatus, pausePartner, resumePartner, limitPartner, PartnerRequestError } from '../../application/partner-control';
 import type { DeliverAttemptInput, DeliveredAttempt, HeldAttempt, WebhookRef } from '../../workflows/types';
 import companySignup from '../fixtures/events/company-signup.json';
 import { createTestDatabase, type TestDatabase } from '../support/database';

@@ -9,7 +9,7 @@ import { createActivities } from '../../activities';
 import { toEnvelope, type WebhookEnvelope, type WebhookEventInput } from '../../events/envelope';
 import { expiredSignedLinks, signedLinkDeadlines, signedLinkKinds } from '../../events/signed-links';
 import { insertWebhook, loadWebhookView } from '../../store/webhook-store';
-import { webhookIds } from '../../client/ids';
+import { webhookIds } from '../../application/ids';
 import type { DeliverAttemptInput, DeliveredAttempt, WebhookRef } from '../../workflows/types';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import candidateShort from '../fixtures/events/candidate-new-short.json';

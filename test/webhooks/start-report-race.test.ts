@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startApiServer, type ApiServer } from '../../api/server';
-import { startWebhook } from '../../client/start-webhook';
+import { startWebhook } from '../../application/start-webhook';
 import type { WebhookEventInput } from '../../events/envelope';
-import type { TemporalGateway } from '../../client/temporal-gateway';
-import { redeliverMatching, redeliverWebhook } from '../../client/webhook-operations';
+import type { TemporalGateway } from '../../application/temporal-gateway';
+import { redeliverMatching, redeliverWebhook } from '../../application/webhook-operations';
 import { createLogger } from '../../lib/logger';
 import jobNew from '../fixtures/events/job-new.json';
 import { eventually } from '../support/eventually';

@@ -9,7 +9,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { startApiServer, type ApiServer } from '../../api/server';
-import { createTemporalGateway } from '../../client/temporal-gateway';
+import { createTemporalGateway } from '../../application/temporal-gateway';
 import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import type { DevServer } from '../../temporal/dev-server';

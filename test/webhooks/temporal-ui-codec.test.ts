@@ -16,7 +16,7 @@ import { createLogger } from '../../lib/logger';
 import type { DevServer } from '../../temporal/dev-server';
 import { ensureSearchAttributes } from '../../temporal/register-search-attributes';
 import { dataConverterFor } from '../../temporal/settings';
-import { startWebhook } from '../../client/start-webhook';
+import { startWebhook } from '../../application/start-webhook';
 import type { DeliverySummary } from '../../workflows/types';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { createTestDatabase, type TestDatabase } from '../support/database';

@@ -15,7 +15,7 @@ import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import { ensureSearchAttributes } from '../../temporal/register-search-attributes';
 import type { DevServer } from '../../temporal/dev-server';
-import { DEFAULT_TASK_QUEUE, startWebhook } from '../../client/start-webhook';
+import { DEFAULT_TASK_QUEUE, startWebhook } from '../../application/start-webhook';
 import { webhookStatusQuery } from '../../workflows/messages';
 import type { DeliverySummary } from '../../workflows/types';
 import candidateNew from '../fixtures/events/candidate-new.json';

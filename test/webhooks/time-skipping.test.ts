@@ -6,7 +6,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { findFreePort } from '../../db/embedded-postgres';
 import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
-import { startWebhook } from '../../client/start-webhook';
+import { startWebhook } from '../../application/start-webhook';
 import type { WebhookEventInput } from '../../events/envelope';
 import type { DeliverySummary } from '../../workflows/types';
 import companySignup from '../fixtures/events/company-signup.json';

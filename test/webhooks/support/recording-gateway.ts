@@ -1,5 +1,5 @@
-import type { PreparedWebhook } from '../../../client/start-webhook';
-import type { DeliveryLookup, TemporalGateway } from '../../../client/temporal-gateway';
+import type { PreparedWebhook } from '../../../application/start-webhook';
+import type { DeliveryLookup, TemporalGateway } from '../../../application/temporal-gateway';
 import type { RetryNowResult } from '../../../workflows/types';
 
 /** Wraps a real gateway (a real Temporal server behind it) and records every start the API asks for. */
