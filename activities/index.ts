@@ -42,7 +42,7 @@ export function createActivities({ config, knex, logger, draining, now = () => n
     for (;;) {
       if (draining?.aborted) throw drainingFailure();
       const gate: GateClaim = { taskQueue, maxPerSecond, bypassHold: input.pastHoldCeiling === true, slotReserved };
-      const claim = await failPermanentlyOnRejectedData(() => claimAttempt(knex, input.webhook, input.attempt, gate)).catch(async (error: unknown) => {
+      const claim = await failPermanentlyOnRejectedData(() => claimAttempt(knex, { ...input.webhook, event: input.event, redeliveryOf: input.webhookIdHeader }, input.attempt, gate)).catch(async (error: unknown) => {
         if (!(error instanceof PartnerGateMissingError)) throw error;
         await ensureGate(knex, taskQueue);
         return undefined;

@@ -14,3 +14,14 @@ export class WebhookConflictError extends Error {
     this.name = 'WebhookConflictError';
   }
 }
+
+/**
+ * Concurrent calls with one event_id kept changing its row (a start failed and took it back while this call
+ * read it): nothing was accepted by this call, and a retry with the same event_id settles it.
+ */
+export class WebhookStartConflictError extends WebhookConflictError {
+  constructor(readonly eventId: string) {
+    super(`Concurrent requests with event_id ${eventId} are starting its delivery; retry with the same event_id.`);
+    this.name = 'WebhookStartConflictError';
+  }
+}

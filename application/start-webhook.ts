@@ -4,6 +4,7 @@ import { DEFAULT_TASK_QUEUE } from '../lib/config';
 import { formatPathError, type PathError } from '../lib/validation';
 import { DEFAULT_SEND_TIMEOUT_MS, type DeliverWebhookInput } from '../workflows/types';
 import { webhookIds, type WebhookIds } from './ids';
+import type { StoredWebhook } from '../store/webhook-rows';
 import { startDeliveryWorkflow } from './temporal-gateway';
 
 export { DEFAULT_TASK_QUEUE };
@@ -52,4 +53,10 @@ export async function startWebhook(client: Client, event: WebhookEventInput, opt
   const webhook = prepareWebhook(event, options.sendTimeoutMs);
   const runId = await startDeliveryWorkflow(client, webhook, options.taskQueue ?? DEFAULT_TASK_QUEUE);
   return { eventId: webhook.eventId, webhookId: webhook.webhookId, workflowId: webhook.workflowId, runId };
+}
+
+/** A stored webhook as its workflow's start needs it: the event as first stored, validated when it was. */
+export function storedDelivery(stored: StoredWebhook, sendTimeoutMs = DEFAULT_SEND_TIMEOUT_MS): PreparedWebhook {
+  const { webhookId, eventId, workflowId, event } = stored;
+  return { webhookId, eventId, workflowId, event: { event_id: eventId, ...event }, input: { webhookId, eventId, event, sendTimeoutMs } };
 }

@@ -3,13 +3,14 @@ import type { Knex } from 'knex';
 import { inParallel } from '../lib/in-parallel';
 import { FINISHED_STATUSES } from '../lib/vocabulary';
 import { findOperableWebhook, findRedeliveryCandidates, type LogPosition, type OperableWebhook, type WebhookFilter } from '../store/webhook-log';
-import { findWebhookById, forgetUnstartedWebhook, insertRedelivery, reportStart, type StoredWebhook } from '../store/webhook-store';
+import { findWebhookById, insertRedelivery, reportStart, type StoredWebhook } from '../store/webhook-store';
 import { signedLinkDeadlines } from '../events/signed-links';
 import type { RetryNowResult } from '../workflows/types';
 import { redeliveryIds } from './ids';
 import { WebhookConflictError, WebhookNotFoundError } from './operation-errors';
-import { prepareWebhook } from './start-webhook';
-import { TemporalUnavailableError, type TemporalGateway } from './temporal-gateway';
+import { startOrForget } from './ingest';
+import { storedDelivery } from './start-webhook';
+import type { TemporalGateway } from './temporal-gateway';
 
 // An operator's actions on one webhook or many: retry-now, cancel, redeliver. The API and the CLI both call
 // these; PostgreSQL says which webhook is which, Temporal does the work.
@@ -105,20 +106,8 @@ async function startRedelivery(knex: Knex, gateway: TemporalGateway, originalId:
   const row = await insertRedelivery(knex, { ...redeliveryIds({ event_type, action, event_id: original.eventId }), originalId, key });
   const done = (runId: string, started: boolean) => ({ webhookId: row.webhookId, workflowId: row.workflowId, runId, redeliveryOf: originalId, started });
   if (row.startReported && row.runId) return done(row.runId, false);
-  const event = prepareWebhook({ event_id: original.eventId, ...original.event }, sendTimeoutMs);
-  let runId: string;
-  try {
-    runId = await gateway.start({
-      ...event,
-      webhookId: row.webhookId,
-      workflowId: row.workflowId,
-      input: { ...event.input, webhookId: row.webhookId, eventStored: true, redeliveryOf: originalId },
-    });
-  } catch (error) {
-    const outcomeUnknown = error instanceof TemporalUnavailableError && error.outcomeUnknown;
-    if (row.created && !outcomeUnknown) await forgetUnstartedWebhook(knex, row.webhookId);
-    throw error;
-  }
+  const delivery = storedDelivery({ ...original, webhookId: row.webhookId, workflowId: row.workflowId }, sendTimeoutMs);
+  const runId = await startOrForget(knex, gateway, { ...delivery, input: { ...delivery.input, redeliveryOf: originalId } });
   return done(runId, await reportStart(knex, row.webhookId, runId));
 }
 

@@ -4,7 +4,7 @@ import { createPostToPartner } from '../activities/partner-post';
 import { prepareWebhook } from '../application/start-webhook';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
-import { storeAttempt } from '../store/webhook-store';
+import { insertWebhook, storeAttempt } from '../store/webhook-store';
 import type { WebhookRef } from '../workflows/types';
 
 /** The printed outcome of one test delivery, in the snake_case of the status URL. */
@@ -25,15 +25,16 @@ export interface TestDeliveryReport {
 
 /**
  * Validates an event and runs exactly one attempt against the configured endpoint with `deliverAttempt`'s
- * own POST and the store the record activities use, without Temporal. The attempt and its outcome are recorded
- * in one transaction, marked as a test. A fresh `test-…` event id keeps test rows apart from the idempotency
- * keys of real webhooks.
+ * own POST and the statements of every delivery, without Temporal: the row is written first, as ingestion
+ * writes it, then the attempt and the final status in one statement, marked as a test. A fresh `test-…` event
+ * id keeps test rows apart from the idempotency keys of real webhooks.
  */
 export async function sendTestWebhook(config: Config, knex: Knex, logger: Logger, event: unknown): Promise<TestDeliveryReport> {
   const prepared = prepareWebhook({ ...(event as object), event_id: `test-${uuidv4()}` }, config.PARTNER_TIMEOUT_MS);
+  const webhook: WebhookRef = { ...prepared, workflowId: null, runId: null, isTest: true };
+  await insertWebhook(knex, { ...webhook, event: prepared.input.event });
   const scheduledAt = new Date().toISOString();
   const outcome = await createPostToPartner({ config: () => config, logger })({ webhookId: prepared.webhookId, attempt: 1, event: prepared.input.event });
-  const webhook: WebhookRef = { ...prepared, event: prepared.input.event, workflowId: null, runId: null, isTest: true };
   const finish = { status: outcome.succeeded ? ('delivered' as const) : ('failed' as const), finishedAt: new Date().toISOString() };
   await storeAttempt(knex, { webhook, attempt: { ...outcome, scheduledAt } }, finish);
   return {

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { joinSql, prepared, raw, runSql, sql, type SqlFragment } from '../db/sql';
 import { FINISHED_STATUSES, type EventAction, type EventType, type LogStatus, type SignedLinkKind, type WebhookStatus } from '../lib/vocabulary';
 
 // The delivery log: webhooks filtered and paged newest first, for operators and for bulk redelivery.
@@ -26,22 +27,24 @@ const WAITING_SQL = `e.status = 'pending' AND e.held_since IS NULL AND EXISTS (S
 const HELD_SQL = `e.status = 'pending' AND e.held_since IS NOT NULL`;
 const POSITION_SQL = `(extract(epoch FROM e.created_at) * 1000000)::bigint::text`;
 
-function applyFilter(query: Knex.QueryBuilder, filter: WebhookFilter, after?: LogPosition): Knex.QueryBuilder {
+/** The filter's conditions and the page's start, joined with AND, every value bound. */
+function filterConditions(filter: WebhookFilter, after?: LogPosition): SqlFragment {
   const { status, eventType, action, companyId, since, until } = filter;
-  if (status === 'held') query.whereRaw(HELD_SQL);
-  else if (status === 'waiting') query.whereRaw(WAITING_SQL);
-  else if (status === 'pending') query.whereRaw(`NOT (${WAITING_SQL})`).where('e.status', 'pending').whereNull('e.held_since');
-  else if (status) query.where('e.status', status);
-  if (eventType) query.where('e.event_type', eventType);
-  if (action) query.where('e.action', action);
-  if (companyId !== undefined) query.where('e.company_id', companyId);
-  if (since) query.where('e.created_at', '>=', since.toISOString());
-  if (until) query.where('e.created_at', '<', until.toISOString());
-  if (after) {
-    query.whereRaw(`(e.created_at, e.id) < (timestamptz 'epoch' + ?::bigint * interval '1 microsecond', ?::uuid)`, [after.createdAtUs, after.id]);
-  }
-  return query.orderBy([{ column: 'e.created_at', order: 'desc' }, { column: 'e.id', order: 'desc' }]);
+  const conditions: SqlFragment[] = [raw('true')];
+  if (status === 'held') conditions.push(raw(HELD_SQL));
+  else if (status === 'waiting') conditions.push(raw(WAITING_SQL));
+  else if (status === 'pending') conditions.push(raw(`NOT (${WAITING_SQL}) AND e.status = 'pending' AND e.held_since IS NULL`));
+  else if (status) conditions.push(sql`e.status = ${status}`);
+  if (eventType) conditions.push(sql`e.event_type = ${eventType}`);
+  if (action) conditions.push(sql`e.action = ${action}`);
+  if (companyId !== undefined) conditions.push(sql`e.company_id = ${companyId}`);
+  if (since) conditions.push(sql`e.created_at >= ${since.toISOString()}::timestamptz`);
+  if (until) conditions.push(sql`e.created_at < ${until.toISOString()}::timestamptz`);
+  if (after) conditions.push(sql`(e.created_at, e.id) < (timestamptz 'epoch' + ${after.createdAtUs}::bigint * interval '1 microsecond', ${after.id}::uuid)`);
+  return joinSql(conditions, ' AND ');
 }
+
+const NEWEST_FIRST = raw('ORDER BY e.created_at DESC, e.id DESC');
 
 /** One line of the delivery log. */
 export interface LoggedWebhook {
@@ -66,27 +69,17 @@ export async function listWebhooks(
   filter: WebhookFilter,
   { limit, after }: { limit: number; after?: LogPosition },
 ): Promise<{ webhooks: LoggedWebhook[]; next?: LogPosition }> {
-  const rows = await applyFilter(
-    knex({ e: 'webhook_events' }).select(
-      'e.id as webhook_id',
-      'e.event_id',
-      'e.event_type',
-      'e.action',
-      'e.company_id',
-      knex.raw(`CASE WHEN ${HELD_SQL} THEN 'held' WHEN ${WAITING_SQL} THEN 'waiting' ELSE e.status END AS status`),
-      knex.raw('(SELECT count(*)::int FROM webhook_attempts a WHERE a.webhook_id = e.id) AS attempts'),
-      knex.raw(`COALESCE((SELECT a.expired_links FROM webhook_attempts a WHERE a.webhook_id = e.id ORDER BY a.attempt DESC LIMIT 1), '{}') AS expired_links`),
-      'e.redelivery_of',
-      'e.is_test',
-      'e.created_at',
-      'e.finished_at',
-      knex.raw(`${POSITION_SQL} AS position_us`),
-    ),
-    filter,
-    after,
-    // One row more says whether a next page exists.
-  ).limit(limit + 1);
-  const page: (LoggedWebhook & { position_us: string })[] = rows.slice(0, limit);
+  // One row more says whether a next page exists.
+  const rows = await runSql<LoggedWebhook & { position_us: string }>(
+    knex,
+    sql`SELECT e.id AS webhook_id, e.event_id, e.event_type, e.action, e.company_id,
+               CASE WHEN ${raw(HELD_SQL)} THEN 'held' WHEN ${raw(WAITING_SQL)} THEN 'waiting' ELSE e.status END AS status,
+               (SELECT count(*)::int FROM webhook_attempts a WHERE a.webhook_id = e.id) AS attempts,
+               COALESCE((SELECT a.expired_links FROM webhook_attempts a WHERE a.webhook_id = e.id ORDER BY a.attempt DESC LIMIT 1), '{}') AS expired_links,
+               e.redelivery_of, e.is_test, e.created_at, e.finished_at, ${raw(POSITION_SQL)} AS position_us
+          FROM webhook_events e WHERE ${filterConditions(filter, after)} ${NEWEST_FIRST} LIMIT ${limit + 1}`,
+  );
+  const page = rows.slice(0, limit);
   const last = rows.length > limit ? page.at(-1) : undefined;
   return {
     webhooks: page.map(({ position_us: _position, ...row }) => row),
@@ -96,8 +89,8 @@ export async function listWebhooks(
 
 /** How many deliveries wait on a retry timer now: the `waiting` status of the log. */
 export async function countWaitingWebhooks(knex: Knex): Promise<number> {
-  const [{ count }] = await knex({ e: 'webhook_events' }).whereRaw(WAITING_SQL).count<{ count: string }[]>({ count: '*' });
-  return Number(count);
+  const [{ count }] = await runSql<{ count: number }>(knex, sql`SELECT count(*)::int AS count FROM webhook_events e WHERE ${raw(WAITING_SQL)}`);
+  return count;
 }
 
 /** What an operator's action on one webhook needs to know: its row status, whether it waits, its run. */
@@ -113,10 +106,11 @@ export interface OperableWebhook {
 
 /** One webhook for an operation, in one query without its attempts; undefined when there is no such webhook. */
 export async function findOperableWebhook(knex: Knex, webhookId: string): Promise<OperableWebhook | undefined> {
-  const row = await knex({ e: 'webhook_events' })
-    .select('e.id', 'e.status', knex.raw(`(${WAITING_SQL}) AS waiting`), 'e.workflow_id', 'e.run_id', 'e.redelivery_of')
-    .where('e.id', webhookId)
-    .first();
+  const [row] = await runSql<{ id: string; status: WebhookStatus; waiting: boolean; workflow_id: string | null; run_id: string | null; redelivery_of: string | null }>(
+    knex,
+    // Named, so an operation's trace says which statement it ran.
+    prepared('find-operable-webhook', sql`SELECT e.id, e.status, (${raw(WAITING_SQL)}) AS waiting, e.workflow_id, e.run_id, e.redelivery_of FROM webhook_events e WHERE e.id = ${webhookId}`),
+  );
   return row && { webhookId: row.id, status: row.status, waiting: row.waiting, workflowId: row.workflow_id, runId: row.run_id, redeliveryOf: row.redelivery_of };
 }
 
@@ -136,16 +130,14 @@ export async function findRedeliveryCandidates(
   key: string,
   { limit, after }: { limit: number; after?: LogPosition },
 ): Promise<{ candidates: RedeliveryCandidate[]; last?: LogPosition }> {
-  const query = knex({ e: 'webhook_events' })
-    .select('e.id', knex.raw('COALESCE(e.redelivery_of, e.id) AS original_id'), knex.raw(`${POSITION_SQL} AS position_us`))
-    .whereIn('e.status', FINISHED_STATUSES)
-    .whereNotExists(
-      knex({ r: 'webhook_events' })
-        .whereRaw('r.redelivery_of = COALESCE(e.redelivery_of, e.id)')
-        .where('r.redelivery_key', key)
-        .whereNotNull('r.run_id'),
-    );
-  const rows: { id: string; original_id: string; position_us: string }[] = await applyFilter(query, filter, after).limit(limit);
+  const rows = await runSql<{ id: string; original_id: string; position_us: string }>(
+    knex,
+    sql`SELECT e.id, COALESCE(e.redelivery_of, e.id) AS original_id, ${raw(POSITION_SQL)} AS position_us
+          FROM webhook_events e
+         WHERE e.status = ANY(${FINISHED_STATUSES}::text[]) AND ${filterConditions(filter, after)}
+           AND NOT EXISTS (SELECT 1 FROM webhook_events r WHERE r.redelivery_of = COALESCE(e.redelivery_of, e.id) AND r.redelivery_key = ${key} AND r.run_id IS NOT NULL)
+         ${NEWEST_FIRST} LIMIT ${limit}`,
+  );
   const lastRow = rows.at(-1);
   return {
     candidates: rows.map((row) => ({ webhookId: row.id, originalId: row.original_id })),

@@ -1,103 +1,99 @@
 import type { Knex } from 'knex';
 import { prepared, raw, runSql, sql, type SqlFragment } from '../db/sql';
-import { companyIdOf } from '../events/company-id';
-import { envelopeBody, type WebhookEnvelope } from '../events/envelope';
 import type { PartnerState } from '../lib/vocabulary';
-import type { AttemptOutcome, RecordAttemptInput, RecordOutcomeInput, StoppedStatus, WebhookRef } from '../workflows/types';
+import type { AttemptOutcome, RecordAttemptInput, RecordOutcomeInput, StoppedStatus } from '../workflows/types';
 import { GATE_STATE_SQL } from './partner-gate';
+import {
+  asAttemptOutcome,
+  asStoredWebhook,
+  ATTEMPT_COLUMNS,
+  attemptRow,
+  newWebhookRow,
+  setRunIds,
+  STORED_WEBHOOK_COLUMNS,
+  WEBHOOK_VIEW_COLUMNS,
+  type AttemptRow,
+  type NewWebhook,
+  type StoredWebhook,
+  type StoredWebhookRow,
+  type WebhookViewRow,
+} from './webhook-rows';
 
-// One webhook's SQL: ingestion claims its row, the attempt and record activities add its attempts and outcome,
-// and the status URL reads them. Queries over many webhooks (the delivery log, bulk redelivery) are in
-// webhook-log.ts; store/ is the only folder that touches webhook_events or webhook_attempts.
+export type { NewWebhook, StoredWebhook };
 
-/** A webhook's row as ingestion and the record activities write it. */
-type NewWebhook = WebhookRef & { readonly event: WebhookEnvelope };
-
-/** The webhook_events row: the event's columns, the exact body every attempt sends, its Temporal ids. */
-function webhookEventRow(webhook: NewWebhook) {
-  return {
-    id: webhook.webhookId,
-    event_id: webhook.eventId,
-    event_type: webhook.event.event_type,
-    action: webhook.event.action,
-    company_id: companyIdOf(webhook.event) ?? null,
-    body: envelopeBody(webhook.event),
-    workflow_id: webhook.workflowId,
-    run_id: webhook.runId,
-    is_test: webhook.isTest,
-  };
-}
+// One webhook's SQL: ingestion claims its row, the attempt's claim writes the row of a run started elsewhere,
+// the attempt and record activities add its attempts and outcome, and the status URL reads them. Queries over
+// many webhooks (the delivery log, bulk redelivery) are in webhook-log.ts; store/ is the only folder that
+// touches webhook_events or webhook_attempts, always through db/sql statements and webhook-rows.ts's mapping.
 
 /**
- * The row a worker writes for a workflow another Temporal client started (`startWebhook`): that client was told
- * of the start, so no call of the API may answer 202 for it.
+ * Writes the row of a new webhook before its only attempt (send-test); false when its event_id (or the webhook
+ * id derived from it) is known. Ingestion writes its rows with claimEvent, the worker with claimAttempt.
  */
-const rowStartedElsewhere = (webhook: NewWebhook) => ({ ...webhookEventRow(webhook), start_reported: true });
-
-/** Claims the row of a new webhook; false when its event_id (or the webhook id derived from it) is known. */
 export async function insertWebhook(knex: Knex, webhook: NewWebhook): Promise<boolean> {
-  const row = webhookEventRow(webhook);
-  const inserted = await runSql(
-    knex,
-    // No conflict target: webhook_id derives from event_id, so a concurrent twin can clash on either key.
-    prepared(
-      'insert-webhook',
-      sql`INSERT INTO webhook_events (id, event_id, event_type, action, company_id, body, workflow_id, run_id, is_test)
-          VALUES (${row.id}, ${row.event_id}, ${row.event_type}, ${row.action}, ${row.company_id}, ${row.body}, ${row.workflow_id}, ${row.run_id}, ${row.is_test})
-          ON CONFLICT DO NOTHING RETURNING id`,
-    ),
-  );
+  const row = newWebhookRow(webhook, false);
+  // No conflict target: webhook_id derives from event_id, so a concurrent twin can clash on either key.
+  const inserted = await runSql(knex, sql`INSERT INTO webhook_events (${row.columns}) VALUES (${row.values}) ON CONFLICT DO NOTHING RETURNING id`);
   return inserted.length === 1;
 }
 
-/** A known webhook: its ids, its run once one is known, and the event exactly as it was first stored. */
-export interface StoredWebhook {
-  readonly webhookId: string;
-  readonly eventId: string;
-  readonly workflowId: string;
-  readonly runId: string | null;
-  /** A call has answered 202 for it, with its run: a later call answers 200 without asking Temporal. */
-  readonly startReported: boolean;
-  readonly event: WebhookEnvelope;
-  /** When the service accepted the event; its signed links expire a fixed time after (events/signed-links.ts). */
-  readonly acceptedAt: Date;
-}
-
-const storedWebhook = (knex: Knex) => knex('webhook_events').select('id', 'event_id', 'workflow_id', 'run_id', 'start_reported', 'body', 'accepted_at');
-
-// `body` is a json column: its text, and so its key order, is what the first request stored.
-const asStoredWebhook = (
-  row: { id: string; event_id: string; workflow_id: string; run_id: string | null; start_reported: boolean; body: WebhookEnvelope; accepted_at: Date } | undefined,
-) =>
-  row && {
-    webhookId: row.id,
-    eventId: row.event_id,
-    workflowId: row.workflow_id,
-    runId: row.run_id,
-    startReported: row.start_reported,
-    event: row.body,
-    acceptedAt: row.accepted_at,
-  };
+const findStoredWebhook = async (knex: Knex, where: SqlFragment): Promise<StoredWebhook | undefined> => {
+  const [row] = await runSql<StoredWebhookRow>(knex, sql`SELECT ${STORED_WEBHOOK_COLUMNS} FROM webhook_events WHERE ${where}`);
+  return row && asStoredWebhook(row);
+};
 
 /** The original webhook of an event id (its redeliveries share the event id). */
-export async function findWebhookByEventId(knex: Knex, eventId: string): Promise<StoredWebhook | undefined> {
-  return asStoredWebhook(await storedWebhook(knex).where({ event_id: eventId }).whereNull('redelivery_of').first());
-}
+export const findWebhookByEventId = (knex: Knex, eventId: string) => findStoredWebhook(knex, sql`event_id = ${eventId} AND redelivery_of IS NULL`);
 
-export async function findWebhookById(knex: Knex, webhookId: string): Promise<StoredWebhook | undefined> {
-  return asStoredWebhook(await storedWebhook(knex).where({ id: webhookId }).first());
-}
+export const findWebhookById = (knex: Knex, webhookId: string) => findStoredWebhook(knex, sql`id = ${webhookId}`);
 
 /** Records the run of a webhook that had none; true when this call recorded it, false when one was there. */
 export async function attachRun(knex: Knex, webhookId: string, runId: string): Promise<boolean> {
-  const updated = await knex('webhook_events').where({ id: webhookId }).whereNull('run_id').update({ run_id: runId, updated_at: knex.fn.now() });
-  return updated === 1;
+  const rows = await runSql(knex, sql`UPDATE webhook_events SET run_id = ${runId}, updated_at = now() WHERE id = ${webhookId} AND run_id IS NULL RETURNING id`);
+  return rows.length === 1;
 }
 
 /**
- * Records the run a call started and whether that call is the first to report it, so exactly one call answers
- * 202 for a webhook: the run id may be there already, written by the worker's claim (eager start hands the
- * first attempt to the worker before the start call returns) or by the status URL.
+ * Where an event stands before its start: reported (a call answered 202 with its run, so this one answers
+ * 200 and starts nothing), to be started (this call's row, or one whose earlier start failed, is in doubt or
+ * is under way: the stored event is what is delivered), or gone (a concurrent call's failed start removed the
+ * row between our insert's conflict and our read).
+ */
+export type EventClaim =
+  | { readonly kind: 'reported'; readonly webhook: StoredWebhook & { readonly runId: string } }
+  | { readonly kind: 'start'; readonly webhook: StoredWebhook }
+  | { readonly kind: 'gone' };
+
+/**
+ * Claims an event id for ingestion in one statement: writes its row, or reads the one an earlier call wrote.
+ * A row a concurrent call committed after this statement began is not seen: `gone`, and the caller asks again.
+ */
+export async function claimEvent(knex: Knex, webhook: NewWebhook): Promise<EventClaim> {
+  const row = newWebhookRow(webhook, false);
+  const [found] = await runSql<StoredWebhookRow & { created: boolean }>(
+    knex,
+    prepared(
+      'claim-event',
+      sql`WITH created AS (
+        INSERT INTO webhook_events (${row.columns}) VALUES (${row.values}) ON CONFLICT DO NOTHING RETURNING ${STORED_WEBHOOK_COLUMNS}
+      )
+      SELECT *, true AS created FROM created
+      UNION ALL
+      SELECT ${STORED_WEBHOOK_COLUMNS}, false AS created FROM webhook_events
+       WHERE event_id = ${webhook.eventId} AND redelivery_of IS NULL AND NOT EXISTS (SELECT 1 FROM created)`,
+    ),
+  );
+  if (!found) return { kind: 'gone' };
+  const stored = asStoredWebhook(found);
+  if (stored.startReported && stored.runId) return { kind: 'reported', webhook: { ...stored, runId: stored.runId } };
+  return { kind: 'start', webhook: stored };
+}
+
+/**
+ * The 202-or-200 rule, in one place: records the run a call started, and answers whether this call is the
+ * first to report it, so exactly one call answers 202 for a webhook. The run id may be there already, written
+ * by the worker's claim (eager start hands the first attempt to the worker before the start call returns) or
+ * by the status URL.
  */
 export async function reportStart(knex: Knex, webhookId: string, runId: string): Promise<boolean> {
   const rows = await runSql(
@@ -111,48 +107,24 @@ export async function reportStart(knex: Knex, webhookId: string, runId: string):
   return rows.length === 1;
 }
 
-/** Removes the row of a webhook whose start failed for certain, unless anything was recorded for it since. */
+/**
+ * Removes the row of a webhook whose start failed for certain, unless a start was reported or anything was
+ * recorded for it since (a run the worker found writes its row again in its claim).
+ */
 export async function forgetUnstartedWebhook(knex: Knex, webhookId: string): Promise<void> {
-  await knex('webhook_events')
-    .where({ id: webhookId })
-    .whereNull('run_id')
-    .whereNotExists(knex('webhook_attempts').where({ webhook_id: webhookId }))
-    .del();
+  await runSql(
+    knex,
+    sql`DELETE FROM webhook_events e WHERE e.id = ${webhookId} AND e.run_id IS NULL AND NOT e.start_reported AND e.claimed_attempt = 0
+         AND NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id = e.id)`,
+  );
 }
 
-/** A record that reached PostgreSQL before the record that writes its webhook's row: retried until it exists. */
+/** A record that reached PostgreSQL before the claim that writes its webhook's row: retried until it exists. */
 export class WebhookRowMissingError extends Error {
   constructor(webhookId: string) {
     super(`the row of webhook ${webhookId} is not written yet`);
     this.name = 'WebhookRowMissingError';
   }
-}
-
-/** The workflow and run ids of a record, kept where the row has them already: for knex's builder chains. */
-function runIds(knex: Knex, webhook: WebhookRef) {
-  return {
-    workflow_id: knex.raw('COALESCE(webhook_events.workflow_id, ?)', [webhook.workflowId]),
-    run_id: knex.raw('COALESCE(webhook_events.run_id, ?)', [webhook.runId]),
-    updated_at: knex.fn.now(),
-  };
-}
-
-/** The same as a SET list, for the prepared statements every delivery runs. */
-const setRunIds = (webhook: WebhookRef) =>
-  sql`workflow_id = COALESCE(workflow_id, ${webhook.workflowId}), run_id = COALESCE(run_id, ${webhook.runId}), updated_at = now()`;
-
-/**
- * Makes sure the webhook's row exists and carries the workflow and run ids. A record that carries the event
- * creates a missing row (a workflow started by `startWebhook`); one without it only updates.
- */
-async function ensureWebhookRow(trx: Knex.Transaction, webhook: WebhookRef): Promise<void> {
-  const ids = runIds(trx, webhook);
-  if (webhook.event) {
-    await trx('webhook_events').insert(rowStartedElsewhere({ ...webhook, event: webhook.event })).onConflict('id').merge(ids);
-    return;
-  }
-  const updated = await trx('webhook_events').where({ id: webhook.webhookId }).update(ids);
-  if (updated === 0) throw new WebhookRowMissingError(webhook.webhookId);
 }
 
 /** How a webhook ended, when an attempt's record also finishes it. */
@@ -213,67 +185,23 @@ const gateChange = (row: { tripped: boolean | null; throttled_until: Date | null
   row ? { tripped: row.tripped === true, throttledUntil: row.throttled_until } : NO_GATE_CHANGE;
 
 /**
- * Idempotent on (webhook, attempt): a retried call after a lost reply finds the row and changes nothing. With
- * `finish`, the final status is written with it, atomically; with `feedback`, the gate learns the outcome in
- * the same statement. A record without the event (the row exists, as the API wrote it) is one statement; one
- * that may have to create the row is a transaction.
+ * Every attempt's record, in one round trip: the row's ids (and, with `finish`, its final status), the attempt
+ * inserted only when the row exists, and, with `feedback`, the gate fed with its outcome. Idempotent on
+ * (webhook, attempt): a retried call after a lost reply finds the attempt and changes nothing. Data-modifying
+ * CTEs all run, in one snapshot, atomically.
  */
-export async function storeAttempt(knex: Knex, record: RecordAttemptInput, finish?: WebhookFinish, feedback?: GateFeedback): Promise<GateChange> {
-  if (!record.webhook.event) return storeAttemptOfStoredRow(knex, record, finish, feedback);
-  const { webhook, attempt } = record;
-  return knex.transaction(async (trx) => {
-    await ensureWebhookRow(trx, webhook);
-    const inserted = await trx('webhook_attempts')
-      .insert({
-        webhook_id: webhook.webhookId,
-        attempt: attempt.attempt,
-        scheduled_at: attempt.scheduledAt,
-        started_at: attempt.startedAt,
-        duration_ms: attempt.durationMs,
-        http_status: attempt.httpStatus,
-        error_class: attempt.errorClass,
-        error_message: attempt.errorMessage,
-        response_body: attempt.responseBody,
-        succeeded: attempt.succeeded,
-        trigger: attempt.trigger ?? 'schedule',
-        expired_links: attempt.expiredLinks ?? [],
-        is_test: webhook.isTest,
-      })
-      .onConflict(['webhook_id', 'attempt'])
-      .ignore()
-      .returning('webhook_id');
-    if (finish) await finishWebhook(trx, webhook.webhookId, finish);
-    if (!feedback || inserted.length === 0) return NO_GATE_CHANGE;
-    const [row] = await trx.raw(...asKnexRaw(feedGate(feedback, raw('true')))).then((result: { rows: { tripped: boolean; throttled_until: Date | null }[] }) => result.rows);
-    return gateChange(row);
-  });
-}
-
-/** A statement of the `sql` template as knex.raw's arguments, for a transaction's connection. */
-const asKnexRaw = (statement: SqlFragment): [string, Knex.RawBinding[]] => [statement.sql, statement.bindings as Knex.RawBinding[]];
-
-/**
- * Every delivery's record, in one round trip: the row's ids (and final status), the attempt inserted only
- * when the row exists, and the gate fed with its outcome. Data-modifying CTEs all run, in one snapshot, atomically.
- */
-async function storeAttemptOfStoredRow(knex: Knex, { webhook, attempt }: RecordAttemptInput, finish?: WebhookFinish, feedback?: GateFeedback): Promise<GateChange> {
+export async function storeAttempt(knex: Knex, { webhook, attempt }: RecordAttemptInput, finish?: WebhookFinish, feedback?: GateFeedback): Promise<GateChange> {
   const finishing = finish ? sql`, status = ${finish.status}, finished_at = COALESCE(finished_at, ${finish.finishedAt}::timestamptz)` : raw('');
+  const recorded = attemptRow(webhook, attempt);
   const [{ found, tripped, throttled_until }] = await runSql<{ found: number; tripped: boolean | null; throttled_until: Date | null }>(
     knex,
     prepared(
       finish ? 'record-attempt-and-finish' : 'record-attempt',
       sql`WITH row AS (
-      UPDATE webhook_events
-         SET ${setRunIds(webhook)}${finishing}
-       WHERE id = ${webhook.webhookId}
-      RETURNING id
+      UPDATE webhook_events SET ${setRunIds(webhook)}${finishing} WHERE id = ${webhook.webhookId} RETURNING id
     ), recorded AS (
-      INSERT INTO webhook_attempts (webhook_id, attempt, scheduled_at, started_at, duration_ms, http_status, error_class, error_message,
-                                    response_body, succeeded, trigger, expired_links, is_test)
-      SELECT id, ${attempt.attempt}::smallint, ${attempt.scheduledAt}::timestamptz, ${attempt.startedAt}::timestamptz, ${attempt.durationMs}::integer,
-             ${attempt.httpStatus}::smallint, ${attempt.errorClass}::text, ${attempt.errorMessage}::text, ${attempt.responseBody}::text,
-             ${attempt.succeeded}::boolean, ${attempt.trigger ?? 'schedule'}::text, ${attempt.expiredLinks ?? []}::text[], ${webhook.isTest}::boolean
-        FROM row
+      INSERT INTO webhook_attempts (webhook_id, ${recorded.columns})
+      SELECT id, ${recorded.values} FROM row
       ON CONFLICT (webhook_id, attempt) DO NOTHING
       RETURNING webhook_id
     ), fed AS (
@@ -286,18 +214,14 @@ async function storeAttemptOfStoredRow(knex: Knex, { webhook, attempt }: RecordA
   return gateChange({ tripped, throttled_until });
 }
 
-/** Idempotent: the first recorded finish time stays. */
+/** A webhook's final status, when no attempt's record carried it. Idempotent: the first recorded finish time stays. */
 export async function storeOutcome(knex: Knex, { webhook, status, finishedAt }: RecordOutcomeInput): Promise<void> {
-  await knex.transaction(async (trx) => {
-    await ensureWebhookRow(trx, webhook);
-    await finishWebhook(trx, webhook.webhookId, { status, finishedAt });
-  });
-}
-
-async function finishWebhook(trx: Knex.Transaction, webhookId: string, { status, finishedAt }: WebhookFinish): Promise<void> {
-  await trx('webhook_events')
-    .where({ id: webhookId })
-    .update({ status, finished_at: trx.raw('COALESCE(finished_at, ?)', [finishedAt]), updated_at: trx.fn.now() });
+  const rows = await runSql(
+    knex,
+    sql`UPDATE webhook_events SET ${setRunIds(webhook)}, status = ${status}, finished_at = COALESCE(finished_at, ${finishedAt}::timestamptz)
+         WHERE id = ${webhook.webhookId} RETURNING id`,
+  );
+  if (rows.length === 0) throw new WebhookRowMissingError(webhook.webhookId);
 }
 
 /**
@@ -337,12 +261,11 @@ export const SEND_SLOT_HORIZON_MS = 1000;
  * attempt gets the claim: a later one (after a lost worker or a timed-out try) finds the recorded outcome, or
  * else treats the attempt as lost, since its POST may have reached the partner.
  */
-export async function claimAttempt(knex: Knex, webhook: WebhookRef, attempt: number, gate: GateClaim): Promise<AttemptClaim> {
-  if (webhook.event) {
-    await knex('webhook_events').insert(rowStartedElsewhere({ ...webhook, event: webhook.event })).onConflict('id').ignore();
-  }
+export async function claimAttempt(knex: Knex, webhook: NewWebhook, attempt: number, gate: GateClaim): Promise<AttemptClaim> {
   const rate = sql`1.0 / COALESCE(g.max_per_second, ${gate.maxPerSecond}::int)`;
-  const [row] = await runSql<ClaimRow>(
+  // A run another Temporal client started has no row yet: the claim writes it, told of its start already.
+  const row = newWebhookRow(webhook, true);
+  const [claimed] = await runSql<ClaimRow>(
     knex,
     prepared(
       'claim-attempt',
@@ -359,28 +282,32 @@ export async function claimAttempt(knex: Knex, webhook: WebhookRef, attempt: num
         SELECT (SELECT open FROM open)
            AND (${gate.slotReserved}::boolean OR EXISTS (SELECT 1 FROM slot WHERE send_at <= clock_timestamp() + interval '1 millisecond')) AS go
       ), claim AS (
-        UPDATE webhook_events SET claimed_attempt = ${attempt}, held_since = NULL, ${setRunIds(webhook)}
-         WHERE id = ${webhook.webhookId} AND claimed_attempt < ${attempt} AND (SELECT go FROM go)
-        RETURNING accepted_at
-      ), held AS (
-        UPDATE webhook_events SET held_since = date_trunc('milliseconds', clock_timestamp()), held_queue = ${gate.taskQueue}, ${setRunIds(webhook)}
-         WHERE id = ${webhook.webhookId} AND claimed_attempt < ${attempt} AND NOT (SELECT open FROM open)
-        RETURNING id
+        INSERT INTO webhook_events AS e (${row.columns}, claimed_attempt, held_since, held_queue)
+        SELECT ${row.values},
+               CASE WHEN go THEN ${attempt}::smallint ELSE 0 END,
+               CASE WHEN NOT open THEN date_trunc('milliseconds', clock_timestamp()) END,
+               CASE WHEN NOT open THEN ${gate.taskQueue}::text END
+          FROM go, open
+        ON CONFLICT (id) DO UPDATE
+           SET claimed_attempt = GREATEST(e.claimed_attempt, EXCLUDED.claimed_attempt), held_since = EXCLUDED.held_since,
+               held_queue = COALESCE(EXCLUDED.held_queue, e.held_queue), ${setRunIds(webhook, 'e')}
+         WHERE e.claimed_attempt < ${attempt} AND ((SELECT go FROM go) OR NOT (SELECT open FROM open))
+        RETURNING accepted_at, claimed_attempt = ${attempt} AS claimed, held_since IS NOT NULL AS held
       )
-      SELECT (SELECT accepted_at FROM claim) AS accepted_at, (SELECT go FROM go) AS go,
+      SELECT (SELECT accepted_at FROM claim WHERE claimed) AS accepted_at, (SELECT go FROM go) AS go,
              (SELECT (extract(epoch FROM send_at - clock_timestamp()) * 1000)::float8 FROM slot) AS send_in_ms,
              (SELECT state FROM gate) AS state, (SELECT pause_reason FROM gate) AS pause_reason,
              (SELECT CASE WHEN next_send_at > clock_timestamp() THEN (extract(epoch FROM next_send_at - clock_timestamp()) * 1000)::float8 END FROM gate)
                AS next_send_in_ms,
-             EXISTS (SELECT 1 FROM held) AS held`,
+             EXISTS (SELECT 1 FROM claim WHERE held) AS held`,
     ),
   );
-  if (row.accepted_at) return { kind: 'claimed', acceptedAt: row.accepted_at };
-  if (row.held) return { kind: 'held', state: row.state as Exclude<PartnerState, 'active'>, pauseReason: row.pause_reason };
-  if (row.state === null) throw new PartnerGateMissingError(gate.taskQueue);
-  if (!row.go && (row.state === 'active' || gate.bypassHold)) {
-    if (row.send_in_ms !== null) return { kind: 'slot', sendInMs: row.send_in_ms };
-    if (!gate.slotReserved) return { kind: 'throttled', retryInMs: (row.next_send_in_ms ?? 0) - SEND_SLOT_HORIZON_MS };
+  if (claimed.accepted_at) return { kind: 'claimed', acceptedAt: claimed.accepted_at };
+  if (claimed.held) return { kind: 'held', state: claimed.state as Exclude<PartnerState, 'active'>, pauseReason: claimed.pause_reason };
+  if (claimed.state === null) throw new PartnerGateMissingError(gate.taskQueue);
+  if (!claimed.go && (claimed.state === 'active' || gate.bypassHold)) {
+    if (claimed.send_in_ms !== null) return { kind: 'slot', sendInMs: claimed.send_in_ms };
+    if (!gate.slotReserved) return { kind: 'throttled', retryInMs: (claimed.next_send_in_ms ?? 0) - SEND_SLOT_HORIZON_MS };
   }
   return earlierClaim(knex, webhook.webhookId, attempt);
 }
@@ -405,24 +332,8 @@ export class PartnerGateMissingError extends Error {
 
 /** An attempt claimed before this try: its recorded outcome, or lost (its POST may have reached the partner). */
 async function earlierClaim(knex: Knex, webhookId: string, attempt: number): Promise<AttemptClaim> {
-  const row = await knex('webhook_events').select('id').where({ id: webhookId }).first();
-  if (!row) throw new WebhookRowMissingError(webhookId);
-  const recorded = await knex('webhook_attempts').where({ webhook_id: webhookId, attempt }).first();
-  if (!recorded) return { kind: 'lost' };
-  return {
-    kind: 'recorded',
-    outcome: {
-      attempt,
-      startedAt: recorded.started_at.toISOString(),
-      durationMs: recorded.duration_ms,
-      httpStatus: recorded.http_status,
-      errorClass: recorded.error_class,
-      errorMessage: recorded.error_message,
-      responseBody: recorded.response_body,
-      succeeded: recorded.succeeded,
-      ...(recorded.expired_links.length && { expiredLinks: recorded.expired_links }),
-    },
-  };
+  const [recorded] = await runSql<AttemptRow>(knex, sql`SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts WHERE webhook_id = ${webhookId} AND attempt = ${attempt}`);
+  return recorded ? { kind: 'recorded', outcome: asAttemptOutcome(recorded) } : { kind: 'lost' };
 }
 
 /** A redelivery's row: the original's event, byte for byte, under a new id and workflow. */
@@ -439,7 +350,7 @@ export interface NewRedelivery {
 export async function insertRedelivery(
   knex: Knex,
   redelivery: NewRedelivery,
-): Promise<{ webhookId: string; workflowId: string; runId: string | null; startReported: boolean; created: boolean }> {
+): Promise<{ webhookId: string; workflowId: string; runId: string | null; startReported: boolean }> {
   const { webhookId, workflowId, originalId, key } = redelivery;
   const rows = await runSql<{ id: string }>(
     knex,
@@ -447,45 +358,21 @@ export async function insertRedelivery(
      SELECT ${webhookId}, event_id, event_type, action, company_id, body, accepted_at, ${workflowId}, id, ${key} FROM webhook_events WHERE id = ${originalId}
      ON CONFLICT (redelivery_of, redelivery_key) DO NOTHING RETURNING id`,
   );
-  if (rows.length === 1) return { webhookId, workflowId, runId: null, startReported: false, created: true };
-  const existing = await knex('webhook_events')
-    .select('id', 'workflow_id', 'run_id', 'start_reported')
-    .where({ redelivery_of: originalId, redelivery_key: key })
-    .first();
+  if (rows.length === 1) return { webhookId, workflowId, runId: null, startReported: false };
+  const [existing] = await runSql<{ id: string; workflow_id: string; run_id: string | null; start_reported: boolean }>(
+    knex,
+    sql`SELECT id, workflow_id, run_id, start_reported FROM webhook_events WHERE redelivery_of = ${originalId} AND redelivery_key = ${key}`,
+  );
   if (!existing) throw new WebhookRowMissingError(originalId);
-  return { webhookId: existing.id, workflowId: existing.workflow_id, runId: existing.run_id, startReported: existing.start_reported, created: false };
+  return { webhookId: existing.id, workflowId: existing.workflow_id, runId: existing.run_id, startReported: existing.start_reported };
 }
 
 /** One webhook as the status URL shows it: its row and every recorded attempt, in snake_case JSON. */
 export async function loadWebhookView(knex: Knex, webhookId: string) {
-  const row = await knex('webhook_events')
-    .select(
-      'id',
-      'event_id',
-      'event_type',
-      'action',
-      'company_id',
-      'workflow_id',
-      'run_id',
-      'status',
-      'redelivery_of',
-      'is_test',
-      'accepted_at',
-      'created_at',
-      'updated_at',
-      'finished_at',
-      'held_since',
-      'body as event',
-    )
-    .where({ id: webhookId })
-    .first();
+  const [row] = await runSql<WebhookViewRow>(knex, sql`SELECT ${WEBHOOK_VIEW_COLUMNS} FROM webhook_events WHERE id = ${webhookId}`);
   if (!row) return undefined;
-  const attempts = await knex('webhook_attempts')
-    .select('attempt', 'trigger', 'scheduled_at', 'started_at', 'duration_ms', 'http_status', 'error_class', 'error_message', 'response_body', 'succeeded', 'expired_links', 'recorded_at')
-    .where({ webhook_id: webhookId })
-    .orderBy('attempt');
-  const { id, ...rest } = row;
-  return { webhook_id: id as string, ...rest, attempts };
+  const attempts = await runSql<AttemptRow>(knex, sql`SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts WHERE webhook_id = ${webhookId} ORDER BY attempt`);
+  return { ...row, attempts };
 }
 
-export type WebhookView = NonNullable<Awaited<ReturnType<typeof loadWebhookView>>>;
+export type WebhookView = WebhookViewRow & { readonly attempts: AttemptRow[] };

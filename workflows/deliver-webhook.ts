@@ -63,8 +63,7 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
               trigger: next.trigger,
               finalOnFailure: last,
               webhookIdHeader: input.redeliveryOf,
-              // The row exists when the API started the run; otherwise the first claim writes it with the event.
-              webhook: input.eventStored ? webhook : { ...webhook, event: input.event },
+              webhook,
               ...(delivery.pastHoldCeiling() && { pastHoldCeiling: true }),
             },
           ])

@@ -23,11 +23,6 @@ export interface DeliverWebhookInput {
   readonly event: WebhookEnvelope;
   /** The HTTP timeout of one attempt; the attempt's startToCloseTimeout adds a margin to it. */
   readonly sendTimeoutMs?: number;
-  /**
-   * True when the starter wrote the webhook's row (the ingestion API does): then no record activity carries the
-   * event, only ids and outcomes. Otherwise (`startWebhook` from an upstream client) the first record writes it.
-   */
-  readonly eventStored?: boolean;
   /** Set on a redelivery: the id of the original webhook, which every attempt sends as its webhook-id header. */
   readonly redeliveryOf?: string;
 }
@@ -75,8 +70,6 @@ export interface AttemptRecord extends AttemptOutcome {
 export interface WebhookRef {
   readonly webhookId: string;
   readonly eventId: string;
-  /** Only where the row may not exist yet; a record without it waits for the row. */
-  readonly event?: WebhookEnvelope;
   readonly workflowId: string | null;
   readonly runId: string | null;
   readonly isTest: boolean;
@@ -84,7 +77,7 @@ export interface WebhookRef {
 
 /** One attempt, sent and recorded by the `deliverAttempt` local activity. */
 export interface DeliverAttemptInput extends WebhookPostInput {
-  /** Carries the event only where the row may not exist yet (a run started by `startWebhook`). */
+  /** The row's ids; the claim writes the row from them and the event when it does not exist yet. */
   readonly webhook: WebhookRef;
   /** ISO 8601 time the attempt was due. */
   readonly scheduledAt: string;

@@ -3,7 +3,7 @@ import type { PathError } from '../../lib/validation';
 import { WebhookValidationError } from '../../application/start-webhook';
 import { TemporalUnavailableError } from '../../application/temporal-gateway';
 import { TemporalSetupError } from '../../temporal/register-search-attributes';
-import { WebhookConflictError, WebhookNotFoundError } from '../../application/operation-errors';
+import { WebhookConflictError, WebhookNotFoundError, WebhookStartConflictError } from '../../application/operation-errors';
 import { WebhookQueryError } from '../../application/webhook-filter';
 import { PartnerRequestError } from '../../application/partner-control';
 
@@ -33,6 +33,8 @@ function asInternalApiError(error: unknown): InternalApiError | undefined {
   if (error instanceof WebhookQueryError) return new InternalApiError(400, { detail: 'Invalid filter or paging.', errors: error.errors });
   if (error instanceof PartnerRequestError) return new InternalApiError(400, { detail: 'Invalid request.', errors: error.errors });
   if (error instanceof WebhookNotFoundError) return new InternalApiError(404, { detail: 'Not found.' });
+  // Its own answer, not Temporal's: nothing is wrong with Temporal, and the same request soon succeeds.
+  if (error instanceof WebhookStartConflictError) return new InternalApiError(409, { detail: error.message }, { 'Retry-After': '1' });
   if (error instanceof WebhookConflictError) return new InternalApiError(409, { detail: error.message });
   if (error instanceof TemporalSetupError) {
     // Not an outage: retrying cannot help until an operator mends Temporal's configuration.

@@ -7,7 +7,7 @@ import { formatPathError, isCanonicalUuid } from '../../lib/validation';
 import { parseBulkRedelivery, WebhookQueryError } from '../../application/webhook-filter';
 import { readDeliveryLog } from '../../application/delivery-log';
 import { cancelWebhook, redeliverMatching, redeliverWebhook, retryWebhookNow } from '../../application/webhook-operations';
-import { WebhookConflictError, WebhookNotFoundError } from '../../application/operation-errors';
+import { WebhookConflictError, WebhookNotFoundError, WebhookStartConflictError } from '../../application/operation-errors';
 import { webhookStatus } from '../../application/webhook-status';
 import { acceptWebhook } from '../../application/ingest';
 import { sendTestWebhook } from '../send-test';
@@ -80,7 +80,9 @@ async function send(runtime: Runtime, event: unknown): Promise<number> {
     );
     return 0;
   } catch (error) {
-    if (error instanceof TemporalUnavailableError || error instanceof TemporalSetupError) return fail(`Webhook not accepted: ${error.message}`);
+    if (error instanceof TemporalUnavailableError || error instanceof TemporalSetupError || error instanceof WebhookStartConflictError) {
+      return fail(`Webhook not accepted: ${error.message}`);
+    }
     throw error;
   }
 }

@@ -264,7 +264,7 @@ describe('webhook activities', function () {
     const webhook: WebhookRef = { ...ids, workflowId: ids.workflowId, runId: 'run-7', isTest: false };
     const input = (attempt: number, fields: Partial<DeliverAttemptInput> = {}): DeliverAttemptInput => ({
       webhookId: ids.webhookId, attempt, event: envelope, scheduledAt: '2025-03-01T09:00:00.000Z', finalOnFailure: attempt === 4,
-      webhook: { ...webhook, event: envelope }, ...fields,
+      webhook, ...fields,
     });
     const deliver = (attempt: number, fields: Partial<DeliverAttemptInput> = {}): Promise<DeliveredAttempt> =>
       env.run(activities.deliverAttempt as DeliverAttemptOnly, input(attempt, fields));
@@ -312,9 +312,33 @@ describe('webhook activities', function () {
       assert.deepEqual(await attemptRows(), [{ attempt: 2, http_status: null, error_class: 'timeout', succeeded: false }]);
     });
 
-    it('fails retryably before any POST when the row is not there yet and the input carries no event', async () => {
-      await assert.rejects(deliver(1, { webhook }), (error: Error) => error.name === 'WebhookRowMissingError');
-      assert.equal(partner.requests.length, 0);
+    it('the claim writes the missing row of a run started elsewhere, its start already reported, in the one statement', async () => {
+      partner.handler = answer(503);
+      const queries: string[] = [];
+      const watch = (query: { sql: string }) => queries.push(query.sql);
+      db.knex.on('query', watch);
+      try {
+        await deliver(1);
+      } finally {
+        db.knex.off('query', watch);
+      }
+      const inserts = queries.filter((text) => /INSERT INTO webhook_events/.test(text));
+      assert.ok(inserts.length >= 1);
+      for (const text of inserts) assert.match(text, /^WITH gate AS .*partner_gate.*INSERT INTO webhook_events AS e .*ON CONFLICT \(id\) DO UPDATE/s);
+      const stored = await row();
+      assert.deepEqual(
+        [stored.event_id, stored.body, stored.workflow_id, stored.run_id, stored.start_reported, stored.claimed_attempt, stored.redelivery_of],
+        [ids.eventId, envelope, ids.workflowId, 'run-7', true, 1, null],
+      );
+    });
+
+    it("the claim of a redelivery whose row is gone writes it again as the original's redelivery", async () => {
+      partner.handler = answer(204);
+      await insertWebhook(db.knex, { ...webhook, event: envelope, runId: null });
+      const redelivery = { ...webhook, webhookId: '0b9a4a5e-7c1d-4e3f-9a2b-5c6d7e8f9a0b', workflowId: `${ids.workflowId}-redelivery-1` };
+      await deliver(1, { webhookId: redelivery.webhookId, webhook: redelivery, webhookIdHeader: ids.webhookId });
+      const stored = await db.knex('webhook_events').where({ id: redelivery.webhookId }).first();
+      assert.deepEqual([stored.event_id, stored.redelivery_of, stored.redelivery_key, stored.status], [ids.eventId, ids.webhookId, `run:${redelivery.workflowId}`, 'delivered']);
     });
 
     it('in a draining worker, claims and POSTs nothing: fails WorkerDraining with a retry delay past the local retry threshold', async () => {
@@ -348,7 +372,7 @@ describe('webhook activities', function () {
   });
 
   describe('recordAttempt and recordOutcome', () => {
-    const webhook: WebhookRef = { ...ids, event: envelope, workflowId: ids.workflowId, runId: 'run-1', isTest: false };
+    const webhook: WebhookRef = { ...ids, workflowId: ids.workflowId, runId: 'run-1', isTest: false };
     const attempt = (n: number, fields: Partial<AttemptRecord> = {}): AttemptRecord => ({
       attempt: n,
       scheduledAt: '2025-03-01T09:00:10.000Z',
@@ -363,11 +387,13 @@ describe('webhook activities', function () {
     });
     const attemptRows = (knex: Knex) => knex('webhook_attempts').where({ webhook_id: ids.webhookId }).orderBy('attempt');
 
+    // The attempt's claim or the API writes the row before any record (store/webhook-store.ts).
     beforeEach(async () => {
       await db.knex('webhook_events').del();
+      await insertWebhook(db.knex, { ...webhook, event: envelope, runId: null });
     });
 
-    it('creates the webhook row when missing and writes the attempt with every field', async () => {
+    it('writes the attempt with every field into the row, and gives the row its run id', async () => {
       await env.run(activities.recordAttempt, { webhook, attempt: attempt(1) });
       const row = await db.knex('webhook_events').where({ id: ids.webhookId }).first();
       assert.equal(row.event_id, ids.eventId);
@@ -400,13 +426,15 @@ describe('webhook activities', function () {
       );
     });
 
-    it('a record without the event (ids and outcome only) waits, retryably, until the row exists, then fills in the run id', async () => {
-      const { event: _event, ...idsOnly } = webhook;
+    it('a record that arrives before its row fails retryably and writes nothing; once the row exists it is written', async () => {
+      await db.knex('webhook_events').del();
+      const idsOnly = webhook;
       await assert.rejects(env.run(activities.recordAttempt, { webhook: idsOnly, attempt: attempt(2) }), (error: Error) => {
         assert.equal(error.name, 'WebhookRowMissingError');
         return true;
       });
       assert.deepEqual(await attemptRows(db.knex), []);
+      await insertWebhook(db.knex, { ...webhook, event: envelope, runId: null });
       await env.run(activities.recordAttempt, { webhook: { ...webhook, runId: null }, attempt: attempt(1) });
       await env.run(activities.recordAttempt, { webhook: idsOnly, attempt: attempt(2) });
       assert.deepEqual((await attemptRows(db.knex)).map((row) => row.attempt), [1, 2]);
@@ -434,7 +462,6 @@ describe('webhook activities', function () {
     });
 
     it('fills in the run id of a row the API created before the workflow started', async () => {
-      await insertWebhook(db.knex, { ...webhook, event: envelope, runId: null });
       await env.run(activities.recordAttempt, { webhook, attempt: attempt(1) });
       const row = await db.knex('webhook_events').where({ id: ids.webhookId }).first();
       assert.equal(row.run_id, 'run-1');

@@ -130,7 +130,7 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
 
     const expected = [
       'api: POST /internal/v1/webhooks',
-      '  api: pg.query:insert-webhook',
+      '  api: pg.query:claim-event',
       '  api: StartWorkflow:deliverWebhook',
       '    worker: RunWorkflow:deliverWebhook',
       '      worker: StartActivity:deliverAttempt',
@@ -165,7 +165,7 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
     // workflow time: they are in the order they ended.
     const expected = [
       'api: POST /internal/v1/webhooks',
-      '  api: pg.query:insert-webhook',
+      '  api: pg.query:claim-event',
       '  api: StartWorkflow:deliverWebhook',
       '    worker: RunWorkflow:deliverWebhook',
       '      worker: StartActivity:deliverAttempt',
@@ -196,7 +196,7 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
     const operatorTrace = await traceOf(operatorRequest.traceId, 3);
     assert.deepEqual(render(operatorTrace, ''), [
       'api: POST /internal/v1/webhooks/:webhook_id/retry-now',
-      '  api: pg.query:SELECT webhook_events',
+      '  api: pg.query:find-operable-webhook',
       '  api: StartWorkflowUpdate:retryNow',
     ]);
     const [startUpdate] = operatorTrace.filter((s) => s.name === 'StartWorkflowUpdate:retryNow');

@@ -139,8 +139,8 @@ describe('deliverWebhook replay over hand-built histories', function () {
           args: [{
             webhookId, attempt: i + 1, event, timeoutMs: 30_000, scheduledAt: records[i].scheduledAt, trigger: 'schedule',
             finalOnFailure: i + 1 === 4, webhookIdHeader: undefined,
-            // This starter wrote no row, so each attempt carries the event for the claim that creates it.
-            webhook: { ...webhook, event },
+            // Ids only: the claim writes a missing row from the attempt's own `event`.
+            webhook,
           }],
           startToCloseTimeout: 45_000,
           retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },

@@ -1,0 +1,151 @@
+import { joinSql, raw, sql, type SqlFragment } from '../db/sql';
+import { companyIdOf } from '../events/company-id';
+import { envelopeBody, type WebhookEnvelope } from '../events/envelope';
+import type { EventAction, EventType, SignedLinkKind, WebhookStatus } from '../lib/vocabulary';
+import type { AttemptOutcome, AttemptRecord, WebhookRef } from '../workflows/types';
+
+// The one mapping between the webhook tables' columns and the service's objects: every statement of
+// webhook-store.ts writes and reads rows through it.
+
+/** A webhook's row before it is written: its ids, its event, and the original it redelivers. */
+export type NewWebhook = WebhookRef & { readonly event: WebhookEnvelope; readonly redeliveryOf?: string };
+
+/**
+ * The columns a new webhook_events row is written with, and their values: the event's columns, the exact body
+ * every attempt sends, its Temporal ids. `startReported`: no call of the API may answer 202 for it (a worker
+ * writes the row of a run another Temporal client started, and that client was told of the start).
+ */
+export function newWebhookRow(webhook: NewWebhook, startReported: boolean): { columns: SqlFragment; values: SqlFragment } {
+  const values: Record<string, SqlFragment> = {
+    id: sql`${webhook.webhookId}::uuid`,
+    event_id: sql`${webhook.eventId}::text`,
+    event_type: sql`${webhook.event.event_type}::text`,
+    action: sql`${webhook.event.action}::text`,
+    company_id: sql`${companyIdOf(webhook.event) ?? null}::text`,
+    body: sql`${envelopeBody(webhook.event)}::json`,
+    workflow_id: sql`${webhook.workflowId}::text`,
+    run_id: sql`${webhook.runId}::text`,
+    is_test: sql`${webhook.isTest}::boolean`,
+    start_reported: sql`${startReported}::boolean`,
+    // The API writes a redelivery's row under its caller's key; a row the worker writes again has its own.
+    redelivery_of: sql`${webhook.redeliveryOf ?? null}::uuid`,
+    redelivery_key: sql`${webhook.redeliveryOf ? `run:${webhook.workflowId}` : null}::text`,
+  };
+  return { columns: raw(Object.keys(values).join(', ')), values: joinSql(Object.values(values), ', ') };
+}
+
+/** A known webhook: its ids, its run once one is known, and the event exactly as it was first stored. */
+export interface StoredWebhook {
+  readonly webhookId: string;
+  readonly eventId: string;
+  readonly workflowId: string;
+  readonly runId: string | null;
+  /** A call has answered 202 for it, with its run: a later call answers 200 without asking Temporal. */
+  readonly startReported: boolean;
+  readonly event: WebhookEnvelope;
+  /** When the service accepted the event; its signed links expire a fixed time after (events/signed-links.ts). */
+  readonly acceptedAt: Date;
+}
+
+export const STORED_WEBHOOK_COLUMNS = raw('id, event_id, workflow_id, run_id, start_reported, body, accepted_at');
+
+export interface StoredWebhookRow {
+  id: string;
+  event_id: string;
+  workflow_id: string;
+  run_id: string | null;
+  start_reported: boolean;
+  body: WebhookEnvelope;
+  accepted_at: Date;
+}
+
+// `body` is a json column: its text, and so its key order, is what the first request stored.
+export const asStoredWebhook = (row: StoredWebhookRow): StoredWebhook => ({
+  webhookId: row.id,
+  eventId: row.event_id,
+  workflowId: row.workflow_id,
+  runId: row.run_id,
+  startReported: row.start_reported,
+  event: row.body,
+  acceptedAt: row.accepted_at,
+});
+
+/** The webhook_attempts columns of one recorded attempt, and their values, for an INSERT … SELECT. */
+export function attemptRow(webhook: WebhookRef, attempt: AttemptRecord): { columns: SqlFragment; values: SqlFragment } {
+  const values: Record<string, SqlFragment> = {
+    attempt: sql`${attempt.attempt}::smallint`,
+    scheduled_at: sql`${attempt.scheduledAt}::timestamptz`,
+    started_at: sql`${attempt.startedAt}::timestamptz`,
+    duration_ms: sql`${attempt.durationMs}::integer`,
+    http_status: sql`${attempt.httpStatus}::smallint`,
+    error_class: sql`${attempt.errorClass}::text`,
+    error_message: sql`${attempt.errorMessage}::text`,
+    response_body: sql`${attempt.responseBody}::text`,
+    succeeded: sql`${attempt.succeeded}::boolean`,
+    trigger: sql`${attempt.trigger ?? 'schedule'}::text`,
+    expired_links: sql`${attempt.expiredLinks ?? []}::text[]`,
+    is_test: sql`${webhook.isTest}::boolean`,
+  };
+  return { columns: raw(Object.keys(values).join(', ')), values: joinSql(Object.values(values), ', ') };
+}
+
+/** The columns of an attempt as its outcome, and as the status URL shows it (snake_case JSON). */
+export const ATTEMPT_COLUMNS = raw(
+  'attempt, trigger, scheduled_at, started_at, duration_ms, http_status, error_class, error_message, response_body, succeeded, expired_links, recorded_at',
+);
+
+export interface AttemptRow {
+  attempt: number;
+  trigger: string;
+  scheduled_at: Date;
+  started_at: Date;
+  duration_ms: number;
+  http_status: number | null;
+  error_class: AttemptOutcome['errorClass'];
+  error_message: string | null;
+  response_body: string | null;
+  succeeded: boolean;
+  expired_links: SignedLinkKind[];
+  recorded_at: Date;
+}
+
+export const asAttemptOutcome = (row: AttemptRow): AttemptOutcome => ({
+  attempt: row.attempt,
+  startedAt: row.started_at.toISOString(),
+  durationMs: row.duration_ms,
+  httpStatus: row.http_status,
+  errorClass: row.error_class,
+  errorMessage: row.error_message,
+  responseBody: row.response_body,
+  succeeded: row.succeeded,
+  ...(row.expired_links.length && { expiredLinks: row.expired_links }),
+});
+
+/** The columns of a webhook as the status URL shows it, with its attempts beside. */
+export const WEBHOOK_VIEW_COLUMNS = raw(
+  `id AS webhook_id, event_id, event_type, action, company_id, workflow_id, run_id, status, redelivery_of, is_test,
+   accepted_at, created_at, updated_at, finished_at, held_since, body AS event`,
+);
+
+export interface WebhookViewRow {
+  webhook_id: string;
+  event_id: string;
+  event_type: EventType;
+  action: EventAction;
+  company_id: string | null;
+  workflow_id: string | null;
+  run_id: string | null;
+  status: WebhookStatus;
+  redelivery_of: string | null;
+  is_test: boolean;
+  accepted_at: Date;
+  created_at: Date;
+  updated_at: Date;
+  finished_at: Date | null;
+  held_since: Date | null;
+  event: WebhookEnvelope;
+}
+
+/** The SET list that gives a row its workflow and run ids, where it has none yet. */
+export const setRunIds = (webhook: Pick<WebhookRef, 'workflowId' | 'runId'>, table = 'webhook_events') =>
+  sql`workflow_id = COALESCE(${raw(table)}.workflow_id, ${webhook.workflowId}), run_id = COALESCE(${raw(table)}.run_id, ${webhook.runId}), updated_at = now()`;
