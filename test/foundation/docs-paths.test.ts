@@ -144,6 +144,8 @@ function anchorsOf(page: string): Set<string> {
   let fenced = false;
   for (const text of readFileSync(path.join(root, page), 'utf8').split('\n')) {
     if (/^\s*```/.test(text)) fenced = !fenced;
+    // An explicit anchor keeps an old link working where a heading was renamed.
+    for (const [, id] of text.matchAll(/<a (?:id|name)="([^"]+)"><\/a>/g)) anchors.add(id);
     const heading = !fenced && /^#{1,6}\s+(.*)$/.exec(text);
     if (!heading) continue;
     const base = slug(heading[1]);
