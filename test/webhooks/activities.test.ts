@@ -285,6 +285,15 @@ describe('webhook activities', function () {
       assert.deepEqual(await attemptRows(), [{ attempt: 1, http_status: 204, error_class: null, succeeded: true }]);
     });
 
+    it('on a row the API wrote, records the last attempt and the final status in one statement', async () => {
+      await insertWebhook(db.knex, { ...webhook, event: envelope, runId: null });
+      partner.handler = answer(500);
+      await deliver(4, { webhook });
+      const stored = await row();
+      assert.deepEqual([stored.status, stored.run_id, stored.finished_at !== null], ['failed', 'run-7', true]);
+      assert.deepEqual(await attemptRows(), [{ attempt: 4, http_status: 500, error_class: null, succeeded: false }]);
+    });
+
     it('leaves the status pending after a failure that is not the last, and writes failed after the fourth', async () => {
       partner.handler = answer(500);
       await deliver(1);
