@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 
 // The one way the service writes a hand-written statement and runs it: SQL text with `?` placeholders and its
 // values, built by the `sql` template (values always bound), run by `runSql` on a connection from knex's pool.
-// Query-builder chains (store/) stay knex's own.
+// Knex's query builder remains for migrations, the directory import and tests.
 
 /** A piece of parameterised SQL with knex-style `?` placeholders and their values, in order. */
 export interface SqlFragment {
