@@ -1,13 +1,27 @@
-// The OpenTelemetry SDK itself, loaded by lib/tracing.ts only when tracing is on.
+// The OpenTelemetry SDK itself, loaded by lib/tracing.ts only when tracing is on. It imports nothing of
+// lib/tracing.ts, so the two modules form no cycle.
 import { OTLPTraceExporter as OTLPGrpcTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OTLPProtoTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { envDetectorSync, Resource } from '@opentelemetry/resources';
-import { BatchSpanProcessor, ConsoleSpanExporter, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { BatchSpanProcessor, ConsoleSpanExporter, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { DEFAULT_SERVICE_NAME, type ActiveTracing, type ExporterChoice } from './tracing';
+
+/** The service name on every span unless OTEL_SERVICE_NAME (or OTEL_RESOURCE_ATTRIBUTES) names another. */
+const DEFAULT_SERVICE_NAME = 'partner-integration-service';
+
+/** The running SDK, as lib/tracing.ts keeps it. */
+export interface ActiveTracing {
+  readonly provider: NodeTracerProvider;
+  /** Also ends the spans the workflows send through the worker's sink. */
+  readonly processor: SpanProcessor;
+  readonly resource: Resource;
+}
+
+/** The exporter the OTEL_* variables name (lib/tracing.ts reads them). */
+export type ExporterChoice = { readonly kind: 'console' } | { readonly kind: 'otlp'; readonly protocol: 'http/protobuf' | 'http/json' | 'grpc' };
 
 function createExporter(choice: ExporterChoice): SpanExporter {
   if (choice.kind === 'console') return new ConsoleSpanExporter();

@@ -1,25 +1,12 @@
 // OpenTelemetry tracing of the service, configured by the standard OTEL_* variables (docs/observability.md).
 // Off unless an exporter or an OTLP endpoint is named: then the SDK is not even loaded, no provider is
 // registered, and every span the code asks for is the API's no-op.
-import type { Resource } from '@opentelemetry/resources';
-import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+// Type-only imports of the SDK module: erased at run time, so nothing loads it but startTracing's require.
 import { ConfigError } from './config';
-
-/** The service name on every span unless OTEL_SERVICE_NAME (or OTEL_RESOURCE_ATTRIBUTES) names another. */
-export const DEFAULT_SERVICE_NAME = 'partner-integration-service';
+import type { ActiveTracing, ExporterChoice } from './tracing-sdk';
 
 /** The instrumentation scope of the service's own spans (the API's requests, the partner POST). */
 export const SERVICE_TRACER = 'partner-integration-service';
-
-export interface ActiveTracing {
-  readonly provider: NodeTracerProvider;
-  /** Also ends the spans the workflows send through the worker's sink. */
-  readonly processor: SpanProcessor;
-  readonly resource: Resource;
-}
-
-export type ExporterChoice = { readonly kind: 'console' } | { readonly kind: 'otlp'; readonly protocol: 'http/protobuf' | 'http/json' | 'grpc' };
 
 let active: ActiveTracing | undefined;
 

@@ -37,6 +37,34 @@ function importGraph(): Map<string, string[]> {
 
 const folderOf = (file: string) => file.split(path.sep)[0];
 
+/** The import graph without type-only imports (erased by the compiler), and with `require('./…')`: what loads what. */
+function runtimeImportGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of sourceFiles()) {
+    const text = readFileSync(path.join(root, file), 'utf8').replace(/^(import|export) type [^;]+;/gm, '');
+    const specifiers = [...text.matchAll(/(?:from|import\(|require\()\s*'(\.[^']+)'/g)].map((m) => path.normalize(path.join(path.dirname(file), m[1])));
+    graph.set(file, specifiers.map((s) => (graph.has(`${s}.ts`) || sourceFiles().includes(`${s}.ts`) ? `${s}.ts` : path.join(s, 'index.ts'))));
+  }
+  return graph;
+}
+
+/** Every cycle of the graph, each once, as the files along it. */
+function cycles(graph: Map<string, string[]>): string[][] {
+  const found = new Map<string, string[]>();
+  const visit = (file: string, trail: string[]) => {
+    const at = trail.indexOf(file);
+    if (at >= 0) {
+      const cycle = trail.slice(at);
+      found.set([...cycle].sort().join(' '), cycle);
+      return;
+    }
+    if (trail.length > 40) return;
+    for (const next of graph.get(file) ?? []) visit(next, [...trail, file]);
+  };
+  for (const file of graph.keys()) visit(file, []);
+  return [...found.values()];
+}
+
 describe('module boundaries', function () {
   this.timeout(60_000);
 
@@ -65,6 +93,10 @@ describe('module boundaries', function () {
       const text = readFileSync(path.join(root, file), 'utf8');
       assert.doesNotMatch(text, /^import (?!type )[^;]*'\.\.\/activities/m, `${file} takes only types from activities/`);
     }
+  });
+
+  it('no production modules load each other in a cycle (type-only imports aside)', () => {
+    assert.deepEqual(cycles(runtimeImportGraph()), []);
   });
 
   it('webhook data flows one way: store/ imports nothing of api/, application/, activities/, workflows/ code or worker/', () => {
