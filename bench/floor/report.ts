@@ -4,6 +4,7 @@ import type { ActionCounts } from '../harness/history';
 import type { PartnerServer } from '../harness/partner';
 import { table, verdict } from '../harness/render';
 import { median } from '../harness/stats';
+import { CONCURRENCY, WARMUP_WEBHOOKS } from '../harness/webhook-part';
 
 /** What every measurement of the floor gets. */
 export interface RunOptions {
@@ -51,10 +52,9 @@ export interface FloorRound {
 }
 
 export interface FloorFigures {
-  readonly concurrency: number;
-  readonly warmup: number;
   readonly temporalVersion: string;
   readonly rounds: readonly FloorRound[];
+  /** The variants' names, in the order of each round's `variants`. */
   readonly variants: readonly string[];
 }
 
@@ -84,7 +84,7 @@ export function reportFloor(f: FloorFigures): string {
   const rates = rounds.map((r) => r.service.deliveriesPerSecond);
   const { events, actions } = service.history;
   return [
-    `${service.deliveries.toLocaleString('en')} deliveries at ${f.concurrency} concurrent starts, ${rounds.length} round${rounds.length === 1 ? '' : 's'}, each run on a fresh dev server: ` +
+    `${service.deliveries.toLocaleString('en')} deliveries at ${CONCURRENCY} concurrent starts, ${rounds.length} round${rounds.length === 1 ? '' : 's'}, each run on a fresh dev server: ` +
       `\`temporal server start-dev\` (${f.temporalVersion}, SQLite file) on 127.0.0.1 with npm start's SQLite settings ` +
       `(${LOCAL_SQLITE_PRAGMAS.map((p) => `\`--sqlite-pragma ${p}\``).join(', ')}).`,
     '',
@@ -95,7 +95,7 @@ export function reportFloor(f: FloorFigures): string {
       '**Eager** is the same with `requestEagerStart: true` and the `Client` built on the worker\'s `NativeConnection`. The **service** is the real ' +
       '`partner-service start` (`node dist/cli/main.js start`: API and worker in one process, on the bench PostgreSQL; PARTNER_MAX_CONCURRENCY 200, PARTNER_MAX_PER_SECOND 100000, LOG_LEVEL warn) with a fresh ' +
       'DATA_DIR, so it runs its own fresh dev server (the same SQLite settings, with its UI on), fed through `POST /internal/v1/webhooks` by a partner server ' +
-      `in the bench process that answers 204. Each warms up with ${f.warmup}, then delivers ${service.deliveries.toLocaleString('en')}; deliveries/s counts from the first start returned (bare) ` +
+      `in the bench process that answers 204. Each warms up with ${WARMUP_WEBHOOKS}, then delivers ${service.deliveries.toLocaleString('en')}; deliveries/s counts from the first start returned (bare) ` +
       'or the first 202 (service) to the partner\'s last receipt. Events and actions are those of one delivered workflow\'s history ' +
       '(bench/harness/history.ts). CPU is user + system time from /proc over the measurement; for the bare workflow the worker\'s process is the ' +
       'bench process, which also runs the load and the partner server; PostgreSQL counts the postmaster and its backends. Another workload may ' +
@@ -126,7 +126,7 @@ function variantsTable(f: FloorFigures): string {
   const perDelivery = (runs: readonly FloorRun[], cpu: (c: FloorCpu) => number | undefined) =>
     median(runs.map((run) => ((cpu(run.cpu) ?? NaN) * 1000) / run.deliveries)).toFixed(2);
   return [
-    `#### \`start\` and its variants: medians of the ${f.rounds.length} rounds`,
+    `#### \`start\` and its variants: medians of the ${f.rounds.length} round${f.rounds.length === 1 ? '' : 's'}`,
     '',
     table(['`start`', '>deliveries/s', '>events', '>actions', '>CPU ms per delivery: Temporal dev server', '>`start`', '>PostgreSQL', '>bench process', '>whole machine'],
       rows.map(({ label, runs }) => [label, `${median(runs.map((r) => r.deliveriesPerSecond)).toFixed(1)}/s`, runs[0].history.events, runs[0].history.actions,

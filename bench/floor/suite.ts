@@ -9,7 +9,7 @@ import { postgresCpuClock } from '../harness/proc';
 import { commitOf } from '../harness/render';
 import type { BenchmarkSuite } from '../harness/suite';
 import { benchTemporalBinary, temporalVersion } from '../harness/temporal';
-import { CONCURRENCY, WARMUP_WEBHOOKS } from '../harness/webhook-part';
+import { WARMUP_WEBHOOKS } from '../harness/webhook-part';
 import { measureBare } from './bare';
 import { reportFloor, type FloorRound } from './report';
 import { measureService } from './service-run';
@@ -71,7 +71,7 @@ export const floorSuite: BenchmarkSuite = {
         }
         rounds.push({ bare, bareEager, service, variants: measured });
       }
-      return reportFloor({ concurrency: CONCURRENCY, warmup: WARMUP_WEBHOOKS, temporalVersion: temporalVersion(executable), rounds, variants: others.map((v) => v.name) });
+      return reportFloor({ temporalVersion: temporalVersion(executable), rounds, variants: others.map((v) => v.name) });
     } finally {
       await partner.close();
     }
