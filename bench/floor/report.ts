@@ -93,7 +93,7 @@ export function reportFloor(f: FloorFigures): string {
       'headers (undici, 2XX expected) and completes; started with the four Keyword search attributes the issue names (the service\'s start sets three, and upserts WebhookStatus only after a failure); client and ' +
       'worker (SDK defaults) in the bench process on a task queue of its own, on a fresh headless dev server. ' +
       '**Eager** is the same with `requestEagerStart: true` and the `Client` built on the worker\'s `NativeConnection`. The **service** is the real ' +
-      '`partner-service start` (`node dist/cli/main.js start`: API and worker in one process, on the bench PostgreSQL; PARTNER_MAX_CONCURRENCY 200, PARTNER_MAX_PER_SECOND 100000, LOG_LEVEL warn) with a fresh ' +
+      '`partner-service start` (`node dist/cli/main.js start`: API and worker in one process, on the bench PostgreSQL; PARTNER_MAX_CONCURRENCY 200, PARTNER_MAX_PER_SECOND 100000, PARTNER_BREAKER_FAILURES 10000, LOG_LEVEL warn) with a fresh ' +
       'DATA_DIR, so it runs its own fresh dev server (the same SQLite settings, with its UI on), fed through `POST /internal/v1/webhooks` by a partner server ' +
       `in the bench process that answers 204. Each warms up with ${WARMUP_WEBHOOKS}, then delivers ${service.deliveries.toLocaleString('en')}; deliveries/s counts from the first start returned (bare) ` +
       'or the first 202 (service) to the partner\'s last receipt. Events and actions are those of one delivered workflow\'s history ' +
