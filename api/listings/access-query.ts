@@ -16,7 +16,7 @@ const storable = (id: string) => (id.includes('\0') ? '' : id);
  * One primary-key lookup of an active app, joined with its grant for the target's company. A revoked app
  * finds no row, so revocation takes effect on the next request.
  */
-export function appAccessQuery(appId: string, target: ListingTarget): SqlFragment {
+function appAccessQuery(appId: string, target: ListingTarget): SqlFragment {
   const targetCompany = target.kind === 'company' ? '?' : '(SELECT j.company_id FROM jobs j WHERE j.id = ?)';
   return {
     sql: `SELECT a.key_salt, a.key_hash, g.company_id AS granted_company_id

@@ -39,7 +39,7 @@ const DIRECTION = { asc: { sql: 'ASC', compare: '>' }, desc: { sql: 'DESC', comp
  * lookup per listed user; with a keyset boundary the window is an index range scan from that id, so its
  * cost does not grow with depth.
  */
-export function pageQuery(scope: ListingScope, window: PageWindow): SqlFragment {
+function pageQuery(scope: ListingScope, window: PageWindow): SqlFragment {
   const members = membersQuery(scope);
   const total = totalQuery(scope);
   const direction = DIRECTION[window.order];

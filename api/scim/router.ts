@@ -1,7 +1,6 @@
 import type Router from '@koa/router';
 import type { ApiDependencies } from '../context';
 import { scimEngineRouter } from './engine/router';
-import { knexRunner } from './engine/store';
 import { groupResource } from './groups/resource';
 import { userResource } from './users/resource';
 
@@ -12,5 +11,5 @@ import { userResource } from './users/resource';
 export function scimRouter({ config, knex, logger }: ApiDependencies): Router {
   const token = config.SCIM_BEARER_TOKEN;
   if (!token) logger.warn('SCIM_BEARER_TOKEN is not set: /scim/v2 answers requests without credentials');
-  return scimEngineRouter({ resources: [groupResource, userResource], run: knexRunner(knex), token, logger });
+  return scimEngineRouter({ resources: [groupResource, userResource], knex, token, logger });
 }

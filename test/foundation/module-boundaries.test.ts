@@ -65,6 +65,17 @@ function cycles(graph: Map<string, string[]>): string[][] {
   return [...found.values()];
 }
 
+/** The TypeScript files of bench/, relative to the root. */
+function benchFiles(dir = 'bench'): string[] {
+  return readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((entry) => {
+    const file = path.join(dir, entry.name);
+    return entry.isDirectory() ? benchFiles(file) : entry.name.endsWith('.ts') ? [file] : [];
+  });
+}
+
+/** bench/ is a harness that measures the service through its public surface, and stays small. */
+const BENCH_MAX_LINES = 2_500;
+
 describe('module boundaries', function () {
   this.timeout(60_000);
 
@@ -109,5 +120,20 @@ describe('module boundaries', function () {
         else assert.ok(!['api', 'application', 'activities', 'worker', 'cli'].includes(folder), `${file} imports ${target}`);
       }
     }
+  });
+
+  it('bench/ imports nothing from test/, and its TypeScript stays within 2,500 lines', () => {
+    const files = benchFiles();
+    assert.ok(files.length > 0, 'the probe finds bench/');
+    const fromTest = files.flatMap((file) => {
+      const text = readFileSync(path.join(root, file), 'utf8');
+      const specifiers = [...text.matchAll(/(?:from|import\(|require(?:\.resolve)?\()\s*'([^']+)'/g)].map((m) => m[1]);
+      return specifiers
+        .filter((specifier) => specifier.startsWith('.') && folderOf(path.relative(root, path.resolve(root, path.dirname(file), specifier))) === 'test')
+        .map((specifier) => `${file} imports ${specifier}`);
+    });
+    assert.deepEqual(fromTest, []);
+    const lines = files.reduce((sum, file) => sum + readFileSync(path.join(root, file), 'utf8').split('\n').length - 1, 0);
+    assert.ok(lines <= BENCH_MAX_LINES, `bench/ has ${lines} lines of TypeScript, more than ${BENCH_MAX_LINES}`);
   });
 });

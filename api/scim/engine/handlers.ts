@@ -1,4 +1,5 @@
 import type { ParsedUrlQuery } from 'node:querystring';
+import type { Knex } from 'knex';
 import type { Context } from 'koa';
 import { scimBaseUrl } from './base-url';
 import { ScimError } from './errors';
@@ -9,9 +10,9 @@ import { listResponse, listResponseText } from './list-response';
 import { orderBy, parseListParameters, parseProjectionParameters, type ListParameters } from './list-parameters';
 import { project, type Projection } from './projection';
 import type { ScimResource } from './resource-definition';
-import { findById, findPage, type PageRequest, type QueryRunner, type RenderedRow } from './store';
+import { findById, findPage, type PageRequest, type RenderedRow } from './store';
 
-/** Reads the query of a list request into the page request for PostgreSQL (also used by the benchmark). */
+/** Reads the query of a list request into the page request for PostgreSQL. */
 export function planList<Include>(
   resource: ScimResource<unknown, Include>,
   query: ParsedUrlQuery,
@@ -41,27 +42,27 @@ function isRendered(resource: ScimResource<unknown, unknown>, projection: Projec
 }
 
 /** GET {endpoint}: filter, sort and page in PostgreSQL; optional parts are read only when returned. */
-export function listResources<Row, Include>(resource: ScimResource<Row, Include>, run: QueryRunner) {
+export function listResources<Row, Include>(resource: ScimResource<Row, Include>, knex: Knex) {
   return async function listResources(ctx: Context) {
     const baseUrl = scimBaseUrl(ctx);
     const { parameters, request } = planList(resource, ctx.query, baseUrl);
     if (request.renderedFor !== undefined) {
-      const page = await findPage<RenderedRow, Include>(run, resource.queries, request);
+      const page = await findPage<RenderedRow, Include>(knex, resource.queries, request);
       ctx.body = listResponseText(page.rows.map((row) => row.resource), page.totalResults, parameters.startIndex);
       return;
     }
-    const page = await findPage<Row, Include>(run, resource.queries, request);
+    const page = await findPage<Row, Include>(knex, resource.queries, request);
     const resources = page.rows.map((row) => project(resource.serialize(row, baseUrl), parameters.projection));
     ctx.body = listResponse(resources, page.totalResults, parameters.startIndex);
   };
 }
 
 /** GET {endpoint}/{id}: the resource with an ETag; If-None-Match with the current version answers 304. */
-export function getResource<Row, Include>(resource: ScimResource<Row, Include>, run: QueryRunner) {
+export function getResource<Row, Include>(resource: ScimResource<Row, Include>, knex: Knex) {
   return async function getResource(ctx: Context) {
     const id = String(ctx.params.id);
     const projection = parseProjectionParameters(resource, ctx.query);
-    const row = resource.isId(id) ? await findById<Row, Include>(run, resource.queries, id, resource.include(projection)) : undefined;
+    const row = resource.isId(id) ? await findById<Row, Include>(knex, resource.queries, id, resource.include(projection)) : undefined;
     if (!row) throw new ScimError(404, `${resource.name} ${JSON.stringify(id)} not found`);
     ctx.set('ETag', resource.version(row));
     ctx.status = 200;

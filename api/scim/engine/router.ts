@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type { Knex } from 'knex';
 import { createRouter } from '../../router';
 import type { Context } from 'koa';
 import type { Logger } from '../../../lib/logger';
@@ -10,14 +11,14 @@ import { getResource, listResources } from './handlers';
 import { listResponse } from './list-response';
 import { scimResponses } from './response-middleware';
 import type { ScimResource } from './resource-definition';
-import type { QueryRunner } from './store';
 
 const ALLOW = 'GET, HEAD';
 
 export interface ScimEngineOptions {
   /** Each served at its endpoint and described by /ResourceTypes and /Schemas, in this order. */
   readonly resources: readonly ScimResource[];
-  readonly run: QueryRunner;
+  /** The database the resources' statements run on (db/sql's runner). */
+  readonly knex: Knex;
   /** With a token, every request needs it as a bearer token. */
   readonly token: string | undefined;
   readonly logger: Logger;
@@ -28,15 +29,15 @@ export interface ScimEngineOptions {
  * Responses (SCIM errors and media type) wrap auth, so even a 401 is SCIM JSON; without a token there is no
  * auth layer at all.
  */
-export function scimEngineRouter({ resources, run, token, logger }: ScimEngineOptions): Router {
+export function scimEngineRouter({ resources, knex, token, logger }: ScimEngineOptions): Router {
   const knownPath = knownPathPattern(resources);
   const router = createRouter({ prefix: SCIM_PREFIX });
   router.use(scimResponses(logger));
   if (token) router.use(bearerAuth(token));
 
   for (const resource of resources) {
-    router.get(resource.endpoint, listResources(resource, run));
-    router.get(`${resource.endpoint}/:id`, getResource(resource, run));
+    router.get(resource.endpoint, listResources(resource, knex));
+    router.get(`${resource.endpoint}/:id`, getResource(resource, knex));
   }
   router.get('/ServiceProviderConfig', (ctx) => {
     ctx.body = serviceProviderConfig(scimBaseUrl(ctx), Boolean(token));

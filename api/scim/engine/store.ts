@@ -1,12 +1,6 @@
 import type { Knex } from 'knex';
 import { runSql, type SqlFragment } from '../../../db/sql';
 
-/** Runs one query and returns its rows: knex in the API, a bare pg pool in the benchmark baseline. */
-export type QueryRunner = <Row>(query: SqlFragment) => Promise<Row[]>;
-
-/** The API's runner: db/sql.ts's, on knex's pool. */
-export const knexRunner = (knex: Knex): QueryRunner => (query) => runSql(knex, query);
-
 /** A resource type's statements. `Include` says which optional parts (such as Groups' members) to read. */
 export interface ResourceQueries<Include> {
   page(where: SqlFragment, order: SqlFragment, limit: number, offset: number, include: Include): SqlFragment;
@@ -26,7 +20,7 @@ export interface RenderedRow {
   readonly resource: string;
 }
 
-/** Plain data, so the benchmark can hand it to its baseline process. */
+/** A list request as PostgreSQL reads it: the compiled filter and order, the window and the optional parts. */
 export interface PageRequest<Include> {
   readonly where: SqlFragment;
   readonly order: SqlFragment;
@@ -44,33 +38,33 @@ export interface Page<Row> {
 }
 
 /**
- * One page of rows. The count query is skipped when the page itself proves the total: a short, non-empty
- * page, or an empty first page.
+ * One page of rows, each statement run by db/sql's runner on knex's pool. The count query is skipped when the
+ * page itself proves the total: a short, non-empty page, or an empty first page.
  */
 export async function findPage<Row, Include>(
-  run: QueryRunner,
+  knex: Knex,
   queries: ResourceQueries<Include>,
   request: PageRequest<Include>,
 ): Promise<Page<Row>> {
   const { where, order, startIndex, count, include, renderedFor } = request;
   const offset = startIndex - 1;
-  const countTotal = async () => (await run<{ total: number }>(queries.count(where)))[0].total;
+  const countTotal = async () => (await runSql<{ total: number }>(knex, queries.count(where)))[0].total;
   if (count === 0) return { totalResults: await countTotal(), rows: [] };
   const page =
     renderedFor !== undefined && queries.renderedPage
       ? queries.renderedPage(where, order, count, offset, include, renderedFor)
       : queries.page(where, order, count, offset, include);
-  const rows = await run<Row>(page);
+  const rows = await runSql<Row>(knex, page);
   const provesTotal = rows.length < count && (rows.length > 0 || offset === 0);
   return { totalResults: provesTotal ? offset + rows.length : await countTotal(), rows };
 }
 
 export async function findById<Row, Include>(
-  run: QueryRunner,
+  knex: Knex,
   queries: ResourceQueries<Include>,
   id: string,
   include: Include,
 ): Promise<Row | undefined> {
-  const [row] = await run<Row>(queries.byId(id, include));
+  const [row] = await runSql<Row>(knex, queries.byId(id, include));
   return row;
 }

@@ -1,4 +1,4 @@
-import { isUnfiltered } from './filter/unfiltered';
+import { NO_FILTER } from './filter/unfiltered';
 import { sql, type SqlFragment } from '../../../db/sql';
 import type { ResourceQueries } from './store';
 
@@ -33,7 +33,7 @@ export function tableQueries({ from, columns, counter, idEquals, rendered }: Tab
     },
     /** Unfiltered, the total is the counter row, not a count of the table. */
     count(where: SqlFragment) {
-      if (isUnfiltered(where)) return sql`SELECT total::integer AS total FROM ${counter}`;
+      if (where === NO_FILTER) return sql`SELECT total::integer AS total FROM ${counter}`;
       return sql`SELECT count(*)::integer AS total FROM ${from} WHERE ${where}`;
     },
     byId(id, include) {

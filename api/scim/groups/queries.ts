@@ -6,7 +6,7 @@ import { tableQueries } from '../engine/table-queries';
 import { MEMBER_DISPLAY, MEMBER_JOINS, memberReferenceSql } from './members';
 import { GROUP_RESOURCE_TYPE, GROUP_SCHEMA_URN, GROUPS_ENDPOINT } from './schema';
 
-/** The SQL behind the Group endpoints, shared by the API and the benchmark's bare node:http baseline. */
+/** The SQL behind the Group endpoints. */
 
 export interface MemberRow {
   readonly value: string;

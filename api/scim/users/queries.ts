@@ -3,7 +3,7 @@ import { utcText } from '../engine/sql-text';
 import { tableQueries } from '../engine/table-queries';
 import { USER_VERSION } from './columns';
 
-/** The SQL behind the User endpoints, shared by the API and the benchmark's bare node:http baseline. */
+/** The SQL behind the User endpoints. */
 
 export interface UserGroupRow {
   readonly value: string;

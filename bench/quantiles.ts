@@ -1,6 +1,0 @@
-/** Nearest-rank quantiles (p50 of an odd count is its median); NaN for no values. */
-export function quantiles(values: readonly number[]): { p50: number; p95: number; p99: number } {
-  const sorted = [...values].sort((a, b) => a - b);
-  const at = (q: number) => (sorted.length ? sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)] : NaN);
-  return { p50: at(0.5), p95: at(0.95), p99: at(0.99) };
-}
