@@ -24,9 +24,9 @@ export interface ListParameters {
 /** Reads the query of a list request (parameter names in any letter case). Bad values are 400 invalidValue. */
 export function parseListParameters(resource: ScimResource, query: ParsedUrlQuery): ListParameters {
   const value = singleValues(query);
-  const sortBy = value.sortby === undefined ? undefined : sortAttribute(resource, value.sortby);
+  const sortBy = present(value.sortby) ? sortAttribute(resource, value.sortby) : undefined;
   return {
-    filter: value.filter,
+    filter: present(value.filter) ? value.filter : undefined,
     startIndex: Math.max(1, integer('startIndex', value.startindex) ?? 1),
     count: Math.min(MAX_COUNT, Math.max(0, integer('count', value.count) ?? DEFAULT_COUNT)),
     sortBy,
@@ -49,6 +49,12 @@ export function orderBy(resource: ScimResource, { sortBy, sortOrder }: Pick<List
   if (sortBy === 'id') return sql`${id} ${direction}`;
   return sql`${resource.sortBy[sortBy]} ${direction}, ${id}`;
 }
+
+/**
+ * An empty (or blank) `filter` or `sortBy` is taken as absent: no filter, no sort. Clients that build the query
+ * from optional settings send `?filter=&sortBy=`, and "nothing asked" is what they mean.
+ */
+const present = (text: string | undefined): text is string => text !== undefined && text.trim() !== '';
 
 /** Lower-cased parameter name to its one value; a repeated parameter is an error. */
 function singleValues(query: ParsedUrlQuery): Record<string, string | undefined> {
