@@ -36,7 +36,8 @@ export const schemas = {
       id: { type: 'integer', minimum: 1, description: 'User ID' },
       first_name: { type: 'string' },
       last_name: { type: 'string' },
-      // idn-email: the directory may hold internationalised addresses (RFC 6531), such as ÉMILE@zola.test.
+      // idn-email: the users table is not limited to what the import's check accepts, and may hold internationalised
+      // addresses (RFC 6531) such as ÉMILE@zola.test; the listing answers them as stored.
       email_primary: { type: 'string', format: 'idn-email' },
       emails: { type: 'array', minItems: 1, items: { type: 'string', format: 'idn-email' }, description: 'All addresses, the primary one first.' },
       is_agency_user: { type: 'boolean' },
