@@ -120,7 +120,7 @@ function resourcePaths(resource: ScimResourceDefinition<any, any>, operation: Re
     [list]: {
       get: operation(`list${resource.name}s`, `List ${resource.name} resources (read-only)`, ref(`Scim${resource.name}List`), {
         parameters: [
-          query('filter', 'A SCIM filter (RFC 7644 section 3.4.2.2), e.g. `displayName eq "Engineering"`.'),
+          query('filter', 'A SCIM filter (RFC 7644 section 3.4.2.2), e.g. `displayName eq "Engineering"`. A malformed one, an empty one included, is 400 invalidFilter.'),
           query('startIndex', START_INDEX, { type: 'integer', default: 1 }),
           query('count', COUNT, { type: 'integer', default: DEFAULT_COUNT }),
           query('sortBy', SORT_BY),

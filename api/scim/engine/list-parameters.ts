@@ -26,7 +26,7 @@ export function parseListParameters(resource: ScimResource, query: ParsedUrlQuer
   const value = singleValues(query);
   const sortBy = present(value.sortby) ? sortAttribute(resource, value.sortby) : undefined;
   return {
-    filter: present(value.filter) ? value.filter : undefined,
+    filter: value.filter,
     startIndex: Math.max(1, integer('startIndex', value.startindex) ?? 1),
     count: Math.min(MAX_COUNT, Math.max(0, integer('count', value.count) ?? DEFAULT_COUNT)),
     sortBy,
@@ -51,8 +51,8 @@ export function orderBy(resource: ScimResource, { sortBy, sortOrder }: Pick<List
 }
 
 /**
- * An empty (or blank) `filter` or `sortBy` is taken as absent: no filter, no sort. Clients that build the query
- * from optional settings send `?filter=&sortBy=`, and "nothing asked" is what they mean.
+ * An empty (or blank) `sortBy` is taken as absent: no sort. Clients that build the query from optional settings
+ * send `?sortBy=`, and "nothing asked" is what they mean. (An empty `filter` stays a malformed filter, 400.)
  */
 const present = (text: string | undefined): text is string => text !== undefined && text.trim() !== '';
 
