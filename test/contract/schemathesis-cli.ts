@@ -29,7 +29,8 @@ export function runSchemathesis(args: readonly string[], env: Record<string, str
     // --config-file goes before `run`; no colour, so the summary can be read.
     const child = spawn(executable, ['--config-file', CONFIG_FILE, 'run', '--no-color', ...args], {
       cwd: ROOT,
-      env: { ...process.env, ...env, NO_COLOR: '1', PYTHONUNBUFFERED: '1' },
+      // Hypothesis keeps its caches (Unicode tables) beside the venv, not in the checkout's root.
+      env: { ...process.env, ...env, NO_COLOR: '1', PYTHONUNBUFFERED: '1', HYPOTHESIS_STORAGE_DIRECTORY: path.join(ROOT, '.schemathesis', 'hypothesis') },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
