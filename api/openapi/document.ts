@@ -102,17 +102,23 @@ function listingPath(summary: string, pkParameter: string, listSchema: keyof typ
     options: {
       operationId: `${operationId}Options`,
       summary: 'Describe the endpoint; needs no credentials.',
-      responses: { '200': componentRef('responses', 'Options') },
+      responses: {
+        '200': componentRef('responses', 'Options'),
+        '404': { description: 'Unknown API version.', content: json(schemaRef('Error'), errorExamples('Not found.')) },
+      },
     },
   };
 }
 
 /**
  * The OpenAPI 3.1 description of the user listings, the SCIM routes and the webhooks sent to partners, served at
- * /openapi.json, and of the internal webhook API where INTERNAL_API_TOKEN enables it.
+ * /openapi.json, and of the internal webhook API where INTERNAL_API_TOKEN enables it. SCIM's bearer token is
+ * required in it exactly where SCIM_BEARER_TOKEN is set.
  */
-export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'INTERNAL_API_TOKEN'>) {
+export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'INTERNAL_API_TOKEN' | 'SCIM_BEARER_TOKEN'>) {
+  // Security is stated where the running deployment demands it, and only there.
   const internal = Boolean(config.INTERNAL_API_TOKEN);
+  const scimSecured = Boolean(config.SCIM_BEARER_TOKEN);
   return {
     openapi: '3.1.0',
     info: {
@@ -138,7 +144,7 @@ export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'INTERNAL_
         'PaginatedJobUserList',
         'listJobUsers',
       ),
-      ...scimPaths,
+      ...scimPaths(scimSecured),
       ...(internal && internalPaths),
       ...(internal && partnerPaths),
     },
@@ -150,7 +156,7 @@ export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'INTERNAL_
       securitySchemes: {
         AppId: { type: 'apiKey', in: 'header', name: 'X-App-Id', description: 'The app id printed by `partner-service apps create`.' },
         AppKey: { type: 'apiKey', in: 'header', name: 'X-App-Key', description: 'The app key printed once by `partner-service apps create`.' },
-        ScimToken: scimTokenScheme,
+        ...(scimSecured && { ScimToken: scimTokenScheme }),
         PartnerToken: partnerTokenScheme,
         ...(internal && { InternalToken: { type: 'http', scheme: 'bearer', description: 'INTERNAL_API_TOKEN, for upstream systems and operators.' } }),
       },

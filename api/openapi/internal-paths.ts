@@ -1,5 +1,7 @@
 import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, EVENT_ACTIONS, EVENT_TYPES, FINISHED_STATUSES, LOG_STATUSES, PARTNER_STATES, SIGNED_LINK_KINDS, WEBHOOK_STATUSES } from '../../lib/vocabulary';
 import { DEFAULT_LOG_PAGE, MAX_BULK_REDELIVERIES, MAX_LOG_PAGE } from '../../application/webhook-filter';
+import { MAX_PAUSE_REASON } from '../../application/partner-control';
+import { STORABLE_TEXT } from './storable-json';
 
 // The internal webhook API in the OpenAPI document: served only where INTERNAL_API_TOKEN enables the routes.
 
@@ -18,10 +20,17 @@ const webhookIdParameter = { name: 'webhook_id', in: 'path', required: true, sch
 const filterProperties = {
   event_type: { type: 'string', enum: [...EVENT_TYPES] },
   action: { type: 'string', enum: [...EVENT_ACTIONS] },
-  company_id: { type: 'string', minLength: 1 },
+  company_id: { type: 'string', minLength: 1, pattern: STORABLE_TEXT, description: 'Not empty, and no NUL character (PostgreSQL text cannot hold one).' },
   since: { ...dateTime, description: 'Created at or after (ISO 8601 with a time zone).' },
-  until: { ...dateTime, description: 'Created before; later than since.' },
+  until: { ...dateTime, description: 'Created before. Must be later than `since`, else 400 (an empty window is a mistake, not a filter).' },
 };
+/** JavaScript's String.prototype.trim white space: the pause reason is trimmed before its length is checked. */
+const JS_SPACE = '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+/** Trimmed, 1 to MAX_PAUSE_REASON characters without NUL: the check partner-control makes, as one pattern. */
+const PAUSE_REASON_PATTERN = `^[${JS_SPACE}]*[^${JS_SPACE}\\u0000](?:[^\\u0000]{0,${MAX_PAUSE_REASON - 2}}[^${JS_SPACE}\\u0000])?[${JS_SPACE}]*$`;
+
+/** JSON Schema cannot compare two fields, so the window's rule is stated in words where it answers 400. */
+const UNTIL_AFTER_SINCE = '`until` not later than `since`';
 const queryParameter = (name: string, schema: object, description?: string) => ({ name, in: 'query', required: false, schema, ...(description && { description }) });
 
 const commonErrors = {
@@ -198,7 +207,13 @@ export const internalSchemas = {
     type: 'object',
     additionalProperties: false,
     required: ['reason'],
-    properties: { reason: { type: 'string', minLength: 1, maxLength: 500, pattern: '\\S', description: 'Why, for the status and the log.' } },
+    properties: {
+      reason: {
+        type: 'string',
+        pattern: PAUSE_REASON_PATTERN,
+        description: `Why, for the status and the log: 1 to ${MAX_PAUSE_REASON} characters once the white space around it is trimmed, no NUL.`,
+      },
+    },
   },
   PartnerLimit: {
     type: 'object',
@@ -256,7 +271,7 @@ export const internalPaths = {
       'The delivery log, newest first',
       {
         '200': { description: 'One page.', content: json(ref('WebhookLogPage')) },
-        '400': error('A bad filter, limit or cursor: one error per parameter.'),
+        '400': error(`A bad filter, limit or cursor, or ${UNTIL_AFTER_SINCE}: one error per parameter.`),
       },
       {
         parameters: [
@@ -267,7 +282,7 @@ export const internalPaths = {
           ),
           ...Object.entries(filterProperties).map(([name, schema]) => queryParameter(name, schema)),
           queryParameter('limit', { type: 'integer', minimum: 1, maximum: MAX_LOG_PAGE, default: DEFAULT_LOG_PAGE }),
-          queryParameter('cursor', { type: 'string' }, 'From a `next` link; opaque.'),
+          queryParameter('cursor', { type: 'string' }, 'From a `next` link; opaque. Empty or absent: the first page.'),
         ],
       },
     ),
@@ -291,7 +306,7 @@ export const internalPaths = {
       'Redeliver every finished webhook matching a filter, once per filter',
       {
         '200': { description: 'How many started; an identical call starts nothing new.', content: json(ref('BulkRedelivery')) },
-        '400': error('A bad filter.'),
+        '400': error(`A bad filter, or ${UNTIL_AFTER_SINCE}: one error per field.`),
         '415': error('Not application/json.'),
       },
       { requestBody: { required: true, content: json(ref('BulkRedeliveryRequest')) } },

@@ -36,8 +36,10 @@ export const schemas = {
       id: { type: 'integer', minimum: 1, description: 'User ID' },
       first_name: { type: 'string' },
       last_name: { type: 'string' },
-      email_primary: { type: 'string', format: 'email' },
-      emails: { type: 'array', minItems: 1, items: { type: 'string', format: 'email' }, description: 'All addresses, the primary one first.' },
+      // idn-email: the users table is not limited to what the import's check accepts, and may hold internationalised
+      // addresses (RFC 6531) such as ÉMILE@zola.test; the listing answers them as stored.
+      email_primary: { type: 'string', format: 'idn-email' },
+      emails: { type: 'array', minItems: 1, items: { type: 'string', format: 'idn-email' }, description: 'All addresses, the primary one first.' },
       is_agency_user: { type: 'boolean' },
       role: { type: 'string', enum: [...new Set([...COMPANY_ROLES, ...JOB_LISTING_ROLES])] },
     },

@@ -78,31 +78,52 @@ const projection = [
   query('attributes', 'Comma-separated attributes to return (RFC 7644 section 3.4.2.5).'),
   query('excludedAttributes', 'Comma-separated attributes to leave out.'),
 ];
-const errors = {
-  '400': { description: 'A bad filter, sort attribute or parameter (scimType says which).', content: scim(ref('ScimError')) },
-  '401': { description: 'Missing or wrong bearer token (SCIM_BEARER_TOKEN).', content: scim(ref('ScimError')) },
-};
+const badRequest = { '400': { description: 'A bad filter, sort attribute or parameter (scimType says which).', content: scim(ref('ScimError')) } };
+const unauthorized = { '401': { description: 'Missing or wrong bearer token (SCIM_BEARER_TOKEN).', content: scim(ref('ScimError')) } };
 const notFound = { '404': { description: 'No such resource.', content: scim(ref('ScimError')) } };
 
-const operation = (operationId: string, summary: string, schema: object, extra: object = {}, more: object = {}) => ({
-  operationId,
-  summary,
-  tags: ['scim'],
-  security: [{ ScimToken: [] }],
-  ...extra,
-  responses: { '200': { description: 'The answer, as application/scim+json (application/json when only that is accepted).', content: scim(schema) }, ...errors, ...more },
-});
+/**
+ * The SCIM operations of one deployment: with SCIM_BEARER_TOKEN set each one demands the bearer token and may
+ * answer 401; without it they demand nothing, so the document states no security and no 401 there.
+ */
+function scimOperations(secured: boolean) {
+  const operation = (operationId: string, summary: string, schema: object, extra: object = {}, more: object = {}) => ({
+    operationId,
+    summary,
+    tags: ['scim'],
+    ...(secured && { security: [{ ScimToken: [] }] }),
+    ...extra,
+    responses: {
+      '200': { description: 'The answer, as application/scim+json (application/json when only that is accepted).', content: scim(schema) },
+      ...badRequest,
+      ...(secured && unauthorized),
+      ...more,
+    },
+  });
+  const discovery = (path: string, summary: string, schema: object, extra = {}, more = {}) => ({
+    [`${SCIM_BASE}${path}`]: { get: operation(`scim${path.replace(/[/{}]/g, '')}`, summary, schema, extra, more) },
+  });
+  return { operation, discovery };
+}
 
-function resourcePaths(resource: ScimResourceDefinition<any, any>) {
+// RFC 7644 section 3.4.2.4 gives every integer a meaning, so none is refused: a startIndex below 1 means 1,
+// a negative count means 0, and the service provider may cap count (this one at MAX_COUNT).
+const START_INDEX = '1-based index of the first result. Any integer: a value below 1 means 1 (RFC 7644 section 3.4.2.4).';
+const COUNT =
+  `Results per page, default ${DEFAULT_COUNT}. Any integer: a negative value means 0 (only totalResults is answered), ` +
+  `and a value above ${MAX_COUNT} means ${MAX_COUNT} (RFC 7644 section 3.4.2.4 lets the service provider cap it).`;
+const SORT_BY = 'Attribute to sort by. Empty or absent: no sort, results come in id order (RFC 7644 section 3.4.2.3 makes sorting optional).';
+
+function resourcePaths(resource: ScimResourceDefinition<any, any>, operation: ReturnType<typeof scimOperations>['operation']) {
   const list = `${SCIM_BASE}${resource.endpoint}`;
   return {
     [list]: {
       get: operation(`list${resource.name}s`, `List ${resource.name} resources (read-only)`, ref(`Scim${resource.name}List`), {
         parameters: [
-          query('filter', 'A SCIM filter (RFC 7644 section 3.4.2.2), e.g. `displayName eq "Engineering"`.'),
-          query('startIndex', '1-based index of the first result.', { type: 'integer', minimum: 1, default: 1 }),
-          query('count', `Results per page, at most ${MAX_COUNT}.`, { type: 'integer', minimum: 0, maximum: MAX_COUNT, default: DEFAULT_COUNT }),
-          query('sortBy', 'Attribute to sort by.'),
+          query('filter', 'A SCIM filter (RFC 7644 section 3.4.2.2), e.g. `displayName eq "Engineering"`. A malformed one, an empty one included, is 400 invalidFilter.'),
+          query('startIndex', START_INDEX, { type: 'integer', default: 1 }),
+          query('count', COUNT, { type: 'integer', default: DEFAULT_COUNT }),
+          query('sortBy', SORT_BY),
           query('sortOrder', 'ascending (default) or descending.', { type: 'string', enum: ['ascending', 'descending'] }),
           ...projection,
         ],
@@ -115,17 +136,18 @@ function resourcePaths(resource: ScimResourceDefinition<any, any>) {
   };
 }
 
-const discovery = (path: string, summary: string, schema: object, extra = {}, more = {}) => ({
-  [`${SCIM_BASE}${path}`]: { get: operation(`scim${path.replace(/[/{}]/g, '')}`, summary, schema, extra, more) },
-});
+/** The SCIM paths; `secured` when SCIM_BEARER_TOKEN is set. */
+export function scimPaths(secured: boolean) {
+  const { operation, discovery } = scimOperations(secured);
+  return {
+    ...Object.assign({}, ...RESOURCES.map((resource) => resourcePaths(resource, operation))),
+    ...discovery('/ServiceProviderConfig', 'What this service provider supports', ref('ScimDocument')),
+    ...discovery('/ResourceTypes', 'The resource types (Group, User)', ref('ScimListResponse')),
+    ...discovery('/ResourceTypes/{name}', 'One resource type', ref('ScimDocument'), { parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }] }, notFound),
+    ...discovery('/Schemas', 'The resource schemas', ref('ScimListResponse')),
+    ...discovery('/Schemas/{uri}', 'One schema, by its URN', ref('ScimDocument'), { parameters: [{ name: 'uri', in: 'path', required: true, schema: { type: 'string' } }] }, notFound),
+  };
+}
 
-export const scimPaths = {
-  ...Object.assign({}, ...RESOURCES.map(resourcePaths)),
-  ...discovery('/ServiceProviderConfig', 'What this service provider supports', ref('ScimDocument')),
-  ...discovery('/ResourceTypes', 'The resource types (Group, User)', ref('ScimListResponse')),
-  ...discovery('/ResourceTypes/{name}', 'One resource type', ref('ScimDocument'), { parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }] }, notFound),
-  ...discovery('/Schemas', 'The resource schemas', ref('ScimListResponse')),
-  ...discovery('/Schemas/{uri}', 'One schema, by its URN', ref('ScimDocument'), { parameters: [{ name: 'uri', in: 'path', required: true, schema: { type: 'string' } }] }, notFound),
-};
-
-export const scimTokenScheme = { type: 'http', scheme: 'bearer', description: 'SCIM_BEARER_TOKEN; without it configured, /scim/v2 answers without credentials.' };
+/** Listed only where SCIM_BEARER_TOKEN is set: a deployment without it demands no credentials on /scim/v2. */
+export const scimTokenScheme = { type: 'http', scheme: 'bearer', description: 'SCIM_BEARER_TOKEN: every request under /scim/v2 needs it.' };

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { webhookHeaders } from '../../events/delivery-headers';
 import { MAX_COMPANY_ID_LENGTH, SPECIFIED_EVENTS, webhookRequestSchema } from '../../events/envelope';
 import { MAX_JSON_DEPTH } from '../../lib/validation';
+import { storable, storableJson, STORABLE_JSON_NAME } from './storable-json';
 
 // The webhook catalog (OpenAPI 3.1 `webhooks`) and the ingestion request body, both generated from the zod
 // schemas that validate ingestion, so the contract and the service cannot drift apart.
@@ -15,11 +16,28 @@ const PAIRS = Object.keys(SPECIFIED_EVENTS) as Pair[];
 /** `company/signup` → `CompanySignup`: the component names of a pair. */
 const pascal = (pair: string) => pair.split(/[/_-]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
 
-/** zod → JSON Schema 2020-12 (OpenAPI 3.1's dialect); `$schema` dropped since the document sets the dialect. */
+/**
+ * zod → JSON Schema 2020-12 (OpenAPI 3.1's dialect); `$schema` dropped since the document sets the dialect. The
+ * text and keys PostgreSQL and the JSON parser refuse are excluded (storable), and `format` goes where zod checks
+ * with a pattern or a parser of its own rather than that format's RFC grammar.
+ */
 function jsonSchema(schema: z.ZodType): JsonSchema {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input', unrepresentable: 'throw' });
-  return rest;
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    io: 'input',
+    unrepresentable: 'throw',
+    override: ({ jsonSchema: node }) => {
+      if (typeof node.format === 'string' && FORMATS_CHECKED_BY_PATTERN.has(node.format) && node.pattern) delete node.format;
+    },
+  });
+  return storable(rest);
 }
+
+/**
+ * zod's e-mail check is its pattern, and its URL check the WHATWG parser (stated as URL_PATTERN): neither is the
+ * RFC grammar that `format: email` or `format: uri` names, and each accepts values the other refuses.
+ */
+const FORMATS_CHECKED_BY_PATTERN = new Set(['email', 'uri']);
 
 /** Every optional property, as dotted paths, so the entry's description states which fields may be absent. */
 function optionalPaths(schema: JsonSchema, prefix = ''): string[] {
@@ -51,7 +69,12 @@ function otherSchema(ingestion: boolean): JsonSchema {
   const schema = jsonSchema(ingestion ? webhookRequestSchema : webhookRequestSchema.omit({ event_id: true }));
   const properties = schema.properties as Record<string, JsonSchema>;
   const companyId = whenType('string', { maxLength: MAX_COMPANY_ID_LENGTH });
-  properties.data = { ...properties.data, properties: { company_id: companyId, company: whenType('object', { properties: { id: companyId } }) } };
+  // Still any storable value: the length rule narrows it, it does not replace it.
+  const storableAnd = (schema: JsonSchema) => ({ allOf: [{ $ref: `#/components/schemas/${STORABLE_JSON_NAME}` }, schema] });
+  properties.data = {
+    ...properties.data,
+    properties: { company_id: storableAnd(companyId), company: storableAnd(whenType('object', { properties: { id: companyId } })) },
+  };
   const specified = PAIRS.map((pair) => {
     const [eventType, action] = pair.split('/');
     return { properties: { event_type: { const: eventType }, action: { const: action } } };
@@ -72,6 +95,7 @@ export function webhookSchemas(ingestion: boolean): Record<string, JsonSchema> {
     const received: [string, JsonSchema] = [`${pascal(pair)}Webhook`, { ...body, description: bodyDescription(pair, body) }];
     return ingestion ? [received, [`${pascal(pair)}Event`, pairSchema(pair, true)]] : [received];
   });
+  entries.push([STORABLE_JSON_NAME, storableJson]);
   entries.push(['OtherWebhook', { ...otherSchema(false), description: 'The envelope (spec 2.1) of every other event_type/action pair; the spec does not describe their data.' }]);
   if (ingestion) entries.push(['OtherEvent', otherSchema(true)], ['WebhookEvent', ingestionBody()]);
   return Object.fromEntries(entries);
@@ -85,7 +109,7 @@ function ingestionBody(): JsonSchema {
       'One event: exactly one of the specified pairs (typed data) or any other pair (data is any JSON object). ' +
       '`event_id` is the idempotency key, generated when absent. Beyond the schema the service refuses, with 400, ' +
       `text containing NUL or unpaired surrogates and data nested deeper than ${MAX_JSON_DEPTH} levels (PostgreSQL cannot store them), ` +
-      'and any object key named `__proto__` (or a `constructor` holding `prototype`): the JSON parser refuses prototype poisoning.',
+      'and any object key named `__proto__`: the JSON parser refuses prototype poisoning. The schemas state the NUL and `__proto__` rules.',
     oneOf: [...PAIRS.map((pair) => ref(`${pascal(pair)}Event`)), ref('OtherEvent')],
   };
 }

@@ -1,6 +1,8 @@
 // The SCIM routes in /openapi.json: real answers (real API over PostgreSQL) match what the document declares.
 import assert from 'node:assert/strict';
 import { deref, documentSchemas, openApi31Validator, type Doc } from '../support/openapi';
+import { openApiDocument } from '../../api/openapi/document';
+import { loadConfig } from '../../lib/config';
 import { groupId, scimGet, startScimApi, type ScimApi, type ScimReply } from './support';
 
 const TOKEN = 'scim-token-0123456789abcdef';
@@ -35,6 +37,38 @@ describe('SCIM: OpenAPI document', () => {
     ]);
     assert.deepEqual(doc.paths['/scim/v2/Groups'].get.security, [{ ScimToken: [] }]);
     assert.deepEqual(Object.keys(doc.components.schemas.ScimGroup.properties), ['schemas', 'id', 'externalId', 'displayName', 'members', 'meta']);
+  });
+
+  it('without SCIM_BEARER_TOKEN, the SCIM operations demand no credentials and document no 401', () => {
+    const open = openApiDocument(loadConfig({})) as Doc;
+    const operations = Object.entries(open.paths).filter(([path]) => path.startsWith('/scim/v2')).map(([, item]: [string, any]) => item.get);
+    assert.equal(operations.length, 9);
+    for (const operation of operations) {
+      assert.equal(operation.security, undefined, operation.operationId);
+      assert.equal(operation.responses['401'], undefined, operation.operationId);
+    }
+    assert.equal(open.components.securitySchemes.ScimToken, undefined);
+    // With the token (this suite's server), every one of them demands it.
+    for (const [path, item] of Object.entries(doc.paths).filter(([p]) => p.startsWith('/scim/v2')) as Array<[string, any]>) {
+      assert.deepEqual(item.get.security, [{ ScimToken: [] }], path);
+      assert.ok(item.get.responses['401'], path);
+    }
+  });
+
+  it('startIndex and count take any integer, with their RFC 7644 meanings', async () => {
+    const list = doc.paths['/scim/v2/Groups'].get.parameters;
+    const schemaOf = (name: string) => list.find((p: { name: string }) => p.name === name).schema;
+    assert.deepEqual(schemaOf('startIndex'), { type: 'integer', default: 1 });
+    assert.deepEqual(schemaOf('count'), { type: 'integer', default: 100 });
+    const get = (query: Array<[string, string]>) => scimGet(scim.base, '/Groups', query, { headers: auth });
+    const [negative, huge, below, empty] = await Promise.all([
+      get([['count', '-1']]), get([['count', '5000']]), get([['startIndex', '-9836024242']]), get([['sortBy', '']]),
+    ]);
+    assert.deepEqual([negative.status, negative.body.itemsPerPage, negative.body.Resources.length], [200, 0, 0]);
+    assert.deepEqual([huge.status, huge.body.itemsPerPage], [200, 8]);
+    assert.deepEqual([below.status, below.body.startIndex], [200, 1]);
+    // An empty sortBy means none: every group, in id order.
+    assert.deepEqual([empty.status, empty.body.totalResults, empty.body.Resources[0].id], [200, 8, groupId(1)]);
   });
 
   it('real answers of every SCIM route match the documented schemas', async () => {

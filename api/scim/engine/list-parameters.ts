@@ -24,7 +24,7 @@ export interface ListParameters {
 /** Reads the query of a list request (parameter names in any letter case). Bad values are 400 invalidValue. */
 export function parseListParameters(resource: ScimResource, query: ParsedUrlQuery): ListParameters {
   const value = singleValues(query);
-  const sortBy = value.sortby === undefined ? undefined : sortAttribute(resource, value.sortby);
+  const sortBy = present(value.sortby) ? sortAttribute(resource, value.sortby) : undefined;
   return {
     filter: value.filter,
     startIndex: Math.max(1, integer('startIndex', value.startindex) ?? 1),
@@ -49,6 +49,12 @@ export function orderBy(resource: ScimResource, { sortBy, sortOrder }: Pick<List
   if (sortBy === 'id') return sql`${id} ${direction}`;
   return sql`${resource.sortBy[sortBy]} ${direction}, ${id}`;
 }
+
+/**
+ * An empty (or blank) `sortBy` is taken as absent: no sort. Clients that build the query from optional settings
+ * send `?sortBy=`, and "nothing asked" is what they mean. (An empty `filter` stays a malformed filter, 400.)
+ */
+const present = (text: string | undefined): text is string => text !== undefined && text.trim() !== '';
 
 /** Lower-cased parameter name to its one value; a repeated parameter is an error. */
 function singleValues(query: ParsedUrlQuery): Record<string, string | undefined> {

@@ -1,0 +1,62 @@
+// The server the contract test fuzzes: the whole webhook stack (dev server, PostgreSQL, API, workers) with the
+// internal API on, seeded so that every route can answer 2xx: an app granted a company and its job for the
+// listings, the SCIM dataset of the SCIM tests for Users and Groups, and two webhooks for the routes that take a
+// webhook id: one delivered, one whose partner answers 503 (so retry-now and cancel have a waiting delivery).
+import { webhookIds } from '../../application/ids';
+import type { Knex } from '../../db/database';
+import candidateNew from '../fixtures/events/candidate-new.json';
+import { insertApp, insertCompany, insertJob } from '../listings/support';
+import { seedDataset, USERS } from '../scim/support';
+import { eventually } from '../support/eventually';
+import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
+
+export const CONTRACT_APP = { appId: 'contract-app', key: 'contract-app-key-0123456789' };
+export const CONTRACT_INTERNAL_TOKEN = 'contract-internal-token-0123456';
+
+/** The seeded webhooks; schemathesis.toml draws their ids (UUIDv5 of the event ids) for `webhook_id`. */
+export const SEEDED_WEBHOOKS = {
+  delivered: webhookIds({ event_type: 'candidate', action: 'new', event_id: 'contract-delivered' }).webhookId,
+  failing: webhookIds({ event_type: 'candidate', action: 'new', event_id: 'contract-failing' }).webhookId,
+};
+
+async function seedDirectory(knex: Knex): Promise<void> {
+  await seedDataset(knex);
+  const roles = ['admin', 'owner', 'manager', 'member'];
+  await insertCompany(knex, 'acme', USERS.map((user, i) => [user.id, roles[i % roles.length]]));
+  await insertJob(knex, 'acme-job', 'acme', [[USERS[2].id, 'job_owner'], [USERS[3].id, 'viewer']]);
+  await insertApp(knex, CONTRACT_APP, ['acme']);
+}
+
+/** Starts both seeded webhooks through the API; waits until the first is delivered and the second's first attempt failed. */
+async function seedWebhooks(apiUrl: string): Promise<void> {
+  const headers = { authorization: `Bearer ${CONTRACT_INTERNAL_TOKEN}`, 'content-type': 'application/json' };
+  for (const eventId of ['contract-delivered', 'contract-failing']) {
+    const res = await fetch(`${apiUrl}/internal/v1/webhooks`, { method: 'POST', headers, body: JSON.stringify({ ...candidateNew, event_id: eventId }) });
+    if (res.status !== 202) throw new Error(`seeding ${eventId}: ${res.status} ${await res.text()}`);
+  }
+  const view = async (webhookId: string) => {
+    const res = await fetch(`${apiUrl}/internal/v1/webhooks/${webhookId}`, { headers });
+    return (await res.json()) as { status: string; attempts: unknown[] };
+  };
+  await eventually('the seeded webhooks to be delivered and waiting', async () => {
+    const [delivered, failing] = [await view(SEEDED_WEBHOOKS.delivered), await view(SEEDED_WEBHOOKS.failing)];
+    return delivered.status === 'delivered' && failing.status === 'pending' && failing.attempts.length === 1;
+  });
+}
+
+/** The stack with the internal API enabled and the contract's seed; `env` adds configuration. */
+export async function startContractStack(env: Record<string, string> = {}): Promise<WebhookStack> {
+  const stack = await startWebhookStack({
+    env: { INTERNAL_API_TOKEN: CONTRACT_INTERNAL_TOKEN, PARTNER_MAX_PER_SECOND: '1000', ...env },
+    // Every delivery but the failing seed is accepted at once, so fuzzed events end quickly.
+    partnerHandler: (req, res) => res.writeHead(req.headers['webhook-id'] === SEEDED_WEBHOOKS.failing ? 503 : 204).end(),
+  });
+  try {
+    await seedDirectory(stack.db.knex);
+    await seedWebhooks(stack.api.url);
+  } catch (error) {
+    await stack.close();
+    throw error;
+  }
+  return stack;
+}
