@@ -294,6 +294,7 @@ export const internalPaths = {
         '202': { description: 'This call started the delivery.', content: json(ref('AcceptedWebhook')) },
         '400': error('Invalid event or JSON.'),
         '413': error('Body over 1 MB.'),
+        '409': error('Concurrent requests with this event_id kept changing its row: nothing was accepted by this one. Retry the same request; has Retry-After.'),
         '415': error('Not application/json.'),
         '500': error("Temporal refused the service's configuration."),
       },
