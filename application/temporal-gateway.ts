@@ -32,6 +32,17 @@ export class TemporalUnavailableError extends Error {
 }
 
 /**
+ * Temporal's outage during an operator's operation (retry-now, cancel, redeliver) rather than an ingestion:
+ * without `outcomeUnknown` nothing changed; with it, the operation may or may not have taken effect.
+ */
+export class OperationUnavailableError extends TemporalUnavailableError {
+  constructor(reason: string, outcomeUnknown: boolean) {
+    super(reason, outcomeUnknown);
+    this.name = 'OperationUnavailableError';
+  }
+}
+
+/**
  * A running delivery's live state (the status query), or a run an operator stopped: cancelled, or terminated
  * (or timed out), which no workflow code could record. Completed runs record themselves: `finished`. `absent`:
  * Temporal has no such workflow, so its start never happened.

@@ -10,10 +10,20 @@ import { redeliveryIds } from './ids';
 import { WebhookConflictError, WebhookNotFoundError } from './operation-errors';
 import { startOrForget } from './ingest';
 import { storedDelivery } from './start-webhook';
-import type { TemporalGateway } from './temporal-gateway';
+import { OperationUnavailableError, TemporalUnavailableError, type TemporalGateway } from './temporal-gateway';
 
 // An operator's actions on one webhook or many: retry-now, cancel, redeliver. The API and the CLI both call
 // these; PostgreSQL says which webhook is which, Temporal does the work.
+
+/** Temporal's outage met by an operation is the operation's: the API and the CLI then say what may have changed. */
+async function asOperation<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof TemporalUnavailableError && !(error instanceof OperationUnavailableError)) throw new OperationUnavailableError(error.reason, error.outcomeUnknown);
+    throw error;
+  }
+}
 
 async function findOrThrow(knex: Knex, webhookId: string): Promise<OperableWebhook> {
   const webhook = await findOperableWebhook(knex, webhookId);
@@ -32,7 +42,11 @@ function runningWorkflow(webhook: OperableWebhook, operation: string): string {
  * Cuts the wait for the next attempt short; 409 unless the delivery is waiting for one. An attempt under way
  * holds the workflow's task, so an update would only be answered after it: PostgreSQL answers that case at once.
  */
-export async function retryWebhookNow(knex: Knex, gateway: TemporalGateway, webhookId: string): Promise<RetryNowResult> {
+export function retryWebhookNow(knex: Knex, gateway: TemporalGateway, webhookId: string): Promise<RetryNowResult> {
+  return asOperation(() => retryNow(knex, gateway, webhookId));
+}
+
+async function retryNow(knex: Knex, gateway: TemporalGateway, webhookId: string): Promise<RetryNowResult> {
   const webhook = await findOrThrow(knex, webhookId);
   const workflowId = runningWorkflow(webhook, 'retry');
   if (!webhook.waiting) throw new WebhookConflictError('Cannot retry a delivery that is sending an attempt now.');
@@ -41,8 +55,8 @@ export async function retryWebhookNow(knex: Knex, gateway: TemporalGateway, webh
 }
 
 /** Asks a pending delivery's run to cancel; the workflow records `cancelled` in PostgreSQL and in WebhookStatus. */
-export async function cancelWebhook(knex: Knex, gateway: TemporalGateway, webhookId: string): Promise<void> {
-  await gateway.cancel(runningWorkflow(await findOrThrow(knex, webhookId), 'cancel'));
+export function cancelWebhook(knex: Knex, gateway: TemporalGateway, webhookId: string): Promise<void> {
+  return asOperation(async () => gateway.cancel(runningWorkflow(await findOrThrow(knex, webhookId), 'cancel')));
 }
 
 /** A redelivery, and whether this call started it (false: an earlier call with the same key had). */
@@ -85,11 +99,13 @@ function checkSignedLinks(original: StoredWebhook, { allowExpiredLinks = false, 
 }
 
 /** Starts a new delivery of a finished webhook, with the original's event and webhook-id header. */
-export async function redeliverWebhook(knex: Knex, gateway: TemporalGateway, webhookId: string, options: RedeliveryOptions): Promise<Redelivery> {
-  const webhook = await findOrThrow(knex, webhookId);
-  if (!isFinished(webhook.status)) throw new WebhookConflictError(`Only a finished delivery can be redelivered; this one is ${webhook.status}.`);
-  // Each call is an operator's explicit request for one more delivery.
-  return startRedelivery(knex, gateway, webhook.redeliveryOf ?? webhook.webhookId, `single:${randomUUID()}`, options);
+export function redeliverWebhook(knex: Knex, gateway: TemporalGateway, webhookId: string, options: RedeliveryOptions): Promise<Redelivery> {
+  return asOperation(async () => {
+    const webhook = await findOrThrow(knex, webhookId);
+    if (!isFinished(webhook.status)) throw new WebhookConflictError(`Only a finished delivery can be redelivered; this one is ${webhook.status}.`);
+    // Each call is an operator's explicit request for one more delivery.
+    return startRedelivery(knex, gateway, webhook.redeliveryOf ?? webhook.webhookId, `single:${randomUUID()}`, options);
+  });
 }
 
 /**
@@ -140,7 +156,11 @@ export interface BulkRedelivery {
  * Redelivers every finished webhook matching `filter` whose original has no redelivery under this filter's
  * key yet, newest first, in batches. Each original is redelivered once, however many of its deliveries match.
  */
-export async function redeliverMatching(
+export function redeliverMatching(knex: Knex, gateway: TemporalGateway, filter: WebhookFilter, options: BulkRedeliveryOptions): Promise<BulkRedelivery> {
+  return asOperation(() => redeliverInBatches(knex, gateway, filter, options));
+}
+
+async function redeliverInBatches(
   knex: Knex,
   gateway: TemporalGateway,
   filter: WebhookFilter,

@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
 import type { PathError } from '../../lib/validation';
 import { WebhookValidationError } from '../../application/start-webhook';
-import { TemporalUnavailableError } from '../../application/temporal-gateway';
+import { OperationUnavailableError, TemporalUnavailableError } from '../../application/temporal-gateway';
 import { TemporalSetupError } from '../../temporal/register-search-attributes';
 import { WebhookConflictError, WebhookNotFoundError, WebhookStartConflictError } from '../../application/operation-errors';
 import { WebhookQueryError } from '../../application/webhook-filter';
@@ -26,7 +26,7 @@ export class InternalApiError extends Error {
   }
 }
 
-/** The answer to the failures of the client side (validation, Temporal) that any internal route may meet. */
+/** The internal API's one mapping of the application layer's failures (validation, conflicts, Temporal) to answers. */
 function asInternalApiError(error: unknown): InternalApiError | undefined {
   if (error instanceof InternalApiError) return error;
   if (error instanceof WebhookValidationError) return new InternalApiError(400, { detail: 'Invalid webhook event.', errors: error.errors });
@@ -42,6 +42,12 @@ function asInternalApiError(error: unknown): InternalApiError | undefined {
       detail: "The webhook was not accepted because Temporal refused the service's configuration. An operator must fix it; retrying will not help.",
       reason: error.message,
     });
+  }
+  if (error instanceof OperationUnavailableError) {
+    const detail = error.outcomeUnknown
+      ? 'Temporal did not answer in time: the operation may or may not have taken effect. Check the webhook before retrying.'
+      : 'Temporal is unavailable: nothing was changed. Retry later.';
+    return new InternalApiError(503, { detail, reason: error.reason }, { 'Retry-After': '30' });
   }
   if (error instanceof TemporalUnavailableError) {
     return new InternalApiError(

@@ -6,7 +6,6 @@ import { requestOrigin } from '../request-origin';
 import type { ApiDependencies } from '../context';
 import { acceptWebhook } from '../../application/ingest';
 import { prepareWebhook } from '../../application/start-webhook';
-import { TemporalUnavailableError } from '../../application/temporal-gateway';
 import { webhookStatus } from '../../application/webhook-status';
 import { parseBulkRedelivery, parseRedeliveryQuery } from '../../application/webhook-filter';
 import { readDeliveryLog } from '../../application/delivery-log';
@@ -62,7 +61,7 @@ export function internalWebhooksRouter({ config, knex, temporalGateway: gateway 
 
   router.post('/redeliver', jsonBody, async function bulkRedeliverRoute(ctx) {
     const { filter, limit, allowExpiredLinks } = parseBulkRedelivery(ctx.request.body);
-    ctx.body = await operation(() => redeliverMatching(knex, gateway, filter, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, limit, allowExpiredLinks }));
+    ctx.body = await redeliverMatching(knex, gateway, filter, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, limit, allowExpiredLinks });
   });
 
   // A RegExp path (it takes no prefix) that leaves out `redeliver`, so that /redeliver, which is POST only, does
@@ -75,14 +74,14 @@ export function internalWebhooksRouter({ config, knex, temporalGateway: gateway 
 
   router.post('/:webhook_id/retry-now', async function retryNowRoute(ctx) {
     const webhookId = webhookIdOf(ctx);
-    const { attempt } = await operation(() => retryWebhookNow(knex, gateway, webhookId));
+    const { attempt } = await retryWebhookNow(knex, gateway, webhookId);
     ctx.status = 202;
     ctx.body = { webhook_id: webhookId, attempt, status_url: statusUrl(ctx, webhookId) };
   });
 
   router.post('/:webhook_id/cancel', async function cancelRoute(ctx) {
     const webhookId = webhookIdOf(ctx);
-    await operation(() => cancelWebhook(knex, gateway, webhookId));
+    await cancelWebhook(knex, gateway, webhookId);
     ctx.status = 202;
     ctx.body = { webhook_id: webhookId, status_url: statusUrl(ctx, webhookId) };
   });
@@ -90,7 +89,7 @@ export function internalWebhooksRouter({ config, knex, temporalGateway: gateway 
   router.post('/:webhook_id/redeliver', async function redeliverRoute(ctx) {
     const webhookId = webhookIdOf(ctx);
     const { allowExpiredLinks } = parseRedeliveryQuery(ctx.query);
-    const redelivery = await operation(() => redeliverWebhook(knex, gateway, webhookId, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, allowExpiredLinks }));
+    const redelivery = await redeliverWebhook(knex, gateway, webhookId, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, allowExpiredLinks });
     ctx.status = 202;
     ctx.set('Location', statusUrl(ctx, redelivery.webhookId));
     ctx.body = {
@@ -106,16 +105,3 @@ export function internalWebhooksRouter({ config, knex, temporalGateway: gateway 
 }
 
 const WEBHOOK_STATUS_PATH = /^\/internal\/v1\/webhooks\/(?!redeliver\/?$)([^/]+)\/?$/;
-
-/** Temporal's outage during an operation: nothing may have changed, or (no answer in time) it may have. */
-async function operation<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (!(error instanceof TemporalUnavailableError)) throw error;
-    const detail = error.outcomeUnknown
-      ? 'Temporal did not answer in time: the operation may or may not have taken effect. Check the webhook before retrying.'
-      : 'Temporal is unavailable: nothing was changed. Retry later.';
-    throw new InternalApiError(503, { detail, reason: error.reason }, { 'Retry-After': '30' });
-  }
-}

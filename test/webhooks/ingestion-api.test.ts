@@ -137,6 +137,21 @@ describe('POST /internal/v1/webhooks', function () {
     assert.equal(new Set(gateway.starts.map((s) => s.workflowId)).size, 1);
   });
 
+  it('answers 409 with Retry-After, not 503, when every claim of the event finds its row taken from under it, and starts nothing', async () => {
+    // A row holding the event's workflow id under another event id: each claim's insert conflicts, and its read
+    // by event_id finds nothing, as when concurrent starts keep taking the row back.
+    const { workflowId } = webhookIds(jobNew as never);
+    await db.knex('webhook_events').insert({ id: '6f1d3c1e-9a7b-4c2d-8e5f-0a1b2c3d4e5f', event_id: 'another-event', event_type: 'job', action: 'new', body: {}, workflow_id: workflowId });
+    const response = await post(api, jobNew);
+    assert.equal(response.status, 409);
+    assert.equal(response.headers.get('retry-after'), '1');
+    assert.deepEqual(await response.json(), {
+      detail: `Concurrent requests with event_id ${jobNew.event_id} are starting its delivery; retry with the same event_id.`,
+    });
+    assert.equal(gateway.starts.length, 0);
+    assert.equal(await rowCount(), 1);
+  });
+
   it('says a webhook whose start never completed has not started; the retry that starts it answers 202 with the stored event', async () => {
     const ids = webhookIds(jobNew as never);
     const { event_id: _id, ...envelope } = jobNew;
