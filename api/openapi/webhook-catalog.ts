@@ -143,7 +143,7 @@ function deliveryHeaders() {
     required: false,
     description:
       'Sent when PARTNER_SIGNING_SECRETS is set: space-separated `v1,<base64 HMAC-SHA256>` entries over `{webhook-id}.{webhook-timestamp}.{body}`, ' +
-      'one per secret during a rotation (Standard Webhooks). See docs/webhooks.md.',
+      'one per secret during a rotation (Standard Webhooks). See docs/partners.md.',
     schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]+=*( v1,[A-Za-z0-9+/]+=*)*$' },
   });
   return parameters;
