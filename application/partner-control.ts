@@ -82,20 +82,36 @@ export class PartnerRequestError extends Error {
 /** The longest pause reason, in characters once trimmed. */
 export const MAX_PAUSE_REASON = 500;
 
-const pauseRequest = z.strictObject({
+/** JavaScript's String.prototype.trim white space: the pause reason is trimmed before its length is checked. */
+const JS_SPACE = '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+/**
+ * The checks below (trimmed, 1 to MAX_PAUSE_REASON characters, no NUL) as one pattern, for the OpenAPI
+ * document: zod's JSON Schema cannot see a length counted after a trim.
+ */
+const PAUSE_REASON_PATTERN = `^[${JS_SPACE}]*[^${JS_SPACE}\\u0000](?:[^\\u0000]{0,${MAX_PAUSE_REASON - 2}}[^${JS_SPACE}\\u0000])?[${JS_SPACE}]*$`;
+
+/** The body of a pause; the OpenAPI document's schema is generated from it. */
+export const pauseRequest = z.strictObject({
   reason: z
     .string({ message: 'must be a string' })
     .trim()
     .min(1, { message: 'must say why (1 to 500 characters)' })
     // Characters are code points, as the OpenAPI document's pattern counts them (not UTF-16 units).
     .refine((reason) => [...reason].length <= MAX_PAUSE_REASON, { message: `must be at most ${MAX_PAUSE_REASON} characters` })
-    .refine(isStorableText, { message: 'must be text PostgreSQL can store' }),
+    .refine(isStorableText, { message: 'must be text PostgreSQL can store' })
+    .meta({
+      pattern: PAUSE_REASON_PATTERN,
+      description: `Why, for the status and the log: 1 to ${MAX_PAUSE_REASON} characters once the white space around it is trimmed, no NUL.`,
+    }),
 });
 
-const limitRequest = z.strictObject({
-  max_per_second: z.union([z.number().int({ message: 'must be a whole number' }).min(1).max(100_000), z.null()], {
-    message: 'must be a whole number from 1 to 100000, or null for PARTNER_MAX_PER_SECOND',
-  }),
+/** The body of a limit; the OpenAPI document's schema is generated from it. */
+export const limitRequest = z.strictObject({
+  max_per_second: z
+    .union([z.number().int({ message: 'must be a whole number' }).min(1).max(100_000), z.null()], {
+      message: 'must be a whole number from 1 to 100000, or null for PARTNER_MAX_PER_SECOND',
+    })
+    .meta({ description: 'null: back to PARTNER_MAX_PER_SECOND.' }),
 });
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {

@@ -25,35 +25,54 @@ const count = (max: number) =>
 const filterFields = {
   event_type: z.enum(EVENT_TYPES).optional(),
   action: z.enum(EVENT_ACTIONS).optional(),
-  company_id: z.string().min(1, { message: 'must not be empty' }).refine(isStorableText, unstorableTextIssue).optional(),
-  since: dateTime.optional(),
-  until: dateTime.optional(),
+  company_id: z
+    .string()
+    .min(1, { message: 'must not be empty' })
+    .refine(isStorableText, unstorableTextIssue)
+    .optional()
+    .meta({ description: 'Not empty, and no NUL character (PostgreSQL text cannot hold one).' }),
+  since: dateTime.optional().meta({ description: 'Created at or after (ISO 8601 with a time zone).' }),
+  // JSON Schema cannot compare two fields: the OpenAPI document states untilAfterSince in words.
+  until: dateTime.optional().meta({ description: 'Created before. Must be later than `since`, else 400 (an empty window is a mistake, not a filter).' }),
 };
 
 const untilAfterSince = (value: { since?: Date; until?: Date }) => !value.since || !value.until || value.since < value.until;
 const untilAfterSinceIssue = { message: 'must be later than since', path: ['until'] };
 
-const listQuery = z
+/** The delivery log's query string (GET /internal/v1/webhooks); the OpenAPI document's parameters are generated from it. */
+export const listQuery = z
   .strictObject({
     ...filterFields,
-    status: z.enum(LOG_STATUSES).optional(),
+    status: z.enum(LOG_STATUSES).optional().meta({
+      description: '`held`: the next attempt waits for the partner gate to open; `waiting`: an attempt failed and the next one is due; `pending`: not started or sending.',
+    }),
     limit: count(MAX_LOG_PAGE).default(DEFAULT_LOG_PAGE),
-    cursor: z.string().optional(),
+    cursor: z.string().optional().meta({ description: 'From a `next` link; opaque. Empty or absent: the first page.' }),
   })
   .refine(untilAfterSince, untilAfterSinceIssue);
 
-const bulkRedeliveryBody = z
+/** What `allow_expired_links` means, in the bulk body and the single redelivery's query alike. */
+const ALLOW_EXPIRED_LINKS =
+  'Redeliver even when the event\'s signed links are past their deadline (candidate files 24 h, file answers 2 h after the event was accepted). ' +
+  'Without it such an event is refused with 409 (bulk: skipped and counted).';
+
+/** The bulk redelivery's body (POST /internal/v1/webhooks/redeliver); the OpenAPI document's schema is generated from it. */
+export const bulkRedeliveryBody = z
   .strictObject({
     ...filterFields,
     status: z.enum(FINISHED_STATUSES, { message: `must be one of ${FINISHED_STATUSES.join(', ')}: only finished deliveries are redelivered` }).optional(),
-    limit: count(MAX_BULK_REDELIVERIES).default(MAX_BULK_REDELIVERIES),
-    allow_expired_links: z.boolean({ message: 'must be true or false' }).default(false),
+    limit: count(MAX_BULK_REDELIVERIES).default(MAX_BULK_REDELIVERIES).meta({ description: 'Start at most this many; call again to go on.' }),
+    allow_expired_links: z.boolean({ message: 'must be true or false' }).default(false).meta({ description: ALLOW_EXPIRED_LINKS }),
   })
   .refine(untilAfterSince, untilAfterSinceIssue);
 
-/** The query of a single redelivery. */
-const redeliveryQuery = z.object({
-  allow_expired_links: z.enum(['true', 'false'], { message: 'must be true or false' }).default('false').transform((value) => value === 'true'),
+/** The query of a single redelivery; the OpenAPI document's parameter is generated from it. */
+export const redeliveryQuery = z.object({
+  allow_expired_links: z
+    .enum(['true', 'false'], { message: 'must be true or false' })
+    .default('false')
+    .transform((value) => value === 'true')
+    .meta({ description: ALLOW_EXPIRED_LINKS }),
 });
 
 function parse<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {

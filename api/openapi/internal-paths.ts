@@ -1,9 +1,10 @@
-import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, EVENT_ACTIONS, EVENT_TYPES, FINISHED_STATUSES, LOG_STATUSES, PARTNER_STATES, SIGNED_LINK_KINDS, WEBHOOK_STATUSES } from '../../lib/vocabulary';
-import { DEFAULT_LOG_PAGE, MAX_BULK_REDELIVERIES, MAX_LOG_PAGE } from '../../application/webhook-filter';
-import { MAX_PAUSE_REASON } from '../../application/partner-control';
-import { STORABLE_TEXT } from './storable-json';
+import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, EVENT_ACTIONS, EVENT_TYPES, LOG_STATUSES, PARTNER_STATES, SIGNED_LINK_KINDS, WEBHOOK_STATUSES } from '../../lib/vocabulary';
+import { bulkRedeliveryBody, listQuery, MAX_LOG_PAGE, redeliveryQuery } from '../../application/webhook-filter';
+import { limitRequest, pauseRequest } from '../../application/partner-control';
+import { zodJsonSchema, zodQueryParameters } from './zod-json-schema';
 
 // The internal webhook API in the OpenAPI document: served only where INTERNAL_API_TOKEN enables the routes.
+// Every query and body the routes check with zod is generated from that zod schema; the answers are stated here.
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: object) => ({ 'application/json': { schema } });
@@ -12,26 +13,11 @@ const dateTime = { type: 'string', format: 'date-time' };
 const nullable = (schema: object) => ({ oneOf: [schema, { type: 'null' }] });
 const uuid = { type: 'string', format: 'uuid' };
 const expiredLinks = (description: string) => ({ type: 'array', uniqueItems: true, items: { type: 'string', enum: [...SIGNED_LINK_KINDS] }, description });
-const allowExpiredLinks =
-  'Redeliver even when the event\'s signed links are past their deadline (candidate files 24 h, file answers 2 h after the event was accepted). ' +
-  'Without it such an event is refused with 409 (bulk: skipped and counted).';
 
 const webhookIdParameter = { name: 'webhook_id', in: 'path', required: true, schema: uuid, description: 'The webhook id (any other value answers 404).' };
-const filterProperties = {
-  event_type: { type: 'string', enum: [...EVENT_TYPES] },
-  action: { type: 'string', enum: [...EVENT_ACTIONS] },
-  company_id: { type: 'string', minLength: 1, pattern: STORABLE_TEXT, description: 'Not empty, and no NUL character (PostgreSQL text cannot hold one).' },
-  since: { ...dateTime, description: 'Created at or after (ISO 8601 with a time zone).' },
-  until: { ...dateTime, description: 'Created before. Must be later than `since`, else 400 (an empty window is a mistake, not a filter).' },
-};
-/** JavaScript's String.prototype.trim white space: the pause reason is trimmed before its length is checked. */
-const JS_SPACE = '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
-/** Trimmed, 1 to MAX_PAUSE_REASON characters without NUL: the check partner-control makes, as one pattern. */
-const PAUSE_REASON_PATTERN = `^[${JS_SPACE}]*[^${JS_SPACE}\\u0000](?:[^\\u0000]{0,${MAX_PAUSE_REASON - 2}}[^${JS_SPACE}\\u0000])?[${JS_SPACE}]*$`;
 
 /** JSON Schema cannot compare two fields, so the window's rule is stated in words where it answers 400. */
 const UNTIL_AFTER_SINCE = '`until` not later than `since`';
-const queryParameter = (name: string, schema: object, description?: string) => ({ name, in: 'query', required: false, schema, ...(description && { description }) });
 
 const commonErrors = {
   '401': error('Missing or wrong bearer token.'),
@@ -166,16 +152,7 @@ export const internalSchemas = {
     required: ['webhook_id', 'redelivery_of', 'workflow_id', 'run_id', 'status_url'],
     properties: { webhook_id: uuid, redelivery_of: uuid, workflow_id: { type: 'string' }, run_id: { type: 'string' }, status_url: { type: 'string' } },
   },
-  BulkRedeliveryRequest: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      ...filterProperties,
-      status: { type: 'string', enum: [...FINISHED_STATUSES] },
-      limit: { type: 'integer', minimum: 1, maximum: MAX_BULK_REDELIVERIES, default: MAX_BULK_REDELIVERIES, description: 'Start at most this many; call again to go on.' },
-      allow_expired_links: { type: 'boolean', default: false, description: allowExpiredLinks },
-    },
-  },
+  BulkRedeliveryRequest: zodJsonSchema(bulkRedeliveryBody),
   PartnerStatus: {
     type: 'object',
     additionalProperties: false,
@@ -203,24 +180,8 @@ export const internalSchemas = {
       },
     },
   },
-  PartnerPause: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['reason'],
-    properties: {
-      reason: {
-        type: 'string',
-        pattern: PAUSE_REASON_PATTERN,
-        description: `Why, for the status and the log: 1 to ${MAX_PAUSE_REASON} characters once the white space around it is trimmed, no NUL.`,
-      },
-    },
-  },
-  PartnerLimit: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['max_per_second'],
-    properties: { max_per_second: { type: ['integer', 'null'], minimum: 1, maximum: 100000, description: 'null: back to PARTNER_MAX_PER_SECOND.' } },
-  },
+  PartnerPause: zodJsonSchema(pauseRequest),
+  PartnerLimit: zodJsonSchema(limitRequest),
   BulkRedelivery: {
     type: 'object',
     additionalProperties: false,
@@ -274,16 +235,7 @@ export const internalPaths = {
         '400': error(`A bad filter, limit or cursor, or ${UNTIL_AFTER_SINCE}: one error per parameter.`),
       },
       {
-        parameters: [
-          queryParameter(
-            'status',
-            { type: 'string', enum: [...LOG_STATUSES] },
-            '`held`: the next attempt waits for the partner gate to open; `waiting`: an attempt failed and the next one is due; `pending`: not started or sending.',
-          ),
-          ...Object.entries(filterProperties).map(([name, schema]) => queryParameter(name, schema)),
-          queryParameter('limit', { type: 'integer', minimum: 1, maximum: MAX_LOG_PAGE, default: DEFAULT_LOG_PAGE }),
-          queryParameter('cursor', { type: 'string' }, 'From a `next` link; opaque. Empty or absent: the first page.'),
-        ],
+        parameters: zodQueryParameters(listQuery),
       },
     ),
     post: operation(
@@ -328,7 +280,7 @@ export const internalPaths = {
     { description: 'The redelivery started.', schema: 'Redelivery' },
     "The delivery has not finished, or the event's signed links are past their deadline and allow_expired_links is not true (`detail` names the deadlines).",
     {
-      parameters: [queryParameter('allow_expired_links', { type: 'string', enum: ['true', 'false'], default: 'false' }, allowExpiredLinks)],
+      parameters: zodQueryParameters(redeliveryQuery),
       responses: { '400': error('allow_expired_links is neither true nor false.') },
     },
   ),

@@ -2,42 +2,19 @@ import { z } from 'zod';
 import { webhookHeaders } from '../../events/delivery-headers';
 import { MAX_COMPANY_ID_LENGTH, SPECIFIED_EVENTS, webhookRequestSchema } from '../../events/envelope';
 import { MAX_JSON_DEPTH } from '../../lib/validation';
-import { storable, storableJson, STORABLE_JSON_NAME } from './storable-json';
+import { storableJson, STORABLE_JSON_NAME } from './storable-json';
+import { zodJsonSchema, type JsonSchema } from './zod-json-schema';
 
 // The webhook catalog (OpenAPI 3.1 `webhooks`) and the ingestion request body, both generated from the zod
 // schemas that validate ingestion, so the contract and the service cannot drift apart.
 
 type Pair = keyof typeof SPECIFIED_EVENTS;
-type JsonSchema = Record<string, unknown>;
 
 const SPEC_SECTION: Record<Pair, string> = { 'company/signup': '2.2', 'job/new': '2.3', 'candidate/new': '2.4' };
 const PAIRS = Object.keys(SPECIFIED_EVENTS) as Pair[];
 
 /** `company/signup` → `CompanySignup`: the component names of a pair. */
 const pascal = (pair: string) => pair.split(/[/_-]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
-
-/**
- * zod → JSON Schema 2020-12 (OpenAPI 3.1's dialect); `$schema` dropped since the document sets the dialect. The
- * text and keys PostgreSQL and the JSON parser refuse are excluded (storable), and `format` goes where zod checks
- * with a pattern or a parser of its own rather than that format's RFC grammar.
- */
-function jsonSchema(schema: z.ZodType): JsonSchema {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
-    target: 'draft-2020-12',
-    io: 'input',
-    unrepresentable: 'throw',
-    override: ({ jsonSchema: node }) => {
-      if (typeof node.format === 'string' && FORMATS_CHECKED_BY_PATTERN.has(node.format) && node.pattern) delete node.format;
-    },
-  });
-  return storable(rest);
-}
-
-/**
- * zod's e-mail check is its pattern, and its URL check the WHATWG parser (stated as URL_PATTERN): neither is the
- * RFC grammar that `format: email` or `format: uri` names, and each accepts values the other refuses.
- */
-const FORMATS_CHECKED_BY_PATTERN = new Set(['email', 'uri']);
 
 /** Every optional property, as dotted paths, so the entry's description states which fields may be absent. */
 function optionalPaths(schema: JsonSchema, prefix = ''): string[] {
@@ -54,7 +31,7 @@ function optionalPaths(schema: JsonSchema, prefix = ''): string[] {
 function pairSchema(pair: Pair, ingestion: boolean) {
   const [eventType, action] = pair.split('/');
   const schema = webhookRequestSchema.extend({ event_type: z.literal(eventType!), action: z.literal(action!), data: SPECIFIED_EVENTS[pair] });
-  return jsonSchema(ingestion ? schema : schema.omit({ event_id: true }));
+  return zodJsonSchema(ingestion ? schema : schema.omit({ event_id: true }));
 }
 
 /** `schema` applies to values of `type` only, as a check in code that looks at one type does. */
@@ -66,7 +43,7 @@ const whenType = (type: string, schema: JsonSchema) => ({ anyOf: [{ type, ...sch
  * company id length check that ingestion applies to every event is stated as maxLength.
  */
 function otherSchema(ingestion: boolean): JsonSchema {
-  const schema = jsonSchema(ingestion ? webhookRequestSchema : webhookRequestSchema.omit({ event_id: true }));
+  const schema = zodJsonSchema(ingestion ? webhookRequestSchema : webhookRequestSchema.omit({ event_id: true }));
   const properties = schema.properties as Record<string, JsonSchema>;
   const companyId = whenType('string', { maxLength: MAX_COMPANY_ID_LENGTH });
   // Still any storable value: the length rule narrows it, it does not replace it.
