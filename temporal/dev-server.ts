@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
+import { unlessStopping } from '../lib/abort';
 
 export interface DevServerOptions {
   /** The `temporal` CLI. */
@@ -18,13 +19,17 @@ export interface DevServerOptions {
   readonly uiCodecEndpoint?: string;
   /** How long to wait for the frontend to answer. */
   readonly readyTimeoutMs?: number;
+  /** How long stop() lets the server stop after SIGTERM before it kills it; 10 s unless given. */
+  readonly stopGraceMs?: number;
+  /** Aborts the start: the server is stopped and StartAbortedError thrown. */
+  readonly signal?: AbortSignal;
 }
 
 export interface DevServer {
   readonly address: string;
   readonly uiUrl: string | undefined;
   readonly process: ChildProcess;
-  /** SIGTERM, then SIGKILL after 10 s. */
+  /** SIGTERM, then SIGKILL after the grace (10 s unless `stopGraceMs` says otherwise). */
   stop(): Promise<void>;
 }
 
@@ -32,10 +37,11 @@ const NAMESPACE = 'default';
 
 /**
  * Runs `temporal server start-dev` on 127.0.0.1 as a child process and resolves once the default namespace
- * answers. The SDK's own launcher gives up after 5 s, which a loaded 2-core machine can exceed.
+ * answers. The SDK's own launcher gives up after 5 s, which a loaded 2-core machine can exceed. When `signal`
+ * aborts first, the server is stopped and StartAbortedError thrown.
  */
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
-  const { executable, port, uiPort, dbFilename, sqlitePragmas = [], uiCodecEndpoint, readyTimeoutMs = 30_000 } = options;
+  const { executable, port, uiPort, dbFilename, sqlitePragmas = [], uiCodecEndpoint, readyTimeoutMs = 30_000, stopGraceMs = 10_000, signal } = options;
   if (dbFilename) await mkdir(path.dirname(path.resolve(dbFilename)), { recursive: true });
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-format', 'json', '--log-level', 'error'];
   args.push(...(uiPort === undefined ? ['--headless'] : ['--ui-port', String(uiPort), '--ui-disable-news-fetch']));
@@ -59,17 +65,17 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), stopGraceMs);
       await exited;
       clearTimeout(timer);
     },
   };
-  const ready = waitUntilReady(address, readyTimeoutMs);
+  const ready = waitUntilReady(address, readyTimeoutMs, signal);
   const early = exited.then((code) => {
     throw new Error(`temporal server start-dev exited (code ${code}) before answering: ${stderr.trim().split('\n').pop() ?? ''}`);
   });
   try {
-    await Promise.race([ready, early]);
+    await unlessStopping(signal, Promise.race([ready, early]), () => server.stop());
   } catch (error) {
     await server.stop();
     throw error;
@@ -78,10 +84,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   return server;
 }
 
-async function waitUntilReady(address: string, timeoutMs: number): Promise<void> {
+async function waitUntilReady(address: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
-  while (Date.now() < deadline) {
+  while (Date.now() < deadline && !signal?.aborted) {
     const connection = await Connection.connect({ address, connectTimeout: 1000 }).catch((error: unknown) => {
       lastError = error;
       return undefined;

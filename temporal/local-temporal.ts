@@ -5,6 +5,7 @@ import type { Logger } from '../lib/logger';
 import { findFreePort } from '../db/embedded-postgres';
 import { findTemporalBinary } from './binaries';
 import { startDevServer } from './dev-server';
+import { StartAbortedError } from '../lib/abort';
 
 /** The Temporal that `npm start` uses, and how to stop what it started. */
 export interface LocalTemporal {
@@ -38,7 +39,15 @@ export async function preferPort(port: number): Promise<number> {
 export interface LocalTemporalOptions {
   /** The remote codec endpoint the dev server's UI calls to show decrypted payloads. */
   readonly uiCodecEndpoint?: string;
+  /** Aborts the dev server's start: what was started is stopped and StartAbortedError thrown. */
+  readonly signal?: AbortSignal;
 }
+
+/**
+ * How long the dev server `start` runs may take to stop before it is killed: its graceful stop takes about a
+ * second, and a kill loses nothing, since every change it acknowledged is committed to its SQLite file.
+ */
+export const LOCAL_DEV_SERVER_STOP_GRACE_MS = 1000;
 
 /**
  * Chooses Temporal for `start`: the configured server (TEMPORAL_ADDRESS or a temporal.toml profile) when there
@@ -50,7 +59,7 @@ export async function provideLocalTemporal(
   config: Config,
   logger: Logger,
   findBinary = findTemporalBinary,
-  { uiCodecEndpoint }: LocalTemporalOptions = {},
+  { uiCodecEndpoint, signal }: LocalTemporalOptions = {},
 ): Promise<LocalTemporal> {
   if (config.temporal.address) return { address: config.temporal.address, uiUrl: undefined, source: 'configured', stop: nothingToStop };
   const dbFilename = path.resolve(config.DATA_DIR, 'temporal', 'dev-server.sqlite');
@@ -59,7 +68,16 @@ export async function provideLocalTemporal(
   const executable = findBinary('temporal');
   if (executable) {
     logger.info({ executable, dbFilename }, 'no Temporal is configured (TEMPORAL_ADDRESS or a temporal.toml profile): starting a Temporal dev server');
-    const server = await startDevServer({ executable, port, uiPort, dbFilename, sqlitePragmas: LOCAL_SQLITE_PRAGMAS, uiCodecEndpoint });
+    const server = await startDevServer({
+      executable,
+      port,
+      uiPort,
+      dbFilename,
+      sqlitePragmas: LOCAL_SQLITE_PRAGMAS,
+      uiCodecEndpoint,
+      stopGraceMs: LOCAL_DEV_SERVER_STOP_GRACE_MS,
+      signal,
+    });
     return { address: server.address, uiUrl: server.uiUrl, source: 'temporal CLI', stop: () => server.stop() };
   }
   try {
@@ -68,8 +86,14 @@ export async function provideLocalTemporal(
     const env = await TestWorkflowEnvironment.createLocal({
       server: { ip: '127.0.0.1', port, ui: true, uiPort, dbFilename, extraArgs: uiCodecEndpoint ? ['--ui-codec-endpoint', uiCodecEndpoint] : [] },
     });
+    // The SDK's launcher cannot be interrupted: a stop signal during it is acted on once it returns.
+    if (signal?.aborted) {
+      await env.teardown();
+      throw new StartAbortedError();
+    }
     return { address: env.address, uiUrl: `http://127.0.0.1:${uiPort}`, source: 'SDK download', stop: () => env.teardown() };
   } catch (error) {
+    if (error instanceof StartAbortedError) throw error;
     logger.warn(
       { reason: error instanceof Error ? error.message.split('\n')[0] : String(error) },
       'no Temporal: TEMPORAL_ADDRESS is unset, no temporal CLI was found (scripts/install-temporal.sh installs one) and the SDK could not download it; the APIs serve and webhook delivery waits for Temporal',
