@@ -1,13 +1,16 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
-interface ProcessEntry {
+export interface ProcessEntry {
   readonly pid: number;
   readonly ppid: number;
+  /** Process group. */
+  readonly pgrp: number;
+  /** The command line, arguments separated by spaces. */
   readonly args: string;
 }
 
-/** Every process that /proc shows (Linux); none elsewhere. */
-function listProcesses(): ProcessEntry[] {
+/** Every live process that /proc shows (Linux), zombies left out; none elsewhere. */
+export function listProcesses(): ProcessEntry[] {
   let entries: string[];
   try {
     entries = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
@@ -18,10 +21,11 @@ function listProcesses(): ProcessEntry[] {
   for (const entry of entries) {
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // After the command name's ")": state, ppid, ...
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
-      found.push({ pid: Number(entry), ppid, args });
+      // After the command name's ")": state, ppid, pgrp, ...
+      const [state, ppid, pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (state === 'Z') continue;
+      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').trim();
+      found.push({ pid: Number(entry), ppid: Number(ppid), pgrp: Number(pgrp), args });
     } catch {
       // Ended while we looked.
     }

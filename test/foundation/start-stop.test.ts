@@ -1,16 +1,17 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { findFreePort } from '../../db/embedded-postgres';
+import { listProcesses } from '../../lib/child-processes';
 import { CLI } from '../support/cli';
 import companySignup from '../fixtures/events/company-signup.json';
 
 // `partner-service start` with nothing configured (embedded PostgreSQL, a Temporal dev server, the partner inbox),
 // stopped by a signal at each step of its start-up and once it is ready: it exits 0 within STOP_BOUND_MS of the
-// signal and leaves no process behind. And the first 200 of /readyz means a webhook is accepted.
+// signal (a signal before the CLI has loaded ends it by Node's default action) and leaves no process behind. And
+// the first 200 of /readyz means the worker polls and a webhook is accepted.
 
 const STOP_BOUND_MS = 2000;
 const INTERNAL_TOKEN = 'start-stop-internal-token-0123456789';
@@ -31,23 +32,8 @@ interface Run {
 }
 
 /** Every live process whose process group is `pgid` or whose command line names `dir`. */
-function processesOf(pgid: number, dir: string): string[] {
-  const found: string[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // Fields after the command's ")" are: state ppid pgrp ...
-      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').trim();
-      if (state === 'Z') continue;
-      if (Number(pgrp) === pgid || args.includes(dir)) found.push(`${entry} ${args}`);
-    } catch {
-      // Gone while we looked.
-    }
-  }
-  return found;
-}
+const processesOf = (pgid: number, dir: string): string[] =>
+  listProcesses().filter((p) => p.pgrp === pgid || p.args.includes(dir)).map((p) => `${p.pid} ${p.args}`);
 
 const exited = (child: ChildProcess) =>
   new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
