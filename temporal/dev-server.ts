@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
-import { unlessStopping } from '../lib/abort';
+import { StartAbortedError, throwIfStopping, unlessStopping } from '../lib/abort';
 
 export interface DevServerOptions {
   /** The `temporal` CLI. */
@@ -21,8 +21,13 @@ export interface DevServerOptions {
   readonly readyTimeoutMs?: number;
   /** How long stop() lets the server stop after SIGTERM before it kills it; 10 s unless given. */
   readonly stopGraceMs?: number;
-  /** Aborts the start: the server is stopped and StartAbortedError thrown. */
+  /** Aborts the start: the server is stopped (by the caller, when `onSpawned` is given) and StartAbortedError thrown. */
   readonly signal?: AbortSignal;
+  /**
+   * Called once the process is spawned, before it answers: the caller takes over stopping it (say, as a
+   * shutdown step that runs beside others). A stop signal during the start then throws at once.
+   */
+  readonly onSpawned?: (server: DevServer) => void;
 }
 
 export interface DevServer {
@@ -41,7 +46,7 @@ const NAMESPACE = 'default';
  * aborts first, the server is stopped and StartAbortedError thrown.
  */
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
-  const { executable, port, uiPort, dbFilename, sqlitePragmas = [], uiCodecEndpoint, readyTimeoutMs = 30_000, stopGraceMs = 10_000, signal } = options;
+  const { executable, port, uiPort, dbFilename, sqlitePragmas = [], uiCodecEndpoint, readyTimeoutMs = 30_000, stopGraceMs = 10_000, signal, onSpawned } = options;
   if (dbFilename) await mkdir(path.dirname(path.resolve(dbFilename)), { recursive: true });
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-format', 'json', '--log-level', 'error'];
   args.push(...(uiPort === undefined ? ['--headless'] : ['--ui-port', String(uiPort), '--ui-disable-news-fetch']));
@@ -70,19 +75,31 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       clearTimeout(timer);
     },
   };
+  onSpawned?.(server);
   const ready = waitUntilReady(address, readyTimeoutMs, signal);
   const early = exited.then((code) => {
     throw new Error(`temporal server start-dev exited (code ${code}) before answering: ${stderr.trim().split('\n').pop() ?? ''}`);
   });
+  const answered = Promise.race([ready, early]);
   try {
-    await unlessStopping(signal, Promise.race([ready, early]), () => server.stop());
+    if (onSpawned) {
+      await Promise.race([answered, untilAborted(signal)]);
+      throwIfStopping(signal);
+    } else {
+      await unlessStopping(signal, answered, () => server.stop());
+    }
   } catch (error) {
-    await server.stop();
+    // With onSpawned, the caller stops the server, beside its other shutdown steps.
+    if (!(error instanceof StartAbortedError && onSpawned)) await server.stop();
     throw error;
   }
   early.catch(() => undefined);
   return server;
 }
+
+/** Resolves when `signal` aborts (never without one). */
+const untilAborted = (signal: AbortSignal | undefined) =>
+  new Promise<void>((resolve) => (signal?.aborted ? resolve() : signal?.addEventListener('abort', () => resolve(), { once: true })));
 
 async function waitUntilReady(address: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -39,15 +39,21 @@ export async function preferPort(port: number): Promise<number> {
 export interface LocalTemporalOptions {
   /** The remote codec endpoint the dev server's UI calls to show decrypted payloads. */
   readonly uiCodecEndpoint?: string;
-  /** Aborts the dev server's start: what was started is stopped and StartAbortedError thrown. */
+  /** Aborts the dev server's start: StartAbortedError is thrown, and what was started is stopped. */
   readonly signal?: AbortSignal;
+  /**
+   * Given the stop of what this call starts, as soon as there is one (the dev server from its spawn on), so that
+   * the caller stops it even when a stop signal cuts the start short. Without it, the call stops it itself then.
+   */
+  readonly stopWith?: (stop: () => Promise<void>) => void;
 }
 
 /**
- * How long the dev server `start` runs may take to stop before it is killed: its graceful stop takes about a
- * second, and a kill loses nothing, since every change it acknowledged is committed to its SQLite file.
+ * How long the dev server `start` runs may take to stop before it is killed. Its graceful stop takes 1 to 1.5 s,
+ * more than `start`'s 2 s stop bound leaves once the worker has stopped; a kill loses nothing, since every
+ * change it acknowledged is committed to its SQLite file (write-ahead log).
  */
-export const LOCAL_DEV_SERVER_STOP_GRACE_MS = 1000;
+export const LOCAL_DEV_SERVER_STOP_GRACE_MS = 500;
 
 /**
  * Chooses Temporal for `start`: the configured server (TEMPORAL_ADDRESS or a temporal.toml profile) when there
@@ -59,7 +65,7 @@ export async function provideLocalTemporal(
   config: Config,
   logger: Logger,
   findBinary = findTemporalBinary,
-  { uiCodecEndpoint, signal }: LocalTemporalOptions = {},
+  { uiCodecEndpoint, signal, stopWith }: LocalTemporalOptions = {},
 ): Promise<LocalTemporal> {
   if (config.temporal.address) return { address: config.temporal.address, uiUrl: undefined, source: 'configured', stop: nothingToStop };
   const dbFilename = path.resolve(config.DATA_DIR, 'temporal', 'dev-server.sqlite');
@@ -77,6 +83,7 @@ export async function provideLocalTemporal(
       uiCodecEndpoint,
       stopGraceMs: LOCAL_DEV_SERVER_STOP_GRACE_MS,
       signal,
+      onSpawned: stopWith && ((spawned) => stopWith(() => spawned.stop())),
     });
     return { address: server.address, uiUrl: server.uiUrl, source: 'temporal CLI', stop: () => server.stop() };
   }
@@ -87,8 +94,9 @@ export async function provideLocalTemporal(
       server: { ip: '127.0.0.1', port, ui: true, uiPort, dbFilename, extraArgs: uiCodecEndpoint ? ['--ui-codec-endpoint', uiCodecEndpoint] : [] },
     });
     // The SDK's launcher cannot be interrupted: a stop signal during it is acted on once it returns.
+    if (stopWith) stopWith(() => env.teardown());
     if (signal?.aborted) {
-      await env.teardown();
+      if (!stopWith) await env.teardown();
       throw new StartAbortedError();
     }
     return { address: env.address, uiUrl: `http://127.0.0.1:${uiPort}`, source: 'SDK download', stop: () => env.teardown() };

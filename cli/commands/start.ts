@@ -42,9 +42,12 @@ export const startCommand: Command = {
       await importDemoDirectoryIfEmpty(database.knex, logger);
       throwIfStopping(signal);
       const codecEndpoint = localCodecEndpoint(runtime.config);
-      const temporal = await provideLocalTemporal(runtime.config, logger, undefined, { uiCodecEndpoint: codecEndpoint, signal });
-      // PostgreSQL and the dev server do not need each other to stop: they stop together.
-      shutdown.add('temporal dev server', () => temporal.stop(), { withPrevious: true });
+      const temporal = await provideLocalTemporal(runtime.config, logger, undefined, {
+        uiCodecEndpoint: codecEndpoint,
+        signal,
+        // PostgreSQL and the dev server do not need each other to stop: they stop together, from its spawn on.
+        stopWith: (stop) => shutdown.add('temporal dev server', stop, { withPrevious: true }),
+      });
       throwIfStopping(signal);
       const config: Config = {
         ...runtime.config,
