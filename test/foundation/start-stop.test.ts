@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,6 +30,8 @@ interface Run {
   readonly firstReady: { readonly body: unknown; readonly webhookStatus: number } | undefined;
   /** Processes of the start's process group, or naming its data directory, still alive after it exited. */
   readonly leftOver: string[];
+  /** Its DATA_DIR. */
+  readonly dataDir: string;
 }
 
 /** Every live process whose process group is `pgid` or whose command line names `dir`. */
@@ -91,7 +94,7 @@ async function startAndStop(work: string, moment: Moment, signal: NodeJS.Signals
     const { code, signal: killedBy } = await exit;
     const stopMs = Date.now() - sent;
     await firstReady;
-    return { stopMs, code, signal: killedBy, stdout, firstReady: firstReadyAnswer, leftOver: processesOf(child.pid!, dataDir) };
+    return { stopMs, code, signal: killedBy, stdout, firstReady: firstReadyAnswer, leftOver: processesOf(child.pid!, dataDir), dataDir };
   } finally {
     // Whatever the outcome, nothing of this start outlives the test.
     try {
@@ -128,6 +131,8 @@ describe('start stops promptly at any moment', function () {
         assert.deepEqual(run.firstReady, { body: { status: 'ready', checks: { database: 'ok', temporal: 'polling' } }, webhookStatus: 202 });
       }
       assert.deepEqual(run.leftOver, []);
+      // initdb's half-made directory is removed, so the next start initialises it afresh.
+      if (name.includes('initdb')) assert.equal(existsSync(path.join(run.dataDir, 'postgres')), false);
       const expected = name === 'immediately' ? { code: null, signal } : { code: 0, signal: null };
       assert.deepEqual({ code: run.code, signal: run.signal }, expected, run.stdout);
       assert.ok(run.stopMs < STOP_BOUND_MS, `exited ${run.stopMs} ms after ${signal}:\n${run.stdout}`);
