@@ -112,8 +112,9 @@ export async function startEmbeddedPostgres(
     // SIGINT is the server's fast shutdown: it stops its own children and removes postmaster.pid.
     await unlessStopping(signal, starting, () => killUntilSettled(starting, databaseDir, 'SIGINT'));
   } catch (error) {
-    // A server that was ready before the kill found it is stopped the ordinary way.
-    if (await starting.then(() => true, () => false)) await pg.stop();
+    // A server that was ready before the kill found it is stopped the ordinary way, unless the kill's fast
+    // shutdown has ended it already (stop() would then wait for an exit that has passed).
+    if ((await starting.then(() => true, () => false)) && (await runningEmbeddedPostgres(databaseDir))) await pg.stop();
     throw error;
   }
 
