@@ -107,6 +107,7 @@ export async function startEmbeddedPostgres(
     logger?.info({ databaseDir }, 'initialising embedded PostgreSQL data directory');
     await initialiseUnlessStopping(pg, databaseDir, signal);
   }
+  logger?.debug({ databaseDir, port }, 'starting embedded PostgreSQL');
   const starting = pg.start();
   try {
     // SIGINT is the server's fast shutdown: it stops its own children and removes postmaster.pid.

@@ -41,8 +41,9 @@ const processesOf = (pgid: number, dir: string): string[] =>
 const exited = (child: ChildProcess) =>
   new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
 
-async function startAndStop(work: string, moment: Moment, signal: NodeJS.Signals): Promise<Run> {
-  const dataDir = await mkdtemp(path.join(work, 'data-'));
+/** Runs `start` on `dataDir` (a new one unless given) and sends `signal` at `moment`. */
+async function startAndStop(work: string, moment: Moment, signal: NodeJS.Signals, { dataDir = '', logLevel = 'info' } = {}): Promise<Run> {
+  dataDir ||= await mkdtemp(path.join(work, 'data-'));
   const port = await findFreePort();
   const api = `http://127.0.0.1:${port}`;
   // Its own process group, so that every process it starts can be found (and killed if the test fails).
@@ -50,7 +51,7 @@ async function startAndStop(work: string, moment: Moment, signal: NodeJS.Signals
     cwd: work,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), INTERNAL_API_TOKEN: INTERNAL_TOKEN, LOG_LEVEL: 'info' },
+    env: { DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), INTERNAL_API_TOKEN: INTERNAL_TOKEN, LOG_LEVEL: logLevel },
   });
   const exit = exited(child);
   let stdout = '';
@@ -122,20 +123,34 @@ describe('start stops promptly at any moment', function () {
     { name: 'while the worker registers and creates its workers', moment: { onLog: /"msg":"connected to Temporal"/ }, signal: 'SIGTERM' },
     { name: 'once /readyz answers 200', moment: 'ready', signal: 'SIGTERM' },
   ];
+  /** The data directory of the run stopped once ready: PostgreSQL initialised and migrated there. */
+  let readyDataDir: string | undefined;
   for (const { name, moment, signal } of moments) {
     it(`${signal} ${name}: stops within ${STOP_BOUND_MS} ms, no process left`, async () => {
       const run = await startAndStop(work, moment, signal);
       console.log(`      ${signal} ${name}: exited in ${run.stopMs} ms`);
       if (moment === 'ready') {
+        readyDataDir = run.dataDir;
         // Ready means the worker polls; and a webhook posted at that very moment is accepted.
         assert.deepEqual(run.firstReady, { body: { status: 'ready', checks: { database: 'ok', temporal: 'polling' } }, webhookStatus: 202 });
       }
-      assert.deepEqual(run.leftOver, []);
       // initdb's half-made directory is removed, so the next start initialises it afresh.
       if (name.includes('initdb')) assert.equal(existsSync(path.join(run.dataDir, 'postgres')), false);
-      const expected = name === 'immediately' ? { code: null, signal } : { code: 0, signal: null };
-      assert.deepEqual({ code: run.code, signal: run.signal }, expected, run.stdout);
-      assert.ok(run.stopMs < STOP_BOUND_MS, `exited ${run.stopMs} ms after ${signal}:\n${run.stdout}`);
+      assertStopped(run, signal, name === 'immediately' ? { code: null, signal } : { code: 0, signal: null });
     });
   }
+
+  it(`SIGTERM while PostgreSQL starts on an existing data directory: stops within ${STOP_BOUND_MS} ms, no process left`, async () => {
+    const dataDir = readyDataDir ?? (await startAndStop(work, 'ready', 'SIGTERM')).dataDir;
+    const run = await startAndStop(work, { onLog: /"msg":"starting embedded PostgreSQL"/ }, 'SIGTERM', { dataDir, logLevel: 'debug' });
+    console.log(`      SIGTERM while PostgreSQL starts on an existing data directory: exited in ${run.stopMs} ms`);
+    assertStopped(run, 'SIGTERM', { code: 0, signal: null });
+    assert.equal(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid')), false);
+  });
 });
+
+function assertStopped(run: Run, signal: NodeJS.Signals, expected: Pick<Run, 'code' | 'signal'>): void {
+  assert.deepEqual(run.leftOver, []);
+  assert.deepEqual({ code: run.code, signal: run.signal }, expected, run.stdout);
+  assert.ok(run.stopMs < STOP_BOUND_MS, `exited ${run.stopMs} ms after ${signal}:\n${run.stdout}`);
+}
