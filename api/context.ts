@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import type { TemporalGateway } from '../application/temporal-gateway';
+import type { ReadinessCheck } from './health';
 
 /** What every route module receives: configuration, the database and the logger. */
 export interface ApiDependencies {
@@ -10,4 +11,6 @@ export interface ApiDependencies {
   readonly logger: Logger;
   /** The internal API's way to Temporal; startApiServer makes (and closes) one when none is passed. */
   readonly temporalGateway?: TemporalGateway;
+  /** What /readyz checks beyond PostgreSQL: the worker's polling where this process runs one (`start`). */
+  readonly readinessChecks?: readonly ReadinessCheck[];
 }

@@ -12,9 +12,11 @@ export interface ReadinessCheck {
 
 /**
  * Liveness (`/healthz`, the process is up) and readiness (`/readyz`, PostgreSQL answers and every extra
- * check is ready). The API has no extra check; the worker adds its Temporal polling.
+ * check is ready). The extra checks are the dependencies' `readinessChecks` unless given: `api` has none, a
+ * `worker` and `start` add the worker's Temporal polling.
  */
-export function healthRouter({ knex, logger }: ApiDependencies, extraChecks: readonly ReadinessCheck[] = []): Router {
+export function healthRouter(deps: ApiDependencies, extraChecks: readonly ReadinessCheck[] = deps.readinessChecks ?? []): Router {
+  const { knex, logger } = deps;
   const router = createRouter();
   router.get('/healthz', function liveness(ctx) {
     ctx.body = { status: 'ok' };

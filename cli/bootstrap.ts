@@ -1,6 +1,7 @@
 import { loadConfig, type Config } from '../lib/config';
 import { createLogger, type LogStream, type Logger } from '../lib/logger';
 import { Shutdown } from '../lib/shutdown';
+import { StartAbortedError, throwIfStopping } from '../lib/abort';
 import { shutdownTracing } from '../lib/tracing';
 import { openDatabase, type Database } from '../db/database';
 import { migrateLatest } from '../db/migrate';
@@ -24,20 +25,26 @@ export function bootstrap({ logsTo = 'stdout' }: { logsTo?: LogStream } = {}): R
   return { config, logger, shutdown };
 }
 
-/** Runs a command body; on failure, undoes what it had started (pools, embedded PostgreSQL) and rethrows. */
-export async function cleanUpOnFailure<T>(runtime: Runtime, body: () => Promise<T>): Promise<T> {
+/**
+ * Runs a command body; on failure, undoes what it had started (pools, embedded PostgreSQL) and rethrows. A
+ * body that a stop signal cut short is a clean stop: exit code 0 once everything has stopped.
+ */
+export async function cleanUpOnFailure(runtime: Runtime, body: () => Promise<number>): Promise<number> {
   try {
-    return await body();
+    return await runtime.shutdown.starting(body);
   } catch (error) {
     await runtime.shutdown.shutdown();
+    if (error instanceof StartAbortedError) return 0;
     throw error;
   }
 }
 
 /** Opens the database, registers its closing as a shutdown step, and optionally applies migrations. */
 export async function openMigratedDatabase(runtime: Runtime, { migrate = true } = {}): Promise<Database> {
-  const database = await openDatabase(runtime.config, runtime.logger);
+  const { signal } = runtime.shutdown;
+  const database = await openDatabase(runtime.config, runtime.logger, signal);
   runtime.shutdown.add('database', () => database.close());
+  throwIfStopping(signal);
   if (migrate) {
     const applied = await migrateLatest(database.knex);
     if (applied.length) runtime.logger.info({ applied }, 'applied database migrations');

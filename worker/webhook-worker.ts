@@ -184,7 +184,8 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
         await ensurePartnerGate(deps.knex, config);
         // On stop, attempts still waiting for a slot start no POST: only those in flight finish.
         const options = webhookWorkerOptions(deps, connection, abort.signal);
-        const workers = await createWorkers([options.delivery, options.records]);
+        const workers = await createWorkersUnlessStopping([options.delivery, options.records], stopping);
+        if (!workers) return;
         const version = options.delivery.workerDeploymentOptions?.version;
         logger.info(
           { taskQueues: [options.delivery.taskQueue, options.records.taskQueue], namespace: config.temporal.namespace, ...(version && { deploymentVersion: version }) },
@@ -233,6 +234,17 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
       await done.catch(() => undefined);
     },
   };
+}
+
+/**
+ * Creates the workers unless `stopping` settles first (bundling the workflows under tsx takes seconds): then
+ * undefined at once, and the workers, once created, are shut down without ever polling.
+ */
+async function createWorkersUnlessStopping(optionsList: WorkerOptions[], stopping: Promise<void>): Promise<Worker[] | undefined> {
+  const creating = createWorkers(optionsList);
+  const first = await Promise.race([creating, stopping.then(() => undefined)]);
+  if (!first) void creating.then((workers) => runTogether(workers, Promise.resolve())).catch(() => undefined);
+  return first;
 }
 
 /** Creates the workers in order; when one fails, those already created are shut down before rethrowing. */

@@ -11,6 +11,8 @@ import { exitOnTemporalSetupError } from '../temporal-setup';
 import { PARTNER_INBOX_PORT, startPartnerInbox } from '../../api/partner-inbox/start';
 import type { Logger } from '../../lib/logger';
 import type { Shutdown } from '../../lib/shutdown';
+import { throwIfStopping } from '../../lib/abort';
+import { workerPolling } from '../../worker/readiness';
 
 export const startCommand: Command = {
   name: 'start',
@@ -30,13 +32,23 @@ export const startCommand: Command = {
   async run() {
     const runtime = bootstrap();
     runtime.shutdown.listen();
+    // Every step gives up when a stop signal comes (killing the child process it was starting), so that
+    // SIGINT or SIGTERM stops the process within 2 s at any moment of its start-up (docs/operations.md).
     return cleanUpOnFailure(runtime, async () => {
       const { logger, shutdown } = runtime;
+      const { signal } = shutdown;
       const database = await openMigratedDatabase(runtime);
+      throwIfStopping(signal);
       await importDemoDirectoryIfEmpty(database.knex, logger);
+      throwIfStopping(signal);
       const codecEndpoint = localCodecEndpoint(runtime.config);
-      const temporal = await provideLocalTemporal(runtime.config, logger, undefined, { uiCodecEndpoint: codecEndpoint });
-      shutdown.add('temporal dev server', () => temporal.stop());
+      const temporal = await provideLocalTemporal(runtime.config, logger, undefined, {
+        uiCodecEndpoint: codecEndpoint,
+        signal,
+        // PostgreSQL and the dev server do not need each other to stop: they stop together, from its spawn on.
+        stopWith: (stop) => shutdown.add('temporal dev server', stop, { withPrevious: true }),
+      });
+      throwIfStopping(signal);
       const config: Config = {
         ...runtime.config,
         temporal: { ...runtime.config.temporal, address: temporal.address ?? runtime.config.temporal.address },
@@ -44,8 +56,10 @@ export const startCommand: Command = {
       };
       // Before the worker, so that its first POST finds the inbox listening.
       const inbox = fullyEmbedded(runtime.config) ? await startLocalPartnerInbox(config, logger, shutdown) : undefined;
+      throwIfStopping(signal);
       // Loaded here, not at the top: the CLI's client commands must not load the worker's native core.
       const { startWebhookWorker } = await import('../../worker/webhook-worker.js');
+      throwIfStopping(signal);
       const worker = startWebhookWorker({ config: inbox?.workerConfig ?? config, logger, knex: database.knex });
       shutdown.add('worker', () => worker.stop());
       exitOnTemporalSetupError(runtime, worker.done);
@@ -53,8 +67,12 @@ export const startCommand: Command = {
       // While the worker polls, starts go through its connection with eager start (one round trip less).
       const temporalGateway = createTemporalGateway(config, logger, { eagerStartVia: () => worker.pollingConnection() });
       shutdown.add('temporal client', () => temporalGateway.close());
-      const api = await startApiServer({ config, knex: database.knex, logger, temporalGateway });
+      // Ready once the worker polls: Temporal then answers, the search attributes are registered and a webhook
+      // posted now is accepted. Without the internal webhook API, a worker paused for want of a partner is ready.
+      const readinessChecks = [workerPolling(worker, { pausedIsReady: !config.INTERNAL_API_TOKEN })];
+      const api = await startApiServer({ config, knex: database.knex, logger, temporalGateway, readinessChecks });
       shutdown.add('http', () => api.close());
+      throwIfStopping(signal);
       const urls = {
         api: api.url,
         openapi: `${api.url}/openapi.json`,

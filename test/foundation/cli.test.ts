@@ -253,7 +253,9 @@ describe('partner-service CLI', () => {
     it('starts embedded PostgreSQL, the demo directory, Temporal and the partner inbox; a sent webhook reaches the inbox signed; stops cleanly', async function () {
       this.timeout(180_000);
       // No PATH either: the temporal CLI is found in the project's .temporal/venv from dist/.
-      const { child, output, started } = startCli(['start'], {}, tmp, /"msg":"partner service started/, 90_000);
+      // Started, and ready once its worker polls (the two lines come in either order).
+      const startedAndPolling = /^(?=[\s\S]*"msg":"partner service started)(?=[\s\S]*"msg":"webhook worker polling")/;
+      const { child, output, started } = startCli(['start'], {}, tmp, startedAndPolling, 90_000);
       try {
         await started;
         const health = await fetch('http://127.0.0.1:3000/healthz');
@@ -261,6 +263,7 @@ describe('partner-service CLI', () => {
         assert.deepEqual(await health.json(), { status: 'ok' });
         const ready = await fetch('http://127.0.0.1:3000/readyz');
         assert.equal(ready.status, 200);
+        assert.deepEqual(await ready.json(), { status: 'ready', checks: { database: 'ok', temporal: 'polling' } });
         const lines = logLines(output.stdout);
         assert.ok(lines.some((l) => l.msg === 'DATABASE_URL is not set: using embedded PostgreSQL'));
         assert.ok(lines.some((l) => /imported the demo directory/.test(l.msg) && l.summary.users.inserted === 5));
