@@ -1,6 +1,7 @@
-import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, EVENT_ACTIONS, EVENT_TYPES, FINISHED_STATUSES, LOG_STATUSES, PARTNER_STATES, SIGNED_LINK_KINDS, WEBHOOK_STATUSES } from '../../lib/vocabulary';
+import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, EVENT_ACTIONS, EVENT_TYPES, FINISHED_STATUSES, LOG_STATUSES, SIGNED_LINK_KINDS, WEBHOOK_STATUSES } from '../../lib/vocabulary';
+import { PARTNER_STATES } from '../../lib/partner-states';
 import { DEFAULT_LOG_PAGE, MAX_BULK_REDELIVERIES, MAX_LOG_PAGE } from '../../application/webhook-filter';
-import { MAX_PAUSE_REASON } from '../../application/partner-control';
+import { MAX_PAUSE_REASON } from '../../application/partner-operator';
 import { STORABLE_TEXT } from './storable-json';
 
 // The internal webhook API in the OpenAPI document: served only where INTERNAL_API_TOKEN enables the routes.
