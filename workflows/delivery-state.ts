@@ -72,8 +72,8 @@ export function trackDelivery(input: DeliverWebhookInput) {
     /** Held longer than the ceiling: the attempts go on whatever the partner gate says. */
     pastHoldCeiling: () => pastHoldCeiling,
     /**
-     * Waits, without spending the attempt, until the partner recovery signals the end of the hold, or until the
-     * delivery has been held for the ceiling in all. One timer and one signal, however long the hold.
+     * Waits, without spending the attempt, until the partner recovery signals the end of the hold, or until
+     * the delivery has been held for the ceiling in all. One timer and one signal, however long the hold.
      */
     async waitWhileHeld(hold: PartnerHold): Promise<void> {
       const remainingMs = hold.ceilingMs - heldMs;
