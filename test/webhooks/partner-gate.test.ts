@@ -11,6 +11,7 @@ import { RETRY_AFTER_CAP_MS, retryAfterMs } from '../../activities/retry-after';
 import { probePartner } from '../../activities/partner-probe';
 import { toEnvelope, type WebhookEventInput } from '../../events/envelope';
 import { insertWebhook } from '../../store/webhook-ingestion';
+import { takeGuardLease } from '../../store/partner-gate';
 import { webhookIds } from '../../application/ids';
 import { recoveryTick } from '../../application/partner-recovery';
 import { partnerStatus, pausePartner, resumePartner, limitPartner, PartnerRequestError } from '../../application/partner-operator';
@@ -213,6 +214,22 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     await new Promise((r) => setTimeout(r, 2100));
     assert.equal((await partnerStatus(db.knex, config)).state, 'active');
     assert.equal(((await deliver(other)) as DeliveredAttempt).outcome.httpStatus, 204);
+  });
+
+  it("a queue's gate row is written on first use by the statement that needs it: the attempt's claim (which then claims) or the recovery's lease", async () => {
+    const gateRows = async (taskQueue: string) => Number((await db.knex('partner_gate').where({ task_queue: taskQueue }).count<{ count: string }[]>('* as count'))[0].count);
+    const claimedFirst = configFor();
+    assert.equal(await gateRows(claimedFirst.TEMPORAL_TASK_QUEUE), 0);
+    const input = await stored();
+    const result = (await activitiesFor(claimedFirst).deliver(input)) as DeliveredAttempt;
+    assert.deepEqual([result.outcome.httpStatus, result.needsRecord], [204, false]);
+    assert.equal(postsOf(input.webhookId), 1);
+    assert.equal(await gateRows(claimedFirst.TEMPORAL_TASK_QUEUE), 1);
+
+    const leasedFirst = configFor();
+    assert.equal(await takeGuardLease(db.knex, leasedFirst.TEMPORAL_TASK_QUEUE, 'worker-a', 5000), true);
+    assert.equal(await takeGuardLease(db.knex, leasedFirst.TEMPORAL_TASK_QUEUE, 'worker-b', 5000), false, 'the lease is held');
+    assert.equal(await gateRows(leasedFirst.TEMPORAL_TASK_QUEUE), 1);
   });
 
   it('reads Retry-After as seconds or an HTTP date, only on 429 and 503, capped at an hour', () => {
