@@ -29,6 +29,8 @@ export async function ensureGate(knex: Knex, taskQueue: string): Promise<void> {
   await runSql(knex, sql`INSERT INTO partner_gate (task_queue) VALUES (${taskQueue}) ON CONFLICT DO NOTHING`);
 }
 
+// The state as it is read, and an operator's transitions (pause, resume) and cap.
+
 /** The gate as an operator reads it, with the count of held deliveries. */
 export interface GateView {
   readonly state: PartnerState;
@@ -113,6 +115,8 @@ export async function limitGate(knex: Knex, taskQueue: string, maxPerSecond: num
   await runSql(knex, sql`UPDATE partner_gate SET max_per_second = ${maxPerSecond}, updated_at = now() WHERE task_queue = ${taskQueue}`);
 }
 
+// The partner recovery: its lease, the probe of a tripped breaker and its close, the release of held deliveries.
+
 /**
  * Makes `owner` the queue's one partner recovery loop (the guard of the `guard_*` columns) for `leaseMs`: true
  * while it holds the lease. A loop that stops answering loses it when the lease runs out, and another worker's
@@ -188,6 +192,8 @@ export async function markReleased(knex: Knex, held: HeldDelivery): Promise<void
   await runSql(knex, sql`UPDATE webhook_events SET held_since = NULL WHERE id = ${held.webhookId} AND held_since = ${held.heldSince.toISOString()}::timestamptz`);
 }
 
+// The attempt's record: an answer's transitions (trip, throttle, the breaker's count).
+
 /**
  * What one POST's outcome tells the gate (its verdict, lib/partner-states.ts), and the settings it is judged
  * by. Only the attempt's own record carries it, so a retried record never counts twice.
@@ -241,6 +247,8 @@ export function feedGate(feedback: GateFeedback | undefined, recordedNow: SqlFra
 }
 
 export const gateChange = ({ tripped, throttled_until }: FedGateRow): GateChange => ({ tripped: tripped === true, throttledUntil: throttled_until });
+
+// The attempt's claim: whether the gate holds the delivery, and its send slot within the cap.
 
 /** What the partner gate needs of a claim. */
 export interface GateClaim {
