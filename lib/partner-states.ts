@@ -2,12 +2,12 @@
 // between them, and which state wins when several are in force at once. The gate is one `partner_gate` row per
 // task queue (db/migrations/014_partner_gate.ts); every statement on it is in store/partner-gate.ts.
 //
-// | state       | entered by                                                      | left by                                   |
-// |-------------|-----------------------------------------------------------------|-------------------------------------------|
-// | `paused`    | an operator's pause (pauseGate)                                 | an operator's resume (resumeGate)         |
+// | state       | entered by                                                      | left by                                     |
+// |-------------|-----------------------------------------------------------------|---------------------------------------------|
+// | `paused`    | an operator's pause (pauseGate)                                 | an operator's resume (resumeGate)           |
 // | `tripped`   | PARTNER_BREAKER_FAILURES `failing` verdicts in a row (feedGate) | a probe's `answered` verdict (closeBreaker) |
-// | `throttled` | a 429 or 503 answer with Retry-After (feedGate)                 | the Retry-After time passing              |
-// | `active`    | none of the holds above in force                                | any hold coming into force                |
+// | `throttled` | a 429 or 503 answer with Retry-After (feedGate)                 | the Retry-After time passing                |
+// | `active`    | none of the holds above in force                                | any hold coming into force                  |
 //
 // Which state wins: the first of HOLD_PRECEDENCE in force (an operator's pause over the breaker, the breaker
 // over a Retry-After), else `active`. A pause hides, and keeps, a trip or a Retry-After beneath it: after the
