@@ -12,8 +12,8 @@ export { webhookIds, type WebhookIds } from './application/ids';
 export * from './events';
 export { webhookStatusQuery } from './workflows/messages';
 export { WEBHOOK_SEARCH_ATTRIBUTES, WEBHOOK_EVENT_TYPE, WEBHOOK_ACTION, WEBHOOK_STATUS, COMPANY_ID } from './temporal/search-attributes';
+export type { AttemptRecord } from './lib/delivery';
 export type {
-  AttemptRecord,
   DeliverWebhookInput,
   DeliveryState,
   DeliverySummary,

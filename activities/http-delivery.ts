@@ -2,11 +2,10 @@ import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentele
 import { request, type Dispatcher } from 'undici';
 import { envelopeBody } from '../events/envelope';
 import type { PartnerSettings } from '../lib/config';
-import type { AttemptOutcome, WebhookPostInput } from '../workflows/types';
-import { failedAttempt } from '../workflows/failed-attempt';
+import { failedAttempt, type AttemptOutcome, type WebhookPostInput } from '../lib/delivery';
 import { classifyRequestError } from './error-class';
 import { readBodyPrefix } from './response-body';
-import { retryAfterMs } from './partner-answer';
+import { retryAfterMs } from './retry-after';
 import { webhookHeaders } from '../events/delivery-headers';
 import { webhookSignature } from '../events/webhook-signature';
 import { SERVICE_TRACER, tracingEnabled } from '../lib/tracing';

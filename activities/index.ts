@@ -4,12 +4,21 @@ import { ApplicationFailure } from '@temporalio/common';
 import { partnerSettings, type Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { webhooksFinished } from '../lib/metrics';
-import { claimAttempt, PartnerGateMissingError, storeAttempt, storeOutcome, type AttemptClaim, type GateClaim, type GateFeedback } from '../store/webhook-store';
-import { ensureGate } from '../store/partner-gate';
-import type { AttemptOutcome, DeliverAttemptInput, DeliveredAttempt, FinalStatus, HeldAttempt, RecordAttemptInput, RecordOutcomeInput } from '../workflows/types';
-import { failedAttempt } from '../workflows/failed-attempt';
+import { claimAttempt, type AttemptClaim } from '../store/attempt-claim';
+import { storeAttempt, storeOutcome } from '../store/attempt-record';
+import type { GateClaim, GateFeedback } from '../store/partner-gate';
+import {
+  failedAttempt,
+  type AttemptOutcome,
+  type DeliverAttemptInput,
+  type DeliveredAttempt,
+  type FinalStatus,
+  type HeldAttempt,
+  type RecordAttemptInput,
+  type RecordOutcomeInput,
+} from '../lib/delivery';
+import { partnerVerdict } from '../lib/partner-states';
 import { expiredSignedLinks } from '../events/signed-links';
-import { breakerVerdict } from './partner-answer';
 import { createPostToPartner } from './partner-post';
 
 export interface ActivityDependencies {
@@ -42,12 +51,7 @@ export function createActivities({ config, knex, logger, draining, now = () => n
     for (;;) {
       if (draining?.aborted) throw drainingFailure();
       const gate: GateClaim = { taskQueue, maxPerSecond, bypassHold: input.pastHoldCeiling === true, slotReserved };
-      const claim = await failPermanentlyOnRejectedData(() => claimAttempt(knex, { ...input.webhook, event: input.event, redeliveryOf: input.webhookIdHeader }, input.attempt, gate)).catch(async (error: unknown) => {
-        if (!(error instanceof PartnerGateMissingError)) throw error;
-        await ensureGate(knex, taskQueue);
-        return undefined;
-      });
-      if (!claim) continue;
+      const claim = await failPermanentlyOnRejectedData(() => claimAttempt(knex, { ...input.webhook, event: input.event, redeliveryOf: input.webhookIdHeader }, input.attempt, gate));
       if (claim.kind !== 'slot' && claim.kind !== 'throttled') return claim;
       const waitMs = Math.max(MIN_CLAIM_WAIT_MS, claim.kind === 'slot' ? claim.sendInMs : claim.retryInMs);
       if (performance.now() + waitMs > giveUpAt) throw throttledFailure();
@@ -61,7 +65,7 @@ export function createActivities({ config, knex, logger, draining, now = () => n
     const current = config();
     return {
       taskQueue: current.TEMPORAL_TASK_QUEUE,
-      verdict: breakerVerdict(outcome),
+      verdict: partnerVerdict(outcome.httpStatus),
       retryAfterSeconds: outcome.retryAfterMs === undefined ? null : outcome.retryAfterMs / 1000,
       breakerFailures: current.PARTNER_BREAKER_FAILURES,
       probeIntervalMs: current.PARTNER_PROBE_INTERVAL_MS,

@@ -1,8 +1,7 @@
 import { partnerSettings, type Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { webhookAttemptDuration, webhookAttempts } from '../lib/metrics';
-import type { AttemptOutcome, WebhookPostInput } from '../workflows/types';
-import { failedAttempt } from '../workflows/failed-attempt';
+import { failedAttempt, type AttemptOutcome, type WebhookPostInput } from '../lib/delivery';
 import { postWebhook } from './http-delivery';
 
 /**

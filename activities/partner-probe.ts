@@ -1,15 +1,12 @@
 import { request } from 'undici';
 import { partnerSettings, type Config } from '../lib/config';
+import { partnerVerdict, type ProbeResult } from '../lib/partner-states';
 import { classifyRequestError } from './error-class';
-import { failingAnswer } from './partner-answer';
-
-/** What a probe of a tripped breaker found. */
-export type ProbeResult = { readonly verdict: 'answered' | 'failing'; readonly httpStatus: number | null; readonly errorClass: string | null };
 
 /**
  * One probe of the partner while the breaker holds deliveries: a HEAD of the endpoint with the Bearer token.
  * It carries no event, so it spends no webhook's attempts and no partner processes it; any answer but 5XX or
- * 429 shows the partner is back, as for the breaker's count (partner-answer.ts).
+ * 429 shows the partner is back, as for the breaker's count (`partnerVerdict`, lib/partner-states.ts).
  */
 export async function probePartner(config: Config): Promise<ProbeResult> {
   const settings = partnerSettings(config);
@@ -18,7 +15,7 @@ export async function probePartner(config: Config): Promise<ProbeResult> {
   try {
     const response = await request(settings.endpoint, { method: 'HEAD', headers: { authorization: `Bearer ${settings.token}` }, signal: deadline });
     await response.body.dump();
-    return { verdict: failingAnswer(response.statusCode) ? 'failing' : 'answered', httpStatus: response.statusCode, errorClass: null };
+    return { verdict: partnerVerdict(response.statusCode), httpStatus: response.statusCode, errorClass: null };
   } catch (error) {
     return { verdict: 'failing', httpStatus: null, errorClass: classifyRequestError(error, deadline.aborted).errorClass };
   }

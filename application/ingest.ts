@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { claimEvent, forgetUnstartedWebhook, reportStart } from '../store/webhook-store';
+import { claimEvent, forgetUnstartedWebhook, reportStart } from '../store/webhook-ingestion';
 import { WebhookStartConflictError } from './operation-errors';
 import { storedDelivery, type PreparedWebhook, type StartedWebhook } from './start-webhook';
 import { TemporalUnavailableError, type TemporalGateway } from './temporal-gateway';

@@ -1,11 +1,17 @@
-import type { Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { companyIdOf } from '../events/company-id';
 import { parseWebhookEvent, toEnvelope, type WebhookEventInput } from '../events/envelope';
 import { DEFAULT_TASK_QUEUE } from '../lib/config';
+import { DEFAULT_SEND_TIMEOUT_MS } from '../lib/delivery';
 import { formatPathError, type PathError } from '../lib/validation';
-import { DEFAULT_SEND_TIMEOUT_MS, type DeliverWebhookInput } from '../workflows/types';
+import { COMPANY_ID, WEBHOOK_ACTION, WEBHOOK_EVENT_TYPE } from '../temporal/search-attributes';
+import type { deliverWebhook } from '../workflows/deliver-webhook';
+import type { DeliverWebhookInput } from '../workflows/types';
 import { webhookIds, type WebhookIds } from './ids';
 import type { StoredWebhook } from '../store/webhook-rows';
-import { startDeliveryWorkflow } from './temporal-gateway';
+
+// Starting a webhook's delivery: the event validated, its ids, the workflow input, and the one start call
+// (startDeliveryWorkflow), used by the package's startWebhook and by the Temporal gateway (temporal-gateway.ts).
 
 export { DEFAULT_TASK_QUEUE };
 
@@ -59,4 +65,38 @@ export async function startWebhook(client: Client, event: WebhookEventInput, opt
 export function storedDelivery(stored: StoredWebhook, sendTimeoutMs = DEFAULT_SEND_TIMEOUT_MS): PreparedWebhook {
   const { webhookId, eventId, workflowId, event } = stored;
   return { webhookId, eventId, workflowId, event: { event_id: eventId, ...event }, input: { webhookId, eventId, event, sendTimeoutMs } };
+}
+
+/**
+ * Starts the delivery workflow of a prepared webhook. Idempotent: a workflow id that is running or has
+ * run already yields the existing run, never a second delivery.
+ */
+export async function startDeliveryWorkflow(client: Client, webhook: PreparedWebhook, taskQueue: string, { eager = false } = {}): Promise<string> {
+  const { event } = webhook;
+  const { redeliveryOf } = webhook.input;
+  const companyId = companyIdOf(event);
+  try {
+    const handle = await client.workflow.start<typeof deliverWebhook>('deliverWebhook', {
+      workflowId: webhook.workflowId,
+      taskQueue,
+      args: [webhook.input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      requestEagerStart: eager,
+      typedSearchAttributes: [
+        { key: WEBHOOK_EVENT_TYPE, value: event.event_type },
+        { key: WEBHOOK_ACTION, value: event.action },
+        ...(companyId ? [{ key: COMPANY_ID, value: companyId }] : []),
+      ],
+      staticSummary: `${event.event_type}/${event.action} ${redeliveryOf ? 'redelivery' : 'webhook'}${companyId ? ` of company ${companyId}` : ''}`,
+      staticDetails: `event_id ${webhook.eventId}, webhook_id ${webhook.webhookId}${redeliveryOf ? `, redelivery of webhook ${redeliveryOf}` : ''}`,
+      // The link back to the original, readable in Temporal UI and by any client.
+      ...(redeliveryOf && { memo: { redelivery_of: redeliveryOf } }),
+    });
+    return handle.firstExecutionRunId;
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    const description = await client.workflow.getHandle(webhook.workflowId).describe();
+    return description.runId;
+  }
 }

@@ -1,4 +1,4 @@
-import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type ConnectionLike } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError, WorkflowUpdateFailedError, type ConnectionLike } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client';
 import { isRefusal, refusalReason } from '../temporal/grpc-refusal';
 import { ensureSearchAttributes, TemporalSetupError } from '../temporal/register-search-attributes';
@@ -8,10 +8,7 @@ import { dataConverterFor, temporalConnectionOptions } from '../temporal/setting
 import { partnerReleasedSignal, retryNowUpdate, webhookStatusQuery } from '../workflows/messages';
 import type { RetryNowResult, WebhookDeliveryStatus } from '../workflows/types';
 import { WebhookConflictError } from './operation-errors';
-import type { PreparedWebhook } from './start-webhook';
-import { companyIdOf } from '../events/company-id';
-import { COMPANY_ID, WEBHOOK_ACTION, WEBHOOK_EVENT_TYPE } from '../temporal/search-attributes';
-import type { deliverWebhook } from '../workflows/deliver-webhook';
+import { startDeliveryWorkflow, type PreparedWebhook } from './start-webhook';
 import { describeError } from '../lib/describe-error';
 import { clientConnectionFailureInWords } from '../temporal/tls-probe';
 import { tracingEnabled } from '../lib/tracing';
@@ -233,38 +230,4 @@ export function createTemporalGateway(
       await current?.then(({ connection }) => connection.close(), () => undefined);
     },
   };
-}
-
-/**
- * Starts the delivery workflow of a prepared webhook. Idempotent: a workflow id that is running or has
- * run already yields the existing run, never a second delivery.
- */
-export async function startDeliveryWorkflow(client: Client, webhook: PreparedWebhook, taskQueue: string, { eager = false } = {}): Promise<string> {
-  const { event } = webhook;
-  const { redeliveryOf } = webhook.input;
-  const companyId = companyIdOf(event);
-  try {
-    const handle = await client.workflow.start<typeof deliverWebhook>('deliverWebhook', {
-      workflowId: webhook.workflowId,
-      taskQueue,
-      args: [webhook.input],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      requestEagerStart: eager,
-      typedSearchAttributes: [
-        { key: WEBHOOK_EVENT_TYPE, value: event.event_type },
-        { key: WEBHOOK_ACTION, value: event.action },
-        ...(companyId ? [{ key: COMPANY_ID, value: companyId }] : []),
-      ],
-      staticSummary: `${event.event_type}/${event.action} ${redeliveryOf ? 'redelivery' : 'webhook'}${companyId ? ` of company ${companyId}` : ''}`,
-      staticDetails: `event_id ${webhook.eventId}, webhook_id ${webhook.webhookId}${redeliveryOf ? `, redelivery of webhook ${redeliveryOf}` : ''}`,
-      // The link back to the original, readable in Temporal UI and by any client.
-      ...(redeliveryOf && { memo: { redelivery_of: redeliveryOf } }),
-    });
-    return handle.firstExecutionRunId;
-  } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-    const description = await client.workflow.getHandle(webhook.workflowId).describe();
-    return description.runId;
-  }
 }

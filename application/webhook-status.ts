@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { attachRun, loadWebhookView, storeOutcome, type WebhookView } from '../store/webhook-store';
+import { storeOutcome } from '../store/attempt-record';
+import { attachRun, loadWebhookView, type WebhookView } from '../store/webhook-view';
 import type { TemporalGateway } from './temporal-gateway';
 import { signedLinkDeadlines } from '../events/signed-links';
 import type { SignedLinkKind } from '../lib/vocabulary';

@@ -4,8 +4,9 @@ import { createPostToPartner } from '../activities/partner-post';
 import { prepareWebhook } from '../application/start-webhook';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
-import { insertWebhook, storeAttempt } from '../store/webhook-store';
-import type { WebhookRef } from '../workflows/types';
+import { insertWebhook } from '../store/webhook-ingestion';
+import { storeAttempt } from '../store/attempt-record';
+import type { WebhookRef } from '../lib/delivery';
 
 /** The printed outcome of one test delivery, in the snake_case of the status URL. */
 export interface TestDeliveryReport {

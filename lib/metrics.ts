@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { PARTNER_STATES, type PartnerState } from './vocabulary';
+import { PARTNER_STATES, type PartnerState } from './partner-states';
 
 /** The process's one Prometheus registry; `GET /metrics` serves it. */
 export const metricsRegistry = new Registry();

@@ -1,6 +1,7 @@
-// The domain's closed vocabularies, in one place. Migrations freeze their own literals in CHECK constraints;
+// The domain's closed vocabularies. Migrations freeze their own literals in CHECK constraints;
 // test/migrations.test.ts fails when these lists and the database's constraints drift apart, so adding a value
-// means adding a migration that widens its constraint.
+// means adding a migration that widens its constraint. Partner protection's states are in partner-states.ts,
+// beside their transitions (no column stores them).
 
 export const COMPANY_ROLES = ['admin', 'owner', 'manager', 'member'] as const;
 export const JOB_ROLES = ['job_owner', 'collaborator', 'viewer', 'job_interviewer'] as const;
@@ -17,12 +18,6 @@ export const WEBHOOK_STATUSES = ['pending', 'delivered', 'failed', 'cancelled', 
  * gate to open), `waiting` (an attempt failed, the next one is due) and `pending`.
  */
 export const LOG_STATUSES = ['pending', 'held', 'waiting', 'delivered', 'failed', 'cancelled', 'terminated'] as const;
-
-/**
- * The partner gate: open (`active`), paused by an operator, `tripped` (the circuit breaker holds deliveries
- * while the partner keeps failing) or `throttled` (until the time of a partner's Retry-After).
- */
-export const PARTNER_STATES = ['active', 'paused', 'tripped', 'throttled'] as const;
 
 /** Statuses of a delivery that ended, the only ones a redelivery may start from. */
 export const FINISHED_STATUSES = ['delivered', 'failed', 'cancelled', 'terminated'] as const;
@@ -45,4 +40,3 @@ export type AttemptErrorClass = (typeof ATTEMPT_ERROR_CLASSES)[number];
 export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
 export type LogStatus = (typeof LOG_STATUSES)[number];
 export type SignedLinkKind = (typeof SIGNED_LINK_KINDS)[number];
-export type PartnerState = (typeof PARTNER_STATES)[number];

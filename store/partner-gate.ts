@@ -1,21 +1,35 @@
 import type { Knex } from 'knex';
-import { prepared, raw, runSql, sql } from '../db/sql';
-import type { PartnerState } from '../lib/vocabulary';
+import { prepared, raw, runSql, sql, type SqlFragment } from '../db/sql';
+import { HOLD_PRECEDENCE, type HoldState, type PartnerState, type PartnerVerdict } from '../lib/partner-states';
 
-// The partner gate's SQL (db/migrations/014_partner_gate.ts): one row per delivery task queue. The attempt's
-// claim and record read and write it inside their own statements (webhook-store.ts); everything else an
-// operator or the partner guard does to it is here.
+// Every statement on the partner gate (db/migrations/014_partner_gate.ts): one row per delivery task queue,
+// whose states and transitions lib/partner-states.ts defines. The attempt's claim and record compose their
+// gate parts from here (claimGateCtes, feedGate) into their own one statement; the operator's controls and the
+// partner recovery call the rest. The row is created in one way: ensureGate, called only from store/.
 
-/** The state a gate row is in, from the strongest hold down: an operator's pause wins over the breaker. */
-export const GATE_STATE_SQL = `CASE WHEN paused_at IS NOT NULL THEN 'paused'
-            WHEN tripped_at IS NOT NULL THEN 'tripped'
-            WHEN retry_after_until > clock_timestamp() THEN 'throttled'
-            ELSE 'active' END`;
+/** Each hold's SQL: when it is in force, and since when. */
+const HOLDS: Record<HoldState, { inForce: string; since: string }> = {
+  paused: { inForce: 'paused_at IS NOT NULL', since: 'paused_at' },
+  tripped: { inForce: 'tripped_at IS NOT NULL', since: 'tripped_at' },
+  throttled: { inForce: 'retry_after_until > clock_timestamp()', since: 'throttled_since' },
+};
 
-/** Creates the gate of a task queue, open, when it has none. */
+/** The state a gate row is in: the first hold of HOLD_PRECEDENCE in force, else active. */
+const GATE_STATE_SQL = `CASE ${HOLD_PRECEDENCE.map((state) => `WHEN ${HOLDS[state].inForce} THEN '${state}'`).join(' ')} ELSE 'active' END`;
+
+/** When the hold in force (the row's `state`) began; null while active. */
+const HOLD_SINCE_SQL = `CASE state ${HOLD_PRECEDENCE.map((state) => `WHEN '${state}' THEN ${HOLDS[state].since}`).join(' ')} END`;
+
+/**
+ * Creates the gate of a task queue, open, when it has none: the one way a gate row is written first. Every
+ * function here that needs the row calls it before its statement; the claim, the hot path, calls it only when
+ * its statement found no row (store/attempt-claim.ts).
+ */
 export async function ensureGate(knex: Knex, taskQueue: string): Promise<void> {
   await runSql(knex, sql`INSERT INTO partner_gate (task_queue) VALUES (${taskQueue}) ON CONFLICT DO NOTHING`);
 }
+
+// The state as it is read, and an operator's transitions (pause, resume) and cap.
 
 /** The gate as an operator reads it, with the count of held deliveries. */
 export interface GateView {
@@ -46,6 +60,7 @@ interface GateRow {
   retry_after_until: Date | null;
 }
 
+/** The gate's state and counts, for the operator's status, the metrics and the partner recovery. */
 export async function readGate(knex: Knex, taskQueue: string): Promise<GateView> {
   await ensureGate(knex, taskQueue);
   const [row] = await runSql<GateRow>(
@@ -53,7 +68,7 @@ export async function readGate(knex: Knex, taskQueue: string): Promise<GateView>
     prepared(
       'read-partner-gate',
       sql`SELECT state, pause_reason, max_per_second, consecutive_failures, trips, tripped_at, probe_due_at, retry_after_until,
-                 CASE state WHEN 'paused' THEN paused_at WHEN 'tripped' THEN tripped_at WHEN 'throttled' THEN throttled_since END AS since,
+                 ${raw(HOLD_SINCE_SQL)} AS since,
                  (SELECT count(*)::int FROM webhook_events WHERE held_since IS NOT NULL AND held_queue = ${taskQueue} AND status = 'pending') AS held
             FROM (SELECT *, ${raw(GATE_STATE_SQL)} AS state FROM partner_gate WHERE task_queue = ${taskQueue}) gate`,
     ),
@@ -100,11 +115,15 @@ export async function limitGate(knex: Knex, taskQueue: string, maxPerSecond: num
   await runSql(knex, sql`UPDATE partner_gate SET max_per_second = ${maxPerSecond}, updated_at = now() WHERE task_queue = ${taskQueue}`);
 }
 
+// The partner recovery: its lease, the probe of a tripped breaker and its close, the release of held deliveries.
+
 /**
- * Makes `owner` the queue's one partner guard for `leaseMs`: true while it holds the lease. A guard that
- * stops answering loses it when the lease runs out, and another worker's guard takes over.
+ * Makes `owner` the queue's one partner recovery loop (the guard of the `guard_*` columns) for `leaseMs`: true
+ * while it holds the lease. A loop that stops answering loses it when the lease runs out, and another worker's
+ * takes over.
  */
 export async function takeGuardLease(knex: Knex, taskQueue: string, owner: string, leaseMs: number): Promise<boolean> {
+  await ensureGate(knex, taskQueue);
   const rows = await runSql(
     knex,
     prepared(
@@ -117,7 +136,7 @@ export async function takeGuardLease(knex: Knex, taskQueue: string, owner: strin
   return rows.length === 1;
 }
 
-/** Lets another guard take over at once (a worker that stops). */
+/** Lets another worker's recovery loop take over at once (a worker that stops). */
 export async function releaseGuardLease(knex: Knex, taskQueue: string, owner: string): Promise<void> {
   await runSql(knex, sql`UPDATE partner_gate SET guard_lease_until = NULL WHERE task_queue = ${taskQueue} AND guard_owner = ${owner}`);
 }
@@ -143,7 +162,7 @@ export async function closeBreaker(knex: Knex, taskQueue: string): Promise<boole
   return rows.length === 1;
 }
 
-/** A held delivery, as the guard wakes it. */
+/** A held delivery, as the partner recovery wakes it. */
 export interface HeldDelivery {
   readonly webhookId: string;
   readonly workflowId: string;
@@ -171,4 +190,128 @@ export async function oldestHeld(knex: Knex, taskQueue: string, limit: number): 
 export async function markReleased(knex: Knex, held: HeldDelivery): Promise<void> {
   // held_since is written to the millisecond (the claim truncates it), so a Date compares exactly.
   await runSql(knex, sql`UPDATE webhook_events SET held_since = NULL WHERE id = ${held.webhookId} AND held_since = ${held.heldSince.toISOString()}::timestamptz`);
+}
+
+// The attempt's record: an answer's transitions (trip, throttle, the breaker's count).
+
+/**
+ * What one POST's outcome tells the gate (its verdict, lib/partner-states.ts), and the settings it is judged
+ * by. Only the attempt's own record carries it, so a retried record never counts twice.
+ */
+export interface GateFeedback {
+  readonly taskQueue: string;
+  readonly verdict: PartnerVerdict;
+  /** A Retry-After the partner sent with a 429 or 503, already capped. */
+  readonly retryAfterSeconds: number | null;
+  /** PARTNER_BREAKER_FAILURES: this many failing answers in a row trip the breaker. */
+  readonly breakerFailures: number;
+  /** PARTNER_PROBE_INTERVAL_MS: when the first probe of a trip is due. */
+  readonly probeIntervalMs: number;
+}
+
+/** The state changes an attempt's record made to the gate, for their one log line each. */
+export interface GateChange {
+  readonly tripped: boolean;
+  /** Set when this record began a Retry-After hold (not when it only moved one in force). */
+  readonly throttledUntil: Date | null;
+}
+
+/** What feedGate's CTE returns, read by the record's statement. */
+export interface FedGateRow {
+  tripped: boolean | null;
+  throttled_until: Date | null;
+}
+
+/**
+ * The transitions an answer makes (trip, throttle, and the breaker's count), as a CTE of the attempt's record
+ * (store/attempt-record.ts), fed only when `recordedNow`. It writes nothing for a success while nothing failed
+ * before, so a healthy partner's records never touch the gate row.
+ */
+export function feedGate(feedback: GateFeedback | undefined, recordedNow: SqlFragment): SqlFragment {
+  const verdict = feedback?.verdict ?? null;
+  const failing = sql`${verdict}::text = 'failing'`;
+  const retryAfter = sql`${feedback?.retryAfterSeconds ?? null}::float8`;
+  const trips = sql`(tripped_at IS NULL AND ${failing} AND consecutive_failures + 1 >= ${feedback?.breakerFailures ?? 0}::int)`;
+  return sql`UPDATE partner_gate SET
+         consecutive_failures = CASE WHEN ${failing} THEN consecutive_failures + 1 ELSE 0 END,
+         tripped_at = CASE WHEN ${trips} THEN now() ELSE tripped_at END,
+         trips = trips + CASE WHEN ${trips} THEN 1 ELSE 0 END,
+         probe_due_at = CASE WHEN ${trips} THEN now() + make_interval(secs => ${(feedback?.probeIntervalMs ?? 0) / 1000}::float8) ELSE probe_due_at END,
+         throttled_since = CASE WHEN ${retryAfter} IS NOT NULL AND (retry_after_until IS NULL OR retry_after_until <= now()) THEN now() ELSE throttled_since END,
+         retry_after_until = CASE WHEN ${retryAfter} IS NULL THEN retry_after_until
+                                  ELSE GREATEST(retry_after_until, now() + make_interval(secs => ${retryAfter})) END,
+         updated_at = now()
+       WHERE task_queue = ${feedback?.taskQueue ?? null} AND ${verdict}::text IS NOT NULL AND ${recordedNow}
+         AND (${failing} OR consecutive_failures > 0 OR ${retryAfter} IS NOT NULL)
+      RETURNING tripped_at = now() AS tripped, CASE WHEN throttled_since = now() THEN retry_after_until END AS throttled_until`;
+}
+
+export const gateChange = ({ tripped, throttled_until }: FedGateRow): GateChange => ({ tripped: tripped === true, throttledUntil: throttled_until });
+
+// The attempt's claim: whether the gate holds the delivery, and its send slot within the cap.
+
+/** What the partner gate needs of a claim. */
+export interface GateClaim {
+  readonly taskQueue: string;
+  /** This worker's PARTNER_MAX_PER_SECOND: the cap unless an operator set one at run time. */
+  readonly maxPerSecond: number;
+  /** The delivery was held past the ceiling: it is sent whatever the gate's state, still within the cap. */
+  readonly bypassHold: boolean;
+  /** An earlier claim of this try reserved the send slot, which has come: claim without taking another. */
+  readonly slotReserved: boolean;
+}
+
+/**
+ * Send slots are handed out at most this far ahead: a claim beyond it waits and asks again, so a pause stops
+ * every POST within this time, and a waiting attempt never holds a slot longer than this.
+ */
+export const SEND_SLOT_HORIZON_MS = 1000;
+
+/**
+ * The claim's gate and slot, as the first CTEs of its statement: `gate` (the state), `open` (nothing holds the
+ * delivery), `slot` (the deployment's next send slot, GCRA: slots 1/cap apart, so no second sees more than the
+ * cap plus one) and `go` (the attempt may be claimed and POSTed now).
+ */
+export function claimGateCtes(gate: GateClaim): SqlFragment {
+  const rate = sql`1.0 / COALESCE(g.max_per_second, ${gate.maxPerSecond}::int)`;
+  return sql`gate AS (
+        SELECT ${raw(GATE_STATE_SQL)} AS state, pause_reason, next_send_at FROM partner_gate WHERE task_queue = ${gate.taskQueue}
+      ), open AS (
+        SELECT ${gate.bypassHold}::boolean OR NOT EXISTS (SELECT 1 FROM gate WHERE state <> 'active') AS open
+      ), slot AS (
+        UPDATE partner_gate g SET next_send_at = GREATEST(g.next_send_at, clock_timestamp()) + make_interval(secs => ${rate})
+         WHERE g.task_queue = ${gate.taskQueue} AND NOT ${gate.slotReserved}::boolean AND (SELECT open FROM open)
+           AND g.next_send_at < clock_timestamp() + make_interval(secs => ${SEND_SLOT_HORIZON_MS / 1000}::float8)
+        RETURNING g.next_send_at - make_interval(secs => ${rate}) AS send_at
+      ), go AS (
+        SELECT (SELECT open FROM open)
+           AND (${gate.slotReserved}::boolean OR EXISTS (SELECT 1 FROM slot WHERE send_at <= clock_timestamp() + interval '1 millisecond')) AS go
+      )`;
+}
+
+/** The claim statement's columns of claimGateCtes, as ClaimGateRow. */
+export const CLAIM_GATE_COLUMNS = raw(`(SELECT go FROM go) AS go,
+             (SELECT (extract(epoch FROM send_at - clock_timestamp()) * 1000)::float8 FROM slot) AS send_in_ms,
+             (SELECT state FROM gate) AS state, (SELECT pause_reason FROM gate) AS pause_reason,
+             (SELECT CASE WHEN next_send_at > clock_timestamp() THEN (extract(epoch FROM next_send_at - clock_timestamp()) * 1000)::float8 END FROM gate)
+               AS next_send_in_ms`);
+
+export interface ClaimGateRow {
+  go: boolean;
+  send_in_ms: number | null;
+  /** Null: the queue has no gate row yet. */
+  state: PartnerState | null;
+  pause_reason: string | null;
+  next_send_in_ms: number | null;
+}
+
+/** The gate kept an open delivery from its claim: a send slot in the near future, or none within the horizon. */
+export type SlotWait = { readonly kind: 'slot'; readonly sendInMs: number } | { readonly kind: 'throttled'; readonly retryInMs: number };
+
+/** The wait for a send slot the claim's gate parts found, if the gate was open but gave no slot now. */
+export function slotWait(row: ClaimGateRow, gate: GateClaim): SlotWait | undefined {
+  if (row.go || (row.state !== 'active' && !gate.bypassHold)) return undefined;
+  if (row.send_in_ms !== null) return { kind: 'slot', sendInMs: row.send_in_ms };
+  if (!gate.slotReserved) return { kind: 'throttled', retryInMs: (row.next_send_in_ms ?? 0) - SEND_SLOT_HORIZON_MS };
+  return undefined;
 }

@@ -2,10 +2,18 @@ import { joinSql, raw, sql, type SqlFragment } from '../db/sql';
 import { companyIdOf } from '../events/company-id';
 import { envelopeBody, type WebhookEnvelope } from '../events/envelope';
 import type { EventAction, EventType, SignedLinkKind, WebhookStatus } from '../lib/vocabulary';
-import type { AttemptOutcome, AttemptRecord, WebhookRef } from '../workflows/types';
+import type { AttemptOutcome, AttemptRecord, WebhookRef } from '../lib/delivery';
 
-// The one mapping between the webhook tables' columns and the service's objects: every statement of
-// webhook-store.ts writes and reads rows through it.
+// The one mapping between the webhook tables' columns and the service's objects: every statement of store/ on
+// one webhook writes and reads rows through it.
+
+/** A record that reached PostgreSQL before the claim that writes its webhook's row: retried until it exists. */
+export class WebhookRowMissingError extends Error {
+  constructor(webhookId: string) {
+    super(`the row of webhook ${webhookId} is not written yet`);
+    this.name = 'WebhookRowMissingError';
+  }
+}
 
 /** A webhook's row before it is written: its ids, its event, and the original it redelivers. */
 export type NewWebhook = WebhookRef & { readonly event: WebhookEnvelope; readonly redeliveryOf?: string };

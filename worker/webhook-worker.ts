@@ -15,8 +15,8 @@ import { connectWithBackoff } from './temporal-connection';
 import { installTemporalRuntime } from './temporal-runtime';
 import { findFreePort } from '../db/embedded-postgres';
 import { countWaitingDeliveries } from '../application/delivery-log';
-import { ensurePartnerGate, partnerSnapshot } from '../application/partner-control';
-import { runPartnerGuard } from '../application/partner-guard';
+import { partnerSnapshot } from '../application/partner-operator';
+import { runPartnerRecovery } from '../application/partner-recovery';
 import { createTemporalGateway } from '../application/temporal-gateway';
 import { countWaitingWebhooksWith, observePartnerWith } from '../lib/metrics';
 import { probePartner } from '../activities/partner-probe';
@@ -180,8 +180,6 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
       try {
         const added = await ensureSearchAttributes(connection, config.temporal.namespace);
         if (added.length) logger.info({ namespace: config.temporal.namespace, added }, 'registered the webhook search attributes');
-        // The first claim then finds the gate row, instead of creating it on a second try.
-        await ensurePartnerGate(deps.knex, config);
         // On stop, attempts still waiting for a slot start no POST: only those in flight finish.
         const options = webhookWorkerOptions(deps, connection, abort.signal);
         const workers = await createWorkersUnlessStopping([options.delivery, options.records], stopping);
@@ -195,10 +193,10 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
         );
         state = 'polling';
         polling = connection;
-        // The partner guard runs while the workers poll: probes of a tripped breaker, and the end of holds.
+        // The partner recovery runs while the workers poll: probes of a tripped breaker, and the end of holds.
         const guardStop = new AbortController();
         const gateway = createTemporalGateway(config, logger);
-        const guard = runPartnerGuard({ config, knex: deps.knex, logger: logger.child({ component: 'partner-guard' }), gateway, probe: () => probePartner(config) }, guardStop.signal);
+        const guard = runPartnerRecovery({ config, knex: deps.knex, logger: logger.child({ component: 'partner-guard' }), gateway, probe: () => probePartner(config) }, guardStop.signal);
         await runTogether(workers, stopping).finally(async () => {
           polling = undefined;
           guardStop.abort();

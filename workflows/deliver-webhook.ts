@@ -1,18 +1,17 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, log, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities';
 import { recordActivities, trackDelivery, type NextAttempt } from './delivery-state';
-import { failedAttempt } from './failed-attempt';
 import {
   DEFAULT_SEND_TIMEOUT_MS,
+  failedAttempt,
   MAX_ATTEMPTS,
   type AttemptRecord,
   type DeliveredAttempt,
-  type DeliverWebhookInput,
-  type HeldAttempt,
-  type DeliverySummary,
   type FinalStatus,
+  type HeldAttempt,
   type WebhookRef,
-} from './types';
+} from '../lib/delivery';
+import type { DeliverWebhookInput, DeliverySummary } from './types';
 
 /** Room beyond the HTTP timeout for claiming, connecting, reading 4 KiB of body and recording the outcome. */
 const SEND_TIMEOUT_MARGIN_MS = 15_000;

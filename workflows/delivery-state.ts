@@ -3,15 +3,8 @@ import type { WebhookActivities } from '../activities';
 import type { AttemptTrigger } from '../lib/vocabulary';
 import { WEBHOOK_STATUS } from '../temporal/search-attributes';
 import { partnerReleasedSignal, retryNowUpdate, webhookStatusQuery } from './messages';
-import {
-  MAX_ATTEMPTS,
-  RETRY_DELAYS_MS,
-  recordsTaskQueue,
-  type AttemptRecord,
-  type DeliverWebhookInput,
-  type DeliveryState,
-  type PartnerHold,
-} from './types';
+import { MAX_ATTEMPTS, RETRY_DELAYS_MS, type AttemptRecord, type PartnerHold } from '../lib/delivery';
+import { recordsTaskQueue, type DeliverWebhookInput, type DeliveryState } from './types';
 
 export const retrySummary = (retry: number, delayMs: number): string =>
   `retry ${retry} of ${MAX_ATTEMPTS - 1} in ${delayMs / 1000} s`;
@@ -79,8 +72,8 @@ export function trackDelivery(input: DeliverWebhookInput) {
     /** Held longer than the ceiling: the attempts go on whatever the partner gate says. */
     pastHoldCeiling: () => pastHoldCeiling,
     /**
-     * Waits, without spending the attempt, until the partner guard signals the end of the hold, or until the
-     * delivery has been held for the ceiling in all. One timer and one signal, however long the hold.
+     * Waits, without spending the attempt, until the partner recovery signals the end of the hold, or until
+     * the delivery has been held for the ceiling in all. One timer and one signal, however long the hold.
      */
     async waitWhileHeld(hold: PartnerHold): Promise<void> {
       const remainingMs = hold.ceilingMs - heldMs;

@@ -10,5 +10,5 @@ export const webhookStatusQuery = defineQuery<WebhookDeliveryStatus>('webhookSta
  */
 export const retryNowUpdate = defineUpdate<RetryNowResult>('retryNow');
 
-/** The partner guard's word that the hold is over: a held delivery claims its attempt again, at the cap. */
+/** The partner recovery's word that the hold is over: a held delivery claims its attempt again, at the cap. */
 export const partnerReleasedSignal = defineSignal('partnerReleased');

@@ -5,7 +5,7 @@ import { OperationUnavailableError, TemporalUnavailableError } from '../../appli
 import { TemporalSetupError } from '../../temporal/register-search-attributes';
 import { WebhookConflictError, WebhookNotFoundError, WebhookStartConflictError } from '../../application/operation-errors';
 import { WebhookQueryError } from '../../application/webhook-filter';
-import { PartnerRequestError } from '../../application/partner-control';
+import { PartnerRequestError } from '../../application/partner-operator';
 
 /** The one error body of the internal API: `detail` always; `errors` per JSON path, `reason` from Temporal. */
 export interface InternalErrorBody {

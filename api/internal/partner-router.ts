@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import { createRouter } from '../router';
 import type { ApiDependencies } from '../context';
-import { limitPartner, partnerStatus, pausePartner, resumePartner } from '../../application/partner-control';
+import { limitPartner, partnerStatus, pausePartner, resumePartner } from '../../application/partner-operator';
 import { requireBearerToken } from './bearer-auth';
 import { answerInternalErrors } from './errors';
 import { jsonBody } from './json-body';

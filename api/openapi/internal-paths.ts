@@ -1,6 +1,7 @@
-import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, EVENT_ACTIONS, EVENT_TYPES, LOG_STATUSES, PARTNER_STATES, SIGNED_LINK_KINDS, WEBHOOK_STATUSES } from '../../lib/vocabulary';
+import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, EVENT_ACTIONS, EVENT_TYPES, LOG_STATUSES, SIGNED_LINK_KINDS, WEBHOOK_STATUSES } from '../../lib/vocabulary';
+import { PARTNER_STATES } from '../../lib/partner-states';
 import { bulkRedeliveryBody, listQuery, MAX_LOG_PAGE, redeliveryQuery } from '../../application/webhook-filter';
-import { limitRequest, pauseRequest } from '../../application/partner-control';
+import { limitRequest, pauseRequest } from '../../application/partner-operator';
 import { zodJsonSchema, zodQueryParameters } from './zod-json-schema';
 
 // The internal webhook API in the OpenAPI document: served only where INTERNAL_API_TOKEN enables the routes.

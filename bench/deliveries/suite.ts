@@ -6,7 +6,7 @@ import { webhookHeaders } from '../../events/delivery-headers';
 import { envelopeBody } from '../../events/envelope';
 import { inParallel } from '../../lib/in-parallel';
 import { LOCAL_SQLITE_PRAGMAS } from '../../temporal/local-temporal';
-import { RETRY_DELAYS_MS } from '../../workflows/types';
+import { RETRY_DELAYS_MS } from '../../lib/delivery';
 import { startPartnerServer, type PartnerServer } from '../harness/partner';
 import { postgresCpuClock } from '../harness/proc';
 import { spawnService, type ServiceProcess } from '../harness/service';

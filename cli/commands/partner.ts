@@ -1,7 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError, type Command } from '../command';
 import { bootstrap, openMigratedDatabase, type Runtime } from '../bootstrap';
-import { limitPartner, partnerStatus, pausePartner, PartnerRequestError, resumePartner, type PartnerStatus } from '../../application/partner-control';
+import { limitPartner, partnerStatus, pausePartner, PartnerRequestError, resumePartner, type PartnerStatus } from '../../application/partner-operator';
 import { describeError } from '../../lib/describe-error';
 
 const USAGE = [

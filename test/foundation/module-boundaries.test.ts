@@ -48,6 +48,16 @@ function runtimeImportGraph(): Map<string, string[]> {
   return graph;
 }
 
+/** The import graph with type-only imports, each import resolved to its file. */
+function resolvedImportGraph(): Map<string, string[]> {
+  const files = new Set(sourceFiles());
+  const resolve = (target: string) => (files.has(`${target}.ts`) ? `${target}.ts` : path.join(target, 'index.ts'));
+  return new Map([...importGraph()].map(([file, imports]) => [file, imports.map(resolve)]));
+}
+
+/** The delivery model and partner protection's states: what every layer above shares. */
+const DOMAIN_MODULES = [path.join('lib', 'delivery.ts'), path.join('lib', 'partner-states.ts')];
+
 /** Every cycle of the graph, each once, as the files along it. */
 function cycles(graph: Map<string, string[]>): string[][] {
   const found = new Map<string, string[]>();
@@ -110,16 +120,40 @@ describe('module boundaries', function () {
     assert.deepEqual(cycles(runtimeImportGraph()), []);
   });
 
-  it('webhook data flows one way: store/ imports nothing of api/, application/, activities/, workflows/ code or worker/', () => {
-    for (const [file, imports] of importGraph()) {
-      if (folderOf(file) !== 'store') continue;
-      const text = readFileSync(path.join(root, file), 'utf8');
-      for (const target of imports) {
-        const folder = folderOf(target);
-        if (folder === 'workflows') assert.match(text, new RegExp(`import type [^;]+'[./]+workflows/types'`), `${file} takes only types from workflows/`);
-        else assert.ok(!['api', 'application', 'activities', 'worker', 'cli'].includes(folder), `${file} imports ${target}`);
-      }
+  it('webhook data flows one way: store/ and activities/ import nothing (not even types) of the folders above them', () => {
+    const above: Record<string, string[]> = {
+      store: ['api', 'application', 'workflows', 'activities', 'worker', 'cli'],
+      activities: ['api', 'application', 'workflows', 'worker', 'cli'],
+    };
+    const upward = [...importGraph()].flatMap(([file, imports]) =>
+      imports.filter((target) => above[folderOf(file)]?.includes(folderOf(target))).map((target) => `${file} imports ${target}`),
+    );
+    assert.ok(importGraph().has(path.join('store', 'attempt-claim.ts')), 'the probe sees store/');
+    assert.deepEqual(upward, []);
+  });
+
+  it('the domain model (lib/delivery.ts, lib/partner-states.ts) sits at the bottom: it imports only lib/ and events/', () => {
+    const graph = importGraph();
+    for (const file of DOMAIN_MODULES) {
+      const imports = graph.get(file);
+      assert.ok(imports, `the probe sees ${file}`);
+      assert.deepEqual(imports.filter((target) => !['lib', 'events'].includes(folderOf(target))), [], `${file} imports only lib/ and events/`);
     }
+    // events/ is beside the model, never above it: it imports only lib/, and nothing of the model's imports loops back.
+    const fromEvents = [...graph].filter(([file]) => folderOf(file) === 'events').flatMap(([, imports]) => imports.filter((target) => !['lib', 'events'].includes(folderOf(target))));
+    assert.deepEqual(fromEvents, []);
+  });
+
+  it('no modules of application/, workflows/, activities/, store/ or lib/ import each other in a cycle, type-only imports included', () => {
+    const layers = ['application', 'workflows', 'activities', 'store', 'lib'];
+    const graph = new Map([...resolvedImportGraph()].filter(([file]) => layers.includes(folderOf(file))));
+    assert.ok(graph.has(path.join('application', 'start-webhook.ts')), 'the probe sees application/');
+    assert.deepEqual(cycles(graph), []);
+  });
+
+  it("only store/ creates a partner gate row: ensureGate is store/'s own", () => {
+    const callers = sourceFiles().filter((file) => folderOf(file) !== 'store' && /\bensureGate\b/.test(readFileSync(path.join(root, file), 'utf8')));
+    assert.deepEqual(callers, []);
   });
 
   it('bench/ imports nothing from test/, and its TypeScript stays within 2,500 lines', () => {

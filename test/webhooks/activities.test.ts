@@ -9,12 +9,12 @@ import { loadConfig, type Config } from '../../lib/config';
 import { createActivities, type WebhookActivities } from '../../activities';
 import { USER_AGENT } from '../../events/user-agent';
 import { toEnvelope, type WebhookEventInput } from '../../events/envelope';
-import { insertWebhook } from '../../store/webhook-store';
+import { insertWebhook } from '../../store/webhook-ingestion';
 import { webhookIds } from '../../application/ids';
 import { ApplicationFailure } from '@temporalio/common';
 import { Webhook } from 'standardwebhooks';
 import { webhookAttempts } from '../../lib/metrics';
-import type { AttemptOutcome, AttemptRecord, DeliverAttemptInput, DeliveredAttempt, WebhookRef } from '../../workflows/types';
+import type { AttemptOutcome, AttemptRecord, DeliverAttemptInput, DeliveredAttempt, WebhookRef } from '../../lib/delivery';
 import { createPostToPartner } from '../../activities/partner-post';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { createTestDatabase, type TestDatabase } from '../support/database';
@@ -396,7 +396,7 @@ describe('webhook activities', function () {
     });
     const attemptRows = (knex: Knex) => knex('webhook_attempts').where({ webhook_id: ids.webhookId }).orderBy('attempt');
 
-    // The attempt's claim or the API writes the row before any record (store/webhook-store.ts).
+    // The attempt's claim or the API writes the row before any record (store/attempt-claim.ts).
     beforeEach(async () => {
       await db.knex('webhook_events').del();
       await insertWebhook(db.knex, { ...webhook, event: envelope, runId: null });

@@ -5,7 +5,7 @@ import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import { webhookIds } from '../../application/ids';
 import { toEnvelope } from '../../events/envelope';
-import { insertWebhook } from '../../store/webhook-store';
+import { insertWebhook } from '../../store/webhook-ingestion';
 import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';

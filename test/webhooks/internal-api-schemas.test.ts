@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import type { z } from 'zod';
-import { limitRequest, MAX_PAUSE_REASON, pauseRequest } from '../../application/partner-control';
+import { limitRequest, MAX_PAUSE_REASON, pauseRequest } from '../../application/partner-operator';
 import { bulkRedeliveryBody, listQuery, redeliveryQuery } from '../../application/webhook-filter';
 import { openApiDocument } from '../../api/openapi/document';
 import { zodJsonSchema } from '../../api/openapi/zod-json-schema';

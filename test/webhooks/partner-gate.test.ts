@@ -7,14 +7,15 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../lib/config';
 import { createActivities } from '../../activities';
-import { RETRY_AFTER_CAP_MS, retryAfterMs } from '../../activities/partner-answer';
+import { RETRY_AFTER_CAP_MS, retryAfterMs } from '../../activities/retry-after';
 import { probePartner } from '../../activities/partner-probe';
 import { toEnvelope, type WebhookEventInput } from '../../events/envelope';
-import { insertWebhook } from '../../store/webhook-store';
+import { insertWebhook } from '../../store/webhook-ingestion';
+import { takeGuardLease } from '../../store/partner-gate';
 import { webhookIds } from '../../application/ids';
-import { guardTick } from '../../application/partner-guard';
-import { partnerStatus, pausePartner, resumePartner, limitPartner, PartnerRequestError } from '../../application/partner-control';
-import type { DeliverAttemptInput, DeliveredAttempt, HeldAttempt, WebhookRef } from '../../workflows/types';
+import { recoveryTick } from '../../application/partner-recovery';
+import { partnerStatus, pausePartner, resumePartner, limitPartner, PartnerRequestError } from '../../application/partner-operator';
+import type { DeliverAttemptInput, DeliveredAttempt, HeldAttempt, WebhookRef } from '../../lib/delivery';
 import companySignup from '../fixtures/events/company-signup.json';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { answer, startPartnerServer, type PartnerServer } from './support/partner-server';
@@ -156,12 +157,12 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     const released: string[] = [];
     const guard = { config, knex: db.knex, logger, gateway: { release: async (id: string) => (released.push(id), true) }, probe: () => probePartner(config) };
     partner.requests.length = 0;
-    assert.equal(await guardTick(guard), 'tripped');
-    assert.equal(await guardTick(guard), 'tripped', 'the next probe waits for its interval');
+    assert.equal(await recoveryTick(guard), 'tripped');
+    assert.equal(await recoveryTick(guard), 'tripped', 'the next probe waits for its interval');
     assert.deepEqual(partner.requests.map((r) => [r.method, r.headers.authorization]), [['HEAD', `Bearer ${TOKEN}`]]);
     await new Promise((r) => setTimeout(r, 1100));
     partner.handler = answer(405);
-    assert.equal(await guardTick(guard), 'active');
+    assert.equal(await recoveryTick(guard), 'active');
     assert.equal(partner.requests.length, 2);
     assert.equal((await partnerStatus(db.knex, config)).state, 'active');
     assert.deepEqual(
@@ -184,14 +185,14 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     await limitPartner(db.knex, config, logger, { max_per_second: 2 });
     const released: string[] = [];
     const guard = { config, knex: db.knex, logger, gateway: { release: async (id: string) => (released.push(id), true) }, probe: () => probePartner(config) };
-    assert.equal(await guardTick(guard), 'paused');
+    assert.equal(await recoveryTick(guard), 'paused');
     assert.deepEqual(released, [], 'nothing is woken while paused');
     await resumePartner(db.knex, config, logger);
     // Only this queue's held rows: other tests' queues hold rows in the same database.
-    await guardTick(guard);
+    await recoveryTick(guard);
     assert.deepEqual(released, inputs.slice(0, 2).map((i) => i.webhook.workflowId));
-    await guardTick(guard);
-    await guardTick(guard);
+    await recoveryTick(guard);
+    await recoveryTick(guard);
     assert.deepEqual(released, inputs.map((i) => i.webhook.workflowId));
     assert.equal((await partnerStatus(db.knex, config)).held, 0);
   });
@@ -213,6 +214,22 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     await new Promise((r) => setTimeout(r, 2100));
     assert.equal((await partnerStatus(db.knex, config)).state, 'active');
     assert.equal(((await deliver(other)) as DeliveredAttempt).outcome.httpStatus, 204);
+  });
+
+  it("a queue's gate row is written on first use by the statement that needs it: the attempt's claim (which then claims) or the recovery's lease", async () => {
+    const gateRows = async (taskQueue: string) => Number((await db.knex('partner_gate').where({ task_queue: taskQueue }).count<{ count: string }[]>('* as count'))[0].count);
+    const claimedFirst = configFor();
+    assert.equal(await gateRows(claimedFirst.TEMPORAL_TASK_QUEUE), 0);
+    const input = await stored();
+    const result = (await activitiesFor(claimedFirst).deliver(input)) as DeliveredAttempt;
+    assert.deepEqual([result.outcome.httpStatus, result.needsRecord], [204, false]);
+    assert.equal(postsOf(input.webhookId), 1);
+    assert.equal(await gateRows(claimedFirst.TEMPORAL_TASK_QUEUE), 1);
+
+    const leasedFirst = configFor();
+    assert.equal(await takeGuardLease(db.knex, leasedFirst.TEMPORAL_TASK_QUEUE, 'worker-a', 5000), true);
+    assert.equal(await takeGuardLease(db.knex, leasedFirst.TEMPORAL_TASK_QUEUE, 'worker-b', 5000), false, 'the lease is held');
+    assert.equal(await gateRows(leasedFirst.TEMPORAL_TASK_QUEUE), 1);
   });
 
   it('reads Retry-After as seconds or an HTTP date, only on 429 and 503, capped at an hour', () => {

@@ -7,7 +7,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import { startWebhook, type StartedWebhook } from '../../application/start-webhook';
-import { runPartnerGuard } from '../../application/partner-guard';
+import { runPartnerRecovery } from '../../application/partner-recovery';
 import { probePartner } from '../../activities/partner-probe';
 import { partnerReleasedSignal } from '../../workflows/messages';
 import type { WebhookEventInput } from '../../events/envelope';
@@ -45,7 +45,7 @@ describe('an hour-long outage on the time-skipping test server, with the default
     const logger = createLogger('silent');
     worker = await startTestWorker({ config: running, knex: db.knex, logger }, env.nativeConnection);
     const gateway = { release: (workflowId: string) => env.client.workflow.getHandle(workflowId).signal(partnerReleasedSignal).then(() => true) };
-    guard = runPartnerGuard({ config: running, knex: db.knex, logger, gateway, probe: () => probePartner(running) }, stopGuard.signal);
+    guard = runPartnerRecovery({ config: running, knex: db.knex, logger, gateway, probe: () => probePartner(running) }, stopGuard.signal);
   });
 
   after(async () => {

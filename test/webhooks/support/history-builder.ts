@@ -3,7 +3,8 @@
 // current/): each attempt is a `core_local_activity` marker, and only the records an attempt could not write
 // become record activities. Every WorkflowTaskCompleted carries coreUsedFlags, so replay also checks activity
 // types and ids.
-import { MAX_ATTEMPTS, RETRY_DELAYS_MS, recordsTaskQueue, type AttemptOutcome, type DeliverWebhookInput } from '../../../workflows/types';
+import { MAX_ATTEMPTS, RETRY_DELAYS_MS, type AttemptOutcome } from '../../../lib/delivery';
+import { recordsTaskQueue, type DeliverWebhookInput } from '../../../workflows/types';
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 const jsonPayload = (value: unknown) => ({ metadata: { encoding: b64('json/plain') }, data: b64(JSON.stringify(value)) });

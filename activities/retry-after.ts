@@ -1,5 +1,3 @@
-import type { AttemptOutcome } from '../workflows/types';
-
 /** A Retry-After holds deliveries at most this long (Standard Webhooks asks senders to honour it; Hook0 caps at 10 h). */
 export const RETRY_AFTER_CAP_MS = 60 * 60 * 1000;
 
@@ -14,15 +12,3 @@ export function retryAfterMs(status: number, header: string | string[] | undefin
   if (!Number.isFinite(ms)) return undefined;
   return Math.min(Math.max(0, Math.ceil(ms)), RETRY_AFTER_CAP_MS);
 }
-
-/**
- * What one POST says about the partner, as the breaker counts it. `failing`: it could not be reached or answered
- * that it cannot take deliveries now (no answer, a timeout, 5XX, 429). `answered`: any other answer, including a
- * 4XX refusing one payload, which is that webhook's own failure and never holds the others.
- */
-export function breakerVerdict(outcome: AttemptOutcome): 'failing' | 'answered' {
-  return failingAnswer(outcome.httpStatus) ? 'failing' : 'answered';
-}
-
-/** No answer (null), a 5XX or a 429: the partner cannot take deliveries now. */
-export const failingAnswer = (httpStatus: number | null): boolean => httpStatus === null || httpStatus >= 500 || httpStatus === 429;

@@ -4,10 +4,10 @@ import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import type { PartnerSnapshot } from '../lib/metrics';
 import { formatPathError, isStorableText, zodPathErrors, type PathError } from '../lib/validation';
-import { ensureGate, limitGate, pauseGate, readGate, resumeGate, type GateView } from '../store/partner-gate';
+import { limitGate, pauseGate, readGate, resumeGate, type GateView } from '../store/partner-gate';
 
-// An operator's controls of the partner gate, shared by the internal API and the CLI: status, pause, resume
-// and the cap. Each change is logged once, by the call that made it.
+// An operator's controls of partner protection (lib/partner-states.ts), shared by the internal API and the
+// CLI: status, pause, resume and the cap. Each change is logged once, by the call that made it.
 
 /** The partner's status as the API and `partner-service partner status` print it. */
 export interface PartnerStatus {
@@ -51,9 +51,6 @@ function asStatus(gate: GateView, config: Config): PartnerStatus {
     },
   };
 }
-
-/** Creates the queue's gate, open, when it has none: a worker does so before it polls. */
-export const ensurePartnerGate = (knex: Knex, config: Config): Promise<void> => ensureGate(knex, config.TEMPORAL_TASK_QUEUE);
 
 export async function partnerStatus(knex: Knex, config: Config): Promise<PartnerStatus> {
   return asStatus(await readGate(knex, config.TEMPORAL_TASK_QUEUE), config);
@@ -127,7 +124,7 @@ export async function pausePartner(knex: Knex, config: Config, logger: Logger, b
   return partnerStatus(knex, config);
 }
 
-/** Ends a pause; the partner guard then wakes held deliveries at the cap, oldest first. */
+/** Ends a pause; the partner recovery (partner-recovery.ts) then wakes held deliveries at the cap, oldest first. */
 export async function resumePartner(knex: Knex, config: Config, logger: Logger): Promise<PartnerStatus> {
   if (await resumeGate(knex, config.TEMPORAL_TASK_QUEUE)) logger.info('partner resumed: held deliveries go out at the cap, oldest first');
   return partnerStatus(knex, config);

@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../lib/config';
 import { inParallel } from '../lib/in-parallel';
 import type { Logger } from '../lib/logger';
-import type { PartnerState } from '../lib/vocabulary';
+import type { PartnerState, ProbeResult } from '../lib/partner-states';
 import { partnerProbes } from '../lib/metrics';
 import { claimProbe, closeBreaker, markReleased, oldestHeld, readGate, releaseGuardLease, takeGuardLease, type HeldDelivery } from '../store/partner-gate';
 import type { TemporalGateway } from './temporal-gateway';
@@ -17,23 +17,23 @@ const GUARD_LEASE_MS = 5000;
 /** Signals in flight at once while waking held deliveries. */
 const RELEASE_CONCURRENCY = 16;
 
-export interface PartnerGuardDependencies {
+export interface PartnerRecoveryDependencies {
   readonly config: Config;
   readonly knex: Knex;
   readonly logger: Logger;
   /** Signals the held deliveries' workflows. */
   readonly gateway: Pick<TemporalGateway, 'release'>;
   /** One probe of the partner (activities/partner-probe.ts). */
-  readonly probe: () => Promise<{ verdict: 'answered' | 'failing'; httpStatus: number | null; errorClass: string | null }>;
+  readonly probe: () => Promise<ProbeResult>;
 }
 
 /**
- * The partner guard: every worker runs one, and the one holding the gate's lease acts for the task queue.
- * While the breaker is tripped it sends the one probe that is due; while the gate is open it wakes held
- * deliveries, oldest first, as many a second as the cap allows, so a hold ends without a thundering herd.
- * Runs until `stop` aborts.
+ * The partner recovery loop (the "partner guard"): every worker runs one, and the one holding the gate's guard
+ * lease acts for the task queue. While the breaker is tripped it sends the one probe that is due; while the gate
+ * is open it wakes held deliveries, oldest first, as many a second as the cap allows, so a hold ends without a
+ * thundering herd. Runs until `stop` aborts.
  */
-export async function runPartnerGuard(deps: PartnerGuardDependencies, stop: AbortSignal): Promise<void> {
+export async function runPartnerRecovery(deps: PartnerRecoveryDependencies, stop: AbortSignal): Promise<void> {
   const { config, knex, logger } = deps;
   const taskQueue = config.TEMPORAL_TASK_QUEUE;
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -42,7 +42,7 @@ export async function runPartnerGuard(deps: PartnerGuardDependencies, stop: Abor
   while (!stop.aborted) {
     try {
       if (await takeGuardLease(knex, taskQueue, owner, GUARD_LEASE_MS)) {
-        const state = await guardTick(deps);
+        const state = await recoveryTick(deps);
         if (lastState === 'throttled' && state === 'active') logger.info('partner Retry-After has passed: held deliveries go out at the cap, oldest first');
         lastState = state;
       } else lastState = undefined;
@@ -59,7 +59,7 @@ export async function runPartnerGuard(deps: PartnerGuardDependencies, stop: Abor
 }
 
 /** One look at the gate by the leader: a due probe, or a batch of held deliveries to wake. Returns the state it saw. */
-export async function guardTick({ config, knex, logger, gateway, probe }: PartnerGuardDependencies): Promise<PartnerState> {
+export async function recoveryTick({ config, knex, logger, gateway, probe }: PartnerRecoveryDependencies): Promise<PartnerState> {
   const taskQueue = config.TEMPORAL_TASK_QUEUE;
   const gate = await readGate(knex, taskQueue);
   if (gate.state === 'tripped') {

@@ -1,0 +1,36 @@
+import type { Knex } from 'knex';
+import { runSql, sql } from '../db/sql';
+import {
+  asStoredWebhook,
+  ATTEMPT_COLUMNS,
+  STORED_WEBHOOK_COLUMNS,
+  WEBHOOK_VIEW_COLUMNS,
+  type AttemptRow,
+  type StoredWebhook,
+  type StoredWebhookRow,
+  type WebhookViewRow,
+} from './webhook-rows';
+
+// One webhook as it is read back: the status URL's view (with the run it learns from Temporal), and the stored
+// webhook an operation on it starts from.
+
+/** One webhook as the status URL shows it: its row and every recorded attempt, in snake_case JSON. */
+export async function loadWebhookView(knex: Knex, webhookId: string) {
+  const [row] = await runSql<WebhookViewRow>(knex, sql`SELECT ${WEBHOOK_VIEW_COLUMNS} FROM webhook_events WHERE id = ${webhookId}`);
+  if (!row) return undefined;
+  const attempts = await runSql<AttemptRow>(knex, sql`SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts WHERE webhook_id = ${webhookId} ORDER BY attempt`);
+  return { ...row, attempts };
+}
+
+export type WebhookView = WebhookViewRow & { readonly attempts: AttemptRow[] };
+
+/** Records the run of a webhook that had none; true when this call recorded it, false when one was there. */
+export async function attachRun(knex: Knex, webhookId: string, runId: string): Promise<boolean> {
+  const rows = await runSql(knex, sql`UPDATE webhook_events SET run_id = ${runId}, updated_at = now() WHERE id = ${webhookId} AND run_id IS NULL RETURNING id`);
+  return rows.length === 1;
+}
+
+export async function findWebhookById(knex: Knex, webhookId: string): Promise<StoredWebhook | undefined> {
+  const [row] = await runSql<StoredWebhookRow>(knex, sql`SELECT ${STORED_WEBHOOK_COLUMNS} FROM webhook_events WHERE id = ${webhookId}`);
+  return row && asStoredWebhook(row);
+}
