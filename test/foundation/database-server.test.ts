@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { assertSupportedServer, MIN_SERVER_VERSION, UnsupportedServerError } from '../../db/database';
-import { describeError } from '../../lib/describe-error';
 import { useTestDatabase } from '../support/database';
 
 describe('the PostgreSQL release', () => {
@@ -17,15 +16,5 @@ describe('the PostgreSQL release', () => {
       assert.equal(error.message, `PostgreSQL ${rows[0].version} is not supported: the service needs PostgreSQL 99 or newer (DATABASE_URL)`);
       return true;
     });
-  });
-});
-
-describe('describeError', () => {
-  it('never answers with an empty reason or "undefined"', () => {
-    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
-    assert.equal(describeError(new AggregateError([refused, refused], '')), 'connect ECONNREFUSED 127.0.0.1:1');
-    assert.equal(describeError(Object.assign(new Error(''), { code: 'EPIPE' })), 'Error (EPIPE)');
-    assert.equal(describeError(undefined), 'undefined value thrown');
-    assert.equal(describeError('plain'), 'plain');
   });
 });
