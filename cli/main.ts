@@ -16,6 +16,7 @@ function globalHelp(): string {
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     'Run `partner-service <command> --help` for the options of one command.',
+    'Add --verbose to any command to see its info log lines (and the stack of an unexpected error).',
     'Configuration comes from environment variables (and an optional .env file); see README.md.',
   ].join('\n');
 }
