@@ -5,6 +5,7 @@ import { StartAbortedError, throwIfStopping } from '../lib/abort';
 import { shutdownTracing } from '../lib/tracing';
 import { openDatabase, type Database } from '../db/database';
 import { migrateLatest } from '../db/migrate';
+import { commandLogLevel } from './log-level';
 
 export interface Runtime {
   readonly config: Config;
@@ -13,12 +14,15 @@ export interface Runtime {
 }
 
 /**
- * Validates the configuration (exits with one line on error) and creates the logger. One-shot commands
- * pass `logsTo: 'stderr'` so their stdout is only their result.
+ * Validates the configuration (throws ConfigError) and creates the logger. One-shot commands pass
+ * `logsTo: 'stderr'` so their stdout is only their result; they log warnings and errors only unless LOG_LEVEL
+ * is set or `verbose` (cli/log-level.ts).
  */
-export function bootstrap({ logsTo = 'stdout' }: { logsTo?: LogStream } = {}): Runtime {
+export function bootstrap({ logsTo = 'stdout', verbose = false }: { logsTo?: LogStream; verbose?: boolean } = {}): Runtime {
   const config = loadConfig();
-  const logger = createLogger(config.LOG_LEVEL, logsTo);
+  // Set in the environment (or .env), as loadConfig reads it: an empty value is unset there too.
+  const configured = process.env.LOG_LEVEL ? config.LOG_LEVEL : undefined;
+  const logger = createLogger(commandLogLevel({ configured, oneShot: logsTo === 'stderr', verbose }), logsTo);
   const shutdown = new Shutdown(logger);
   // Registered first, so it runs last: the spans of everything that stops before it are sent.
   shutdown.add('tracing', shutdownTracing);

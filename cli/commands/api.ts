@@ -7,8 +7,8 @@ export const apiCommand: Command = {
   name: 'api',
   summary: 'Serve the HTTP API (applies pending migrations first)',
   usage: 'Usage: partner-service api\n\nServes the REST, SCIM and internal APIs on HOST:PORT until SIGINT or SIGTERM.',
-  async run() {
-    const runtime = bootstrap();
+  async run(_args, { verbose }) {
+    const runtime = bootstrap({ verbose });
     runtime.shutdown.listen();
     return cleanUpOnFailure(runtime, async () => {
       const database = await openMigratedDatabase(runtime);

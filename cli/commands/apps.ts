@@ -1,9 +1,8 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseArgs } from 'node:util';
 import type { Knex } from 'knex';
-import { UsageError, type Command } from '../command';
+import { CommandFailure, UsageError, type Command } from '../command';
 import { bootstrap, openMigratedDatabase } from '../bootstrap';
-import { createPartnerApp, listPartnerApps, revokePartnerApp, UnknownCompaniesError, type AppSummary } from '../apps-store';
-import { describeError } from '../../lib/describe-error';
+import { createPartnerApp, listPartnerApps, revokePartnerApp, type AppSummary } from '../apps-store';
 
 const USAGE = [
   'Usage: partner-service apps create --name NAME --company ID [--company ID...] [--json]',
@@ -21,18 +20,10 @@ const USAGE = [
 /** Parsed arguments bound to the database work they call for; parsing happens before the database opens. */
 type Action = (knex: Knex) => Promise<number>;
 
-function parse<T extends ParseArgsConfig>(config: T) {
-  try {
-    return parseArgs(config);
-  } catch (error) {
-    throw new UsageError(describeError(error));
-  }
-}
-
 const write = (text: string) => process.stdout.write(`${text}\n`);
 
 function create(args: string[]): Action {
-  const { values } = parse({
+  const { values } = parseArgs({
     args,
     options: { name: { type: 'string' }, company: { type: 'string', multiple: true }, json: { type: 'boolean', default: false } },
   });
@@ -41,16 +32,11 @@ function create(args: string[]): Action {
   const companies = values.company ?? [];
   if (!companies.length) throw new UsageError('at least one --company is required');
   return async (knex) => {
-    try {
-      const { appId, appKey } = await createPartnerApp(knex, name, companies);
-      write(values.json ? JSON.stringify({ app_id: appId, app_key: appKey }) : `app_id: ${appId}\napp_key: ${appKey}`);
-      process.stderr.write('Store the key now: it cannot be shown again.\n');
-      return 0;
-    } catch (error) {
-      if (!(error instanceof UnknownCompaniesError)) throw error;
-      process.stderr.write(`partner-service apps create: ${error.message}; nothing was written.\n`);
-      return 1;
-    }
+    const { appId, appKey } = await createPartnerApp(knex, name, companies);
+    write(values.json ? JSON.stringify({ app_id: appId, app_key: appKey }) : `app_id: ${appId}\napp_key: ${appKey}`);
+    // A warning that matters, not a log line: it shows at every log level, and never on stdout.
+    process.stderr.write('Store the key now: it cannot be shown again.\n');
+    return 0;
   };
 }
 
@@ -58,7 +44,7 @@ const formatApp = (app: AppSummary) =>
   [app.app_id, app.status, app.created_at.toISOString(), app.companies.join(','), app.name].join('\t');
 
 function list(args: string[]): Action {
-  const { values } = parse({ args, options: { json: { type: 'boolean', default: false } } });
+  const { values } = parseArgs({ args, options: { json: { type: 'boolean', default: false } } });
   return async (knex) => {
     const apps = await listPartnerApps(knex);
     write(values.json ? JSON.stringify(apps) : ['APP_ID\tSTATUS\tCREATED\tCOMPANIES\tNAME', ...apps.map(formatApp)].join('\n'));
@@ -67,15 +53,12 @@ function list(args: string[]): Action {
 }
 
 function revoke(args: string[]): Action {
-  const { positionals } = parse({ args, allowPositionals: true, options: {} });
+  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
   if (positionals.length !== 1) throw new UsageError('expected exactly one APP_ID');
   const [appId] = positionals;
   return async (knex) => {
     const outcome = await revokePartnerApp(knex, appId);
-    if (outcome === 'unknown') {
-      process.stderr.write(`partner-service apps revoke: no app ${JSON.stringify(appId)}\n`);
-      return 1;
-    }
+    if (outcome === 'unknown') throw new CommandFailure(`partner-service apps revoke: no app ${JSON.stringify(appId)}`);
     write(outcome === 'revoked' ? `revoked ${appId}` : `${appId} was already revoked`);
     return 0;
   };
@@ -87,13 +70,13 @@ export const appsCommand: Command = {
   name: 'apps',
   summary: 'Create, list and revoke the partner apps of the REST user listings',
   usage: USAGE,
-  async run(args) {
+  async run(args, { verbose }) {
     const [name, ...rest] = args;
     if (name === undefined || !Object.hasOwn(SUBCOMMANDS, name)) {
       throw new UsageError(name === undefined ? 'expected create, list or revoke' : `unknown subcommand "${name}"`);
     }
     const action = SUBCOMMANDS[name](rest);
-    const runtime = bootstrap({ logsTo: 'stderr' });
+    const runtime = bootstrap({ logsTo: 'stderr', verbose });
     const database = await openMigratedDatabase(runtime);
     try {
       return await action(database.knex);

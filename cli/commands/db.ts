@@ -1,4 +1,4 @@
-import { UsageError, type Command } from '../command';
+import { CommandFailure, UsageError, type Command } from '../command';
 import { loadConfig } from '../../lib/config';
 import { embeddedUrl, runningEmbeddedPostgres } from '../../db/embedded-postgres';
 import { embeddedDataDir, SERVICE_DATABASE } from '../../db/database';
@@ -23,10 +23,7 @@ export const dbCommand: Command = {
     }
     const dataDir = embeddedDataDir(config);
     const running = await runningEmbeddedPostgres(dataDir);
-    if (!running) {
-      process.stderr.write(`partner-service db: the embedded PostgreSQL in ${dataDir} is not running; start the service (npm start) and ask again\n`);
-      return 1;
-    }
+    if (!running) throw new CommandFailure(`partner-service db: the embedded PostgreSQL in ${dataDir} is not running; start the service (npm start) and ask again`);
     process.stdout.write(`${embeddedUrl(running.port, SERVICE_DATABASE)}\n`);
     return 0;
   },

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { UsageError, type Command } from '../command';
 import { bootstrap, openMigratedDatabase } from '../bootstrap';
-import { DirectoryImportError, importDirectoryFile } from '../../directory/import-directory';
+import { importDirectoryFile } from '../../directory/import-directory';
 
 export const importCommand: Command = {
   name: 'import',
@@ -15,21 +15,15 @@ export const importCommand: Command = {
     'Options:',
     '  --replace  make FILE the whole truth: delete rows of the sections FILE contains that FILE does not list',
   ].join('\n'),
-  async run(args) {
+  async run(args, { verbose }) {
     const { positionals, values } = parseArgs({ args, allowPositionals: true, options: { replace: { type: 'boolean', default: false } } });
     if (positionals.length !== 1) throw new UsageError('expected exactly one FILE');
-    const runtime = bootstrap({ logsTo: 'stderr' });
+    const runtime = bootstrap({ logsTo: 'stderr', verbose });
     const database = await openMigratedDatabase(runtime);
     try {
       const summary = await importDirectoryFile(database.knex, positionals[0], { replace: values.replace });
       process.stdout.write(`${JSON.stringify(summary)}\n`);
       return 0;
-    } catch (error) {
-      if (error instanceof DirectoryImportError) {
-        process.stderr.write(`Import failed; nothing was written.\n${error.problems.join('\n')}\n`);
-        return 1;
-      }
-      throw error;
     } finally {
       await runtime.shutdown.shutdown();
     }

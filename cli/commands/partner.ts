@@ -1,8 +1,7 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseArgs } from 'node:util';
 import { UsageError, type Command } from '../command';
 import { bootstrap, openMigratedDatabase, type Runtime } from '../bootstrap';
-import { limitPartner, partnerStatus, pausePartner, PartnerRequestError, resumePartner, type PartnerStatus } from '../../application/partner-operator';
-import { describeError } from '../../lib/describe-error';
+import { limitPartner, partnerStatus, pausePartner, resumePartner, type PartnerStatus } from '../../application/partner-operator';
 
 const USAGE = [
   'Usage: partner-service partner status',
@@ -23,22 +22,14 @@ const USAGE = [
 
 type Action = (runtime: Runtime, knex: Parameters<typeof partnerStatus>[0]) => Promise<PartnerStatus>;
 
-function parse<T extends ParseArgsConfig>(config: T) {
-  try {
-    return parseArgs(config);
-  } catch (error) {
-    throw new UsageError(describeError(error));
-  }
-}
-
 function pause(args: string[]): Action {
-  const { values } = parse({ args, options: { reason: { type: 'string' } } });
+  const { values } = parseArgs({ args, options: { reason: { type: 'string' } } });
   if (values.reason === undefined) throw new UsageError('--reason is required: say why, for the status and the log');
   return (runtime, knex) => pausePartner(knex, runtime.config, runtime.logger, { reason: values.reason });
 }
 
 function limit(args: string[]): Action {
-  const { values, positionals } = parse({ args, allowPositionals: true, options: { reset: { type: 'boolean', default: false } } });
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { reset: { type: 'boolean', default: false } } });
   if (values.reset === positionals.length > 0 || positionals.length > 1) throw new UsageError('expected PER_SECOND (a whole number) or --reset');
   const perSecond = values.reset ? null : /^\d+$/.test(positionals[0]) ? Number(positionals[0]) : Number.NaN;
   if (Number.isNaN(perSecond)) throw new UsageError(`PER_SECOND must be a whole number, not ${JSON.stringify(positionals[0])}`);
@@ -63,20 +54,17 @@ export const partnerCommand: Command = {
   name: 'partner',
   summary: 'Show, pause, resume and cap the deliveries to the partner',
   usage: USAGE,
-  async run(args) {
+  async run(args, { verbose }) {
     const [name, ...rest] = args;
     if (name === undefined || !Object.hasOwn(SUBCOMMANDS, name)) {
       throw new UsageError(name === undefined ? 'expected status, pause, resume or limit' : `unknown subcommand "${name}"`);
     }
     const action = SUBCOMMANDS[name](rest);
-    const runtime = bootstrap({ logsTo: 'stderr' });
+    const runtime = bootstrap({ logsTo: 'stderr', verbose });
     try {
       const database = await openMigratedDatabase(runtime);
       process.stdout.write(`${JSON.stringify(await action(runtime, database.knex))}\n`);
       return 0;
-    } catch (error) {
-      if (!(error instanceof PartnerRequestError)) throw error;
-      throw new UsageError(error.message);
     } finally {
       await runtime.shutdown.shutdown();
     }

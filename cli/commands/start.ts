@@ -29,8 +29,8 @@ export const startCommand: Command = {
     'inbox on 127.0.0.1 (port 3002 when free) as the partner endpoint: it answers 204 and shows the last',
     'deliveries, their headers and their authorization and signature checks.',
   ].join('\n'),
-  async run() {
-    const runtime = bootstrap();
+  async run(_args, { verbose }) {
+    const runtime = bootstrap({ verbose });
     runtime.shutdown.listen();
     // Every step gives up when a stop signal comes (killing the child process it was starting), so that
     // SIGINT or SIGTERM stops the process within 2 s at any moment of its start-up (docs/operations.md).

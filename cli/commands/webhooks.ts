@@ -1,19 +1,20 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { UsageError, type Command } from '../command';
+import { CommandFailure, UsageError, type Command } from '../command';
 import { bootstrap, openMigratedDatabase, type Runtime } from '../bootstrap';
 import { partnerSettings } from '../../lib/config';
-import { formatPathError, isCanonicalUuid } from '../../lib/validation';
-import { parseBulkRedelivery, WebhookQueryError } from '../../application/webhook-filter';
+import { isCanonicalUuid } from '../../lib/validation';
+import { parseBulkRedelivery } from '../../application/webhook-filter';
 import { readDeliveryLog } from '../../application/delivery-log';
 import { cancelWebhook, redeliverMatching, redeliverWebhook, retryWebhookNow } from '../../application/webhook-operations';
-import { WebhookConflictError, WebhookNotFoundError, WebhookStartConflictError } from '../../application/operation-errors';
+import { WebhookNotFoundError } from '../../application/operation-errors';
 import { webhookStatus } from '../../application/webhook-status';
 import { acceptWebhook } from '../../application/ingest';
 import { sendTestWebhook } from '../send-test';
-import { prepareWebhook, WebhookValidationError } from '../../application/start-webhook';
-import { createTemporalGateway, TemporalUnavailableError } from '../../application/temporal-gateway';
-import { TemporalSetupError } from '../../temporal/register-search-attributes';
+import { prepareWebhook } from '../../application/start-webhook';
+import { createTemporalGateway } from '../../application/temporal-gateway';
+
+const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
 
 const USAGE = [
   'Usage: partner-service webhooks send FILE.json',
@@ -48,11 +49,6 @@ const USAGE = [
   'Operations exit 1 when the webhook does not exist or is in the wrong state (the API\'s 404 and 409).',
 ].join('\n');
 
-const fail = (message: string) => {
-  process.stderr.write(`${message}\n`);
-  return 1;
-};
-
 async function readEventFile(file: string): Promise<unknown> {
   let text: string;
   try {
@@ -72,29 +68,19 @@ async function send(runtime: Runtime, event: unknown): Promise<number> {
   const database = await openMigratedDatabase(runtime);
   const gateway = createTemporalGateway(runtime.config, runtime.logger);
   runtime.shutdown.add('temporal client', () => gateway.close());
-  try {
-    const accepted = await acceptWebhook(database.knex, gateway, prepared);
-    const { webhookId, eventId, workflowId, runId, started } = accepted;
-    process.stdout.write(
-      `${JSON.stringify({ status: started ? 'accepted' : 'existing', webhook_id: webhookId, event_id: eventId, workflow_id: workflowId, run_id: runId })}\n`,
-    );
-    return 0;
-  } catch (error) {
-    if (error instanceof TemporalUnavailableError || error instanceof TemporalSetupError || error instanceof WebhookStartConflictError) {
-      return fail(`Webhook not accepted: ${error.message}`);
-    }
-    throw error;
-  }
+  const { webhookId, eventId, workflowId, runId, started } = await acceptWebhook(database.knex, gateway, prepared);
+  print({ status: started ? 'accepted' : 'existing', webhook_id: webhookId, event_id: eventId, workflow_id: workflowId, run_id: runId });
+  return 0;
 }
 
 async function sendTest(runtime: Runtime, event: unknown): Promise<number> {
   prepareWebhook(event);
   const settings = partnerSettings(runtime.config);
-  if ('missing' in settings) return fail(`${settings.missing} is not set: there is no partner endpoint to test`);
+  if ('missing' in settings) throw new CommandFailure(`${settings.missing} is not set: there is no partner endpoint to test`);
   const database = await openMigratedDatabase(runtime);
   // stdout carries the outcome JSON alone; the attempt's own log line would repeat it.
   const report = await sendTestWebhook(runtime.config, database.knex, runtime.logger.child({}, { level: 'error' }), event);
-  process.stdout.write(`${JSON.stringify(report)}\n`);
+  print(report);
   return report.succeeded ? 0 : 1;
 }
 
@@ -110,21 +96,15 @@ const FILTER_OPTIONS = {
 
 /** Flags as the API's query names them, so one parser validates both. */
 function filterFlags(args: string[], extra: { cursor?: true; redeliver?: true } = {}) {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        ...FILTER_OPTIONS,
-        ...(extra.cursor && { cursor: { type: 'string' } }),
-        ...(extra.redeliver && { all: { type: 'boolean' }, 'allow-expired-links': { type: 'boolean' } }),
-      },
-    });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      ...FILTER_OPTIONS,
+      ...(extra.cursor && { cursor: { type: 'string' } }),
+      ...(extra.redeliver && { all: { type: 'boolean' }, 'allow-expired-links': { type: 'boolean' } }),
+    },
+  });
   const { 'event-type': eventType, 'company-id': companyId, all, 'allow-expired-links': allowExpiredLinks, ...rest } = values as Record<
     string,
     string | boolean | undefined
@@ -133,8 +113,6 @@ function filterFlags(args: string[], extra: { cursor?: true; redeliver?: true } 
   return { query, positionals, all: all === true, allowExpiredLinks: allowExpiredLinks === true };
 }
 
-const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
-
 /** list, show, retry-now, cancel, redeliver: the operations of the internal API, on the same code. */
 async function operate(runtime: Runtime, action: string, args: string[]): Promise<number> {
   const { query, positionals, all, allowExpiredLinks } = filterFlags(args, { cursor: action === 'list' || undefined, redeliver: action === 'redeliver' || undefined });
@@ -142,7 +120,7 @@ async function operate(runtime: Runtime, action: string, args: string[]): Promis
   if (single && (positionals.length !== 1 || Object.keys(query).length)) throw new UsageError(`${action} takes exactly one WEBHOOK_ID`);
   if (!single && positionals.length) throw new UsageError(`${action} ${all ? '--all ' : ''}takes filters, not a WEBHOOK_ID`);
   const [webhookId] = positionals;
-  if (single && !isCanonicalUuid(webhookId)) return fail(`No webhook ${webhookId}.`);
+  if (single && !isCanonicalUuid(webhookId)) throw new WebhookNotFoundError(webhookId);
   const database = await openMigratedDatabase(runtime);
   const { knex } = database;
   const gateway = createTemporalGateway(runtime.config, runtime.logger);
@@ -186,34 +164,22 @@ export const webhooksCommand: Command = {
   name: 'webhooks',
   summary: 'Start, test, list, show, retry, cancel and redeliver webhooks',
   usage: USAGE,
-  async run(args) {
+  async run(args, { verbose }) {
     const [action, file, ...rest] = args;
-    if (OPERATIONS.includes(action)) return runOperation(action, args.slice(1));
-    if (action !== 'send' && action !== 'send-test') throw new UsageError(`expected send, send-test, ${OPERATIONS.join(', ')}`);
-    if (!file || rest.length) throw new UsageError('expected exactly one FILE.json');
-    const event = await readEventFile(file);
-    const runtime = bootstrap({ logsTo: 'stderr' });
+    let body: (runtime: Runtime) => Promise<number>;
+    if (OPERATIONS.includes(action)) {
+      body = (runtime) => operate(runtime, action, args.slice(1));
+    } else {
+      if (action !== 'send' && action !== 'send-test') throw new UsageError(`expected send, send-test, ${OPERATIONS.join(', ')}`);
+      if (!file || rest.length) throw new UsageError('expected exactly one FILE.json');
+      const event = await readEventFile(file);
+      body = (runtime) => (action === 'send' ? send(runtime, event) : sendTest(runtime, event));
+    }
+    const runtime = bootstrap({ logsTo: 'stderr', verbose });
     try {
-      return await (action === 'send' ? send(runtime, event) : sendTest(runtime, event));
-    } catch (error) {
-      if (error instanceof WebhookValidationError) return fail(`Invalid webhook event; nothing was sent.\n${error.errors.map(formatPathError).join('\n')}`);
-      throw error;
+      return await body(runtime);
     } finally {
       await runtime.shutdown.shutdown();
     }
   },
 };
-
-async function runOperation(action: string, args: string[]): Promise<number> {
-  const runtime = bootstrap({ logsTo: 'stderr' });
-  try {
-    return await operate(runtime, action, args);
-  } catch (error) {
-    if (error instanceof WebhookQueryError) throw new UsageError(error.errors.map(formatPathError).join('\n'));
-    if (error instanceof WebhookNotFoundError || error instanceof WebhookConflictError) return fail(error.message);
-    if (error instanceof TemporalUnavailableError) return fail(`Temporal is unavailable: ${error.reason}`);
-    throw error;
-  } finally {
-    await runtime.shutdown.shutdown();
-  }
-}

@@ -1,4 +1,4 @@
-import type { Command } from '../command';
+import { CommandFailure, type Command } from '../command';
 import { bootstrap, cleanUpOnFailure, openMigratedDatabase } from '../bootstrap';
 import { partnerSettings } from '../../lib/config';
 import { exitOnTemporalSetupError } from '../temporal-setup';
@@ -13,14 +13,11 @@ export const workerCommand: Command = {
     'until SIGINT or SIGTERM. Needs PARTNER_ENDPOINT and PARTNER_ACCESS_TOKEN. Serves /healthz, /readyz',
     'and /metrics on HOST:WORKER_HTTP_PORT.',
   ].join('\n'),
-  async run() {
-    const runtime = bootstrap();
+  async run(_args, { verbose }) {
+    const runtime = bootstrap({ verbose });
     // Delivering is this process's only job: without a partner it stops at once rather than idle.
     const settings = partnerSettings(runtime.config);
-    if ('missing' in settings) {
-      process.stderr.write(`${settings.missing} is not set: the worker has no partner endpoint to deliver to\n`);
-      return 1;
-    }
+    if ('missing' in settings) throw new CommandFailure(`${settings.missing} is not set: the worker has no partner endpoint to deliver to`);
     runtime.shutdown.listen();
     return cleanUpOnFailure(runtime, async () => {
       const database = await openMigratedDatabase(runtime, { migrate: false });

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { commands } from '../../cli/commands';
 import { CLI, runCli, startCli, waitForExit } from '../support/cli';
-import { createTestDatabase, type TestDatabase } from '../support/database';
+import { createEmptyDatabase, createTestDatabase, type TestDatabase } from '../support/database';
 import { findFreePort } from '../../db/embedded-postgres';
 import companySignup from '../fixtures/events/company-signup.json';
 import { closedPort, startPartnerServer } from '../webhooks/support/partner-server';
@@ -79,12 +79,12 @@ describe('partner-service CLI', () => {
     });
     afterEach(async () => db.drop());
 
-    it('imports a file and prints only a JSON summary on stdout (logs go to stderr)', async () => {
+    it('imports a file and prints only a JSON summary on stdout, and nothing on stderr', async () => {
       const file = path.join(tmp, 'ok.json');
       await writeFile(file, JSON.stringify({ companies: [{ id: 'acme', name: 'Acme' }] }));
       const { code, stdout, stderr } = await runCli(['import', file], { DATABASE_URL: db.url });
       assert.equal(code, 0);
-      assert.match(stderr, /"msg":"applied database migrations"|^$/);
+      assert.equal(stderr, '');
       assert.deepEqual(JSON.parse(stdout).companies, { inserted: 1, updated: 0, unchanged: 0, deleted: 0 });
       assert.equal((await db.knex('companies').count({ n: '*' }))[0].n, 1);
     });
@@ -116,10 +116,68 @@ describe('partner-service CLI', () => {
       assert.match(stderr, /^Import failed; nothing was written\.\n\(file\): /);
     });
 
-    it('exits 2 without a FILE', async () => {
+    it('exits 2 without a FILE, or with an unknown option', async () => {
       const { code, stderr } = await runCli(['import'], { DATABASE_URL: db.url });
       assert.equal(code, 2);
-      assert.match(stderr, /expected exactly one FILE/);
+      assert.match(stderr, /^partner-service import: expected exactly one FILE\n\nUsage: partner-service import FILE/);
+      const bogus = await runCli(['import', 'x.json', '--bogus'], { DATABASE_URL: db.url });
+      assert.equal(bogus.code, 2);
+      assert.match(bogus.stderr, /^partner-service import: Unknown option '--bogus'\. .*\n\nUsage: partner-service import FILE/);
+    });
+  });
+
+  describe('stderr of a command that succeeds', () => {
+    let db: TestDatabase;
+    before(async () => {
+      db = await createTestDatabase();
+    });
+    after(async () => db.drop());
+
+    it('is empty: apps list, partner status, webhooks list, migrate and db url print their result on stdout alone', async () => {
+      const env = { DATABASE_URL: db.url };
+      const results = await Promise.all([['apps', 'list', '--json'], ['partner', 'status'], ['webhooks', 'list'], ['migrate'], ['db', 'url']].map((args) => runCli(args, env)));
+      assert.deepEqual(results.map(({ code, stderr }) => [code, stderr]), [[0, ''], [0, ''], [0, ''], [0, ''], [0, '']]);
+      const [apps, partner, webhooks, migrate, url] = results.map(({ stdout }) => stdout);
+      assert.equal(apps, '[]\n');
+      assert.equal(JSON.parse(partner).state, 'active');
+      assert.equal(webhooks, '{"next_cursor":null,"results":[]}\n');
+      assert.equal(migrate, '{"applied":[]}\n');
+      assert.equal(url, `${db.url}\n`);
+    });
+
+    it('with --verbose, or LOG_LEVEL=info, carries the info lines: the embedded PostgreSQL, the migrations applied', async function () {
+      this.timeout(60_000);
+      const cwd = await mkdtemp(path.join(tmp, 'verbose-'));
+      const header = 'APP_ID\tSTATUS\tCREATED\tCOMPANIES\tNAME\n';
+      // The first run as root lets the postgres user reach its fresh data directory: a warning that stays.
+      const first = await runCli(['apps', 'list'], {}, cwd);
+      assert.deepEqual([first.code, first.stdout], [0, header]);
+      const granted = 'granted other-users search permission so the postgres user can reach the data directory';
+      assert.deepEqual([...new Set(logLines(first.stderr).map((l) => `${l.level} ${l.msg}`))], process.getuid?.() === 0 ? [`40 ${granted}`] : []);
+      const quiet = await runCli(['apps', 'list'], {}, cwd);
+      assert.deepEqual([quiet.code, quiet.stdout, quiet.stderr], [0, header, '']);
+      for (const [args, env] of [[['apps', 'list', '--verbose'], {}], [['--verbose', 'apps', 'list'], {}], [['apps', 'list'], { LOG_LEVEL: 'info' }]] as const) {
+        const loud = await runCli([...args], env, cwd);
+        assert.deepEqual([loud.code, loud.stdout], [0, quiet.stdout], args.join(' '));
+        assert.deepEqual(logLines(loud.stderr).map((l) => [l.level, l.msg]), [[30, 'DATABASE_URL is not set: using embedded PostgreSQL']], args.join(' '));
+      }
+      const empty = await createEmptyDatabase();
+      try {
+        const migrated = await runCli(['migrate', '--verbose'], { DATABASE_URL: empty.url });
+        assert.equal(migrated.code, 0, migrated.stderr);
+        const { applied } = JSON.parse(migrated.stdout) as { applied: string[] };
+        assert.ok(applied.length > 0);
+        assert.deepEqual(logLines(migrated.stderr).map((l) => [l.level, l.msg, l.applied]), [[30, 'migrations applied', applied]]);
+      } finally {
+        await empty.drop();
+      }
+    });
+
+    it('a warning that matters stays: apps create says once that the key cannot be shown again', async () => {
+      await db.knex('companies').insert({ id: 'stderr-co', name: 'Stderr Co' });
+      const created = await runCli(['apps', 'create', '--name', 'n', '--company', 'stderr-co', '--json'], { DATABASE_URL: db.url });
+      assert.equal(created.code, 0, created.stderr);
+      assert.equal(created.stderr, 'Store the key now: it cannot be shown again.\n');
     });
   });
 
@@ -190,13 +248,14 @@ describe('partner-service CLI', () => {
     const db = await createTestDatabase();
     try {
       // util-linux `script` gives the command a pseudo-terminal, as a person's shell would.
-      const inTerminal = execFileSync('script', ['-qec', `${process.execPath} ${CLI} migrate`, '/dev/null'], {
+      const inTerminal = execFileSync('script', ['-qec', `${process.execPath} ${CLI} migrate --verbose`, '/dev/null'], {
         env: { PATH: process.env.PATH, DATABASE_URL: db.url, NO_COLOR: '1' },
       }).toString();
-      assert.match(inTerminal, /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: (migrations applied|database already up to date)/m);
+      assert.match(inTerminal, /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: database already up to date/m);
       assert.doesNotMatch(inTerminal, /"level":/);
-      const piped = await runCli(['migrate'], { DATABASE_URL: db.url });
-      assert.equal(JSON.parse(piped.stderr.trim().split('\n')[0]).level, 30);
+      const piped = await runCli(['migrate', '--verbose'], { DATABASE_URL: db.url });
+      assert.deepEqual([piped.code, piped.stdout], [0, '{"applied":[]}\n']);
+      assert.deepEqual(logLines(piped.stderr).map((l) => [l.level, l.msg]), [[30, 'database already up to date']]);
     } finally {
       await db.drop();
     }
@@ -225,7 +284,10 @@ describe('partner-service CLI', () => {
         const apps = await runCli(['apps', 'list', '--json'], env, cwd);
         assert.equal(apps.code, 0, apps.stderr);
         assert.deepEqual(JSON.parse(apps.stdout).map((a: { app_id: string; status: string }) => [a.app_id, a.status]), [['partner-demo', 'active']]);
-        assert.match(apps.stderr, /using the embedded PostgreSQL of the running service/);
+        assert.equal(apps.stderr, '');
+        const verbose = await runCli(['apps', 'list', '--json', '--verbose'], env, cwd);
+        assert.deepEqual([verbose.code, verbose.stdout], [0, apps.stdout]);
+        assert.deepEqual(logLines(verbose.stderr).map((l) => l.msg), ['using the embedded PostgreSQL of the running service', 'DATABASE_URL is not set: using embedded PostgreSQL']);
         assert.equal((await runCli(['migrate'], env, cwd)).code, 0);
         const file = path.join(cwd, 'more.json');
         await writeFile(file, JSON.stringify({ companies: [{ id: 'initech', name: 'Initech' }] }));
