@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
@@ -8,9 +9,11 @@ import type { WebhookEventInput } from '../../events/envelope';
 import { inParallel } from '../../lib/in-parallel';
 import { countActions, type DeliveryHistory } from './history';
 import type { PartnerServer } from './partner';
-import { cpuSeconds, machineBusySeconds, sampleRss } from './proc';
+import { findFreePort } from '../../db/embedded-postgres';
+import { cpuSeconds, machineBusySeconds, postgresCpuClock, sampleRss } from './proc';
 import { quantiles } from './stats';
-import type { ServiceProcess } from './service';
+import { spawnService, type ServiceProcess } from './service';
+import { startBenchTemporal } from './temporal';
 
 /**
  * One measured part of the deliveries benchmark against a running service: POST webhooks to its internal
@@ -82,6 +85,42 @@ export const sharedProcesses = (postgresCpuSeconds: () => number): MeasuredProce
   { label: 'bench process (load, partner server, polling)', role: 'bench', cpuSeconds: ownCpuSeconds },
 ];
 
+/**
+ * The service as `partner-service api` and `worker` processes (of the checkout at `root`, this one by default)
+ * on a dev server of its own, `env` added to serviceEnv; `cleanups` stops them. `rigWith` measures the API
+ * and the given workers, each spawned by `spawnWorker` on the same task queue.
+ */
+export async function startServiceRig(o: { databaseUrl: string; knex: Knex; partner: PartnerServer; executable: string; cleanups: Array<() => Promise<unknown>>; progress(message: string): void; env?: NodeJS.ProcessEnv; root?: string }) {
+  const temporal = await startBenchTemporal(o.executable);
+  o.cleanups.push(() => temporal.stop());
+  const { server } = temporal;
+  const env = { ...serviceEnv(o.databaseUrl, o.partner.url), TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: `bench-${randomUUID()}`, ...o.env };
+  // Each worker serves /healthz and /metrics on a port of its own: two on the default 3001 collide.
+  const spawnWorker = async () => {
+    const worker = spawnService('worker', { ...env, WORKER_HTTP_PORT: String(await findFreePort()) }, [], o.root);
+    o.cleanups.push(() => worker.stop());
+    return worker;
+  };
+  const port = await findFreePort();
+  const api = spawnService('api', { ...env, HOST: '127.0.0.1', PORT: String(port) }, [], o.root);
+  o.cleanups.push(() => api.stop());
+  const postgres = await postgresCpuClock(o.knex);
+  const rigWith = (workers: readonly ServiceProcess[]): Rig => ({
+    apiUrl: `http://127.0.0.1:${port}`,
+    partner: o.partner,
+    knex: o.knex,
+    services: [api, ...workers],
+    processes: [
+      pidProcess('Temporal dev server', 'temporal', server.process.pid!),
+      pidProcess('API (`partner-service api`)', 'api', api.pid),
+      ...workers.map((w, i) => pidProcess(`worker${workers.length > 1 ? ` ${i + 1}` : ''} (\`partner-service worker\`)`, 'worker', w.pid)),
+      ...sharedProcesses(postgres),
+    ],
+    progress: o.progress,
+  });
+  return { server, spawnWorker, rigWith };
+}
+
 /** Waits until the API at `apiUrl` answers /healthz; throws when it does not in time or a service died. */
 export async function waitForHealthz(waiting: Pick<Rig, 'services' | 'progress'>, what: string, apiUrl: string, timeoutMs: number): Promise<void> {
   const up = await waitUntil(waiting, `${what} to answer /healthz`, timeoutMs, async () => {
@@ -107,9 +146,9 @@ export async function deliveredHistory(rig: Rig, address: string, prefix: string
 
 /**
  * Posts `count` webhooks to the API, `concurrency` at a time or, with `perSecond`, on an open-loop schedule;
- * waits until the partner got them all and every row is delivered, and measures.
+ * runs `afterIngest` (a hold and its end); waits until the partner got them all and every row is delivered, and measures.
  */
-export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond }: { prefix: string; count: number; failFirst: boolean; perSecond?: number }) {
+export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond, afterIngest }: { prefix: string; count: number; failFirst: boolean; perSecond?: number; afterIngest?: (accepted: number) => Promise<void> }) {
   const { partner, knex } = rig;
   partner.reset({ failFirst });
   const expected = failFirst ? 2 : 1;
@@ -121,6 +160,7 @@ export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond }:
     const { accepted, refused, answerMs } = await ingest(rig.apiUrl, prefix, count, perSecond);
     const ingested = performance.now();
     rig.progress(`deliveries: ${accepted.size} accepted in ${((ingested - started) / 1000).toFixed(1)} s; waiting for delivery`);
+    await afterIngest?.(accepted.size);
 
     const ids = [...accepted.keys()];
     const received = () => ids.filter((id) => (partner.receipts.get(id)?.length ?? 0) >= expected).length;

@@ -1,0 +1,127 @@
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { request } from 'undici';
+import { startPartnerServer, type PartnerServer } from '../harness/partner';
+import { machineBusySeconds } from '../harness/proc';
+import { commitOf, table, verdict } from '../harness/render';
+import type { BenchContext, BenchmarkSuite } from '../harness/suite';
+import { benchTemporalBinary, temporalVersion } from '../harness/temporal';
+import { assertDelivered, deliveredHistory, INTERNAL_API_TOKEN, runPart, startServiceRig, waitForHealthz, waitUntil, WARMUP_WEBHOOKS, type Rig } from '../harness/webhook-part';
+
+/** Webhooks held by the pause (BENCH_DRAIN_WEBHOOKS, default 10,000), the deployment's cap and the worker processes sharing it. */
+const HELD = Number(process.env.BENCH_DRAIN_WEBHOOKS ?? 10_000);
+const CAP = 40;
+const WORKERS = 2;
+/** The goals: the drain at ≥ 0.9 × the cap, and no second at the partner above 1.3 × the cap. */
+const GOAL_RATIO = 0.9;
+const GOAL_BURST = 1.3;
+
+type DrainFigures = Awaited<ReturnType<typeof measureDrain>>;
+
+/**
+ * A held backlog drained at the cap: two worker processes at PARTNER_MAX_PER_SECOND 40, a pause through the
+ * API, HELD webhooks posted and held, then resume. This code and, with BENCH_BEFORE_ROOT, a built checkout of
+ * earlier code, each on a dev server of its own.
+ */
+export const drainSuite: BenchmarkSuite = {
+  name: 'drain',
+  title: 'Held backlog drain (pause, resume, two workers at the cap)',
+  async run(ctx) {
+    const executable = benchTemporalBinary();
+    const before = process.env.BENCH_BEFORE_ROOT;
+    const checkouts = [{ name: `this code (${commitOf()})`, root: undefined }, ...(before ? [{ name: `before (${commitOf(before) ?? before})`, root: before }] : [])];
+    const partner = await startPartnerServer();
+    try {
+      const measured: Array<DrainFigures & { name: string }> = [];
+      for (const { name, root } of checkouts) measured.push({ name, ...(await measureDrain(ctx, partner, executable, root)) });
+      return reportDrain(temporalVersion(executable), measured);
+    } finally {
+      await partner.close();
+    }
+  },
+};
+
+async function measureDrain({ databaseUrl, knex, progress }: BenchContext, partner: PartnerServer, executable: string, root?: string) {
+  const cleanups: Array<() => Promise<unknown>> = [];
+  try {
+    const { server, spawnWorker, rigWith } = await startServiceRig({ databaseUrl, knex, partner, executable, cleanups, progress, root, env: { PARTNER_MAX_PER_SECOND: String(CAP) } });
+    const workers = [];
+    for (let i = 0; i < WORKERS; i++) workers.push(await spawnWorker());
+    const rig = rigWith(workers);
+    await waitForHealthz(rig, 'the API', rig.apiUrl, 30_000);
+    const prefix = `drain-${Date.now().toString(36)}`;
+    await runPart(rig, { prefix: `warm-${prefix}`, count: WARMUP_WEBHOOKS, failFirst: false });
+    await operate(rig, 'pause', { reason: 'bench: a held backlog' });
+    progress(`drain: ${HELD} webhooks posted while paused (${root ?? 'this code'})`);
+    let resumedAt = NaN;
+    let machineBefore = NaN;
+    const part = await runPart(rig, {
+      prefix, count: HELD, failFirst: false, afterIngest: async (accepted) => {
+        const held = async () => Number((await knex('webhook_events').whereRaw('starts_with(event_id, ?)', [`${prefix}-`]).whereNotNull('held_since').count({ n: '*' }))[0].n);
+        if (!(await waitUntil(rig, 'every webhook held', 600_000, async () => (await held()) >= accepted))) throw new Error('the webhooks were not all held');
+        progress(`drain: ${accepted} held; resume`);
+        machineBefore = machineBusySeconds();
+        resumedAt = performance.now();
+        await operate(rig, 'resume');
+      },
+    });
+    const machineBusy = (machineBusySeconds() - machineBefore) / os.cpus().length;
+    assertDelivered(part, `drain of ${prefix}`);
+    const history = await deliveredHistory(rig, server.address, prefix);
+    const rows: Array<{ id: string }> = await knex('webhook_events').whereRaw('starts_with(event_id, ?)', [`${prefix}-`]).orderBy(['accepted_at', 'id']).select('id');
+    const arrivals = rows.map((row) => partner.receipts.get(row.id)![0]);
+    const drainSeconds = (Math.max(...arrivals) - resumedAt) / 1000;
+    // Every POST of the drain in time order: the most that fell in any one second (a sliding window).
+    const posts = [...partner.receipts.values()].flat().sort((a, b) => a - b);
+    let busiest = 0;
+    for (let first = 0, last = 0; last < posts.length; last++) {
+      while (posts[last] - posts[first] >= 1000) first++;
+      busiest = Math.max(busiest, last - first + 1);
+    }
+    // Oldest first: how much later a webhook arrived than one accepted after it, at most.
+    let earliestLater = Infinity;
+    let outOfOrderMs = 0;
+    for (let i = arrivals.length - 1; i >= 0; i--) {
+      outOfOrderMs = Math.max(outOfOrderMs, arrivals[i] - earliestLater);
+      earliestLater = Math.min(earliestLater, arrivals[i]);
+    }
+    return {
+      held: rows.length, drainSeconds, ratio: rows.length / drainSeconds / CAP, busiest, outOfOrderMs, repeats: part.surplus, history,
+      firstPostMs: Math.min(...arrivals) - resumedAt, machineBusy: machineBusy / drainSeconds,
+    };
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => progress(`drain: cleanup failed: ${String(error)}`));
+  }
+}
+
+/** POST /internal/v1/partner/{pause,resume}, as an operator does. */
+async function operate(rig: Rig, action: 'pause' | 'resume', body: object = {}): Promise<void> {
+  const res = await request(`${rig.apiUrl}/internal/v1/partner/${action}`, {
+    method: 'POST', headers: { authorization: `Bearer ${INTERNAL_API_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
+  });
+  await res.body.dump();
+  if (res.statusCode !== 200) throw new Error(`${action} answered ${res.statusCode}`);
+}
+
+function reportDrain(temporal: string, runs: ReadonlyArray<DrainFigures & { name: string }>): string {
+  const row = (label: string, value: (f: DrainFigures) => string | number) => [label, ...runs.map(value)];
+  return [
+    `\`temporal server start-dev\` (${temporal}) with npm start's SQLite settings; \`partner-service api\` and ${WORKERS} \`partner-service worker\` processes ` +
+      `at PARTNER_MAX_PER_SECOND ${CAP} (the rest as in the deliveries section), the bench PostgreSQL and partner server. After a warm-up, a pause through ` +
+      '`POST /internal/v1/partner/pause`, then the webhooks are posted; once every one is held, `POST /internal/v1/partner/resume`. The drain runs ' +
+      'from the resume to the last webhook\'s arrival at the partner; "busiest second" is the most POSTs the partner got within any 1,000 ms; ' +
+      '"out of order" is how much later a webhook arrived than one accepted after it, at most. Each checkout runs on a dev server of its own.',
+    '',
+    table(['measure', ...runs.map((r) => `>${r.name}`)], [
+      row('held, then delivered', (f) => f.held.toLocaleString('en')),
+      row(`drain rate / cap (goal ≥ ${GOAL_RATIO} ×)`, (f) => `**${f.ratio.toFixed(2)} ×** (${(f.ratio * CAP).toFixed(1)}/s, ${f.drainSeconds.toFixed(1)} s)`),
+      row(`busiest second at the partner (goal ≤ ${GOAL_BURST * CAP})`, (f) => f.busiest),
+      row('resume to the first POST', (f) => `${f.firstPostMs.toFixed(0)} ms`),
+      row('out of order, at most', (f) => `${(f.outOfOrderMs / 1000).toFixed(2)} s`),
+      row('webhooks POSTed more than once', (f) => f.repeats),
+      row('Temporal actions of one delivery (events)', (f) => `${f.history.counts.actions} (${f.history.counts.events})`),
+      row('machine busy during the drain (all cores)', (f) => `${(f.machineBusy * 100).toFixed(0)} %`),
+      row('goals', (f) => verdict(f.ratio >= GOAL_RATIO && f.busiest <= GOAL_BURST * CAP && f.repeats === 0)),
+    ]),
+  ].join('\n');
+}
