@@ -22,8 +22,7 @@ export interface DeliveriesFigures {
   readonly histories: ReadonlyArray<DeliveryHistory & { readonly label: string }>;
 }
 
-const GOAL_PER_SECOND = 100;
-const GOAL_STEADY_P99_MS = 1000;
+const [GOAL_PER_SECOND, GOAL_STEADY_P99_MS] = [100, 1000];
 const n = (value: number) => value.toLocaleString('en');
 const s = (seconds: number) => `${seconds.toFixed(1)} s`;
 /** Milliseconds below a second, else seconds. */

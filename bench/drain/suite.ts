@@ -89,11 +89,9 @@ async function operate(rig: Rig, action: 'pause' | 'resume', body: object = {}):
 function reportDrain(temporal: string, runs: readonly DrainFigures[]): string {
   const row = (label: string, value: (f: DrainFigures) => string | number) => [label, ...runs.map(value)];
   return [
-    `\`temporal server start-dev\` (${temporal}) with npm start's SQLite settings; \`partner-service api\` and ${WORKERS} \`partner-service worker\` processes ` +
-      `at PARTNER_MAX_PER_SECOND ${CAP} (the rest as in the deliveries section), the bench PostgreSQL and partner server. After a warm-up, a pause through ` +
-      '`POST /internal/v1/partner/pause`, then the webhooks are posted; once every one is held, `POST /internal/v1/partner/resume`. The drain runs ' +
-      'from the resume to the last webhook\'s arrival at the partner; "busiest second" is the most POSTs the partner got within any 1,000 ms; ' +
-      '"out of order" is how much later a webhook arrived than one accepted after it, at most. Each checkout runs on a dev server of its own.',
+    `\`temporal server start-dev\` (${temporal}) with npm start's SQLite settings; \`partner-service api\` and ${WORKERS} \`partner-service worker\` processes at PARTNER_MAX_PER_SECOND ${CAP} (the rest as in the deliveries section), the bench PostgreSQL and partner server. ` +
+      'After a warm-up, a pause through `POST /internal/v1/partner/pause`, then the webhooks are posted; once every one is held, `POST /internal/v1/partner/resume`. The drain runs from the resume to the last webhook\'s arrival at the partner; ' +
+      '"busiest second" is the most POSTs the partner got within any 1,000 ms; "out of order" is how much later a webhook arrived than one accepted after it, at most. Each checkout runs on a dev server of its own.',
     '',
     table(['measure', ...runs.map((r) => `>${r.name}`)], [
       row('webhooks held, then delivered', (f) => f.held.toLocaleString('en')),

@@ -50,12 +50,8 @@ export async function measureBare(options: BareOptions): Promise<FloorRun> {
     await ensureSearchAttributes(native, 'default');
     const client = new Client({ connection: plain ?? native });
     const taskQueue = `bench-bare-${randomUUID()}`;
-    const worker = await Worker.create({
-      connection: native,
-      taskQueue,
-      workflowBundle: options.workflowBundle,
-      activities: bareActivities(`${partner.url}/webhooks`, PARTNER_ACCESS_TOKEN),
-    });
+    const activities = bareActivities(`${partner.url}/webhooks`, PARTNER_ACCESS_TOKEN);
+    const worker = await Worker.create({ connection: native, taskQueue, workflowBundle: options.workflowBundle, activities });
     const name = eager ? 'bare, eager start' : 'bare';
     const tag = Date.now().toString(36);
     return await worker.runUntil(async () => {
@@ -65,13 +61,8 @@ export async function measureBare(options: BareOptions): Promise<FloorRun> {
       const pid = temporal.server.process.pid!;
       const cpuBefore = { temporal: cpuSeconds(pid), worker: ownCpuSeconds(), postgres: options.postgresCpuSeconds(), machine: machineBusySeconds() };
       const run = await deliver({ ...options, client, taskQueue, prefix: `bare-${tag}`, count: options.deliveries });
-      const cpu = {
-        temporal: cpuSeconds(pid) - cpuBefore.temporal,
-        worker: ownCpuSeconds() - cpuBefore.worker,
-        postgres: options.postgresCpuSeconds() - cpuBefore.postgres,
-        bench: undefined,
-        machine: machineBusySeconds() - cpuBefore.machine,
-      };
+      const cpu = { temporal: cpuSeconds(pid) - cpuBefore.temporal, worker: ownCpuSeconds() - cpuBefore.worker, postgres: options.postgresCpuSeconds() - cpuBefore.postgres,
+        bench: undefined, machine: machineBusySeconds() - cpuBefore.machine };
       const handle = client.workflow.getHandle(run.lastWorkflowId);
       await handle.result();
       return { ...run, cpu, history: countActions(await handle.fetchHistory()) };
@@ -92,20 +83,14 @@ async function deliver(options: BareOptions & { client: Client; taskQueue: strin
   await inParallel(count, CONCURRENCY, async (i) => {
     const webhookId = `${prefix}-${i}`;
     await client.workflow.start<typeof bareDelivery>('bareDelivery', {
-      workflowId: webhookId,
-      taskQueue: options.taskQueue,
-      args: [{ webhookId, event }],
-      typedSearchAttributes: SEARCH_ATTRIBUTES,
-      requestEagerStart: options.eager,
+      workflowId: webhookId, taskQueue: options.taskQueue, args: [{ webhookId, event }], typedSearchAttributes: SEARCH_ATTRIBUTES, requestEagerStart: options.eager,
     });
     started.set(webhookId, performance.now());
   });
   const ids = [...started.keys()];
   // As generous as the service's parts: two deliveries a second plus two minutes.
   const timeoutMs = 120_000 + count * 500;
-  const done = await waitUntil({ services: [], progress: options.progress }, `the bare workflows ${prefix}`, timeoutMs, async () =>
-    ids.every((id) => partner.receipts.has(id)),
-  );
+  const done = await waitUntil({ services: [], progress: options.progress }, `the bare workflows ${prefix}`, timeoutMs, async () => ids.every((id) => partner.receipts.has(id)));
   const seen = performance.now();
   const surplus = ids.filter((id) => partner.receipts.get(id)!.length > 1).length;
   const strays = [...partner.receipts.keys()].filter((id) => !started.has(id)).length;
@@ -115,11 +100,6 @@ async function deliver(options: BareOptions & { client: Client; taskQueue: strin
   }
   const firstStarted = Math.min(...started.values());
   const lastReceipt = Math.max(...ids.map((id) => partner.receipts.get(id)![0]));
-  return {
-    deliveries: count,
-    endToEndSeconds: (lastReceipt - firstStarted) / 1000,
-    deliveriesPerSecond: count / ((lastReceipt - firstStarted) / 1000),
-    intervalSeconds: (seen - sent) / 1000,
-    lastWorkflowId: ids[ids.length - 1],
-  };
+  const endToEndSeconds = (lastReceipt - firstStarted) / 1000;
+  return { deliveries: count, endToEndSeconds, deliveriesPerSecond: count / endToEndSeconds, intervalSeconds: (seen - sent) / 1000, lastWorkflowId: ids[ids.length - 1] };
 }

@@ -32,14 +32,8 @@ export const PARTNER_ACCESS_TOKEN = 'bench-partner-access-token';
  * info logs a line per delivery.
  */
 export const serviceEnv = (databaseUrl: string, partnerUrl: string) => ({
-  DATABASE_URL: databaseUrl,
-  INTERNAL_API_TOKEN,
-  PARTNER_ENDPOINT: `${partnerUrl}/webhooks`,
-  PARTNER_ACCESS_TOKEN,
-  PARTNER_MAX_CONCURRENCY: '200',
-  PARTNER_MAX_PER_SECOND: '100000',
-  PARTNER_BREAKER_FAILURES: '10000',
-  LOG_LEVEL: 'warn',
+  DATABASE_URL: databaseUrl, INTERNAL_API_TOKEN, PARTNER_ENDPOINT: `${partnerUrl}/webhooks`, PARTNER_ACCESS_TOKEN,
+  PARTNER_MAX_CONCURRENCY: '200', PARTNER_MAX_PER_SECOND: '100000', PARTNER_BREAKER_FAILURES: '10000', LOG_LEVEL: 'warn',
 });
 /** The example candidate/new event (examples/events/), with an event_id of its own. */
 export const EVENT: WebhookEventInput = { ...candidateNew, event_id: 'bench-candidate-new' } as WebhookEventInput;
@@ -106,17 +100,13 @@ export async function startServiceRig(o: { databaseUrl: string; knex: Knex; part
   o.cleanups.push(() => api.stop());
   const postgres = await postgresCpuClock(o.knex);
   const rigWith = (workers: readonly ServiceProcess[]): Rig => ({
-    apiUrl: `http://127.0.0.1:${port}`,
-    partner: o.partner,
-    knex: o.knex,
-    services: [api, ...workers],
+    apiUrl: `http://127.0.0.1:${port}`, partner: o.partner, knex: o.knex, services: [api, ...workers], progress: o.progress,
     processes: [
       pidProcess('Temporal dev server', 'temporal', server.process.pid!),
       pidProcess('API (`partner-service api`)', 'api', api.pid),
       ...workers.map((w, i) => pidProcess(`worker${workers.length > 1 ? ` ${i + 1}` : ''} (\`partner-service worker\`)`, 'worker', w.pid)),
       ...sharedProcesses(postgres),
     ],
-    progress: o.progress,
   });
   return { server, spawnWorker, rigWith };
 }
@@ -170,13 +160,11 @@ export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond, a
     let lastReport = performance.now();
     const completed = await waitUntil(rig, `delivery of ${prefix}`, timeoutMs, async () => {
       const done = received();
-      if (done < ids.length) {
-        if (performance.now() - lastReport > 15_000) {
-          lastReport = performance.now();
-          rig.progress(`deliveries: ${done}/${ids.length} received as expected`);
-        }
-        return false;
+      if (done < ids.length && performance.now() - lastReport > 15_000) {
+        lastReport = performance.now();
+        rig.progress(`deliveries: ${done}/${ids.length} received as expected`);
       }
+      if (done < ids.length) return false;
       // The accepted webhooks' rows: a POST refused after its workflow started (outcome unknown) adds a row of its own.
       return (await deliveredAmong(knex, ids)) === ids.length;
     });
@@ -194,11 +182,7 @@ export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond, a
     const expectedAttempt = (a: AttemptOutcome) =>
       failFirst ? (a.attempt === 1 && a.http_status === 500) || (a.attempt === 2 && a.succeeded) : a.attempt === 1 && a.succeeded;
     return {
-      count,
-      accepted: accepted.size,
-      refused,
-      timedOut: !completed,
-      timeoutSeconds: timeoutMs / 1000,
+      count, accepted: accepted.size, refused, timedOut: !completed, timeoutSeconds: timeoutMs / 1000,
       ingestSeconds: (Math.max(...acceptedTimes) - started) / 1000, // first POST sent to last 202
       endToEndSeconds: (lastReceipt - firstAccepted) / 1000, // first 202 to the last receipt the part expects
       totalSeconds: (lastReceipt - started) / 1000,
@@ -209,21 +193,14 @@ export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond, a
       missing: counts.filter((n) => n < expected).length,
       surplus: counts.filter((n) => n > expected).length,
       strays: [...partner.receipts.keys()].filter((id) => !accepted.has(id)).length,
-      expectedReceipts: expected,
-      deliveredRows: delivered,
-      rows: total,
+      expectedReceipts: expected, deliveredRows: delivered, rows: total,
       deliveredOnSecondAttempt: sum(attempts.filter((a) => a.attempt === 2 && a.succeeded)),
       laterAttempts: sum(attempts.filter((a) => a.attempt > 2)),
       unexpectedAttempts: attempts.filter((a) => !expectedAttempt(a)).map((a) =>
         `attempt ${a.attempt}, ${a.succeeded ? 'succeeded' : 'failed'}: ${a.http_status ?? a.error_class}${a.error ? ` (${a.error})` : ''}, ${a.count} ×`),
       // Most webhooks waiting on their retry timer at once (Part 2).
       peakWaiting: failFirst ? peakWaiting(ids.map((id) => partner.receipts.get(id) ?? [])) : 0,
-      processes: rig.processes.map((p, i) => ({
-        label: p.label,
-        role: p.role,
-        cpu: cpuAfter[i] - cpuBefore[i],
-        peakRss: p.pid === undefined ? undefined : rss.peak(p.pid),
-      })),
+      processes: rig.processes.map((p, i) => ({ label: p.label, role: p.role, cpu: cpuAfter[i] - cpuBefore[i], peakRss: p.pid === undefined ? undefined : rss.peak(p.pid) })),
       machineCpu,
     };
   } finally {
@@ -297,14 +274,7 @@ async function rowCounts(knex: Knex, prefix: string): Promise<{ delivered: numbe
   return row;
 }
 
-interface AttemptOutcome {
-  readonly attempt: number;
-  readonly succeeded: boolean;
-  readonly http_status: number | null;
-  readonly error_class: string | null;
-  readonly error: string | null;
-  readonly count: number;
-}
+type AttemptOutcome = { attempt: number; succeeded: boolean; http_status: number | null; error_class: string | null; error: string | null; count: number };
 
 /** The recorded attempts of a part, grouped by number and outcome. */
 async function attemptOutcomes(knex: Knex, prefix: string): Promise<AttemptOutcome[]> {

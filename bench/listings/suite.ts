@@ -59,9 +59,8 @@ export const listingsSuite: BenchmarkSuite = {
       const job = '/v1/jobs/job-1/users/';
       // What the API runs for each (the access check, then the kept count with the page), for the baseline and the plans.
       const [firstSql, deepSql, jobSql] = await statementsOf(knex, databaseUrl, [first, deep, job], HEADERS);
-      for (const statements of [firstSql, deepSql, jobSql]) {
-        if (statements.length !== 2) throw new Error(`the API ran ${statements.length} statements for a page, not the access check and the page`);
-      }
+      const counts = [firstSql, deepSql, jobSql].map((statements) => statements.length);
+      if (counts.some((n) => n !== 2)) throw new Error(`the API ran ${counts.join(', ')} statements for a page, not the access check and the page`);
       progress('listings: EXPLAIN ANALYZE');
       const plans = [];
       for (const [label, statement] of [

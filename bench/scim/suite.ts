@@ -117,12 +117,8 @@ async function measureSideBySide({ api, apiUrl }: { api: ServerChild; apiUrl: st
 function combined(rounds: readonly LoadFigures[]): LoadFigures {
   const sum = (pick: (f: LoadFigures) => number) => rounds.reduce((total, f) => total + pick(f), 0);
   return {
-    reqPerSec: sum((f) => f.reqPerSec) / rounds.length,
-    p50Ms: median(rounds.map((f) => f.p50Ms)),
-    p99Ms: Math.max(...rounds.map((f) => f.p99Ms)),
-    non2xx: sum((f) => f.non2xx),
-    errors: sum((f) => f.errors),
-    requests: sum((f) => f.requests),
+    reqPerSec: sum((f) => f.reqPerSec) / rounds.length, p50Ms: median(rounds.map((f) => f.p50Ms)), p99Ms: Math.max(...rounds.map((f) => f.p99Ms)),
+    non2xx: sum((f) => f.non2xx), errors: sum((f) => f.errors), requests: sum((f) => f.requests),
   };
 }
 
@@ -136,12 +132,7 @@ async function sameTotals(apiUrl: string, baselineUrl: string): Promise<number> 
   return apiBody.totalResults;
 }
 
-interface ExplainedStatement {
-  readonly role: string;
-  readonly sql: string;
-  readonly plan: string;
-  readonly indexed: boolean;
-}
+type ExplainedStatement = { readonly role: string; readonly sql: string; readonly plan: string; readonly indexed: boolean };
 
 /** EXPLAIN ANALYZE of each statement a query ran; whether an index serves it. */
 async function explainStatements(knex: Knex, statements: readonly Statement[]): Promise<ExplainedStatement[]> {
@@ -149,9 +140,7 @@ async function explainStatements(knex: Knex, statements: readonly Statement[]): 
   for (const statement of statements) {
     const { sql, plan } = await explain(knex, statement);
     explained.push({
-      role: /count\(\*\)|scim_(group|user)_total/.test(sql) ? 'Count' : 'Page',
-      sql,
-      plan,
+      role: /count\(\*\)|scim_(group|user)_total/.test(sql) ? 'Count' : 'Page', sql, plan,
       // Reading the one-row counter is O(1) whatever the plan; any other statement must use an index.
       indexed: /FROM scim_(group|user)_total$/.test(sql) || (/Index (Only )?Scan|Bitmap Index Scan/.test(plan) && !/Seq Scan on (scim_|users)/.test(plan)),
     });
