@@ -170,13 +170,14 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     );
   });
 
-  it('once the gate opens, the guard wakes held deliveries oldest first, as many a tick as the cap', async () => {
+  /** `count` deliveries held by a pause at a cap of 2/s, and a guard whose gateway records what it wakes. */
+  async function heldBehindPause(count: number) {
     const config = configFor();
     const { deliver } = activitiesFor(config);
     const logger = capturingLogger().logger;
     await pausePartner(db.knex, config, logger, { reason: 'drill' });
     const inputs: DeliverAttemptInput[] = [];
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < count; i++) {
       const input = await stored();
       inputs.push(input);
       await deliver(input);
@@ -184,6 +185,11 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     await limitPartner(db.knex, config, logger, { max_per_second: 2 });
     const released: string[] = [];
     const guard = { config, knex: db.knex, logger, gateway: { release: async (id: string) => (released.push(id), true) }, probe: () => probePartner(config) };
+    return { config, logger, inputs, released, guard };
+  }
+
+  it('once the gate opens, the guard wakes held deliveries oldest first, as many a tick as the cap', async () => {
+    const { config, logger, inputs, released, guard } = await heldBehindPause(5);
     assert.equal(await guardTick(guard), 'paused');
     assert.deepEqual(released, [], 'nothing is woken while paused');
     await resumePartner(db.knex, config, logger);
@@ -216,19 +222,7 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
   });
 
   it('a slow tick is caught up: the guard wakes the held deliveries oldest first, the cap times the time since the last batch', async () => {
-    const config = configFor();
-    const { deliver } = activitiesFor(config);
-    const logger = capturingLogger().logger;
-    await pausePartner(db.knex, config, logger, { reason: 'drill' });
-    const inputs: DeliverAttemptInput[] = [];
-    for (let i = 0; i < 12; i++) {
-      const input = await stored();
-      inputs.push(input);
-      await deliver(input);
-    }
-    await limitPartner(db.knex, config, logger, { max_per_second: 2 });
-    const released: string[] = [];
-    const guard = { config, knex: db.knex, logger, gateway: { release: async (id: string) => (released.push(id), true) }, probe: () => probePartner(config) };
+    const { config, logger, inputs, released, guard } = await heldBehindPause(12);
     const pace = releasePace();
     assert.equal(await guardTick(guard, pace, 0), 'paused');
     assert.deepEqual(released, [], 'nothing is woken while paused');
