@@ -24,7 +24,7 @@ export const RELEASE_CATCH_UP_MS = 2 * GUARD_TICK_MS;
 /** The leader's lease: another worker's guard takes over this long after the leader stops answering. */
 const GUARD_LEASE_MS = 5000;
 /** Signals in flight at once while waking held deliveries. */
-const RELEASE_CONCURRENCY = 16;
+export const RELEASE_CONCURRENCY = 16;
 
 export interface PartnerGuardDependencies {
   readonly config: Config;

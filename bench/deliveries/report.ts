@@ -6,12 +6,8 @@ import type { PartFigures, ProcessRole, Quantiles } from '../harness/webhook-par
 export interface DeliveriesFigures {
   readonly temporalVersion: string;
   readonly sqlitePragmas: readonly string[];
-  readonly bodyBytes: number;
-  readonly concurrency: number;
-  readonly requestedRetried: number;
-  readonly retryBudgetSeconds: number;
-  readonly steadyPerSecond: number;
-  readonly baselineRate: number;
+  readonly bodyBytes: number; readonly concurrency: number; readonly baselineRate: number;
+  readonly requestedRetried: number; readonly retryBudgetSeconds: number; readonly steadyPerSecond: number;
   /** Part 1 with one worker process, and again with `scaledWorkers`. */
   readonly part1: PartFigures;
   readonly part1Scaled: PartFigures;

@@ -1,6 +1,9 @@
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { request } from 'undici';
+import { RELEASE_CONCURRENCY } from '../../application/partner-guard';
+import { bareWorkflowBundle, measureBare } from '../floor/bare';
+import type { FloorRun } from '../floor/report';
 import { startPartnerServer, type PartnerServer } from '../harness/partner';
 import { machineBusySeconds } from '../harness/proc';
 import { commitOf, table, verdict } from '../harness/render';
@@ -12,10 +15,7 @@ import { deliveredHistory, INTERNAL_API_TOKEN, runPart, startServiceRig, waitFor
 const [HELD, CAP, WORKERS, GOAL_RATIO, GOAL_BURST] = [Number(process.env.BENCH_DRAIN_WEBHOOKS ?? 10_000), 40, 2, 0.9, 1.3];
 type DrainFigures = Awaited<ReturnType<typeof measureDrain>> & { name: string };
 
-/**
- * A held backlog drained at the cap: a pause through the API, HELD webhooks posted and held, then resume. This
- * code and, with BENCH_BEFORE_ROOT, a built checkout of earlier code, each on a dev server of its own.
- */
+/** A held backlog drained at the cap: a pause, HELD webhooks posted and held, resume; this code and BENCH_BEFORE_ROOT's, each on a dev server of its own. */
 export const drainSuite: BenchmarkSuite = {
   name: 'drain',
   title: 'Held backlog drain (pause, resume, two workers at the cap)',
@@ -25,9 +25,13 @@ export const drainSuite: BenchmarkSuite = {
     const checkouts = [{ name: `this code (${commitOf()})`, root: undefined }, ...(before ? [{ name: `before (${commitOf(before) ?? before})`, root: before }] : [])];
     const partner = await startPartnerServer();
     try {
+      // Where the time goes: the bare workflow held at the same scale and woken by signals as fast as they go, no service around it.
+      const workflowBundle = await bareWorkflowBundle();
+      ctx.progress(`drain: the bare workflow, ${HELD} held and woken by signal`);
+      const bare = await measureBare({ partner, deliveries: HELD, warmup: WARMUP_WEBHOOKS, progress: ctx.progress, postgresCpuSeconds: () => NaN, executable, workflowBundle, eager: false, wokenBySignal: RELEASE_CONCURRENCY });
       const measured: DrainFigures[] = [];
       for (const { name, root } of checkouts) measured.push({ name, ...(await measureDrain(ctx, partner, executable, root)) });
-      return reportDrain(temporalVersion(executable), measured);
+      return reportDrain(temporalVersion(executable), measured, bare);
     } finally {
       await partner.close();
     }
@@ -56,11 +60,11 @@ async function measureDrain({ databaseUrl, knex, progress }: BenchContext, partn
       await operate(rig, 'resume');
     } });
     const machineBusy = (machineBusySeconds() - machineBefore) / os.cpus().length / ((performance.now() - resumedAt) / 1000);
-    // A loaded machine's API may answer a POST 503 although its workflow started: it is held and drained too.
     if (part.timedOut || part.missing) throw new Error(`drain of ${prefix}: ${part.missing} accepted webhooks not delivered${part.timedOut ? ', timed out' : ''}`);
     const history = await deliveredHistory(rig, server.address, prefix);
     const rows: Array<{ id: string }> = await ofPart().orderBy(['accepted_at', 'id']).select('id');
-    const arrivals = rows.flatMap((row) => partner.receipts.get(row.id)?.slice(0, 1) ?? []);
+    // The accepted webhooks in the order of acceptance: the API's 503s, drained too, are counted apart.
+    const arrivals = rows.filter((row) => part.acceptedIds.has(row.id)).map((row) => partner.receipts.get(row.id)![0]);
     const drainSeconds = (Math.max(...arrivals) - resumedAt) / 1000;
     // The most POSTs within any 1,000 ms, and how much later a webhook arrived than one accepted after it, at most.
     const posts = [...partner.receipts.values()].flat().sort((a, b) => a - b);
@@ -86,7 +90,7 @@ async function operate(rig: Rig, action: 'pause' | 'resume', body: object = {}):
   if (res.statusCode !== 200) throw new Error(`${action} answered ${res.statusCode}`);
 }
 
-function reportDrain(temporal: string, runs: readonly DrainFigures[]): string {
+function reportDrain(temporal: string, runs: readonly DrainFigures[], bare: FloorRun): string {
   const row = (label: string, value: (f: DrainFigures) => string | number) => [label, ...runs.map(value)];
   return [
     `\`temporal server start-dev\` (${temporal}) with npm start's SQLite settings; \`partner-service api\` and ${WORKERS} \`partner-service worker\` processes at PARTNER_MAX_PER_SECOND ${CAP} (the rest as in the deliveries section), the bench PostgreSQL and partner server. ` +
@@ -94,8 +98,7 @@ function reportDrain(temporal: string, runs: readonly DrainFigures[]): string {
       '"busiest second" is the most POSTs the partner got within any 1,000 ms; "out of order" is how much later a webhook arrived than one accepted after it, at most. Each checkout runs on a dev server of its own.',
     '',
     table(['measure', ...runs.map((r) => `>${r.name}`)], [
-      row('webhooks held, then delivered', (f) => f.held.toLocaleString('en')),
-      row('POSTs the API did not answer 202 (its Temporal start timed out on the loaded machine)', (f) => f.refused),
+      row('webhooks accepted, held, then delivered (POSTs the loaded API answered 503 as its Temporal start timed out)', (f) => `${f.held.toLocaleString('en')} (${f.refused})`),
       row(`drain rate / cap (goal ≥ ${GOAL_RATIO} ×)`, (f) => `**${f.ratio.toFixed(2)} ×** (${(f.ratio * CAP).toFixed(1)}/s, ${f.drainSeconds.toFixed(1)} s)`),
       row(`busiest second at the partner (goal ≤ ${GOAL_BURST * CAP})`, (f) => f.busiest),
       row('resume to the first POST', (f) => `${f.firstPostMs.toFixed(0)} ms`),
@@ -105,5 +108,9 @@ function reportDrain(temporal: string, runs: readonly DrainFigures[]): string {
       row('machine busy during the drain (all cores)', (f) => `${(f.machineBusy * 100).toFixed(0)} %`),
       row('goals', (f) => verdict(f.ratio >= GOAL_RATIO && f.busiest <= GOAL_BURST * CAP && f.repeats === 0)),
     ]),
+    '',
+    `The floor of a release on this machine in the same run: the bare workflow (bench/floor/bare-workflow/, \`bareHeldDelivery\`, its worker in the bench process), ${bare.deliveries.toLocaleString('en')} started ` +
+      `and waiting for a signal, then woken ${RELEASE_CONCURRENCY} signals in flight (the guard's RELEASE_CONCURRENCY) as fast as they go, unpaced: **${bare.deliveriesPerSecond.toFixed(1)}/s** ` +
+      `from the first signal to the last POST, ${(bare.deliveriesPerSecond / CAP).toFixed(2)} × the cap; ${bare.history.actions} actions (${bare.history.events} events) a delivery.`,
   ].join('\n');
 }

@@ -44,7 +44,6 @@ export async function measureService(options: ServiceOptions): Promise<FloorRun>
     if (devServer === undefined) throw new Error('`partner-service start` runs no `temporal` dev server of its own: is a Temporal configured (temporal.toml)?');
     const args = commandLine(devServer);
     const address = `127.0.0.1:${args[args.indexOf('--port') + 1]}`;
-
     const rig: Rig = {
       apiUrl, partner, knex: options.knex, services: [start], progress,
       processes: [

@@ -24,7 +24,6 @@ async function main(): Promise<void> {
   if (unknown.length) throw new Error(`unknown suite ${unknown.join(', ')}; suites: ${SUITES.map((s) => s.name).join(', ')}`);
   const selected = values.only ? SUITES.filter((s) => values.only!.includes(s.name)) : SUITES;
   const progress = (message: string) => process.stderr.write(`[bench] ${message}\n`);
-
   const server = await startBenchPostgres();
   const sections: RenderedSection[] = [];
   try {

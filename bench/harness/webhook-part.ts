@@ -80,9 +80,8 @@ export const sharedProcesses = (postgresCpuSeconds: () => number): MeasuredProce
 ];
 
 /**
- * The service as `partner-service api` and `worker` processes (of the checkout at `root`, this one by default)
- * on a dev server of its own, `env` added to serviceEnv; `cleanups` stops them. `rigWith` measures the API
- * and the given workers, each spawned by `spawnWorker` on the same task queue.
+ * `partner-service api` and `worker`s (of the checkout at `root`, or this one) on a dev server of their own, with serviceEnv and `env`;
+ * `cleanups` stops them. `rigWith` measures the API and the workers given, each from `spawnWorker`, all on one task queue.
  */
 export async function startServiceRig(o: { databaseUrl: string; knex: Knex; partner: PartnerServer; executable: string; cleanups: Array<() => Promise<unknown>>; progress(message: string): void; env?: NodeJS.ProcessEnv; root?: string }) {
   const temporal = await startBenchTemporal(o.executable);
@@ -151,7 +150,6 @@ export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond, a
     const ingested = performance.now();
     rig.progress(`deliveries: ${accepted.size} accepted in ${((ingested - started) / 1000).toFixed(1)} s; waiting for delivery`);
     await afterIngest?.(accepted.size);
-
     const ids = [...accepted.keys()];
     const received = () => ids.filter((id) => (partner.receipts.get(id)?.length ?? 0) >= expected).length;
     const rows = () => rowCounts(knex, prefix);
@@ -171,7 +169,6 @@ export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond, a
     const finished = performance.now();
     const cpuAfter = rig.processes.map((p) => p.cpuSeconds());
     const machineCpu = machineBusySeconds() - machineBefore;
-
     const acceptedTimes = [...accepted.values()];
     const firstAccepted = Math.min(...acceptedTimes);
     const lastReceipt = Math.max(...ids.map((id) => partner.receipts.get(id)?.[expected - 1] ?? -Infinity));
@@ -182,7 +179,7 @@ export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond, a
     const expectedAttempt = (a: AttemptOutcome) =>
       failFirst ? (a.attempt === 1 && a.http_status === 500) || (a.attempt === 2 && a.succeeded) : a.attempt === 1 && a.succeeded;
     return {
-      count, accepted: accepted.size, refused, timedOut: !completed, timeoutSeconds: timeoutMs / 1000,
+      count, accepted: accepted.size, acceptedIds: new Set(ids), refused, timedOut: !completed, timeoutSeconds: timeoutMs / 1000,
       ingestSeconds: (Math.max(...acceptedTimes) - started) / 1000, // first POST sent to last 202
       endToEndSeconds: (lastReceipt - firstAccepted) / 1000, // first 202 to the last receipt the part expects
       totalSeconds: (lastReceipt - started) / 1000,

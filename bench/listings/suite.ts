@@ -46,7 +46,6 @@ export const listingsSuite: BenchmarkSuite = {
     const seedStarted = performance.now();
     await seedListingDirectory(knex);
     const seedSeconds = (performance.now() - seedStarted) / 1000;
-
     const servers: ServerChild[] = [];
     try {
       const api = await startApiChild(databaseUrl);
@@ -69,13 +68,11 @@ export const listingsSuite: BenchmarkSuite = {
         [`Deep page ${DEEP_PAGE} via the \`next\` cursor: kept count + keyset page`, deepSql[1]],
         ['First job page: kept count + page of the union', jobSql[1]],
       ] as const) plans.push(`#### ${label}`, '', (await explain(knex, statement)).block, '');
-
       const routes = JSON.stringify({ first: firstSql, deep: deepSql });
       const baseline = await startServerChild(path.join(__dirname, 'baseline-server'), { DATABASE_URL: databaseUrl, LISTINGS_ROUTES: routes });
       servers.push(baseline);
       checkPage(await getJson(`${baseline.url}/first`), 0);
       checkPage(await getJson(`${baseline.url}/deep`), (DEEP_PAGE - 1) * PAGE_SIZE);
-
       const scenarios: Array<[scenario: string, server: string, url: string]> = [
         ['first company page', 'API', `${api.url}${first}`],
         ['first company page', 'baseline', `${baseline.url}/first`],

@@ -49,14 +49,12 @@ export const scimSuite: BenchmarkSuite = {
     const seedStart = performance.now();
     await seedScimDirectory(knex);
     const seedSeconds = (performance.now() - seedStart) / 1000;
-
     const queries = benchQueries();
     // The statements the API runs for each query: the baseline runs the same, and the plans below are theirs.
     const statements = await statementsOf(knex, databaseUrl, queries.map(apiPath));
     progress('scim: EXPLAIN ANALYZE');
     const explained = [];
     for (const [i, query] of queries.entries()) explained.push({ query, statements: await explainStatements(knex, statements[i]) });
-
     const api = await startApiChild(databaseUrl);
     const byName = JSON.stringify(Object.fromEntries(queries.map((q, i) => [q.name, statements[i]])));
     const baseline = await startServerChild(path.join(__dirname, 'baseline-server'), { DATABASE_URL: databaseUrl, SCIM_BENCH_STATEMENTS: byName });
