@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import type { Config } from '../lib/config';
@@ -10,12 +11,20 @@ import { partnerProbes } from '../lib/metrics';
 import { claimProbe, closeBreaker, markReleased, oldestHeld, readGate, releaseGuardLease, takeGuardLease, type HeldDelivery } from '../store/partner-gate';
 import type { TemporalGateway } from './temporal-gateway';
 
-/** How often the guard looks at the gate; a resume or the end of a Retry-After takes effect within it. */
+/**
+ * How often the guard looks at the gate, counted from the start of one look to the start of the next (a look
+ * that takes longer is followed at once); a resume or the end of a Retry-After takes effect within it.
+ */
 export const GUARD_TICK_MS = 1000;
+/**
+ * The most time one release batch makes up for. A slow tick is caught up by the next, so the release keeps
+ * the clock's pace; after a stall (a lost lease, a long pause of the process) it goes on at the cap, not in a burst.
+ */
+export const RELEASE_CATCH_UP_MS = 2 * GUARD_TICK_MS;
 /** The leader's lease: another worker's guard takes over this long after the leader stops answering. */
 const GUARD_LEASE_MS = 5000;
 /** Signals in flight at once while waking held deliveries. */
-const RELEASE_CONCURRENCY = 16;
+export const RELEASE_CONCURRENCY = 16;
 
 export interface PartnerRecoveryDependencies {
   readonly config: Config;
@@ -39,13 +48,18 @@ export async function runPartnerRecovery(deps: PartnerRecoveryDependencies, stop
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   let lastFailure = '';
   let lastState: PartnerState | undefined;
+  const pace = releasePace();
   while (!stop.aborted) {
+    const tickStartedAt = performance.now();
     try {
       if (await takeGuardLease(knex, taskQueue, owner, GUARD_LEASE_MS)) {
-        const state = await recoveryTick(deps);
+        const state = await recoveryTick(deps, pace);
         if (lastState === 'throttled' && state === 'active') logger.info('partner Retry-After has passed: held deliveries go out at the cap, oldest first');
         lastState = state;
-      } else lastState = undefined;
+      } else {
+        lastState = undefined;
+        Object.assign(pace, releasePace()); // another guard releases meanwhile: a lease taken back starts at one tick's worth
+      }
       lastFailure = '';
     } catch (error) {
       // One line per kind of trouble, not one a second: PostgreSQL or Temporal down shows elsewhere too.
@@ -53,15 +67,52 @@ export async function runPartnerRecovery(deps: PartnerRecoveryDependencies, stop
       if (message !== lastFailure) logger.warn({ err: error }, 'the partner guard could not look at the gate; it tries again every second');
       lastFailure = message;
     }
-    await delay(GUARD_TICK_MS, undefined, { signal: stop }).catch(() => undefined);
+    // On a cadence from each tick's start: the tick's own length does not slow the release down.
+    const untilNextTick = Math.max(0, GUARD_TICK_MS - (performance.now() - tickStartedAt));
+    await delay(untilNextTick, undefined, { signal: stop }).catch(() => undefined);
   }
   await releaseGuardLease(knex, taskQueue, owner).catch(() => undefined);
 }
 
-/** One look at the gate by the leader: a due probe, or a batch of held deliveries to wake. Returns the state it saw. */
-export async function recoveryTick({ config, knex, logger, gateway, probe }: PartnerRecoveryDependencies): Promise<PartnerState> {
+/**
+ * The release's account: when the last batch was sized (performance.now()), and the fraction of a delivery
+ * the time since earned but no batch woke yet. A fresh one (no batch yet) wakes one tick's worth first.
+ */
+export interface ReleasePace {
+  lastAt: number | undefined;
+  owed: number;
+}
+
+export const releasePace = (): ReleasePace => ({ lastAt: undefined, owed: 0 });
+
+/**
+ * How many held deliveries the tick at `now` wakes at `maxPerSecond`: the cap times the time since the last
+ * batch (at most RELEASE_CATCH_UP_MS), plus what earlier batches owed, so that over any run of ticks the
+ * release follows the clock whatever each tick's length. Moves the account on to `now`.
+ */
+export function releaseBatchSize(pace: ReleasePace, maxPerSecond: number, now: number): number {
+  const elapsedMs = pace.lastAt === undefined ? GUARD_TICK_MS : Math.min(Math.max(0, now - pace.lastAt), RELEASE_CATCH_UP_MS);
+  const earned = pace.owed + (maxPerSecond * elapsedMs) / 1000;
+  const size = Math.floor(earned);
+  pace.lastAt = now;
+  pace.owed = earned - size;
+  return size;
+}
+
+/**
+ * One look at the gate by the leader: a due probe, or a batch of held deliveries to wake, sized by `pace` (a
+ * fresh account, by default: one tick's worth). Returns the state it saw.
+ */
+export async function recoveryTick(
+  { config, knex, logger, gateway, probe }: PartnerRecoveryDependencies,
+  pace: ReleasePace = releasePace(),
+  now = performance.now(),
+): Promise<PartnerState> {
   const taskQueue = config.TEMPORAL_TASK_QUEUE;
   const gate = await readGate(knex, taskQueue);
+  const releasing = gate.state === 'active' && gate.held > 0;
+  // Nothing to release: the next release starts afresh, with no credit for the time without one.
+  if (!releasing) Object.assign(pace, releasePace());
   if (gate.state === 'tripped') {
     if (!(await claimProbe(knex, taskQueue, config.PARTNER_PROBE_INTERVAL_MS))) return gate.state;
     const result = await probe();
@@ -75,8 +126,12 @@ export async function recoveryTick({ config, knex, logger, gateway, probe }: Par
     }
     return 'active';
   }
-  if (gate.state !== 'active' || gate.held === 0) return gate.state;
-  const batch = await oldestHeld(knex, taskQueue, gate.maxPerSecond ?? config.PARTNER_MAX_PER_SECOND);
+  if (!releasing) return gate.state;
+  const size = releaseBatchSize(pace, gate.maxPerSecond ?? config.PARTNER_MAX_PER_SECOND, now);
+  if (size === 0) return gate.state;
+  const batch = await oldestHeld(knex, taskQueue, size);
+  // Fewer held than earned: the rest of the credit is dropped, so deliveries held later do not go out in a burst.
+  if (batch.length < size) pace.owed = 0;
   await inParallel(batch.length, RELEASE_CONCURRENCY, (i) => wake(batch[i]));
   return gate.state;
 

@@ -1,19 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { request } from 'undici';
-import { findFreePort } from '../../db/embedded-postgres';
 import { webhookHeaders } from '../../events/delivery-headers';
 import { envelopeBody } from '../../events/envelope';
 import { inParallel } from '../../lib/in-parallel';
 import { LOCAL_SQLITE_PRAGMAS } from '../../temporal/local-temporal';
 import { RETRY_DELAYS_MS } from '../../lib/delivery';
 import { startPartnerServer, type PartnerServer } from '../harness/partner';
-import { postgresCpuClock } from '../harness/proc';
-import { spawnService, type ServiceProcess } from '../harness/service';
 import type { BenchmarkSuite } from '../harness/suite';
-import { benchTemporalBinary, startBenchTemporal, temporalVersion } from '../harness/temporal';
+import { benchTemporalBinary, temporalVersion } from '../harness/temporal';
+import type { ServiceProcess } from '../harness/service';
 import {
-  CONCURRENCY, deliveredHistory, EVENT, PARTNER_ACCESS_TOKEN, pidProcess, runPart, serviceEnv, sharedProcesses, waitForHealthz, WARMUP_WEBHOOKS, type Rig,
+  CONCURRENCY, deliveredHistory, EVENT, PARTNER_ACCESS_TOKEN, runPart, startServiceRig, waitForHealthz, WARMUP_WEBHOOKS, type Rig,
 } from '../harness/webhook-part';
 import { reportDeliveries } from './report';
 
@@ -45,34 +43,8 @@ export const deliveriesSuite: BenchmarkSuite = {
       await baseline(partner); // warms up the loop and the partner server
       const baselineRate = await baseline(partner);
 
-      const temporal = await startBenchTemporal(executable);
-      cleanups.push(() => temporal.stop());
-      const { server } = temporal;
-      const env = { ...serviceEnv(databaseUrl, partner.url), TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: `bench-deliveries-${randomUUID()}` };
-      // Each worker serves /healthz and /metrics on a port of its own: two on the default 3001 collide.
-      const spawnWorker = async () => {
-        const worker = spawnService('worker', { ...env, WORKER_HTTP_PORT: String(await findFreePort()) });
-        cleanups.push(() => worker.stop());
-        return worker;
-      };
+      const { server, spawnWorker, rigWith } = await startServiceRig({ databaseUrl, knex, partner, executable, cleanups, progress });
       const first = await spawnWorker();
-      const port = await findFreePort();
-      const api = spawnService('api', { ...env, HOST: '127.0.0.1', PORT: String(port) });
-      cleanups.push(() => api.stop());
-      const postgres = await postgresCpuClock(knex);
-      const rigWith = (workers: readonly ServiceProcess[]): Rig => ({
-        apiUrl: `http://127.0.0.1:${port}`,
-        partner,
-        knex,
-        services: [api, ...workers],
-        processes: [
-          pidProcess('Temporal dev server', 'temporal', server.process.pid!),
-          pidProcess('API (`partner-service api`)', 'api', api.pid),
-          ...workers.map((w, i) => pidProcess(`worker${workers.length > 1 ? ` ${i + 1}` : ''} (\`partner-service worker\`)`, 'worker', w.pid)),
-          ...sharedProcesses(postgres),
-        ],
-        progress,
-      });
       let rig = rigWith([first]);
       await waitForHealthz(rig, 'the API', rig.apiUrl, 30_000);
 

@@ -58,10 +58,7 @@ export interface FloorFigures {
   readonly variants: readonly string[];
 }
 
-const GOAL_RATIO = 0.9;
-const GOAL_PER_SECOND = 100;
-const GOAL_EVENTS = 8;
-const GOAL_ACTIONS = 3;
+const [GOAL_RATIO, GOAL_PER_SECOND, GOAL_EVENTS, GOAL_ACTIONS] = [0.9, 100, 8, 3];
 
 const ratio = (value: number) => `${value.toFixed(2)} ×`;
 const list = (values: number[], format: (v: number) => string) => values.map(format).join(', ');

@@ -32,17 +32,10 @@ export async function measureService(options: ServiceOptions): Promise<FloorRun>
   let start: ServiceProcess | undefined;
   let devServer: number | undefined;
   try {
-    start = spawnService('start', {
-      ...serviceEnv(options.databaseUrl, partner.url),
-      DATA_DIR: dataDir,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      // Whatever this shell names, `start` must run its own dev server.
-      TEMPORAL_ADDRESS: undefined,
-      TEMPORAL_CONFIG_FILE: undefined,
-      TEMPORAL_PROFILE: undefined,
-      ...options.env,
-    }, options.nodeArgs, options.root);
+    // Whatever this shell names, `start` must run its own dev server.
+    const noTemporal = { TEMPORAL_ADDRESS: undefined, TEMPORAL_CONFIG_FILE: undefined, TEMPORAL_PROFILE: undefined };
+    const env = { ...serviceEnv(options.databaseUrl, partner.url), DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), ...noTemporal, ...options.env };
+    start = spawnService('start', env, options.nodeArgs, options.root);
     const apiUrl = `http://127.0.0.1:${port}`;
     // Migrations, the demo directory import and the dev server come first.
     await waitForHealthz({ services: [start], progress }, '`partner-service start`', apiUrl, 120_000);
@@ -51,18 +44,13 @@ export async function measureService(options: ServiceOptions): Promise<FloorRun>
     if (devServer === undefined) throw new Error('`partner-service start` runs no `temporal` dev server of its own: is a Temporal configured (temporal.toml)?');
     const args = commandLine(devServer);
     const address = `127.0.0.1:${args[args.indexOf('--port') + 1]}`;
-
     const rig: Rig = {
-      apiUrl,
-      partner,
-      knex: options.knex,
-      services: [start],
+      apiUrl, partner, knex: options.knex, services: [start], progress,
       processes: [
         pidProcess('Temporal dev server (child of start)', 'temporal', devServer),
         pidProcess('`partner-service start` (API and worker)', 'start', start.pid),
         ...sharedProcesses(options.postgresCpuSeconds),
       ],
-      progress,
     };
     const tag = Date.now().toString(36);
     progress(`floor, service: warm-up, ${options.warmup} webhooks`);
@@ -72,10 +60,7 @@ export async function measureService(options: ServiceOptions): Promise<FloorRun>
     assertDelivered(part, '`partner-service start`');
     const { counts } = await deliveredHistory(rig, address, `start-${tag}`);
     return {
-      deliveries: part.accepted,
-      endToEndSeconds: part.endToEndSeconds,
-      deliveriesPerSecond: part.deliveriesPerSecond,
-      intervalSeconds: part.untilDeliveredSeconds,
+      deliveries: part.accepted, endToEndSeconds: part.endToEndSeconds, deliveriesPerSecond: part.deliveriesPerSecond, intervalSeconds: part.untilDeliveredSeconds,
       cpu: { temporal: cpuOf(part, 'temporal'), worker: cpuOf(part, 'start'), postgres: cpuOf(part, 'postgres'), bench: cpuOf(part, 'bench'), machine: part.machineCpu },
       history: counts,
     };

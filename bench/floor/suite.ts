@@ -1,8 +1,4 @@
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { z } from 'zod';
-import { createLogger } from '../../lib/logger';
-import { quietBundler } from '../../worker/bundle';
-import { installTemporalRuntime } from '../../worker/temporal-runtime';
 import { startPartnerServer } from '../harness/partner';
 import { withEmptyDatabase } from '../harness/postgres';
 import { postgresCpuClock } from '../harness/proc';
@@ -10,7 +6,7 @@ import { commitOf } from '../harness/render';
 import type { BenchmarkSuite } from '../harness/suite';
 import { benchTemporalBinary, temporalVersion } from '../harness/temporal';
 import { WARMUP_WEBHOOKS } from '../harness/webhook-part';
-import { measureBare } from './bare';
+import { bareWorkflowBundle, measureBare } from './bare';
 import { reportFloor, type FloorRound } from './report';
 import { measureService } from './service-run';
 
@@ -47,10 +43,7 @@ export const floorSuite: BenchmarkSuite = {
   async run({ databaseUrl, knex, serverUrl, progress }) {
     const executable = benchTemporalBinary();
     const others = variants();
-    // Before any NativeConnection, errors only: the default runtime would log to the console and take over SIGINT/SIGTERM.
-    installTemporalRuntime(createLogger('error'));
-    // Once, outside every timed section (webpack, 0.3 to 0.8 s).
-    const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./bare-workflow/workflows'), logger: quietBundler });
+    const workflowBundle = await bareWorkflowBundle();
     const postgresCpuSeconds = await postgresCpuClock(knex);
     const partner = await startPartnerServer();
     try {

@@ -7,12 +7,7 @@ interface AutocannonResult {
   timeouts: number;
 }
 
-type Autocannon = (options: {
-  url: string;
-  connections: number;
-  duration: number;
-  headers: Record<string, string>;
-}) => Promise<AutocannonResult>;
+type Autocannon = (options: { url: string; connections: number; duration: number; headers: Record<string, string> }) => Promise<AutocannonResult>;
 
 const autocannon: Autocannon = require('autocannon');
 
@@ -29,12 +24,6 @@ export interface LoadFigures {
 /** Drives one URL with `connections` keep-alive connections for `seconds`. */
 export async function drive(url: string, headers: Record<string, string>, connections: number, seconds: number): Promise<LoadFigures> {
   const result = await autocannon({ url, connections, duration: seconds, headers });
-  return {
-    reqPerSec: result.requests.average,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors + result.timeouts,
-    requests: result.requests.total,
-  };
+  const { requests, latency } = result;
+  return { reqPerSec: requests.average, p50Ms: latency.p50, p99Ms: latency.p99, non2xx: result.non2xx, errors: result.errors + result.timeouts, requests: requests.total };
 }

@@ -14,13 +14,7 @@ export async function startBenchPostgres(): Promise<{ url: string; stop(): Promi
   const tempDir = await mkdtemp(path.join(os.tmpdir(), 'pis-bench-pg-'));
   try {
     const server = await startEmbeddedPostgres(path.join(tempDir, 'data'));
-    return {
-      url: server.url,
-      async stop() {
-        await server.stop();
-        await rm(tempDir, { recursive: true, force: true });
-      },
-    };
+    return { url: server.url, stop: () => server.stop().then(() => rm(tempDir, { recursive: true, force: true })) };
   } catch (error) {
     await rm(tempDir, { recursive: true, force: true });
     throw error;

@@ -22,11 +22,7 @@ function statFields(pid: number): string[] | undefined {
 }
 
 // Offsets into statFields: stat(5) numbers ppid 4, utime 14, stime 15, cutime 16, cstime 17; the slice starts at 3.
-const PPID = 1;
-const UTIME = 11;
-const STIME = 12;
-const CUTIME = 13;
-const CSTIME = 14;
+const [PPID, UTIME, STIME, CUTIME, CSTIME] = [1, 11, 12, 13, 14];
 
 const ticks = (fields: string[], ...indices: number[]) => indices.reduce((sum, i) => sum + Number(fields[i]), 0);
 

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { deliveriesSuite } from '../deliveries/suite';
+import { drainSuite } from '../drain/suite';
 import { floorSuite } from '../floor/suite';
 import { importSuite } from '../import/suite';
 import { listingsSuite } from '../listings/suite';
@@ -9,7 +10,7 @@ import { writeSections, type RenderedSection } from './render';
 import type { BenchmarkSuite } from './suite';
 
 /** Every suite `npm run bench` runs, in order. */
-const SUITES: readonly BenchmarkSuite[] = [importSuite, listingsSuite, scimSuite, floorSuite, deliveriesSuite];
+const SUITES: readonly BenchmarkSuite[] = [importSuite, listingsSuite, scimSuite, floorSuite, deliveriesSuite, drainSuite];
 
 /**
  * `npm run bench [-- --only NAME…] [--out FILE|-]`: runs each suite against its own database on one PostgreSQL
@@ -23,7 +24,6 @@ async function main(): Promise<void> {
   if (unknown.length) throw new Error(`unknown suite ${unknown.join(', ')}; suites: ${SUITES.map((s) => s.name).join(', ')}`);
   const selected = values.only ? SUITES.filter((s) => values.only!.includes(s.name)) : SUITES;
   const progress = (message: string) => process.stderr.write(`[bench] ${message}\n`);
-
   const server = await startBenchPostgres();
   const sections: RenderedSection[] = [];
   try {

@@ -25,9 +25,7 @@ export interface ServerChild {
   stop(): Promise<void>;
 }
 
-/**
- * Forks `module` (a path without extension: compiled or under tsx alike) and waits until it reports its URL.
- */
+/** Forks `module` (a path without extension: compiled or under tsx alike) and waits until it reports its URL. */
 export async function startServerChild(module: string, env: NodeJS.ProcessEnv): Promise<ServerChild> {
   const child = fork(`${module}${path.extname(__filename)}`, [], {
     env: { ...process.env, ...env },

@@ -12,13 +12,7 @@ export async function startBenchTemporal(executable: string): Promise<{ server: 
   const dir = await mkdtemp(path.join(os.tmpdir(), 'pis-bench-temporal-'));
   try {
     const server = await startDevServer({ executable, port: await findFreePort(), dbFilename: path.join(dir, 'temporal.db'), sqlitePragmas: LOCAL_SQLITE_PRAGMAS });
-    return {
-      server,
-      async stop() {
-        await server.stop();
-        await rm(dir, { recursive: true, force: true });
-      },
-    };
+    return { server, stop: () => server.stop().then(() => rm(dir, { recursive: true, force: true })) };
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
     throw error;

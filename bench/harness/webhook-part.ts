@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
@@ -8,9 +9,11 @@ import type { WebhookEventInput } from '../../events/envelope';
 import { inParallel } from '../../lib/in-parallel';
 import { countActions, type DeliveryHistory } from './history';
 import type { PartnerServer } from './partner';
-import { cpuSeconds, machineBusySeconds, sampleRss } from './proc';
+import { findFreePort } from '../../db/embedded-postgres';
+import { cpuSeconds, machineBusySeconds, postgresCpuClock, sampleRss } from './proc';
 import { quantiles } from './stats';
-import type { ServiceProcess } from './service';
+import { spawnService, type ServiceProcess } from './service';
+import { startBenchTemporal } from './temporal';
 
 /**
  * One measured part of the deliveries benchmark against a running service: POST webhooks to its internal
@@ -29,14 +32,8 @@ export const PARTNER_ACCESS_TOKEN = 'bench-partner-access-token';
  * info logs a line per delivery.
  */
 export const serviceEnv = (databaseUrl: string, partnerUrl: string) => ({
-  DATABASE_URL: databaseUrl,
-  INTERNAL_API_TOKEN,
-  PARTNER_ENDPOINT: `${partnerUrl}/webhooks`,
-  PARTNER_ACCESS_TOKEN,
-  PARTNER_MAX_CONCURRENCY: '200',
-  PARTNER_MAX_PER_SECOND: '100000',
-  PARTNER_BREAKER_FAILURES: '10000',
-  LOG_LEVEL: 'warn',
+  DATABASE_URL: databaseUrl, INTERNAL_API_TOKEN, PARTNER_ENDPOINT: `${partnerUrl}/webhooks`, PARTNER_ACCESS_TOKEN,
+  PARTNER_MAX_CONCURRENCY: '200', PARTNER_MAX_PER_SECOND: '100000', PARTNER_BREAKER_FAILURES: '10000', LOG_LEVEL: 'warn',
 });
 /** The example candidate/new event (examples/events/), with an event_id of its own. */
 export const EVENT: WebhookEventInput = { ...candidateNew, event_id: 'bench-candidate-new' } as WebhookEventInput;
@@ -82,6 +79,37 @@ export const sharedProcesses = (postgresCpuSeconds: () => number): MeasuredProce
   { label: 'bench process (load, partner server, polling)', role: 'bench', cpuSeconds: ownCpuSeconds },
 ];
 
+/**
+ * `partner-service api` and `worker`s (of the checkout at `root`, or this one) on a dev server of their own, with serviceEnv and `env`;
+ * `cleanups` stops them. `rigWith` measures the API and the workers given, each from `spawnWorker`, all on one task queue.
+ */
+export async function startServiceRig(o: { databaseUrl: string; knex: Knex; partner: PartnerServer; executable: string; cleanups: Array<() => Promise<unknown>>; progress(message: string): void; env?: NodeJS.ProcessEnv; root?: string }) {
+  const temporal = await startBenchTemporal(o.executable);
+  o.cleanups.push(() => temporal.stop());
+  const { server } = temporal;
+  const env = { ...serviceEnv(o.databaseUrl, o.partner.url), TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: `bench-${randomUUID()}`, ...o.env };
+  // Each worker serves /healthz and /metrics on a port of its own: two on the default 3001 collide.
+  const spawnWorker = async () => {
+    const worker = spawnService('worker', { ...env, WORKER_HTTP_PORT: String(await findFreePort()) }, [], o.root);
+    o.cleanups.push(() => worker.stop());
+    return worker;
+  };
+  const port = await findFreePort();
+  const api = spawnService('api', { ...env, HOST: '127.0.0.1', PORT: String(port) }, [], o.root);
+  o.cleanups.push(() => api.stop());
+  const postgres = await postgresCpuClock(o.knex);
+  const rigWith = (workers: readonly ServiceProcess[]): Rig => ({
+    apiUrl: `http://127.0.0.1:${port}`, partner: o.partner, knex: o.knex, services: [api, ...workers], progress: o.progress,
+    processes: [
+      pidProcess('Temporal dev server', 'temporal', server.process.pid!),
+      pidProcess('API (`partner-service api`)', 'api', api.pid),
+      ...workers.map((w, i) => pidProcess(`worker${workers.length > 1 ? ` ${i + 1}` : ''} (\`partner-service worker\`)`, 'worker', w.pid)),
+      ...sharedProcesses(postgres),
+    ],
+  });
+  return { server, spawnWorker, rigWith };
+}
+
 /** Waits until the API at `apiUrl` answers /healthz; throws when it does not in time or a service died. */
 export async function waitForHealthz(waiting: Pick<Rig, 'services' | 'progress'>, what: string, apiUrl: string, timeoutMs: number): Promise<void> {
   const up = await waitUntil(waiting, `${what} to answer /healthz`, timeoutMs, async () => {
@@ -107,9 +135,9 @@ export async function deliveredHistory(rig: Rig, address: string, prefix: string
 
 /**
  * Posts `count` webhooks to the API, `concurrency` at a time or, with `perSecond`, on an open-loop schedule;
- * waits until the partner got them all and every row is delivered, and measures.
+ * runs `afterIngest` (a hold and its end); waits until the partner got them all and every row is delivered, and measures.
  */
-export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond }: { prefix: string; count: number; failFirst: boolean; perSecond?: number }) {
+export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond, afterIngest }: { prefix: string; count: number; failFirst: boolean; perSecond?: number; afterIngest?: (accepted: number) => Promise<void> }) {
   const { partner, knex } = rig;
   partner.reset({ failFirst });
   const expected = failFirst ? 2 : 1;
@@ -121,7 +149,7 @@ export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond }:
     const { accepted, refused, answerMs } = await ingest(rig.apiUrl, prefix, count, perSecond);
     const ingested = performance.now();
     rig.progress(`deliveries: ${accepted.size} accepted in ${((ingested - started) / 1000).toFixed(1)} s; waiting for delivery`);
-
+    await afterIngest?.(accepted.size);
     const ids = [...accepted.keys()];
     const received = () => ids.filter((id) => (partner.receipts.get(id)?.length ?? 0) >= expected).length;
     const rows = () => rowCounts(knex, prefix);
@@ -130,20 +158,17 @@ export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond }:
     let lastReport = performance.now();
     const completed = await waitUntil(rig, `delivery of ${prefix}`, timeoutMs, async () => {
       const done = received();
-      if (done < ids.length) {
-        if (performance.now() - lastReport > 15_000) {
-          lastReport = performance.now();
-          rig.progress(`deliveries: ${done}/${ids.length} received as expected`);
-        }
-        return false;
+      if (done < ids.length && performance.now() - lastReport > 15_000) {
+        lastReport = performance.now();
+        rig.progress(`deliveries: ${done}/${ids.length} received as expected`);
       }
+      if (done < ids.length) return false;
       // The accepted webhooks' rows: a POST refused after its workflow started (outcome unknown) adds a row of its own.
       return (await deliveredAmong(knex, ids)) === ids.length;
     });
     const finished = performance.now();
     const cpuAfter = rig.processes.map((p) => p.cpuSeconds());
     const machineCpu = machineBusySeconds() - machineBefore;
-
     const acceptedTimes = [...accepted.values()];
     const firstAccepted = Math.min(...acceptedTimes);
     const lastReceipt = Math.max(...ids.map((id) => partner.receipts.get(id)?.[expected - 1] ?? -Infinity));
@@ -154,11 +179,7 @@ export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond }:
     const expectedAttempt = (a: AttemptOutcome) =>
       failFirst ? (a.attempt === 1 && a.http_status === 500) || (a.attempt === 2 && a.succeeded) : a.attempt === 1 && a.succeeded;
     return {
-      count,
-      accepted: accepted.size,
-      refused,
-      timedOut: !completed,
-      timeoutSeconds: timeoutMs / 1000,
+      count, accepted: accepted.size, acceptedIds: new Set(ids), refused, timedOut: !completed, timeoutSeconds: timeoutMs / 1000,
       ingestSeconds: (Math.max(...acceptedTimes) - started) / 1000, // first POST sent to last 202
       endToEndSeconds: (lastReceipt - firstAccepted) / 1000, // first 202 to the last receipt the part expects
       totalSeconds: (lastReceipt - started) / 1000,
@@ -169,21 +190,14 @@ export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond }:
       missing: counts.filter((n) => n < expected).length,
       surplus: counts.filter((n) => n > expected).length,
       strays: [...partner.receipts.keys()].filter((id) => !accepted.has(id)).length,
-      expectedReceipts: expected,
-      deliveredRows: delivered,
-      rows: total,
+      expectedReceipts: expected, deliveredRows: delivered, rows: total,
       deliveredOnSecondAttempt: sum(attempts.filter((a) => a.attempt === 2 && a.succeeded)),
       laterAttempts: sum(attempts.filter((a) => a.attempt > 2)),
       unexpectedAttempts: attempts.filter((a) => !expectedAttempt(a)).map((a) =>
         `attempt ${a.attempt}, ${a.succeeded ? 'succeeded' : 'failed'}: ${a.http_status ?? a.error_class}${a.error ? ` (${a.error})` : ''}, ${a.count} ×`),
       // Most webhooks waiting on their retry timer at once (Part 2).
       peakWaiting: failFirst ? peakWaiting(ids.map((id) => partner.receipts.get(id) ?? [])) : 0,
-      processes: rig.processes.map((p, i) => ({
-        label: p.label,
-        role: p.role,
-        cpu: cpuAfter[i] - cpuBefore[i],
-        peakRss: p.pid === undefined ? undefined : rss.peak(p.pid),
-      })),
+      processes: rig.processes.map((p, i) => ({ label: p.label, role: p.role, cpu: cpuAfter[i] - cpuBefore[i], peakRss: p.pid === undefined ? undefined : rss.peak(p.pid) })),
       machineCpu,
     };
   } finally {
@@ -257,14 +271,7 @@ async function rowCounts(knex: Knex, prefix: string): Promise<{ delivered: numbe
   return row;
 }
 
-interface AttemptOutcome {
-  readonly attempt: number;
-  readonly succeeded: boolean;
-  readonly http_status: number | null;
-  readonly error_class: string | null;
-  readonly error: string | null;
-  readonly count: number;
-}
+type AttemptOutcome = { attempt: number; succeeded: boolean; http_status: number | null; error_class: string | null; error: string | null; count: number };
 
 /** The recorded attempts of a part, grouped by number and outcome. */
 async function attemptOutcomes(knex: Knex, prefix: string): Promise<AttemptOutcome[]> {

@@ -46,7 +46,6 @@ export const listingsSuite: BenchmarkSuite = {
     const seedStarted = performance.now();
     await seedListingDirectory(knex);
     const seedSeconds = (performance.now() - seedStarted) / 1000;
-
     const servers: ServerChild[] = [];
     try {
       const api = await startApiChild(databaseUrl);
@@ -59,9 +58,8 @@ export const listingsSuite: BenchmarkSuite = {
       const job = '/v1/jobs/job-1/users/';
       // What the API runs for each (the access check, then the kept count with the page), for the baseline and the plans.
       const [firstSql, deepSql, jobSql] = await statementsOf(knex, databaseUrl, [first, deep, job], HEADERS);
-      for (const statements of [firstSql, deepSql, jobSql]) {
-        if (statements.length !== 2) throw new Error(`the API ran ${statements.length} statements for a page, not the access check and the page`);
-      }
+      const counts = [firstSql, deepSql, jobSql].map((statements) => statements.length);
+      if (counts.some((n) => n !== 2)) throw new Error(`the API ran ${counts.join(', ')} statements for a page, not the access check and the page`);
       progress('listings: EXPLAIN ANALYZE');
       const plans = [];
       for (const [label, statement] of [
@@ -70,13 +68,11 @@ export const listingsSuite: BenchmarkSuite = {
         [`Deep page ${DEEP_PAGE} via the \`next\` cursor: kept count + keyset page`, deepSql[1]],
         ['First job page: kept count + page of the union', jobSql[1]],
       ] as const) plans.push(`#### ${label}`, '', (await explain(knex, statement)).block, '');
-
       const routes = JSON.stringify({ first: firstSql, deep: deepSql });
       const baseline = await startServerChild(path.join(__dirname, 'baseline-server'), { DATABASE_URL: databaseUrl, LISTINGS_ROUTES: routes });
       servers.push(baseline);
       checkPage(await getJson(`${baseline.url}/first`), 0);
       checkPage(await getJson(`${baseline.url}/deep`), (DEEP_PAGE - 1) * PAGE_SIZE);
-
       const scenarios: Array<[scenario: string, server: string, url: string]> = [
         ['first company page', 'API', `${api.url}${first}`],
         ['first company page', 'baseline', `${baseline.url}/first`],

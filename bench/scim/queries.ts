@@ -19,12 +19,7 @@ function groupQueries(): BenchQuery[] {
     groups({ name: 'displayName-eq', label: 'displayName eq', query: { filter: `displayName eq "${benchDisplayName(target)}"` }, goalP50Ms: 5 }),
     groups({ name: 'displayName-co', label: 'displayName co', query: { filter: 'displayName co "4231"' } }),
     groups({ name: 'members-value', label: 'members[value eq]', query: { filter: `members[value eq "${member}"]` } }),
-    groups({
-      name: 'membership-check',
-      label: 'id eq and members eq',
-      query: { filter: `id eq "${benchGroupId(target)}" and members eq "${member}"` },
-      goalP50Ms: 10,
-    }),
+    groups({ name: 'membership-check', label: 'id eq and members eq', query: { filter: `id eq "${benchGroupId(target)}" and members eq "${member}"` }, goalP50Ms: 10 }),
     groups({ name: 'page-100', label: 'page of 100, excludedAttributes=members', query: { count: '100', excludedAttributes: 'members' } }),
   ];
 }
@@ -38,12 +33,7 @@ function userQueries(): BenchQuery[] {
     users({ name: 'users-userName-eq', label: 'userName eq', query: { filter: `userName eq "${benchUserName(user)}"` }, goalP50Ms: 5 }),
     // The second address, in other letter case: case-insensitive and not the userName.
     users({ name: 'users-emails-value-eq', label: 'emails.value eq', query: { filter: `emails.value eq "${benchAliasEmail(user).toUpperCase()}"` }, goalP50Ms: 5 }),
-    users({
-      name: 'users-membership-check',
-      label: 'id eq and groups.value eq',
-      query: { filter: `id eq "${user}" and groups.value eq "${benchGroupId(group)}"` },
-      goalP50Ms: 10,
-    }),
+    users({ name: 'users-membership-check', label: 'id eq and groups.value eq', query: { filter: `id eq "${user}" and groups.value eq "${benchGroupId(group)}"` }, goalP50Ms: 10 }),
     users({ name: 'users-page-100', label: 'page of 100, excludedAttributes=groups', query: { count: '100', excludedAttributes: 'groups' } }),
   ];
 }

@@ -49,14 +49,12 @@ export const scimSuite: BenchmarkSuite = {
     const seedStart = performance.now();
     await seedScimDirectory(knex);
     const seedSeconds = (performance.now() - seedStart) / 1000;
-
     const queries = benchQueries();
     // The statements the API runs for each query: the baseline runs the same, and the plans below are theirs.
     const statements = await statementsOf(knex, databaseUrl, queries.map(apiPath));
     progress('scim: EXPLAIN ANALYZE');
     const explained = [];
     for (const [i, query] of queries.entries()) explained.push({ query, statements: await explainStatements(knex, statements[i]) });
-
     const api = await startApiChild(databaseUrl);
     const byName = JSON.stringify(Object.fromEntries(queries.map((q, i) => [q.name, statements[i]])));
     const baseline = await startServerChild(path.join(__dirname, 'baseline-server'), { DATABASE_URL: databaseUrl, SCIM_BENCH_STATEMENTS: byName });
@@ -117,12 +115,8 @@ async function measureSideBySide({ api, apiUrl }: { api: ServerChild; apiUrl: st
 function combined(rounds: readonly LoadFigures[]): LoadFigures {
   const sum = (pick: (f: LoadFigures) => number) => rounds.reduce((total, f) => total + pick(f), 0);
   return {
-    reqPerSec: sum((f) => f.reqPerSec) / rounds.length,
-    p50Ms: median(rounds.map((f) => f.p50Ms)),
-    p99Ms: Math.max(...rounds.map((f) => f.p99Ms)),
-    non2xx: sum((f) => f.non2xx),
-    errors: sum((f) => f.errors),
-    requests: sum((f) => f.requests),
+    reqPerSec: sum((f) => f.reqPerSec) / rounds.length, p50Ms: median(rounds.map((f) => f.p50Ms)), p99Ms: Math.max(...rounds.map((f) => f.p99Ms)),
+    non2xx: sum((f) => f.non2xx), errors: sum((f) => f.errors), requests: sum((f) => f.requests),
   };
 }
 
@@ -136,12 +130,7 @@ async function sameTotals(apiUrl: string, baselineUrl: string): Promise<number> 
   return apiBody.totalResults;
 }
 
-interface ExplainedStatement {
-  readonly role: string;
-  readonly sql: string;
-  readonly plan: string;
-  readonly indexed: boolean;
-}
+type ExplainedStatement = { readonly role: string; readonly sql: string; readonly plan: string; readonly indexed: boolean };
 
 /** EXPLAIN ANALYZE of each statement a query ran; whether an index serves it. */
 async function explainStatements(knex: Knex, statements: readonly Statement[]): Promise<ExplainedStatement[]> {
@@ -149,9 +138,7 @@ async function explainStatements(knex: Knex, statements: readonly Statement[]): 
   for (const statement of statements) {
     const { sql, plan } = await explain(knex, statement);
     explained.push({
-      role: /count\(\*\)|scim_(group|user)_total/.test(sql) ? 'Count' : 'Page',
-      sql,
-      plan,
+      role: /count\(\*\)|scim_(group|user)_total/.test(sql) ? 'Count' : 'Page', sql, plan,
       // Reading the one-row counter is O(1) whatever the plan; any other statement must use an index.
       indexed: /FROM scim_(group|user)_total$/.test(sql) || (/Index (Only )?Scan|Bitmap Index Scan/.test(plan) && !/Seq Scan on (scim_|users)/.test(plan)),
     });

@@ -13,7 +13,7 @@ import { toEnvelope, type WebhookEventInput } from '../../../events/envelope';
 import { insertWebhook } from '../../../store/webhook-ingestion';
 import { takeGuardLease } from '../../../store/partner-gate';
 import { webhookIds } from '../../../application/ids';
-import { recoveryTick } from '../../../application/partner-recovery';
+import { recoveryTick, RELEASE_CATCH_UP_MS, releaseBatchSize, releasePace } from '../../../application/partner-recovery';
 import { partnerStatus, pausePartner, resumePartner, limitPartner, PartnerRequestError } from '../../../application/partner-operator';
 import type { DeliverAttemptInput, DeliveredAttempt, HeldAttempt, WebhookRef } from '../../../lib/delivery';
 import companySignup from '../../fixtures/events/company-signup.json';
@@ -171,13 +171,14 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     );
   });
 
-  it('once the gate opens, the guard wakes held deliveries oldest first, as many a tick as the cap', async () => {
+  /** `count` deliveries held by a pause at a cap of 2/s, and a guard whose gateway records what it wakes. */
+  async function heldBehindPause(count: number) {
     const config = configFor();
     const { deliver } = activitiesFor(config);
     const logger = capturingLogger().logger;
     await pausePartner(db.knex, config, logger, { reason: 'drill' });
     const inputs: DeliverAttemptInput[] = [];
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < count; i++) {
       const input = await stored();
       inputs.push(input);
       await deliver(input);
@@ -185,6 +186,11 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     await limitPartner(db.knex, config, logger, { max_per_second: 2 });
     const released: string[] = [];
     const guard = { config, knex: db.knex, logger, gateway: { release: async (id: string) => (released.push(id), true) }, probe: () => probePartner(config) };
+    return { config, logger, inputs, released, guard };
+  }
+
+  it('once the gate opens, the guard wakes held deliveries oldest first, as many a tick as the cap', async () => {
+    const { config, logger, inputs, released, guard } = await heldBehindPause(5);
     assert.equal(await recoveryTick(guard), 'paused');
     assert.deepEqual(released, [], 'nothing is woken while paused');
     await resumePartner(db.knex, config, logger);
@@ -195,6 +201,45 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     await recoveryTick(guard);
     assert.deepEqual(released, inputs.map((i) => i.webhook.workflowId));
     assert.equal((await partnerStatus(db.knex, config)).held, 0);
+  });
+
+  it('sizes each release by the time since the last one: the cap a second of the clock, whatever the ticks\' length', () => {
+    const pace = releasePace();
+    const sizes = [
+      releaseBatchSize(pace, 40, 10_000), // the first batch: one tick's worth
+      releaseBatchSize(pace, 40, 11_000), // a tick on time: the cap
+      releaseBatchSize(pace, 40, 12_600), // a tick 1.6 s later makes up for the slow one
+      releaseBatchSize(pace, 40, 12_610), // 10 ms earn 0.4 of a delivery, owed to the next batch
+      releaseBatchSize(pace, 40, 12_650), // 0.4 + 1.6
+    ];
+    assert.deepEqual(sizes, [40, 40, 64, 0, 2]);
+    assert.equal(sizes.reduce((a, b) => a + b), 146, 'the clock\'s 40 × (1 s + 2.65 s), however long each tick');
+    assert.equal(releaseBatchSize(pace, 40, 12_650 + 60_000), 80, 'after a stall, at most RELEASE_CATCH_UP_MS\'s worth');
+    assert.equal(RELEASE_CATCH_UP_MS, 2000);
+    const slow = releasePace();
+    const ticks = [0, 1700, 3400, 5100, 6800].map((at) => releaseBatchSize(slow, 3, at));
+    assert.deepEqual(ticks, [3, 5, 5, 5, 5], 'ticks 1.7 s apart at 3/s: 5.1 a tick, the tenths owed until they make one');
+    assert.equal(ticks.reduce((a, b) => a + b), Math.floor(3 + 3 * 6.8), 'cap × (1 s + 6.8 s) in all, not cap a tick');
+  });
+
+  it('a slow tick is caught up: the guard wakes the held deliveries oldest first, the cap times the time since the last batch', async () => {
+    const { config, logger, inputs, released, guard } = await heldBehindPause(12);
+    const pace = releasePace();
+    assert.equal(await recoveryTick(guard, pace, 0), 'paused');
+    assert.deepEqual(released, [], 'nothing is woken while paused');
+    await resumePartner(db.knex, config, logger);
+    // Ticks 1.7 s apart, as a slow gateway makes them: 2 first, then 3.4 a tick, fractions carried over.
+    const woken: number[] = [];
+    for (const at of [500, 2200, 3900, 5600]) {
+      const before = released.length;
+      assert.equal(await recoveryTick(guard, pace, at), 'active');
+      woken.push(released.length - before);
+    }
+    assert.deepEqual(woken, [2, 3, 3, 4], 'floor(2 + 2 × 5.1 s) = 12 in all: a delivery-per-tick pace would have woken 8');
+    assert.deepEqual(released, inputs.map((i) => i.webhook.workflowId), 'each once, oldest first');
+    assert.equal((await partnerStatus(db.knex, config)).held, 0);
+    await recoveryTick(guard, pace, 60_000);
+    assert.deepEqual(pace, releasePace(), 'with nothing held the account starts afresh: no credit for the idle time');
   });
 
   it('a 429 with Retry-After holds every delivery until then, and the attempt that got it carries the delay', async () => {
