@@ -8,7 +8,7 @@ import { inParallel } from '../lib/in-parallel';
 import type { Logger } from '../lib/logger';
 import type { PartnerState, ProbeResult } from '../lib/partner-states';
 import { partnerProbes } from '../lib/metrics';
-import { claimProbe, closeBreaker, markReleased, oldestHeld, readGate, releaseGuardLease, takeGuardLease, type HeldDelivery } from '../store/partner-gate';
+import { claimProbe, closeBreaker, markReleased, oldestHeld, readGate, releaseGuardLease, SEND_SLOT_HORIZON_MS, takeGuardLease, type HeldDelivery } from '../store/partner-gate';
 import type { TemporalGateway } from './temporal-gateway';
 
 /**
@@ -99,6 +99,10 @@ export function releaseBatchSize(pace: ReleasePace, maxPerSecond: number, now: n
   return size;
 }
 
+/** The send slots of the claim's horizon (SEND_SLOT_HORIZON_MS) that no claim has taken yet. */
+export const freeSendSlots = (maxPerSecond: number, slotsTakenAheadMs: number): number =>
+  Math.floor((maxPerSecond * Math.max(0, SEND_SLOT_HORIZON_MS - slotsTakenAheadMs)) / 1000);
+
 /**
  * One look at the gate by the leader: a due probe, or a batch of held deliveries to wake, sized by `pace` (a
  * fresh account, by default: one tick's worth). Returns the state it saw.
@@ -127,7 +131,12 @@ export async function recoveryTick(
     return 'active';
   }
   if (!releasing) return gate.state;
-  const size = releaseBatchSize(pace, gate.maxPerSecond ?? config.PARTNER_MAX_PER_SECOND, now);
+  const maxPerSecond = gate.maxPerSecond ?? config.PARTNER_MAX_PER_SECOND;
+  const earned = releaseBatchSize(pace, maxPerSecond, now);
+  // No more than the send slots still free within the claim's horizon: a delivery woken beyond them would find
+  // no slot, ask again later and lose its turn to a younger one, so the oldest-first order would not hold.
+  const size = Math.min(earned, freeSendSlots(maxPerSecond, gate.slotsTakenAheadMs));
+  if (size < earned) pace.owed = 0;
   if (size === 0) return gate.state;
   const batch = await oldestHeld(knex, taskQueue, size);
   // Fewer held than earned: the rest of the credit is dropped, so deliveries held later do not go out in a burst.

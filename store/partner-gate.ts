@@ -45,6 +45,8 @@ export interface GateView {
   readonly trippedAt: Date | null;
   readonly nextProbeAt: Date | null;
   readonly retryAfterUntil: Date | null;
+  /** How far ahead of now the send slots are taken (0 when the next slot is free now). */
+  readonly slotsTakenAheadMs: number;
 }
 
 interface GateRow {
@@ -58,6 +60,7 @@ interface GateRow {
   tripped_at: Date | null;
   probe_due_at: Date | null;
   retry_after_until: Date | null;
+  slots_taken_ahead_ms: number;
 }
 
 /** The gate's state and counts, for the operator's status, the metrics and the partner recovery. */
@@ -69,6 +72,7 @@ export async function readGate(knex: Knex, taskQueue: string): Promise<GateView>
       'read-partner-gate',
       sql`SELECT state, pause_reason, max_per_second, consecutive_failures, trips, tripped_at, probe_due_at, retry_after_until,
                  ${raw(HOLD_SINCE_SQL)} AS since,
+                 GREATEST(0, extract(epoch FROM next_send_at - clock_timestamp()) * 1000)::float8 AS slots_taken_ahead_ms,
                  (SELECT count(*)::int FROM webhook_events WHERE held_since IS NOT NULL AND held_queue = ${taskQueue} AND status = 'pending') AS held
             FROM (SELECT *, ${raw(GATE_STATE_SQL)} AS state FROM partner_gate WHERE task_queue = ${taskQueue}) gate`,
     ),
@@ -84,6 +88,7 @@ export async function readGate(knex: Knex, taskQueue: string): Promise<GateView>
     trippedAt: row.tripped_at,
     nextProbeAt: row.tripped_at ? row.probe_due_at : null,
     retryAfterUntil: row.retry_after_until,
+    slotsTakenAheadMs: row.slots_taken_ahead_ms,
   };
 }
 

@@ -11,9 +11,9 @@ import { RETRY_AFTER_CAP_MS, retryAfterMs } from '../../../activities/retry-afte
 import { probePartner } from '../../../activities/partner-probe';
 import { toEnvelope, type WebhookEventInput } from '../../../events/envelope';
 import { insertWebhook } from '../../../store/webhook-ingestion';
-import { takeGuardLease } from '../../../store/partner-gate';
+import { SEND_SLOT_HORIZON_MS, takeGuardLease } from '../../../store/partner-gate';
 import { webhookIds } from '../../../application/ids';
-import { recoveryTick, RELEASE_CATCH_UP_MS, releaseBatchSize, releasePace } from '../../../application/partner-recovery';
+import { freeSendSlots, recoveryTick, RELEASE_CATCH_UP_MS, releaseBatchSize, releasePace } from '../../../application/partner-recovery';
 import { partnerStatus, pausePartner, resumePartner, limitPartner, PartnerRequestError } from '../../../application/partner-operator';
 import type { DeliverAttemptInput, DeliveredAttempt, HeldAttempt, WebhookRef } from '../../../lib/delivery';
 import companySignup from '../../fixtures/events/company-signup.json';
@@ -222,24 +222,37 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     assert.equal(ticks.reduce((a, b) => a + b), Math.floor(3 + 3 * 6.8), 'cap × (1 s + 6.8 s) in all, not cap a tick');
   });
 
-  it('a slow tick is caught up: the guard wakes the held deliveries oldest first, the cap times the time since the last batch', async () => {
-    const { config, logger, inputs, released, guard } = await heldBehindPause(12);
+  it('a slow tick is caught up as far as the send slots free within the horizon: oldest first, each once', async () => {
+    const { config, logger, inputs, released, guard } = await heldBehindPause(30);
+    await limitPartner(db.knex, config, logger, { max_per_second: 10 });
+    const slotsTakenFor = (ms: number) =>
+      db.knex.raw(`UPDATE partner_gate SET next_send_at = clock_timestamp() + make_interval(secs => ?) WHERE task_queue = ?`, [ms / 1000, config.TEMPORAL_TASK_QUEUE]);
     const pace = releasePace();
     assert.equal(await recoveryTick(guard, pace, 0), 'paused');
     assert.deepEqual(released, [], 'nothing is woken while paused');
     await resumePartner(db.knex, config, logger);
-    // Ticks 1.7 s apart, as a slow gateway makes them: 2 first, then 3.4 a tick, fractions carried over.
     const woken: number[] = [];
-    for (const at of [500, 2200, 3900, 5600]) {
+    const tick = async (at: number) => {
       const before = released.length;
       assert.equal(await recoveryTick(guard, pace, at), 'active');
       woken.push(released.length - before);
-    }
-    assert.deepEqual(woken, [2, 3, 3, 4], 'floor(2 + 2 × 5.1 s) = 12 in all: a delivery-per-tick pace would have woken 8');
+    };
+    await tick(500); // the first batch: one tick's worth, every slot free
+    await slotsTakenFor(400);
+    await tick(1500); // 10 earned, 6 slots free in the horizon's last 600 ms
+    await slotsTakenFor(-1000);
+    await tick(3200); // 17 earned by a tick 1.7 s late, 10 slots free: no more than a claim can take now
+    await tick(3700); // 5 earned, the 4 still held
+    assert.deepEqual(woken, [10, 6, 10, 4]);
     assert.deepEqual(released, inputs.map((i) => i.webhook.workflowId), 'each once, oldest first');
     assert.equal((await partnerStatus(db.knex, config)).held, 0);
     await recoveryTick(guard, pace, 60_000);
     assert.deepEqual(pace, releasePace(), 'with nothing held the account starts afresh: no credit for the idle time');
+  });
+
+  it('counts the send slots no claim has taken within the horizon', () => {
+    assert.equal(SEND_SLOT_HORIZON_MS, 1000);
+    assert.deepEqual([0, 400, 975, 1000, 5000].map((taken) => freeSendSlots(40, taken)), [40, 24, 1, 0, 0]);
   });
 
   it('a 429 with Retry-After holds every delivery until then, and the attempt that got it carries the delay', async () => {
