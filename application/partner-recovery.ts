@@ -23,8 +23,12 @@ export const GUARD_TICK_MS = 1000;
 export const RELEASE_CATCH_UP_MS = 2 * GUARD_TICK_MS;
 /** The leader's lease: another worker's guard takes over this long after the leader stops answering. */
 const GUARD_LEASE_MS = 5000;
-/** Signals in flight at once while waking held deliveries. */
-export const RELEASE_CONCURRENCY = 16;
+/**
+ * Signals in flight at once while waking held deliveries: a batch at a usual cap goes out in one round, so a
+ * look lasts about one signal's round trip. A look longer than the claim's horizon would release less than
+ * the cap, as a batch never exceeds the send slots free within that horizon.
+ */
+export const RELEASE_CONCURRENCY = 64;
 
 export interface PartnerRecoveryDependencies {
   readonly config: Config;
