@@ -103,9 +103,15 @@ export function releaseBatchSize(pace: ReleasePace, maxPerSecond: number, now: n
   return size;
 }
 
-/** The send slots of the claim's horizon (SEND_SLOT_HORIZON_MS) that no claim has taken yet. */
+/**
+ * How far ahead a batch may count on send slots: a woken delivery claims within the look's time (at most a tick
+ * after its signal), and its claim takes a slot up to SEND_SLOT_HORIZON_MS past that.
+ */
+export const RELEASE_SLOT_WINDOW_MS = GUARD_TICK_MS + SEND_SLOT_HORIZON_MS;
+
+/** The send slots of the release's window that no claim has taken yet. */
 export const freeSendSlots = (maxPerSecond: number, slotsTakenAheadMs: number): number =>
-  Math.floor((maxPerSecond * Math.max(0, SEND_SLOT_HORIZON_MS - slotsTakenAheadMs)) / 1000);
+  Math.floor((maxPerSecond * Math.max(0, RELEASE_SLOT_WINDOW_MS - slotsTakenAheadMs)) / 1000);
 
 /**
  * One look at the gate by the leader: a due probe, or a batch of held deliveries to wake, sized by `pace` (a
@@ -137,8 +143,8 @@ export async function recoveryTick(
   if (!releasing) return gate.state;
   const maxPerSecond = gate.maxPerSecond ?? config.PARTNER_MAX_PER_SECOND;
   const earned = releaseBatchSize(pace, maxPerSecond, now);
-  // No more than the send slots still free within the claim's horizon: a delivery woken beyond them would find
-  // no slot, ask again later and lose its turn to a younger one, so the oldest-first order would not hold.
+  // No more than the send slots its deliveries can still take: one woken beyond them would find no slot, ask
+  // again later and lose its turn to a younger one, so the oldest-first order would not hold.
   const size = Math.min(earned, freeSendSlots(maxPerSecond, gate.slotsTakenAheadMs));
   if (size < earned) pace.owed = 0;
   if (size === 0) return gate.state;

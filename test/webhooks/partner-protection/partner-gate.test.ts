@@ -13,7 +13,7 @@ import { toEnvelope, type WebhookEventInput } from '../../../events/envelope';
 import { insertWebhook } from '../../../store/webhook-ingestion';
 import { SEND_SLOT_HORIZON_MS, takeGuardLease } from '../../../store/partner-gate';
 import { webhookIds } from '../../../application/ids';
-import { freeSendSlots, recoveryTick, RELEASE_CATCH_UP_MS, releaseBatchSize, releasePace } from '../../../application/partner-recovery';
+import { freeSendSlots, GUARD_TICK_MS, recoveryTick, RELEASE_CATCH_UP_MS, RELEASE_SLOT_WINDOW_MS, releaseBatchSize, releasePace } from '../../../application/partner-recovery';
 import { partnerStatus, pausePartner, resumePartner, limitPartner, PartnerRequestError } from '../../../application/partner-operator';
 import type { DeliverAttemptInput, DeliveredAttempt, HeldAttempt, WebhookRef } from '../../../lib/delivery';
 import companySignup from '../../fixtures/events/company-signup.json';
@@ -222,8 +222,8 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     assert.equal(ticks.reduce((a, b) => a + b), Math.floor(3 + 3 * 6.8), 'cap × (1 s + 6.8 s) in all, not cap a tick');
   });
 
-  it('a slow tick is caught up as far as the send slots free within the horizon: oldest first, each once', async () => {
-    const { config, logger, inputs, released, guard } = await heldBehindPause(30);
+  it('a slow tick is caught up as far as the send slots its deliveries can still take: oldest first, each once', async () => {
+    const { config, logger, inputs, released, guard } = await heldBehindPause(40);
     await limitPartner(db.knex, config, logger, { max_per_second: 10 });
     const slotsTakenFor = (ms: number) =>
       db.knex.raw(`UPDATE partner_gate SET next_send_at = clock_timestamp() + make_interval(secs => ?) WHERE task_queue = ?`, [ms / 1000, config.TEMPORAL_TASK_QUEUE]);
@@ -237,22 +237,22 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
       assert.equal(await recoveryTick(guard, pace, at), 'active');
       woken.push(released.length - before);
     };
-    await tick(500); // the first batch: one tick's worth, every slot free
-    await slotsTakenFor(400);
-    await tick(1500); // 10 earned, 6 slots free in the horizon's last 600 ms
+    await tick(500); // the first batch: one tick's worth
+    await slotsTakenFor(900);
+    await tick(2200); // 17 earned by a tick 1.7 s late, 11 slots free in the window's last 1.1 s
     await slotsTakenFor(-1000);
-    await tick(3200); // 17 earned by a tick 1.7 s late, 10 slots free: no more than a claim can take now
-    await tick(3700); // 5 earned, the 4 still held
-    assert.deepEqual(woken, [10, 6, 10, 4]);
+    await tick(3900); // 17 earned, 20 slots free: the slow tick is caught up
+    await tick(4400); // 5 earned, the 2 still held
+    assert.deepEqual(woken, [10, 11, 17, 2]);
     assert.deepEqual(released, inputs.map((i) => i.webhook.workflowId), 'each once, oldest first');
     assert.equal((await partnerStatus(db.knex, config)).held, 0);
     await recoveryTick(guard, pace, 60_000);
     assert.deepEqual(pace, releasePace(), 'with nothing held the account starts afresh: no credit for the idle time');
   });
 
-  it('counts the send slots no claim has taken within the horizon', () => {
-    assert.equal(SEND_SLOT_HORIZON_MS, 1000);
-    assert.deepEqual([0, 400, 975, 1000, 5000].map((taken) => freeSendSlots(40, taken)), [40, 24, 1, 0, 0]);
+  it('counts the send slots no claim has taken within the release window: a tick, then the claim\'s horizon', () => {
+    assert.equal(RELEASE_SLOT_WINDOW_MS, GUARD_TICK_MS + SEND_SLOT_HORIZON_MS);
+    assert.deepEqual([0, 400, 1975, 2000, 5000].map((taken) => freeSendSlots(40, taken)), [80, 64, 1, 0, 0]);
   });
 
   it('a 429 with Retry-After holds every delivery until then, and the attempt that got it carries the delay', async () => {
