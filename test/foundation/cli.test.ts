@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { commands } from '../../cli/commands';
 import { CLI, runCli, startCli, waitForExit } from '../support/cli';
-import { createEmptyDatabase, createTestDatabase, type TestDatabase } from '../support/database';
+import { createEmptyDatabase, createTestDatabase, useTestDatabase, type TestDatabase } from '../support/database';
 import { findFreePort } from '../../db/embedded-postgres';
 import companySignup from '../fixtures/events/company-signup.json';
 import { closedPort, startPartnerServer } from '../webhooks/support/partner-server';
@@ -127,11 +127,7 @@ describe('partner-service CLI', () => {
   });
 
   describe('stderr of a command that succeeds', () => {
-    let db: TestDatabase;
-    before(async () => {
-      db = await createTestDatabase();
-    });
-    after(async () => db.drop());
+    const db = useTestDatabase();
 
     it('is empty: apps list, partner status, webhooks list, migrate and db url print their result on stdout alone', async () => {
       const env = { DATABASE_URL: db.url };
