@@ -72,7 +72,7 @@ export async function readGate(knex: Knex, taskQueue: string): Promise<GateView>
       'read-partner-gate',
       sql`SELECT state, pause_reason, max_per_second, consecutive_failures, trips, tripped_at, probe_due_at, retry_after_until,
                  ${raw(HOLD_SINCE_SQL)} AS since,
-                 GREATEST(0, extract(epoch FROM next_send_at - clock_timestamp()) * 1000)::float8 AS slots_taken_ahead_ms,
+                 (CASE WHEN next_send_at > clock_timestamp() THEN extract(epoch FROM next_send_at - clock_timestamp()) * 1000 ELSE 0 END)::float8 AS slots_taken_ahead_ms,
                  (SELECT count(*)::int FROM webhook_events WHERE held_since IS NOT NULL AND held_queue = ${taskQueue} AND status = 'pending') AS held
             FROM (SELECT *, ${raw(GATE_STATE_SQL)} AS state FROM partner_gate WHERE task_queue = ${taskQueue}) gate`,
     ),
