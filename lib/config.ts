@@ -130,6 +130,17 @@ const envSchema = z.object({
   SCIM_BEARER_TOKEN: secret.optional(),
   INTERNAL_API_TOKEN: secret.optional(),
   PAYLOAD_ENCRYPTION_KEYS: payloadEncryptionKeys.optional(),
+  /** The subject index's HMAC key (lib/subject-index.ts); unset: a fixed development key, and the start says so. */
+  SUBJECT_INDEX_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9+/]+={0,2}$/, { message: 'must be base64 (openssl rand -base64 32)' })
+    .transform((value) => Buffer.from(value, 'base64'))
+    .refine((key) => key.length >= 32 && key.length <= 64, { message: 'must hold 32 to 64 bytes in base64 (openssl rand -base64 32)' })
+    .optional(),
+  /** Days after a webhook finishes that its body and response excerpts are kept (docs/personal-data.md). */
+  WEBHOOK_PAYLOAD_RETENTION_DAYS: positiveInt(36_500).default(30),
+  /** Days after a webhook finishes that its row and attempts stay in the delivery log; at least the payload's. */
+  WEBHOOK_LOG_RETENTION_DAYS: positiveInt(36_500).default(90),
   // URL-safe: Temporal UI is given it inside the codec endpoint's path.
   CODEC_AUTH_TOKEN: secret.pipe(z.string().regex(/^[A-Za-z0-9._~-]+$/, { message: 'must contain only letters, digits and . _ ~ - (it goes into a URL path)' })).optional(),
   CODEC_CORS_ORIGINS: corsOrigins.default([]),
@@ -159,6 +170,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const issue = parsed.error.issues[0];
     const variable = String(issue.path[0]);
     throw new ConfigError(`Invalid configuration: ${variable} ${issue.message}`);
+  }
+  if (parsed.data.WEBHOOK_LOG_RETENTION_DAYS < parsed.data.WEBHOOK_PAYLOAD_RETENTION_DAYS) {
+    throw new ConfigError('Invalid configuration: WEBHOOK_LOG_RETENTION_DAYS must be at least WEBHOOK_PAYLOAD_RETENTION_DAYS (a row outlives its body)');
   }
   return { ...parsed.data, temporal: loadTemporalConnection(env) };
 }

@@ -24,6 +24,7 @@ const REDACTED_PATHS = [
   'config.INTERNAL_API_TOKEN',
   'config.CODEC_AUTH_TOKEN',
   'config.PAYLOAD_ENCRYPTION_KEYS',
+  'config.SUBJECT_INDEX_KEY',
   'config.DATABASE_URL',
 ];
 

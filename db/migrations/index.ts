@@ -13,6 +13,7 @@ import * as analyzeExpressionIndexes from './011_analyze_expression_indexes';
 import * as signedLinkDeadlines from './012_signed_link_deadlines';
 import * as webhookStartReported from './013_webhook_start_reported';
 import * as partnerGate from './014_partner_gate';
+import * as personalData from './015_personal_data';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -35,4 +36,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['012_signed_link_deadlines', signedLinkDeadlines],
   ['013_webhook_start_reported', webhookStartReported],
   ['014_partner_gate', partnerGate],
+  ['015_personal_data', personalData],
 ];
