@@ -19,6 +19,7 @@ import {
 } from '../lib/delivery';
 import { partnerVerdict } from '../lib/partner-states';
 import { expiredSignedLinks } from '../events/signed-links';
+import { describeError } from '../lib/describe-error';
 import { createPostToPartner } from './partner-post';
 
 export interface ActivityDependencies {
@@ -213,7 +214,8 @@ async function failPermanentlyOnRejectedData<T>(write: () => Promise<T>): Promis
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (typeof code === 'string' && REJECTED_DATA.test(code)) {
-      throw ApplicationFailure.nonRetryable(`PostgreSQL rejected the record (SQLSTATE ${code}): ${(error as Error).message}`, 'RecordRejected');
+      // The message goes into the workflow's history and its log line: describeError leaves the refused value out.
+      throw ApplicationFailure.nonRetryable(`PostgreSQL rejected the record (SQLSTATE ${code}): ${describeError(error)}`, 'RecordRejected');
     }
     throw error;
   }

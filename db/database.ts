@@ -33,7 +33,9 @@ export const SERVICE_DATABASE = 'partner_service';
  */
 export function createKnex(connectionString: string, pool: Knex.PoolConfig = { min: 0, max: 10 }, logger?: Logger): Knex {
   const log = (message: unknown) => logger?.debug({ knex: describeError(message).split('\n')[0] }, 'knex');
-  return knex({ client: 'pg', connection: { connectionString }, pool, log: { warn: log, error: log, debug: log, deprecate: log } });
+  // compileSqlOnError: false keeps a failed statement's values out of its error's message (and so out of logs):
+  // the message names the SQL with its placeholders, never the bound values.
+  return knex({ client: 'pg', connection: { connectionString }, pool, compileSqlOnError: false, log: { warn: log, error: log, debug: log, deprecate: log } });
 }
 
 /**

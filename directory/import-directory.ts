@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Knex } from 'knex';
 import { v5 as uuidv5 } from 'uuid';
 import { hashAppKey, verifyAppKey } from '../lib/app-keys';
+import { describeJsonSyntaxError } from '../lib/describe-error';
 import { formatPathError, unstorableTextErrors, zodPathErrors } from '../lib/validation';
 import { collectReferences, findDuplicates, type ExternalReferences } from './reference-checks';
 import { directorySnapshotSchema, validItemsOf, type DirectorySnapshot } from './snapshot-schema';
@@ -45,7 +46,7 @@ export async function importDirectoryFile(knex: Knex, file: string, options: Imp
   try {
     json = JSON.parse(await readFile(file, 'utf8'));
   } catch (error) {
-    throw new DirectoryImportError([`(file): ${error instanceof Error ? error.message : String(error)}`]);
+    throw new DirectoryImportError([`(file): ${describeJsonSyntaxError(error)}`]);
   }
   return importDirectory(knex, json, options);
 }

@@ -1,5 +1,6 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 import pinoPretty from 'pino-pretty';
+import { DATABASE_VALUE_FIELDS, VALUE_PLACEHOLDER, databaseErrorsWithin, quotedValueOf } from './database-error';
 
 export type { Logger };
 
@@ -31,6 +32,42 @@ const REDACTED_PATHS = [
 export type LogStream = 'stdout' | 'stderr';
 
 /**
+ * pino's error serializer, minus what may quote a candidate's data: a PostgreSQL error's row and statement
+ * fields, and the value a data exception refused (lib/database-error.ts). Used for `err` and for `error`,
+ * the key under which the Temporal SDK logs an activity's or a workflow's failure.
+ */
+export function serializeLoggedError(value: unknown): unknown {
+  const serialized: unknown = pino.stdSerializers.err(value as Error);
+  if (serialized === value || typeof serialized !== 'object' || serialized === null) return value;
+  const quoted = databaseErrorsWithin(value).flatMap((error) => quotedValueOf(error) ?? []);
+  return withoutDatabaseValues(serialized as Record<string, unknown>, quoted);
+}
+
+function withoutDatabaseValues(serialized: Record<string, unknown>, quoted: readonly string[]): Record<string, unknown> {
+  for (const field of DATABASE_VALUE_FIELDS) delete serialized[field];
+  for (const key of ['message', 'stack']) {
+    const text = serialized[key];
+    if (typeof text === 'string') serialized[key] = quoted.reduce((out, value) => out.split(value).join(VALUE_PLACEHOLDER), text);
+  }
+  for (const nested of Object.values(serialized)) {
+    for (const item of Array.isArray(nested) ? nested : [nested]) {
+      if (typeof item === 'object' && item !== null && 'message' in item) withoutDatabaseValues(item as Record<string, unknown>, quoted);
+    }
+  }
+  return serialized;
+}
+
+/** The logger's options: its level, the secrets it redacts and the errors it serializes without values. */
+export function loggerOptions(level: string): pino.LoggerOptions {
+  return {
+    name: 'partner-service',
+    level,
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    serializers: { err: serializeLoggedError, error: serializeLoggedError },
+  };
+}
+
+/**
  * The project's one logger factory, secrets redacted. Services log to stdout; one-shot CLI commands log to
  * stderr so that their stdout carries only their result. In a terminal the lines are readable text; anywhere
  * else (files, pipes, log collectors) they stay JSON.
@@ -41,5 +78,5 @@ export function createLogger(level: string = process.env.LOG_LEVEL ?? 'info', st
   const destination: DestinationStream = tty
     ? pinoPretty({ destination: fd, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,name' })
     : pino.destination({ fd, sync: true });
-  return pino({ name: 'partner-service', level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, destination);
+  return pino(loggerOptions(level), destination);
 }

@@ -4,6 +4,7 @@ import { CommandFailure, UsageError, type Command } from '../command';
 import { bootstrap, openMigratedDatabase, type Runtime } from '../bootstrap';
 import { partnerSettings } from '../../lib/config';
 import { isCanonicalUuid } from '../../lib/validation';
+import { describeJsonSyntaxError } from '../../lib/describe-error';
 import { parseBulkRedelivery } from '../../application/webhook-filter';
 import { readDeliveryLog } from '../../application/delivery-log';
 import { cancelWebhook, redeliverMatching, redeliverWebhook, retryWebhookNow } from '../../application/webhook-operations';
@@ -59,7 +60,7 @@ async function readEventFile(file: string): Promise<unknown> {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`${file} is not valid JSON: ${(error as Error).message}`);
+    throw new UsageError(`${file} is not valid JSON: ${describeJsonSyntaxError(error)}`);
   }
 }
 

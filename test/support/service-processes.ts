@@ -5,6 +5,12 @@ import { startCli, waitForExit } from './cli';
 
 export type ServiceChild = ReturnType<typeof startCli>['child'];
 
+/** What one process wrote, whole: `name` says which process (its command and task queue). */
+export interface CapturedOutput {
+  readonly name: string;
+  readonly output: ReturnType<typeof startCli>['output'];
+}
+
 /** Where the processes go; read when a process starts, since a test file's `before` makes them. */
 export interface ServiceSetting {
   readonly work: string;
@@ -15,6 +21,7 @@ export interface ServiceSetting {
 
 export function serviceProcesses(setting: () => ServiceSetting, env: Record<string, string> = {}) {
   const children: ServiceChild[] = [];
+  const outputs: CapturedOutput[] = [];
   /** The environment every process of `taskQueue` shares. */
   const common = (taskQueue: string) => {
     const { databaseUrl, temporalPort } = setting();
@@ -32,6 +39,7 @@ export function serviceProcesses(setting: () => ServiceSetting, env: Record<stri
         /webhook worker polling/,
       );
       children.push(worker.child);
+      outputs.push({ name: `worker ${taskQueue}`, output: worker.output });
       await worker.started;
       return worker;
     },
@@ -40,12 +48,20 @@ export function serviceProcesses(setting: () => ServiceSetting, env: Record<stri
       const port = await findFreePort();
       const api = startCli(['api'], { ...common(taskQueue), HOST: '127.0.0.1', PORT: String(port) }, setting().work, /API listening/);
       children.push(api.child);
+      outputs.push({ name: `api ${taskQueue}`, output: api.output });
       await api.started;
       return `http://127.0.0.1:${port}`;
     },
     async kill(child: ServiceChild) {
       child.kill('SIGKILL');
       await waitForExit(child);
+    },
+    /** Every process's stdout and stderr so far, in the order they started. */
+    outputs: (): readonly CapturedOutput[] => outputs,
+    /** Every process still running, sent SIGTERM (the graceful shutdown); resolves with their exit codes. */
+    async terminateAll(): Promise<Array<number | null>> {
+      for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return Promise.all(children.map(waitForExit));
     },
     /** Every process still running, SIGKILLed. */
     async stopAll() {
