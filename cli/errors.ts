@@ -1,5 +1,6 @@
 import { ConfigError } from '../lib/config-error';
 import { describeError } from '../lib/describe-error';
+import { withoutRefusedValues } from '../lib/database-error';
 import { formatPathError } from '../lib/validation';
 import { PartnerRequestError } from '../application/partner-operator';
 import { WebhookConflictError, WebhookNotFoundError, WebhookStartConflictError } from '../application/operation-errors';
@@ -59,6 +60,6 @@ export function failureOf(error: unknown, command: FailedCommand, { verbose = fa
   // An operation's: the webhook does not exist, its state does not allow it, or Temporal did not answer.
   if (error instanceof WebhookNotFoundError || error instanceof WebhookConflictError || error instanceof OperationUnavailableError) return failure(error.message);
   if (error instanceof EmbeddedPostgresBusyError || error instanceof UnsupportedServerError) return failure(`partner-service: ${error.message}`);
-  const stack = verbose && error instanceof Error && error.stack ? `\n${error.stack}` : '';
+  const stack = verbose && error instanceof Error && error.stack ? `\n${withoutRefusedValues(error.stack, error)}` : '';
   return failure(`partner-service: ${describeError(error)}${stack}`);
 }

@@ -39,3 +39,9 @@ export function databaseErrorsWithin(error: unknown, depth = 0): DatabaseErrorLi
   const inner = [cause, ...(Array.isArray(errors) ? errors : [])].flatMap((e) => databaseErrorsWithin(e, depth + 1));
   return isDatabaseError(error) ? [error, ...inner] : inner;
 }
+
+/** `text` (a message, a stack) with every value refused by a PostgreSQL error within `error` replaced. */
+export function withoutRefusedValues(text: string, error: unknown): string {
+  const quoted = databaseErrorsWithin(error).flatMap((e) => quotedValueOf(e) ?? []);
+  return quoted.reduce((out, value) => out.split(value).join(VALUE_PLACEHOLDER), text);
+}

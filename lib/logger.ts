@@ -1,6 +1,6 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 import pinoPretty from 'pino-pretty';
-import { DATABASE_VALUE_FIELDS, VALUE_PLACEHOLDER, databaseErrorsWithin, quotedValueOf } from './database-error';
+import { DATABASE_VALUE_FIELDS, withoutRefusedValues } from './database-error';
 
 export type { Logger };
 
@@ -39,19 +39,18 @@ export type LogStream = 'stdout' | 'stderr';
 export function serializeLoggedError(value: unknown): unknown {
   const serialized: unknown = pino.stdSerializers.err(value as Error);
   if (serialized === value || typeof serialized !== 'object' || serialized === null) return value;
-  const quoted = databaseErrorsWithin(value).flatMap((error) => quotedValueOf(error) ?? []);
-  return withoutDatabaseValues(serialized as Record<string, unknown>, quoted);
+  return withoutDatabaseValues(serialized as Record<string, unknown>, value);
 }
 
-function withoutDatabaseValues(serialized: Record<string, unknown>, quoted: readonly string[]): Record<string, unknown> {
+function withoutDatabaseValues(serialized: Record<string, unknown>, original: unknown): Record<string, unknown> {
   for (const field of DATABASE_VALUE_FIELDS) delete serialized[field];
   for (const key of ['message', 'stack']) {
     const text = serialized[key];
-    if (typeof text === 'string') serialized[key] = quoted.reduce((out, value) => out.split(value).join(VALUE_PLACEHOLDER), text);
+    if (typeof text === 'string') serialized[key] = withoutRefusedValues(text, original);
   }
   for (const nested of Object.values(serialized)) {
     for (const item of Array.isArray(nested) ? nested : [nested]) {
-      if (typeof item === 'object' && item !== null && 'message' in item) withoutDatabaseValues(item as Record<string, unknown>, quoted);
+      if (typeof item === 'object' && item !== null && 'message' in item) withoutDatabaseValues(item as Record<string, unknown>, original);
     }
   }
   return serialized;

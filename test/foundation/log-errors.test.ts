@@ -7,6 +7,7 @@ import pino from 'pino';
 import { describeError } from '../../lib/describe-error';
 import { loggerOptions } from '../../lib/logger';
 import { runSql, sql } from '../../db/sql';
+import { failureOf } from '../../cli/errors';
 import { useTestDatabase } from '../support/database';
 
 const EMAIL = 'zelphine.quarrington@logdrill.example.org';
@@ -47,6 +48,10 @@ describe('errors in log lines carry no personal data', () => {
     assert.equal(err.type, 'DatabaseError');
     assert.match(String(err.stack), /^error: invalid input syntax for type uuid: "\[value\]"\n/);
     assert.ok(!JSON.stringify(line).includes('zelphine'), JSON.stringify(line));
+    // The CLI's line for an unexpected error, with its stack under --verbose.
+    const { message } = failureOf(error, { usage: '' }, { verbose: true });
+    assert.match(message, /^partner-service: invalid input syntax for type uuid: "\[value\]"\nerror: invalid input syntax for type uuid: "\[value\]"\n/);
+    assert.ok(!message.includes('zelphine'), message);
   });
 
   it("knex's error names the statement with its placeholders, never the bound values", async () => {
