@@ -44,9 +44,9 @@ export function serviceProcesses(setting: () => ServiceSetting, env: Record<stri
       return worker;
     },
     /** An API process on a free port; resolves with its base URL once it listens. */
-    async startApi(taskQueue: string) {
+    async startApi(taskQueue: string, extra: Record<string, string> = {}) {
       const port = await findFreePort();
-      const api = startCli(['api'], { ...common(taskQueue), HOST: '127.0.0.1', PORT: String(port) }, setting().work, /API listening/);
+      const api = startCli(['api'], { ...common(taskQueue), HOST: '127.0.0.1', PORT: String(port), ...extra }, setting().work, /API listening/);
       children.push(api.child);
       outputs.push({ name: `api ${taskQueue}`, output: api.output });
       await api.started;
@@ -60,8 +60,9 @@ export function serviceProcesses(setting: () => ServiceSetting, env: Record<stri
     outputs: (): readonly CapturedOutput[] => outputs,
     /** Every process still running, sent SIGTERM (the graceful shutdown); resolves with their exit codes. */
     async terminateAll(): Promise<Array<number | null>> {
-      for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      return Promise.all(children.map(waitForExit));
+      const running = children.filter((child) => child.exitCode === null && child.signalCode === null);
+      for (const child of running) child.kill('SIGTERM');
+      return Promise.all(running.map(waitForExit));
     },
     /** Every process still running, SIGKILLed. */
     async stopAll() {

@@ -99,10 +99,22 @@ describe('log drill: no personal data in any log line of the service at LOG_LEVE
     LOG_LEVEL: 'trace',
   });
 
-  it('drives ingestion, a failing echoing partner, retry-now, delivery, redelivery, cancel, the CLI and shutdown: no line carries personal data', async () => {
+  /** Without keys bodies rest in clear; with them, sealed, as in production. */
+  const storage: Array<[string, Record<string, string>]> = [
+    ['bodies in clear', {}],
+    ['bodies sealed (PAYLOAD_ENCRYPTION_KEYS, SUBJECT_INDEX_KEY)', { PAYLOAD_ENCRYPTION_KEYS: `drill:${Buffer.alloc(32, 7).toString('base64')}`, SUBJECT_INDEX_KEY: Buffer.alloc(32, 9).toString('base64') }],
+  ];
+  for (const [name, keys] of storage) {
+    it(`${name}: ingestion, a failing echoing partner, retry-now, delivery, redelivery, cancel, the CLI and shutdown; no line carries personal data`, async () => drill(keys));
+  }
+
+  async function drill(keys: Record<string, string>) {
     const queue = `log-drill-${randomUUID()}`;
-    await processes.startWorker(queue);
-    const api = await processes.startApi(queue);
+    const firstProcess = processes.outputs().length;
+    const since = new Date().toISOString();
+    cliRuns.length = 0;
+    await processes.startWorker(queue, keys);
+    const api = await processes.startApi(queue, keys);
     const call = async (method: string, route: string, body?: unknown) => {
       const response = await fetch(`${api}/internal/v1/webhooks${route}`, {
         method,
@@ -114,7 +126,7 @@ describe('log drill: no personal data in any log line of the service at LOG_LEVE
     const statusOf = async (webhookId: string) => (await call('GET', `/${webhookId}`)).body;
     const liveState = async (webhookId: string) => ((await statusOf(webhookId)).live as { state?: string } | null)?.state;
     const cli = async (...args: string[]) => {
-      const result = await runCli(['webhooks', ...args, '--verbose'], processes.common(queue), work);
+      const result = await runCli(['webhooks', ...args, '--verbose'], { ...processes.common(queue), ...keys }, work);
       cliRuns.push({ args, result });
       return result;
     };
@@ -183,12 +195,17 @@ describe('log drill: no personal data in any log line of the service at LOG_LEVE
     const sentNotJson = await cli('send', notJsonFile);
     assert.equal(sentNotJson.code, 2);
     assert.ok(sentNotJson.stderr.split('\n').includes(`partner-service webhooks: ${notJsonFile} is not valid JSON: Unexpected token '+'`), sentNotJson.stderr);
-    const list = await cli('list', '--limit', '10');
+    const list = await cli('list', '--since', since, '--limit', '10');
     assert.equal(list.code, 0, list.stderr);
     assert.equal(JSON.parse(list.stdout).results.length, 5);
     const show = await cli('show', retriedId);
     assert.equal(show.code, 0, show.stderr);
     assert.deepEqual(JSON.parse(show.stdout).attempts.map((a: { http_status: number }) => a.http_status), [500, 204]);
+
+    // The storage this drill ran with: the five bodies in clear, or sealed.
+    const stored = await db.knex('webhook_events').whereIn('id', [retriedId, deliveredId, redeliveryId, cancelledId, sentId]).select('body', 'body_sealed');
+    const sealedCount = stored.filter((row: { body: unknown; body_sealed: Buffer | null }) => row.body === null && row.body_sealed !== null).length;
+    assert.equal(sealedCount, keys.PAYLOAD_ENCRYPTION_KEYS ? 5 : 0);
 
     // Shutdown: every process stops gracefully and has said so.
     assert.deepEqual(await processes.terminateAll(), [0, 0]);
@@ -200,7 +217,7 @@ describe('log drill: no personal data in any log line of the service at LOG_LEVE
     // Every line any process wrote: the services' stdout and stderr, and the CLI's stderr (its log stream;
     // its stdout is the answer the operator asked for, and `show` prints the event on purpose).
     const lines = [
-      ...processes.outputs().flatMap(({ name, output }) => [...linesOf(output.stdout), ...linesOf(output.stderr)].map((line) => ({ from: name, line }))),
+      ...processes.outputs().slice(firstProcess).flatMap(({ name, output }) => [...linesOf(output.stdout), ...linesOf(output.stderr)].map((line) => ({ from: name, line }))),
       ...cliRuns.flatMap(({ args, result }) => linesOf(result.stderr).map((line) => ({ from: `cli ${args[0]}`, line }))),
     ];
     // Floors keep the test from passing on a capture that missed a process: at trace the worker writes about
@@ -218,7 +235,7 @@ describe('log drill: no personal data in any log line of the service at LOG_LEVE
     // Lower-cased or JSON-escaped copies of the e-mail addresses count too.
     const lowered = lines.map(({ line }) => line.toLowerCase());
     for (const person of people) assert.ok(!lowered.some((line) => line.includes(person.email.toLowerCase())), person.email);
-  });
+  }
 });
 
 const linesOf = (text: string) => text.split('\n').filter((line) => line.trim() !== '');
