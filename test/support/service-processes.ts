@@ -1,5 +1,6 @@
 // The service's own processes for a test file (`partner-service api` and `partner-service worker`), on one
 // PostgreSQL, one Temporal server and one partner, and SIGKILLed together when the file is done.
+import { rm } from 'node:fs/promises';
 import { findFreePort } from '../../db/embedded-postgres';
 import { startCli, waitForExit } from './cli';
 
@@ -70,4 +71,21 @@ export function serviceProcesses(setting: () => ServiceSetting, env: Record<stri
       await Promise.all(children.map(waitForExit));
     },
   };
+}
+
+/** What a test file of service processes made, each part absent when its `before` failed first. */
+export interface ServiceFixtures {
+  readonly partner?: { close(): Promise<void> };
+  readonly db?: { drop(): Promise<void> };
+  readonly server?: { stop(): Promise<void> };
+  readonly work?: string;
+}
+
+/** A test file's `after`: its processes SIGKILLed, then the partner, the database, the Temporal server and the work folder. */
+export async function stopServiceFixtures(processes: ReturnType<typeof serviceProcesses>, { partner, db, server, work }: ServiceFixtures): Promise<void> {
+  await processes.stopAll();
+  await partner?.close();
+  await db?.drop();
+  await server?.stop();
+  if (work) await rm(work, { recursive: true, force: true });
 }

@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { rm } from 'node:fs/promises';
 import type http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import { findFreePort } from '../../../db/embedded-postgres';
@@ -14,7 +13,7 @@ import { LOCAL_SQLITE_PRAGMAS } from '../../../temporal/local-temporal';
 import companySignup from '../../fixtures/events/company-signup.json';
 import { runCli, waitForExit } from '../../support/cli';
 import { RELEASE_CATCH_UP_MS } from '../../../application/partner-recovery';
-import { serviceProcesses } from '../../support/service-processes';
+import { serviceProcesses, stopServiceFixtures } from '../../support/service-processes';
 import { createTestDatabase, type TestDatabase } from '../../support/database';
 import { eventually } from '../../support/eventually';
 import { startTestDevServer, tempDir } from '../../support/temporal';
@@ -63,11 +62,7 @@ describe('partner protection on the dev server: the service\'s API and worker pr
 
   after(async function () {
     this.timeout(60_000);
-    await processes.stopAll();
-    await partner?.close();
-    await db?.drop();
-    await server?.stop();
-    if (work) await rm(work, { recursive: true, force: true });
+    await stopServiceFixtures(processes, { partner, db, server, work });
   });
 
   const posts = () => arrivals.filter((a) => a.method === 'POST');

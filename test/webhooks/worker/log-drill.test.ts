@@ -7,13 +7,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { findFreePort } from '../../../db/embedded-postgres';
 import { prepareWebhook } from '../../../application/start-webhook';
 import type { DevServer } from '../../../temporal/dev-server';
 import candidateNew from '../../fixtures/events/candidate-new-short.json';
 import { runCli, type CliResult } from '../../support/cli';
-import { serviceProcesses } from '../../support/service-processes';
+import { serviceProcesses, stopServiceFixtures } from '../../support/service-processes';
 import { createTestDatabase, type TestDatabase } from '../../support/database';
 import { eventually } from '../../support/eventually';
 import { startTestDevServer, tempDir } from '../../support/temporal';
@@ -87,11 +87,7 @@ describe('log drill: no personal data in any log line of the service at LOG_LEVE
 
   after(async function () {
     this.timeout(60_000);
-    await processes.stopAll();
-    await partner?.close();
-    await db?.drop();
-    await server?.stop();
-    if (work) await rm(work, { recursive: true, force: true });
+    await stopServiceFixtures(processes, { partner, db, server, work });
   });
 
   const processes = serviceProcesses(() => ({ work, databaseUrl: db.url, temporalPort: serverPort, partnerUrl: partner.url }), {

@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { rm } from 'node:fs/promises';
 import { Client, Connection } from '@temporalio/client';
 import { findFreePort } from '../../../db/embedded-postgres';
 import { loadConfig } from '../../../lib/config';
@@ -18,7 +17,7 @@ import { createTemporalGateway } from '../../../application/temporal-gateway';
 import { DRAIN_RETRY_DELAY_MS } from '../../../activities';
 import companySignup from '../../fixtures/events/company-signup.json';
 import { waitForExit } from '../../support/cli';
-import { serviceProcesses } from '../../support/service-processes';
+import { serviceProcesses, stopServiceFixtures } from '../../support/service-processes';
 import { createTestDatabase, type TestDatabase } from '../../support/database';
 import { eventually } from '../../support/eventually';
 import { startTestDevServer, tempDir } from '../../support/temporal';
@@ -79,11 +78,7 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
 
   after(async function () {
     this.timeout(60_000);
-    await processes.stopAll();
-    await partner?.close();
-    await db?.drop();
-    await server?.stop();
-    if (work) await rm(work, { recursive: true, force: true });
+    await stopServiceFixtures(processes, { partner, db, server, work });
   });
 
   const countPosts = () => [...posts.values()].reduce((n, a) => n + a.length, 0);
