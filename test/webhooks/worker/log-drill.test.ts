@@ -1,7 +1,7 @@
 // The log drill: the service's own processes (`partner-service api` and `partner-service worker`) at
 // LOG_LEVEL=trace on a real dev server, PostgreSQL and a loopback partner, driven through every path a
 // candidate's data takes: ingestion (also a repeat and bad input), a partner that answers 500 echoing the body,
-// a retry, deliveries, a redelivery, a cancel, the CLI's send/list/show, and a graceful shutdown. Every line
+// a retry, deliveries, a redelivery, a cancel, the CLI's send/send-test/list/show, and a graceful shutdown. Every line
 // that any process wrote is then read: none carries a candidate's e-mail address, phone number, name, message
 // or a webhook body.
 import assert from 'node:assert/strict';
@@ -64,6 +64,8 @@ describe('log drill: no personal data in any log line of the service at LOG_LEVE
   let db: TestDatabase;
   /** Per webhook-id header: the partner's answers in order; the last repeats. A 500 answer echoes the body. */
   const script = new Map<string, number[]>();
+  /** The answers to a webhook-id with no script of its own (send-test's fresh ids). */
+  let unscripted = [204];
   const cliRuns: Array<{ args: string[]; result: CliResult }> = [];
 
   before(async function () {
@@ -77,7 +79,7 @@ describe('log drill: no personal data in any log line of the service at LOG_LEVE
       const id = String(req.headers['webhook-id']);
       const n = (seen.get(id) ?? 0) + 1;
       seen.set(id, n);
-      const steps = script.get(id) ?? [204];
+      const steps = script.get(id) ?? unscripted;
       const status = steps[Math.min(n, steps.length) - 1];
       // A partner that echoes what it got, as some error pages do: the excerpt is stored, never logged.
       if (status >= 500) res.writeHead(status, { 'content-type': 'application/json' }).end(body);
@@ -122,7 +124,7 @@ describe('log drill: no personal data in any log line of the service at LOG_LEVE
     const statusOf = async (webhookId: string) => (await call('GET', `/${webhookId}`)).body;
     const liveState = async (webhookId: string) => ((await statusOf(webhookId)).live as { state?: string } | null)?.state;
     const cli = async (...args: string[]) => {
-      const result = await runCli(['webhooks', ...args, '--verbose'], { ...processes.common(queue), ...keys }, work);
+      const result = await runCli(['webhooks', ...args, '--verbose'], { ...processes.common(queue), PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: 'drill-token', ...keys }, work);
       cliRuns.push({ args, result });
       return result;
     };
@@ -203,6 +205,15 @@ describe('log drill: no personal data in any log line of the service at LOG_LEVE
     const sealedCount = stored.filter((row: { body: unknown; body_sealed: Buffer | null }) => row.body === null && row.body_sealed !== null).length;
     assert.equal(sealedCount, keys.PAYLOAD_ENCRYPTION_KEYS ? 5 : 0);
 
+    // send-test: one attempt outside Temporal, to a partner that answers 500 echoing the body. Its stdout
+    // prints the outcome with the excerpt (the answer asked for); its stderr logs the failure without it.
+    unscripted = [500];
+    const sentTest = await cli('send-test', eventFile);
+    unscripted = [204];
+    assert.equal(sentTest.code, 1, sentTest.stderr);
+    assert.equal(JSON.parse(sentTest.stdout).http_status, 500);
+    assert.ok(sentTest.stdout.includes(sentByCli.email), 'the excerpt echoes the body');
+
     // Shutdown: every process stops gracefully and has said so.
     assert.deepEqual(await processes.terminateAll(), [0, 0]);
 
@@ -221,7 +232,7 @@ describe('log drill: no personal data in any log line of the service at LOG_LEVE
     const jsonLinesOf = (prefix: string) => lines.filter(({ from, line }) => from.startsWith(prefix) && line.startsWith('{"level":')).length;
     assert.ok(jsonLinesOf('worker') >= 50, `${jsonLinesOf('worker')} worker lines`);
     assert.ok(jsonLinesOf('api') >= 5, `${jsonLinesOf('api')} API lines`);
-    for (const { args, result } of cliRuns) assert.ok(linesOf(result.stderr).length >= 3, `${args.join(' ')}: ${result.stderr}`);
+    for (const { args, result } of cliRuns) assert.ok(linesOf(result.stderr).length >= 2, `${args.join(' ')}: ${result.stderr}`);
     assert.ok(lines.length >= 100, `${lines.length} lines`);
     // A body, as sent or echoed, compact or escaped inside a JSON log line.
     const bodyMarks = ['"event_type":"candidate"', '"candidate":{', '\\"event_type\\":\\"candidate\\"', '\\"candidate\\":{'];
