@@ -2,6 +2,8 @@ import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, EVENT_ACTIONS, EVENT_TYPES, LO
 import { PARTNER_STATES } from '../../lib/partner-states';
 import { bulkRedeliveryBody, listQuery, MAX_LOG_PAGE, redeliveryQuery } from '../../application/webhook-filter';
 import { limitRequest, pauseRequest } from '../../application/partner-operator';
+import { erasureRequest } from '../../application/erasure';
+import { SUBJECT_KINDS } from '../../lib/subject-index';
 import { zodJsonSchema, zodQueryParameters } from './zod-json-schema';
 
 // The internal webhook API in the OpenAPI document: served only where INTERNAL_API_TOKEN enables the routes.
@@ -181,6 +183,37 @@ export const internalSchemas = {
       },
     },
   },
+  ErasureRequest: zodJsonSchema(erasureRequest),
+  ErasureAccepted: {
+    type: 'object',
+    required: ['erasure_id', 'status', 'status_url'],
+    additionalProperties: false,
+    properties: { erasure_id: uuid, status: { const: 'pending' }, status_url: { type: 'string' } },
+  },
+  Erasure: {
+    type: 'object',
+    additionalProperties: false,
+    required: [
+      'erasure_id', 'status', 'subject_kind', 'company_id', 'requested_by', 'requested_at', 'webhooks_found', 'deliveries_cancelled',
+      'bodies_removed', 'runs_deleted', 'runs_gone', 'completed_at', 'updated_at', 'status_url',
+    ],
+    properties: {
+      erasure_id: uuid,
+      status: { type: 'string', enum: ['pending', 'completed'], description: '`completed`: every body found is removed and every run of those webhooks is gone from Temporal.' },
+      subject_kind: { type: 'string', enum: [...SUBJECT_KINDS], description: 'The record keeps the kind and an HMAC of the subject, never the subject.' },
+      company_id: { type: ['string', 'null'] },
+      requested_by: { type: 'string', description: '`internal-api`, or `cli:<user>`.' },
+      requested_at: dateTime,
+      webhooks_found: { type: ['integer', 'null'], minimum: 0, description: 'Null until the webhooks are erased.' },
+      deliveries_cancelled: { type: ['integer', 'null'], minimum: 0, description: 'Pending deliveries cancelled (status `cancelled`, status_reason `erasure`).' },
+      bodies_removed: { type: ['integer', 'null'], minimum: 0, description: 'Bodies removed by this erasure (those the retention purge had removed are not counted).' },
+      runs_deleted: { type: ['integer', 'null'], minimum: 0, description: 'Temporal runs deleted; null until the deletes are made.' },
+      runs_gone: { type: ['integer', 'null'], minimum: 0, description: 'Deleted runs Temporal no longer knows (deletion is asynchronous).' },
+      completed_at: nullable(dateTime),
+      updated_at: dateTime,
+      status_url: { type: 'string' },
+    },
+  },
   PartnerPause: zodJsonSchema(pauseRequest),
   PartnerLimit: zodJsonSchema(limitRequest),
   BulkRedelivery: {
@@ -309,5 +342,30 @@ export const partnerPaths = {
   '/internal/v1/partner/resume': { post: partnerOperation('resumePartner', 'End a pause: held deliveries go out at the cap, oldest first', {}) },
   '/internal/v1/partner/limit': {
     post: partnerOperation('limitPartner', 'Set the POSTs per second of every worker together, at run time', badBody, partnerBody('PartnerLimit')),
+  },
+};
+
+const erasureIdParameter = { name: 'erasure_id', in: 'path', required: true, schema: uuid, description: 'The erasure id (any other value answers 404).' };
+
+export const erasurePaths = {
+  '/internal/v1/erasures': {
+    post: operation(
+      'requestErasure',
+      "Erase a subject's webhooks: bodies, response excerpts and Temporal runs; pending deliveries cancelled",
+      {
+        '202': { description: 'Recorded; the erasure runs in the background. Location is its status URL.', content: json(ref('ErasureAccepted')) },
+        ...badBody,
+        '400': error('Invalid JSON, both subjects or neither, an empty candidate_id, a malformed e-mail address: one error per field.'),
+        '500': error("Temporal refused the service's configuration."),
+      },
+      { requestBody: { required: true, content: json(ref('ErasureRequest')) } },
+    ),
+  },
+  '/internal/v1/erasures/{erasure_id}': {
+    parameters: [erasureIdParameter],
+    get: operation('getErasure', 'An erasure: its status, counts and times', {
+      '200': { description: 'The erasure.', content: json(ref('Erasure')) },
+      '404': error('No such erasure.'),
+    }),
   },
 };
