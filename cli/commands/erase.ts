@@ -3,7 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import type { Command } from '../command';
 import { bootstrap, openMigratedDatabase } from '../bootstrap';
-import { ErasureRequestError, erasureStatus, requestErasure } from '../../application/erasure';
+import { ErasureRequestError, erasureStatus, parseErasureRequest, requestErasure } from '../../application/erasure';
 import { createTemporalGateway } from '../../application/temporal-gateway';
 
 const USAGE = [
@@ -41,6 +41,8 @@ export const eraseCommand: Command = {
       throw new ErasureRequestError([{ path: '(root)', message: candidateId === undefined ? 'give --candidate-id or --email' : 'give --candidate-id or --email, not both' }]);
     }
     const body = { ...(candidateId !== undefined && { candidate_id: candidateId }), ...(email !== undefined && { email }), ...(company !== undefined && { company_id: company }) };
+    // Checked before the configuration and the database: a bad value exits 2 wherever the command runs.
+    parseErasureRequest(body);
     const runtime = bootstrap({ logsTo: 'stderr', verbose });
     try {
       const { knex } = await openMigratedDatabase(runtime);
