@@ -31,8 +31,15 @@ const INDEX_CALL_BUDGET_MS = 20_000;
 /** Runs one call deletes or checks, so each call stays short and its progress is on record. */
 const RUNS_PER_CALL = 200;
 
-/** Temporal's answer for a run it does not (or no longer) know. */
-const isNotFound = (error: unknown) => grpcCodeOf(error) === GrpcStatus.NOT_FOUND;
+/** False when Temporal answers that it does not know the run (NOT_FOUND); true when the call succeeds. */
+const runKnown = (call: Promise<unknown>): Promise<boolean> =>
+  call.then(
+    () => true,
+    (error: unknown) => {
+      if (grpcCodeOf(error) === GrpcStatus.NOT_FOUND) return false;
+      throw error;
+    },
+  );
 
 /**
  * The erasure workflow's activities (workflows/erase-subject.ts), on the records queue beside the other
@@ -66,14 +73,8 @@ export function createErasureActivities({ config, knex, workflowService }: Erasu
     async deleteErasureRuns(erasureId: string, again = false): Promise<{ runsDeleted: number; more: boolean }> {
       const runs = await erasureRuns(knex, erasureId, again ? 'notGone' : 'undeleted');
       for (const run of runs.slice(0, RUNS_PER_CALL)) {
-        const gone = await workflowService.deleteWorkflowExecution({ namespace: namespace(), workflowExecution: execution(run) }).then(
-          () => false,
-          (error: unknown) => {
-            if (isNotFound(error)) return true;
-            throw error;
-          },
-        );
-        await markErasureRun(knex, erasureId, run, gone ? 'gone' : 'deleted');
+        const known = await runKnown(workflowService.deleteWorkflowExecution({ namespace: namespace(), workflowExecution: execution(run) }));
+        await markErasureRun(knex, erasureId, run, known ? 'deleted' : 'gone');
       }
       return { runsDeleted: await countDeletedRuns(knex, erasureId), more: runs.length > RUNS_PER_CALL };
     },
@@ -83,14 +84,7 @@ export function createErasureActivities({ config, knex, workflowService }: Erasu
       const runs = await erasureRuns(knex, erasureId, 'notGone');
       let left = runs.length;
       for (const run of runs.slice(0, RUNS_PER_CALL)) {
-        const gone = await workflowService.describeWorkflowExecution({ namespace: namespace(), execution: execution(run) }).then(
-          () => false,
-          (error: unknown) => {
-            if (isNotFound(error)) return true;
-            throw error;
-          },
-        );
-        if (gone) {
+        if (!(await runKnown(workflowService.describeWorkflowExecution({ namespace: namespace(), execution: execution(run) })))) {
           await markErasureRun(knex, erasureId, run, 'gone');
           left--;
         }

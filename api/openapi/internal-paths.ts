@@ -237,6 +237,12 @@ const operation = (operationId: string, summary: string, responses: Record<strin
   responses: { ...responses, ...commonErrors },
 });
 
+/** `GET …/{id}`: the one resource, or 404. */
+const getOne = (parameter: object, operationId: string, summary: string, schema: string, noun: string) => ({
+  parameters: [parameter],
+  get: operation(operationId, summary, { '200': { description: `The ${noun}.`, content: json(ref(schema)) }, '404': error(`No such ${noun}.`) }),
+});
+
 /** `POST …/{webhook_id}/<action>`: 202 when accepted, 404 for no such webhook, 409 when its state forbids it. */
 const webhookAction = (
   operationId: string,
@@ -299,13 +305,7 @@ export const internalPaths = {
       { requestBody: { required: true, content: json(ref('BulkRedeliveryRequest')) } },
     ),
   },
-  '/internal/v1/webhooks/{webhook_id}': {
-    parameters: [webhookIdParameter],
-    get: operation('getWebhook', 'A webhook: its event, every attempt and the live state', {
-      '200': { description: 'The webhook.', content: json(ref('WebhookDetail')) },
-      '404': error('No such webhook.'),
-    }),
-  },
+  '/internal/v1/webhooks/{webhook_id}': getOne(webhookIdParameter, 'getWebhook', 'A webhook: its event, every attempt and the live state', 'WebhookDetail', 'webhook'),
   '/internal/v1/webhooks/{webhook_id}/retry-now': webhookAction('retryWebhookNow', 'Make the next attempt of a waiting delivery at once (recorded as manual)',
     { description: 'The attempt is being made.', schema: 'RetryNowAccepted' }, 'The delivery is not waiting for a retry.'),
   '/internal/v1/webhooks/{webhook_id}/cancel': webhookAction('cancelWebhook', 'Stop a pending delivery; recorded as cancelled',
@@ -361,11 +361,5 @@ export const erasurePaths = {
       { requestBody: { required: true, content: json(ref('ErasureRequest')) } },
     ),
   },
-  '/internal/v1/erasures/{erasure_id}': {
-    parameters: [erasureIdParameter],
-    get: operation('getErasure', 'An erasure: its status, counts and times', {
-      '200': { description: 'The erasure.', content: json(ref('Erasure')) },
-      '404': error('No such erasure.'),
-    }),
-  },
+  '/internal/v1/erasures/{erasure_id}': getOne(erasureIdParameter, 'getErasure', 'An erasure: its status, counts and times', 'Erasure', 'erasure'),
 };

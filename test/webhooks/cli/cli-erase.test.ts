@@ -1,28 +1,14 @@
 // `partner-service erase`: bad input exits 2 with one line, before any configuration or database is read;
 // a real erasure with --wait on the webhook stack prints the record twice, pending and then completed.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { prepareWebhook } from '../../../application/start-webhook';
 import candidateNew from '../../fixtures/events/candidate-new.json';
+import { runSourceCli } from '../../support/cli';
 import { startWebhookStack, type WebhookStack } from '../../support/webhook-stack';
 
-const run = promisify(execFile);
-const ROOT = path.join(__dirname, '..', '..', '..');
-
-async function erase(args: string[], env: Record<string, string> = {}) {
-  const options = { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } };
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['--require', 'tsx/cjs', 'cli/main.ts', 'erase', ...args], options);
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const erase = (args: string[], env: Record<string, string> = {}) => runSourceCli(['erase', ...args], env);
 
 describe('partner-service erase', function () {
   this.timeout(150_000);
