@@ -48,15 +48,19 @@ const runKnown = (call: Promise<unknown>): Promise<boolean> =>
 export function createErasureActivities({ config, knex, workflowService }: ErasureActivityDependencies) {
   const namespace = () => config().temporal.namespace;
   return {
-    /** Gives rows written before the subject index their keys, from their body, in bounded batches; true while some are left. */
-    async indexUnindexedWebhooks(): Promise<boolean> {
+    /**
+     * Gives rows written before the subject index their keys, from their body, in bounded batches from id `after`
+     * on. Returns where the next call goes on, or null when every such row has been read.
+     */
+    async indexUnindexedWebhooks(after: string | null): Promise<string | null> {
       const secret = dataAtRest(config()).subjectSecret;
       const stopAt = Date.now() + INDEX_CALL_BUDGET_MS;
-      for (;;) {
-        const rows = await unindexedRows(knex, INDEX_BATCH);
+      for (let cursor = after; ; ) {
+        const rows = await unindexedRows(knex, cursor, INDEX_BATCH);
         await writeSubjectKeys(knex, rows.map((row) => ({ id: row.id, keys: eventSubjectKeys(secret, row.body) })));
-        if (rows.length < INDEX_BATCH) return false;
-        if (Date.now() > stopAt) return true;
+        if (rows.length < INDEX_BATCH) return null;
+        cursor = rows[rows.length - 1].id;
+        if (Date.now() > stopAt) return cursor;
       }
     },
 

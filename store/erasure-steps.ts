@@ -12,11 +12,16 @@ export interface UnindexedRow {
   readonly body: WebhookEnvelope;
 }
 
-/** Up to `limit` rows with no subject keys yet and a body still stored, in id order (webhook_events_unindexed). */
-export async function unindexedRows(knex: Knex, limit: number): Promise<UnindexedRow[]> {
+/**
+ * Up to `limit` rows after id `after` with no subject keys yet and a body still stored, in id order (the partial
+ * index webhook_events_unindexed). Keyset paging: a row left unindexed (a body no key opens) is passed, not read again.
+ */
+export async function unindexedRows(knex: Knex, after: string | null, limit: number): Promise<UnindexedRow[]> {
   return runSql<UnindexedRow>(
     knex,
-    sql`SELECT id, body FROM webhook_events WHERE subject_keys IS NULL AND payload_removed_at IS NULL ORDER BY id LIMIT ${limit}`,
+    sql`SELECT id, body FROM webhook_events
+         WHERE subject_keys IS NULL AND payload_removed_at IS NULL AND id > COALESCE(${after}::uuid, '00000000-0000-0000-0000-000000000000')
+         ORDER BY id LIMIT ${limit}`,
   );
 }
 

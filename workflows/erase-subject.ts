@@ -24,8 +24,8 @@ export async function eraseSubject(input: EraseSubjectInput): Promise<ErasureSum
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
   });
 
-  while (await act.indexUnindexedWebhooks()) {
-    if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof eraseSubject>(input);
+  for (let cursor = await act.indexUnindexedWebhooks(input.indexedUpTo ?? null); cursor !== null; cursor = await act.indexUnindexedWebhooks(cursor)) {
+    if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof eraseSubject>({ ...input, indexedUpTo: cursor });
   }
   const counts = await act.eraseSubjectWebhooks(erasureId);
   let deleted = await act.deleteErasureRuns(erasureId, false);

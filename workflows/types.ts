@@ -52,6 +52,8 @@ export const erasureWorkflowId = (erasureId: string): string => `erasure-${erasu
 /** The erasure workflow's input: the record it reads its subject and company from (never the subject itself). */
 export interface EraseSubjectInput {
   readonly erasureId: string;
+  /** Set by a continue-as-new during the index: the id the index goes on after. */
+  readonly indexedUpTo?: string;
 }
 
 /** What an erasure did, as its workflow returns it. */

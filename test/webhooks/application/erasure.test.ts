@@ -103,6 +103,8 @@ describe('erasure on request on the Temporal dev server', function () {
     const other = await delivered(candidateEvent(`c-${randomUUID()}`, `other-${randomUUID()}@example.org`));
     const erased = [pending, done, original, redelivery];
     const ids = erased.map((w) => w.webhook_id);
+    // One row as written before the subject index existed: the erasure indexes it first.
+    await stack.db.knex('webhook_events').where({ id: done.webhook_id }).update({ subject_keys: null });
     assert.deepEqual((await excerptsOf(ids)).map(([clear]) => clear), [...ids.map(() => `received for ${email}`)], 'every excerpt names the candidate before');
 
     const response = await erase({ candidate_id: candidateId });
@@ -182,8 +184,8 @@ describe('erasure on request on the Temporal dev server', function () {
     });
     const steps = createErasureActivities({ config: () => stack.config, knex: stack.db.knex, workflowService: stack.native.workflowService });
     // Index, then erase: twice each, as a retry after a lost reply would.
-    assert.equal(await steps.indexUnindexedWebhooks(), false);
-    assert.equal(await steps.indexUnindexedWebhooks(), false);
+    assert.equal(await steps.indexUnindexedWebhooks(null), null);
+    assert.equal(await steps.indexUnindexedWebhooks(null), null);
     const counts = { webhooksFound: 1, deliveriesCancelled: 1, bodiesRemoved: 1 };
     assert.deepEqual(await steps.eraseSubjectWebhooks(erasureId), counts);
     const afterFirst = await rowsOf([pending.webhook_id]);
@@ -202,6 +204,29 @@ describe('erasure on request on the Temporal dev server', function () {
     const summary = await stack.client.workflow.getHandle(erasureWorkflowId(erasureId)).result();
     assert.deepEqual(summary, { erasureId, ...counts, runsDeleted: 1 });
     assert.equal(requestsFor(pending.webhook_id).length, 1);
+  });
+
+  it('indexes rows written before the subject index in batches, from their bodies, and passes none', async () => {
+    const candidateId = `c-${randomUUID()}`;
+    const rows = 1234;
+    await stack.db.knex.raw(
+      `INSERT INTO webhook_events (id, event_id, event_type, action, company_id, body, workflow_id, status, subject_keys)
+       SELECT gen_random_uuid(), 'old-' || gen_random_uuid(), 'candidate', 'new', 'acme',
+              json_build_object('event_type', 'candidate', 'action', 'new', 'data', json_build_object('candidate', json_build_object('id', ?::text, 'email', 'Old-' || i || '@Example.org'))),
+              'old-run-' || gen_random_uuid(), 'delivered', NULL
+         FROM generate_series(1, ${rows}) AS i`,
+      [candidateId],
+    );
+    const steps = createErasureActivities({ config: () => stack.config, knex: stack.db.knex, workflowService: stack.native.workflowService });
+    assert.equal(await steps.indexUnindexedWebhooks(null), null);
+    const unindexed = await stack.db.knex('webhook_events').whereNull('subject_keys').whereNull('payload_removed_at').count({ n: '*' });
+    assert.equal(Number(unindexed[0].n), 0);
+    const key = subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'candidate_id', candidateId);
+    const found = await stack.db.knex('webhook_events').whereRaw('subject_keys @> ARRAY[?::text]', [key]).count({ n: '*' });
+    assert.equal(Number(found[0].n), rows);
+    const byAddress = await stack.db.knex('webhook_events').whereRaw('subject_keys @> ARRAY[?::text]', [subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'email', 'old-77@example.org')]).count({ n: '*' });
+    assert.equal(Number(byAddress[0].n), 1);
+    await stack.db.knex('webhook_events').where('workflow_id', 'like', 'old-run-%').del();
   });
 
   describe('bad requests', () => {
