@@ -13,6 +13,7 @@ import { erasureWorkflowId } from '../../../workflows/types';
 import candidateNew from '../../fixtures/events/candidate-new.json';
 import { startWebhookStack, type WebhookStack } from '../../support/webhook-stack';
 import { eventually } from '../../support/eventually';
+import { documentedAnswers, type Doc } from '../../support/openapi';
 
 const INTERNAL_TOKEN = 'erasure-internal-token-0123456';
 
@@ -227,6 +228,20 @@ describe('erasure on request on the Temporal dev server', function () {
     const byAddress = await stack.db.knex('webhook_events').whereRaw('subject_keys @> ARRAY[?::text]', [subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'email', 'old-77@example.org')]).count({ n: '*' });
     assert.equal(Number(byAddress[0].n), 1);
     await stack.db.knex('webhook_events').where('workflow_id', 'like', 'old-run-%').del();
+  });
+
+  it('answers as /openapi.json documents: 202, 200 pending and completed, 400, 404, 415', async () => {
+    const doc: Doc = await (await fetch(`${stack.api.url}/openapi.json`)).json();
+    const documented = documentedAnswers(doc);
+    const accepted = await erase({ email: `nobody-${randomUUID()}@example.org`, company_id: 'acme' });
+    documented('/internal/v1/erasures', 'post', accepted);
+    const one = '/internal/v1/erasures/{erasure_id}';
+    documented(one, 'get', await call('GET', `/internal/v1/erasures/${accepted.body.erasure_id}`));
+    await completed(accepted.body.erasure_id, 30_000);
+    documented(one, 'get', await call('GET', `/internal/v1/erasures/${accepted.body.erasure_id}`));
+    documented(one, 'get', await call('GET', `/internal/v1/erasures/${randomUUID()}`));
+    documented('/internal/v1/erasures', 'post', await erase({ email: 'nope' }));
+    documented('/internal/v1/erasures', 'post', await call('POST', '/internal/v1/erasures', 'x', { 'content-type': 'text/plain' }));
   });
 
   describe('bad requests', () => {
