@@ -2,7 +2,9 @@ import type { Knex } from 'knex';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { WorkflowService } from '@temporalio/client';
 import type { Config } from '../lib/config';
-import { dataAtRest } from '../lib/at-rest';
+import { dataAtRest, StoredTextDecryptionError, type DataAtRest } from '../lib/at-rest';
+import type { WebhookEnvelope } from '../events/envelope';
+import { openBody } from '../store/webhook-rows';
 import { eventSubjectKeys } from '../lib/subject-index';
 import { grpcCodeOf } from '../temporal/grpc-refusal';
 import {
@@ -15,6 +17,7 @@ import {
   writeSubjectKeys,
   type ErasedCounts,
   type ErasureRun,
+  type UnindexedRow,
 } from '../store/erasure-steps';
 
 export interface ErasureActivityDependencies {
@@ -53,11 +56,15 @@ export function createErasureActivities({ config, knex, workflowService }: Erasu
      * on. Returns where the next call goes on, or null when every such row has been read.
      */
     async indexUnindexedWebhooks(after: string | null): Promise<string | null> {
-      const secret = dataAtRest(config()).subjectSecret;
+      const atRest = dataAtRest(config());
       const stopAt = Date.now() + INDEX_CALL_BUDGET_MS;
       for (let cursor = after; ; ) {
         const rows = await unindexedRows(knex, cursor, INDEX_BATCH);
-        await writeSubjectKeys(knex, rows.map((row) => ({ id: row.id, keys: eventSubjectKeys(secret, row.body) })));
+        const indexed = rows.flatMap((row) => {
+          const event = openedBody(atRest, row);
+          return event ? [{ id: row.id, keys: eventSubjectKeys(atRest.subjectSecret, event) }] : [];
+        });
+        await writeSubjectKeys(knex, indexed);
         if (rows.length < INDEX_BATCH) return null;
         cursor = rows[rows.length - 1].id;
         if (Date.now() > stopAt) return cursor;
@@ -100,6 +107,19 @@ export function createErasureActivities({ config, knex, workflowService }: Erasu
       await completeErasure(knex, erasureId);
     },
   };
+}
+
+/**
+ * A row's body, or undefined when no listed key opens it (the worker's start counts such rows): the row stays
+ * unindexed, and the keyset goes past it.
+ */
+function openedBody(atRest: DataAtRest, row: UnindexedRow): WebhookEnvelope | undefined {
+  try {
+    return openBody(atRest, row) ?? undefined;
+  } catch (error) {
+    if (error instanceof StoredTextDecryptionError) return undefined;
+    throw error;
+  }
 }
 
 /** A run as Temporal names it: without a run id, the workflow id's latest run. */

@@ -1,15 +1,14 @@
 import type { Knex } from 'knex';
 import { runSql, sql } from '../db/sql';
-import type { WebhookEnvelope } from '../events/envelope';
+import { BODY_COLUMNS, type BodyColumns } from './webhook-rows';
 
 // The erasure workflow's statements (workflows/erase-subject.ts, activities/erasure.ts): the subject index
 // completed for rows written before it, the one transaction that erases the subject's webhooks, and the record
 // of the Temporal runs deleted. Each is idempotent, so a retried or replayed step changes nothing twice.
 
-/** A row written before the subject index, with its body to compute the keys from. */
-export interface UnindexedRow {
+/** A row written before the subject index, with its body (in clear or sealed) to compute the keys from. */
+export interface UnindexedRow extends BodyColumns {
   readonly id: string;
-  readonly body: WebhookEnvelope;
 }
 
 /**
@@ -19,7 +18,7 @@ export interface UnindexedRow {
 export async function unindexedRows(knex: Knex, after: string | null, limit: number): Promise<UnindexedRow[]> {
   return runSql<UnindexedRow>(
     knex,
-    sql`SELECT id, body FROM webhook_events
+    sql`SELECT id, ${BODY_COLUMNS} FROM webhook_events
          WHERE subject_keys IS NULL AND payload_removed_at IS NULL AND id > COALESCE(${after}::uuid, '00000000-0000-0000-0000-000000000000')
          ORDER BY id LIMIT ${limit}`,
   );
@@ -85,12 +84,16 @@ export async function eraseSubjectWebhooks(knex: Knex, erasureId: string): Promi
                    payload_removed_reason = COALESCE(w.payload_removed_reason, 'erasure'),
                    subject_keys = '{}'
               FROM found f WHERE w.id = f.id
-          ), excerpts AS (
-            UPDATE webhook_attempts SET response_body = NULL, response_body_sealed = NULL, response_body_key_id = NULL
-             WHERE webhook_id IN (SELECT id FROM found) AND (response_body IS NOT NULL OR response_body_sealed IS NOT NULL)
           )
           SELECT count(*)::int AS found, (count(*) FILTER (WHERE cancels))::int AS cancelled, (count(*) FILTER (WHERE removes))::int AS removed
             FROM found`,
+    );
+    // A statement of its own, so it also sees an attempt recorded while the one above waited for its rows' locks.
+    await runSql(
+      trx,
+      sql`UPDATE webhook_attempts SET response_body = NULL, response_body_sealed = NULL, response_body_key_id = NULL
+           WHERE webhook_id IN (SELECT webhook_id FROM erasure_runs WHERE erasure_id = ${erasureId}::uuid)
+             AND (response_body IS NOT NULL OR response_body_sealed IS NOT NULL)`,
     );
     await runSql(
       trx,

@@ -15,9 +15,10 @@ import { toEnvelope, type WebhookEventInput } from '../../../events/envelope';
 import { webhookIds } from '../../../application/ids';
 import { eraseSubjectWebhooks, writeSubjectKeys } from '../../../store/erasure-steps';
 import { insertErasure } from '../../../store/erasures';
-import type { DeliverAttemptInput, DeliveredAttempt, WebhookRef } from '../../../lib/delivery';
+import { failedAttempt, type DeliverAttemptInput, type DeliveredAttempt, type WebhookRef } from '../../../lib/delivery';
 import candidateNew from '../../fixtures/events/candidate-new.json';
 import { createTestDatabase, type TestDatabase } from '../../support/database';
+import { eventually } from '../../support/eventually';
 import { answer, startPartnerServer, type PartnerServer } from '../support/partner-server';
 
 type DeliverAttemptOnly = (input: DeliverAttemptInput) => Promise<DeliveredAttempt>;
@@ -78,5 +79,35 @@ describe('an attempt of an erased webhook', function () {
     assert.equal(partner.requests.length, 1);
     assert.deepEqual(await row(), { status: 'cancelled', status_reason: 'erasure', body: null, payload_removed_reason: 'erasure' });
     assert.deepEqual(await attempts(), [{ attempt: 1, http_status: 500, response_body: null, response_body_sealed: null }]);
+  });
+
+  it('records an attempt in flight when the erasure ran without its excerpt, and keeps the status cancelled by erasure', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    partner.handler = (_req, res) => void released.then(() => res.writeHead(200).end('thanks, Ada'));
+    const delivering = deliver(1);
+    await eventually('the POST at the partner', async () => partner.requests.length === 1);
+    await db.knex('webhook_events').where({ id: ids.webhookId }).first().then((stored) => assert.equal(stored.status, 'pending'));
+    assert.deepEqual(await erase(), { webhooksFound: 1, deliveriesCancelled: 1, bodiesRemoved: 1 });
+    release();
+    const { outcome, needsRecord } = (await delivering) as DeliveredAttempt;
+    assert.deepEqual([outcome.httpStatus, outcome.succeeded, needsRecord], [200, true, false]);
+    assert.deepEqual(await row(), { status: 'cancelled', status_reason: 'erasure', body: null, payload_removed_reason: 'erasure' });
+    assert.deepEqual(await attempts(), [{ attempt: 1, http_status: 200, response_body: null, response_body_sealed: null }]);
+  });
+
+  it("the workflow's own records (recordAttempt, recordOutcome) keep the status and store no excerpt", async () => {
+    partner.handler = answer(500, 'busy');
+    await deliver(1);
+    await erase();
+    const webhook = input(2).webhook;
+    const attempt = { ...failedAttempt(2, { errorClass: 'other', errorMessage: 'x' }), httpStatus: 503, responseBody: 'busy for Ada', scheduledAt: new Date().toISOString(), trigger: 'schedule' as const };
+    await env.run(activities.recordAttempt, { webhook, attempt });
+    await env.run(activities.recordOutcome, { webhook, status: 'failed' as const, finishedAt: new Date().toISOString() });
+    assert.deepEqual(await row(), { status: 'cancelled', status_reason: 'erasure', body: null, payload_removed_reason: 'erasure' });
+    assert.deepEqual(await attempts(), [
+      { attempt: 1, http_status: 500, response_body: null, response_body_sealed: null },
+      { attempt: 2, http_status: 503, response_body: null, response_body_sealed: null },
+    ]);
   });
 });
