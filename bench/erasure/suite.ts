@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { loadavg } from 'node:os';
 import { createLogger } from '../../lib/logger';
 import { loadConfig } from '../../lib/config';
 import { DEVELOPMENT_SUBJECT_INDEX_KEY } from '../../lib/at-rest';
@@ -15,8 +16,8 @@ import type { BenchmarkSuite } from '../harness/suite';
 const ROWS = 1_000_000;
 /** Each subject's key is on every SUBJECTS-th row: 1 row in 1,000. */
 const SUBJECTS = 1000;
-const REQUESTS = 50;
-const WARM_UP = 5;
+const REQUESTS = 200;
+const WARM_UP = 10;
 const GOAL_MS = 50;
 const TOKEN = 'bench-erasure-internal-token';
 
@@ -35,7 +36,9 @@ export const erasureSuite: BenchmarkSuite = {
          FROM generate_series(1, ${ROWS}) AS i`,
       [keys],
     );
-    await knex.raw('ANALYZE webhook_events');
+    // The seed's own aftermath (autovacuum of a million new rows, a checkpoint) must not fall into the measurement.
+    await knex.raw('VACUUM ANALYZE webhook_events');
+    await knex.raw('CHECKPOINT');
     const seedSeconds = (performance.now() - seededAt) / 1000;
 
     const executable = benchTemporalBinary();
@@ -45,6 +48,7 @@ export const erasureSuite: BenchmarkSuite = {
     const gateway = createTemporalGateway(config, logger);
     const api = await startApiServer({ config, knex, logger, temporalGateway: gateway }, 0, '127.0.0.1');
     const latencies: number[] = [];
+    const [load] = loadavg();
     try {
       progress(`erasure: ${REQUESTS} requests for distinct subjects (no worker: the answer does not wait for the erasure)`);
       for (let i = 0; i < WARM_UP + REQUESTS; i++) {
@@ -70,17 +74,18 @@ export const erasureSuite: BenchmarkSuite = {
     const counts = await eraseSubjectWebhooks(knex, erasureId);
     const erasingMs = performance.now() - erasingAt;
 
-    const { p50, p99 } = quantiles(latencies);
+    const { p50, p95, p99 } = quantiles(latencies);
     const max = Math.max(...latencies);
     const ms = (value: number) => `${value.toFixed(1)} ms`;
     return [
       `POST /internal/v1/erasures (the record written, the \`eraseSubject\` workflow started on a dev server) among ` +
         `${ROWS.toLocaleString('en')} webhook rows, each subject's key on 1 row in ${SUBJECTS.toLocaleString('en')} ` +
         `(seeded in ${seedSeconds.toFixed(0)} s with generate_series); ${REQUESTS} sequential requests for distinct candidates after ${WARM_UP} of warm-up, ` +
-        'the API in the benchmark\'s process, no worker polling.',
+        `the API in the benchmark's process, no worker polling; the machine's 1-minute load average was ${load.toFixed(1)} at the start.`,
       '',
       table(['measure', '>value', 'goal'], [
         ['202 answer p50', ms(p50), ''],
+        ['202 answer p95', ms(p95), ''],
         ['202 answer p99', ms(p99), `≤ ${GOAL_MS} ms: ${verdict(p99 <= GOAL_MS)}`],
         ['202 answer max', ms(max), ''],
         [`erasing transaction of one subject (${counts.webhooksFound.toLocaleString('en')} rows: runs recorded, bodies removed, keys emptied)`, ms(erasingMs), ''],
