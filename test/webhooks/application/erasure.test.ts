@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
 import { createErasureActivities } from '../../../activities/erasure';
 import { DEVELOPMENT_SUBJECT_INDEX_KEY } from '../../../lib/at-rest';
 import { subjectKey } from '../../../lib/subject-index';
@@ -13,6 +14,7 @@ import { erasureWorkflowId } from '../../../workflows/types';
 import candidateNew from '../../fixtures/events/candidate-new.json';
 import { startWebhookStack, type WebhookStack } from '../../support/webhook-stack';
 import { eventually } from '../../support/eventually';
+import { testWorkflowBundle } from '../../support/temporal';
 import { documentedAnswers, type Doc } from '../../support/openapi';
 
 const INTERNAL_TOKEN = 'erasure-internal-token-0123456';
@@ -147,6 +149,11 @@ describe('erasure on request on the Temporal dev server', function () {
     assert.notEqual(untouched.body, null);
     assert.equal(untouched.subject_keys.length, 3, "the candidate id and the two addresses");
     assert.equal(await knownToTemporal(other.workflow_id), true);
+
+    // The erasure's own history replays with today's workflow code: deterministic, its timers included.
+    const handle = stack.client.workflow.getHandle(erasureWorkflowId(erasureId));
+    assert.deepEqual(await handle.result(), { erasureId, webhooksFound: 4, deliveriesCancelled: 1, bodiesRemoved: 4, runsDeleted: 4 });
+    await Worker.runReplayHistory({ workflowBundle: { code: await testWorkflowBundle() } }, await handle.fetchHistory(), erasureWorkflowId(erasureId));
 
     // The same request again finds nothing and completes at once.
     const before = await rowsOf(ids);
