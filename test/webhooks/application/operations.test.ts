@@ -595,9 +595,11 @@ describe('webhook operations on the Temporal dev server', function () {
       documented(`${partner}/limit`, 'post', await partnerCall('POST', '/limit', { max_per_second: 0 }));
       documented(`${partner}/limit`, 'post', await partnerCall('POST', '/limit', { max_per_second: null }));
       const paths = Object.keys(doc.paths).filter((p) => p.startsWith('/internal/'));
+      // The erasures' answers are checked against the document in erasure.test.ts.
+      const erasures = ['/internal/v1/erasures', '/internal/v1/erasures/{erasure_id}'];
       assert.deepEqual(
         paths.sort(),
-        [root, `${root}/redeliver`, one, `${one}/cancel`, `${one}/redeliver`, `${one}/retry-now`, partner, `${partner}/pause`, `${partner}/resume`, `${partner}/limit`].sort(),
+        [root, `${root}/redeliver`, one, `${one}/cancel`, `${one}/redeliver`, `${one}/retry-now`, partner, `${partner}/pause`, `${partner}/resume`, `${partner}/limit`, ...erasures].sort(),
       );
     });
   });
