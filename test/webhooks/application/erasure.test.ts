@@ -9,12 +9,14 @@ import { createErasureActivities } from '../../../activities/erasure';
 import { DEVELOPMENT_SUBJECT_INDEX_KEY } from '../../../lib/at-rest';
 import { subjectKey } from '../../../lib/subject-index';
 import { prepareWebhook } from '../../../application/start-webhook';
+import { createTemporalGateway } from '../../../application/temporal-gateway';
+import { createLogger } from '../../../lib/logger';
 import { insertErasure } from '../../../store/erasures';
 import { erasureWorkflowId } from '../../../workflows/types';
 import candidateNew from '../../fixtures/events/candidate-new.json';
 import { startWebhookStack, type WebhookStack } from '../../support/webhook-stack';
 import { eventually } from '../../support/eventually';
-import { testWorkflowBundle } from '../../support/temporal';
+import { startTestWorker, testWorkflowBundle } from '../../support/temporal';
 import { documentedAnswers, type Doc } from '../../support/openapi';
 
 const INTERNAL_TOKEN = 'erasure-internal-token-0123456';
@@ -183,7 +185,7 @@ describe('erasure on request on the Temporal dev server', function () {
     assert.equal(await knownToTemporal(inOther.workflow_id), true);
   });
 
-  it('resumes after a crash between steps: each step run twice changes nothing the second time, and the workflow completes from the record', async () => {
+  it('each step run twice changes nothing the second time, and a workflow started after the erasing step completes from the record', async () => {
     const candidateId = `c-${randomUUID()}`;
     const pending = await waiting(candidateEvent(candidateId, `resume-${randomUUID()}@example.org`));
     const erasureId = randomUUID();
@@ -212,6 +214,38 @@ describe('erasure on request on the Temporal dev server', function () {
     const summary = await stack.client.workflow.getHandle(erasureWorkflowId(erasureId)).result();
     assert.deepEqual(summary, { erasureId, ...counts, runsDeleted: 1 });
     assert.equal(requestsFor(pending.webhook_id).length, 1);
+  });
+
+  it('resumes after its worker stops between steps: a new worker on the queue finishes it from the history', async () => {
+    const candidateId = `c-${randomUUID()}`;
+    const webhooks = [await delivered(candidateEvent(candidateId, `stop-${randomUUID()}@example.org`)), await waiting(candidateEvent(candidateId, `stop-${randomUUID()}@example.org`))];
+    // The erasure runs on a queue of its own, whose worker this test stops and starts again.
+    const config = { ...stack.config, TEMPORAL_TASK_QUEUE: `erasure-stop-${randomUUID()}` };
+    const logger = createLogger('silent');
+    const gateway = createTemporalGateway(config, logger);
+    let worker = await startTestWorker({ config, knex: stack.db.knex, logger }, stack.native);
+    try {
+      const erasureId = randomUUID();
+      await insertErasure(stack.db.knex, {
+        id: erasureId, subjectKind: 'candidate_id', subjectKey: subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'candidate_id', candidateId), companyId: null, requestedBy: 'test',
+      });
+      await gateway.startErasure(erasureId);
+      const record = () => stack.db.knex('erasures').where({ id: erasureId }).first();
+      await eventually('the erasing transaction', async () => (await record()).webhooks_found !== null);
+      await worker.stop();
+      const stopped = await record();
+      assert.deepEqual([stopped.status, stopped.webhooks_found, stopped.deliveries_cancelled], ['pending', 2, 1]);
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      assert.equal((await record()).status, 'pending', 'nothing goes on without a worker');
+      worker = await startTestWorker({ config, knex: stack.db.knex, logger }, stack.native);
+      const view = await completed(erasureId);
+      assert.deepEqual([view.webhooks_found, view.deliveries_cancelled, view.bodies_removed, view.runs_deleted, view.runs_gone], [2, 1, 2, 2, 2]);
+      for (const { workflow_id: workflowId } of webhooks) assert.equal(await knownToTemporal(workflowId), false, workflowId);
+      assert.equal(requestsFor(webhooks[1].webhook_id).length, 1);
+    } finally {
+      await worker.stop();
+      await gateway.close();
+    }
   });
 
   it('indexes rows written before the subject index in batches, from their bodies, and passes none', async () => {
