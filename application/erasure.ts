@@ -5,7 +5,7 @@ import type { Config } from '../lib/config';
 import { dataAtRest } from '../lib/at-rest';
 import { subjectKey, type SubjectKind } from '../lib/subject-index';
 import { formatPathError, isStorableText, unstorableTextIssue, zodPathErrors, type PathError } from '../lib/validation';
-import { insertErasure, readErasure, type ErasureView } from '../store/erasures';
+import { forgetUnstartedErasure, insertErasure, readErasure, type ErasureView } from '../store/erasures';
 import { TemporalUnavailableError, type TemporalGateway } from './temporal-gateway';
 
 // An erasure request, shared by POST /internal/v1/erasures and `partner-service erase`: validated, recorded
@@ -56,13 +56,22 @@ export function parseErasureRequest(body: unknown): { kind: SubjectKind; value: 
   return { kind, value, companyId: request.company_id ?? null };
 }
 
-/** The request is recorded, but Temporal did not start its workflow: nothing was erased; the request may be sent again. */
+/**
+ * Temporal did not start the erasure's workflow. Certainly not: the record is removed again, nothing was erased,
+ * and the request may be sent again. In doubt (Temporal was reached but did not answer in time): the record
+ * stays, and its status URL shows whether the work began.
+ */
 export class ErasureNotStartedError extends Error {
   constructor(
     readonly erasureId: string,
     readonly reason: string,
+    readonly outcomeUnknown: boolean,
   ) {
-    super(`Erasure ${erasureId} is recorded but did not start, since Temporal is unavailable (${reason}): nothing was erased. Send the request again later.`);
+    super(
+      outcomeUnknown
+        ? `Erasure ${erasureId} may or may not have started: Temporal did not answer in time (${reason}). Check its status before sending the request again.`
+        : `The erasure was not started, since Temporal is unavailable (${reason}): nothing was recorded or erased. Send the request again later.`,
+    );
     this.name = 'ErasureNotStartedError';
   }
 }
@@ -76,8 +85,8 @@ export class ErasureNotFoundError extends Error {
 
 /**
  * Records the request (the subject's HMAC, never the subject) and starts its workflow. `requestedBy` says who
- * asked: `internal-api`, or `cli:<user>`. A start Temporal refuses leaves the record pending: the same
- * request again makes a new record and a new workflow.
+ * asked: `internal-api`, or `cli:<user>`. A start that certainly failed takes its record back (the same request
+ * again makes a new one); one in doubt keeps it (ErasureNotStartedError).
  */
 export async function requestErasure(
   knex: Knex,
@@ -89,9 +98,13 @@ export async function requestErasure(
   const { kind, value, companyId } = parseErasureRequest(body);
   const erasureId = randomUUID();
   await insertErasure(knex, { id: erasureId, subjectKind: kind, subjectKey: subjectKey(dataAtRest(config).subjectSecret, kind, value), companyId, requestedBy });
-  await gateway.startErasure(erasureId).catch((error: unknown) => {
-    throw error instanceof TemporalUnavailableError ? new ErasureNotStartedError(erasureId, error.reason) : error;
-  });
+  try {
+    await gateway.startErasure(erasureId);
+  } catch (error) {
+    const unknown = error instanceof TemporalUnavailableError && error.outcomeUnknown;
+    if (!unknown) await forgetUnstartedErasure(knex, erasureId);
+    throw error instanceof TemporalUnavailableError ? new ErasureNotStartedError(erasureId, error.reason, unknown) : error;
+  }
   return { erasureId };
 }
 

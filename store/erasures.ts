@@ -22,6 +22,11 @@ export async function insertErasure(knex: Knex, erasure: NewErasure): Promise<vo
   );
 }
 
+/** Removes the record of an erasure whose workflow certainly did not start, unless its work has begun. */
+export async function forgetUnstartedErasure(knex: Knex, id: string): Promise<void> {
+  await runSql(knex, sql`DELETE FROM erasures WHERE id = ${id}::uuid AND webhooks_found IS NULL AND status = 'pending'`);
+}
+
 /** An erasure as its status shows it; the counts are null until the step that makes them has run. */
 export interface ErasureView {
   readonly erasure_id: string;

@@ -41,11 +41,14 @@ function asInternalApiError(error: unknown): InternalApiError | undefined {
   if (error instanceof TemporalSetupError) {
     // Not an outage: retrying cannot help until an operator mends Temporal's configuration.
     return new InternalApiError(500, {
-      detail: "The webhook was not accepted because Temporal refused the service's configuration. An operator must fix it; retrying will not help.",
+      detail: "The request was not carried out because Temporal refused the service's configuration. An operator must fix it; retrying will not help.",
       reason: error.message,
     });
   }
-  if (error instanceof ErasureNotStartedError) return new InternalApiError(503, { detail: error.message, reason: error.reason }, { 'Retry-After': '30' });
+  if (error instanceof ErasureNotStartedError) {
+    const body = { detail: error.message, reason: error.reason, ...(error.outcomeUnknown && { erasure_id: error.erasureId }) };
+    return new InternalApiError(503, body, { 'Retry-After': '30' });
+  }
   if (error instanceof OperationUnavailableError) {
     const detail = error.outcomeUnknown
       ? 'Temporal did not answer in time: the operation may or may not have taken effect. Check the webhook before retrying.'
