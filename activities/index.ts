@@ -9,6 +9,7 @@ import { claimAttempt, type AttemptClaim } from '../store/attempt-claim';
 import { storeAttempt, storeOutcome } from '../store/attempt-record';
 import type { GateClaim, GateFeedback } from '../store/partner-gate';
 import {
+  ERASED_FAILURE_TYPE,
   failedAttempt,
   type AttemptOutcome,
   type DeliverAttemptInput,
@@ -180,7 +181,7 @@ function drainingFailure(): ApplicationFailure {
  * workflow's path for an unclaimed attempt loses it unrecorded until the erasure deletes the run.
  */
 function erasedFailure(): ApplicationFailure {
-  return ApplicationFailure.nonRetryable('the webhook was erased on request: the attempt is not sent', 'WebhookErased');
+  return ApplicationFailure.nonRetryable('the webhook was erased on request: the attempt is not sent', ERASED_FAILURE_TYPE);
 }
 
 /** How long one try waits for a send slot before it gives up unclaimed and Temporal retries it. */
