@@ -3,6 +3,7 @@ import { describeError } from '../lib/describe-error';
 import { withoutRefusedValues } from '../lib/database-error';
 import { formatPathError } from '../lib/validation';
 import { PartnerRequestError } from '../application/partner-operator';
+import { ErasureNotStartedError, ErasureRequestError } from '../application/erasure';
 import { WebhookConflictError, WebhookNotFoundError, WebhookStartConflictError } from '../application/operation-errors';
 import { WebhookQueryError } from '../application/webhook-filter';
 import { WebhookValidationError } from '../application/start-webhook';
@@ -50,6 +51,9 @@ export function failureOf(error: unknown, command: FailedCommand, { verbose = fa
   if (isParseArgsError(error)) return usage(describeError(error));
   if (error instanceof WebhookQueryError) return usage(error.errors.map(formatPathError).join('\n'));
   if (error instanceof PartnerRequestError) return usage(error.message);
+  // One line, without the usage: the request is clear, one of its values is not.
+  if (error instanceof ErasureRequestError) return { exitCode: EXIT.usage, message: `partner-service ${command.name}: ${error.message}` };
+  if (error instanceof ErasureNotStartedError) return failure(error.message);
   if (error instanceof ConfigError || error instanceof CommandFailure) return failure(error.message);
   if (error instanceof DirectoryImportError) return failure(['Import failed; nothing was written.', ...error.problems].join('\n'));
   if (error instanceof WebhookValidationError) return failure(['Invalid webhook event; nothing was sent.', ...error.errors.map(formatPathError)].join('\n'));

@@ -5,6 +5,7 @@ import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/w
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { createActivities } from '../activities';
+import { createErasureActivities } from '../activities/erasure';
 import { partnerSettings } from '../lib/config';
 import { recordsTaskQueue } from '../workflows/types';
 import { PREBUILT_BUNDLE_PATH, PREBUILT_TRACED_BUNDLE_PATH, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from './bundle';
@@ -104,7 +105,8 @@ export function webhookWorkerOptions(
     records: {
       ...common,
       taskQueue: recordsTaskQueue(config.TEMPORAL_TASK_QUEUE),
-      activities: { recordAttempt, recordOutcome },
+      // The erasure's activities: PostgreSQL writes and Temporal's deletes, never the partner's budget.
+      activities: { recordAttempt, recordOutcome, ...createErasureActivities({ config: () => config, knex, workflowService: connection.workflowService }) },
       tuner: {
         workflowTaskSlotSupplier: fixedSlots(1),
         localActivityTaskSlotSupplier: fixedSlots(1),

@@ -24,7 +24,7 @@ import type { TestDatabase } from '../../support/database';
 import { startWebhookStack, type WebhookStack } from '../../support/webhook-stack';
 import { eventually } from '../../support/eventually';
 import { occurrencesIn } from '../../support/history';
-import { deref, documentSchemas, openApi31Validator, type Doc } from '../../support/openapi';
+import { documentedAnswers, openApi31Validator, type Doc } from '../../support/openapi';
 import { testWorkflowBundle } from '../../support/temporal';
 import { closedPort, type PartnerServer } from '../support/partner-server';
 import { IN_CLEAR } from '../../support/at-rest';
@@ -562,13 +562,7 @@ describe('webhook operations on the Temporal dev server', function () {
     it('is valid and documents every internal route, and real answers match their declared schemas', async () => {
       const doc: Doc = await (await fetch(`${api.url}/openapi.json`)).json();
       assert.equal(openApi31Validator()(doc), true, 'a valid OpenAPI 3.1 document');
-      const schemaAt = documentSchemas(doc);
-      const documented = (template: string, method: string, reply: { status: number; body: unknown }) => {
-        const declared = deref(doc, doc.paths[template]?.[method]?.responses?.[String(reply.status)]);
-        assert.ok(declared, `${method} ${template} does not document ${reply.status}`);
-        const validate = schemaAt(declared.content['application/json'].schema.$ref);
-        assert.ok(validate(reply.body), `${method} ${template} ${reply.status}: ${JSON.stringify(validate.errors)}`);
-      };
+      const documented = documentedAnswers(doc);
       const root = '/internal/v1/webhooks';
       const one = `${root}/{webhook_id}`;
       const waiting = await waitingDelivery();
@@ -601,9 +595,11 @@ describe('webhook operations on the Temporal dev server', function () {
       documented(`${partner}/limit`, 'post', await partnerCall('POST', '/limit', { max_per_second: 0 }));
       documented(`${partner}/limit`, 'post', await partnerCall('POST', '/limit', { max_per_second: null }));
       const paths = Object.keys(doc.paths).filter((p) => p.startsWith('/internal/'));
+      // The erasures' answers are checked against the document in erasure.test.ts.
+      const erasures = ['/internal/v1/erasures', '/internal/v1/erasures/{erasure_id}'];
       assert.deepEqual(
         paths.sort(),
-        [root, `${root}/redeliver`, one, `${one}/cancel`, `${one}/redeliver`, `${one}/retry-now`, partner, `${partner}/pause`, `${partner}/resume`, `${partner}/limit`].sort(),
+        [root, `${root}/redeliver`, one, `${one}/cancel`, `${one}/redeliver`, `${one}/retry-now`, partner, `${partner}/pause`, `${partner}/resume`, `${partner}/limit`, ...erasures].sort(),
       );
     });
   });
