@@ -35,7 +35,8 @@ export const eraseCommand: Command = {
       allowPositionals: true,
       options: { 'candidate-id': { type: 'string' }, email: { type: 'string' }, company: { type: 'string' }, wait: { type: 'boolean', default: false } },
     });
-    if (positionals.length) throw new ErasureRequestError([{ path: '(root)', message: `unexpected argument ${JSON.stringify(positionals[0])}` }]);
+    // Not echoed: a stray argument here is most likely the very address or id to erase.
+    if (positionals.length) throw new ErasureRequestError([{ path: '(root)', message: 'unexpected argument: give the subject as --candidate-id ID or --email ADDRESS' }]);
     const { 'candidate-id': candidateId, email, company, wait } = values;
     if ((candidateId === undefined) === (email === undefined)) {
       throw new ErasureRequestError([{ path: '(root)', message: candidateId === undefined ? 'give --candidate-id or --email' : 'give --candidate-id or --email, not both' }]);

@@ -223,6 +223,9 @@ describe('log drill: no personal data in any log line of the service at LOG_LEVE
     assert.equal(refusedErasure.status, 400);
     const refusedErase = await cli('erase', '--email', badAddress);
     assert.equal(refusedErase.code, 2, refusedErase.stderr);
+    const strayAddress = await cli('erase', retried.email);
+    assert.equal(strayAddress.code, 2, strayAddress.stderr);
+    assert.ok(strayAddress.stderr.includes('unexpected argument: give the subject as --candidate-id ID or --email ADDRESS'), strayAddress.stderr);
     const byApi = await call('POST', '/erasures', { candidate_id: redelivered.id });
     assert.equal(byApi.status, 202);
     const [byCli] = await Promise.all([
