@@ -1,0 +1,81 @@
+import type { Knex } from 'knex';
+import { runSql, sql } from '../db/sql';
+import type { PurgeCounts, RetentionCutoffs } from './retention-purge';
+
+// The record of each retention run (`retention_runs`): what started it, its cutoffs, what it removed so far and
+// when it finished. It holds no personal data.
+
+export type RetentionTrigger = 'schedule' | 'manual';
+
+export interface RetentionRun extends RetentionCutoffs, PurgeCounts {
+  readonly id: string;
+  readonly taskQueue: string;
+  readonly trigger: RetentionTrigger;
+  readonly startedAt: Date;
+  readonly finishedAt: Date | null;
+}
+
+interface RetentionRunRow {
+  id: string;
+  task_queue: string;
+  trigger: RetentionTrigger;
+  started_at: Date;
+  finished_at: Date | null;
+  payload_cutoff: Date;
+  log_cutoff: Date;
+  bodies_removed: string;
+  rows_deleted: string;
+}
+
+const asRun = (row: RetentionRunRow): RetentionRun => ({
+  id: row.id,
+  taskQueue: row.task_queue,
+  trigger: row.trigger,
+  startedAt: row.started_at,
+  finishedAt: row.finished_at,
+  payloadCutoff: row.payload_cutoff,
+  logCutoff: row.log_cutoff,
+  bodiesRemoved: Number(row.bodies_removed),
+  rowsDeleted: Number(row.rows_deleted),
+});
+
+export async function insertRetentionRun(
+  knex: Knex,
+  run: { readonly taskQueue: string; readonly trigger: RetentionTrigger; readonly startedAt: Date } & RetentionCutoffs,
+): Promise<RetentionRun> {
+  const [row] = await runSql<RetentionRunRow>(
+    knex,
+    sql`INSERT INTO retention_runs (task_queue, trigger, started_at, payload_cutoff, log_cutoff)
+        VALUES (${run.taskQueue}, ${run.trigger}, ${run.startedAt.toISOString()}, ${run.payloadCutoff.toISOString()}, ${run.logCutoff.toISOString()})
+        RETURNING *`,
+  );
+  return asRun(row);
+}
+
+/** Adds one batch's counts, so a run cut short still says what it removed. */
+export async function addRetentionCounts(knex: Knex, runId: string, batch: PurgeCounts): Promise<void> {
+  await runSql(
+    knex,
+    sql`UPDATE retention_runs SET bodies_removed = bodies_removed + ${batch.bodiesRemoved}, rows_deleted = rows_deleted + ${batch.rowsDeleted}
+         WHERE id = ${runId}`,
+  );
+}
+
+export async function finishRetentionRun(knex: Knex, runId: string, finishedAt: Date): Promise<RetentionRun> {
+  const [row] = await runSql<RetentionRunRow>(
+    knex,
+    sql`UPDATE retention_runs SET finished_at = COALESCE(finished_at, ${finishedAt.toISOString()}) WHERE id = ${runId} RETURNING *`,
+  );
+  return asRun(row);
+}
+
+export async function findRetentionRun(knex: Knex, runId: string): Promise<RetentionRun | undefined> {
+  const [row] = await runSql<RetentionRunRow>(knex, sql`SELECT * FROM retention_runs WHERE id = ${runId}`);
+  return row && asRun(row);
+}
+
+/** The latest run on this task queue, finished or not. */
+export async function latestRetentionRun(knex: Knex, taskQueue: string): Promise<RetentionRun | undefined> {
+  const [row] = await runSql<RetentionRunRow>(knex, sql`SELECT * FROM retention_runs WHERE task_queue = ${taskQueue} ORDER BY started_at DESC, id DESC LIMIT 1`);
+  return row && asRun(row);
+}
