@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { prepared, runSql, sql, type SqlFragment } from '../db/sql';
+import type { RetentionPolicy } from '../lib/retention';
 
 // The retention purge's statements: each one bounded batch, its own short transaction (autocommit), on the
 // partial indexes webhook_events_payload_due and webhook_events_log_due. Rows another transaction holds are
@@ -18,7 +19,7 @@ export interface RetentionCutoffs {
 const DAY_MS = 86_400_000;
 
 /** The cutoffs of a run at `now` under the configured days of retention. */
-export function retentionCutoffs(now: Date, policy: { readonly payloadDays: number; readonly logDays: number }): RetentionCutoffs {
+export function retentionCutoffs(now: Date, policy: RetentionPolicy): RetentionCutoffs {
   return { payloadCutoff: new Date(now.getTime() - policy.payloadDays * DAY_MS), logCutoff: new Date(now.getTime() - policy.logDays * DAY_MS) };
 }
 

@@ -1,11 +1,10 @@
 import type { Knex } from 'knex';
 import { runSql, sql } from '../db/sql';
-import type { PurgeCounts, RetentionCutoffs } from './retention-purge';
+import type { RetentionTrigger } from '../lib/vocabulary';
+import { purgeDue, type PurgeCounts, type PurgeOptions, type PurgeProgress, type RetentionCutoffs } from './retention-purge';
 
 // The record of each retention run (`retention_runs`): what started it, its cutoffs, what it removed so far and
 // when it finished. It holds no personal data.
-
-export type RetentionTrigger = 'schedule' | 'manual';
 
 export interface RetentionRun extends RetentionCutoffs, PurgeCounts {
   readonly id: string;
@@ -78,4 +77,18 @@ export async function findRetentionRun(knex: Knex, runId: string): Promise<Reten
 export async function latestRetentionRun(knex: Knex, taskQueue: string): Promise<RetentionRun | undefined> {
   const [row] = await runSql<RetentionRunRow>(knex, sql`SELECT * FROM retention_runs WHERE task_queue = ${taskQueue} ORDER BY started_at DESC, id DESC LIMIT 1`);
   return row && asRun(row);
+}
+
+/**
+ * Purges what is due under the run's cutoffs (store/retention-purge.ts), adding each batch's counts to its
+ * record as it goes, so a run cut short still says what it removed.
+ */
+export function purgeForRun(knex: Knex, run: Pick<RetentionRun, 'id' | 'payloadCutoff' | 'logCutoff'>, removedAt: Date, options: PurgeOptions = {}): Promise<PurgeProgress> {
+  return purgeDue(knex, run, removedAt, {
+    ...options,
+    afterBatch: async (batch) => {
+      if (batch.bodiesRemoved || batch.rowsDeleted) await addRetentionCounts(knex, run.id, batch);
+      await options.afterBatch?.(batch);
+    },
+  });
 }

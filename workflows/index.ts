@@ -1,3 +1,4 @@
 // The workflow bundle's entry point: only workflow code may be exported from here.
 export { deliverWebhook } from './deliver-webhook';
 export { partnerReleasedSignal, retryNowUpdate, webhookStatusQuery } from './messages';
+export { webhookRetention } from './retention';

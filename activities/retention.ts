@@ -1,0 +1,61 @@
+import { Context } from '@temporalio/activity';
+import type { Knex } from 'knex';
+import type { Config } from '../lib/config';
+import { countPurged } from '../lib/metrics';
+import { retentionPolicy, type RetentionRunRef, type RetentionSummary } from '../lib/retention';
+import type { RetentionTrigger } from '../lib/vocabulary';
+import { retentionCutoffs, type PurgeProgress } from '../store/retention-purge';
+import { finishRetentionRun, insertRetentionRun, purgeForRun, type RetentionRun } from '../store/retention-runs';
+
+export interface RetentionActivityDependencies {
+  readonly config: () => Config;
+  readonly knex: Knex;
+  /** The clock the cutoffs and removal times are read from; tests pass their own. */
+  readonly now?: () => Date;
+}
+
+/** A run's record as the workflow and the CLI print it. */
+export function retentionSummary(run: RetentionRun): RetentionSummary {
+  return {
+    runId: run.id,
+    trigger: run.trigger,
+    payloadCutoff: run.payloadCutoff.toISOString(),
+    logCutoff: run.logCutoff.toISOString(),
+    startedAt: run.startedAt.toISOString(),
+    finishedAt: (run.finishedAt ?? run.startedAt).toISOString(),
+    bodiesRemoved: run.bodiesRemoved,
+    rowsDeleted: run.rowsDeleted,
+  };
+}
+
+/** The retention workflow's activities. Their names are part of its histories. */
+export function createRetentionActivities({ config, knex, now = () => new Date() }: RetentionActivityDependencies) {
+  return {
+    /** Records a run with its cutoffs, fixed at its start (a continued run keeps them). */
+    async startRetentionRun({ trigger }: { trigger: RetentionTrigger }): Promise<RetentionRunRef> {
+      const startedAt = now();
+      const current = config();
+      const run = await insertRetentionRun(knex, { taskQueue: current.TEMPORAL_TASK_QUEUE, trigger, startedAt, ...retentionCutoffs(startedAt, retentionPolicy(current)) });
+      return { runId: run.id, payloadCutoff: run.payloadCutoff.toISOString(), logCutoff: run.logCutoff.toISOString() };
+    },
+
+    /** Bounded batches for at most `budgetMs`, a heartbeat after each; `done` when nothing due is left. */
+    async purgeDueWebhooks({ run, budgetMs }: { run: RetentionRunRef; budgetMs: number }): Promise<PurgeProgress> {
+      const context = Context.current();
+      const cutoffs = { id: run.runId, payloadCutoff: new Date(run.payloadCutoff), logCutoff: new Date(run.logCutoff) };
+      return purgeForRun(knex, cutoffs, now(), {
+        untilMs: performance.now() + budgetMs,
+        afterBatch: (batch) => {
+          countPurged(batch);
+          context.heartbeat(batch);
+        },
+      });
+    },
+
+    async finishRetentionRun({ runId }: { runId: string }): Promise<RetentionSummary> {
+      return retentionSummary(await finishRetentionRun(knex, runId, now()));
+    },
+  };
+}
+
+export type RetentionActivities = ReturnType<typeof createRetentionActivities>;
