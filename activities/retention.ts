@@ -5,27 +5,13 @@ import { countPurged } from '../lib/metrics';
 import { retentionPolicy, type RetentionRunRef, type RetentionSummary } from '../lib/retention';
 import type { RetentionTrigger } from '../lib/vocabulary';
 import { retentionCutoffs, type PurgeProgress } from '../store/retention-purge';
-import { finishRetentionRun, insertRetentionRun, purgeForRun, type RetentionRun } from '../store/retention-runs';
+import { finishRetentionRun, insertRetentionRun, purgeForRun, retentionSummary } from '../store/retention-runs';
 
 export interface RetentionActivityDependencies {
   readonly config: () => Config;
   readonly knex: Knex;
   /** The clock the cutoffs and removal times are read from; tests pass their own. */
   readonly now?: () => Date;
-}
-
-/** A run's record as the workflow and the CLI print it. */
-export function retentionSummary(run: RetentionRun): RetentionSummary {
-  return {
-    runId: run.id,
-    trigger: run.trigger,
-    payloadCutoff: run.payloadCutoff.toISOString(),
-    logCutoff: run.logCutoff.toISOString(),
-    startedAt: run.startedAt.toISOString(),
-    finishedAt: (run.finishedAt ?? run.startedAt).toISOString(),
-    bodiesRemoved: run.bodiesRemoved,
-    rowsDeleted: run.rowsDeleted,
-  };
 }
 
 /** The retention workflow's activities. Their names are part of its histories. */

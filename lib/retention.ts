@@ -20,6 +20,9 @@ export const RETENTION_WORKFLOW_TYPE = 'webhookRetention';
 /** One schedule per task queue: every worker of that queue creates or updates the same one. */
 export const retentionScheduleId = (taskQueue: string): string => `webhook-retention-${taskQueue}`;
 
+/** How often the schedule starts a retention run: a body outlives its retention by at most this, plus the run. */
+export const RETENTION_INTERVAL = '1 hour';
+
 /** A started run as the activities pass it on: its retention_runs id and its cutoffs (ISO 8601). */
 export interface RetentionRunRef {
   readonly runId: string;

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { runSql, sql } from '../db/sql';
+import type { RetentionSummary } from '../lib/retention';
 import type { RetentionTrigger } from '../lib/vocabulary';
 import { purgeDue, type PurgeCounts, type PurgeOptions, type PurgeProgress, type RetentionCutoffs } from './retention-purge';
 
@@ -37,6 +38,20 @@ const asRun = (row: RetentionRunRow): RetentionRun => ({
   bodiesRemoved: Number(row.bodies_removed),
   rowsDeleted: Number(row.rows_deleted),
 });
+
+/** A run's record as the workflow returns it. */
+export function retentionSummary(run: RetentionRun): RetentionSummary {
+  return {
+    runId: run.id,
+    trigger: run.trigger,
+    payloadCutoff: run.payloadCutoff.toISOString(),
+    logCutoff: run.logCutoff.toISOString(),
+    startedAt: run.startedAt.toISOString(),
+    finishedAt: (run.finishedAt ?? run.startedAt).toISOString(),
+    bodiesRemoved: run.bodiesRemoved,
+    rowsDeleted: run.rowsDeleted,
+  };
+}
 
 export async function insertRetentionRun(
   knex: Knex,

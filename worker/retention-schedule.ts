@@ -1,11 +1,8 @@
 import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy, type ScheduleOptionsStartWorkflowAction, type ScheduleUpdateOptions } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import type { Config } from '../lib/config';
-import { RETENTION_WORKFLOW_TYPE, retentionScheduleId, type RetentionInput } from '../lib/retention';
+import { RETENTION_INTERVAL, RETENTION_WORKFLOW_TYPE, retentionScheduleId, type RetentionInput } from '../lib/retention';
 import { dataConverterFor } from '../temporal/settings';
-
-/** How often the retention purge runs: a body outlives its retention by at most this, plus the run itself. */
-export const RETENTION_INTERVAL = '1 hour';
 
 const DAY_MS = 86_400_000;
 

@@ -20,9 +20,9 @@ import { partnerSnapshot } from '../application/partner-operator';
 import { runPartnerRecovery } from '../application/partner-recovery';
 import { createTemporalGateway } from '../application/temporal-gateway';
 import { countWaitingWebhooksWith, observeOldestBodyWith, observePartnerWith } from '../lib/metrics';
-import { oldestStoredBody } from '../store/retention-purge';
-import { retentionScheduleId } from '../lib/retention';
-import { ensureRetentionSchedule, namespaceRetentionWarning, RETENTION_INTERVAL } from './retention-schedule';
+import { oldestStoredBody } from '../application/retention';
+import { RETENTION_INTERVAL, retentionScheduleId } from '../lib/retention';
+import { ensureRetentionSchedule, namespaceRetentionWarning } from './retention-schedule';
 import { probePartner } from '../activities/partner-probe';
 import { workerTracing } from './tracing';
 
