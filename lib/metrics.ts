@@ -170,9 +170,20 @@ export const oldestStoredBodySeconds = new Gauge({
   },
 });
 
-/** Gives the oldest-body gauge its source: a process with a database connection that runs the worker. */
-export function observeOldestBodyWith(read: () => Promise<Date | null>): void {
+/** WEBHOOK_PAYLOAD_RETENTION_DAYS in seconds, so an alert compares the oldest stored body with the policy in force. */
+export const payloadRetentionSeconds = new Gauge({
+  name: 'partner_service_payload_retention_seconds',
+  help: 'The payload retention in force (WEBHOOK_PAYLOAD_RETENTION_DAYS), in seconds; 0 in a process without a worker',
+  registers: [metricsRegistry],
+});
+
+/**
+ * Gives the oldest-body gauge its source and the retention it is compared with: a process with a database
+ * connection that runs the worker.
+ */
+export function observeOldestBodyWith(read: () => Promise<Date | null>, payloadRetentionDays: number): void {
   readOldestBody = read;
+  payloadRetentionSeconds.set(payloadRetentionDays * 86_400);
 }
 
 let sdkMetricsUrl: string | undefined;

@@ -169,7 +169,7 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
   let polling: NativeConnection | undefined;
   countWaitingWebhooksWith(() => countWaitingDeliveries(deps.knex));
   observePartnerWith(() => partnerSnapshot(deps.knex, config));
-  observeOldestBodyWith(() => oldestStoredBody(deps.knex));
+  observeOldestBodyWith(() => oldestStoredBody(deps.knex), config.WEBHOOK_PAYLOAD_RETENTION_DAYS);
   const done = (async () => {
     const settings = partnerSettings(config);
     if ('missing' in settings) {
