@@ -10,7 +10,7 @@ const USAGE = [
   '',
   '  status  prints the policy (WEBHOOK_PAYLOAD_RETENTION_DAYS, WEBHOOK_LOG_RETENTION_DAYS), the',
   '          schedule, the oldest body still stored and the last run with its counts, as JSON.',
-  '  run     runs one purge now, in this process, to the end, and prints its counts as JSON. The',
+  '  run     runs one purge at once, in this process, to the end, and prints its counts as JSON. The',
   '          hourly Temporal Schedule runs the same purge on its own.',
 ].join('\n');
 
