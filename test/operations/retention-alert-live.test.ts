@@ -35,15 +35,23 @@ describe('WebhookBodiesPastRetention on a real Prometheus scraping api and worke
   const retentionAlerts = async () => (await prometheus!.alerts()).filter((a) => a.labels.alertname === 'WebhookBodiesPastRetention');
   const sample = async (expr: string) => (await prometheus!.query(expr)).map((s) => s.value);
 
+  /** What `before` started, stopped in reverse order by `after`. */
+  const stops: Array<() => Promise<unknown>> = [];
+
   before(async () => {
     work = await tempDir('retention-alert');
+    stops.push(() => rm(work, { recursive: true, force: true }));
     server = await startTestDevServer();
+    stops.push(() => server.stop());
     db = await createTestDatabase();
+    stops.push(() => db.drop());
     partner = await startPartnerServer((_req, res) => res.writeHead(204).end());
+    stops.push(() => partner.close(), () => processes.stopAll());
     const api = new URL(await processes.startApi(TASK_QUEUE)).host;
     const workerPort = await findFreePort();
     await processes.startWorker(TASK_QUEUE, { WORKER_HTTP_PORT: String(workerPort) });
     prometheus = await startPrometheus({ work, rulesFile: RULES, targets: [api, `127.0.0.1:${workerPort}`] });
+    stops.push(() => prometheus!.stop());
     await eventually('both targets up and the rule evaluated', async () => {
       const health = Object.values(await prometheus!.targets());
       const rule = (await prometheus!.rules()).find((r) => r.name === 'WebhookBodiesPastRetention');
@@ -53,12 +61,7 @@ describe('WebhookBodiesPastRetention on a real Prometheus scraping api and worke
 
   after(async function () {
     this.timeout(60_000);
-    await prometheus?.stop();
-    await processes.stopAll();
-    await partner?.close();
-    await db?.drop();
-    await server?.stop();
-    if (work) await rm(work, { recursive: true, force: true });
+    for (const stop of stops.reverse()) await stop();
   });
 
   it('stays silent with no body past retention, fires for a body 3 days old, and resolves after a purge', async () => {
