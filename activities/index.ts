@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { ApplicationFailure } from '@temporalio/common';
+import { dataAtRest } from '../lib/at-rest';
 import { partnerSettings, type Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { webhooksFinished } from '../lib/metrics';
@@ -51,7 +52,7 @@ export function createActivities({ config, knex, logger, draining, now = () => n
     for (;;) {
       if (draining?.aborted) throw drainingFailure();
       const gate: GateClaim = { taskQueue, maxPerSecond, bypassHold: input.pastHoldCeiling === true, slotReserved };
-      const claim = await failPermanentlyOnRejectedData(() => claimAttempt(knex, { ...input.webhook, event: input.event, redeliveryOf: input.webhookIdHeader }, input.attempt, gate));
+      const claim = await failPermanentlyOnRejectedData(() => claimAttempt(knex, dataAtRest(config()), { ...input.webhook, event: input.event, redeliveryOf: input.webhookIdHeader }, input.attempt, gate));
       if (claim.kind !== 'slot' && claim.kind !== 'throttled') return claim;
       const waitMs = Math.max(MIN_CLAIM_WAIT_MS, claim.kind === 'slot' ? claim.sendInMs : claim.retryInMs);
       if (performance.now() + waitMs > giveUpAt) throw throttledFailure();
@@ -108,7 +109,7 @@ export function createActivities({ config, knex, logger, draining, now = () => n
       const status: FinalStatus | undefined = outcome.succeeded ? 'delivered' : input.finalOnFailure ? 'failed' : undefined;
       const finish = status && { status, finishedAt: new Date().toISOString() };
       const record = { webhook: input.webhook, attempt: { ...outcome, scheduledAt: input.scheduledAt, trigger: input.trigger } };
-      const write = storeAttempt(knex, record, finish, sent ? gateFeedback(outcome) : undefined);
+      const write = storeAttempt(knex, dataAtRest(config()), record, finish, sent ? gateFeedback(outcome) : undefined);
       const written = await withinMs(write, RECORD_TIMEOUT_MS).then(
         (change) => {
           if (change.tripped) {
@@ -136,7 +137,7 @@ export function createActivities({ config, knex, logger, draining, now = () => n
 
     /** Retried by Temporal until PostgreSQL accepts it, unless PostgreSQL rejects the data itself. */
     async recordAttempt(input: RecordAttemptInput): Promise<void> {
-      await failPermanentlyOnRejectedData(() => storeAttempt(knex, input));
+      await failPermanentlyOnRejectedData(() => storeAttempt(knex, dataAtRest(config()), input));
     },
 
     /** The final status, delivered or failed; retried the same way. */

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { DataAtRest } from '../lib/at-rest';
 import { claimEvent, forgetUnstartedWebhook, reportStart } from '../store/webhook-ingestion';
 import { WebhookStartConflictError } from './operation-errors';
 import { storedDelivery, type PreparedWebhook, type StartedWebhook } from './start-webhook';
@@ -20,9 +21,9 @@ const MAX_CLAIMS = 5;
  * status URL says it has not started) and a retry with the same event_id finds or starts the one workflow,
  * with the event as first stored.
  */
-export async function acceptWebhook(knex: Knex, gateway: TemporalGateway, webhook: PreparedWebhook): Promise<AcceptedWebhook> {
+export async function acceptWebhook(knex: Knex, atRest: DataAtRest, gateway: TemporalGateway, webhook: PreparedWebhook): Promise<AcceptedWebhook> {
   for (let attempt = 1; attempt <= MAX_CLAIMS; attempt++) {
-    const claim = await claimEvent(knex, { ...webhook, event: webhook.input.event, runId: null, isTest: false });
+    const claim = await claimEvent(knex, atRest, { ...webhook, event: webhook.input.event, runId: null, isTest: false });
     if (claim.kind === 'gone') continue;
     const { webhookId, eventId, workflowId } = claim.webhook;
     if (claim.kind === 'reported') return { started: false, eventId, webhookId, workflowId, runId: claim.webhook.runId };

@@ -15,6 +15,14 @@ export class WebhookConflictError extends Error {
   }
 }
 
+/** The webhook's body was removed (by the retention purge or an erasure): there is no event left to deliver. */
+export class PayloadRemovedError extends WebhookConflictError {
+  constructor(webhookId: string, removedAt: Date, reason: string) {
+    super(`Webhook ${webhookId} has no body to deliver: it was removed by ${reason} at ${removedAt.toISOString()}.`);
+    this.name = 'PayloadRemovedError';
+  }
+}
+
 /**
  * Concurrent calls with one event_id kept changing its row (a start failed and took it back while this call
  * read it): nothing was accepted by this call, and a retry with the same event_id settles it.

@@ -1,6 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { companyIdOf } from '../events/company-id';
-import { parseWebhookEvent, toEnvelope, type WebhookEventInput } from '../events/envelope';
+import { parseWebhookEvent, toEnvelope, type WebhookEnvelope, type WebhookEventInput } from '../events/envelope';
 import { DEFAULT_TASK_QUEUE } from '../lib/config';
 import { DEFAULT_SEND_TIMEOUT_MS } from '../lib/delivery';
 import { formatPathError, type PathError } from '../lib/validation';
@@ -9,6 +9,7 @@ import type { deliverWebhook } from '../workflows/deliver-webhook';
 import type { DeliverWebhookInput } from '../workflows/types';
 import { webhookIds, type WebhookIds } from './ids';
 import type { StoredWebhook } from '../store/webhook-rows';
+import { PayloadRemovedError } from './operation-errors';
 
 // Starting a webhook's delivery: the event validated, its ids, the workflow input, and the one start call
 // (startDeliveryWorkflow), used by the package's startWebhook and by the Temporal gateway (temporal-gateway.ts).
@@ -61,9 +62,16 @@ export async function startWebhook(client: Client, event: WebhookEventInput, opt
   return { eventId: webhook.eventId, webhookId: webhook.webhookId, workflowId: webhook.workflowId, runId };
 }
 
+/** The event a stored webhook holds; PayloadRemovedError when the retention purge or an erasure removed it. */
+export function storedEvent(stored: StoredWebhook): WebhookEnvelope {
+  if (stored.event === null) throw new PayloadRemovedError(stored.webhookId, stored.payloadRemovedAt!, stored.payloadRemovedReason!);
+  return stored.event;
+}
+
 /** A stored webhook as its workflow's start needs it: the event as first stored, validated when it was. */
 export function storedDelivery(stored: StoredWebhook, sendTimeoutMs = DEFAULT_SEND_TIMEOUT_MS): PreparedWebhook {
-  const { webhookId, eventId, workflowId, event } = stored;
+  const { webhookId, eventId, workflowId } = stored;
+  const event = storedEvent(stored);
   return { webhookId, eventId, workflowId, event: { event_id: eventId, ...event }, input: { webhookId, eventId, event, sendTimeoutMs } };
 }
 

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import type { DataAtRest } from '../lib/at-rest';
 import { inParallel } from '../lib/in-parallel';
 import { FINISHED_STATUSES } from '../lib/vocabulary';
 import { findOperableWebhook, findRedeliveryCandidates, type LogPosition, type OperableWebhook, type WebhookFilter } from '../store/webhook-log';
@@ -11,7 +12,7 @@ import type { RetryNowResult } from '../workflows/types';
 import { redeliveryIds } from './ids';
 import { WebhookConflictError, WebhookNotFoundError } from './operation-errors';
 import { startOrForget } from './ingest';
-import { storedDelivery } from './start-webhook';
+import { storedDelivery, storedEvent } from './start-webhook';
 import { OperationUnavailableError, TemporalUnavailableError, type TemporalGateway } from './temporal-gateway';
 
 // An operator's actions on one webhook or many: retry-now, cancel, redeliver. The API and the CLI both call
@@ -75,6 +76,8 @@ const isFinished = (status: string) => (FINISHED_STATUSES as readonly string[]).
 /** How a redelivery treats signed links past their deadline, and the clock that says whether they are. */
 export interface RedeliveryOptions {
   readonly sendTimeoutMs: number;
+  /** How the original's body rests (lib/at-rest.ts). */
+  readonly atRest: DataAtRest;
   /** Send links that are certainly dead anyway: an operator's explicit choice. */
   readonly allowExpiredLinks?: boolean;
   readonly now?: () => Date;
@@ -96,7 +99,7 @@ export class ExpiredLinksError extends WebhookConflictError {
 function checkSignedLinks(original: StoredWebhook, { allowExpiredLinks = false, now = () => new Date() }: RedeliveryOptions): void {
   if (allowExpiredLinks) return;
   const at = now();
-  const expired = signedLinkDeadlines(original.event, original.acceptedAt).filter(({ expiresAt }) => at > expiresAt);
+  const expired = signedLinkDeadlines(storedEvent(original), original.acceptedAt).filter(({ expiresAt }) => at > expiresAt);
   if (expired.length) throw new ExpiredLinksError(expired, original.acceptedAt);
 }
 
@@ -117,10 +120,10 @@ export function redeliverWebhook(knex: Knex, gateway: TemporalGateway, webhookId
  */
 async function startRedelivery(knex: Knex, gateway: TemporalGateway, originalId: string, key: string, options: RedeliveryOptions): Promise<Redelivery> {
   const { sendTimeoutMs } = options;
-  const original = await findWebhookById(knex, originalId);
+  const original = await findWebhookById(knex, options.atRest, originalId);
   if (!original) throw new WebhookNotFoundError(originalId);
+  const { event_type, action } = storedEvent(original);
   checkSignedLinks(original, options);
-  const { event_type, action } = original.event;
   const row = await insertRedelivery(knex, { ...redeliveryIds({ event_type, action, event_id: original.eventId }), originalId, key });
   const done = (runId: string, started: boolean) => ({ webhookId: row.webhookId, workflowId: row.workflowId, runId, redeliveryOf: originalId, started });
   if (row.startReported && row.runId) return done(row.runId, false);

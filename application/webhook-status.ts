@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { DataAtRest } from '../lib/at-rest';
 import { storeOutcome } from '../store/attempt-record';
 import { attachRun, loadWebhookView, type WebhookView } from '../store/webhook-view';
 import type { TemporalGateway } from './temporal-gateway';
@@ -27,7 +28,9 @@ export interface SignedLinkState {
 }
 
 const signedLinks = (view: WebhookView, now: Date): SignedLinkState[] =>
-  signedLinkDeadlines(view.event, view.accepted_at).map(({ kind, expiresAt }) => ({ kind, expires_at: expiresAt, expired: now > expiresAt }));
+  view.event === null
+    ? []
+    : signedLinkDeadlines(view.event, view.accepted_at).map(({ kind, expiresAt }) => ({ kind, expires_at: expiresAt, expired: now > expiresAt }));
 
 /**
  * Reads one webhook. While its row is pending, Temporal knows what the database cannot: that a start whose
@@ -35,8 +38,14 @@ const signedLinks = (view: WebhookView, now: Date): SignedLinkState[] =>
  * run, which no workflow code could record (recorded now, with the close time). When Temporal does not answer,
  * the database view comes back and says so.
  */
-export async function webhookStatus(knex: Knex, gateway: TemporalGateway, webhookId: string, now = new Date()): Promise<WebhookStatusView | undefined> {
-  const view = await loadWebhookView(knex, webhookId);
+export async function webhookStatus(
+  knex: Knex,
+  atRest: DataAtRest,
+  gateway: TemporalGateway,
+  webhookId: string,
+  now = new Date(),
+): Promise<WebhookStatusView | undefined> {
+  const view = await loadWebhookView(knex, atRest, webhookId);
   if (!view) return undefined;
   const signed_links = signedLinks(view, now);
   if (view.status !== 'pending' || !view.workflow_id) return { ...view, status: notStartedOr(view), live: null, signed_links };
@@ -54,7 +63,7 @@ export async function webhookStatus(knex: Knex, gateway: TemporalGateway, webhoo
     await storeOutcome(knex, { webhook, status: lookup.status, finishedAt: lookup.closedAt });
     changed = true;
   }
-  const current = changed ? (await loadWebhookView(knex, webhookId))! : view;
+  const current = changed ? (await loadWebhookView(knex, atRest, webhookId))! : view;
   const live: LiveState | null =
     lookup.kind === 'running' ? { source: 'temporal', state: lookup.status.state, next_attempt_at: lookup.status.nextAttemptAt } : null;
   return { ...current, status: notStartedOr(current), live, signed_links };

@@ -3,6 +3,7 @@ import { v4 as uuidv4 } from 'uuid';
 import { createPostToPartner } from '../activities/partner-post';
 import { prepareWebhook } from '../application/start-webhook';
 import type { Config } from '../lib/config';
+import { dataAtRest } from '../lib/at-rest';
 import type { Logger } from '../lib/logger';
 import { insertWebhook } from '../store/webhook-ingestion';
 import { storeAttempt } from '../store/attempt-record';
@@ -33,11 +34,11 @@ export interface TestDeliveryReport {
 export async function sendTestWebhook(config: Config, knex: Knex, logger: Logger, event: unknown): Promise<TestDeliveryReport> {
   const prepared = prepareWebhook({ ...(event as object), event_id: `test-${uuidv4()}` }, config.PARTNER_TIMEOUT_MS);
   const webhook: WebhookRef = { ...prepared, workflowId: null, runId: null, isTest: true };
-  await insertWebhook(knex, { ...webhook, event: prepared.input.event });
+  await insertWebhook(knex, dataAtRest(config), { ...webhook, event: prepared.input.event });
   const scheduledAt = new Date().toISOString();
   const outcome = await createPostToPartner({ config: () => config, logger })({ webhookId: prepared.webhookId, attempt: 1, event: prepared.input.event });
   const finish = { status: outcome.succeeded ? ('delivered' as const) : ('failed' as const), finishedAt: new Date().toISOString() };
-  await storeAttempt(knex, { webhook, attempt: { ...outcome, scheduledAt } }, finish);
+  await storeAttempt(knex, dataAtRest(config), { webhook, attempt: { ...outcome, scheduledAt } }, finish);
   return {
     webhook_id: prepared.webhookId,
     event_id: prepared.eventId,

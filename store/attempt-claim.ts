@@ -1,9 +1,10 @@
 import type { Knex } from 'knex';
 import { prepared, runSql, sql } from '../db/sql';
+import type { DataAtRest } from '../lib/at-rest';
 import type { AttemptOutcome } from '../lib/delivery';
 import type { HoldState } from '../lib/partner-states';
 import { CLAIM_GATE_COLUMNS, claimGateCtes, ensureGate, slotWait, type ClaimGateRow, type GateClaim, type SlotWait } from './partner-gate';
-import { asAttemptOutcome, ATTEMPT_COLUMNS, newWebhookRow, setRunIds, type AttemptRow, type NewWebhook } from './webhook-rows';
+import { asAttemptOutcome, ATTEMPT_COLUMNS, newWebhookRow, openAttempt, setRunIds, type AttemptRow, type NewWebhook } from './webhook-rows';
 
 // The attempt's claim: the one statement before each POST, in which the partner gate (store/partner-gate.ts)
 // decides whether the attempt goes now, waits for a send slot, or is held.
@@ -27,9 +28,9 @@ export type AttemptClaim =
  * finds the recorded outcome, or else treats the attempt as lost, since its POST may have reached the partner.
  * A queue without a gate row yet gets one, and the claim runs again.
  */
-export async function claimAttempt(knex: Knex, webhook: NewWebhook, attempt: number, gate: GateClaim): Promise<AttemptClaim> {
+export async function claimAttempt(knex: Knex, atRest: DataAtRest, webhook: NewWebhook, attempt: number, gate: GateClaim): Promise<AttemptClaim> {
   // A run another Temporal client started has no row yet: the claim writes it, told of its start already.
-  const row = newWebhookRow(webhook, true);
+  const row = newWebhookRow(webhook, true, atRest);
   const [claimed] = await runSql<ClaimRow>(
     knex,
     prepared(
@@ -55,9 +56,9 @@ export async function claimAttempt(knex: Knex, webhook: NewWebhook, attempt: num
   if (claimed.held) return { kind: 'held', state: claimed.state as HoldState, pauseReason: claimed.pause_reason };
   if (claimed.state === null) {
     await ensureGate(knex, gate.taskQueue);
-    return claimAttempt(knex, webhook, attempt, gate);
+    return claimAttempt(knex, atRest, webhook, attempt, gate);
   }
-  return slotWait(claimed, gate) ?? earlierClaim(knex, webhook.webhookId, attempt);
+  return slotWait(claimed, gate) ?? earlierClaim(knex, atRest, webhook.webhookId, attempt);
 }
 
 interface ClaimRow extends ClaimGateRow {
@@ -66,7 +67,7 @@ interface ClaimRow extends ClaimGateRow {
 }
 
 /** An attempt claimed before this try: its recorded outcome, or lost (its POST may have reached the partner). */
-async function earlierClaim(knex: Knex, webhookId: string, attempt: number): Promise<AttemptClaim> {
+async function earlierClaim(knex: Knex, atRest: DataAtRest, webhookId: string, attempt: number): Promise<AttemptClaim> {
   const [recorded] = await runSql<AttemptRow>(knex, sql`SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts WHERE webhook_id = ${webhookId} AND attempt = ${attempt}`);
-  return recorded ? { kind: 'recorded', outcome: asAttemptOutcome(recorded) } : { kind: 'lost' };
+  return recorded ? { kind: 'recorded', outcome: asAttemptOutcome(openAttempt(atRest, recorded)) } : { kind: 'lost' };
 }

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { prepared, raw, runSql, sql } from '../db/sql';
+import type { DataAtRest } from '../lib/at-rest';
 import type { RecordAttemptInput, RecordOutcomeInput, StoppedStatus } from '../lib/delivery';
 import { feedGate, gateChange, type FedGateRow, type GateChange, type GateFeedback } from './partner-gate';
 import { attemptRow, setRunIds, WebhookRowMissingError } from './webhook-rows';
@@ -19,9 +20,15 @@ export interface WebhookFinish {
  * (webhook, attempt): a retried call after a lost reply finds the attempt and changes nothing. Data-modifying
  * CTEs all run, in one snapshot, atomically.
  */
-export async function storeAttempt(knex: Knex, { webhook, attempt }: RecordAttemptInput, finish?: WebhookFinish, feedback?: GateFeedback): Promise<GateChange> {
+export async function storeAttempt(
+  knex: Knex,
+  atRest: DataAtRest,
+  { webhook, attempt }: RecordAttemptInput,
+  finish?: WebhookFinish,
+  feedback?: GateFeedback,
+): Promise<GateChange> {
   const finishing = finish ? sql`, status = ${finish.status}, finished_at = COALESCE(finished_at, ${finish.finishedAt}::timestamptz)` : raw('');
-  const recorded = attemptRow(webhook, attempt);
+  const recorded = attemptRow(webhook, attempt, atRest);
   const [{ found, ...fed }] = await runSql<FedGateRow & { found: number }>(
     knex,
     prepared(

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { prepared, runSql, sql } from '../db/sql';
+import type { DataAtRest } from '../lib/at-rest';
 import { asStoredWebhook, newWebhookRow, STORED_WEBHOOK_COLUMNS, WebhookRowMissingError, type NewWebhook, type StoredWebhook, type StoredWebhookRow } from './webhook-rows';
 
 // Ingestion's SQL: a new event claims its row, the call that started its run reports the start (the 202-or-200
@@ -11,8 +12,8 @@ import { asStoredWebhook, newWebhookRow, STORED_WEBHOOK_COLUMNS, WebhookRowMissi
  * Writes the row of a new webhook before its only attempt (send-test); false when its event_id (or the webhook
  * id derived from it) is known. Ingestion writes its rows with claimEvent, the worker with claimAttempt.
  */
-export async function insertWebhook(knex: Knex, webhook: NewWebhook): Promise<boolean> {
-  const row = newWebhookRow(webhook, false);
+export async function insertWebhook(knex: Knex, atRest: DataAtRest, webhook: NewWebhook): Promise<boolean> {
+  const row = newWebhookRow(webhook, false, atRest);
   // No conflict target: webhook_id derives from event_id, so a concurrent twin can clash on either key.
   const inserted = await runSql(knex, sql`INSERT INTO webhook_events (${row.columns}) VALUES (${row.values}) ON CONFLICT DO NOTHING RETURNING id`);
   return inserted.length === 1;
@@ -33,8 +34,8 @@ export type EventClaim =
  * Claims an event id for ingestion in one statement: writes its row, or reads the one an earlier call wrote.
  * A row a concurrent call committed after this statement began is not seen: `gone`, and the caller asks again.
  */
-export async function claimEvent(knex: Knex, webhook: NewWebhook): Promise<EventClaim> {
-  const row = newWebhookRow(webhook, false);
+export async function claimEvent(knex: Knex, atRest: DataAtRest, webhook: NewWebhook): Promise<EventClaim> {
+  const row = newWebhookRow(webhook, false, atRest);
   const [found] = await runSql<StoredWebhookRow>(
     knex,
     prepared(
@@ -49,7 +50,7 @@ export async function claimEvent(knex: Knex, webhook: NewWebhook): Promise<Event
     ),
   );
   if (!found) return { kind: 'gone' };
-  const stored = asStoredWebhook(found);
+  const stored = asStoredWebhook(found, atRest);
   if (stored.startReported && stored.runId) return { kind: 'reported', webhook: { ...stored, runId: stored.runId } };
   return { kind: 'start', webhook: stored };
 }
@@ -84,7 +85,7 @@ export async function forgetUnstartedWebhook(knex: Knex, webhookId: string): Pro
   );
 }
 
-/** A redelivery's row: the original's event, byte for byte, under a new id and workflow. */
+/** A redelivery's row: the original's event, byte for byte (as it rests, sealed or not), under a new id and workflow. */
 export interface NewRedelivery {
   readonly webhookId: string;
   readonly workflowId: string;
@@ -94,7 +95,10 @@ export interface NewRedelivery {
   readonly key: string;
 }
 
-/** The redelivery of `originalId` under `key`: the one this call wrote, or the one an earlier call did. */
+/**
+ * The redelivery of `originalId` under `key`: the one this call wrote, or the one an earlier call did. An
+ * original whose body was removed has nothing to redeliver: no row is written for it.
+ */
 export async function insertRedelivery(
   knex: Knex,
   redelivery: NewRedelivery,
@@ -102,8 +106,9 @@ export async function insertRedelivery(
   const { webhookId, workflowId, originalId, key } = redelivery;
   const rows = await runSql<{ id: string }>(
     knex,
-    sql`INSERT INTO webhook_events (id, event_id, event_type, action, company_id, body, accepted_at, workflow_id, redelivery_of, redelivery_key)
-     SELECT ${webhookId}, event_id, event_type, action, company_id, body, accepted_at, ${workflowId}, id, ${key} FROM webhook_events WHERE id = ${originalId}
+    sql`INSERT INTO webhook_events (id, event_id, event_type, action, company_id, body, body_sealed, body_key_id, subject_keys, accepted_at, workflow_id, redelivery_of, redelivery_key)
+     SELECT ${webhookId}, event_id, event_type, action, company_id, body, body_sealed, body_key_id, subject_keys, accepted_at, ${workflowId}, id, ${key}
+       FROM webhook_events WHERE id = ${originalId} AND payload_removed_at IS NULL
      ON CONFLICT (redelivery_of, redelivery_key) DO NOTHING RETURNING id`,
   );
   if (rows.length === 1) return { webhookId, workflowId, runId: null, startReported: false };

@@ -1,6 +1,8 @@
 import { joinSql, raw, sql, type SqlFragment } from '../db/sql';
 import { companyIdOf } from '../events/company-id';
 import { envelopeBody, type WebhookEnvelope } from '../events/envelope';
+import { openText, sealText, type DataAtRest } from '../lib/at-rest';
+import { eventSubjectKeys } from '../lib/subject-index';
 import type { EventAction, EventType, SignedLinkKind, WebhookStatus } from '../lib/vocabulary';
 import type { AttemptOutcome, AttemptRecord, WebhookRef } from '../lib/delivery';
 
@@ -20,17 +22,22 @@ export type NewWebhook = WebhookRef & { readonly event: WebhookEnvelope; readonl
 
 /**
  * The columns a new webhook_events row is written with, and their values: the event's columns, the exact body
- * every attempt sends, its Temporal ids. `startReported`: no call of the API may answer 202 for it (a worker
- * writes the row of a run another Temporal client started, and that client was told of the start).
+ * every attempt sends (sealed when keys are set), the subject index's keys, its Temporal ids. `startReported`:
+ * no call of the API may answer 202 for it (a worker writes the row of a run another Temporal client started,
+ * and that client was told of the start).
  */
-export function newWebhookRow(webhook: NewWebhook, startReported: boolean): { columns: SqlFragment; values: SqlFragment } {
+export function newWebhookRow(webhook: NewWebhook, startReported: boolean, atRest: DataAtRest): { columns: SqlFragment; values: SqlFragment } {
+  const body = sealText(atRest, envelopeBody(webhook.event));
   const values: Record<string, SqlFragment> = {
     id: sql`${webhook.webhookId}::uuid`,
     event_id: sql`${webhook.eventId}::text`,
     event_type: sql`${webhook.event.event_type}::text`,
     action: sql`${webhook.event.action}::text`,
     company_id: sql`${companyIdOf(webhook.event) ?? null}::text`,
-    body: sql`${envelopeBody(webhook.event)}::json`,
+    body: sql`${body.clear}::json`,
+    body_sealed: sql`${body.sealed}::bytea`,
+    body_key_id: sql`${body.keyId}::text`,
+    subject_keys: sql`${eventSubjectKeys(atRest.subjectSecret, webhook.event)}::text[]`,
     workflow_id: sql`${webhook.workflowId}::text`,
     run_id: sql`${webhook.runId}::text`,
     is_test: sql`${webhook.isTest}::boolean`,
@@ -42,6 +49,24 @@ export function newWebhookRow(webhook: NewWebhook, startReported: boolean): { co
   return { columns: raw(Object.keys(values).join(', ')), values: joinSql(Object.values(values), ', ') };
 }
 
+/** The body's columns as a row holds them: in clear (`body`, a json column) or sealed; all null once removed. */
+export const BODY_COLUMNS = raw('body, body_sealed, body_key_id');
+
+export interface BodyColumns {
+  body: WebhookEnvelope | null;
+  body_sealed: Buffer | null;
+  body_key_id: string | null;
+}
+
+/**
+ * The event a row holds, null once its body was removed. A json column's text, and so its key order, is what
+ * the first request stored; a sealed body is that same text.
+ */
+function openBody(atRest: DataAtRest, row: BodyColumns): WebhookEnvelope | null {
+  if (row.body_sealed === null) return row.body;
+  return JSON.parse(openText(atRest, { clear: null, sealed: row.body_sealed, keyId: row.body_key_id })!) as WebhookEnvelope;
+}
+
 /** A known webhook: its ids, its run once one is known, and the event exactly as it was first stored. */
 export interface StoredWebhook {
   readonly webhookId: string;
@@ -50,36 +75,42 @@ export interface StoredWebhook {
   readonly runId: string | null;
   /** A call has answered 202 for it, with its run: a later call answers 200 without asking Temporal. */
   readonly startReported: boolean;
-  readonly event: WebhookEnvelope;
+  /** Null once the retention purge or an erasure removed the body (`payloadRemovedAt`). */
+  readonly event: WebhookEnvelope | null;
+  readonly payloadRemovedAt: Date | null;
+  readonly payloadRemovedReason: 'retention' | 'erasure' | null;
   /** When the service accepted the event; its signed links expire a fixed time after (events/signed-links.ts). */
   readonly acceptedAt: Date;
 }
 
-export const STORED_WEBHOOK_COLUMNS = raw('id, event_id, workflow_id, run_id, start_reported, body, accepted_at');
+export const STORED_WEBHOOK_COLUMNS = raw(`id, event_id, workflow_id, run_id, start_reported, ${BODY_COLUMNS.sql}, payload_removed_at, payload_removed_reason, accepted_at`);
 
-export interface StoredWebhookRow {
+export interface StoredWebhookRow extends BodyColumns {
   id: string;
   event_id: string;
   workflow_id: string;
   run_id: string | null;
   start_reported: boolean;
-  body: WebhookEnvelope;
+  payload_removed_at: Date | null;
+  payload_removed_reason: 'retention' | 'erasure' | null;
   accepted_at: Date;
 }
 
-// `body` is a json column: its text, and so its key order, is what the first request stored.
-export const asStoredWebhook = (row: StoredWebhookRow): StoredWebhook => ({
+export const asStoredWebhook = (row: StoredWebhookRow, atRest: DataAtRest): StoredWebhook => ({
   webhookId: row.id,
   eventId: row.event_id,
   workflowId: row.workflow_id,
   runId: row.run_id,
   startReported: row.start_reported,
-  event: row.body,
+  event: openBody(atRest, row),
+  payloadRemovedAt: row.payload_removed_at,
+  payloadRemovedReason: row.payload_removed_reason,
   acceptedAt: row.accepted_at,
 });
 
 /** The webhook_attempts columns of one recorded attempt, and their values, for an INSERT … SELECT. */
-export function attemptRow(webhook: WebhookRef, attempt: AttemptRecord): { columns: SqlFragment; values: SqlFragment } {
+export function attemptRow(webhook: WebhookRef, attempt: AttemptRecord, atRest: DataAtRest): { columns: SqlFragment; values: SqlFragment } {
+  const excerpt = sealText(atRest, attempt.responseBody);
   const values: Record<string, SqlFragment> = {
     attempt: sql`${attempt.attempt}::smallint`,
     scheduled_at: sql`${attempt.scheduledAt}::timestamptz`,
@@ -88,7 +119,9 @@ export function attemptRow(webhook: WebhookRef, attempt: AttemptRecord): { colum
     http_status: sql`${attempt.httpStatus}::smallint`,
     error_class: sql`${attempt.errorClass}::text`,
     error_message: sql`${attempt.errorMessage}::text`,
-    response_body: sql`${attempt.responseBody}::text`,
+    response_body: sql`${excerpt.clear}::text`,
+    response_body_sealed: sql`${excerpt.sealed}::bytea`,
+    response_body_key_id: sql`${excerpt.keyId}::text`,
     succeeded: sql`${attempt.succeeded}::boolean`,
     trigger: sql`${attempt.trigger ?? 'schedule'}::text`,
     expired_links: sql`${attempt.expiredLinks ?? []}::text[]`,
@@ -97,12 +130,13 @@ export function attemptRow(webhook: WebhookRef, attempt: AttemptRecord): { colum
   return { columns: raw(Object.keys(values).join(', ')), values: joinSql(Object.values(values), ', ') };
 }
 
-/** The columns of an attempt as its outcome, and as the status URL shows it (snake_case JSON). */
+/** The columns of an attempt as its outcome, and as the status URL shows it (snake_case JSON) once opened. */
 export const ATTEMPT_COLUMNS = raw(
-  'attempt, trigger, scheduled_at, started_at, duration_ms, http_status, error_class, error_message, response_body, succeeded, expired_links, recorded_at',
+  'attempt, trigger, scheduled_at, started_at, duration_ms, http_status, error_class, error_message, response_body, response_body_sealed, response_body_key_id, succeeded, expired_links, recorded_at',
 );
 
-export interface AttemptRow {
+/** An attempt as the status URL shows it: its excerpt in clear, whichever way it rests. */
+export interface AttemptView {
   attempt: number;
   trigger: string;
   scheduled_at: Date;
@@ -117,7 +151,16 @@ export interface AttemptRow {
   recorded_at: Date;
 }
 
-export const asAttemptOutcome = (row: AttemptRow): AttemptOutcome => ({
+export interface AttemptRow extends AttemptView {
+  response_body_sealed: Buffer | null;
+  response_body_key_id: string | null;
+}
+
+export function openAttempt(atRest: DataAtRest, { response_body_sealed: sealed, response_body_key_id: keyId, ...attempt }: AttemptRow): AttemptView {
+  return { ...attempt, response_body: openText(atRest, { clear: attempt.response_body, sealed, keyId }) };
+}
+
+export const asAttemptOutcome = (row: AttemptView): AttemptOutcome => ({
   attempt: row.attempt,
   startedAt: row.started_at.toISOString(),
   durationMs: row.duration_ms,
@@ -131,11 +174,12 @@ export const asAttemptOutcome = (row: AttemptRow): AttemptOutcome => ({
 
 /** The columns of a webhook as the status URL shows it, with its attempts beside. */
 export const WEBHOOK_VIEW_COLUMNS = raw(
-  `id AS webhook_id, event_id, event_type, action, company_id, workflow_id, run_id, status, redelivery_of, is_test,
-   accepted_at, created_at, updated_at, finished_at, held_since, body AS event`,
+  `id AS webhook_id, event_id, event_type, action, company_id, workflow_id, run_id, status, status_reason, redelivery_of, is_test,
+   accepted_at, created_at, updated_at, finished_at, held_since, payload_removed_at, payload_removed_reason, ${BODY_COLUMNS.sql}`,
 );
 
-export interface WebhookViewRow {
+/** A webhook as the status URL shows it, its body opened: `event` is null once the body was removed. */
+export interface WebhookViewFields {
   webhook_id: string;
   event_id: string;
   event_type: EventType;
@@ -151,7 +195,17 @@ export interface WebhookViewRow {
   updated_at: Date;
   finished_at: Date | null;
   held_since: Date | null;
-  event: WebhookEnvelope;
+  /** `erasure`: an erasure cancelled this delivery. */
+  status_reason: 'erasure' | null;
+  payload_removed_at: Date | null;
+  payload_removed_reason: 'retention' | 'erasure' | null;
+  event: WebhookEnvelope | null;
+}
+
+export type WebhookViewRow = Omit<WebhookViewFields, 'event'> & BodyColumns;
+
+export function openWebhookView(atRest: DataAtRest, { body, body_sealed, body_key_id, ...view }: WebhookViewRow): WebhookViewFields {
+  return { ...view, event: openBody(atRest, { body, body_sealed, body_key_id }) };
 }
 
 /** The SET list that gives a row its workflow and run ids, where it has none yet. */

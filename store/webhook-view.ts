@@ -1,13 +1,18 @@
 import type { Knex } from 'knex';
 import { runSql, sql } from '../db/sql';
+import type { DataAtRest } from '../lib/at-rest';
 import {
   asStoredWebhook,
   ATTEMPT_COLUMNS,
+  openAttempt,
+  openWebhookView,
   STORED_WEBHOOK_COLUMNS,
   WEBHOOK_VIEW_COLUMNS,
   type AttemptRow,
+  type AttemptView,
   type StoredWebhook,
   type StoredWebhookRow,
+  type WebhookViewFields,
   type WebhookViewRow,
 } from './webhook-rows';
 
@@ -15,14 +20,14 @@ import {
 // webhook an operation on it starts from.
 
 /** One webhook as the status URL shows it: its row and every recorded attempt, in snake_case JSON. */
-export async function loadWebhookView(knex: Knex, webhookId: string) {
+export async function loadWebhookView(knex: Knex, atRest: DataAtRest, webhookId: string): Promise<WebhookView | undefined> {
   const [row] = await runSql<WebhookViewRow>(knex, sql`SELECT ${WEBHOOK_VIEW_COLUMNS} FROM webhook_events WHERE id = ${webhookId}`);
   if (!row) return undefined;
   const attempts = await runSql<AttemptRow>(knex, sql`SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts WHERE webhook_id = ${webhookId} ORDER BY attempt`);
-  return { ...row, attempts };
+  return { ...openWebhookView(atRest, row), attempts: attempts.map((attempt) => openAttempt(atRest, attempt)) };
 }
 
-export type WebhookView = WebhookViewRow & { readonly attempts: AttemptRow[] };
+export type WebhookView = WebhookViewFields & { readonly attempts: AttemptView[] };
 
 /** Records the run of a webhook that had none; true when this call recorded it, false when one was there. */
 export async function attachRun(knex: Knex, webhookId: string, runId: string): Promise<boolean> {
@@ -30,7 +35,7 @@ export async function attachRun(knex: Knex, webhookId: string, runId: string): P
   return rows.length === 1;
 }
 
-export async function findWebhookById(knex: Knex, webhookId: string): Promise<StoredWebhook | undefined> {
+export async function findWebhookById(knex: Knex, atRest: DataAtRest, webhookId: string): Promise<StoredWebhook | undefined> {
   const [row] = await runSql<StoredWebhookRow>(knex, sql`SELECT ${STORED_WEBHOOK_COLUMNS} FROM webhook_events WHERE id = ${webhookId}`);
-  return row && asStoredWebhook(row);
+  return row && asStoredWebhook(row, atRest);
 }

@@ -15,6 +15,7 @@ import { dataConverterFor } from '../temporal/settings';
 import { connectWithBackoff } from './temporal-connection';
 import { installTemporalRuntime } from './temporal-runtime';
 import { findFreePort } from '../db/embedded-postgres';
+import { reportDataAtRest } from '../application/at-rest-report';
 import { countWaitingDeliveries } from '../application/delivery-log';
 import { partnerSnapshot } from '../application/partner-operator';
 import { runPartnerRecovery } from '../application/partner-recovery';
@@ -171,6 +172,7 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
   observePartnerWith(() => partnerSnapshot(deps.knex, config));
   observeOldestBodyWith(() => oldestStoredBody(deps.knex), config.WEBHOOK_PAYLOAD_RETENTION_DAYS);
   const done = (async () => {
+    await reportDataAtRest(deps.knex, config, logger);
     const settings = partnerSettings(config);
     if ('missing' in settings) {
       // Polling without a partner would burn every attempt; webhooks wait in Temporal until it is configured.

@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import { createRouter } from '../router';
 import type { Context } from 'koa';
+import { dataAtRest } from '../../lib/at-rest';
 import { isCanonicalUuid } from '../../lib/validation';
 import { requestOrigin } from '../request-origin';
 import type { ApiDependencies } from '../context';
@@ -34,9 +35,10 @@ export function internalWebhooksRouter({ config, knex, temporalGateway: gateway 
     return value;
   };
   const webhookIdOf = (ctx: { params: Record<string, string> }) => webhookIdFrom(ctx.params.webhook_id);
+  const atRest = dataAtRest(config);
 
   router.post('/', jsonBody, async function startWebhookRoute(ctx) {
-    const accepted = await acceptWebhook(knex, gateway, prepareWebhook(ctx.request.body, config.PARTNER_TIMEOUT_MS));
+    const accepted = await acceptWebhook(knex, atRest, gateway, prepareWebhook(ctx.request.body, config.PARTNER_TIMEOUT_MS));
     ctx.status = accepted.started ? 202 : 200;
     ctx.set('Location', statusUrl(ctx, accepted.webhookId));
     ctx.body = {
@@ -61,13 +63,13 @@ export function internalWebhooksRouter({ config, knex, temporalGateway: gateway 
 
   router.post('/redeliver', jsonBody, async function bulkRedeliverRoute(ctx) {
     const { filter, limit, allowExpiredLinks } = parseBulkRedelivery(ctx.request.body);
-    ctx.body = await redeliverMatching(knex, gateway, filter, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, limit, allowExpiredLinks });
+    ctx.body = await redeliverMatching(knex, gateway, filter, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, atRest, limit, allowExpiredLinks });
   });
 
   // A RegExp path (it takes no prefix) that leaves out `redeliver`, so that /redeliver, which is POST only, does
   // not also match this GET: its OPTIONS would list GET in Allow, and a GET of it would answer 404, not 405.
   router.get(WEBHOOK_STATUS_PATH, async function webhookStatusRoute(ctx) {
-    const view = await webhookStatus(knex, gateway, webhookIdFrom(ctx.captures?.[0]));
+    const view = await webhookStatus(knex, atRest, gateway, webhookIdFrom(ctx.captures?.[0]));
     if (!view) throw new InternalApiError(404, { detail: 'Not found.' });
     ctx.body = view;
   });
@@ -89,7 +91,7 @@ export function internalWebhooksRouter({ config, knex, temporalGateway: gateway 
   router.post('/:webhook_id/redeliver', async function redeliverRoute(ctx) {
     const webhookId = webhookIdOf(ctx);
     const { allowExpiredLinks } = parseRedeliveryQuery(ctx.query);
-    const redelivery = await redeliverWebhook(knex, gateway, webhookId, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, allowExpiredLinks });
+    const redelivery = await redeliverWebhook(knex, gateway, webhookId, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, atRest, allowExpiredLinks });
     ctx.status = 202;
     ctx.set('Location', statusUrl(ctx, redelivery.webhookId));
     ctx.body = {

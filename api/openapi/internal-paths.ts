@@ -64,7 +64,7 @@ export const internalSchemas = {
   WebhookDetail: {
     type: 'object',
     additionalProperties: false,
-    required: ['webhook_id', 'event_id', 'event_type', 'action', 'company_id', 'workflow_id', 'run_id', 'status', 'redelivery_of', 'is_test', 'accepted_at', 'created_at', 'updated_at', 'finished_at', 'held_since', 'event', 'attempts', 'live', 'signed_links'],
+    required: ['webhook_id', 'event_id', 'event_type', 'action', 'company_id', 'workflow_id', 'run_id', 'status', 'redelivery_of', 'is_test', 'accepted_at', 'created_at', 'updated_at', 'finished_at', 'held_since', 'status_reason', 'payload_removed_at', 'payload_removed_reason', 'event', 'attempts', 'live', 'signed_links'],
     properties: {
       webhook_id: uuid,
       event_id: { type: 'string' },
@@ -81,7 +81,10 @@ export const internalSchemas = {
       updated_at: dateTime,
       finished_at: nullable(dateTime),
       held_since: { ...nullable(dateTime), description: 'Set while the next attempt waits for the partner gate to open (pause, breaker, Retry-After); that attempt is not spent.' },
-      event: { type: 'object', description: 'The exact body every attempt sends.' },
+      status_reason: { type: ['string', 'null'], enum: ['erasure', null], description: '`erasure`: an erasure request cancelled this delivery before it was sent.' },
+      payload_removed_at: { ...nullable(dateTime), description: 'When the body and the response excerpts were removed (by the retention purge or an erasure); the delivery log keeps the rest.' },
+      payload_removed_reason: { type: ['string', 'null'], enum: ['retention', 'erasure', null] },
+      event: { type: ['object', 'null'], description: 'The exact body every attempt sends; null once it was removed (payload_removed_at).' },
       attempts: { type: 'array', items: ref('Attempt') },
       live: {
         description: 'Null once the status is final. Otherwise the workflow\'s own state, or (source database) why Temporal did not answer.',

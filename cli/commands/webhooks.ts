@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { CommandFailure, UsageError, type Command } from '../command';
 import { bootstrap, openMigratedDatabase, type Runtime } from '../bootstrap';
+import { dataAtRest } from '../../lib/at-rest';
 import { partnerSettings } from '../../lib/config';
 import { isCanonicalUuid } from '../../lib/validation';
 import { parseBulkRedelivery } from '../../application/webhook-filter';
@@ -68,7 +69,7 @@ async function send(runtime: Runtime, event: unknown): Promise<number> {
   const database = await openMigratedDatabase(runtime);
   const gateway = createTemporalGateway(runtime.config, runtime.logger);
   runtime.shutdown.add('temporal client', () => gateway.close());
-  const { webhookId, eventId, workflowId, runId, started } = await acceptWebhook(database.knex, gateway, prepared);
+  const { webhookId, eventId, workflowId, runId, started } = await acceptWebhook(database.knex, dataAtRest(runtime.config), gateway, prepared);
   print({ status: started ? 'accepted' : 'existing', webhook_id: webhookId, event_id: eventId, workflow_id: workflowId, run_id: runId });
   return 0;
 }
@@ -126,6 +127,7 @@ async function operate(runtime: Runtime, action: string, args: string[]): Promis
   const gateway = createTemporalGateway(runtime.config, runtime.logger);
   runtime.shutdown.add('temporal client', () => gateway.close());
   const sendTimeoutMs = runtime.config.PARTNER_TIMEOUT_MS;
+  const atRest = dataAtRest(runtime.config);
   switch (action) {
     case 'list': {
       const page = await readDeliveryLog(knex, query);
@@ -133,7 +135,7 @@ async function operate(runtime: Runtime, action: string, args: string[]): Promis
       return 0;
     }
     case 'show': {
-      const view = await webhookStatus(knex, gateway, webhookId);
+      const view = await webhookStatus(knex, atRest, gateway, webhookId);
       if (!view) throw new WebhookNotFoundError(webhookId);
       print(view);
       return 0;
@@ -148,10 +150,10 @@ async function operate(runtime: Runtime, action: string, args: string[]): Promis
     default: {
       if (all) {
         const { filter, limit } = parseBulkRedelivery(query);
-        print(await redeliverMatching(knex, gateway, filter, { sendTimeoutMs, limit, allowExpiredLinks }));
+        print(await redeliverMatching(knex, gateway, filter, { sendTimeoutMs, atRest, limit, allowExpiredLinks }));
         return 0;
       }
-      const redelivery = await redeliverWebhook(knex, gateway, webhookId, { sendTimeoutMs, allowExpiredLinks });
+      const redelivery = await redeliverWebhook(knex, gateway, webhookId, { sendTimeoutMs, atRest, allowExpiredLinks });
       print({ webhook_id: redelivery.webhookId, redelivery_of: redelivery.redeliveryOf, workflow_id: redelivery.workflowId, run_id: redelivery.runId });
       return 0;
     }

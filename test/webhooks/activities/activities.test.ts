@@ -21,6 +21,7 @@ import { createTestDatabase, type TestDatabase } from '../../support/database';
 import { answer, closedPort, startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { capturingLogger } from '../support/capturing-logger';
+import { IN_CLEAR } from '../../support/at-rest';
 
 /** deliverAttempt where the partner gate is open: it never answers held here. */
 type DeliverAttemptOnly = (input: DeliverAttemptInput) => Promise<DeliveredAttempt>;
@@ -286,7 +287,7 @@ describe('webhook activities', function () {
     });
 
     it('on a row the API wrote, records the last attempt and the final status in one statement', async () => {
-      await insertWebhook(db.knex, { ...webhook, event: envelope, runId: null });
+      await insertWebhook(db.knex, IN_CLEAR, { ...webhook, event: envelope, runId: null });
       partner.handler = answer(500);
       await deliver(4, { webhook });
       const stored = await row();
@@ -312,7 +313,7 @@ describe('webhook activities', function () {
     });
 
     it('a try that finds its attempt claimed but unrecorded (a lost worker mid-POST) does not POST: the attempt is lost', async () => {
-      await insertWebhook(db.knex, { ...webhook, event: envelope, runId: null });
+      await insertWebhook(db.knex, IN_CLEAR, { ...webhook, event: envelope, runId: null });
       await db.knex('webhook_events').where({ id: ids.webhookId }).update({ claimed_attempt: 2 });
       const { outcome, needsRecord } = await deliver(2, { webhook });
       assert.equal(partner.requests.length, 0);
@@ -344,7 +345,7 @@ describe('webhook activities', function () {
 
     it("the claim of a redelivery whose row is gone writes it again as the original's redelivery", async () => {
       partner.handler = answer(204);
-      await insertWebhook(db.knex, { ...webhook, event: envelope, runId: null });
+      await insertWebhook(db.knex, IN_CLEAR, { ...webhook, event: envelope, runId: null });
       const redelivery = { ...webhook, webhookId: '0b9a4a5e-7c1d-4e3f-9a2b-5c6d7e8f9a0b', workflowId: `${ids.workflowId}-redelivery-1` };
       await deliver(1, { webhookId: redelivery.webhookId, webhook: redelivery, webhookIdHeader: ids.webhookId });
       const stored = await db.knex('webhook_events').where({ id: redelivery.webhookId }).first();
@@ -400,7 +401,7 @@ describe('webhook activities', function () {
     // The attempt's claim or the API writes the row before any record (store/attempt-claim.ts).
     beforeEach(async () => {
       await db.knex('webhook_events').del();
-      await insertWebhook(db.knex, { ...webhook, event: envelope, runId: null });
+      await insertWebhook(db.knex, IN_CLEAR, { ...webhook, event: envelope, runId: null });
     });
 
     it('writes the attempt with every field into the row, and gives the row its run id', async () => {
@@ -427,6 +428,8 @@ describe('webhook activities', function () {
           error_class: null,
           error_message: null,
           response_body: 'busy',
+          response_body_sealed: null,
+          response_body_key_id: null,
           succeeded: false,
           trigger: 'schedule',
           expired_links: [],
@@ -444,7 +447,7 @@ describe('webhook activities', function () {
         return true;
       });
       assert.deepEqual(await attemptRows(db.knex), []);
-      await insertWebhook(db.knex, { ...webhook, event: envelope, runId: null });
+      await insertWebhook(db.knex, IN_CLEAR, { ...webhook, event: envelope, runId: null });
       await env.run(activities.recordAttempt, { webhook: { ...webhook, runId: null }, attempt: attempt(1) });
       await env.run(activities.recordAttempt, { webhook: idsOnly, attempt: attempt(2) });
       assert.deepEqual((await attemptRows(db.knex)).map((row) => row.attempt), [1, 2]);

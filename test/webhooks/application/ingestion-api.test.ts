@@ -20,6 +20,7 @@ import jobNew from '../../fixtures/events/job-new.json';
 import { type TestDatabase, useTestDatabase } from '../../support/database';
 import { answer, closedPort, startPartnerServer } from '../support/partner-server';
 import { RecordingGateway } from '../support/recording-gateway';
+import { IN_CLEAR } from '../../support/at-rest';
 
 const INTERNAL_TOKEN = 'internal-token-0123456789abcdef';
 const COMPRESS_TIMERS = require.resolve('../support/compress-timers');
@@ -155,7 +156,7 @@ describe('POST /internal/v1/webhooks', function () {
   it('says a webhook whose start never completed has not started; the retry that starts it answers 202 with the stored event', async () => {
     const ids = webhookIds(jobNew as never);
     const { event_id: _id, ...envelope } = jobNew;
-    await insertWebhook(db.knex, { ...ids, event: envelope as never, runId: null, isTest: false });
+    await insertWebhook(db.knex, IN_CLEAR, { ...ids, event: envelope as never, runId: null, isTest: false });
     const statusUrl = `${api.url}/internal/v1/webhooks/${ids.webhookId}`;
     const before = (await (await get(statusUrl)).json()) as Record<string, unknown>;
     assert.deepEqual([before.status, before.run_id, before.live], ['not_started', null, { source: 'database', reason: 'Temporal has no run of this webhook' }]);
@@ -186,7 +187,7 @@ describe('POST /internal/v1/webhooks', function () {
       partner.handler = answer(204);
       const retried = { ...event, event_id: 'order-2' };
       const ids = webhookIds(retried);
-      await insertWebhook(db.knex, { ...ids, event: toEnvelope(retried), runId: null, isTest: false });
+      await insertWebhook(db.knex, IN_CLEAR, { ...ids, event: toEnvelope(retried), runId: null, isTest: false });
       assert.equal((await post(api, { ...retried, data: { other: true } })).status, 202);
       await eventually('the third POST', async () => partner.requests.length === 3, 20_000);
       assert.deepEqual(partner.requests.map((r) => r.body), [expected, expected, expected]);
@@ -335,7 +336,7 @@ describe('POST /internal/v1/webhooks', function () {
         {
           webhook_id: accepted.webhook_id, event_id: 'candidate-new-acme-c-77', event_type: 'candidate', action: 'new', company_id: 'acme',
           workflow_id: accepted.workflow_id, run_id: accepted.run_id, status: 'pending', redelivery_of: null, is_test: false, finished_at: null, held_since: null,
-          accepted_at: undefined, created_at: undefined, updated_at: undefined, attempts: undefined, signed_links: undefined, event,
+          status_reason: null, payload_removed_at: null, payload_removed_reason: null, accepted_at: undefined, created_at: undefined, updated_at: undefined, attempts: undefined, signed_links: undefined, event,
           live: { source: 'temporal', state: 'waiting', next_attempt_at: live.nextAttemptAt },
         },
       );

@@ -27,6 +27,7 @@ import { occurrencesIn } from '../../support/history';
 import { deref, documentSchemas, openApi31Validator, type Doc } from '../../support/openapi';
 import { testWorkflowBundle } from '../../support/temporal';
 import { closedPort, type PartnerServer } from '../support/partner-server';
+import { IN_CLEAR } from '../../support/at-rest';
 
 const INTERNAL_TOKEN = 'operations-internal-token-0123';
 const run = promisify(execFile);
@@ -292,7 +293,7 @@ describe('webhook operations on the Temporal dev server', function () {
     it('with a clock the test controls: refused 1 ms past the file answers\' deadline, writing nothing; allowed at the deadline', async () => {
       const original = await delivered();
       const at = (await acceptedAt(original.webhookId)).getTime();
-      const options = (ms: number) => ({ sendTimeoutMs: config.PARTNER_TIMEOUT_MS, now: () => new Date(at + ms) });
+      const options = (ms: number) => ({ sendTimeoutMs: config.PARTNER_TIMEOUT_MS, atRest: IN_CLEAR, now: () => new Date(at + ms) });
       await assert.rejects(redeliverWebhook(db.knex, stack.gateway, original.webhookId, options(2 * HOUR + 1)), (error: Error) => {
         assert.ok(error instanceof ExpiredLinksError);
         assert.equal(

@@ -12,6 +12,7 @@ import { createLogger } from '../../../lib/logger';
 import jobNew from '../../fixtures/events/job-new.json';
 import { eventually } from '../../support/eventually';
 import { startWebhookStack, type WebhookStack } from '../../support/webhook-stack';
+import { IN_CLEAR } from '../../support/at-rest';
 
 describe('a start the worker overtakes', function () {
   this.timeout(120_000);
@@ -79,7 +80,7 @@ describe('a start the worker overtakes', function () {
     const event = { ...jobNew, event_id: `race-${randomUUID()}`, data: { ...jobNew.data, company: { ...jobNew.data.company, id: company } } };
     const accepted = (await (await post(event)).json()) as { webhook_id: string };
     await eventually('the original delivered', async () => (await stack.db.knex('webhook_events').where({ id: accepted.webhook_id }).first('status')).status === 'delivered');
-    const options = { sendTimeoutMs: 2000 };
+    const options = { sendTimeoutMs: 2000, atRest: IN_CLEAR };
     assert.equal((await redeliverWebhook(stack.db.knex, lateGateway, accepted.webhook_id, options)).started, true);
     const filter = { status: 'delivered', eventType: 'job', action: 'new', companyId: company } as const;
     const bulk = await redeliverMatching(stack.db.knex, lateGateway, filter, { ...options, limit: 10 });

@@ -18,6 +18,7 @@ import jobNew from '../../fixtures/events/job-new.json';
 import { createTestDatabase, type TestDatabase } from '../../support/database';
 import { answer, startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { capturingLogger } from '../support/capturing-logger';
+import { IN_CLEAR } from '../../support/at-rest';
 
 /** deliverAttempt where the partner gate is open: it never answers held here. */
 type DeliverAttemptOnly = (input: DeliverAttemptInput) => Promise<DeliveredAttempt>;
@@ -77,14 +78,14 @@ describe('signed links and their deadlines', () => {
     async function sendAfter(afterMs: number, event: WebhookEnvelope = candidate) {
       const ids = webhookIds({ ...event, event_id: `links-${afterMs}-${Math.random().toString(36).slice(2)}` });
       const webhook: WebhookRef = { webhookId: ids.webhookId, eventId: ids.eventId, workflowId: ids.workflowId, runId: 'run-1', isTest: false };
-      await insertWebhook(db.knex, { ...webhook, event, runId: null });
+      await insertWebhook(db.knex, IN_CLEAR, { ...webhook, event, runId: null });
       const { accepted_at: acceptedAt } = await db.knex('webhook_events').where({ id: ids.webhookId }).first('accepted_at');
       const captured = capturingLogger();
       const config = loadConfig({ PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: 'links-token-0123' });
       const activities = createActivities({ config: () => config, knex: db.knex, logger: captured.logger, now: () => new Date(acceptedAt.getTime() + afterMs) });
       const input: DeliverAttemptInput = { webhookId: ids.webhookId, attempt: 1, event, scheduledAt: acceptedAt.toISOString(), finalOnFailure: false, webhook };
       const delivered: DeliveredAttempt = await env.run(activities.deliverAttempt as DeliverAttemptOnly, input);
-      const view = (await loadWebhookView(db.knex, ids.webhookId))!;
+      const view = (await loadWebhookView(db.knex, IN_CLEAR, ids.webhookId))!;
       const warnings = captured.entries().filter((entry) => entry.level === 40);
       return { delivered, view, warnings, acceptedAt: acceptedAt as Date, webhookId: ids.webhookId };
     }

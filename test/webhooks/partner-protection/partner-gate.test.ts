@@ -20,6 +20,7 @@ import companySignup from '../../fixtures/events/company-signup.json';
 import { createTestDatabase, type TestDatabase } from '../../support/database';
 import { answer, startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { capturingLogger } from '../support/capturing-logger';
+import { IN_CLEAR } from '../../support/at-rest';
 
 const TOKEN = 'gate-partner-token-0123';
 
@@ -55,7 +56,7 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     const ids = webhookIds(eventInput);
     const event = toEnvelope(eventInput);
     const webhook: WebhookRef = { webhookId: ids.webhookId, eventId: ids.eventId, workflowId: ids.workflowId, runId: 'run-1', isTest: false };
-    await insertWebhook(db.knex, { ...webhook, event, runId: null });
+    await insertWebhook(db.knex, IN_CLEAR, { ...webhook, event, runId: null });
     return { webhookId: ids.webhookId, attempt, event, scheduledAt: new Date().toISOString(), finalOnFailure: attempt === 4, webhook, ...fields };
   }
 

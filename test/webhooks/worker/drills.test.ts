@@ -26,6 +26,7 @@ import { eventually } from '../../support/eventually';
 import { gapsBetweenSends, timerDurations } from '../../support/history-timing';
 import { startTestDevServer, tempDir } from '../../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
+import { IN_CLEAR } from '../../support/at-rest';
 
 const PARTNER_TIMEOUT_MS = 2000;
 
@@ -103,7 +104,7 @@ describe('delivery drills on the dev server', function () {
     script.set(prepared.webhookId, steps);
     const gateway = createTemporalGateway(loadConfig({ TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue }), logger);
     try {
-      await acceptWebhook(knex, gateway, prepared);
+      await acceptWebhook(knex, IN_CLEAR, gateway, prepared);
     } finally {
       await gateway.close();
     }

@@ -23,6 +23,7 @@ import { createTestDatabase, type TestDatabase } from '../../support/database';
 import { eventually } from '../../support/eventually';
 import { startTestDevServer, tempDir } from '../../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
+import { IN_CLEAR } from '../../support/at-rest';
 
 const INTERNAL_TOKEN = 'scale-internal-token-0123456';
 
@@ -219,7 +220,7 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
     try {
       for (let i = 0; i < TOTAL; i++) {
         const prepared = prepareWebhook({ ...companySignup, event_id: `drain-${i}-${randomUUID()}` }, PARTNER_TIMEOUT_MS);
-        await acceptWebhook(db.knex, gateway, prepared);
+        await acceptWebhook(db.knex, IN_CLEAR, gateway, prepared);
         ids.push(prepared.webhookId);
       }
     } finally {

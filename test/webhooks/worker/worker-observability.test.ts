@@ -19,6 +19,7 @@ import { createTestDatabase, type TestDatabase } from '../../support/database';
 import { eventually } from '../../support/eventually';
 import { startTestDevServer, tempDir } from '../../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
+import { IN_CLEAR } from '../../support/at-rest';
 
 const logger = createLogger('silent');
 
@@ -91,7 +92,7 @@ describe('the standalone worker serves /healthz, /readyz and /metrics on its own
     if (refuseFirst) failFirst.add(prepared.webhookId);
     const gateway = createTemporalGateway(loadConfig({ TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue }), logger);
     try {
-      await acceptWebhook(db.knex, gateway, prepared);
+      await acceptWebhook(db.knex, IN_CLEAR, gateway, prepared);
     } finally {
       await gateway.close();
     }

@@ -17,6 +17,7 @@ import { createTestDatabase, type TestDatabase } from '../../support/database';
 import { eventually } from '../../support/eventually';
 import { startTestDevServer, startTestWorker, type TestWorker } from '../../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
+import { IN_CLEAR } from '../../support/at-rest';
 
 const { RoutingConfigUpdateState, VersioningBehavior } = temporal.api.enums.v1;
 const DEPLOYMENT = 'partner-webhooks-test';
@@ -100,7 +101,7 @@ describe('worker versioning (WORKER_BUILD_ID)', function () {
 
   const deliver = async (jobId: string) => {
     const event = { ...jobNew, event_id: `versioning-${randomUUID()}`, data: { ...jobNew.data, job: { ...jobNew.data.job, id: jobId } } };
-    return acceptWebhook(db.knex, gateway, prepareWebhook(event));
+    return acceptWebhook(db.knex, IN_CLEAR, gateway, prepareWebhook(event));
   };
 
   const statusOf = async (webhookId: string) => (await db.knex('webhook_events').where({ id: webhookId }).first('status')).status as string;
