@@ -1,7 +1,6 @@
-/** Stops pushed on as a suite starts things; run in reverse order (the service before Temporal, Temporal before its directory). */
 export type Cleanups = Array<() => Promise<unknown>>;
 
-/** Runs `body` with a list of cleanups and runs them all afterwards, reporting (not throwing) a failed one. */
+/** Runs `body` with a list of stops, then runs them in reverse (the service before Temporal, Temporal before its directory), reporting a failed one. */
 export async function withCleanups<T>(suite: string, progress: (message: string) => void, body: (cleanups: Cleanups) => Promise<T>): Promise<T> {
   const cleanups: Cleanups = [];
   try {
