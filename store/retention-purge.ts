@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { prepared, runSql, sql, type SqlFragment } from '../db/sql';
 import type { RetentionPolicy } from '../lib/retention';
@@ -9,6 +10,9 @@ import type { RetentionPolicy } from '../lib/retention';
 
 /** Rows one statement removes or deletes at most: a few milliseconds of locks each. */
 export const RETENTION_BATCH_SIZE = 1000;
+
+/** The purge pauses after each batch as long as the batch took (PurgeOptions.pauseRatio). */
+export const RETENTION_PAUSE_RATIO = 1;
 
 /** The two cutoffs of one run: bodies of webhooks finished before `payloadCutoff`, rows before `logCutoff`. */
 export interface RetentionCutoffs {
@@ -93,6 +97,11 @@ export interface PurgeProgress extends PurgeCounts {
 
 export interface PurgeOptions {
   readonly batchSize?: number;
+  /**
+   * After each batch, a pause of this many times the batch's own time: at 1 the purge works at most half the
+   * time, and leaves PostgreSQL (and the CPU it shares) to ingestion and deliveries for the other half.
+   */
+  readonly pauseRatio?: number;
   /** Stop after the batch that ends past this time (performance.now()), leaving the rest for the next call. */
   readonly untilMs?: number;
   /** Called after every batch with the counts of that batch: the activity heartbeats and records them here. */
@@ -103,11 +112,17 @@ export interface PurgeOptions {
  * Runs batches until nothing is due or the time is up: rows first (a row that goes needs no body removal),
  * then bodies. A batch smaller than the limit means that kind is done.
  */
-export async function purgeDue(knex: Knex, cutoffs: RetentionCutoffs, removedAt: Date, { batchSize = RETENTION_BATCH_SIZE, untilMs = Infinity, afterBatch }: PurgeOptions = {}): Promise<PurgeProgress> {
+export async function purgeDue(
+  knex: Knex,
+  cutoffs: RetentionCutoffs,
+  removedAt: Date,
+  { batchSize = RETENTION_BATCH_SIZE, pauseRatio = RETENTION_PAUSE_RATIO, untilMs = Infinity, afterBatch }: PurgeOptions = {},
+): Promise<PurgeProgress> {
   let bodiesRemoved = 0;
   let rowsDeleted = 0;
   let rowsLeft = true;
   for (;;) {
+    const batchStarted = performance.now();
     const deleted = rowsLeft ? await deleteDueRows(knex, cutoffs.logCutoff, batchSize) : 0;
     // A batch may delete more than batchSize rows (redeliveries go with their original), never fewer when full.
     if (rowsLeft && deleted < batchSize) rowsLeft = false;
@@ -117,6 +132,7 @@ export async function purgeDue(knex: Knex, cutoffs: RetentionCutoffs, removedAt:
     await afterBatch?.({ bodiesRemoved: removed, rowsDeleted: deleted });
     const done = !rowsLeft && removed < batchSize;
     if (done || performance.now() >= untilMs) return { bodiesRemoved, rowsDeleted, done };
+    await delay((performance.now() - batchStarted) * pauseRatio);
   }
 }
 
