@@ -26,11 +26,12 @@ export function createRetentionActivities({ config, knex, now = () => new Date()
     },
 
     /** Bounded batches for at most `budgetMs`, a heartbeat after each; `done` when nothing due is left. */
-    async purgeDueWebhooks({ run, budgetMs }: { run: RetentionRunRef; budgetMs: number }): Promise<PurgeProgress> {
+    async purgeDueWebhooks({ run, budgetMs, batchSize }: { run: RetentionRunRef; budgetMs: number; batchSize?: number }): Promise<PurgeProgress> {
       const context = Context.current();
       const cutoffs = { id: run.runId, payloadCutoff: new Date(run.payloadCutoff), logCutoff: new Date(run.logCutoff) };
       return purgeForRun(knex, cutoffs, now(), {
         untilMs: performance.now() + budgetMs,
+        ...(batchSize !== undefined && { batchSize }),
         afterBatch: (batch) => {
           countPurged(batch);
           context.heartbeat(batch);

@@ -30,10 +30,21 @@ export interface RetentionRunRef {
   readonly logCutoff: string;
 }
 
+/** How a run paces itself; the defaults are the workflow's (workflows/retention.ts). */
+export interface RetentionLimits {
+  /** Rows per statement. */
+  readonly batchSize?: number;
+  /** How long one purge activity runs batches before it hands back. */
+  readonly budgetMs?: number;
+  /** Purge activities per workflow run before it continues as new. */
+  readonly callsPerRun?: number;
+}
+
 /** The workflow's input: a continued run carries the run it goes on with, so its cutoffs do not move. */
 export interface RetentionInput {
   readonly trigger: RetentionTrigger;
   readonly run?: RetentionRunRef;
+  readonly limits?: RetentionLimits;
 }
 
 /** The workflow's result, and what `partner-service retention run` prints. */

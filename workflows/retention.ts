@@ -21,10 +21,11 @@ export async function webhookRetention(input: RetentionInput): Promise<Retention
     heartbeatTimeout: '30 seconds',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
   });
+  const { batchSize, budgetMs = PURGE_CALL_BUDGET_MS, callsPerRun = PURGE_CALLS_PER_RUN } = input.limits ?? {};
   const run = input.run ?? (await startRetentionRun({ trigger: input.trigger }));
-  for (let call = 0; call < PURGE_CALLS_PER_RUN; call++) {
-    const progress = await purgeDueWebhooks({ run, budgetMs: PURGE_CALL_BUDGET_MS });
+  for (let call = 0; call < callsPerRun; call++) {
+    const progress = await purgeDueWebhooks({ run, budgetMs, ...(batchSize !== undefined && { batchSize }) });
     if (progress.done) return finishRetentionRun({ runId: run.runId });
   }
-  return continueAsNew<typeof webhookRetention>({ trigger: input.trigger, run });
+  return continueAsNew<typeof webhookRetention>({ ...input, run });
 }

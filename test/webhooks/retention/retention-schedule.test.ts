@@ -120,4 +120,31 @@ describe('retention schedule and workflow (a real dev server, two workers)', fun
     const result = await client.workflow.getHandle(found[0]).result();
     assert.deepEqual({ bodiesRemoved: result.bodiesRemoved, rowsDeleted: result.rowsDeleted, trigger: result.trigger }, { bodiesRemoved: 1, rowsDeleted: 1, trigger: 'schedule' });
   });
+
+  it('continues as new when a run needs more purge calls than one history holds, on the same run record, with exact counts', async () => {
+    const now = Date.now();
+    for (let i = 0; i < 7; i++) {
+      const id = randomUUID();
+      const at = new Date(now - (70 + i) * DAY);
+      await db.knex('webhook_events').insert({
+        id, event_id: `continued-${id}`, event_type: 'candidate', action: 'new', company_id: 'acme', body: '{"data":{}}', workflow_id: `wf-${id}`,
+        run_id: randomUUID(), status: 'delivered', accepted_at: at, created_at: at, finished_at: at,
+      });
+    }
+    // Two rows per batch, one batch per call (no time budget), two calls per run: 2 + 2, then 2 + 1 in a second run.
+    const handle = await client.workflow.start('webhookRetention', {
+      taskQueue, workflowId: `retention-continued-${randomUUID()}`, args: [{ trigger: 'manual', limits: { batchSize: 2, budgetMs: 0, callsPerRun: 2 } }],
+    });
+    const result = await handle.result();
+    assert.deepEqual({ trigger: result.trigger, bodiesRemoved: result.bodiesRemoved, rowsDeleted: result.rowsDeleted }, { trigger: 'manual', bodiesRemoved: 0, rowsDeleted: 7 });
+    // Visibility lags the runs' close by a moment.
+    await eventually('both runs listed as closed', async () => {
+      const runs: string[] = [];
+      for await (const execution of client.workflow.list({ query: `WorkflowId = '${handle.workflowId}'` })) runs.push(execution.status.name);
+      return JSON.stringify(runs.sort()) === JSON.stringify(['COMPLETED', 'CONTINUED_AS_NEW']);
+    }, 10_000);
+    const recorded = await db.knex('retention_runs').where({ id: result.runId }).first('trigger', 'rows_deleted', 'bodies_removed');
+    assert.deepEqual(recorded, { trigger: 'manual', rows_deleted: 7, bodies_removed: 0 });
+    assert.equal(await db.knex('webhook_events').where('event_id', 'like', 'continued-%').count({ n: '*' }).first().then((r) => Number(r!.n)), 0);
+  });
 });
