@@ -2,3 +2,4 @@
 export { deliverWebhook } from './deliver-webhook';
 export { eraseSubject } from './erase-subject';
 export { partnerReleasedSignal, retryNowUpdate, webhookStatusQuery } from './messages';
+export { webhookRetention } from './retention';

@@ -222,10 +222,11 @@ export const internalSchemas = {
   BulkRedelivery: {
     type: 'object',
     additionalProperties: false,
-    required: ['started', 'skipped_expired_links', 'more'],
+    required: ['started', 'skipped_expired_links', 'skipped_payload_removed', 'more'],
     properties: {
       started: { type: 'integer', minimum: 0, description: 'Redeliveries this call started.' },
       skipped_expired_links: { type: 'integer', minimum: 0, description: 'Matching originals not redelivered because their signed links are past their deadline.' },
+      skipped_payload_removed: { type: 'integer', minimum: 0, description: 'Matching originals not redelivered because their body was removed (retention or erasure).' },
       more: { type: 'boolean', description: 'Matches are left because `limit` was reached.' },
     },
   },

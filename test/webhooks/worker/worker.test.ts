@@ -75,7 +75,18 @@ describe('webhook worker', function () {
     assert.deepEqual((records.tuner as { activityTaskSlotSupplier: unknown }).activityTaskSlotSupplier, { type: 'fixed-size', numSlots: 3 });
     assert.equal(records.maxTaskQueueActivitiesPerSecond, undefined);
     assert.equal(records.workflowsPath ?? records.workflowBundle, undefined);
-    assert.deepEqual(Object.keys(records.activities ?? {}).sort(), ['recordAttempt', 'recordOutcome']);
+    assert.deepEqual(Object.keys(records.activities ?? {}).sort(), [
+      'checkErasureRunsGone',
+      'completeErasure',
+      'deleteErasureRuns',
+      'eraseSubjectWebhooks',
+      'finishRetentionRun',
+      'indexUnindexedWebhooks',
+      'purgeDueWebhooks',
+      'recordAttempt',
+      'recordOutcome',
+      'startRetentionRun',
+    ]);
   });
 
   /** What every start without PAYLOAD_ENCRYPTION_KEYS and SUBJECT_INDEX_KEY says first (application/at-rest-report.ts). */
