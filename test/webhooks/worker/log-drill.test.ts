@@ -2,9 +2,8 @@
 // LOG_LEVEL=trace on a real dev server, PostgreSQL and a loopback partner, driven through every path a
 // candidate's data takes: ingestion (also a repeat and bad input), a partner that answers 500 echoing the body,
 // a retry, deliveries, a redelivery, a cancel, the CLI's send/send-test/list/show, erasures through the CLI
-// and the API, and a graceful shutdown. Every line
-// that any process wrote is then read: none carries a candidate's e-mail address, phone number, name, message
-// or a webhook body.
+// and the API, a retention purge, and a graceful shutdown. Every line that any process wrote is then read:
+// none carries a candidate's id, name, e-mail address, phone number, message or a webhook body.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -104,7 +103,7 @@ describe('log drill: no personal data in any log line of the service at LOG_LEVE
     ['bodies sealed (PAYLOAD_ENCRYPTION_KEYS, SUBJECT_INDEX_KEY)', { PAYLOAD_ENCRYPTION_KEYS: `drill:${Buffer.alloc(32, 7).toString('base64')}`, SUBJECT_INDEX_KEY: Buffer.alloc(32, 9).toString('base64') }],
   ];
   for (const [name, keys] of storage) {
-    it(`${name}: ingestion, a failing echoing partner, retry-now, delivery, redelivery, cancel, the CLI, erasures and shutdown; no line carries personal data`, async () => drill(keys));
+    it(`${name}: ingestion, a failing echoing partner, retry-now, delivery, redelivery, cancel, the CLI, erasures, retention and shutdown; no line carries personal data`, async () => drill(keys));
   }
 
   async function drill(keys: Record<string, string>) {
@@ -236,6 +235,18 @@ describe('log drill: no personal data in any log line of the service at LOG_LEVE
     assert.equal(JSON.parse(byCli.stdout.trim().split('\n').at(-1)!).status, 'completed');
     assert.equal((await statusOf(retriedId)).event, null);
     assert.equal((await statusOf(redeliveryId)).event, null);
+
+    // Retention: the two webhooks left with bodies (the cancelled one, the CLI's), dated 31 days back, lose
+    // them in `retention run`; nothing is due for deletion yet. `retention status` reads the policy.
+    await db.knex('webhook_events').whereIn('id', [cancelledId, sentId]).update({ finished_at: db.knex.raw("now() - interval '31 days'") });
+    const purge = await cli('retention', 'run');
+    assert.equal(purge.code, 0, purge.stderr);
+    const { bodies_removed, rows_deleted } = JSON.parse(purge.stdout);
+    assert.deepEqual({ bodies_removed, rows_deleted }, { bodies_removed: 2, rows_deleted: 0 });
+    assert.equal((await statusOf(cancelledId)).event, null);
+    const retention = await cli('retention', 'status');
+    assert.equal(retention.code, 0, retention.stderr);
+    assert.equal(JSON.parse(retention.stdout).payload_retention_days, 30);
 
     // Shutdown: every process stops gracefully and has said so.
     assert.deepEqual(await processes.terminateAll(), [0, 0]);
