@@ -76,7 +76,7 @@ describe('partner-service retention status|run', function () {
   });
 
   // loadConfig refuses these; `start` and `worker` stop before anything starts, with the CLI's exit code for an
-  // invalid configuration (1, docs/cli.md) and one line.
+  // invalid configuration (2, docs/cli.md) and one line.
   for (const command of ['start', 'worker']) {
     it(`${command} refuses a retention of 0 days, a negative one, and a log retention shorter than the payload's`, async () => {
       const cases = [
@@ -86,7 +86,7 @@ describe('partner-service retention status|run', function () {
       ] as const;
       for (const [settings, line] of cases) {
         const result = await runCli([command], { PATH: process.env.PATH, DATABASE_URL: db.url, ...settings });
-        assert.deepEqual([result.code, result.stdout, result.stderr], [1, '', `${line}\n`], JSON.stringify(settings));
+        assert.deepEqual([result.code, result.stdout, result.stderr], [2, '', `${line}\n`], JSON.stringify(settings));
       }
     });
   }
