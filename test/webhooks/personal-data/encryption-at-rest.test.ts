@@ -242,6 +242,20 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
     ]);
     const counted = logLines(worker.output.stdout).find((line) => line.msg.includes('no longer lists'))!;
     assert.deepEqual([counted.bodies, counted.excerpts, counted.keyIds], [2, 2, [KEY_A.id]]);
+  });
+
+  it('with "B" alone: a row under A is refused by name at the status URL (500) and by `webhooks show` and `redeliver` (exit 1); a row under B still reads', async () => {
+    const api = await settings.b.startApi(taskQueue);
+    const unlisted = 'a webhook body or response excerpt is sealed with key id "key-a", which PAYLOAD_ENCRYPTION_KEYS no longer lists: list that key again to read it';
+    assert.deepEqual(await view(api, ids.sealedA), {
+      status: 500,
+      body: { detail: 'The webhook\'s data cannot be read with the keys this service was started with; an operator must list its key again.', reason: unlisted },
+    });
+    for (const command of ['show', 'redeliver']) {
+      assert.deepEqual(await runCli(['webhooks', command, ids.sealedA], settings.b.common(taskQueue), work), { code: 1, stdout: '', stderr: `partner-service: ${unlisted}\n` });
+    }
+    assert.equal((await db.knex('webhook_events').where({ redelivery_of: ids.sealedA })).length, 1, 'the refused redelivery started nothing');
+    assert.equal((await view(api, ids.sealedB)).body.event.data.candidate.email, candidate.email);
     await settings.b.stopAll();
   });
 });
