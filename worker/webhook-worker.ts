@@ -166,14 +166,16 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
   countWaitingWebhooksWith(() => countWaitingDeliveries(deps.knex));
   observePartnerWith(() => partnerSnapshot(deps.knex, config));
   const done = (async () => {
-    await reportDataAtRest(deps.knex, config, logger);
+    // Its count of rows under retired keys reads PostgreSQL; the lines that need no query come first.
+    const reported = reportDataAtRest(deps.knex, config, logger);
     const settings = partnerSettings(config);
     if ('missing' in settings) {
       // Polling without a partner would burn every attempt; webhooks wait in Temporal until it is configured.
       state = 'paused';
       logger.warn(`${settings.missing} is not set: webhook delivery is paused; the worker does not poll and webhooks wait in Temporal`);
-      return;
+      return reported;
     }
+    await reported;
     installTemporalRuntime(logger, await findFreePort());
     while (!abort.signal.aborted) {
       state = 'connecting';
