@@ -32,6 +32,10 @@ const echo = (body: string) => {
   return sent.data.candidate ? `accepted ${sent.data.candidate.email} (${sent.data.candidate.last_name})` : 'accepted';
 };
 
+/** The worker's start lines about how data rests, as `level message`. */
+const DEVELOPMENT_KEY_LINE = '40 SUBJECT_INDEX_KEY is not set: the erasure index is keyed with the public development key';
+const encryptedWith = (keyId: string) => `30 webhook bodies and response excerpts are stored encrypted (AES-256-GCM) with key ${keyId}`;
+
 interface LogLine {
   level: number;
   msg: string;
@@ -126,7 +130,7 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
     const { worker, api } = await startWith(settings.none);
     assert.deepEqual(atRestLines(worker.output.stdout), [
       '40 PAYLOAD_ENCRYPTION_KEYS is not set: webhook bodies and response excerpts are stored in clear in PostgreSQL',
-      '40 SUBJECT_INDEX_KEY is not set: the erasure index is keyed with the public development key',
+      DEVELOPMENT_KEY_LINE,
     ]);
     ids.clear = await sendCandidate(api);
     ids.company = await send(api, { ...companySignup, event_id: `at-rest-company-${randomUUID()}` });
@@ -151,10 +155,7 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
   it('with key A: the body and the excerpt are ciphertext under key A in the tables, and in clear at the status URL and in `webhooks show`', async () => {
     const { worker, api } = await startWith(settings.a);
     apiA = api;
-    assert.deepEqual(atRestLines(worker.output.stdout), [
-      '30 webhook bodies and response excerpts are stored encrypted (AES-256-GCM) with key key-a',
-      '40 SUBJECT_INDEX_KEY is not set: the erasure index is keyed with the public development key',
-    ]);
+    assert.deepEqual(atRestLines(worker.output.stdout), [encryptedWith('key-a'), DEVELOPMENT_KEY_LINE]);
     ids.sealedA = await sendCandidate(api);
     await delivered(ids.sealedA);
 
@@ -213,10 +214,7 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
 
   it('after a rotation to "B A": new rows are sealed under B, rows under A and in clear still read', async () => {
     const { worker, api } = await startWith(settings.ba);
-    assert.deepEqual(atRestLines(worker.output.stdout), [
-      '30 webhook bodies and response excerpts are stored encrypted (AES-256-GCM) with key key-b',
-      '40 SUBJECT_INDEX_KEY is not set: the erasure index is keyed with the public development key',
-    ]);
+    assert.deepEqual(atRestLines(worker.output.stdout), [encryptedWith('key-b'), DEVELOPMENT_KEY_LINE]);
     ids.sealedB = await sendCandidate(api);
     await delivered(ids.sealedB);
     const { row, attempts } = await resting(ids.sealedB);
@@ -236,9 +234,9 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
     const worker = await settings.b.startWorker(taskQueue);
     const lines = atRestLines(worker.output.stdout);
     assert.deepEqual(lines, [
-      '30 webhook bodies and response excerpts are stored encrypted (AES-256-GCM) with key key-b',
+      encryptedWith('key-b'),
+      DEVELOPMENT_KEY_LINE,
       '40 2 bodies and 2 response excerpts are sealed under key ids PAYLOAD_ENCRYPTION_KEYS no longer lists (key-a): they cannot be read until that key is listed again',
-      '40 SUBJECT_INDEX_KEY is not set: the erasure index is keyed with the public development key',
     ]);
     const counted = logLines(worker.output.stdout).find((line) => line.msg.includes('no longer lists'))!;
     assert.deepEqual([counted.bodies, counted.excerpts, counted.keyIds], [2, 2, [KEY_A.id]]);
