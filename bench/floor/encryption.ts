@@ -1,14 +1,17 @@
 import { randomBytes } from 'node:crypto';
+import type { Knex } from 'knex';
 import { table } from '../harness/render';
 import { median } from '../harness/stats';
 import type { BenchmarkSuite } from '../harness/suite';
+import { WARMUP_WEBHOOKS } from '../harness/webhook-part';
 import { reportFloor, type FloorFigures, type FloorRun } from './report';
 import { measureFloor, type FloorVariant } from './suite';
 
 /** `start` with one fresh key: bodies and excerpts sealed at rest, and Temporal's payloads through the codec. */
+const KEY_ID = 'bench';
 const ENCRYPTION_ON: FloorVariant = {
   name: 'encryption on (PAYLOAD_ENCRYPTION_KEYS)',
-  env: { PAYLOAD_ENCRYPTION_KEYS: `bench:${randomBytes(32).toString('base64')}` },
+  env: { PAYLOAD_ENCRYPTION_KEYS: `${KEY_ID}:${randomBytes(32).toString('base64')}` },
   nodeArgs: [],
 };
 
@@ -17,7 +20,7 @@ const times = (value: number) => `${value.toFixed(2)} ×`;
 const perDelivery = (runs: readonly FloorRun[], cpu: (run: FloorRun) => number) => `${median(runs.map((run) => (cpu(run) * 1000) / run.deliveries)).toFixed(2)} ms`;
 
 /** Each round's rates and ratios with encryption off and on, their medians, and CPU per delivery of both. */
-export function reportEncryption(f: FloorFigures): string {
+export function reportEncryption(f: FloorFigures, resting: Resting): string {
   const rows = f.rounds.map((round) => {
     const on = round.variants[0];
     return { bare: rate(round.bare), off: rate(round.service), on: rate(on), offToBare: rate(round.service) / rate(round.bare), onToBare: rate(on) / rate(round.bare), onToOff: rate(on) / rate(round.service) };
@@ -31,7 +34,8 @@ export function reportEncryption(f: FloorFigures): string {
   return [
     '`start` runs twice in every round, beside the bare workflow: without PAYLOAD_ENCRYPTION_KEYS (bodies and response excerpts in clear, ' +
       "Temporal's payloads as plain JSON), then with one fresh key (both sealed with AES-256-GCM: each body and excerpt in PostgreSQL, " +
-      "each payload through Temporal's codec). The ratio to bare is the floor's; on / off is the cost of encryption at rest and in Temporal together.",
+      "each payload through Temporal's codec). The ratio to bare is the floor's; on / off is the cost of encryption at rest and in Temporal together. " +
+      `The suite's database holds afterwards ${resting.clear.toLocaleString('en')} bodies in clear and ${resting.sealed.toLocaleString('en')} sealed under the variant's key, with as many excerpts each: every delivery of each run rested as its setting says.`,
     '',
     table(['round', '>bare', '>service, encryption off', '>service, encryption on', '>off / bare', '>on / bare', '>on / off'], [
       ...rows.map((r, i) => line(String(i + 1), r)),
@@ -45,12 +49,34 @@ export function reportEncryption(f: FloorFigures): string {
   ].join('\n');
 }
 
+/** How the suite's rows rest: bodies and excerpts in clear, and sealed under the variant's key. */
+interface Resting {
+  readonly clear: number;
+  readonly sealed: number;
+}
+
+/** Counts how the runs' bodies and excerpts rest; throws unless each run's rows rest as its setting says. */
+async function restingRows(knex: Knex, expectedEach: number): Promise<Resting> {
+  const { rows: [counts] } = await knex.raw<{ rows: Array<Record<'clear' | 'sealed' | 'clear_excerpts' | 'sealed_excerpts', number>> }>(
+    `SELECT (SELECT count(*)::int FROM webhook_events WHERE body IS NOT NULL) AS clear,
+            (SELECT count(*)::int FROM webhook_events WHERE body_key_id = ?) AS sealed,
+            (SELECT count(*)::int FROM webhook_attempts WHERE response_body IS NOT NULL) AS clear_excerpts,
+            (SELECT count(*)::int FROM webhook_attempts WHERE response_body_key_id = ?) AS sealed_excerpts`,
+    [KEY_ID, KEY_ID],
+  );
+  const found = [counts.clear, counts.sealed, counts.clear_excerpts, counts.sealed_excerpts];
+  if (found.some((count) => count !== expectedEach)) throw new Error(`expected ${expectedEach} bodies and excerpts in clear and as many sealed; found ${found.join(', ')}`);
+  return { clear: counts.clear, sealed: counts.sealed };
+}
+
 /** The floor with encryption off and on, side by side in each round; the floor suite's own figures below. */
 export const floorEncryptionSuite: BenchmarkSuite = {
   name: 'floor-encryption',
   title: 'Encryption at rest: the floor with encryption on and off',
   async run(ctx) {
     const figures = await measureFloor(ctx, [ENCRYPTION_ON]);
-    return [reportEncryption(figures), '', '### Every run', '', reportFloor(figures)].join('\n');
+    const perRun = figures.rounds[0].service.deliveries + WARMUP_WEBHOOKS;
+    const resting = await restingRows(ctx.knex, perRun * figures.rounds.length);
+    return [reportEncryption(figures, resting), '', '### Every run', '', reportFloor(figures)].join('\n');
   },
 };
