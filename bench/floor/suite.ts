@@ -3,11 +3,11 @@ import { startPartnerServer } from '../harness/partner';
 import { withEmptyDatabase } from '../harness/postgres';
 import { postgresCpuClock } from '../harness/proc';
 import { commitOf } from '../harness/render';
-import type { BenchContext, BenchmarkSuite } from '../harness/suite';
+import type { BenchmarkSuite } from '../harness/suite';
 import { benchTemporalBinary, temporalVersion } from '../harness/temporal';
 import { WARMUP_WEBHOOKS } from '../harness/webhook-part';
 import { bareWorkflowBundle, measureBare } from './bare';
-import { reportFloor, type FloorFigures, type FloorRound } from './report';
+import { reportFloor, type FloorRound } from './report';
 import { measureService } from './service-run';
 
 /** Deliveries per measurement (BENCH_FLOOR_DELIVERIES, default 1,000: about 10 s of the bare workflow). */
@@ -34,41 +34,39 @@ function variants(): FloorVariant[] {
 }
 
 /**
- * The floor's rounds: the bare workflow (plain, then eager start), then `partner-service start` and each of
- * `others`, side by side in each round, each on a fresh dev server.
+ * The service against the floor, side by side in each round: the bare workflow (plain, then eager start), then
+ * `partner-service start` and its variants, each on a fresh dev server.
  */
-export async function measureFloor({ databaseUrl, knex, serverUrl, progress }: BenchContext, others: readonly FloorVariant[]): Promise<FloorFigures> {
-  const executable = benchTemporalBinary();
-  const workflowBundle = await bareWorkflowBundle();
-  const postgresCpuSeconds = await postgresCpuClock(knex);
-  const partner = await startPartnerServer();
-  try {
-    const common = { partner, deliveries: DELIVERIES, warmup: WARMUP_WEBHOOKS, progress, postgresCpuSeconds };
-    const rounds: FloorRound[] = [];
-    for (let round = 1; round <= ROUNDS; round++) {
-      progress(`floor: round ${round} of ${ROUNDS}`);
-      const bare = await measureBare({ ...common, executable, workflowBundle, eager: false });
-      const bareEager = await measureBare({ ...common, executable, workflowBundle, eager: true });
-      const service = await measureService({ ...common, databaseUrl, knex });
-      const measured = [];
-      for (const variant of others) {
-        progress(`floor: ${variant.name}`);
-        const options = { ...common, env: variant.env, nodeArgs: variant.nodeArgs, root: variant.root };
-        measured.push(variant.root
-          ? await withEmptyDatabase(serverUrl, 'floor_variant', (db) => measureService({ ...options, ...db }))
-          : await measureService({ ...options, databaseUrl, knex }));
-      }
-      rounds.push({ bare, bareEager, service, variants: measured });
-    }
-    return { temporalVersion: temporalVersion(executable), rounds, variants: others.map((v) => v.name) };
-  } finally {
-    await partner.close();
-  }
-}
-
-/** The service against the floor, with the variants of BENCH_FLOOR_VARIANTS and BENCH_BEFORE_ROOT. */
 export const floorSuite: BenchmarkSuite = {
   name: 'floor',
   title: 'Webhook deliveries: the service against the floor',
-  run: async (ctx) => reportFloor(await measureFloor(ctx, variants())),
+  async run({ databaseUrl, knex, serverUrl, progress }) {
+    const executable = benchTemporalBinary();
+    const others = variants();
+    const workflowBundle = await bareWorkflowBundle();
+    const postgresCpuSeconds = await postgresCpuClock(knex);
+    const partner = await startPartnerServer();
+    try {
+      const common = { partner, deliveries: DELIVERIES, warmup: WARMUP_WEBHOOKS, progress, postgresCpuSeconds };
+      const rounds: FloorRound[] = [];
+      for (let round = 1; round <= ROUNDS; round++) {
+        progress(`floor: round ${round} of ${ROUNDS}`);
+        const bare = await measureBare({ ...common, executable, workflowBundle, eager: false });
+        const bareEager = await measureBare({ ...common, executable, workflowBundle, eager: true });
+        const service = await measureService({ ...common, databaseUrl, knex });
+        const measured = [];
+        for (const variant of others) {
+          progress(`floor: ${variant.name}`);
+          const options = { ...common, env: variant.env, nodeArgs: variant.nodeArgs, root: variant.root };
+          measured.push(variant.root
+            ? await withEmptyDatabase(serverUrl, 'floor_variant', (db) => measureService({ ...options, ...db }))
+            : await measureService({ ...options, databaseUrl, knex }));
+        }
+        rounds.push({ bare, bareEager, service, variants: measured });
+      }
+      return reportFloor({ temporalVersion: temporalVersion(executable), rounds, variants: others.map((v) => v.name) });
+    } finally {
+      await partner.close();
+    }
+  },
 };

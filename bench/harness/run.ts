@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
 import { deliveriesSuite } from '../deliveries/suite';
 import { drainSuite } from '../drain/suite';
-import { floorEncryptionSuite } from '../floor/encryption';
 import { floorSuite } from '../floor/suite';
 import { importSuite } from '../import/suite';
 import { listingsSuite } from '../listings/suite';
@@ -11,7 +10,7 @@ import { writeSections, type RenderedSection } from './render';
 import type { BenchmarkSuite } from './suite';
 
 /** Every suite `npm run bench` runs, in order. */
-const SUITES: readonly BenchmarkSuite[] = [importSuite, listingsSuite, scimSuite, floorSuite, floorEncryptionSuite, deliveriesSuite, drainSuite];
+const SUITES: readonly BenchmarkSuite[] = [importSuite, listingsSuite, scimSuite, floorSuite, deliveriesSuite, drainSuite];
 
 /**
  * `npm run bench [-- --only NAME…] [--out FILE|-]`: runs each suite against its own database on one PostgreSQL
