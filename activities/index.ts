@@ -9,6 +9,7 @@ import { claimAttempt, type AttemptClaim } from '../store/attempt-claim';
 import { storeAttempt, storeOutcome } from '../store/attempt-record';
 import type { GateClaim, GateFeedback } from '../store/partner-gate';
 import {
+  ERASED_FAILURE_TYPE,
   failedAttempt,
   type AttemptOutcome,
   type DeliverAttemptInput,
@@ -103,6 +104,7 @@ export function createActivities({ config, knex, logger, draining, now = () => n
         return { held: { state: claim.state, pauseReason: claim.pauseReason, ceilingMs: config().PARTNER_HOLD_CEILING_MS } };
       }
       if (claim.kind === 'recorded') return { outcome: claim.outcome, needsRecord: false };
+      if (claim.kind === 'erased') throw erasedFailure();
       // Only a POST that was made tells the breaker anything: not a lost try, nor a missing endpoint.
       const sent = claim.kind === 'claimed' && !('missing' in partnerSettings(config()));
       const outcome = claim.kind === 'claimed' ? await postClaimed(input, claim.acceptedAt) : lostAttempt(input.attempt);
@@ -172,6 +174,14 @@ function drainingFailure(): ApplicationFailure {
     message: 'the worker is shutting down: the attempt was not started and is retried later',
     nextRetryDelay: DRAIN_RETRY_DELAY_MS,
   });
+}
+
+/**
+ * An erasure cancelled the delivery and removed its payload while its run still lived: nothing is sent, and the
+ * workflow's path for an unclaimed attempt loses it unrecorded until the erasure deletes the run.
+ */
+function erasedFailure(): ApplicationFailure {
+  return ApplicationFailure.nonRetryable('the webhook was erased on request: the attempt is not sent', ERASED_FAILURE_TYPE);
 }
 
 /** How long one try waits for a send slot before it gives up unclaimed and Temporal retries it. */

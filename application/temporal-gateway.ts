@@ -6,7 +6,8 @@ import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { dataConverterFor, temporalConnectionOptions } from '../temporal/settings';
 import { partnerReleasedSignal, retryNowUpdate, webhookStatusQuery } from '../workflows/messages';
-import type { RetryNowResult, WebhookDeliveryStatus } from '../workflows/types';
+import { erasureWorkflowId, type RetryNowResult, type WebhookDeliveryStatus } from '../workflows/types';
+import type { eraseSubject } from '../workflows/erase-subject';
 import { WebhookConflictError } from './operation-errors';
 import { startDeliveryWorkflow, type PreparedWebhook } from './start-webhook';
 import { describeError } from '../lib/describe-error';
@@ -74,6 +75,8 @@ export interface TemporalGateway {
   cancel(workflowId: string): Promise<void>;
   /** Tells a held delivery that the hold is over; false when its run has ended (nothing to wake). */
   release(workflowId: string): Promise<boolean>;
+  /** Starts (or finds) the `eraseSubject` workflow of a recorded erasure. Throws TemporalUnavailableError for an outage. */
+  startErasure(erasureId: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -223,6 +226,22 @@ export function createTemporalGateway(
             },
           ),
       );
+    },
+    async startErasure(erasureId) {
+      const { connection, client } = await connect();
+      try {
+        await connection.withDeadline(Date.now() + callTimeoutMs, () =>
+          client.workflow.start<typeof eraseSubject>('eraseSubject', {
+            workflowId: erasureWorkflowId(erasureId),
+            taskQueue: config.TEMPORAL_TASK_QUEUE,
+            args: [{ erasureId }],
+            workflowIdConflictPolicy: 'USE_EXISTING',
+            staticSummary: "erasure of a subject's webhooks",
+          }));
+      } catch (error) {
+        if (isRefusal(error)) throw new TemporalSetupError(`Temporal refused to start the erasure workflow: ${refusalReason(error)}`);
+        throw new TemporalUnavailableError(`the erasure workflow could not be started (${describeError(error)})`, true);
+      }
     },
     async close() {
       const current = connecting;

@@ -10,7 +10,7 @@ import { findWebhookById } from '../store/webhook-view';
 import { signedLinkDeadlines } from '../events/signed-links';
 import type { RetryNowResult } from '../workflows/types';
 import { redeliveryIds } from './ids';
-import { WebhookConflictError, WebhookNotFoundError } from './operation-errors';
+import { PayloadRemovedError, WebhookConflictError, WebhookNotFoundError } from './operation-errors';
 import { startOrForget } from './ingest';
 import { storedDelivery, storedEvent } from './start-webhook';
 import { OperationUnavailableError, TemporalUnavailableError, type TemporalGateway } from './temporal-gateway';
@@ -149,11 +149,13 @@ export interface BulkRedeliveryOptions extends RedeliveryOptions {
 
 /**
  * What a bulk redelivery did: redeliveries started, originals skipped because their signed links are past their
- * deadline (not allowed), and whether matches are left because `limit` was reached.
+ * deadline (not allowed) or their body was removed (retention, erasure), and whether matches are left because
+ * `limit` was reached.
  */
 export interface BulkRedelivery {
   readonly started: number;
   readonly skipped_expired_links: number;
+  readonly skipped_payload_removed: number;
   readonly more: boolean;
 }
 
@@ -174,23 +176,27 @@ async function redeliverInBatches(
   const key = bulkRedeliveryKey(filter);
   let started = 0;
   // Originals, so one whose deliveries match twice is counted once.
-  const skipped = new Set<string>();
+  const expired = new Set<string>();
+  const removed = new Set<string>();
+  const outcome = (more: boolean): BulkRedelivery => ({ started, skipped_expired_links: expired.size, skipped_payload_removed: removed.size, more });
   let after: LogPosition | undefined;
   while (started < limit) {
     const batch = await findRedeliveryCandidates(knex, filter, key, { limit: Math.min(batchSize, limit - started), after });
-    if (!batch.last) return { started, skipped_expired_links: skipped.size, more: false };
+    if (!batch.last) return outcome(false);
     const originals = [...new Set(batch.candidates.map((candidate) => candidate.originalId))];
     await inParallel(originals.length, concurrency, async (i) => {
       try {
         const redelivery = await startRedelivery(knex, gateway, originals[i], key, options);
         if (redelivery.started) started++;
       } catch (error) {
-        if (!(error instanceof ExpiredLinksError)) throw error;
-        skipped.add(originals[i]);
+        // A body the retention purge or an erasure removed is checked first: there is no event to look at.
+        if (error instanceof PayloadRemovedError) removed.add(originals[i]);
+        else if (error instanceof ExpiredLinksError) expired.add(originals[i]);
+        else throw error;
       }
     });
     after = batch.last;
   }
   const left = await findRedeliveryCandidates(knex, filter, key, { limit: 1, after });
-  return { started, skipped_expired_links: skipped.size, more: left.candidates.length > 0 };
+  return outcome(left.candidates.length > 0);
 }

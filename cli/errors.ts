@@ -2,6 +2,7 @@ import { ConfigError } from '../lib/config-error';
 import { describeError } from '../lib/describe-error';
 import { formatPathError } from '../lib/validation';
 import { PartnerRequestError } from '../application/partner-operator';
+import { ErasureNotStartedError, ErasureRequestError } from '../application/erasure';
 import { WebhookConflictError, WebhookNotFoundError, WebhookStartConflictError } from '../application/operation-errors';
 import { WebhookQueryError } from '../application/webhook-filter';
 import { WebhookValidationError } from '../application/start-webhook';
@@ -36,9 +37,9 @@ const isParseArgsError = (error: unknown) => String((error as { code?: unknown }
 /**
  * The CLI's one mapping of errors to exit codes and stderr, as `answerInternalErrors` is the internal API's:
  * commands throw, main() maps. Bad usage or input the caller must fix in the command line: 2, one line naming
- * the command, then its usage. Every other expected failure (configuration, input files and events, a
- * webhook's state, Temporal or the database refusing): 1 and its one line (a line per JSON path where there
- * are several). Anything else: 1 and `partner-service: <message>`, with the stack only when `verbose`.
+ * the command, then its usage; invalid configuration: 2 and its one line. Every other expected failure (input
+ * files and events, a webhook's state, Temporal or the database refusing): 1 and its one line (a line per JSON
+ * path where there are several). Anything else: 1 and `partner-service: <message>`, with the stack only when `verbose`.
  */
 export function failureOf(error: unknown, command: FailedCommand, { verbose = false } = {}): CliFailure {
   const usage = (message: string): CliFailure => ({
@@ -49,7 +50,12 @@ export function failureOf(error: unknown, command: FailedCommand, { verbose = fa
   if (isParseArgsError(error)) return usage(describeError(error));
   if (error instanceof WebhookQueryError) return usage(error.errors.map(formatPathError).join('\n'));
   if (error instanceof PartnerRequestError) return usage(error.message);
-  if (error instanceof ConfigError || error instanceof CommandFailure) return failure(error.message);
+  // One line, without the usage: the request is clear, one of its values is not.
+  if (error instanceof ErasureRequestError) return { exitCode: EXIT.usage, message: `partner-service ${command.name}: ${error.message}` };
+  if (error instanceof ErasureNotStartedError) return failure(error.message);
+  // A setting the operator must fix, like a bad argument: 2, its one line (a start error, no usage to show).
+  if (error instanceof ConfigError) return { exitCode: EXIT.usage, message: error.message };
+  if (error instanceof CommandFailure) return failure(error.message);
   if (error instanceof DirectoryImportError) return failure(['Import failed; nothing was written.', ...error.problems].join('\n'));
   if (error instanceof WebhookValidationError) return failure(['Invalid webhook event; nothing was sent.', ...error.errors.map(formatPathError)].join('\n'));
   if (error instanceof UnknownCompaniesError) return failure(`partner-service apps create: ${error.message}; nothing was written.`);

@@ -130,3 +130,6 @@ export interface AttemptFailure {
 export function failedAttempt(attempt: number, { errorClass, errorMessage, startedAt = new Date().toISOString(), durationMs = 0 }: AttemptFailure): AttemptOutcome {
   return { attempt, startedAt, durationMs, httpStatus: null, errorClass, errorMessage, responseBody: null, succeeded: false };
 }
+
+/** The failure type of an attempt whose webhook an erasure removed: never sent, and not a lost record. */
+export const ERASED_FAILURE_TYPE = 'WebhookErased';

@@ -136,6 +136,56 @@ export function observePartnerWith(read: () => Promise<PartnerSnapshot>): void {
   readPartner = read;
 }
 
+/** What the retention purge removed: `body` (a body and its excerpts) or `row` (a webhook and its attempts). */
+export const retentionPurged = new Counter({
+  name: 'partner_service_retention_purged_total',
+  help: 'Webhook bodies removed and rows deleted by the retention purge, by kind (body, row)',
+  labelNames: ['kind'] as const,
+  registers: [metricsRegistry],
+});
+for (const kind of ['body', 'row']) retentionPurged.inc({ kind }, 0);
+
+/** Counts one purge batch. */
+export function countPurged(batch: { readonly bodiesRemoved: number; readonly rowsDeleted: number }): void {
+  if (batch.bodiesRemoved) retentionPurged.inc({ kind: 'body' }, batch.bodiesRemoved);
+  if (batch.rowsDeleted) retentionPurged.inc({ kind: 'row' }, batch.rowsDeleted);
+}
+
+let readOldestBody: (() => Promise<Date | null>) | undefined;
+
+/**
+ * How long ago the oldest body still stored of a finished webhook finished (0 with none): above the payload
+ * retention, the purge is not keeping up or not running. One index read per scrape, the whole deployment.
+ */
+export const oldestStoredBodySeconds = new Gauge({
+  name: 'partner_service_oldest_stored_body_age_seconds',
+  help: 'Age of the oldest stored body of a finished webhook since it finished, in seconds (0 when none; from PostgreSQL)',
+  registers: [metricsRegistry],
+  async collect() {
+    if (!readOldestBody) return;
+    await readOldestBody().then(
+      (finishedAt) => this.set(finishedAt ? Math.max(0, (Date.now() - finishedAt.getTime()) / 1000) : 0),
+      () => undefined,
+    );
+  },
+});
+
+/** WEBHOOK_PAYLOAD_RETENTION_DAYS in seconds, so an alert compares the oldest stored body with the policy in force. */
+export const payloadRetentionSeconds = new Gauge({
+  name: 'partner_service_payload_retention_seconds',
+  help: 'The payload retention in force (WEBHOOK_PAYLOAD_RETENTION_DAYS), in seconds; 0 in a process without a worker',
+  registers: [metricsRegistry],
+});
+
+/**
+ * Gives the oldest-body gauge its source and the retention it is compared with: a process with a database
+ * connection that runs the worker.
+ */
+export function observeOldestBodyWith(read: () => Promise<Date | null>, payloadRetentionDays: number): void {
+  readOldestBody = read;
+  payloadRetentionSeconds.set(payloadRetentionDays * 86_400);
+}
+
 let sdkMetricsUrl: string | undefined;
 
 /** Where the Temporal SDK's own Prometheus exporter listens (loopback), so /metrics can include its series. */

@@ -28,6 +28,9 @@ export const ATTEMPT_ERROR_CLASSES = ['timeout', 'connection_refused', 'dns', 't
 /** What started an attempt: the retry schedule, or an operator's retry-now. */
 export const ATTEMPT_TRIGGERS = ['schedule', 'manual'] as const;
 
+/** What started a retention run: its Temporal Schedule, or an operator (`partner-service retention run`). */
+export const RETENTION_TRIGGERS = ['schedule', 'manual'] as const;
+
 /** The signed links of an event (spec 2.4 and 8): candidate files (24 h) and file answers (2 h). */
 export const SIGNED_LINK_KINDS = ['files', 'file_answers'] as const;
 
@@ -38,5 +41,6 @@ export type EventAction = (typeof EVENT_ACTIONS)[number];
 export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
 export type AttemptErrorClass = (typeof ATTEMPT_ERROR_CLASSES)[number];
 export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
+export type RetentionTrigger = (typeof RETENTION_TRIGGERS)[number];
 export type LogStatus = (typeof LOG_STATUSES)[number];
 export type SignedLinkKind = (typeof SIGNED_LINK_KINDS)[number];

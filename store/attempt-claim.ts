@@ -18,6 +18,8 @@ export type AttemptClaim =
   | { readonly kind: 'claimed'; readonly acceptedAt: Date }
   | { readonly kind: 'recorded'; readonly outcome: AttemptOutcome }
   | { readonly kind: 'lost' }
+  /** The row's payload was removed (an erasure cancelled the delivery): nothing may be sent. */
+  | { readonly kind: 'erased' }
   | { readonly kind: 'held'; readonly state: HoldState; readonly pauseReason: string | null }
   | SlotWait;
 
@@ -26,7 +28,8 @@ export type AttemptClaim =
  * reads the partner gate, takes the deployment's next send slot and claims the attempt, or marks the delivery
  * held. Only the first try of an attempt gets the claim: a later one (after a lost worker or a timed-out try)
  * finds the recorded outcome, or else treats the attempt as lost, since its POST may have reached the partner.
- * A queue without a gate row yet gets one, and the claim runs again.
+ * A queue without a gate row yet gets one, and the claim runs again. A row whose payload was removed (an
+ * erasure) is never claimed: `erased`.
  */
 export async function claimAttempt(knex: Knex, atRest: DataAtRest, webhook: NewWebhook, attempt: number, gate: GateClaim): Promise<AttemptClaim> {
   // A run another Temporal client started has no row yet: the claim writes it, told of its start already.
@@ -45,14 +48,16 @@ export async function claimAttempt(knex: Knex, atRest: DataAtRest, webhook: NewW
         ON CONFLICT (id) DO UPDATE
            SET claimed_attempt = GREATEST(e.claimed_attempt, EXCLUDED.claimed_attempt), held_since = EXCLUDED.held_since,
                held_queue = COALESCE(EXCLUDED.held_queue, e.held_queue), ${setRunIds(webhook, 'e')}
-         WHERE e.claimed_attempt < ${attempt} AND ((SELECT go FROM go) OR NOT (SELECT open FROM open))
+         WHERE e.claimed_attempt < ${attempt} AND ((SELECT go FROM go) OR NOT (SELECT open FROM open)) AND e.payload_removed_at IS NULL
         RETURNING accepted_at, claimed_attempt = ${attempt} AS claimed, held_since IS NOT NULL AS held
       )
       SELECT (SELECT accepted_at FROM claim WHERE claimed) AS accepted_at, ${CLAIM_GATE_COLUMNS},
-             EXISTS (SELECT 1 FROM claim WHERE held) AS held`,
+             EXISTS (SELECT 1 FROM claim WHERE held) AS held,
+             EXISTS (SELECT 1 FROM webhook_events WHERE id = ${webhook.webhookId}::uuid AND payload_removed_at IS NOT NULL) AS erased`,
     ),
   );
   if (claimed.accepted_at) return { kind: 'claimed', acceptedAt: claimed.accepted_at };
+  if (claimed.erased) return { kind: 'erased' };
   if (claimed.held) return { kind: 'held', state: claimed.state as HoldState, pauseReason: claimed.pause_reason };
   if (claimed.state === null) {
     await ensureGate(knex, gate.taskQueue);
@@ -64,6 +69,7 @@ export async function claimAttempt(knex: Knex, atRest: DataAtRest, webhook: NewW
 interface ClaimRow extends ClaimGateRow {
   accepted_at: Date | null;
   held: boolean;
+  erased: boolean;
 }
 
 /** An attempt claimed before this try: its recorded outcome, or lost (its POST may have reached the partner). */

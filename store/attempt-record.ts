@@ -27,14 +27,15 @@ export async function storeAttempt(
   finish?: WebhookFinish,
   feedback?: GateFeedback,
 ): Promise<GateChange> {
-  const finishing = finish ? sql`, status = ${finish.status}, finished_at = COALESCE(finished_at, ${finish.finishedAt}::timestamptz)` : raw('');
-  const recorded = attemptRow(webhook, attempt, atRest);
+  const finishing = finish ? sql`, status = ${unlessErased(finish.status)}, finished_at = COALESCE(finished_at, ${finish.finishedAt}::timestamptz)` : raw('');
+  // An attempt in flight when an erasure removed the payload: its outcome is kept, its excerpt is not.
+  const recorded = attemptRow(webhook, attempt, atRest, raw('row.keeps_payload'));
   const [{ found, ...fed }] = await runSql<FedGateRow & { found: number }>(
     knex,
     prepared(
       finish ? 'record-attempt-and-finish' : 'record-attempt',
       sql`WITH row AS (
-      UPDATE webhook_events SET ${setRunIds(webhook)}${finishing} WHERE id = ${webhook.webhookId} RETURNING id
+      UPDATE webhook_events SET ${setRunIds(webhook)}${finishing} WHERE id = ${webhook.webhookId} RETURNING id, payload_removed_at IS NULL AS keeps_payload
     ), recorded AS (
       INSERT INTO webhook_attempts (webhook_id, ${recorded.columns})
       SELECT id, ${recorded.values} FROM row
@@ -50,11 +51,14 @@ export async function storeAttempt(
   return gateChange(fed);
 }
 
+/** The status a record writes, unless an erasure cancelled the delivery: that status and its reason stay. */
+const unlessErased = (status: StoppedStatus) => sql`CASE WHEN status_reason = 'erasure' THEN status ELSE ${status}::text END`;
+
 /** A webhook's final status, when no attempt's record carried it. Idempotent: the first recorded finish time stays. */
 export async function storeOutcome(knex: Knex, { webhook, status, finishedAt }: RecordOutcomeInput): Promise<void> {
   const rows = await runSql(
     knex,
-    sql`UPDATE webhook_events SET ${setRunIds(webhook)}, status = ${status}, finished_at = COALESCE(finished_at, ${finishedAt}::timestamptz)
+    sql`UPDATE webhook_events SET ${setRunIds(webhook)}, status = ${unlessErased(status)}, finished_at = COALESCE(finished_at, ${finishedAt}::timestamptz)
          WHERE id = ${webhook.webhookId} RETURNING id`,
   );
   if (rows.length === 0) throw new WebhookRowMissingError(webhook.webhookId);

@@ -62,7 +62,7 @@ export interface BodyColumns {
  * The event a row holds, null once its body was removed. A json column's text, and so its key order, is what
  * the first request stored; a sealed body is that same text.
  */
-function openBody(atRest: DataAtRest, row: BodyColumns): WebhookEnvelope | null {
+export function openBody(atRest: DataAtRest, row: BodyColumns): WebhookEnvelope | null {
   if (row.body_sealed === null) return row.body;
   return JSON.parse(openText(atRest, { clear: null, sealed: row.body_sealed, keyId: row.body_key_id })!) as WebhookEnvelope;
 }
@@ -108,9 +108,19 @@ export const asStoredWebhook = (row: StoredWebhookRow, atRest: DataAtRest): Stor
   acceptedAt: row.accepted_at,
 });
 
-/** The webhook_attempts columns of one recorded attempt, and their values, for an INSERT … SELECT. */
-export function attemptRow(webhook: WebhookRef, attempt: AttemptRecord, atRest: DataAtRest): { columns: SqlFragment; values: SqlFragment } {
+/**
+ * The webhook_attempts columns of one recorded attempt, and their values, for an INSERT … SELECT; with
+ * `excerptIf`, the response excerpt only where that condition of the SELECT holds (a row whose payload an
+ * erasure removed keeps none).
+ */
+export function attemptRow(
+  webhook: WebhookRef,
+  attempt: AttemptRecord,
+  atRest: DataAtRest,
+  excerptIf?: SqlFragment,
+): { columns: SqlFragment; values: SqlFragment } {
   const excerpt = sealText(atRest, attempt.responseBody);
+  const kept = (value: SqlFragment) => (excerptIf ? sql`CASE WHEN ${excerptIf} THEN ${value} END` : value);
   const values: Record<string, SqlFragment> = {
     attempt: sql`${attempt.attempt}::smallint`,
     scheduled_at: sql`${attempt.scheduledAt}::timestamptz`,
@@ -119,9 +129,9 @@ export function attemptRow(webhook: WebhookRef, attempt: AttemptRecord, atRest: 
     http_status: sql`${attempt.httpStatus}::smallint`,
     error_class: sql`${attempt.errorClass}::text`,
     error_message: sql`${attempt.errorMessage}::text`,
-    response_body: sql`${excerpt.clear}::text`,
-    response_body_sealed: sql`${excerpt.sealed}::bytea`,
-    response_body_key_id: sql`${excerpt.keyId}::text`,
+    response_body: kept(sql`${excerpt.clear}::text`),
+    response_body_sealed: kept(sql`${excerpt.sealed}::bytea`),
+    response_body_key_id: kept(sql`${excerpt.keyId}::text`),
     succeeded: sql`${attempt.succeeded}::boolean`,
     trigger: sql`${attempt.trigger ?? 'schedule'}::text`,
     expired_links: sql`${attempt.expiredLinks ?? []}::text[]`,

@@ -5,6 +5,8 @@ import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/w
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { createActivities } from '../activities';
+import { createErasureActivities } from '../activities/erasure';
+import { createRetentionActivities } from '../activities/retention';
 import { partnerSettings } from '../lib/config';
 import { recordsTaskQueue } from '../workflows/types';
 import { PREBUILT_BUNDLE_PATH, PREBUILT_TRACED_BUNDLE_PATH, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from './bundle';
@@ -19,7 +21,10 @@ import { countWaitingDeliveries } from '../application/delivery-log';
 import { partnerSnapshot } from '../application/partner-operator';
 import { runPartnerRecovery } from '../application/partner-recovery';
 import { createTemporalGateway } from '../application/temporal-gateway';
-import { countWaitingWebhooksWith, observePartnerWith } from '../lib/metrics';
+import { countWaitingWebhooksWith, observeOldestBodyWith, observePartnerWith } from '../lib/metrics';
+import { oldestStoredBody } from '../application/retention';
+import { RETENTION_INTERVAL, retentionScheduleId } from '../lib/retention';
+import { ensureRetentionSchedule, namespaceRetentionWarning } from './retention-schedule';
 import { probePartner } from '../activities/partner-probe';
 import { workerTracing } from './tracing';
 
@@ -104,7 +109,13 @@ export function webhookWorkerOptions(
     records: {
       ...common,
       taskQueue: recordsTaskQueue(config.TEMPORAL_TASK_QUEUE),
-      activities: { recordAttempt, recordOutcome },
+      // Erasure and retention activities too: PostgreSQL work (and Temporal's deletes), never the partner's budget.
+      activities: {
+        recordAttempt,
+        recordOutcome,
+        ...createErasureActivities({ config: () => config, knex, workflowService: connection.workflowService }),
+        ...createRetentionActivities({ config: () => config, knex }),
+      },
       tuner: {
         workflowTaskSlotSupplier: fixedSlots(1),
         localActivityTaskSlotSupplier: fixedSlots(1),
@@ -165,6 +176,7 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
   let polling: NativeConnection | undefined;
   countWaitingWebhooksWith(() => countWaitingDeliveries(deps.knex));
   observePartnerWith(() => partnerSnapshot(deps.knex, config));
+  observeOldestBodyWith(() => oldestStoredBody(deps.knex), config.WEBHOOK_PAYLOAD_RETENTION_DAYS);
   const done = (async () => {
     // Its count of rows under retired keys reads PostgreSQL; the lines that need no query come first.
     const reported = reportDataAtRest(deps.knex, config, logger);
@@ -184,6 +196,7 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
       try {
         const added = await ensureSearchAttributes(connection, config.temporal.namespace);
         if (added.length) logger.info({ namespace: config.temporal.namespace, added }, 'registered the webhook search attributes');
+        await setUpRetention(connection, config, logger);
         // On stop, attempts still waiting for a slot start no POST: only those in flight finish.
         const options = webhookWorkerOptions(deps, connection, abort.signal);
         const workers = await createWorkersUnlessStopping([options.delivery, options.records], stopping);
@@ -236,6 +249,27 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
       await done.catch(() => undefined);
     },
   };
+}
+
+/**
+ * The retention schedule of this task queue (created, or updated to this worker's settings), and one warning
+ * line when Temporal keeps closed runs longer than the payload retention. Neither stops delivery: a failure
+ * is logged, and the next start tries again.
+ */
+async function setUpRetention(connection: NativeConnection, config: Config, logger: Logger): Promise<void> {
+  const scheduleId = retentionScheduleId(config.TEMPORAL_TASK_QUEUE);
+  try {
+    const outcome = await ensureRetentionSchedule(connection, config);
+    logger.info({ scheduleId, every: RETENTION_INTERVAL }, `retention schedule ${outcome}`);
+  } catch (error) {
+    logger.error({ err: error, scheduleId }, 'the retention schedule could not be created or updated: the purge does not run on its own until a worker starts with it');
+  }
+  try {
+    const warning = await namespaceRetentionWarning(connection, config);
+    if (warning) logger.warn(warning);
+  } catch (error) {
+    logger.warn({ err: error }, 'could not read the Temporal namespace retention (DescribeNamespace)');
+  }
 }
 
 /**

@@ -3,6 +3,7 @@ import type { WebhookActivities } from '../activities';
 import { recordActivities, trackDelivery, type NextAttempt } from './delivery-state';
 import {
   DEFAULT_SEND_TIMEOUT_MS,
+  ERASED_FAILURE_TYPE,
   failedAttempt,
   MAX_ATTEMPTS,
   type AttemptRecord,
@@ -105,7 +106,9 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
  */
 function unclaimedAttempt(error: unknown, attempt: number, startedAtMs: number): DeliveredAttempt {
   if (!(error instanceof ApplicationFailure || error instanceof ActivityFailure)) throw error;
-  recordRejected(error);
+  // An erasure removed the webhook's body and cancelled it; its run is being deleted.
+  if (error instanceof ApplicationFailure && error.type === ERASED_FAILURE_TYPE) log.info('the webhook was erased on request: its attempt is not sent');
+  else recordRejected(error);
   const outcome = failedAttempt(attempt, {
     errorClass: 'other',
     errorMessage: `attempt could not be claimed: ${error.cause?.message ?? error.message}`,

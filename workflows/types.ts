@@ -45,3 +45,22 @@ export interface DeliverySummary {
   readonly status: Exclude<FinalStatus, 'cancelled'>;
   readonly attempts: readonly AttemptRecord[];
 }
+
+/** The workflow id of an erasure: one per request, so a repeated start finds the same run. */
+export const erasureWorkflowId = (erasureId: string): string => `erasure-${erasureId}`;
+
+/** The erasure workflow's input: the record it reads its subject and company from (never the subject itself). */
+export interface EraseSubjectInput {
+  readonly erasureId: string;
+  /** Set by a continue-as-new during the index: the id the index goes on after. */
+  readonly indexedUpTo?: string;
+}
+
+/** What an erasure did, as its workflow returns it. */
+export interface ErasureSummary {
+  readonly erasureId: string;
+  readonly webhooksFound: number;
+  readonly deliveriesCancelled: number;
+  readonly bodiesRemoved: number;
+  readonly runsDeleted: number;
+}

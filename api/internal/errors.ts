@@ -6,6 +6,7 @@ import { TemporalSetupError } from '../../temporal/register-search-attributes';
 import { WebhookConflictError, WebhookNotFoundError, WebhookStartConflictError } from '../../application/operation-errors';
 import { WebhookQueryError } from '../../application/webhook-filter';
 import { PartnerRequestError } from '../../application/partner-operator';
+import { ErasureNotFoundError, ErasureNotStartedError, ErasureRequestError } from '../../application/erasure';
 import { StoredTextDecryptionError } from '../../lib/at-rest';
 
 /** The one error body of the internal API: `detail` always; `errors` per JSON path, `reason` from Temporal. */
@@ -33,20 +34,25 @@ function asInternalApiError(error: unknown): InternalApiError | undefined {
   if (error instanceof WebhookValidationError) return new InternalApiError(400, { detail: 'Invalid webhook event.', errors: error.errors });
   if (error instanceof WebhookQueryError) return new InternalApiError(400, { detail: 'Invalid filter or paging.', errors: error.errors });
   if (error instanceof PartnerRequestError) return new InternalApiError(400, { detail: 'Invalid request.', errors: error.errors });
-  if (error instanceof WebhookNotFoundError) return new InternalApiError(404, { detail: 'Not found.' });
+  if (error instanceof ErasureRequestError) return new InternalApiError(400, { detail: 'Invalid request.', errors: error.errors });
+  if (error instanceof WebhookNotFoundError || error instanceof ErasureNotFoundError) return new InternalApiError(404, { detail: 'Not found.' });
   // Its own answer, not Temporal's: nothing is wrong with Temporal, and the same request soon succeeds.
   if (error instanceof WebhookStartConflictError) return new InternalApiError(409, { detail: error.message }, { 'Retry-After': '1' });
   if (error instanceof WebhookConflictError) return new InternalApiError(409, { detail: error.message });
   if (error instanceof TemporalSetupError) {
     // Not an outage: retrying cannot help until an operator mends Temporal's configuration.
     return new InternalApiError(500, {
-      detail: "The webhook was not accepted because Temporal refused the service's configuration. An operator must fix it; retrying will not help.",
+      detail: "The request was not carried out because Temporal refused the service's configuration. An operator must fix it; retrying will not help.",
       reason: error.message,
     });
   }
   if (error instanceof StoredTextDecryptionError) {
     // Not a fault of the request: the data rests under a key the service was started without.
     return new InternalApiError(500, { detail: 'The webhook\'s data cannot be read with the keys this service was started with; an operator must list its key again.', reason: error.message });
+  }
+  if (error instanceof ErasureNotStartedError) {
+    const body = { detail: error.message, reason: error.reason, ...(error.outcomeUnknown && { erasure_id: error.erasureId }) };
+    return new InternalApiError(503, body, { 'Retry-After': '30' });
   }
   if (error instanceof OperationUnavailableError) {
     const detail = error.outcomeUnknown

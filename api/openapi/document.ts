@@ -3,7 +3,7 @@ import { DETAIL } from '../listings/errors';
 import { ALLOWED_METHODS } from '../listings/methods';
 import { CURSOR_PARAM, DEFAULT_PAGE_SIZE, LAST_PAGE, MAX_PAGE_SIZE, PAGE_PARAM, PAGE_SIZE_PARAM } from '../listings/paging/page-params';
 import { schemas } from './schemas';
-import { internalPaths, internalSchemas, partnerPaths } from './internal-paths';
+import { erasurePaths, internalPaths, internalSchemas, partnerPaths } from './internal-paths';
 import { scimPaths, scimSchemas, scimTokenScheme } from './scim-paths';
 import { partnerTokenScheme, webhookCatalog, webhookSchemas } from './webhook-catalog';
 import { SIGNATURE_GUIDE } from './signature-guide';
@@ -147,6 +147,7 @@ export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'INTERNAL_
       ...scimPaths(scimSecured),
       ...(internal && internalPaths),
       ...(internal && partnerPaths),
+      ...(internal && erasurePaths),
     },
     webhooks: webhookCatalog(),
     components: {

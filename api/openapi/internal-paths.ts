@@ -2,6 +2,8 @@ import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, EVENT_ACTIONS, EVENT_TYPES, LO
 import { PARTNER_STATES } from '../../lib/partner-states';
 import { bulkRedeliveryBody, listQuery, MAX_LOG_PAGE, redeliveryQuery } from '../../application/webhook-filter';
 import { limitRequest, pauseRequest } from '../../application/partner-operator';
+import { erasureRequest } from '../../application/erasure';
+import { SUBJECT_KINDS } from '../../lib/subject-index';
 import { zodJsonSchema, zodQueryParameters } from './zod-json-schema';
 
 // The internal webhook API in the OpenAPI document: served only where INTERNAL_API_TOKEN enables the routes.
@@ -184,15 +186,47 @@ export const internalSchemas = {
       },
     },
   },
+  ErasureRequest: zodJsonSchema(erasureRequest),
+  ErasureAccepted: {
+    type: 'object',
+    required: ['erasure_id', 'status', 'status_url'],
+    additionalProperties: false,
+    properties: { erasure_id: uuid, status: { const: 'pending' }, status_url: { type: 'string' } },
+  },
+  Erasure: {
+    type: 'object',
+    additionalProperties: false,
+    required: [
+      'erasure_id', 'status', 'subject_kind', 'company_id', 'requested_by', 'requested_at', 'webhooks_found', 'deliveries_cancelled',
+      'bodies_removed', 'runs_deleted', 'runs_gone', 'completed_at', 'updated_at', 'status_url',
+    ],
+    properties: {
+      erasure_id: uuid,
+      status: { type: 'string', enum: ['pending', 'completed'], description: '`completed`: every body found is removed and every run of those webhooks is gone from Temporal.' },
+      subject_kind: { type: 'string', enum: [...SUBJECT_KINDS], description: 'The record keeps the kind and an HMAC of the subject, never the subject.' },
+      company_id: { type: ['string', 'null'] },
+      requested_by: { type: 'string', description: '`internal-api`, or `cli:<user>`.' },
+      requested_at: dateTime,
+      webhooks_found: { type: ['integer', 'null'], minimum: 0, description: 'Null until the webhooks are erased.' },
+      deliveries_cancelled: { type: ['integer', 'null'], minimum: 0, description: 'Pending deliveries cancelled (status `cancelled`, status_reason `erasure`).' },
+      bodies_removed: { type: ['integer', 'null'], minimum: 0, description: 'Bodies removed by this erasure (those the retention purge had removed are not counted).' },
+      runs_deleted: { type: ['integer', 'null'], minimum: 0, description: 'Temporal runs deleted; null until the deletes are made.' },
+      runs_gone: { type: ['integer', 'null'], minimum: 0, description: 'Deleted runs Temporal no longer knows (deletion is asynchronous).' },
+      completed_at: nullable(dateTime),
+      updated_at: dateTime,
+      status_url: { type: 'string' },
+    },
+  },
   PartnerPause: zodJsonSchema(pauseRequest),
   PartnerLimit: zodJsonSchema(limitRequest),
   BulkRedelivery: {
     type: 'object',
     additionalProperties: false,
-    required: ['started', 'skipped_expired_links', 'more'],
+    required: ['started', 'skipped_expired_links', 'skipped_payload_removed', 'more'],
     properties: {
       started: { type: 'integer', minimum: 0, description: 'Redeliveries this call started.' },
       skipped_expired_links: { type: 'integer', minimum: 0, description: 'Matching originals not redelivered because their signed links are past their deadline.' },
+      skipped_payload_removed: { type: 'integer', minimum: 0, description: 'Matching originals not redelivered because their body was removed (retention or erasure).' },
       more: { type: 'boolean', description: 'Matches are left because `limit` was reached.' },
     },
   },
@@ -205,6 +239,12 @@ const operation = (operationId: string, summary: string, responses: Record<strin
   security: [{ InternalToken: [] }],
   ...extra,
   responses: { ...responses, ...commonErrors },
+});
+
+/** `GET …/{id}`: the one resource, or 404. */
+const getOne = (parameter: object, operationId: string, summary: string, schema: string, noun: string) => ({
+  parameters: [parameter],
+  get: operation(operationId, summary, { '200': { description: `The ${noun}.`, content: json(ref(schema)) }, '404': error(`No such ${noun}.`) }),
 });
 
 /** `POST …/{webhook_id}/<action>`: 202 when accepted, 404 for no such webhook, 409 when its state forbids it. */
@@ -269,13 +309,7 @@ export const internalPaths = {
       { requestBody: { required: true, content: json(ref('BulkRedeliveryRequest')) } },
     ),
   },
-  '/internal/v1/webhooks/{webhook_id}': {
-    parameters: [webhookIdParameter],
-    get: operation('getWebhook', 'A webhook: its event, every attempt and the live state', {
-      '200': { description: 'The webhook.', content: json(ref('WebhookDetail')) },
-      '404': error('No such webhook.'),
-    }),
-  },
+  '/internal/v1/webhooks/{webhook_id}': getOne(webhookIdParameter, 'getWebhook', 'A webhook: its event, every attempt and the live state', 'WebhookDetail', 'webhook'),
   '/internal/v1/webhooks/{webhook_id}/retry-now': webhookAction('retryWebhookNow', 'Make the next attempt of a waiting delivery at once (recorded as manual)',
     { description: 'The attempt is being made.', schema: 'RetryNowAccepted' }, 'The delivery is not waiting for a retry.'),
   '/internal/v1/webhooks/{webhook_id}/cancel': webhookAction('cancelWebhook', 'Stop a pending delivery; recorded as cancelled',
@@ -313,4 +347,23 @@ export const partnerPaths = {
   '/internal/v1/partner/limit': {
     post: partnerOperation('limitPartner', 'Set the POSTs per second of every worker together, at run time', badBody, partnerBody('PartnerLimit')),
   },
+};
+
+const erasureIdParameter = { name: 'erasure_id', in: 'path', required: true, schema: uuid, description: 'The erasure id (any other value answers 404).' };
+
+export const erasurePaths = {
+  '/internal/v1/erasures': {
+    post: operation(
+      'requestErasure',
+      "Erase a subject's webhooks: bodies, response excerpts and Temporal runs; pending deliveries cancelled",
+      {
+        '202': { description: 'Recorded; the erasure runs in the background. Location is its status URL.', content: json(ref('ErasureAccepted')) },
+        ...badBody,
+        '400': error('Invalid JSON, both subjects or neither, an empty candidate_id, a malformed e-mail address: one error per field.'),
+        '500': error("Temporal refused the service's configuration."),
+      },
+      { requestBody: { required: true, content: json(ref('ErasureRequest')) } },
+    ),
+  },
+  '/internal/v1/erasures/{erasure_id}': getOne(erasureIdParameter, 'getErasure', 'An erasure: its status, counts and times', 'Erasure', 'erasure'),
 };

@@ -1,16 +1,18 @@
 import { parseArgs } from 'node:util';
 import { deliveriesSuite } from '../deliveries/suite';
 import { drainSuite } from '../drain/suite';
+import { erasureSuite } from '../erasure/suite';
 import { floorSuite } from '../floor/suite';
 import { importSuite } from '../import/suite';
 import { listingsSuite } from '../listings/suite';
+import { retentionSuite } from '../retention/suite';
 import { scimSuite } from '../scim/suite';
 import { startBenchPostgres, withBenchDatabase } from './postgres';
 import { writeSections, type RenderedSection } from './render';
 import type { BenchmarkSuite } from './suite';
 
 /** Every suite `npm run bench` runs, in order. */
-const SUITES: readonly BenchmarkSuite[] = [importSuite, listingsSuite, scimSuite, floorSuite, deliveriesSuite, drainSuite];
+const SUITES: readonly BenchmarkSuite[] = [importSuite, listingsSuite, scimSuite, floorSuite, deliveriesSuite, drainSuite, erasureSuite, retentionSuite];
 
 /**
  * `npm run bench [-- --only NAME…] [--out FILE|-]`: runs each suite against its own database on one PostgreSQL

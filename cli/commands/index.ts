@@ -2,12 +2,14 @@ import type { Command } from '../command';
 import { apiCommand } from './api';
 import { appsCommand } from './apps';
 import { dbCommand } from './db';
+import { eraseCommand } from './erase';
 import { importCommand } from './import';
 import { migrateCommand } from './migrate';
 import { partnerCommand } from './partner';
+import { retentionCommand } from './retention';
 import { startCommand } from './start';
 import { webhooksCommand } from './webhooks';
 import { workerCommand } from './worker';
 
 /** Every `partner-service` subcommand, in the order `--help` lists them. */
-export const commands: readonly Command[] = [startCommand, apiCommand, workerCommand, migrateCommand, importCommand, appsCommand, webhooksCommand, partnerCommand, dbCommand];
+export const commands: readonly Command[] = [startCommand, apiCommand, workerCommand, migrateCommand, importCommand, appsCommand, webhooksCommand, partnerCommand, eraseCommand, retentionCommand, dbCommand];

@@ -45,7 +45,9 @@ const USAGE = [
   '             nothing new). Prints the count started and whether matches are left (more).',
   '             An event whose signed links (candidate files 24 h, file answers 2 h after acceptance)',
   '             are past their deadline is refused (exit 1), or skipped and counted by --all',
-  '             (skipped_expired_links), unless --allow-expired-links is given.',
+  '             (skipped_expired_links), unless --allow-expired-links is given. A webhook whose',
+  '             body was removed (retention, erasure) is refused (exit 1), or skipped and counted',
+  '             by --all (skipped_payload_removed).',
   '',
   'Operations exit 1 when the webhook does not exist or is in the wrong state (the API\'s 404 and 409).',
 ].join('\n');

@@ -1,8 +1,12 @@
 // The server the contract test fuzzes: the whole webhook stack (dev server, PostgreSQL, API, workers) with the
 // internal API on, seeded so that every route can answer 2xx: an app granted a company and its job for the
 // listings, the SCIM dataset of the SCIM tests for Users and Groups, and two webhooks for the routes that take a
-// webhook id: one delivered, one whose partner answers 503 (so retry-now and cancel have a waiting delivery).
+// webhook id: one delivered, one whose partner answers 503 (so retry-now and cancel have a waiting delivery);
+// and an erasure for the route that takes an erasure id.
 import { webhookIds } from '../../application/ids';
+import { DEVELOPMENT_SUBJECT_INDEX_KEY } from '../../lib/at-rest';
+import { subjectKey } from '../../lib/subject-index';
+import { insertErasure } from '../../store/erasures';
 import type { Knex } from '../../db/database';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { insertApp, insertCompany, insertJob } from '../listings/support';
@@ -18,6 +22,9 @@ export const SEEDED_WEBHOOKS = {
   delivered: webhookIds({ event_type: 'candidate', action: 'new', event_id: 'contract-delivered' }).webhookId,
   failing: webhookIds({ event_type: 'candidate', action: 'new', event_id: 'contract-failing' }).webhookId,
 };
+
+/** The seeded erasure, of a candidate no webhook names; schemathesis.toml draws its id for `erasure_id`. */
+export const SEEDED_ERASURE = '00000000-0000-4000-8000-00000000e7a5';
 
 async function seedDirectory(knex: Knex): Promise<void> {
   await seedDataset(knex);
@@ -54,6 +61,10 @@ export async function startContractStack(env: Record<string, string> = {}): Prom
   try {
     await seedDirectory(stack.db.knex);
     await seedWebhooks(stack.api.url);
+    await insertErasure(stack.db.knex, {
+      id: SEEDED_ERASURE, subjectKind: 'candidate_id', subjectKey: subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'candidate_id', 'contract-nobody'), companyId: null, requestedBy: 'contract-seed',
+    });
+    await stack.gateway.startErasure(SEEDED_ERASURE);
   } catch (error) {
     await stack.close();
     throw error;

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { seedDataset } from '../scim/support';
 import { startTestApi } from '../support/api';
 import type { WebhookStack } from '../support/webhook-stack';
-import { CONTRACT_APP, CONTRACT_INTERNAL_TOKEN, SEEDED_WEBHOOKS, startContractStack } from './contract-stack';
+import { CONTRACT_APP, CONTRACT_INTERNAL_TOKEN, SEEDED_ERASURE, SEEDED_WEBHOOKS, startContractStack } from './contract-stack';
 import { CONFIG_FILE, runSchemathesis } from './schemathesis-cli';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -48,15 +48,15 @@ describe('contract: schemathesis over the whole /openapi.json', function () {
   });
   after(() => stack?.close());
 
-  it("the configuration draws the seeded webhooks' ids", () => {
+  it("the configuration draws the seeded webhooks' and erasure's ids", () => {
     const config = readFileSync(CONFIG_FILE, 'utf8');
-    for (const webhookId of Object.values(SEEDED_WEBHOOKS)) assert.ok(config.includes(`"${webhookId}"`), webhookId);
+    for (const id of [...Object.values(SEEDED_WEBHOOKS), SEEDED_ERASURE]) assert.ok(config.includes(`"${id}"`), id);
   });
 
   it('every check passes on every operation', async () => {
     const operations = await operationsOf(stack.api.url);
-    // Listings, SCIM (Users and Groups, discovery), the internal webhook API and the partner controls.
-    assert.equal(operations, 24);
+    // Listings, SCIM (Users and Groups, discovery), the internal webhook API, the partner controls and erasures.
+    assert.equal(operations, 26);
     const started = Date.now();
     const run = await runSchemathesis(options(stack.api.url), credentials);
     assertClean(run, operations, operations, (Date.now() - started) / 1000);

@@ -48,8 +48,8 @@ describe('the CLI error map', () => {
     });
   });
 
-  it('configuration errors and command failures exit 1 with their own line', () => {
-    assert.deepEqual(map(new ConfigError('Invalid configuration: PORT must be a whole number')), failed('Invalid configuration: PORT must be a whole number'));
+  it('configuration errors exit 2 and command failures 1, each with its own line', () => {
+    assert.deepEqual(map(new ConfigError('Invalid configuration: PORT must be a whole number')), { exitCode: 2, message: 'Invalid configuration: PORT must be a whole number' });
     assert.deepEqual(map(new CommandFailure('partner-service apps revoke: no app "x"')), failed('partner-service apps revoke: no app "x"'));
   });
 

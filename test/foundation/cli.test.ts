@@ -37,7 +37,7 @@ describe('partner-service CLI', () => {
 
   it('a bad configuration value stops the process with one line naming the variable', async () => {
     const { code, stdout, stderr } = await runCli(['api'], { PORT: 'eighty' });
-    assert.equal(code, 1);
+    assert.equal(code, 2);
     assert.equal(stdout, '');
     assert.equal(stderr, 'Invalid configuration: PORT must be a whole number\n');
   });
@@ -59,7 +59,7 @@ describe('partner-service CLI', () => {
     for (const command of ['start', 'api', 'worker']) {
       for (const [setting, message] of refused) {
         const { code, stdout, stderr } = await runCli([command], { ...env, ...setting }, cwd);
-        assert.deepEqual({ code, stdout, stderr }, { code: 1, stdout: '', stderr: `Invalid configuration: ${message}\n` }, `${command} ${JSON.stringify(setting)}`);
+        assert.deepEqual({ code, stdout, stderr }, { code: 2, stdout: '', stderr: `Invalid configuration: ${message}\n` }, `${command} ${JSON.stringify(setting)}`);
       }
     }
     assert.equal(existsSync(path.join(cwd, '.data')), false, 'start made no data directory');
@@ -72,7 +72,7 @@ describe('partner-service CLI', () => {
     assert.equal(stderr, 'PARTNER_ENDPOINT is not set: the worker has no partner endpoint to deliver to\n');
   });
 
-  it('a second worker on a taken WORKER_HTTP_PORT exits 1 with one line naming the setting', async () => {
+  it('a second worker on a taken WORKER_HTTP_PORT exits 2 with one line naming the setting', async () => {
     const db = await createTestDatabase();
     const taken = net.createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
@@ -87,7 +87,7 @@ describe('partner-service CLI', () => {
         WORKER_HTTP_PORT: String(port),
         LOG_LEVEL: 'silent',
       });
-      assert.equal(code, 1);
+      assert.equal(code, 2);
       assert.equal(stderr, `WORKER_HTTP_PORT ${port} is already in use on 127.0.0.1: give each worker on one host its own WORKER_HTTP_PORT\n`);
     } finally {
       taken.close();

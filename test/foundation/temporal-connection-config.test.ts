@@ -123,8 +123,8 @@ describe('Temporal connection configuration', function () {
     });
   }
 
-  it('stops `partner-service api` with that one line and exit code 1, before anything starts', async () => {
+  it('stops `partner-service api` with that one line and exit code 2, before anything starts', async () => {
     const result = await runCli(['api'], { PATH: process.env.PATH, TEMPORAL_ADDRESS: 't:7233', TEMPORAL_TLS_CLIENT_CERT_PATH: certs.clientCert, TEMPORAL_TLS_CLIENT_KEY_PATH: certs.serverKey });
-    assert.deepEqual([result.code, result.stdout, result.stderr], [1, '', 'Invalid configuration: TEMPORAL_TLS_CLIENT_KEY_PATH is not the private key of the certificate in TEMPORAL_TLS_CLIENT_CERT_PATH\n']);
+    assert.deepEqual([result.code, result.stdout, result.stderr], [2, '', 'Invalid configuration: TEMPORAL_TLS_CLIENT_KEY_PATH is not the private key of the certificate in TEMPORAL_TLS_CLIENT_CERT_PATH\n']);
   });
 });

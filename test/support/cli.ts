@@ -1,5 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 /** The compiled CLI; `npm test` builds it first. */
 export const CLI = path.join(__dirname, '..', '..', 'dist', 'cli', 'main.js');
@@ -49,4 +50,16 @@ export function waitForExit(child: ChildProcess): Promise<number | null> {
   // A child killed by a signal has exited with exitCode null: its 'exit' event will not come again.
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
   return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+}
+
+/** Runs `partner-service ...args` from the sources (tsx, no build needed) with exactly `env` plus PATH; never rejects. */
+export async function runSourceCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  const options = { cwd: path.join(__dirname, '..', '..'), env: { PATH: process.env.PATH ?? '', ...env } };
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--require', 'tsx/cjs', 'cli/main.ts', ...args], options);
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
 }

@@ -41,3 +41,14 @@ export const deref = (doc: Doc, node: any) => {
   return node.$ref.slice(2).split('/').reduce((at: any, key: string) => at[key], doc);
 };
 
+
+/** Asserts that a real answer is documented for its route, method and status, and matches that schema. */
+export function documentedAnswers(doc: Doc) {
+  const schemaAt = documentSchemas(doc);
+  return (template: string, method: string, reply: { status: number; body: unknown }) => {
+    const declared = deref(doc, doc.paths[template]?.[method]?.responses?.[String(reply.status)]);
+    assert.ok(declared, `${method} ${template} does not document ${reply.status}`);
+    const validate = schemaAt(declared.content['application/json'].schema.$ref);
+    assert.ok(validate(reply.body), `${method} ${template} ${reply.status}: ${JSON.stringify(validate.errors)}`);
+  };
+}

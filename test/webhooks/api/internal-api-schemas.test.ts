@@ -7,6 +7,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import type { z } from 'zod';
 import { limitRequest, MAX_PAUSE_REASON, pauseRequest } from '../../../application/partner-operator';
+import { erasureRequest } from '../../../application/erasure';
 import { bulkRedeliveryBody, listQuery, redeliveryQuery } from '../../../application/webhook-filter';
 import { openApiDocument } from '../../../api/openapi/document';
 import { zodJsonSchema } from '../../../api/openapi/zod-json-schema';
@@ -19,6 +20,7 @@ const CHECKED: Record<string, z.ZodType> = {
   'redeliverWebhooks body': bulkRedeliveryBody,
   'pausePartner body': pauseRequest,
   'limitPartner body': limitRequest,
+  'requestErasure body': erasureRequest,
 };
 /** The one other input: the ingestion body, generated from the ingestion zod schemas by the webhook catalog. */
 const INGESTION = 'startWebhook body';

@@ -429,6 +429,29 @@ describe('POST /internal/v1/webhooks with Temporal unreachable (TEMPORAL_ADDRESS
       await gateway.close();
     }
   });
+
+  it('an erasure request answers 503 and keeps no record: nothing was started, so the same request may be sent again', async () => {
+    const port = await closedPort();
+    const config = loadConfig({ INTERNAL_API_TOKEN: INTERNAL_TOKEN, TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
+    const gateway = createTemporalGateway(config, logger, { connectTimeoutMs: 1000 });
+    const api = await serve(db, { INTERNAL_API_TOKEN: INTERNAL_TOKEN, TEMPORAL_ADDRESS: `127.0.0.1:${port}` }, gateway);
+    try {
+      const response = await fetch(`${api.url}/internal/v1/erasures`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'someone@example.com' }),
+      });
+      assert.equal(response.status, 503);
+      assert.equal(response.headers.get('retry-after'), '30');
+      const body = (await response.json()) as { detail: string; reason: string };
+      assert.match(body.detail, /^The erasure was not started, since Temporal is unavailable \(cannot connect to 127\.0\.0\.1:\d+ .*\): nothing was recorded or erased\. Send the request again later\.$/);
+      assert.deepEqual(Object.keys(body).sort(), ['detail', 'reason']);
+      assert.equal(Number((await db.knex('erasures').count({ n: '*' }))[0].n), 0);
+    } finally {
+      await api.close();
+      await gateway.close();
+    }
+  });
 });
 
 describe('internal routes without INTERNAL_API_TOKEN', () => {

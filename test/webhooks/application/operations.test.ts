@@ -24,7 +24,7 @@ import type { TestDatabase } from '../../support/database';
 import { startWebhookStack, type WebhookStack } from '../../support/webhook-stack';
 import { eventually } from '../../support/eventually';
 import { occurrencesIn } from '../../support/history';
-import { deref, documentSchemas, openApi31Validator, type Doc } from '../../support/openapi';
+import { documentedAnswers, openApi31Validator, type Doc } from '../../support/openapi';
 import { testWorkflowBundle } from '../../support/temporal';
 import { closedPort, type PartnerServer } from '../support/partner-server';
 import { IN_CLEAR } from '../../support/at-rest';
@@ -242,11 +242,11 @@ describe('webhook operations on the Temporal dev server', function () {
       const filter = { status: 'failed', company_id: company, since: '2026-01-01T00:00:00Z' };
 
       const first = await call('POST', '/redeliver', { ...filter, limit: 600 });
-      assert.deepEqual(first, { status: 200, body: { started: 600, skipped_expired_links: 0, more: true } });
+      assert.deepEqual(first, { status: 200, body: { started: 600, skipped_expired_links: 0, skipped_payload_removed: 0, more: true } });
       const second = await call('POST', '/redeliver', { ...filter, limit: 600 });
-      assert.deepEqual(second, { status: 200, body: { started: 400, skipped_expired_links: 0, more: false } });
+      assert.deepEqual(second, { status: 200, body: { started: 400, skipped_expired_links: 0, skipped_payload_removed: 0, more: false } });
       const third = await call('POST', '/redeliver', { ...filter, limit: 600 });
-      assert.deepEqual(third, { status: 200, body: { started: 0, skipped_expired_links: 0, more: false } });
+      assert.deepEqual(third, { status: 200, body: { started: 0, skipped_expired_links: 0, skipped_payload_removed: 0, more: false } });
 
       const redeliveries = db.knex('webhook_events').whereIn('redelivery_of', originals.map((o) => o.id));
       assert.equal(Number((await redeliveries.clone().count({ n: '*' }))[0].n), 1000);
@@ -258,7 +258,7 @@ describe('webhook operations on the Temporal dev server', function () {
       assert.equal(headerIds.length, Number(attempts[0].n), 'one POST per recorded attempt');
       const bodies = new Map(originals.map((o) => [o.id, o.body]));
       assert.ok(partner.requests.every((r) => r.body === bodies.get(String(r.headers['webhook-id']))));
-      assert.deepEqual(await call('POST', '/redeliver', filter), { status: 200, body: { started: 0, skipped_expired_links: 0, more: false } });
+      assert.deepEqual(await call('POST', '/redeliver', filter), { status: 200, body: { started: 0, skipped_expired_links: 0, skipped_payload_removed: 0, more: false } });
     });
 
     it('answers 400 for a filter that names an unfinished status or is malformed, and starts nothing', async () => {
@@ -355,11 +355,11 @@ describe('webhook operations on the Temporal dev server', function () {
       await client.workflow.getHandle(stale.body.workflow_id).result();
       await acceptedHoursAgo(stale.body.webhook_id, 3);
       const filter = { company_id: company, status: 'delivered' };
-      assert.deepEqual(await call('POST', '/redeliver', filter), { status: 200, body: { started: 1, skipped_expired_links: 1, more: false } });
+      assert.deepEqual(await call('POST', '/redeliver', filter), { status: 200, body: { started: 1, skipped_expired_links: 1, skipped_payload_removed: 0, more: false } });
       assert.deepEqual([await redeliveriesOf(fresh.body.webhook_id), await redeliveriesOf(stale.body.webhook_id)], [1, 0]);
       assert.deepEqual(await call('POST', '/redeliver', { ...filter, allow_expired_links: true }), {
         status: 200,
-        body: { started: 1, skipped_expired_links: 0, more: false },
+        body: { started: 1, skipped_expired_links: 0, skipped_payload_removed: 0, more: false },
       });
       assert.equal(await redeliveriesOf(stale.body.webhook_id), 1);
     });
@@ -535,12 +535,12 @@ describe('webhook operations on the Temporal dev server', function () {
       assert.equal(refused.code, 1);
       assert.match(refused.stderr, /^The event's signed links are past their deadline \(files expired at .+\), so a redelivery would send dead links\. Redeliver with allow_expired_links \(CLI: --allow-expired-links\) to send them anyway\.\n$/);
       const bulk = await cli('redeliver', '--all', '--company-id', company);
-      assert.deepEqual([bulk.code, json(bulk.stdout)], [0, { started: 0, skipped_expired_links: 1, more: false }]);
+      assert.deepEqual([bulk.code, json(bulk.stdout)], [0, { started: 0, skipped_expired_links: 1, skipped_payload_removed: 0, more: false }]);
       const allowed = await cli('redeliver', webhookId, '--allow-expired-links');
       assert.equal(allowed.code, 0, allowed.stderr);
       await client.workflow.getHandle(json(allowed.stdout).workflow_id).result();
       const bulkAllowed = await cli('redeliver', '--all', '--company-id', company, '--status', 'delivered', '--allow-expired-links');
-      assert.deepEqual([bulkAllowed.code, json(bulkAllowed.stdout)], [0, { started: 1, skipped_expired_links: 0, more: false }]);
+      assert.deepEqual([bulkAllowed.code, json(bulkAllowed.stdout)], [0, { started: 1, skipped_expired_links: 0, skipped_payload_removed: 0, more: false }]);
     });
 
     it('redelivers in bulk with --all once per filter, and rejects bad usage with exit 2', async () => {
@@ -548,9 +548,9 @@ describe('webhook operations on the Temporal dev server', function () {
       const done = await call('POST', '', candidate(company));
       await client.workflow.getHandle(done.body.workflow_id).result();
       const bulk = await cli('redeliver', '--all', '--company-id', company, '--status', 'delivered');
-      assert.deepEqual([bulk.code, json(bulk.stdout)], [0, { started: 1, skipped_expired_links: 0, more: false }]);
+      assert.deepEqual([bulk.code, json(bulk.stdout)], [0, { started: 1, skipped_expired_links: 0, skipped_payload_removed: 0, more: false }]);
       const again = await cli('redeliver', '--all', '--company-id', company, '--status', 'delivered');
-      assert.deepEqual(json(again.stdout), { started: 0, skipped_expired_links: 0, more: false });
+      assert.deepEqual(json(again.stdout), { started: 0, skipped_expired_links: 0, skipped_payload_removed: 0, more: false });
       const bad = await cli('list', '--status', 'lost');
       assert.equal(bad.code, 2);
       assert.match(bad.stderr, /^partner-service webhooks: status: Invalid option: expected one of "pending"\|"held"\|"waiting"/);
@@ -562,13 +562,7 @@ describe('webhook operations on the Temporal dev server', function () {
     it('is valid and documents every internal route, and real answers match their declared schemas', async () => {
       const doc: Doc = await (await fetch(`${api.url}/openapi.json`)).json();
       assert.equal(openApi31Validator()(doc), true, 'a valid OpenAPI 3.1 document');
-      const schemaAt = documentSchemas(doc);
-      const documented = (template: string, method: string, reply: { status: number; body: unknown }) => {
-        const declared = deref(doc, doc.paths[template]?.[method]?.responses?.[String(reply.status)]);
-        assert.ok(declared, `${method} ${template} does not document ${reply.status}`);
-        const validate = schemaAt(declared.content['application/json'].schema.$ref);
-        assert.ok(validate(reply.body), `${method} ${template} ${reply.status}: ${JSON.stringify(validate.errors)}`);
-      };
+      const documented = documentedAnswers(doc);
       const root = '/internal/v1/webhooks';
       const one = `${root}/{webhook_id}`;
       const waiting = await waitingDelivery();
@@ -601,9 +595,11 @@ describe('webhook operations on the Temporal dev server', function () {
       documented(`${partner}/limit`, 'post', await partnerCall('POST', '/limit', { max_per_second: 0 }));
       documented(`${partner}/limit`, 'post', await partnerCall('POST', '/limit', { max_per_second: null }));
       const paths = Object.keys(doc.paths).filter((p) => p.startsWith('/internal/'));
+      // The erasures' answers are checked against the document in erasure.test.ts.
+      const erasures = ['/internal/v1/erasures', '/internal/v1/erasures/{erasure_id}'];
       assert.deepEqual(
         paths.sort(),
-        [root, `${root}/redeliver`, one, `${one}/cancel`, `${one}/redeliver`, `${one}/retry-now`, partner, `${partner}/pause`, `${partner}/resume`, `${partner}/limit`].sort(),
+        [root, `${root}/redeliver`, one, `${one}/cancel`, `${one}/redeliver`, `${one}/retry-now`, partner, `${partner}/pause`, `${partner}/resume`, `${partner}/limit`, ...erasures].sort(),
       );
     });
   });

@@ -84,8 +84,8 @@ describe('a start the worker overtakes', function () {
     assert.equal((await redeliverWebhook(stack.db.knex, lateGateway, accepted.webhook_id, options)).started, true);
     const filter = { status: 'delivered', eventType: 'job', action: 'new', companyId: company } as const;
     const bulk = await redeliverMatching(stack.db.knex, lateGateway, filter, { ...options, limit: 10 });
-    assert.deepEqual(bulk, { started: 1, skipped_expired_links: 0, more: false });
+    assert.deepEqual(bulk, { started: 1, skipped_expired_links: 0, skipped_payload_removed: 0, more: false });
     const repeated = await redeliverMatching(stack.db.knex, lateGateway, filter, { ...options, limit: 10 });
-    assert.deepEqual(repeated, { started: 0, skipped_expired_links: 0, more: false }, 'the same filters again start nothing');
+    assert.deepEqual(repeated, { started: 0, skipped_expired_links: 0, skipped_payload_removed: 0, more: false }, 'the same filters again start nothing');
   });
 });

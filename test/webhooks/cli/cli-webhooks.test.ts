@@ -1,15 +1,12 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import candidateNew from '../../fixtures/events/candidate-new.json';
+import { runSourceCli } from '../../support/cli';
 import { createTestDatabase, type TestDatabase } from '../../support/database';
 import { answer, closedPort, startPartnerServer, type PartnerServer } from '../support/partner-server';
 
-const run = promisify(execFile);
-const ROOT = path.join(__dirname, '..', '..', '..');
 const FIXTURE = path.join(__dirname, '..', '..', 'fixtures', 'events', 'candidate-new.json');
 const TOKEN = 'cli-partner-token-5555';
 
@@ -25,27 +22,15 @@ describe('partner-service webhooks', function () {
   let partner: PartnerServer;
   let tmp: string;
 
-  async function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-    const options = {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        DATABASE_URL: db.url,
-        PARTNER_ENDPOINT: partner.url,
-        PARTNER_ACCESS_TOKEN: TOKEN,
-        PARTNER_TIMEOUT_MS: '2000',
-        LOG_LEVEL: 'warn',
-        ...env,
-      },
-    };
-    try {
-      const { stdout, stderr } = await run(process.execPath, ['--require', 'tsx/cjs', 'cli/main.ts', 'webhooks', ...args], options);
-      return { code: 0, stdout, stderr };
-    } catch (error) {
-      const e = error as { code: number; stdout: string; stderr: string };
-      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-    }
-  }
+  const cli = (args: string[], env: Record<string, string> = {}): Promise<CliResult> =>
+    runSourceCli(['webhooks', ...args], {
+      DATABASE_URL: db.url,
+      PARTNER_ENDPOINT: partner.url,
+      PARTNER_ACCESS_TOKEN: TOKEN,
+      PARTNER_TIMEOUT_MS: '2000',
+      LOG_LEVEL: 'warn',
+      ...env,
+    });
 
   before(async () => {
     db = await createTestDatabase();

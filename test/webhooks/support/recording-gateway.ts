@@ -28,6 +28,10 @@ export class RecordingGateway implements TemporalGateway {
     return this.inner.release(workflowId);
   }
 
+  startErasure(erasureId: string): Promise<void> {
+    return this.inner.startErasure(erasureId);
+  }
+
   close(): Promise<void> {
     return this.inner.close();
   }

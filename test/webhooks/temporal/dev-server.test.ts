@@ -274,7 +274,7 @@ describe('webhooks end to end on the Temporal dev server', function () {
       const event = candidateOf('acme');
       const response = await submit(event, wrongApi.url);
       assert.equal(response.status, 500);
-      assert.equal(response.body.detail, "The webhook was not accepted because Temporal refused the service's configuration. An operator must fix it; retrying will not help.");
+      assert.equal(response.body.detail, "The request was not carried out because Temporal refused the service's configuration. An operator must fix it; retrying will not help.");
       assert.match(response.body.reason, new RegExp(`Temporal refused to register the webhook search attributes in namespace ${misconfigured.temporal.namespace}`));
       assert.equal(await db.knex('webhook_events').where({ event_id: event.event_id }).first(), undefined);
     } finally {

@@ -67,11 +67,11 @@ describe('tracing set-up of the CLI (OTEL_* variables)', function () {
 
   it('stops with one line for an unknown exporter or protocol', async () => {
     const exporter = await sendTest({ OTEL_TRACES_EXPORTER: 'zipkin' });
-    assert.deepEqual([exporter.code, exporter.stderr], [1, 'Invalid configuration: OTEL_TRACES_EXPORTER must be otlp, console or none (got "zipkin")\n']);
+    assert.deepEqual([exporter.code, exporter.stderr], [2, 'Invalid configuration: OTEL_TRACES_EXPORTER must be otlp, console or none (got "zipkin")\n']);
     const protocol = await sendTest({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/xml' });
     assert.deepEqual(
       [protocol.code, protocol.stderr],
-      [1, 'Invalid configuration: OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf, http/json or grpc (got "http/xml")\n'],
+      [2, 'Invalid configuration: OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf, http/json or grpc (got "http/xml")\n'],
     );
     assert.equal(partner.requests.length, 0);
   });

@@ -1,0 +1,48 @@
+import { Context } from '@temporalio/activity';
+import type { Knex } from 'knex';
+import type { Config } from '../lib/config';
+import { countPurged } from '../lib/metrics';
+import { retentionPolicy, type RetentionRunRef, type RetentionSummary } from '../lib/retention';
+import type { RetentionTrigger } from '../lib/vocabulary';
+import { retentionCutoffs, type PurgeProgress } from '../store/retention-purge';
+import { finishRetentionRun, insertRetentionRun, purgeForRun, retentionSummary } from '../store/retention-runs';
+
+export interface RetentionActivityDependencies {
+  readonly config: () => Config;
+  readonly knex: Knex;
+  /** The clock the cutoffs and removal times are read from; tests pass their own. */
+  readonly now?: () => Date;
+}
+
+/** The retention workflow's activities. Their names are part of its histories. */
+export function createRetentionActivities({ config, knex, now = () => new Date() }: RetentionActivityDependencies) {
+  return {
+    /** Records a run with its cutoffs, fixed at its start (a continued run keeps them). */
+    async startRetentionRun({ trigger }: { trigger: RetentionTrigger }): Promise<RetentionRunRef> {
+      const startedAt = now();
+      const current = config();
+      const run = await insertRetentionRun(knex, { taskQueue: current.TEMPORAL_TASK_QUEUE, trigger, startedAt, ...retentionCutoffs(startedAt, retentionPolicy(current)) });
+      return { runId: run.id, payloadCutoff: run.payloadCutoff.toISOString(), logCutoff: run.logCutoff.toISOString() };
+    },
+
+    /** Bounded batches for at most `budgetMs`, a heartbeat after each; `done` when nothing due is left. */
+    async purgeDueWebhooks({ run, budgetMs, batchSize }: { run: RetentionRunRef; budgetMs: number; batchSize?: number }): Promise<PurgeProgress> {
+      const context = Context.current();
+      const cutoffs = { id: run.runId, payloadCutoff: new Date(run.payloadCutoff), logCutoff: new Date(run.logCutoff) };
+      return purgeForRun(knex, cutoffs, now(), {
+        untilMs: performance.now() + budgetMs,
+        ...(batchSize !== undefined && { batchSize }),
+        afterBatch: (batch) => {
+          countPurged(batch);
+          context.heartbeat(batch);
+        },
+      });
+    },
+
+    async finishRetentionRun({ runId }: { runId: string }): Promise<RetentionSummary> {
+      return retentionSummary(await finishRetentionRun(knex, runId, now()));
+    },
+  };
+}
+
+export type RetentionActivities = ReturnType<typeof createRetentionActivities>;

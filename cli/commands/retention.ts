@@ -1,0 +1,37 @@
+import { UsageError, type Command } from '../command';
+import { bootstrap, openMigratedDatabase } from '../bootstrap';
+import { retentionStatus, runRetentionNow } from '../../application/retention';
+
+const USAGE = [
+  'Usage: partner-service retention status',
+  '       partner-service retention run',
+  '',
+  'The retention purge of webhook bodies and delivery-log rows (docs/personal-data.md, "Retention").',
+  '',
+  '  status  prints the policy (WEBHOOK_PAYLOAD_RETENTION_DAYS, WEBHOOK_LOG_RETENTION_DAYS), the',
+  '          schedule, the oldest body still stored and the last run with its counts, as JSON.',
+  '  run     runs one purge at once, in this process, to the end, and prints its counts as JSON. The',
+  '          hourly Temporal Schedule runs the same purge on its own.',
+].join('\n');
+
+const ACTIONS = { status: retentionStatus, run: runRetentionNow } as const;
+
+export const retentionCommand: Command = {
+  name: 'retention',
+  summary: 'Show the retention policy and runs, or run the purge now',
+  usage: USAGE,
+  async run(args, { verbose }) {
+    const [name, ...rest] = args;
+    if (name === undefined || !Object.hasOwn(ACTIONS, name)) throw new UsageError(name === undefined ? 'expected status or run' : `unknown subcommand "${name}"`);
+    if (rest.length) throw new UsageError(`${name} takes no arguments`);
+    const action = ACTIONS[name as keyof typeof ACTIONS];
+    const runtime = bootstrap({ logsTo: 'stderr', verbose });
+    try {
+      const database = await openMigratedDatabase(runtime);
+      process.stdout.write(`${JSON.stringify(await action(database.knex, runtime.config))}\n`);
+      return 0;
+    } finally {
+      await runtime.shutdown.shutdown();
+    }
+  },
+};

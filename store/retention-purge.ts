@@ -1,0 +1,151 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Knex } from 'knex';
+import { prepared, runSql, sql, type SqlFragment } from '../db/sql';
+import type { RetentionPolicy } from '../lib/retention';
+
+// The retention purge's statements: each one bounded batch, its own short transaction (autocommit), on the
+// partial indexes webhook_events_payload_due and webhook_events_log_due. Rows another transaction holds are
+// skipped, never waited for, so ingestion and deliveries do not queue behind the purge. Only finished webhooks
+// (finished_at set) are ever touched: a held, pending or waiting one has none.
+
+/** Rows one statement removes or deletes at most: a few milliseconds of locks each. */
+export const RETENTION_BATCH_SIZE = 1000;
+
+/** The purge pauses after each batch as long as the batch took (PurgeOptions.pauseRatio). */
+export const RETENTION_PAUSE_RATIO = 1;
+
+/** The two cutoffs of one run: bodies of webhooks finished before `payloadCutoff`, rows before `logCutoff`. */
+export interface RetentionCutoffs {
+  readonly payloadCutoff: Date;
+  readonly logCutoff: Date;
+}
+
+const DAY_MS = 86_400_000;
+
+/** The cutoffs of a run at `now` under the configured days of retention. */
+export function retentionCutoffs(now: Date, policy: RetentionPolicy): RetentionCutoffs {
+  return { payloadCutoff: new Date(now.getTime() - policy.payloadDays * DAY_MS), logCutoff: new Date(now.getTime() - policy.logDays * DAY_MS) };
+}
+
+/**
+ * Removes the bodies of at most `limit` webhooks finished before `cutoff` whose body is still stored, with their
+ * attempts' response excerpts; the rows, attempts and statuses stay. Returns how many bodies it removed.
+ */
+export async function removeDueBodies(knex: Knex, cutoff: Date, removedAt: Date, limit = RETENTION_BATCH_SIZE): Promise<number> {
+  const [row] = await runSql<{ removed: number }>(knex, removeBodiesStatement(cutoff, removedAt, limit));
+  return row.removed;
+}
+
+/** The statement of one batch of body removals (exported for its EXPLAIN test). */
+export const removeBodiesStatement = (cutoff: Date, removedAt: Date, limit: number): SqlFragment =>
+    prepared(
+      'retention-remove-bodies',
+      sql`WITH due AS (
+            UPDATE webhook_events SET body = NULL, body_sealed = NULL, body_key_id = NULL,
+                   payload_removed_at = ${removedAt.toISOString()}, payload_removed_reason = 'retention', updated_at = now()
+             WHERE id = ANY(ARRAY(
+                     SELECT id FROM webhook_events
+                      WHERE payload_removed_at IS NULL AND finished_at IS NOT NULL AND finished_at < ${cutoff.toISOString()}
+                      ORDER BY finished_at LIMIT ${limit} FOR UPDATE SKIP LOCKED))
+               AND payload_removed_at IS NULL
+            RETURNING id
+          ), excerpts AS (
+            UPDATE webhook_attempts SET response_body = NULL, response_body_sealed = NULL, response_body_key_id = NULL
+             WHERE webhook_id = ANY(ARRAY(SELECT id FROM due)) AND (response_body IS NOT NULL OR response_body_sealed IS NOT NULL)
+          )
+          SELECT count(*)::int AS removed FROM due`,
+    );
+
+/**
+ * Deletes at most `limit` webhooks finished before `cutoff`, with their attempts (cascade) and their
+ * redeliveries. An original goes only when every redelivery of it is due too: deleting it cascades to them
+ * (redelivery_of … ON DELETE CASCADE), so one still running or finished later keeps it. Returns the rows
+ * deleted, redeliveries included.
+ */
+export async function deleteDueRows(knex: Knex, cutoff: Date, limit = RETENTION_BATCH_SIZE): Promise<number> {
+  const [row] = await runSql<{ deleted: number }>(knex, deleteRowsStatement(cutoff, limit));
+  return row.deleted;
+}
+
+/** The statement of one batch of row deletions (exported for its EXPLAIN test). */
+export const deleteRowsStatement = (cutoff: Date, limit: number): SqlFragment =>
+    prepared(
+      'retention-delete-rows',
+      sql`WITH due AS (
+            SELECT ARRAY(
+              SELECT e.id FROM webhook_events e
+               WHERE e.finished_at IS NOT NULL AND e.finished_at < ${cutoff.toISOString()}
+                 AND NOT EXISTS (SELECT 1 FROM webhook_events r
+                                  WHERE r.redelivery_of = e.id AND (r.finished_at IS NULL OR r.finished_at >= ${cutoff.toISOString()}))
+               ORDER BY e.finished_at LIMIT ${limit} FOR UPDATE SKIP LOCKED) AS ids
+          ), gone AS (
+            DELETE FROM webhook_events WHERE id = ANY((SELECT ids FROM due)::uuid[]) OR redelivery_of = ANY((SELECT ids FROM due)::uuid[]) RETURNING id
+          )
+          SELECT count(*)::int AS deleted FROM gone`,
+    );
+
+/** What a purge has done so far. */
+export interface PurgeCounts {
+  readonly bodiesRemoved: number;
+  readonly rowsDeleted: number;
+}
+
+export interface PurgeProgress extends PurgeCounts {
+  /** True when nothing is left that is due under these cutoffs. */
+  readonly done: boolean;
+}
+
+export interface PurgeOptions {
+  readonly batchSize?: number;
+  /**
+   * After each batch, a pause of this many times the batch's own time: at 1 the purge works at most half the
+   * time, and leaves PostgreSQL (and the CPU it shares) to ingestion and deliveries for the other half.
+   */
+  readonly pauseRatio?: number;
+  /** Stop after the batch that ends past this time (performance.now()), leaving the rest for the next call. */
+  readonly untilMs?: number;
+  /** Called after every batch with the counts of that batch: the activity heartbeats and records them here. */
+  readonly afterBatch?: (batch: PurgeCounts) => Promise<void> | void;
+}
+
+/**
+ * Runs batches until nothing is due or the time is up: rows first (a row that goes needs no body removal),
+ * then bodies. A batch smaller than the limit means that kind is done.
+ */
+export async function purgeDue(
+  knex: Knex,
+  cutoffs: RetentionCutoffs,
+  removedAt: Date,
+  { batchSize = RETENTION_BATCH_SIZE, pauseRatio = RETENTION_PAUSE_RATIO, untilMs = Infinity, afterBatch }: PurgeOptions = {},
+): Promise<PurgeProgress> {
+  let bodiesRemoved = 0;
+  let rowsDeleted = 0;
+  let rowsLeft = true;
+  for (;;) {
+    const batchStarted = performance.now();
+    const deleted = rowsLeft ? await deleteDueRows(knex, cutoffs.logCutoff, batchSize) : 0;
+    // A batch may delete more than batchSize rows (redeliveries go with their original), never fewer when full.
+    if (rowsLeft && deleted < batchSize) rowsLeft = false;
+    const removed = rowsLeft ? 0 : await removeDueBodies(knex, cutoffs.payloadCutoff, removedAt, batchSize);
+    bodiesRemoved += removed;
+    rowsDeleted += deleted;
+    await afterBatch?.({ bodiesRemoved: removed, rowsDeleted: deleted });
+    const done = !rowsLeft && removed < batchSize;
+    if (done || performance.now() >= untilMs) return { bodiesRemoved, rowsDeleted, done };
+    await delay((performance.now() - batchStarted) * pauseRatio);
+  }
+}
+
+/**
+ * When the oldest body still stored of a finished webhook finished, or null: the first entry of the partial
+ * index webhook_events_payload_due.
+ */
+export async function oldestStoredBody(knex: Knex): Promise<Date | null> {
+  const [row] = await runSql<{ finished_at: Date | null }>(knex, OLDEST_BODY_STATEMENT);
+  return row.finished_at;
+}
+
+export const OLDEST_BODY_STATEMENT = prepared(
+  'retention-oldest-body',
+  sql`SELECT min(finished_at) AS finished_at FROM webhook_events WHERE payload_removed_at IS NULL AND finished_at IS NOT NULL`,
+);

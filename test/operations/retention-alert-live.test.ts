@@ -1,0 +1,97 @@
+// WebhookBodiesPastRetention on a real Prometheus (as prometheus-live.test.ts) scraping `partner-service api`
+// and `partner-service worker` with one day of payload retention: silent while no body is past it, firing
+// within seconds of a finished webhook whose body is 3 days old, and resolved once `partner-service retention
+// run` has removed it.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { findFreePort } from '../../db/embedded-postgres';
+import type { DevServer } from '../../temporal/dev-server';
+import { runCli } from '../support/cli';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { eventually } from '../support/eventually';
+import { startPrometheus, type PrometheusServer } from '../support/prometheus';
+import { serviceProcesses } from '../support/service-processes';
+import { startTestDevServer, tempDir } from '../support/temporal';
+import { startPartnerServer, type PartnerServer } from '../webhooks/support/partner-server';
+
+const RULES = path.join(__dirname, '..', '..', 'deploy', 'prometheus', 'partner-alerts.yml');
+const TASK_QUEUE = 'retention-alert';
+const DAY_SECONDS = 86_400;
+
+describe('WebhookBodiesPastRetention on a real Prometheus scraping api and worker processes', function () {
+  this.timeout(180_000);
+  let work: string;
+  let server: DevServer;
+  let db: TestDatabase;
+  let partner: PartnerServer;
+  let prometheus: PrometheusServer | undefined;
+  const retention = { WEBHOOK_PAYLOAD_RETENTION_DAYS: '1', WEBHOOK_LOG_RETENTION_DAYS: '30' };
+  const processes = serviceProcesses(
+    () => ({ work, databaseUrl: db.url, temporalPort: Number(server.address.split(':').pop()), partnerUrl: partner.url }),
+    retention,
+  );
+  const retentionAlerts = async () => (await prometheus!.alerts()).filter((a) => a.labels.alertname === 'WebhookBodiesPastRetention');
+  const sample = async (expr: string) => (await prometheus!.query(expr)).map((s) => s.value);
+
+  /** What `before` started, stopped in reverse order by `after`. */
+  const stops: Array<() => Promise<unknown>> = [];
+
+  before(async () => {
+    work = await tempDir('retention-alert');
+    stops.push(() => rm(work, { recursive: true, force: true }));
+    server = await startTestDevServer();
+    stops.push(() => server.stop());
+    db = await createTestDatabase();
+    stops.push(() => db.drop());
+    partner = await startPartnerServer((_req, res) => res.writeHead(204).end());
+    stops.push(() => partner.close(), () => processes.stopAll());
+    const api = new URL(await processes.startApi(TASK_QUEUE)).host;
+    const workerPort = await findFreePort();
+    await processes.startWorker(TASK_QUEUE, { WORKER_HTTP_PORT: String(workerPort) });
+    prometheus = await startPrometheus({ work, rulesFile: RULES, targets: [api, `127.0.0.1:${workerPort}`] });
+    stops.push(() => prometheus!.stop());
+    await eventually('both targets up and the rule evaluated', async () => {
+      const health = Object.values(await prometheus!.targets());
+      const rule = (await prometheus!.rules()).find((r) => r.name === 'WebhookBodiesPastRetention');
+      return health.length === 2 && health.every((h) => h === 'up') && rule?.health === 'ok';
+    }, 60_000);
+  });
+
+  after(async function () {
+    this.timeout(60_000);
+    for (const stop of stops.reverse()) await stop();
+  });
+
+  it('stays silent with no body past retention, fires for a body 3 days old, and resolves after a purge', async () => {
+    // The worker reports the policy; the API process reports both gauges at 0.
+    assert.deepEqual(await sample('max(partner_service_payload_retention_seconds)'), [DAY_SECONDS]);
+    assert.deepEqual(await sample('count(partner_service_payload_retention_seconds)'), [2]);
+    assert.deepEqual(await sample('max(partner_service_oldest_stored_body_age_seconds)'), [0]);
+    for (let i = 0; i < 5; i++) {
+      assert.deepEqual(await retentionAlerts(), []);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+
+    const id = randomUUID();
+    const finished = new Date(Date.now() - 3 * DAY_SECONDS * 1000);
+    await db.knex('webhook_events').insert({
+      id, event_id: `alert-${id}`, event_type: 'candidate', action: 'new', company_id: 'acme', body: '{"data":{}}', workflow_id: `wf-${id}`,
+      run_id: randomUUID(), status: 'delivered', accepted_at: finished, created_at: finished, finished_at: finished,
+    });
+    const insertedAt = Date.now();
+    await eventually('WebhookBodiesPastRetention firing', async () => (await retentionAlerts()).some((a) => a.state === 'firing'), 30_000);
+    const [alert] = await retentionAlerts();
+    console.log(`      firing ${((Date.now() - insertedAt) / 1000).toFixed(1)} s after the row was written, value ${alert.value}`);
+    assert.deepEqual(alert.labels, { alertname: 'WebhookBodiesPastRetention', severity: 'warning' });
+    assert.ok(Math.abs(Number(alert.value) - 3 * DAY_SECONDS) < 120, alert.value);
+    assert.match(alert.annotations.description, /^The oldest stored body of a finished webhook finished 3d 0h \d+m \d+s ago, more than WEBHOOK_PAYLOAD_RETENTION_DAYS plus a day/);
+
+    const run = await runCli(['retention', 'run'], { PATH: process.env.PATH, DATABASE_URL: db.url, TEMPORAL_TASK_QUEUE: TASK_QUEUE, ...retention });
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual((({ bodies_removed, rows_deleted }) => ({ bodies_removed, rows_deleted }))(JSON.parse(run.stdout)), { bodies_removed: 1, rows_deleted: 0 });
+    await eventually('the alert resolved', async () => (await retentionAlerts()).length === 0, 30_000);
+    assert.deepEqual(await sample('max(partner_service_oldest_stored_body_age_seconds)'), [0]);
+  });
+});
