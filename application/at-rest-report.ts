@@ -7,7 +7,7 @@ import { countSealedUnderUnlistedKeys } from '../store/sealed-keys';
 /**
  * Says at the worker's start how personal data rests: sealed under which key, or in clear; how many bodies and
  * excerpts a rotation left under keys no longer listed (unreadable until their key is listed again); and whether
- * the subject index uses the public development key. One line each.
+ * the subject index uses the public development key. One line each; the count, which reads PostgreSQL, last.
  */
 export async function reportDataAtRest(knex: Knex, config: Config, logger: Logger): Promise<void> {
   const atRest = dataAtRest(config);

@@ -66,11 +66,13 @@ export class StoredTextDecryptionError extends Error {
 export function openText(atRest: DataAtRest, stored: StoredText): string | null {
   if (stored.sealed === null) return stored.clear;
   const key = atRest.keys.find(({ id }) => id === stored.keyId);
-  if (!key) throw new StoredTextDecryptionError(`a stored text is sealed with key id "${stored.keyId}", which PAYLOAD_ENCRYPTION_KEYS no longer lists`);
+  if (!key) {
+    throw new StoredTextDecryptionError(`a webhook body or response excerpt is sealed with key id "${stored.keyId}", which PAYLOAD_ENCRYPTION_KEYS no longer lists: list that key again to read it`);
+  }
   try {
     return openBytes(key.key, stored.sealed).toString('utf8');
   } catch (error) {
     if (!(error instanceof AesGcmOpenError)) throw error;
-    throw new StoredTextDecryptionError(`a stored text sealed with key "${stored.keyId}" does not open: ${error.message}`);
+    throw new StoredTextDecryptionError(`a webhook body or response excerpt sealed with key "${stored.keyId}" does not open: ${error.message}`);
   }
 }

@@ -7,6 +7,7 @@ import { WebhookConflictError, WebhookNotFoundError, WebhookStartConflictError }
 import { WebhookQueryError } from '../../application/webhook-filter';
 import { PartnerRequestError } from '../../application/partner-operator';
 import { ErasureNotFoundError, ErasureNotStartedError, ErasureRequestError } from '../../application/erasure';
+import { StoredTextDecryptionError } from '../../lib/at-rest';
 
 /** The one error body of the internal API: `detail` always; `errors` per JSON path, `reason` from Temporal. */
 export interface InternalErrorBody {
@@ -44,6 +45,10 @@ function asInternalApiError(error: unknown): InternalApiError | undefined {
       detail: "The request was not carried out because Temporal refused the service's configuration. An operator must fix it; retrying will not help.",
       reason: error.message,
     });
+  }
+  if (error instanceof StoredTextDecryptionError) {
+    // Not a fault of the request: the data rests under a key the service was started without.
+    return new InternalApiError(500, { detail: 'The webhook\'s data cannot be read with the keys this service was started with; an operator must list its key again.', reason: error.message });
   }
   if (error instanceof ErasureNotStartedError) {
     const body = { detail: error.message, reason: error.reason, ...(error.outcomeUnknown && { erasure_id: error.erasureId }) };

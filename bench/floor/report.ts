@@ -117,7 +117,7 @@ export function reportFloor(f: FloorFigures): string {
   ].join('\n');
 }
 
-/** This code's `start` and each variant's: the medians of the rounds' rates and CPU per delivery, and a first try's history. */
+/** This code's `start` and each variant's: the medians of the rounds' rates, ratios to bare and CPU per delivery, and a first try's history. */
 function variantsTable(f: FloorFigures): string {
   const rows = [{ label: 'this code', runs: f.rounds.map((r) => r.service) }, ...f.variants.map((label, v) => ({ label, runs: f.rounds.map((r) => r.variants[v]) }))];
   const perDelivery = (runs: readonly FloorRun[], cpu: (c: FloorCpu) => number | undefined) =>
@@ -125,8 +125,8 @@ function variantsTable(f: FloorFigures): string {
   return [
     `#### \`start\` and its variants: medians of the ${f.rounds.length} round${f.rounds.length === 1 ? '' : 's'}`,
     '',
-    table(['`start`', '>deliveries/s', '>events', '>actions', '>CPU ms per delivery: Temporal dev server', '>`start`', '>PostgreSQL', '>bench process', '>whole machine'],
-      rows.map(({ label, runs }) => [label, `${median(runs.map((r) => r.deliveriesPerSecond)).toFixed(1)}/s`, runs[0].history.events, runs[0].history.actions,
+    table(['`start`', '>deliveries/s', '>ratio to bare', '>events', '>actions', '>CPU ms per delivery: Temporal dev server', '>`start`', '>PostgreSQL', '>bench process', '>whole machine'],
+      rows.map(({ label, runs }) => [label, `${median(runs.map((r) => r.deliveriesPerSecond)).toFixed(1)}/s`, ratio(median(runs.map((r, i) => r.deliveriesPerSecond / f.rounds[i].bare.deliveriesPerSecond))), runs[0].history.events, runs[0].history.actions,
         perDelivery(runs, (c) => c.temporal), perDelivery(runs, (c) => c.worker), perDelivery(runs, (c) => c.postgres), perDelivery(runs, (c) => c.bench), perDelivery(runs, (c) => c.machine)])),
   ].join('\n');
 }

@@ -42,6 +42,29 @@ describe('partner-service CLI', () => {
     assert.equal(stderr, 'Invalid configuration: PORT must be a whole number\n');
   });
 
+  it('a key of encryption at rest that does not decode stops start, api and worker with one line naming the variable, before anything starts', async () => {
+    const key = (bytes: number, fill = 1) => Buffer.alloc(bytes, fill).toString('base64');
+    const format = 'PAYLOAD_ENCRYPTION_KEYS must be keyId:base64key pairs separated by spaces (ids of A-Z a-z 0-9 . _ -)';
+    const refused: Array<[Record<string, string>, string]> = [
+      [{ PAYLOAD_ENCRYPTION_KEYS: 'k1:not*base64' }, format],
+      [{ PAYLOAD_ENCRYPTION_KEYS: key(32) }, format],
+      [{ PAYLOAD_ENCRYPTION_KEYS: `k1:${key(31)}` }, 'PAYLOAD_ENCRYPTION_KEYS must each hold a 256-bit key: 32 bytes in base64 (openssl rand -base64 32)'],
+      [{ PAYLOAD_ENCRYPTION_KEYS: `k1:${key(32)} k1:${key(32, 2)}` }, 'PAYLOAD_ENCRYPTION_KEYS must not repeat a key id'],
+      [{ SUBJECT_INDEX_KEY: 'not*base64' }, 'SUBJECT_INDEX_KEY must be base64 (openssl rand -base64 32)'],
+      [{ SUBJECT_INDEX_KEY: key(16) }, 'SUBJECT_INDEX_KEY must hold 32 to 64 bytes in base64 (openssl rand -base64 32)'],
+    ];
+    // A partner and a database that would let each command go on: only the key stops it.
+    const env = { PARTNER_ENDPOINT: 'http://127.0.0.1:9/hooks', PARTNER_ACCESS_TOKEN: 'cli-partner-token', DATABASE_URL: 'postgres://127.0.0.1:9/none' };
+    const cwd = await mkdtemp(path.join(tmp, 'at-rest-'));
+    for (const command of ['start', 'api', 'worker']) {
+      for (const [setting, message] of refused) {
+        const { code, stdout, stderr } = await runCli([command], { ...env, ...setting }, cwd);
+        assert.deepEqual({ code, stdout, stderr }, { code: 2, stdout: '', stderr: `Invalid configuration: ${message}\n` }, `${command} ${JSON.stringify(setting)}`);
+      }
+    }
+    assert.equal(existsSync(path.join(cwd, '.data')), false, 'start made no data directory');
+  });
+
   it('worker without a partner endpoint exits 1 with one line instead of idling', async () => {
     const { code, stdout, stderr } = await runCli(['worker'], {});
     assert.equal(code, 1);
