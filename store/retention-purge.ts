@@ -8,11 +8,14 @@ import type { RetentionPolicy } from '../lib/retention';
 // skipped, never waited for, so ingestion and deliveries do not queue behind the purge. Only finished webhooks
 // (finished_at set) are ever touched: a held, pending or waiting one has none.
 
-/** Rows one statement removes or deletes at most: a few milliseconds of locks each. */
-export const RETENTION_BATCH_SIZE = 1000;
+/** Rows one statement removes or deletes at most: a few milliseconds of locks, and of WAL to flush, each. */
+export const RETENTION_BATCH_SIZE = 500;
 
-/** The purge pauses after each batch as long as the batch took (PurgeOptions.pauseRatio). */
-export const RETENTION_PAUSE_RATIO = 1;
+/**
+ * The purge pauses after each batch nine times as long as the batch took (PurgeOptions.pauseRatio): it works
+ * a tenth of the time, since at half the time ingestion's p99 grew about 4.8 times beside it (docs/decisions.md).
+ */
+export const RETENTION_PAUSE_RATIO = 9;
 
 /** The two cutoffs of one run: bodies of webhooks finished before `payloadCutoff`, rows before `logCutoff`. */
 export interface RetentionCutoffs {
@@ -98,8 +101,8 @@ export interface PurgeProgress extends PurgeCounts {
 export interface PurgeOptions {
   readonly batchSize?: number;
   /**
-   * After each batch, a pause of this many times the batch's own time: at 1 the purge works at most half the
-   * time, and leaves PostgreSQL (and the CPU it shares) to ingestion and deliveries for the other half.
+   * After each batch, a pause of this many times the batch's own time: at 9 the purge works at most a tenth of
+   * the time, and leaves PostgreSQL (and the CPU it shares) to ingestion and deliveries for the rest.
    */
   readonly pauseRatio?: number;
   /** Stop after the batch that ends past this time (performance.now()), leaving the rest for the next call. */
