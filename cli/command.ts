@@ -17,6 +17,20 @@ export interface Command {
 export class UsageError extends Error {}
 
 /**
+ * The subcommand `args` names in `table`, with the arguments after it and its name; a UsageError says which
+ * names are expected, or that the one given is unknown.
+ */
+export function subcommandOf<T>(args: readonly string[], table: Readonly<Record<string, T>>): { readonly subcommand: T; readonly rest: string[]; readonly name: string } {
+  const [name, ...rest] = args;
+  if (name === undefined || !Object.hasOwn(table, name)) {
+    const names = Object.keys(table);
+    const expected = names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}` : names[0];
+    throw new UsageError(name === undefined ? `expected ${expected}` : `unknown subcommand "${name}"`);
+  }
+  return { subcommand: table[name], rest, name };
+}
+
+/**
  * A command's expected failure that no error class of the layers below names (no partner endpoint to deliver
  * to, no such app): main prints the message as it is, exit code 1.
  */

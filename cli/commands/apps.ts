@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { Knex } from 'knex';
-import { CommandFailure, UsageError, type Command } from '../command';
+import { CommandFailure, subcommandOf, UsageError, type Command } from '../command';
 import { bootstrap, openMigratedDatabase } from '../bootstrap';
 import { createPartnerApp, listPartnerApps, revokePartnerApp, type AppSummary } from '../apps-store';
 
@@ -71,11 +71,8 @@ export const appsCommand: Command = {
   summary: 'Create, list and revoke the partner apps of the REST user listings',
   usage: USAGE,
   async run(args, { verbose }) {
-    const [name, ...rest] = args;
-    if (name === undefined || !Object.hasOwn(SUBCOMMANDS, name)) {
-      throw new UsageError(name === undefined ? 'expected create, list or revoke' : `unknown subcommand "${name}"`);
-    }
-    const action = SUBCOMMANDS[name](rest);
+    const { subcommand, rest } = subcommandOf(args, SUBCOMMANDS);
+    const action = subcommand(rest);
     const runtime = bootstrap({ logsTo: 'stderr', verbose });
     const database = await openMigratedDatabase(runtime);
     try {

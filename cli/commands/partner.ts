@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { UsageError, type Command } from '../command';
+import { subcommandOf, UsageError, type Command } from '../command';
 import { bootstrap, openMigratedDatabase, type Runtime } from '../bootstrap';
 import { limitPartner, partnerStatus, pausePartner, resumePartner, type PartnerStatus } from '../../application/partner-operator';
 
@@ -55,11 +55,8 @@ export const partnerCommand: Command = {
   summary: 'Show, pause, resume and cap the deliveries to the partner',
   usage: USAGE,
   async run(args, { verbose }) {
-    const [name, ...rest] = args;
-    if (name === undefined || !Object.hasOwn(SUBCOMMANDS, name)) {
-      throw new UsageError(name === undefined ? 'expected status, pause, resume or limit' : `unknown subcommand "${name}"`);
-    }
-    const action = SUBCOMMANDS[name](rest);
+    const { subcommand, rest } = subcommandOf(args, SUBCOMMANDS);
+    const action = subcommand(rest);
     const runtime = bootstrap({ logsTo: 'stderr', verbose });
     try {
       const database = await openMigratedDatabase(runtime);

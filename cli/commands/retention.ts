@@ -1,4 +1,4 @@
-import { UsageError, type Command } from '../command';
+import { subcommandOf, UsageError, type Command } from '../command';
 import { bootstrap, openMigratedDatabase } from '../bootstrap';
 import { retentionStatus, runRetentionNow } from '../../application/retention';
 
@@ -21,10 +21,8 @@ export const retentionCommand: Command = {
   summary: 'Show the retention policy and runs, or run the purge now',
   usage: USAGE,
   async run(args, { verbose }) {
-    const [name, ...rest] = args;
-    if (name === undefined || !Object.hasOwn(ACTIONS, name)) throw new UsageError(name === undefined ? 'expected status or run' : `unknown subcommand "${name}"`);
+    const { subcommand: action, rest, name } = subcommandOf(args, ACTIONS);
     if (rest.length) throw new UsageError(`${name} takes no arguments`);
-    const action = ACTIONS[name as keyof typeof ACTIONS];
     const runtime = bootstrap({ logsTo: 'stderr', verbose });
     try {
       const database = await openMigratedDatabase(runtime);

@@ -407,12 +407,16 @@ describe('POST /internal/v1/webhooks', function () {
 describe('POST /internal/v1/webhooks with Temporal unreachable (TEMPORAL_ADDRESS at a closed port)', function () {
   this.timeout(20_000);
   const db = useTestDatabase();
+  /** The API with its gateway pointed at a closed port. */
+  const unreachableApi = async () => {
+    const port = await closedPort();
+    const settings = { INTERNAL_API_TOKEN: INTERNAL_TOKEN, TEMPORAL_ADDRESS: `127.0.0.1:${port}` };
+    const gateway = createTemporalGateway(loadConfig(settings), logger, { connectTimeoutMs: 1000 });
+    return { port, gateway, api: await serve(db, settings, gateway) };
+  };
 
   it('answers 503 quickly, twice, and accepts nothing', async () => {
-    const port = await closedPort();
-    const config = loadConfig({ INTERNAL_API_TOKEN: INTERNAL_TOKEN, TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
-    const gateway = createTemporalGateway(config, logger, { connectTimeoutMs: 1000 });
-    const api = await serve(db, { INTERNAL_API_TOKEN: INTERNAL_TOKEN, TEMPORAL_ADDRESS: `127.0.0.1:${port}` }, gateway);
+    const { port, gateway, api } = await unreachableApi();
     try {
       for (let i = 0; i < 2; i++) {
         const response = await post(api, candidateNew);
@@ -431,10 +435,7 @@ describe('POST /internal/v1/webhooks with Temporal unreachable (TEMPORAL_ADDRESS
   });
 
   it('an erasure request answers 503 and keeps no record: nothing was started, so the same request may be sent again', async () => {
-    const port = await closedPort();
-    const config = loadConfig({ INTERNAL_API_TOKEN: INTERNAL_TOKEN, TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
-    const gateway = createTemporalGateway(config, logger, { connectTimeoutMs: 1000 });
-    const api = await serve(db, { INTERNAL_API_TOKEN: INTERNAL_TOKEN, TEMPORAL_ADDRESS: `127.0.0.1:${port}` }, gateway);
+    const { gateway, api } = await unreachableApi();
     try {
       const response = await fetch(`${api.url}/internal/v1/erasures`, {
         method: 'POST',
