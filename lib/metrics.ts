@@ -53,26 +53,28 @@ export function countWaitingWebhooksWith(count: () => Promise<number>): void {
   countWaiting = count;
 }
 
-/** Deliveries that ended, by final status: what the failing-deliveries alert reads. */
-export const webhooksFinished = new Counter({
-  name: 'partner_service_webhooks_finished_total',
-  help: 'Webhook deliveries that ended, by final status',
-  labelNames: ['status'] as const,
-  registers: [metricsRegistry],
-});
+/**
+ * A counter of one label whose every value is exported at 0 from the start: increase() cannot see a series'
+ * first sample, so the first failed delivery, probe or purge would be missed by the alert rules.
+ */
+function counterOf<L extends string>(name: string, help: string, label: L, values: readonly string[]): Counter<L> {
+  const counter = new Counter({ name, help, labelNames: [label] as const, registers: [metricsRegistry] });
+  for (const value of values) counter.inc({ [label]: value } as Record<L, string>, 0);
+  return counter;
+}
 
-// Each label exported at 0 from the start: increase() cannot see a series' first sample, so the first
-// failed delivery or probe would be missed by the alert rules.
-for (const status of ['delivered', 'failed', 'cancelled']) webhooksFinished.inc({ status }, 0);
+/** Deliveries that ended, by final status: what the failing-deliveries alert reads. */
+export const webhooksFinished = counterOf('partner_service_webhooks_finished_total', 'Webhook deliveries that ended, by final status', 'status', [
+  'delivered',
+  'failed',
+  'cancelled',
+]);
 
 /** Probes of a tripped breaker, by what the partner did: `answered` closes the breaker, `failing` keeps it. */
-export const partnerProbes = new Counter({
-  name: 'partner_service_partner_probes_total',
-  help: 'Probes a tripped breaker sent to the partner, by outcome',
-  labelNames: ['outcome'] as const,
-  registers: [metricsRegistry],
-});
-for (const outcome of ['answered', 'failing']) partnerProbes.inc({ outcome }, 0);
+export const partnerProbes = counterOf('partner_service_partner_probes_total', 'Probes a tripped breaker sent to the partner, by outcome', 'outcome', [
+  'answered',
+  'failing',
+]);
 
 /** The partner gate as the gauges show it: one read of PostgreSQL per scrape. */
 export interface PartnerSnapshot {
@@ -137,13 +139,12 @@ export function observePartnerWith(read: () => Promise<PartnerSnapshot>): void {
 }
 
 /** What the retention purge removed: `body` (a body and its excerpts) or `row` (a webhook and its attempts). */
-export const retentionPurged = new Counter({
-  name: 'partner_service_retention_purged_total',
-  help: 'Webhook bodies removed and rows deleted by the retention purge, by kind (body, row)',
-  labelNames: ['kind'] as const,
-  registers: [metricsRegistry],
-});
-for (const kind of ['body', 'row']) retentionPurged.inc({ kind }, 0);
+export const retentionPurged = counterOf(
+  'partner_service_retention_purged_total',
+  'Webhook bodies removed and rows deleted by the retention purge, by kind (body, row)',
+  'kind',
+  ['body', 'row'],
+);
 
 /** Counts one purge batch. */
 export function countPurged(batch: { readonly bodiesRemoved: number; readonly rowsDeleted: number }): void {
