@@ -13,7 +13,7 @@ export const RETENTION_BATCH_SIZE = 500;
 
 /**
  * The purge pauses after each batch nine times as long as the batch took (PurgeOptions.pauseRatio): it works
- * a tenth of the time, since at half the time ingestion's p99 grew about 4.8 times beside it (docs/decisions.md).
+ * a tenth of the time. Ingestion's p99 beside it still grows (docs/decisions.md).
  */
 export const RETENTION_PAUSE_RATIO = 9;
 
