@@ -13,7 +13,7 @@ export const RETENTION_BATCH_SIZE = 500;
 
 /**
  * The purge pauses after each batch nine times as long as the batch took (PurgeOptions.pauseRatio): it works
- * a tenth of the time. Ingestion's p99 beside it still grows (docs/decisions.md).
+ * a tenth of the time (docs/decisions.md, "Bounded batches on the purge's partial indexes").
  */
 export const RETENTION_PAUSE_RATIO = 9;
 

@@ -187,6 +187,7 @@ export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond, a
       deliveriesPerSecond: ids.length / ((lastReceipt - firstAccepted) / 1000),
       latencyMs: quantiles(latencies), // each 202 to the partner's first receipt
       answerMs: quantiles(answerMs), // each POST sent (on a schedule: due) to its answer
+      answerSamples: answerMs,
       missing: counts.filter((n) => n < expected).length,
       surplus: counts.filter((n) => n > expected).length,
       strays: [...partner.receipts.keys()].filter((id) => !accepted.has(id)).length,
