@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import type { TemporalGateway } from '../application/temporal-gateway';
+import type { TokenChecker } from '../application/token-checker';
 import type { ReadinessCheck } from './health';
 
 /** What every route module receives: configuration, the database and the logger. */
@@ -11,6 +12,8 @@ export interface ApiDependencies {
   readonly logger: Logger;
   /** The internal API's way to Temporal; startApiServer makes (and closes) one when none is passed. */
   readonly temporalGateway?: TemporalGateway;
+  /** Checks the internal API's tokens; startApiServer makes (and closes) one when none is passed. */
+  readonly tokenChecker?: TokenChecker;
   /** What /readyz checks beyond PostgreSQL: the worker's polling where this process runs one (`start`). */
   readonly readinessChecks?: readonly ReadinessCheck[];
 }

@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type Koa from 'koa';
 import { createApp } from './app';
 import { createTemporalGateway } from '../application/temporal-gateway';
+import { createTokenChecker } from '../application/token-checker';
 import type { ApiDependencies } from './context';
 
 export interface ApiServer {
@@ -21,14 +22,20 @@ const CURRENT_RESPONSE = Symbol('currentResponse');
 type Connection = Socket & { [CURRENT_RESPONSE]?: http.ServerResponse };
 
 /**
- * Starts the HTTP API on `port` (0 picks a free one) and `host`. The internal API needs a Temporal gateway:
- * without one from the caller, the server makes its own (it connects on first use) and closes it on close().
+ * Starts the HTTP API on `port` (0 picks a free one) and `host`. The internal API needs a Temporal gateway and
+ * a token checker: without them from the caller, the server makes its own (the gateway connects on first use)
+ * and closes them on close().
  */
 export async function startApiServer(deps: ApiDependencies, port = deps.config.PORT, host = deps.config.HOST): Promise<ApiServer> {
-  const owned = deps.config.INTERNAL_API_TOKEN && !deps.temporalGateway ? createTemporalGateway(deps.config, deps.logger) : undefined;
-  const server = await serveHttp(createApp({ ...deps, temporalGateway: deps.temporalGateway ?? owned }), port, host);
-  if (!owned) return server;
-  return { ...server, close: () => server.close().finally(() => owned.close()) };
+  const ownedGateway = deps.temporalGateway ? undefined : createTemporalGateway(deps.config, deps.logger);
+  const ownedChecker = deps.tokenChecker ? undefined : createTokenChecker({ knex: deps.knex, logger: deps.logger, sharedToken: deps.config.INTERNAL_API_TOKEN });
+  await ownedChecker?.start();
+  const server = await serveHttp(createApp({ ...deps, temporalGateway: deps.temporalGateway ?? ownedGateway, tokenChecker: deps.tokenChecker ?? ownedChecker }), port, host).catch(async (error: unknown) => {
+    await Promise.allSettled([ownedChecker?.close(), ownedGateway?.close()]);
+    throw error;
+  });
+  if (!ownedGateway && !ownedChecker) return server;
+  return { ...server, close: () => server.close().finally(() => Promise.allSettled([ownedChecker?.close(), ownedGateway?.close()])) };
 }
 
 /** Serves a Koa application on `port` and `host`, with the graceful close every process of the service uses. */

@@ -31,6 +31,16 @@ export const ATTEMPT_TRIGGERS = ['schedule', 'manual'] as const;
 /** What started a retention run: its Temporal Schedule, or an operator (`partner-service retention run`). */
 export const RETENTION_TRIGGERS = ['schedule', 'manual'] as const;
 
+/**
+ * What a named token of the internal API may do (docs/operations.md): start webhooks and read their status
+ * (`ingest`), read the delivery log, statuses, the partner and the audit trail (`read`), change deliveries and
+ * the partner gate (`operate`), and erase a person's data (`erase`).
+ */
+export const TOKEN_SCOPES = ['ingest', 'read', 'operate', 'erase'] as const;
+
+/** How an operator's change ended, on its audit row. */
+export const AUDIT_OUTCOMES = ['succeeded', 'failed'] as const;
+
 /** The signed links of an event (spec 2.4 and 8): candidate files (24 h) and file answers (2 h). */
 export const SIGNED_LINK_KINDS = ['files', 'file_answers'] as const;
 
@@ -38,6 +48,8 @@ export type CompanyRole = (typeof COMPANY_ROLES)[number];
 export type JobRole = (typeof JOB_ROLES)[number];
 export type EventType = (typeof EVENT_TYPES)[number];
 export type EventAction = (typeof EVENT_ACTIONS)[number];
+export type TokenScope = (typeof TOKEN_SCOPES)[number];
+export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
 export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
 export type AttemptErrorClass = (typeof ATTEMPT_ERROR_CLASSES)[number];
 export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];

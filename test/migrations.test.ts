@@ -54,6 +54,8 @@ describe('migrations', () => {
     assert.deepEqual(await allowed('webhook_attempts', 'error_class'), sorted(vocabulary.ATTEMPT_ERROR_CLASSES));
     assert.deepEqual(await allowed('webhook_attempts', 'trigger'), sorted(vocabulary.ATTEMPT_TRIGGERS));
     assert.deepEqual(await allowed('webhook_attempts', 'expired_links'), sorted(vocabulary.SIGNED_LINK_KINDS));
+    assert.deepEqual(await allowed('api_tokens', 'scopes'), sorted(vocabulary.TOKEN_SCOPES));
+    assert.deepEqual(await allowed('audit_events', 'outcome'), sorted(vocabulary.AUDIT_OUTCOMES));
   });
 
   it('an upgrade over existing users plans userName eq on its folded index at once, without waiting for autovacuum', async () => {

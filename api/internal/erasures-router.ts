@@ -5,27 +5,22 @@ import { isCanonicalUuid } from '../../lib/validation';
 import { requestOrigin } from '../request-origin';
 import type { ApiDependencies } from '../context';
 import { erasureStatus, requestErasure } from '../../application/erasure';
-import { requireBearerToken } from './bearer-auth';
+import { requireScope } from './bearer-auth';
 import { answerInternalErrors, InternalApiError } from './errors';
 import { jsonBody } from './json-body';
 
-/** Who asked, on the record: the internal API's callers share one token, so the API names itself. */
-export const API_REQUESTER = 'internal-api';
-
 /**
  * Erasure on request (docs/personal-data.md): POST records the request and starts its workflow, GET shows its
- * progress. Like the webhook API, every route needs `Authorization: Bearer <INTERNAL_API_TOKEN>` and does not
- * exist without it.
+ * progress. Both need a token with the scope `erase`.
  */
-export function internalErasuresRouter({ config, knex, temporalGateway: gateway }: ApiDependencies): Router {
+export function internalErasuresRouter({ config, knex, temporalGateway: gateway, tokenChecker: tokens }: ApiDependencies): Router {
   const router = createRouter({ prefix: '/internal/v1/erasures', sensitive: true });
-  if (!config.INTERNAL_API_TOKEN) return router;
-  if (!gateway) throw new Error('the internal erasure API needs a Temporal gateway');
-  router.use(answerInternalErrors, requireBearerToken(config.INTERNAL_API_TOKEN));
+  if (!gateway || !tokens) throw new Error('the internal erasure API needs a Temporal gateway and a token checker');
+  router.use(answerInternalErrors, requireScope(tokens, 'erase'));
   const statusUrl = (ctx: Context, erasureId: string) => `${requestOrigin(ctx) ?? ''}/internal/v1/erasures/${erasureId}`;
 
   router.post('/', jsonBody, async function requestErasureRoute(ctx) {
-    const { erasureId } = await requestErasure(knex, gateway, config, ctx.request.body, API_REQUESTER);
+    const { erasureId } = await requestErasure(knex, gateway, config, ctx.request.body, ctx.state.actor);
     ctx.status = 202;
     ctx.set('Location', statusUrl(ctx, erasureId));
     ctx.body = { erasure_id: erasureId, status: 'pending', status_url: statusUrl(ctx, erasureId) };

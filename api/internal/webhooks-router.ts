@@ -11,21 +11,20 @@ import { webhookStatus } from '../../application/webhook-status';
 import { parseBulkRedelivery, parseRedeliveryQuery } from '../../application/webhook-filter';
 import { readDeliveryLog } from '../../application/delivery-log';
 import { cancelWebhook, redeliverMatching, redeliverWebhook, retryWebhookNow } from '../../application/webhook-operations';
-import { requireBearerToken } from './bearer-auth';
+import { requireScope } from './bearer-auth';
 import { answerInternalErrors, InternalApiError } from './errors';
 import { jsonBody } from './json-body';
 
 /**
  * The internal webhook API: start a webhook, its status URL, the delivery log, and an operator's retry-now,
- * cancel and redeliver. Every route needs `Authorization: Bearer <INTERNAL_API_TOKEN>`; without that token
- * configured the routes do not exist. Every failure is thrown and answered by `answerInternalErrors`.
+ * cancel and redeliver. Every route needs a token with its scope (docs/operations.md, "Tokens and scopes").
+ * Every failure is thrown and answered by `answerInternalErrors`.
  */
-export function internalWebhooksRouter({ config, knex, temporalGateway: gateway }: ApiDependencies): Router {
+export function internalWebhooksRouter({ config, knex, temporalGateway: gateway, tokenChecker: tokens }: ApiDependencies): Router {
   const router = createRouter({ prefix: '/internal/v1/webhooks', sensitive: true });
-  if (!config.INTERNAL_API_TOKEN) return router;
-  // startApiServer makes one when its caller passes none, and closes it with the server.
-  if (!gateway) throw new Error('the internal webhook API needs a Temporal gateway');
-  router.use(answerInternalErrors, requireBearerToken(config.INTERNAL_API_TOKEN));
+  // startApiServer makes both when its caller passes none, and closes them with the server.
+  if (!gateway || !tokens) throw new Error('the internal webhook API needs a Temporal gateway and a token checker');
+  router.use(answerInternalErrors);
   // Absolute when the Host header is a valid host name, else a path: never an echo of an arbitrary header.
   const origin = (ctx: Context) => requestOrigin(ctx) ?? '';
   const statusUrl = (ctx: Context, webhookId: string) => `${origin(ctx)}/internal/v1/webhooks/${webhookId}`;
@@ -37,7 +36,7 @@ export function internalWebhooksRouter({ config, knex, temporalGateway: gateway 
   const webhookIdOf = (ctx: { params: Record<string, string> }) => webhookIdFrom(ctx.params.webhook_id);
   const atRest = dataAtRest(config);
 
-  router.post('/', jsonBody, async function startWebhookRoute(ctx) {
+  router.post('/', requireScope(tokens, 'ingest'), jsonBody, async function startWebhookRoute(ctx) {
     const accepted = await acceptWebhook(knex, atRest, gateway, prepareWebhook(ctx.request.body, config.PARTNER_TIMEOUT_MS));
     ctx.status = accepted.started ? 202 : 200;
     ctx.set('Location', statusUrl(ctx, accepted.webhookId));
@@ -50,7 +49,7 @@ export function internalWebhooksRouter({ config, knex, temporalGateway: gateway 
     };
   });
 
-  router.get('/', async function webhookLogRoute(ctx) {
+  router.get('/', requireScope(tokens, 'read'), async function webhookLogRoute(ctx) {
     const page = await readDeliveryLog(knex, ctx.query);
     let next: string | null = null;
     if (page.nextCursor) {
@@ -61,34 +60,34 @@ export function internalWebhooksRouter({ config, knex, temporalGateway: gateway 
     ctx.body = { next, results: page.webhooks.map((row) => ({ ...row, status_url: statusUrl(ctx, row.webhook_id) })) };
   });
 
-  router.post('/redeliver', jsonBody, async function bulkRedeliverRoute(ctx) {
+  router.post('/redeliver', requireScope(tokens, 'operate'), jsonBody, async function bulkRedeliverRoute(ctx) {
     const { filter, limit, allowExpiredLinks } = parseBulkRedelivery(ctx.request.body);
     ctx.body = await redeliverMatching(knex, gateway, filter, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, atRest, limit, allowExpiredLinks });
   });
 
   // A RegExp path (it takes no prefix) that leaves out `redeliver`, so that /redeliver, which is POST only, does
   // not also match this GET: its OPTIONS would list GET in Allow, and a GET of it would answer 404, not 405.
-  router.get(WEBHOOK_STATUS_PATH, async function webhookStatusRoute(ctx) {
+  router.get(WEBHOOK_STATUS_PATH, requireScope(tokens, 'ingest', 'read'), async function webhookStatusRoute(ctx) {
     const view = await webhookStatus(knex, atRest, gateway, webhookIdFrom(ctx.captures?.[0]));
     if (!view) throw new InternalApiError(404, { detail: 'Not found.' });
     ctx.body = view;
   });
 
-  router.post('/:webhook_id/retry-now', async function retryNowRoute(ctx) {
+  router.post('/:webhook_id/retry-now', requireScope(tokens, 'operate'), async function retryNowRoute(ctx) {
     const webhookId = webhookIdOf(ctx);
     const { attempt } = await retryWebhookNow(knex, gateway, webhookId);
     ctx.status = 202;
     ctx.body = { webhook_id: webhookId, attempt, status_url: statusUrl(ctx, webhookId) };
   });
 
-  router.post('/:webhook_id/cancel', async function cancelRoute(ctx) {
+  router.post('/:webhook_id/cancel', requireScope(tokens, 'operate'), async function cancelRoute(ctx) {
     const webhookId = webhookIdOf(ctx);
     await cancelWebhook(knex, gateway, webhookId);
     ctx.status = 202;
     ctx.body = { webhook_id: webhookId, status_url: statusUrl(ctx, webhookId) };
   });
 
-  router.post('/:webhook_id/redeliver', async function redeliverRoute(ctx) {
+  router.post('/:webhook_id/redeliver', requireScope(tokens, 'operate'), async function redeliverRoute(ctx) {
     const webhookId = webhookIdOf(ctx);
     const { allowExpiredLinks } = parseRedeliveryQuery(ctx.query);
     const redelivery = await redeliverWebhook(knex, gateway, webhookId, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, atRest, allowExpiredLinks });

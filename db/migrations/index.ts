@@ -14,6 +14,7 @@ import * as signedLinkDeadlines from './012_signed_link_deadlines';
 import * as webhookStartReported from './013_webhook_start_reported';
 import * as partnerGate from './014_partner_gate';
 import * as personalData from './015_personal_data';
+import * as tokensAndAudit from './016_tokens_and_audit';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -37,4 +38,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['013_webhook_start_reported', webhookStartReported],
   ['014_partner_gate', partnerGate],
   ['015_personal_data', personalData],
+  ['016_tokens_and_audit', tokensAndAudit],
 ];

@@ -123,7 +123,7 @@ describe('erasure on request on the Temporal dev server', function () {
     assert.deepEqual(
       { ...view, requested_at: typeof view.requested_at, completed_at: typeof view.completed_at, updated_at: typeof view.updated_at },
       {
-        erasure_id: erasureId, status: 'completed', subject_kind: 'candidate_id', company_id: null, requested_by: 'internal-api',
+        erasure_id: erasureId, status: 'completed', subject_kind: 'candidate_id', company_id: null, requested_by: 'INTERNAL_API_TOKEN',
         requested_at: 'string', webhooks_found: 4, deliveries_cancelled: 1, bodies_removed: 4, runs_deleted: 4, runs_gone: 4,
         completed_at: 'string', updated_at: 'string', status_url: statusUrl,
       },

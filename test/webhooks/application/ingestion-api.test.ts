@@ -458,15 +458,18 @@ describe('POST /internal/v1/webhooks with Temporal unreachable (TEMPORAL_ADDRESS
 describe('internal routes without INTERNAL_API_TOKEN', () => {
   const db = useTestDatabase();
 
-  it('do not exist: 404 for POST and GET', async () => {
+  it('exist for named tokens, and refuse any other token: 401 for POST and GET, nothing started', async () => {
     const unreachable = loadConfig({ TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}` });
     const gateway = new RecordingGateway(createTemporalGateway(unreachable, logger));
     const api = await serve(db, {}, gateway);
     try {
       const response = await post(api, candidateNew);
-      assert.equal(response.status, 404);
-      assert.deepEqual(await response.json(), { detail: 'Not found.' });
-      assert.equal((await get(`${api.url}/internal/v1/webhooks/00000000-0000-4000-8000-000000000000`)).status, 404);
+      assert.equal(response.status, 401);
+      assert.equal(response.headers.get('www-authenticate'), 'Bearer realm="internal", error="invalid_token"');
+      assert.deepEqual(await response.json(), { detail: 'Invalid token.' });
+      const status = await get(`${api.url}/internal/v1/webhooks/00000000-0000-4000-8000-000000000000`);
+      assert.equal(status.status, 401);
+      assert.equal(status.headers.get('www-authenticate'), 'Bearer realm="internal", error="invalid_token"');
       assert.equal(gateway.starts.length, 0);
     } finally {
       await api.close();
