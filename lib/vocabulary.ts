@@ -38,6 +38,23 @@ export const RETENTION_TRIGGERS = ['schedule', 'manual'] as const;
  */
 export const TOKEN_SCOPES = ['ingest', 'read', 'operate', 'erase'] as const;
 
+/**
+ * The changes an operator makes that the audit trail records, through the API or the CLI (docs/operations.md,
+ * "Audit trail").
+ */
+export const AUDIT_ACTIONS = [
+  'partner.pause',
+  'partner.resume',
+  'partner.limit',
+  'webhook.cancel',
+  'webhook.retry_now',
+  'webhook.redeliver',
+  'webhooks.redeliver',
+  'erasure.request',
+  'token.create',
+  'token.revoke',
+] as const;
+
 /** How an operator's change ended, on its audit row. */
 export const AUDIT_OUTCOMES = ['succeeded', 'failed'] as const;
 
@@ -50,6 +67,7 @@ export type EventType = (typeof EVENT_TYPES)[number];
 export type EventAction = (typeof EVENT_ACTIONS)[number];
 export type TokenScope = (typeof TOKEN_SCOPES)[number];
 export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
 export type AttemptErrorClass = (typeof ATTEMPT_ERROR_CLASSES)[number];
 export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
