@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { EVENT_ACTIONS, EVENT_TYPES, FINISHED_STATUSES, LOG_STATUSES } from '../lib/vocabulary';
 import { formatPathError, isCanonicalUuid, isStorableText, unstorableTextIssue, zodPathErrors, type PathError } from '../lib/validation';
 import type { LogPosition, WebhookFilter } from '../store/webhook-log';
+import { decodeKeysetCursor, encodeKeysetCursor, isoDateTime, NOT_A_CURSOR, wholeCount } from './keyset-paging';
 
 // The delivery log's filters and paging, as the API's query string, the bulk redeliver body and the CLI's
 // flags give them: strings in, one validated WebhookFilter out.
@@ -18,10 +19,6 @@ export const DEFAULT_LOG_PAGE = 50;
 export const MAX_LOG_PAGE = 500;
 export const MAX_BULK_REDELIVERIES = 10_000;
 
-const dateTime = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time with a time zone, such as 2026-11-23T10:00:00Z' }).transform((s) => new Date(s));
-const count = (max: number) =>
-  z.coerce.number({ message: 'must be a whole number' }).int({ message: 'must be a whole number' }).min(1, { message: 'must be at least 1' }).max(max, { message: `must be at most ${max}` });
-
 const filterFields = {
   event_type: z.enum(EVENT_TYPES).optional(),
   action: z.enum(EVENT_ACTIONS).optional(),
@@ -31,9 +28,9 @@ const filterFields = {
     .refine(isStorableText, unstorableTextIssue)
     .optional()
     .meta({ description: 'Not empty, and no NUL character (PostgreSQL text cannot hold one).' }),
-  since: dateTime.optional().meta({ description: 'Created at or after (ISO 8601 with a time zone).' }),
+  since: isoDateTime.optional().meta({ description: 'Created at or after (ISO 8601 with a time zone).' }),
   // JSON Schema cannot compare two fields: the OpenAPI document states untilAfterSince in words.
-  until: dateTime.optional().meta({ description: 'Created before. Must be later than `since`, else 400 (an empty window is a mistake, not a filter).' }),
+  until: isoDateTime.optional().meta({ description: 'Created before. Must be later than `since`, else 400 (an empty window is a mistake, not a filter).' }),
 };
 
 const untilAfterSince = (value: { since?: Date; until?: Date }) => !value.since || !value.until || value.since < value.until;
@@ -46,7 +43,7 @@ export const listQuery = z
     status: z.enum(LOG_STATUSES).optional().meta({
       description: '`held`: the next attempt waits for the partner gate to open; `waiting`: an attempt failed and the next one is due; `pending`: not started or sending.',
     }),
-    limit: count(MAX_LOG_PAGE).default(DEFAULT_LOG_PAGE),
+    limit: wholeCount(MAX_LOG_PAGE).default(DEFAULT_LOG_PAGE),
     cursor: z.string().optional().meta({ description: 'From a `next` link; opaque. Empty or absent: the first page.' }),
   })
   .refine(untilAfterSince, untilAfterSinceIssue);
@@ -61,7 +58,7 @@ export const bulkRedeliveryBody = z
   .strictObject({
     ...filterFields,
     status: z.enum(FINISHED_STATUSES, { message: `must be one of ${FINISHED_STATUSES.join(', ')}: only finished deliveries are redelivered` }).optional(),
-    limit: count(MAX_BULK_REDELIVERIES).default(MAX_BULK_REDELIVERIES).meta({ description: 'Start at most this many; call again to go on.' }),
+    limit: wholeCount(MAX_BULK_REDELIVERIES).default(MAX_BULK_REDELIVERIES).meta({ description: 'Start at most this many; call again to go on.' }),
     allow_expired_links: z.boolean({ message: 'must be true or false' }).default(false).meta({ description: ALLOW_EXPIRED_LINKS }),
   })
   .refine(untilAfterSince, untilAfterSinceIssue);
@@ -109,20 +106,12 @@ export function parseRedeliveryQuery(query: Record<string, unknown>): { allowExp
 }
 
 /** Opaque to callers; it only carries a row's position. */
-export function encodeLogCursor(position: LogPosition): string {
-  return Buffer.from(JSON.stringify([position.createdAtUs, position.id])).toString('base64url');
-}
+export const encodeLogCursor = (position: LogPosition): string => encodeKeysetCursor([position.createdAtUs, position.id]);
 
 const cursorShape = z.tuple([z.string().regex(/^\d{1,20}$/), z.string().refine(isCanonicalUuid)]);
 
 function decodeLogCursor(cursor: string): LogPosition {
-  let decoded: unknown;
-  try {
-    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    decoded = undefined;
-  }
-  const parsed = cursorShape.safeParse(decoded);
-  if (!parsed.success) throw new WebhookQueryError([{ path: 'cursor', message: 'is not a cursor this API gave out' }]);
-  return { createdAtUs: parsed.data[0], id: parsed.data[1] };
+  const position = decodeKeysetCursor(cursor, cursorShape);
+  if (!position) throw new WebhookQueryError([NOT_A_CURSOR]);
+  return { createdAtUs: position[0], id: position[1] };
 }

@@ -6,6 +6,7 @@ import { PartnerRequestError } from '../application/partner-operator';
 import { ErasureNotStartedError, ErasureRequestError } from '../application/erasure';
 import { WebhookConflictError, WebhookNotFoundError, WebhookStartConflictError } from '../application/operation-errors';
 import { WebhookQueryError } from '../application/webhook-filter';
+import { AuditQueryError } from '../application/audit-log';
 import { WebhookValidationError } from '../application/start-webhook';
 import { OperationUnavailableError, TemporalUnavailableError } from '../application/temporal-gateway';
 import { TemporalSetupError } from '../temporal/register-search-attributes';
@@ -52,6 +53,7 @@ export function failureOf(error: unknown, command: FailedCommand, { verbose = fa
   if (error instanceof WebhookQueryError) return usage(error.errors.map(formatPathError).join('\n'));
   if (error instanceof PartnerRequestError) return usage(error.message);
   // One line, without the usage: the request is clear, one of its values is not.
+  if (error instanceof AuditQueryError) return { exitCode: EXIT.usage, message: `partner-service ${command.name}: ${error.message}` };
   if (error instanceof ErasureRequestError) return { exitCode: EXIT.usage, message: `partner-service ${command.name}: ${error.message}` };
   if (error instanceof ErasureNotStartedError) return failure(error.message);
   // A setting the operator must fix, like a bad argument: 2, its one line (a start error, no usage to show).

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { joinSql, prepared, raw, runSql, sql, type SqlFragment } from '../db/sql';
+import { microsecondsOf, olderThan } from './keyset';
 import { FINISHED_STATUSES, type EventAction, type EventType, type LogStatus, type SignedLinkKind, type WebhookStatus } from '../lib/vocabulary';
 
 // The delivery log: webhooks filtered and paged newest first, for operators and for bulk redelivery.
@@ -25,7 +26,7 @@ export interface LogPosition {
 const WAITING_SQL = `e.status = 'pending' AND e.held_since IS NULL AND EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id = e.id AND a.attempt >= e.claimed_attempt)`;
 /** The next attempt waits for the partner gate to open (store/partner-gate.ts). */
 const HELD_SQL = `e.status = 'pending' AND e.held_since IS NOT NULL`;
-const POSITION_SQL = `(extract(epoch FROM e.created_at) * 1000000)::bigint::text`;
+const POSITION = microsecondsOf('e.created_at');
 
 /** The filter's conditions and the page's start, joined with AND, every value bound. */
 function filterConditions(filter: WebhookFilter, after?: LogPosition): SqlFragment {
@@ -40,7 +41,7 @@ function filterConditions(filter: WebhookFilter, after?: LogPosition): SqlFragme
   if (companyId !== undefined) conditions.push(sql`e.company_id = ${companyId}`);
   if (since) conditions.push(sql`e.created_at >= ${since.toISOString()}::timestamptz`);
   if (until) conditions.push(sql`e.created_at < ${until.toISOString()}::timestamptz`);
-  if (after) conditions.push(sql`(e.created_at, e.id) < (timestamptz 'epoch' + ${after.createdAtUs}::bigint * interval '1 microsecond', ${after.id}::uuid)`);
+  if (after) conditions.push(olderThan('e.created_at', 'e.id', 'uuid', { us: after.createdAtUs, id: after.id }));
   return joinSql(conditions, ' AND ');
 }
 
@@ -76,7 +77,7 @@ export async function listWebhooks(
                CASE WHEN ${raw(HELD_SQL)} THEN 'held' WHEN ${raw(WAITING_SQL)} THEN 'waiting' ELSE e.status END AS status,
                (SELECT count(*)::int FROM webhook_attempts a WHERE a.webhook_id = e.id) AS attempts,
                COALESCE((SELECT a.expired_links FROM webhook_attempts a WHERE a.webhook_id = e.id ORDER BY a.attempt DESC LIMIT 1), '{}') AS expired_links,
-               e.redelivery_of, e.is_test, e.created_at, e.finished_at, ${raw(POSITION_SQL)} AS position_us
+               e.redelivery_of, e.is_test, e.created_at, e.finished_at, ${POSITION} AS position_us
           FROM webhook_events e WHERE ${filterConditions(filter, after)} ${NEWEST_FIRST} LIMIT ${limit + 1}`,
   );
   const page = rows.slice(0, limit);
@@ -132,7 +133,7 @@ export async function findRedeliveryCandidates(
 ): Promise<{ candidates: RedeliveryCandidate[]; last?: LogPosition }> {
   const rows = await runSql<{ id: string; original_id: string; position_us: string }>(
     knex,
-    sql`SELECT e.id, COALESCE(e.redelivery_of, e.id) AS original_id, ${raw(POSITION_SQL)} AS position_us
+    sql`SELECT e.id, COALESCE(e.redelivery_of, e.id) AS original_id, ${POSITION} AS position_us
           FROM webhook_events e
          WHERE e.status = ANY(${FINISHED_STATUSES}::text[]) AND ${filterConditions(filter, after)}
            AND NOT EXISTS (SELECT 1 FROM webhook_events r WHERE r.redelivery_of = COALESCE(e.redelivery_of, e.id) AND r.redelivery_key = ${key} AND r.run_id IS NOT NULL)

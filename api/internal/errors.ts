@@ -5,6 +5,7 @@ import { OperationUnavailableError, TemporalUnavailableError } from '../../appli
 import { TemporalSetupError } from '../../temporal/register-search-attributes';
 import { WebhookConflictError, WebhookNotFoundError, WebhookStartConflictError } from '../../application/operation-errors';
 import { WebhookQueryError } from '../../application/webhook-filter';
+import { AuditQueryError } from '../../application/audit-log';
 import { PartnerRequestError } from '../../application/partner-operator';
 import { ErasureNotFoundError, ErasureNotStartedError, ErasureRequestError } from '../../application/erasure';
 import { StoredTextDecryptionError } from '../../lib/at-rest';
@@ -33,6 +34,7 @@ function asInternalApiError(error: unknown): InternalApiError | undefined {
   if (error instanceof InternalApiError) return error;
   if (error instanceof WebhookValidationError) return new InternalApiError(400, { detail: 'Invalid webhook event.', errors: error.errors });
   if (error instanceof WebhookQueryError) return new InternalApiError(400, { detail: 'Invalid filter or paging.', errors: error.errors });
+  if (error instanceof AuditQueryError) return new InternalApiError(400, { detail: 'Invalid filter or paging.', errors: error.errors });
   if (error instanceof PartnerRequestError) return new InternalApiError(400, { detail: 'Invalid request.', errors: error.errors });
   if (error instanceof ErasureRequestError) return new InternalApiError(400, { detail: 'Invalid request.', errors: error.errors });
   if (error instanceof WebhookNotFoundError || error instanceof ErasureNotFoundError) return new InternalApiError(404, { detail: 'Not found.' });

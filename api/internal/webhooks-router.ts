@@ -14,6 +14,7 @@ import { cancelWebhook, redeliverMatching, redeliverWebhook, retryWebhookNow } f
 import { requireScope } from './bearer-auth';
 import { answerInternalErrors, InternalApiError } from './errors';
 import { jsonBody } from './json-body';
+import { nextPageLink } from './next-page-link';
 
 /**
  * The internal webhook API: start a webhook, its status URL, the delivery log, and an operator's retry-now,
@@ -51,13 +52,7 @@ export function internalWebhooksRouter({ config, knex, temporalGateway: gateway,
 
   router.get('/', requireScope(tokens, 'read'), async function webhookLogRoute(ctx) {
     const page = await readDeliveryLog(knex, ctx.query);
-    let next: string | null = null;
-    if (page.nextCursor) {
-      const query = new URLSearchParams(ctx.querystring);
-      query.set('cursor', page.nextCursor);
-      next = `${origin(ctx)}${ctx.path}?${query}`;
-    }
-    ctx.body = { next, results: page.webhooks.map((row) => ({ ...row, status_url: statusUrl(ctx, row.webhook_id) })) };
+    ctx.body = { next: nextPageLink(ctx, page.nextCursor), results: page.webhooks.map((row) => ({ ...row, status_url: statusUrl(ctx, row.webhook_id) })) };
   });
 
   router.post('/redeliver', requireScope(tokens, 'operate'), jsonBody, async function bulkRedeliverRoute(ctx) {

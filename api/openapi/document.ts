@@ -3,7 +3,7 @@ import { DETAIL } from '../listings/errors';
 import { ALLOWED_METHODS } from '../listings/methods';
 import { CURSOR_PARAM, DEFAULT_PAGE_SIZE, LAST_PAGE, MAX_PAGE_SIZE, PAGE_PARAM, PAGE_SIZE_PARAM } from '../listings/paging/page-params';
 import { schemas } from './schemas';
-import { erasurePaths, internalPaths, internalSchemas, partnerPaths } from './internal-paths';
+import { auditPaths, auditSchemas, erasurePaths, internalPaths, internalSchemas, partnerPaths } from './internal-paths';
 import { scimPaths, scimSchemas, scimTokenScheme } from './scim-paths';
 import { partnerTokenScheme, webhookCatalog, webhookSchemas } from './webhook-catalog';
 import { SIGNATURE_GUIDE } from './signature-guide';
@@ -148,10 +148,11 @@ export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'INTERNAL_
       ...(internal && internalPaths),
       ...(internal && partnerPaths),
       ...(internal && erasurePaths),
+      ...(internal && auditPaths),
     },
     webhooks: webhookCatalog(),
     components: {
-      schemas: { ...schemas, ...scimSchemas, ...webhookSchemas(internal), ...(internal && internalSchemas) },
+      schemas: { ...schemas, ...scimSchemas, ...webhookSchemas(internal), ...(internal && internalSchemas), ...(internal && auditSchemas) },
       parameters: parameters(config.API_VERSIONS),
       responses,
       securitySchemes: {

@@ -1,9 +1,10 @@
-import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, EVENT_ACTIONS, EVENT_TYPES, LOG_STATUSES, SIGNED_LINK_KINDS, WEBHOOK_STATUSES } from '../../lib/vocabulary';
+import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, AUDIT_ACTIONS, AUDIT_OUTCOMES, EVENT_ACTIONS, EVENT_TYPES, LOG_STATUSES, SIGNED_LINK_KINDS, WEBHOOK_STATUSES } from '../../lib/vocabulary';
 import { PARTNER_STATES } from '../../lib/partner-states';
 import { bulkRedeliveryBody, listQuery, MAX_LOG_PAGE, redeliveryQuery } from '../../application/webhook-filter';
 import { limitRequest, pauseRequest } from '../../application/partner-operator';
 import { erasureRequest } from '../../application/erasure';
 import { SUBJECT_KINDS } from '../../lib/subject-index';
+import { auditQuery, MAX_AUDIT_PAGE } from '../../application/audit-log';
 import { zodJsonSchema, zodQueryParameters } from './zod-json-schema';
 
 // The internal webhook API in the OpenAPI document: served only where INTERNAL_API_TOKEN enables the routes.
@@ -366,4 +367,55 @@ export const erasurePaths = {
     ),
   },
   '/internal/v1/erasures/{erasure_id}': getOne(erasureIdParameter, 'getErasure', 'An erasure: its status, counts and times', 'Erasure', 'erasure'),
+};
+
+// The audit trail: read only, PostgreSQL only (no Temporal outage reaches it), scope `read`.
+export const auditSchemas = {
+  AuditPage: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['next', 'results'],
+    properties: {
+      next: { type: ['string', 'null'], description: 'The next page (keyset cursor), or null on the last one.' },
+      results: {
+        type: 'array',
+        maxItems: MAX_AUDIT_PAGE,
+        description: 'Newest first.',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['id', 'at', 'actor', 'action', 'target', 'parameters', 'outcome', 'error', 'request_id'],
+          properties: {
+            id: { type: 'integer', minimum: 1 },
+            at: dateTime,
+            actor: { type: 'string', description: "A token's name, `INTERNAL_API_TOKEN` (the shared token) or `cli:<user>@<host>`." },
+            action: { type: 'string', enum: [...AUDIT_ACTIONS] },
+            target: { type: ['string', 'null'], description: 'A webhook id, the task queue, a token name; null where the action has none.' },
+            parameters: { type: 'object', description: 'What the change was asked with: never a secret nor personal data.' },
+            outcome: { type: 'string', enum: [...AUDIT_OUTCOMES] },
+            error: { type: ['string', 'null'], description: 'Why the change failed; null when it succeeded.' },
+            request_id: { type: ['string', 'null'], description: "The API request's X-Request-Id; null for the CLI." },
+          },
+        },
+      },
+    },
+  },
+};
+
+export const auditPaths = {
+  '/internal/v1/audit': {
+    get: {
+      operationId: 'listAuditEvents',
+      summary: 'The audit trail: every change an operator made, through the API or the CLI, newest first',
+      tags: ['internal'],
+      security: [{ InternalToken: ['read'] }],
+      parameters: zodQueryParameters(auditQuery),
+      responses: {
+        '200': { description: 'One page.', content: json(ref('AuditPage')) },
+        '400': error('A bad filter, limit or cursor: one error per parameter.'),
+        '401': commonErrors['401'],
+        '403': error('The token does not have the scope `read`.'),
+      },
+    },
+  },
 };

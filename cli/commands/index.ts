@@ -1,6 +1,7 @@
 import type { Command } from '../command';
 import { apiCommand } from './api';
 import { appsCommand } from './apps';
+import { auditCommand } from './audit';
 import { dbCommand } from './db';
 import { eraseCommand } from './erase';
 import { importCommand } from './import';
@@ -12,4 +13,4 @@ import { webhooksCommand } from './webhooks';
 import { workerCommand } from './worker';
 
 /** Every `partner-service` subcommand, in the order `--help` lists them. */
-export const commands: readonly Command[] = [startCommand, apiCommand, workerCommand, migrateCommand, importCommand, appsCommand, webhooksCommand, partnerCommand, eraseCommand, retentionCommand, dbCommand];
+export const commands: readonly Command[] = [startCommand, apiCommand, workerCommand, migrateCommand, importCommand, appsCommand, webhooksCommand, partnerCommand, eraseCommand, retentionCommand, auditCommand, dbCommand];
