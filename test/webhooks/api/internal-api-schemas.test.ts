@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import type { z } from 'zod';
 import { limitRequest, MAX_PAUSE_REASON, pauseRequest } from '../../../application/partner-operator';
 import { erasureRequest } from '../../../application/erasure';
+import { auditQuery } from '../../../application/audit-log';
 import { bulkRedeliveryBody, listQuery, redeliveryQuery } from '../../../application/webhook-filter';
 import { openApiDocument } from '../../../api/openapi/document';
 import { zodJsonSchema } from '../../../api/openapi/zod-json-schema';
@@ -21,6 +22,7 @@ const CHECKED: Record<string, z.ZodType> = {
   'pausePartner body': pauseRequest,
   'limitPartner body': limitRequest,
   'requestErasure body': erasureRequest,
+  'listAuditEvents query': auditQuery,
 };
 /** The one other input: the ingestion body, generated from the ingestion zod schemas by the webhook catalog. */
 const INGESTION = 'startWebhook body';
