@@ -13,6 +13,7 @@ import { listingsRouter } from './listings/router';
 import { openApiRouter } from './openapi/router';
 import { scimRouter } from './scim/router';
 import { traceRequests } from './tracing';
+import { assignRequestId } from './request-id';
 import { tracingEnabled } from '../lib/tracing';
 
 export type RouterFactory = (deps: ApiDependencies) => Router;
@@ -30,6 +31,8 @@ export function createApp(deps: ApiDependencies, routerFactories: readonly Route
   // Outermost, so the request's span holds everything it does; absent when tracing is off.
   if (tracingEnabled()) app.use(traceRequests);
   app.use(requestMetrics);
+  // Before every answer, errors included, so each response names its request.
+  app.use(assignRequestId);
   app.use(async function answerUnhandledAsJson(ctx, next) {
     try {
       await next();

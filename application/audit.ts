@@ -64,3 +64,12 @@ export async function auditedCall<T>(knex: Knex, who: OperatorContext, what: Aud
   await insertAuditEvent(knex, entry(who, what, null));
   return result;
 }
+
+/**
+ * A failure met outside auditedChange and auditedCall (input the operation refused before any change, a start
+ * that failed after its record was committed): recorded as failed, then thrown.
+ */
+export async function recordFailedAndThrow(knex: Knex, who: OperatorContext, what: AuditedAction, error: unknown): Promise<never> {
+  await insertAuditEvent(knex, entry(who, what, auditedFailure(error)));
+  throw error;
+}

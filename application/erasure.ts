@@ -7,6 +7,7 @@ import { subjectKey, type SubjectKind } from '../lib/subject-index';
 import { formatPathError, isStorableText, unstorableTextIssue, zodPathErrors, type PathError } from '../lib/validation';
 import { forgetUnstartedErasure, insertErasure, readErasure, type ErasureView } from '../store/erasures';
 import { TemporalUnavailableError, type TemporalGateway } from './temporal-gateway';
+import { auditedChange, recordFailedAndThrow, type OperatorContext } from './audit';
 
 // An erasure request, shared by POST /internal/v1/erasures and `partner-service erase`: validated, recorded
 // with the subject's HMAC only, and handed to the `eraseSubject` workflow, which does the work.
@@ -84,26 +85,38 @@ export class ErasureNotFoundError extends Error {
 }
 
 /**
- * Records the request (the subject's HMAC, never the subject) and starts its workflow. `requestedBy` says who
- * asked: `internal-api`, or `cli:<user>`. A start that certainly failed takes its record back (the same request
- * again makes a new one); one in doubt keeps it (ErasureNotStartedError).
+ * Records the request (the subject's HMAC, never the subject) and its audit row in one transaction, then starts
+ * its workflow, acting for the operator. The requester (`requested_by`) is the operator's actor. A start that
+ * certainly failed takes its record back (the same request again makes a new one) and records that failure in
+ * a second audit row; one in doubt keeps it (ErasureNotStartedError). The audit rows hold the subject's kind
+ * and the company, never the subject.
  */
 export async function requestErasure(
   knex: Knex,
   gateway: TemporalGateway,
   config: Pick<Config, 'SUBJECT_INDEX_KEY'>,
+  who: OperatorContext,
   body: unknown,
-  requestedBy: string,
 ): Promise<{ erasureId: string }> {
-  const { kind, value, companyId } = parseErasureRequest(body);
-  const erasureId = randomUUID();
-  await insertErasure(knex, { id: erasureId, subjectKind: kind, subjectKey: subjectKey(dataAtRest(config).subjectSecret, kind, value), companyId, requestedBy });
+  let subject: ReturnType<typeof parseErasureRequest>;
   try {
-    await gateway.startErasure(erasureId);
+    subject = parseErasureRequest(body);
+  } catch (error) {
+    return recordFailedAndThrow(knex, who, { action: 'erasure.request', target: null }, error);
+  }
+  const { kind, value, companyId } = subject;
+  const erasureId = randomUUID();
+  const what = { action: 'erasure.request', target: erasureId, parameters: { subject_kind: kind, company_id: companyId } } as const;
+  await auditedChange(knex, who, what, (trx) =>
+    insertErasure(trx, { id: erasureId, subjectKind: kind, subjectKey: subjectKey(dataAtRest(config).subjectSecret, kind, value), companyId, requestedBy: who.actor }),
+  );
+  try {
+    await gateway.actingFor(who.actor).startErasure(erasureId);
   } catch (error) {
     const unknown = error instanceof TemporalUnavailableError && error.outcomeUnknown;
     if (!unknown) await forgetUnstartedErasure(knex, erasureId);
-    throw error instanceof TemporalUnavailableError ? new ErasureNotStartedError(erasureId, error.reason, unknown) : error;
+    const failure = error instanceof TemporalUnavailableError ? new ErasureNotStartedError(erasureId, error.reason, unknown) : error;
+    return recordFailedAndThrow(knex, who, what, failure);
   }
   return { erasureId };
 }

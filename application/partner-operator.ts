@@ -4,10 +4,12 @@ import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import type { PartnerSnapshot } from '../lib/metrics';
 import { formatPathError, isStorableText, zodPathErrors, type PathError } from '../lib/validation';
+import { auditedChange, recordFailedAndThrow, type AuditedAction, type OperatorContext } from './audit';
 import { limitGate, pauseGate, readGate, resumeGate, type GateView } from '../store/partner-gate';
 
 // An operator's controls of partner protection (lib/partner-states.ts), shared by the internal API and the
-// CLI: status, pause, resume and the cap. Each change is logged once, by the call that made it.
+// CLI: status, pause, resume and the cap. Each change is logged once, by the call that made it, and recorded
+// in the audit trail in the same transaction (application/audit.ts), its target the task queue.
 
 /** The partner's status as the API and `partner-service partner status` print it. */
 export interface PartnerStatus {
@@ -111,29 +113,41 @@ export const limitRequest = z.strictObject({
     .meta({ description: 'null: back to PARTNER_MAX_PER_SECOND.' }),
 });
 
-function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+/** The request's settings, or its refusal recorded as failed (no parameters: the input did not hold up). */
+async function parseAudited<T>(knex: Knex, who: OperatorContext, what: AuditedAction, schema: z.ZodType<T>, body: unknown): Promise<T> {
   const parsed = schema.safeParse(body);
-  if (!parsed.success) throw new PartnerRequestError(zodPathErrors(parsed.error));
+  if (!parsed.success) return recordFailedAndThrow(knex, who, what, new PartnerRequestError(zodPathErrors(parsed.error)));
   return parsed.data;
 }
 
+const onQueue = (config: Config, action: AuditedAction['action'], parameters?: Record<string, unknown>): AuditedAction => ({ action, target: config.TEMPORAL_TASK_QUEUE, parameters });
+
 /** Holds every delivery: accepted webhooks wait in Temporal, their next attempt unspent, until resume. */
-export async function pausePartner(knex: Knex, config: Config, logger: Logger, body: unknown): Promise<PartnerStatus> {
-  const { reason } = parse(pauseRequest, body);
-  if (await pauseGate(knex, config.TEMPORAL_TASK_QUEUE, reason)) logger.warn({ reason }, 'partner paused: no POST leaves any worker until resume');
-  return partnerStatus(knex, config);
+export async function pausePartner(knex: Knex, config: Config, logger: Logger, who: OperatorContext, body: unknown): Promise<PartnerStatus> {
+  const { reason } = await parseAudited(knex, who, onQueue(config, 'partner.pause'), pauseRequest, body);
+  return auditedChange(knex, who, onQueue(config, 'partner.pause', { reason }), async (trx) => {
+    if (await pauseGate(trx, config.TEMPORAL_TASK_QUEUE, reason)) logger.warn({ reason, actor: who.actor }, 'partner paused: no POST leaves any worker until resume');
+    return partnerStatus(trx, config);
+  });
 }
 
 /** Ends a pause; the partner recovery (partner-recovery.ts) then wakes held deliveries at the cap, oldest first. */
-export async function resumePartner(knex: Knex, config: Config, logger: Logger): Promise<PartnerStatus> {
-  if (await resumeGate(knex, config.TEMPORAL_TASK_QUEUE)) logger.info('partner resumed: held deliveries go out at the cap, oldest first');
-  return partnerStatus(knex, config);
+export async function resumePartner(knex: Knex, config: Config, logger: Logger, who: OperatorContext): Promise<PartnerStatus> {
+  return auditedChange(knex, who, onQueue(config, 'partner.resume'), async (trx) => {
+    if (await resumeGate(trx, config.TEMPORAL_TASK_QUEUE)) logger.info({ actor: who.actor }, 'partner resumed: held deliveries go out at the cap, oldest first');
+    return partnerStatus(trx, config);
+  });
 }
 
 /** Sets the cap of every worker together, at run time; null goes back to PARTNER_MAX_PER_SECOND. */
-export async function limitPartner(knex: Knex, config: Config, logger: Logger, body: unknown): Promise<PartnerStatus> {
-  const { max_per_second: maxPerSecond } = parse(limitRequest, body);
-  await limitGate(knex, config.TEMPORAL_TASK_QUEUE, maxPerSecond);
-  logger.info({ maxPerSecond: maxPerSecond ?? config.PARTNER_MAX_PER_SECOND, source: maxPerSecond === null ? 'configuration' : 'operator' }, 'partner rate cap changed');
-  return partnerStatus(knex, config);
+export async function limitPartner(knex: Knex, config: Config, logger: Logger, who: OperatorContext, body: unknown): Promise<PartnerStatus> {
+  const { max_per_second: maxPerSecond } = await parseAudited(knex, who, onQueue(config, 'partner.limit'), limitRequest, body);
+  return auditedChange(knex, who, onQueue(config, 'partner.limit', { max_per_second: maxPerSecond }), async (trx) => {
+    await limitGate(trx, config.TEMPORAL_TASK_QUEUE, maxPerSecond);
+    logger.info(
+      { maxPerSecond: maxPerSecond ?? config.PARTNER_MAX_PER_SECOND, source: maxPerSecond === null ? 'configuration' : 'operator', actor: who.actor },
+      'partner rate cap changed',
+    );
+    return partnerStatus(trx, config);
+  });
 }

@@ -13,6 +13,7 @@ import { startDeliveryWorkflow, type PreparedWebhook } from './start-webhook';
 import { describeError } from '../lib/describe-error';
 import { clientConnectionFailureInWords } from '../temporal/tls-probe';
 import { tracingEnabled } from '../lib/tracing';
+import { temporalIdentityOf } from '../lib/actor';
 
 /** Temporal could not be reached, or refused to start the workflow: the webhook was not accepted. */
 export class TemporalUnavailableError extends Error {
@@ -77,6 +78,12 @@ export interface TemporalGateway {
   release(workflowId: string): Promise<boolean>;
   /** Starts (or finds) the `eraseSubject` workflow of a recorded erasure. Throws TemporalUnavailableError for an outage. */
   startErasure(erasureId: string): Promise<void>;
+  /**
+   * The same gateway, on the same connection, whose calls carry `actor` in their client identity
+   * (temporalIdentityOf), so Temporal's event history and UI show who signalled, updated, cancelled or started.
+   */
+  actingFor(actor: string): TemporalGateway;
+  /** Closes the connection: of every gateway acting for an actor too. */
   close(): Promise<void>;
 }
 
@@ -106,7 +113,8 @@ export function createTemporalGateway(
   const options = temporalConnectionOptions(config);
   // Traced: starts, updates and queries carry the caller's trace to the workflow in a Temporal header.
   const interceptors = tracingEnabled() ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
-  const clientOn = (connection: ConnectionLike) => new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config), interceptors });
+  const clientOn = (connection: ConnectionLike, identity?: string) =>
+    new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config), interceptors, ...(identity !== undefined && { identity }) });
   /** One client per worker connection: a restarted worker brings a new one. */
   const eagerClients = new WeakMap<ConnectionLike, Client>();
   function eagerStart(): { connection: ConnectionLike; client: Client } | undefined {
@@ -117,7 +125,13 @@ export function createTemporalGateway(
     return { connection, client };
   }
   const { address } = options;
-  let connecting: Promise<{ connection: Connection; client: Client }> | undefined;
+  /** The connection and its clients: the default one, and one per identity an actor's calls carry. */
+  interface Connected {
+    readonly connection: Connection;
+    readonly client: Client;
+    readonly actingClients: Map<string, Client>;
+  }
+  let connecting: Promise<Connected> | undefined;
   let failedAt = -Infinity;
   let failure = '';
 
@@ -129,7 +143,7 @@ export function createTemporalGateway(
         connection = await Connection.connect({ ...options, connectTimeout: connectTimeoutMs });
         // Starts that set unregistered search attributes are rejected: register them before the first one.
         await connection.withDeadline(Date.now() + callTimeoutMs, () => ensureSearchAttributes(connection!, config.temporal.namespace));
-        return { connection, client: clientOn(connection) };
+        return { connection, client: clientOn(connection), actingClients: new Map<string, Client>() };
       } catch (error) {
         connecting = undefined;
         await connection?.close().catch(() => undefined);
@@ -146,107 +160,124 @@ export function createTemporalGateway(
     return connecting;
   }
 
-  /** One call with the call deadline; an outage or a call without answer is TemporalUnavailableError. */
-  async function call<T>(work: (client: Client) => Promise<T>): Promise<T> {
-    const { connection, client } = await connect();
-    try {
-      return await connection.withDeadline(Date.now() + callTimeoutMs, () => work(client));
-    } catch (error) {
-      if (error instanceof WebhookConflictError) throw error;
-      throw new TemporalUnavailableError(`the call did not complete (${describeError(error)})`, true);
-    }
+  /** The connection and the client whose calls carry `identity` (the default client without one). */
+  async function connectAs(identity: string | undefined): Promise<{ connection: Connection; client: Client }> {
+    const connected = await connect();
+    if (identity === undefined) return connected;
+    let client = connected.actingClients.get(identity);
+    if (!client) connected.actingClients.set(identity, (client = clientOn(connected.connection, identity)));
+    return { connection: connected.connection, client };
   }
 
-  return {
-    async start(webhook) {
-      const eager = eagerStart();
-      const { connection, client } = eager ?? (await connect());
+  function gatewayAs(identity: string | undefined): TemporalGateway {
+    /** One call with the call deadline; an outage or a call without answer is TemporalUnavailableError. */
+    async function call<T>(work: (client: Client) => Promise<T>): Promise<T> {
+      const { connection, client } = await connectAs(identity);
       try {
-        return await connection.withDeadline(Date.now() + callTimeoutMs, () =>
-          startDeliveryWorkflow(client, webhook, config.TEMPORAL_TASK_QUEUE, { eager: eager !== undefined }));
+        return await connection.withDeadline(Date.now() + callTimeoutMs, () => work(client));
       } catch (error) {
-        logger.error({ err: error, workflowId: webhook.workflowId }, 'starting the webhook workflow failed');
-        if (isRefusal(error)) throw new TemporalSetupError(`Temporal refused to start the webhook workflow: ${refusalReason(error)}`);
-        throw new TemporalUnavailableError(`the workflow could not be started (${describeError(error)})`, true);
+        if (error instanceof WebhookConflictError) throw error;
+        throw new TemporalUnavailableError(`the call did not complete (${describeError(error)})`, true);
       }
-    },
-    async status(workflowId) {
-      try {
-        return await call(async (client): Promise<DeliveryLookup> => {
-          const handle = client.workflow.getHandle(workflowId);
-          const description = await handle.describe().catch((error: unknown) => {
-            if (error instanceof WorkflowNotFoundError) return undefined;
-            throw error;
-          });
-          if (!description) return { kind: 'absent' };
-          const { runId } = description;
-          const closedAt = (description.closeTime ?? new Date()).toISOString();
-          switch (description.status.name) {
-            case 'RUNNING':
-              return { kind: 'running', runId, status: await handle.query(webhookStatusQuery) };
-            case 'CANCELLED':
-              return { kind: 'stopped', runId, status: 'cancelled', closedAt };
-            case 'TERMINATED':
-            case 'TIMED_OUT':
-              return { kind: 'stopped', runId, status: 'terminated', closedAt };
-            default:
-              return { kind: 'finished', runId };
-          }
-        });
-      } catch (error) {
-        logger.debug({ err: error, workflowId }, 'status lookup failed');
-        return { kind: 'unreachable', reason: error instanceof TemporalUnavailableError ? error.reason : describeError(error) };
-      }
-    },
-    async retryNow(workflowId) {
-      return call((client) =>
-        client.workflow
-          .getHandle(workflowId)
-          .executeUpdate(retryNowUpdate)
-          .catch((error: unknown) => {
-            // The validator's rejection, or a run that predates retry-now (no handler): nothing to cut short.
-            if (error instanceof WorkflowUpdateFailedError) throw new WebhookConflictError(`Not waiting for a retry: ${error.cause?.message ?? error.message}`);
-            throw endedRunConflict(error);
-          }),
-      );
-    },
-    async cancel(workflowId) {
-      await call((client) => client.workflow.getHandle(workflowId).cancel().catch((error: unknown) => Promise.reject(endedRunConflict(error))));
-    },
-    async release(workflowId) {
-      return call((client) =>
-        client.workflow
-          .getHandle(workflowId)
-          .signal(partnerReleasedSignal)
-          .then(
-            () => true,
-            (error: unknown) => {
-              if (error instanceof WorkflowNotFoundError) return false;
+    }
+
+    return {
+      async start(webhook) {
+        // Eager starts are ingestion's, under the default identity; an actor's start (a redelivery) goes through its own client.
+        const eager = identity === undefined ? eagerStart() : undefined;
+        const { connection, client } = eager ?? (await connectAs(identity));
+        try {
+          return await connection.withDeadline(Date.now() + callTimeoutMs, () =>
+            startDeliveryWorkflow(client, webhook, config.TEMPORAL_TASK_QUEUE, { eager: eager !== undefined }));
+        } catch (error) {
+          logger.error({ err: error, workflowId: webhook.workflowId }, 'starting the webhook workflow failed');
+          if (isRefusal(error)) throw new TemporalSetupError(`Temporal refused to start the webhook workflow: ${refusalReason(error)}`);
+          throw new TemporalUnavailableError(`the workflow could not be started (${describeError(error)})`, true);
+        }
+      },
+      async status(workflowId) {
+        try {
+          return await call(async (client): Promise<DeliveryLookup> => {
+            const handle = client.workflow.getHandle(workflowId);
+            const description = await handle.describe().catch((error: unknown) => {
+              if (error instanceof WorkflowNotFoundError) return undefined;
               throw error;
-            },
-          ),
-      );
-    },
-    async startErasure(erasureId) {
-      const { connection, client } = await connect();
-      try {
-        await connection.withDeadline(Date.now() + callTimeoutMs, () =>
-          client.workflow.start<typeof eraseSubject>('eraseSubject', {
-            workflowId: erasureWorkflowId(erasureId),
-            taskQueue: config.TEMPORAL_TASK_QUEUE,
-            args: [{ erasureId }],
-            workflowIdConflictPolicy: 'USE_EXISTING',
-            staticSummary: "erasure of a subject's webhooks",
-          }));
-      } catch (error) {
-        if (isRefusal(error)) throw new TemporalSetupError(`Temporal refused to start the erasure workflow: ${refusalReason(error)}`);
-        throw new TemporalUnavailableError(`the erasure workflow could not be started (${describeError(error)})`, true);
-      }
-    },
-    async close() {
-      const current = connecting;
-      connecting = undefined;
-      await current?.then(({ connection }) => connection.close(), () => undefined);
-    },
-  };
+            });
+            if (!description) return { kind: 'absent' };
+            const { runId } = description;
+            const closedAt = (description.closeTime ?? new Date()).toISOString();
+            switch (description.status.name) {
+              case 'RUNNING':
+                return { kind: 'running', runId, status: await handle.query(webhookStatusQuery) };
+              case 'CANCELLED':
+                return { kind: 'stopped', runId, status: 'cancelled', closedAt };
+              case 'TERMINATED':
+              case 'TIMED_OUT':
+                return { kind: 'stopped', runId, status: 'terminated', closedAt };
+              default:
+                return { kind: 'finished', runId };
+            }
+          });
+        } catch (error) {
+          logger.debug({ err: error, workflowId }, 'status lookup failed');
+          return { kind: 'unreachable', reason: error instanceof TemporalUnavailableError ? error.reason : describeError(error) };
+        }
+      },
+      async retryNow(workflowId) {
+        return call((client) =>
+          client.workflow
+            .getHandle(workflowId)
+            .executeUpdate(retryNowUpdate)
+            .catch((error: unknown) => {
+              // The validator's rejection, or a run that predates retry-now (no handler): nothing to cut short.
+              if (error instanceof WorkflowUpdateFailedError) throw new WebhookConflictError(`Not waiting for a retry: ${error.cause?.message ?? error.message}`);
+              throw endedRunConflict(error);
+            }),
+        );
+      },
+      async cancel(workflowId) {
+        await call((client) => client.workflow.getHandle(workflowId).cancel().catch((error: unknown) => Promise.reject(endedRunConflict(error))));
+      },
+      async release(workflowId) {
+        return call((client) =>
+          client.workflow
+            .getHandle(workflowId)
+            .signal(partnerReleasedSignal)
+            .then(
+              () => true,
+              (error: unknown) => {
+                if (error instanceof WorkflowNotFoundError) return false;
+                throw error;
+              },
+            ),
+        );
+      },
+      async startErasure(erasureId) {
+        const { connection, client } = await connectAs(identity);
+        try {
+          await connection.withDeadline(Date.now() + callTimeoutMs, () =>
+            client.workflow.start<typeof eraseSubject>('eraseSubject', {
+              workflowId: erasureWorkflowId(erasureId),
+              taskQueue: config.TEMPORAL_TASK_QUEUE,
+              args: [{ erasureId }],
+              workflowIdConflictPolicy: 'USE_EXISTING',
+              staticSummary: "erasure of a subject's webhooks",
+            }));
+        } catch (error) {
+          if (isRefusal(error)) throw new TemporalSetupError(`Temporal refused to start the erasure workflow: ${refusalReason(error)}`);
+          throw new TemporalUnavailableError(`the erasure workflow could not be started (${describeError(error)})`, true);
+        }
+      },
+      actingFor(actor) {
+        return gatewayAs(temporalIdentityOf(actor));
+      },
+      async close() {
+        const current = connecting;
+        connecting = undefined;
+        await current?.then(({ connection }) => connection.close(), () => undefined);
+      },
+    };
+  }
+
+  return gatewayAs(undefined);
 }

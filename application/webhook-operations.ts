@@ -13,10 +13,13 @@ import { redeliveryIds } from './ids';
 import { PayloadRemovedError, WebhookConflictError, WebhookNotFoundError } from './operation-errors';
 import { startOrForget } from './ingest';
 import { storedDelivery, storedEvent } from './start-webhook';
+import { auditedCall, type OperatorContext } from './audit';
 import { OperationUnavailableError, TemporalUnavailableError, type TemporalGateway } from './temporal-gateway';
 
 // An operator's actions on one webhook or many: retry-now, cancel, redeliver. The API and the CLI both call
-// these; PostgreSQL says which webhook is which, Temporal does the work.
+// these; PostgreSQL says which webhook is which, Temporal does the work, through a gateway acting for the
+// operator (its identity in Temporal's history). Each action is one audit row, written once its outcome is
+// known (auditedCall): a 404 or a 409 is recorded as failed like an outage.
 
 /** Temporal's outage met by an operation is the operation's: the API and the CLI then say what may have changed. */
 async function asOperation<T>(work: () => Promise<T>): Promise<T> {
@@ -45,8 +48,8 @@ function runningWorkflow(webhook: OperableWebhook, operation: string): string {
  * Cuts the wait for the next attempt short; 409 unless the delivery is waiting for one. An attempt under way
  * holds the workflow's task, so an update would only be answered after it: PostgreSQL answers that case at once.
  */
-export function retryWebhookNow(knex: Knex, gateway: TemporalGateway, webhookId: string): Promise<RetryNowResult> {
-  return asOperation(() => retryNow(knex, gateway, webhookId));
+export function retryWebhookNow(knex: Knex, gateway: TemporalGateway, who: OperatorContext, webhookId: string): Promise<RetryNowResult> {
+  return auditedCall(knex, who, { action: 'webhook.retry_now', target: webhookId }, () => asOperation(() => retryNow(knex, gateway.actingFor(who.actor), webhookId)));
 }
 
 async function retryNow(knex: Knex, gateway: TemporalGateway, webhookId: string): Promise<RetryNowResult> {
@@ -58,8 +61,10 @@ async function retryNow(knex: Knex, gateway: TemporalGateway, webhookId: string)
 }
 
 /** Asks a pending delivery's run to cancel; the workflow records `cancelled` in PostgreSQL and in WebhookStatus. */
-export function cancelWebhook(knex: Knex, gateway: TemporalGateway, webhookId: string): Promise<void> {
-  return asOperation(async () => gateway.cancel(runningWorkflow(await findOrThrow(knex, webhookId), 'cancel')));
+export function cancelWebhook(knex: Knex, gateway: TemporalGateway, who: OperatorContext, webhookId: string): Promise<void> {
+  return auditedCall(knex, who, { action: 'webhook.cancel', target: webhookId }, () =>
+    asOperation(async () => gateway.actingFor(who.actor).cancel(runningWorkflow(await findOrThrow(knex, webhookId), 'cancel'))),
+  );
 }
 
 /** A redelivery, and whether this call started it (false: an earlier call with the same key had). */
@@ -104,7 +109,12 @@ function checkSignedLinks(original: StoredWebhook, { allowExpiredLinks = false, 
 }
 
 /** Starts a new delivery of a finished webhook, with the original's event and webhook-id header. */
-export function redeliverWebhook(knex: Knex, gateway: TemporalGateway, webhookId: string, options: RedeliveryOptions): Promise<Redelivery> {
+export function redeliverWebhook(knex: Knex, gateway: TemporalGateway, who: OperatorContext, webhookId: string, options: RedeliveryOptions): Promise<Redelivery> {
+  const what = { action: 'webhook.redeliver', target: webhookId, parameters: { allow_expired_links: options.allowExpiredLinks ?? false } } as const;
+  return auditedCall(knex, who, what, () => redeliverOne(knex, gateway.actingFor(who.actor), webhookId, options));
+}
+
+function redeliverOne(knex: Knex, gateway: TemporalGateway, webhookId: string, options: RedeliveryOptions): Promise<Redelivery> {
   return asOperation(async () => {
     const webhook = await findOrThrow(knex, webhookId);
     if (!isFinished(webhook.status)) throw new WebhookConflictError(`Only a finished delivery can be redelivered; this one is ${webhook.status}.`);
@@ -163,8 +173,15 @@ export interface BulkRedelivery {
  * Redelivers every finished webhook matching `filter` whose original has no redelivery under this filter's
  * key yet, newest first, in batches. Each original is redelivered once, however many of its deliveries match.
  */
-export function redeliverMatching(knex: Knex, gateway: TemporalGateway, filter: WebhookFilter, options: BulkRedeliveryOptions): Promise<BulkRedelivery> {
-  return asOperation(() => redeliverInBatches(knex, gateway, filter, options));
+export function redeliverMatching(knex: Knex, gateway: TemporalGateway, who: OperatorContext, filter: WebhookFilter, options: BulkRedeliveryOptions): Promise<BulkRedelivery> {
+  const what = { action: 'webhooks.redeliver', target: null, parameters: { ...bulkFilterParameters(filter), limit: options.limit, allow_expired_links: options.allowExpiredLinks ?? false } } as const;
+  return auditedCall(knex, who, what, () => asOperation(() => redeliverInBatches(knex, gateway.actingFor(who.actor), filter, options)));
+}
+
+/** A bulk redelivery's filter as its audit row keeps it: the API's field names, the unset ones left out. */
+function bulkFilterParameters(filter: WebhookFilter): Record<string, string> {
+  const fields = { status: filter.status, event_type: filter.eventType, action: filter.action, company_id: filter.companyId, since: filter.since?.toISOString(), until: filter.until?.toISOString() };
+  return Object.fromEntries(Object.entries(fields).filter((field): field is [string, string] => field[1] !== undefined));
 }
 
 async function redeliverInBatches(

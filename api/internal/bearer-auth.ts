@@ -1,5 +1,7 @@
 import type { Middleware } from 'koa';
+import type { OperatorContext } from '../../application/audit';
 import type { TokenChecker } from '../../application/token-checker';
+import type { RequestIdState } from '../request-id';
 import { bearerTokenChecker } from '../../lib/bearer-token';
 import type { TokenScope } from '../../lib/vocabulary';
 import { InternalApiError } from './errors';
@@ -24,6 +26,12 @@ export function requireBearerToken(token: string, realm = 'internal'): Middlewar
 /** The actor a request was authenticated as, for the audit trail and Temporal's identity. */
 export interface AuthenticatedState {
   actor: string;
+}
+
+/** Who makes a request's change, for the audit trail: its actor (set by requireScope) and its request id (api/request-id.ts). */
+export function operatorOf(ctx: { state: Partial<AuthenticatedState & RequestIdState> }): OperatorContext {
+  if (ctx.state.actor === undefined) throw new Error('operatorOf needs requireScope before it');
+  return { actor: ctx.state.actor, requestId: ctx.state.requestId };
 }
 
 /**

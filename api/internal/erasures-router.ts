@@ -5,7 +5,7 @@ import { isCanonicalUuid } from '../../lib/validation';
 import { requestOrigin } from '../request-origin';
 import type { ApiDependencies } from '../context';
 import { erasureStatus, requestErasure } from '../../application/erasure';
-import { requireScope } from './bearer-auth';
+import { operatorOf, requireScope } from './bearer-auth';
 import { answerInternalErrors, InternalApiError } from './errors';
 import { jsonBody } from './json-body';
 
@@ -20,7 +20,7 @@ export function internalErasuresRouter({ config, knex, temporalGateway: gateway,
   const statusUrl = (ctx: Context, erasureId: string) => `${requestOrigin(ctx) ?? ''}/internal/v1/erasures/${erasureId}`;
 
   router.post('/', jsonBody, async function requestErasureRoute(ctx) {
-    const { erasureId } = await requestErasure(knex, gateway, config, ctx.request.body, ctx.state.actor);
+    const { erasureId } = await requestErasure(knex, gateway, config, operatorOf(ctx), ctx.request.body);
     ctx.status = 202;
     ctx.set('Location', statusUrl(ctx, erasureId));
     ctx.body = { erasure_id: erasureId, status: 'pending', status_url: statusUrl(ctx, erasureId) };

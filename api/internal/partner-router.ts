@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import { createRouter } from '../router';
 import type { ApiDependencies } from '../context';
 import { limitPartner, partnerStatus, pausePartner, resumePartner } from '../../application/partner-operator';
-import { requireScope } from './bearer-auth';
+import { operatorOf, requireScope } from './bearer-auth';
 import { answerInternalErrors } from './errors';
 import { jsonBody } from './json-body';
 
@@ -19,13 +19,13 @@ export function internalPartnerRouter({ config, knex, logger, tokenChecker: toke
     ctx.body = await partnerStatus(knex, config);
   });
   router.post('/pause', requireScope(tokens, 'operate'), jsonBody, async function pausePartnerRoute(ctx) {
-    ctx.body = await pausePartner(knex, config, logger, ctx.request.body);
+    ctx.body = await pausePartner(knex, config, logger, operatorOf(ctx), ctx.request.body);
   });
   router.post('/resume', requireScope(tokens, 'operate'), async function resumePartnerRoute(ctx) {
-    ctx.body = await resumePartner(knex, config, logger);
+    ctx.body = await resumePartner(knex, config, logger, operatorOf(ctx));
   });
   router.post('/limit', requireScope(tokens, 'operate'), jsonBody, async function limitPartnerRoute(ctx) {
-    ctx.body = await limitPartner(knex, config, logger, ctx.request.body);
+    ctx.body = await limitPartner(knex, config, logger, operatorOf(ctx), ctx.request.body);
   });
   return router;
 }

@@ -11,7 +11,7 @@ import { webhookStatus } from '../../application/webhook-status';
 import { parseBulkRedelivery, parseRedeliveryQuery } from '../../application/webhook-filter';
 import { readDeliveryLog } from '../../application/delivery-log';
 import { cancelWebhook, redeliverMatching, redeliverWebhook, retryWebhookNow } from '../../application/webhook-operations';
-import { requireScope } from './bearer-auth';
+import { operatorOf, requireScope } from './bearer-auth';
 import { answerInternalErrors, InternalApiError } from './errors';
 import { jsonBody } from './json-body';
 import { nextPageLink } from './next-page-link';
@@ -57,7 +57,7 @@ export function internalWebhooksRouter({ config, knex, temporalGateway: gateway,
 
   router.post('/redeliver', requireScope(tokens, 'operate'), jsonBody, async function bulkRedeliverRoute(ctx) {
     const { filter, limit, allowExpiredLinks } = parseBulkRedelivery(ctx.request.body);
-    ctx.body = await redeliverMatching(knex, gateway, filter, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, atRest, limit, allowExpiredLinks });
+    ctx.body = await redeliverMatching(knex, gateway, operatorOf(ctx), filter, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, atRest, limit, allowExpiredLinks });
   });
 
   // A RegExp path (it takes no prefix) that leaves out `redeliver`, so that /redeliver, which is POST only, does
@@ -70,14 +70,14 @@ export function internalWebhooksRouter({ config, knex, temporalGateway: gateway,
 
   router.post('/:webhook_id/retry-now', requireScope(tokens, 'operate'), async function retryNowRoute(ctx) {
     const webhookId = webhookIdOf(ctx);
-    const { attempt } = await retryWebhookNow(knex, gateway, webhookId);
+    const { attempt } = await retryWebhookNow(knex, gateway, operatorOf(ctx), webhookId);
     ctx.status = 202;
     ctx.body = { webhook_id: webhookId, attempt, status_url: statusUrl(ctx, webhookId) };
   });
 
   router.post('/:webhook_id/cancel', requireScope(tokens, 'operate'), async function cancelRoute(ctx) {
     const webhookId = webhookIdOf(ctx);
-    await cancelWebhook(knex, gateway, webhookId);
+    await cancelWebhook(knex, gateway, operatorOf(ctx), webhookId);
     ctx.status = 202;
     ctx.body = { webhook_id: webhookId, status_url: statusUrl(ctx, webhookId) };
   });
@@ -85,7 +85,7 @@ export function internalWebhooksRouter({ config, knex, temporalGateway: gateway,
   router.post('/:webhook_id/redeliver', requireScope(tokens, 'operate'), async function redeliverRoute(ctx) {
     const webhookId = webhookIdOf(ctx);
     const { allowExpiredLinks } = parseRedeliveryQuery(ctx.query);
-    const redelivery = await redeliverWebhook(knex, gateway, webhookId, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, atRest, allowExpiredLinks });
+    const redelivery = await redeliverWebhook(knex, gateway, operatorOf(ctx), webhookId, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, atRest, allowExpiredLinks });
     ctx.status = 202;
     ctx.set('Location', statusUrl(ctx, redelivery.webhookId));
     ctx.body = {

@@ -1,10 +1,10 @@
-import { userInfo } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import type { Command } from '../command';
 import { bootstrap, openMigratedDatabase } from '../bootstrap';
 import { ErasureRequestError, erasureStatus, parseErasureRequest, requestErasure } from '../../application/erasure';
 import { createTemporalGateway } from '../../application/temporal-gateway';
+import { cliActor } from '../../lib/actor';
 
 const USAGE = [
   'Usage: partner-service erase --candidate-id ID [--company COMPANY_ID] [--wait]',
@@ -12,7 +12,7 @@ const USAGE = [
   '',
   "Erases one subject's webhooks, as POST /internal/v1/erasures does (docs/personal-data.md): every body and",
   'response excerpt naming the candidate id or e-mail address is removed, pending deliveries are cancelled and',
-  'their Temporal runs deleted. The record keeps the time, the requester (cli:<user>), the counts and an HMAC',
+  'their Temporal runs deleted. The record keeps the time, the requester (cli:<user>@<host>), the counts and an HMAC',
   'of the subject, never the subject. Prints the erasure as JSON.',
   '',
   '  --company  only this company\'s webhooks.',
@@ -49,7 +49,7 @@ export const eraseCommand: Command = {
       const { knex } = await openMigratedDatabase(runtime);
       const gateway = createTemporalGateway(runtime.config, runtime.logger);
       runtime.shutdown.add('temporal client', () => gateway.close());
-      const { erasureId } = await requestErasure(knex, gateway, runtime.config, body, `cli:${userInfo().username}`);
+      const { erasureId } = await requestErasure(knex, gateway, runtime.config, { actor: cliActor() }, body);
       let view = await erasureStatus(knex, erasureId);
       process.stdout.write(`${JSON.stringify(view)}\n`);
       if (!wait) return 0;

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { subcommandOf, UsageError, type Command } from '../command';
 import { bootstrap, openMigratedDatabase, type Runtime } from '../bootstrap';
+import { cliActor } from '../../lib/actor';
 import { limitPartner, partnerStatus, pausePartner, resumePartner, type PartnerStatus } from '../../application/partner-operator';
 
 const USAGE = [
@@ -25,7 +26,7 @@ type Action = (runtime: Runtime, knex: Parameters<typeof partnerStatus>[0]) => P
 function pause(args: string[]): Action {
   const { values } = parseArgs({ args, options: { reason: { type: 'string' } } });
   if (values.reason === undefined) throw new UsageError('--reason is required: say why, for the status and the log');
-  return (runtime, knex) => pausePartner(knex, runtime.config, runtime.logger, { reason: values.reason });
+  return (runtime, knex) => pausePartner(knex, runtime.config, runtime.logger, { actor: cliActor() }, { reason: values.reason });
 }
 
 function limit(args: string[]): Action {
@@ -33,7 +34,7 @@ function limit(args: string[]): Action {
   if (values.reset === positionals.length > 0 || positionals.length > 1) throw new UsageError('expected PER_SECOND (a whole number) or --reset');
   const perSecond = values.reset ? null : /^\d+$/.test(positionals[0]) ? Number(positionals[0]) : Number.NaN;
   if (Number.isNaN(perSecond)) throw new UsageError(`PER_SECOND must be a whole number, not ${JSON.stringify(positionals[0])}`);
-  return (runtime, knex) => limitPartner(knex, runtime.config, runtime.logger, { max_per_second: perSecond });
+  return (runtime, knex) => limitPartner(knex, runtime.config, runtime.logger, { actor: cliActor() }, { max_per_second: perSecond });
 }
 
 function noArguments(name: string, action: Action): (args: string[]) => Action {
@@ -46,7 +47,7 @@ function noArguments(name: string, action: Action): (args: string[]) => Action {
 const SUBCOMMANDS: Record<string, (args: string[]) => Action> = {
   status: noArguments('status', (runtime, knex) => partnerStatus(knex, runtime.config)),
   pause,
-  resume: noArguments('resume', (runtime, knex) => resumePartner(knex, runtime.config, runtime.logger)),
+  resume: noArguments('resume', (runtime, knex) => resumePartner(knex, runtime.config, runtime.logger, { actor: cliActor() })),
   limit,
 };
 

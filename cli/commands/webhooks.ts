@@ -15,6 +15,7 @@ import { acceptWebhook } from '../../application/ingest';
 import { sendTestWebhook } from '../send-test';
 import { prepareWebhook } from '../../application/start-webhook';
 import { createTemporalGateway } from '../../application/temporal-gateway';
+import { cliActor } from '../../lib/actor';
 
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
 
@@ -131,6 +132,7 @@ async function operate(runtime: Runtime, action: string, args: string[]): Promis
   runtime.shutdown.add('temporal client', () => gateway.close());
   const sendTimeoutMs = runtime.config.PARTNER_TIMEOUT_MS;
   const atRest = dataAtRest(runtime.config);
+  const operator = { actor: cliActor() };
   switch (action) {
     case 'list': {
       const page = await readDeliveryLog(knex, query);
@@ -144,19 +146,19 @@ async function operate(runtime: Runtime, action: string, args: string[]): Promis
       return 0;
     }
     case 'retry-now':
-      print({ webhook_id: webhookId, ...(await retryWebhookNow(knex, gateway, webhookId)) });
+      print({ webhook_id: webhookId, ...(await retryWebhookNow(knex, gateway, operator, webhookId)) });
       return 0;
     case 'cancel':
-      await cancelWebhook(knex, gateway, webhookId);
+      await cancelWebhook(knex, gateway, operator, webhookId);
       print({ webhook_id: webhookId, status: 'cancel requested' });
       return 0;
     default: {
       if (all) {
         const { filter, limit } = parseBulkRedelivery(query);
-        print(await redeliverMatching(knex, gateway, filter, { sendTimeoutMs, atRest, limit, allowExpiredLinks }));
+        print(await redeliverMatching(knex, gateway, operator, filter, { sendTimeoutMs, atRest, limit, allowExpiredLinks }));
         return 0;
       }
-      const redelivery = await redeliverWebhook(knex, gateway, webhookId, { sendTimeoutMs, atRest, allowExpiredLinks });
+      const redelivery = await redeliverWebhook(knex, gateway, operator, webhookId, { sendTimeoutMs, atRest, allowExpiredLinks });
       print({ webhook_id: redelivery.webhookId, redelivery_of: redelivery.redeliveryOf, workflow_id: redelivery.workflowId, run_id: redelivery.runId });
       return 0;
     }

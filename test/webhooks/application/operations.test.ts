@@ -28,6 +28,7 @@ import { documentedAnswers, openApi31Validator, type Doc } from '../../support/o
 import { testWorkflowBundle } from '../../support/temporal';
 import { closedPort, type PartnerServer } from '../support/partner-server';
 import { IN_CLEAR } from '../../support/at-rest';
+import { OPERATOR } from '../../support/operator';
 
 const INTERNAL_TOKEN = 'operations-internal-token-0123';
 const run = promisify(execFile);
@@ -294,7 +295,7 @@ describe('webhook operations on the Temporal dev server', function () {
       const original = await delivered();
       const at = (await acceptedAt(original.webhookId)).getTime();
       const options = (ms: number) => ({ sendTimeoutMs: config.PARTNER_TIMEOUT_MS, atRest: IN_CLEAR, now: () => new Date(at + ms) });
-      await assert.rejects(redeliverWebhook(db.knex, stack.gateway, original.webhookId, options(2 * HOUR + 1)), (error: Error) => {
+      await assert.rejects(redeliverWebhook(db.knex, stack.gateway, OPERATOR, original.webhookId, options(2 * HOUR + 1)), (error: Error) => {
         assert.ok(error instanceof ExpiredLinksError);
         assert.equal(
           error.message,
@@ -305,10 +306,10 @@ describe('webhook operations on the Temporal dev server', function () {
         return true;
       });
       assert.equal(await redeliveriesOf(original.webhookId), 0);
-      const onTime = await redeliverWebhook(db.knex, stack.gateway, original.webhookId, options(2 * HOUR));
+      const onTime = await redeliverWebhook(db.knex, stack.gateway, OPERATOR, original.webhookId, options(2 * HOUR));
       await client.workflow.getHandle(onTime.workflowId).result();
       assert.equal(await redeliveriesOf(original.webhookId), 1);
-      const bothDead = redeliverWebhook(db.knex, stack.gateway, original.webhookId, { ...options(24 * HOUR + 1) });
+      const bothDead = redeliverWebhook(db.knex, stack.gateway, OPERATOR, original.webhookId, { ...options(24 * HOUR + 1) });
       await assert.rejects(bothDead, /\(files expired at [^,]+, file_answers expired at /);
     });
 

@@ -13,6 +13,7 @@ import jobNew from '../../fixtures/events/job-new.json';
 import { eventually } from '../../support/eventually';
 import { startWebhookStack, type WebhookStack } from '../../support/webhook-stack';
 import { IN_CLEAR } from '../../support/at-rest';
+import { OPERATOR } from '../../support/operator';
 
 describe('a start the worker overtakes', function () {
   this.timeout(120_000);
@@ -81,11 +82,11 @@ describe('a start the worker overtakes', function () {
     const accepted = (await (await post(event)).json()) as { webhook_id: string };
     await eventually('the original delivered', async () => (await stack.db.knex('webhook_events').where({ id: accepted.webhook_id }).first('status')).status === 'delivered');
     const options = { sendTimeoutMs: 2000, atRest: IN_CLEAR };
-    assert.equal((await redeliverWebhook(stack.db.knex, lateGateway, accepted.webhook_id, options)).started, true);
+    assert.equal((await redeliverWebhook(stack.db.knex, lateGateway, OPERATOR, accepted.webhook_id, options)).started, true);
     const filter = { status: 'delivered', eventType: 'job', action: 'new', companyId: company } as const;
-    const bulk = await redeliverMatching(stack.db.knex, lateGateway, filter, { ...options, limit: 10 });
+    const bulk = await redeliverMatching(stack.db.knex, lateGateway, OPERATOR, filter, { ...options, limit: 10 });
     assert.deepEqual(bulk, { started: 1, skipped_expired_links: 0, skipped_payload_removed: 0, more: false });
-    const repeated = await redeliverMatching(stack.db.knex, lateGateway, filter, { ...options, limit: 10 });
+    const repeated = await redeliverMatching(stack.db.knex, lateGateway, OPERATOR, filter, { ...options, limit: 10 });
     assert.deepEqual(repeated, { started: 0, skipped_expired_links: 0, skipped_payload_removed: 0, more: false }, 'the same filters again start nothing');
   });
 });

@@ -21,6 +21,7 @@ import { createTestDatabase, type TestDatabase } from '../../support/database';
 import { answer, startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { capturingLogger } from '../support/capturing-logger';
 import { IN_CLEAR } from '../../support/at-rest';
+import { OPERATOR } from '../../support/operator';
 
 const TOKEN = 'gate-partner-token-0123';
 
@@ -79,7 +80,7 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     const config = configFor();
     const { deliver } = activitiesFor(config);
     const { logger, entries } = capturingLogger();
-    const status = await pausePartner(db.knex, config, logger, { reason: 'partner maintenance until 14:00' });
+    const status = await pausePartner(db.knex, config, logger, OPERATOR, { reason: 'partner maintenance until 14:00' });
     assert.equal(status.state, 'paused');
     assert.equal(status.reason, 'partner maintenance until 14:00');
     assert.ok(status.since instanceof Date);
@@ -92,10 +93,10 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     assert.equal(postsOf(input.webhookId), 0);
     assert.equal((await partnerStatus(db.knex, config)).held, 1);
     // A second pause keeps the first reason and logs nothing more: one line per change.
-    await pausePartner(db.knex, config, logger, { reason: 'another reason' });
+    await pausePartner(db.knex, config, logger, OPERATOR, { reason: 'another reason' });
     assert.equal((await partnerStatus(db.knex, config)).reason, 'partner maintenance until 14:00');
-    await resumePartner(db.knex, config, logger);
-    await resumePartner(db.knex, config, logger);
+    await resumePartner(db.knex, config, logger, OPERATOR);
+    await resumePartner(db.knex, config, logger, OPERATOR);
     assert.deepEqual(
       entries().map((e) => e.msg),
       ['partner paused: no POST leaves any worker until resume', 'partner resumed: held deliveries go out at the cap, oldest first'],
@@ -111,7 +112,7 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
   it('an attempt held past the ceiling goes out although the partner is still paused', async () => {
     const config = configFor();
     const { deliver } = activitiesFor(config);
-    await pausePartner(db.knex, config, capturingLogger().logger, { reason: 'long maintenance' });
+    await pausePartner(db.knex, config, capturingLogger().logger, OPERATOR, { reason: 'long maintenance' });
     const input = await stored(1, { pastHoldCeiling: true });
     const sent = (await deliver(input)) as DeliveredAttempt;
     assert.equal(sent.outcome.httpStatus, 204);
@@ -177,14 +178,14 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     const config = configFor();
     const { deliver } = activitiesFor(config);
     const logger = capturingLogger().logger;
-    await pausePartner(db.knex, config, logger, { reason: 'drill' });
+    await pausePartner(db.knex, config, logger, OPERATOR, { reason: 'drill' });
     const inputs: DeliverAttemptInput[] = [];
     for (let i = 0; i < count; i++) {
       const input = await stored();
       inputs.push(input);
       await deliver(input);
     }
-    await limitPartner(db.knex, config, logger, { max_per_second: 2 });
+    await limitPartner(db.knex, config, logger, OPERATOR, { max_per_second: 2 });
     const released: string[] = [];
     const guard = { config, knex: db.knex, logger, gateway: { release: async (id: string) => (released.push(id), true) }, probe: () => probePartner(config) };
     return { config, logger, inputs, released, guard };
@@ -194,7 +195,7 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     const { config, logger, inputs, released, guard } = await heldBehindPause(5);
     assert.equal(await recoveryTick(guard), 'paused');
     assert.deepEqual(released, [], 'nothing is woken while paused');
-    await resumePartner(db.knex, config, logger);
+    await resumePartner(db.knex, config, logger, OPERATOR);
     // Only this queue's held rows: other tests' queues hold rows in the same database.
     await recoveryTick(guard);
     assert.deepEqual(released, inputs.slice(0, 2).map((i) => i.webhook.workflowId));
@@ -225,13 +226,13 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
 
   it('a slow tick is caught up as far as the send slots its deliveries can still take: oldest first, each once', async () => {
     const { config, logger, inputs, released, guard } = await heldBehindPause(40);
-    await limitPartner(db.knex, config, logger, { max_per_second: 10 });
+    await limitPartner(db.knex, config, logger, OPERATOR, { max_per_second: 10 });
     const slotsTakenFor = (ms: number) =>
       db.knex.raw(`UPDATE partner_gate SET next_send_at = clock_timestamp() + make_interval(secs => ?) WHERE task_queue = ?`, [ms / 1000, config.TEMPORAL_TASK_QUEUE]);
     const pace = releasePace();
     assert.equal(await recoveryTick(guard, pace, 0), 'paused');
     assert.deepEqual(released, [], 'nothing is woken while paused');
-    await resumePartner(db.knex, config, logger);
+    await resumePartner(db.knex, config, logger, OPERATOR);
     const woken: number[] = [];
     const tick = async (at: number) => {
       const before = released.length;
@@ -329,17 +330,17 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
       [(await partnerStatus(db.knex, config)).max_per_second, (await partnerStatus(db.knex, config)).max_per_second_source],
       [50, 'configuration'],
     );
-    const limited = await limitPartner(db.knex, config, logger, { max_per_second: 7 });
+    const limited = await limitPartner(db.knex, config, logger, OPERATOR, { max_per_second: 7 });
     assert.deepEqual([limited.max_per_second, limited.max_per_second_source], [7, 'operator']);
-    const reset = await limitPartner(db.knex, config, logger, { max_per_second: null });
+    const reset = await limitPartner(db.knex, config, logger, OPERATOR, { max_per_second: null });
     assert.deepEqual([reset.max_per_second, reset.max_per_second_source], [50, 'configuration']);
-    await assert.rejects(limitPartner(db.knex, config, logger, { max_per_second: 0 }), (error: unknown) => {
+    await assert.rejects(limitPartner(db.knex, config, logger, OPERATOR, { max_per_second: 0 }), (error: unknown) => {
       assert.ok(error instanceof PartnerRequestError);
       assert.deepEqual(error.errors.map((e) => e.path), ['max_per_second']);
       return true;
     });
-    await assert.rejects(pausePartner(db.knex, config, logger, { reason: '  ' }), PartnerRequestError);
-    await assert.rejects(pausePartner(db.knex, config, logger, { reason: 'x', extra: 1 }), PartnerRequestError);
+    await assert.rejects(pausePartner(db.knex, config, logger, OPERATOR, { reason: '  ' }), PartnerRequestError);
+    await assert.rejects(pausePartner(db.knex, config, logger, OPERATOR, { reason: 'x', extra: 1 }), PartnerRequestError);
     assert.equal((await partnerStatus(db.knex, config)).state, 'active', 'a refused pause changes nothing');
   });
 });

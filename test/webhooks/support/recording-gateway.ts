@@ -4,9 +4,11 @@ import type { RetryNowResult } from '../../../workflows/types';
 
 /** Wraps a real gateway (a real Temporal server behind it) and records every start the API asks for. */
 export class RecordingGateway implements TemporalGateway {
-  readonly starts: PreparedWebhook[] = [];
-
-  constructor(private readonly inner: TemporalGateway) {}
+  /** @param starts shared with the gateways acting for an actor, so a redelivery's start is recorded too. */
+  constructor(
+    private readonly inner: TemporalGateway,
+    readonly starts: PreparedWebhook[] = [],
+  ) {}
 
   start(webhook: PreparedWebhook): Promise<string> {
     this.starts.push(webhook);
@@ -30,6 +32,10 @@ export class RecordingGateway implements TemporalGateway {
 
   startErasure(erasureId: string): Promise<void> {
     return this.inner.startErasure(erasureId);
+  }
+
+  actingFor(actor: string): TemporalGateway {
+    return new RecordingGateway(this.inner.actingFor(actor), this.starts);
   }
 
   close(): Promise<void> {
