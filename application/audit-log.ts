@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import { AUDIT_ACTIONS } from '../lib/vocabulary';
-import { formatPathError, isStorableText, unstorableTextIssue, zodPathErrors, type PathError } from '../lib/validation';
+import { formatPathError, zodPathErrors, type PathError } from '../lib/validation';
 import { listAuditEvents, type AuditEvent, type AuditPosition } from '../store/audit-log';
-import { decodeKeysetCursor, encodeKeysetCursor, isoDateTime, NOT_A_CURSOR, wholeCount } from './keyset-paging';
+import { decodeKeysetCursor, encodeKeysetCursor, exactText, isoDateTime, NOT_A_CURSOR, wholeCount } from './keyset-paging';
 
 // Reading the audit trail, for GET /internal/v1/audit and `partner-service audit list`: the query as strings
 // in, one page newest first out.
@@ -22,10 +22,7 @@ export const MAX_AUDIT_PAGE = 500;
 /** The audit trail's query string; the OpenAPI document's parameters are generated from it. */
 export const auditQuery = z.strictObject({
   since: isoDateTime.optional().meta({ description: 'At or after (ISO 8601 with a time zone).' }),
-  actor: z
-    .string()
-    .min(1, { message: 'must not be empty' })
-    .refine(isStorableText, unstorableTextIssue)
+  actor: exactText
     .optional()
     .meta({ description: 'Exactly this actor: a token\'s name, `INTERNAL_API_TOKEN` (the shared token) or `cli:<user>@<host>`.' }),
   action: z.enum(AUDIT_ACTIONS, { message: `must be one of ${AUDIT_ACTIONS.join(', ')}` }).optional(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isStorableText, unstorableTextIssue } from '../lib/validation';
 
 // What every keyset-paged list of the internal API and the CLI shares (the delivery log, the audit trail):
 // its time filters and page size as zod fields, and its opaque cursor, a row's position encoded.
@@ -7,6 +8,9 @@ import { z } from 'zod';
 export const isoDateTime = z.iso
   .datetime({ offset: true, message: 'must be an ISO 8601 date-time with a time zone, such as 2026-11-23T10:00:00Z' })
   .transform((s) => new Date(s));
+
+/** Text to match exactly: not empty, and no NUL character (PostgreSQL text cannot hold one). */
+export const exactText = z.string().min(1, { message: 'must not be empty' }).refine(isStorableText, unstorableTextIssue);
 
 /** A whole number from 1 to `max`, from a query string or a JSON body. */
 export const wholeCount = (max: number) =>

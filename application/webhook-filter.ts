@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { EVENT_ACTIONS, EVENT_TYPES, FINISHED_STATUSES, LOG_STATUSES } from '../lib/vocabulary';
-import { formatPathError, isCanonicalUuid, isStorableText, unstorableTextIssue, zodPathErrors, type PathError } from '../lib/validation';
+import { formatPathError, isCanonicalUuid, zodPathErrors, type PathError } from '../lib/validation';
 import type { LogPosition, WebhookFilter } from '../store/webhook-log';
-import { decodeKeysetCursor, encodeKeysetCursor, isoDateTime, NOT_A_CURSOR, wholeCount } from './keyset-paging';
+import { decodeKeysetCursor, encodeKeysetCursor, exactText, isoDateTime, NOT_A_CURSOR, wholeCount } from './keyset-paging';
 
 // The delivery log's filters and paging, as the API's query string, the bulk redeliver body and the CLI's
 // flags give them: strings in, one validated WebhookFilter out.
@@ -22,10 +22,7 @@ export const MAX_BULK_REDELIVERIES = 10_000;
 const filterFields = {
   event_type: z.enum(EVENT_TYPES).optional(),
   action: z.enum(EVENT_ACTIONS).optional(),
-  company_id: z
-    .string()
-    .min(1, { message: 'must not be empty' })
-    .refine(isStorableText, unstorableTextIssue)
+  company_id: exactText
     .optional()
     .meta({ description: 'Not empty, and no NUL character (PostgreSQL text cannot hold one).' }),
   since: isoDateTime.optional().meta({ description: 'Created at or after (ISO 8601 with a time zone).' }),

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { joinSql, raw, runSql, sql, type SqlFragment } from '../db/sql';
 import type { AuditAction, AuditOutcome } from '../lib/vocabulary';
-import { microsecondsOf, olderThan } from './keyset';
+import { keysetPage, microsecondsOf, olderThan, type PageRequest } from './keyset';
 
 // Reading the audit trail (audit_events, written only by store/audit.ts): filtered and paged newest first, on
 // the indexes audit_events_at (at, id) and, with an actor, audit_events_actor (actor, at, id).
@@ -43,21 +43,12 @@ function filterConditions({ since, actor, action }: AuditFilter, after?: AuditPo
 }
 
 /** Up to `limit` rows after `after`, newest first, and where the next page starts when there is one. */
-export async function listAuditEvents(
-  knex: Knex,
-  filter: AuditFilter,
-  { limit, after }: { limit: number; after?: AuditPosition },
-): Promise<{ events: AuditEvent[]; next?: AuditPosition }> {
-  // One row more says whether a next page exists.
+export async function listAuditEvents(knex: Knex, filter: AuditFilter, { limit, after }: PageRequest<AuditPosition>): Promise<{ events: AuditEvent[]; next?: AuditPosition }> {
   const rows = await runSql<AuditEvent & { position_us: string }>(
     knex,
     sql`SELECT id, at, actor, action, target, parameters, outcome, error, request_id, ${microsecondsOf('at')} AS position_us
           FROM audit_events WHERE ${filterConditions(filter, after)} ORDER BY at DESC, id DESC LIMIT ${limit + 1}`,
   );
-  const page = rows.slice(0, limit);
-  const last = rows.length > limit ? page.at(-1) : undefined;
-  return {
-    events: page.map(({ position_us: _position, ...row }) => row),
-    next: last && { atUs: last.position_us, id: String(last.id) },
-  };
+  const page = keysetPage(rows, limit);
+  return { events: page.rows, next: page.last && { atUs: page.last.position_us, id: String(page.last.id) } };
 }

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { joinSql, prepared, raw, runSql, sql, type SqlFragment } from '../db/sql';
-import { microsecondsOf, olderThan } from './keyset';
+import { keysetPage, microsecondsOf, olderThan, type PageRequest } from './keyset';
 import { FINISHED_STATUSES, type EventAction, type EventType, type LogStatus, type SignedLinkKind, type WebhookStatus } from '../lib/vocabulary';
 
 // The delivery log: webhooks filtered and paged newest first, for operators and for bulk redelivery.
@@ -68,7 +68,7 @@ export interface LoggedWebhook {
 export async function listWebhooks(
   knex: Knex,
   filter: WebhookFilter,
-  { limit, after }: { limit: number; after?: LogPosition },
+  { limit, after }: PageRequest<LogPosition>,
 ): Promise<{ webhooks: LoggedWebhook[]; next?: LogPosition }> {
   // One row more says whether a next page exists.
   const rows = await runSql<LoggedWebhook & { position_us: string }>(
@@ -80,12 +80,8 @@ export async function listWebhooks(
                e.redelivery_of, e.is_test, e.created_at, e.finished_at, ${POSITION} AS position_us
           FROM webhook_events e WHERE ${filterConditions(filter, after)} ${NEWEST_FIRST} LIMIT ${limit + 1}`,
   );
-  const page = rows.slice(0, limit);
-  const last = rows.length > limit ? page.at(-1) : undefined;
-  return {
-    webhooks: page.map(({ position_us: _position, ...row }) => row),
-    next: last && { createdAtUs: last.position_us, id: last.webhook_id },
-  };
+  const page = keysetPage(rows, limit);
+  return { webhooks: page.rows, next: page.last && { createdAtUs: page.last.position_us, id: page.last.webhook_id } };
 }
 
 /** How many deliveries wait on a retry timer now: the `waiting` status of the log. */
@@ -129,7 +125,7 @@ export async function findRedeliveryCandidates(
   knex: Knex,
   filter: WebhookFilter,
   key: string,
-  { limit, after }: { limit: number; after?: LogPosition },
+  { limit, after }: PageRequest<LogPosition>,
 ): Promise<{ candidates: RedeliveryCandidate[]; last?: LogPosition }> {
   const rows = await runSql<{ id: string; original_id: string; position_us: string }>(
     knex,

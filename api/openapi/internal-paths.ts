@@ -21,6 +21,17 @@ const expiredLinks = (description: string) => ({ type: 'array', uniqueItems: tru
 
 const webhookIdParameter = { name: 'webhook_id', in: 'path', required: true, schema: uuid, description: 'The webhook id (any other value answers 404).' };
 
+/** A keyset-paged list's answer, newest first: the `next` link and up to `maxItems` rows of `item`. */
+const keysetPage = (maxItems: number, item: object) => ({
+  type: 'object',
+  additionalProperties: false,
+  required: ['next', 'results'],
+  properties: {
+    next: { type: ['string', 'null'], description: 'The next page (keyset cursor), or null on the last one.' },
+    results: { type: 'array', maxItems, description: 'Newest first.', items: item },
+  },
+});
+
 /** JSON Schema cannot compare two fields, so the window's rule is stated in words where it answers 400. */
 const UNTIL_AFTER_SINCE = '`until` not later than `since`';
 
@@ -134,38 +145,26 @@ export const internalSchemas = {
       },
     },
   },
-  WebhookLogPage: {
+  WebhookLogPage: keysetPage(MAX_LOG_PAGE, {
     type: 'object',
     additionalProperties: false,
-    required: ['next', 'results'],
+    required: ['webhook_id', 'event_id', 'event_type', 'action', 'company_id', 'status', 'attempts', 'expired_links', 'redelivery_of', 'is_test', 'created_at', 'finished_at', 'status_url'],
     properties: {
-      next: { type: ['string', 'null'], description: 'The next page (keyset cursor), or null on the last one.' },
-      results: {
-        type: 'array',
-        maxItems: MAX_LOG_PAGE,
-        items: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['webhook_id', 'event_id', 'event_type', 'action', 'company_id', 'status', 'attempts', 'expired_links', 'redelivery_of', 'is_test', 'created_at', 'finished_at', 'status_url'],
-          properties: {
-            webhook_id: uuid,
-            event_id: { type: 'string' },
-            event_type: { type: 'string', enum: [...EVENT_TYPES] },
-            action: { type: 'string', enum: [...EVENT_ACTIONS] },
-            company_id: { type: ['string', 'null'] },
-            status: { type: 'string', enum: [...LOG_STATUSES] },
-            attempts: { type: 'integer', minimum: 0 },
-            expired_links: expiredLinks('The kinds of signed link that were past their deadline when the latest attempt was sent.'),
-            redelivery_of: nullable(uuid),
-            is_test: { type: 'boolean' },
-            created_at: dateTime,
-            finished_at: nullable(dateTime),
-            status_url: { type: 'string' },
-          },
-        },
-      },
+      webhook_id: uuid,
+      event_id: { type: 'string' },
+      event_type: { type: 'string', enum: [...EVENT_TYPES] },
+      action: { type: 'string', enum: [...EVENT_ACTIONS] },
+      company_id: { type: ['string', 'null'] },
+      status: { type: 'string', enum: [...LOG_STATUSES] },
+      attempts: { type: 'integer', minimum: 0 },
+      expired_links: expiredLinks('The kinds of signed link that were past their deadline when the latest attempt was sent.'),
+      redelivery_of: nullable(uuid),
+      is_test: { type: 'boolean' },
+      created_at: dateTime,
+      finished_at: nullable(dateTime),
+      status_url: { type: 'string' },
     },
-  },
+  }),
   RetryNowAccepted: {
     type: 'object',
     additionalProperties: false,
@@ -406,35 +405,22 @@ export const erasurePaths = {
 
 // The audit trail: read only, PostgreSQL only (no Temporal outage reaches it), scope `read`.
 export const auditSchemas = {
-  AuditPage: {
+  AuditPage: keysetPage(MAX_AUDIT_PAGE, {
     type: 'object',
     additionalProperties: false,
-    required: ['next', 'results'],
+    required: ['id', 'at', 'actor', 'action', 'target', 'parameters', 'outcome', 'error', 'request_id'],
     properties: {
-      next: { type: ['string', 'null'], description: 'The next page (keyset cursor), or null on the last one.' },
-      results: {
-        type: 'array',
-        maxItems: MAX_AUDIT_PAGE,
-        description: 'Newest first.',
-        items: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['id', 'at', 'actor', 'action', 'target', 'parameters', 'outcome', 'error', 'request_id'],
-          properties: {
-            id: { type: 'integer', minimum: 1 },
-            at: dateTime,
-            actor: { type: 'string', description: "A token's name, `INTERNAL_API_TOKEN` (the shared token) or `cli:<user>@<host>`." },
-            action: { type: 'string', enum: [...AUDIT_ACTIONS] },
-            target: { type: ['string', 'null'], description: 'A webhook id, the task queue, a token name; null where the action has none.' },
-            parameters: { type: 'object', description: 'What the change was asked with: never a secret nor personal data.' },
-            outcome: { type: 'string', enum: [...AUDIT_OUTCOMES] },
-            error: { type: ['string', 'null'], description: 'Why the change failed; null when it succeeded.' },
-            request_id: { type: ['string', 'null'], description: "The API request's X-Request-Id; null for the CLI." },
-          },
-        },
-      },
+      id: { type: 'integer', minimum: 1 },
+      at: dateTime,
+      actor: { type: 'string', description: "A token's name, `INTERNAL_API_TOKEN` (the shared token) or `cli:<user>@<host>`." },
+      action: { type: 'string', enum: [...AUDIT_ACTIONS] },
+      target: { type: ['string', 'null'], description: 'A webhook id, the task queue, a token name; null where the action has none.' },
+      parameters: { type: 'object', description: 'What the change was asked with: never a secret nor personal data.' },
+      outcome: { type: 'string', enum: [...AUDIT_OUTCOMES] },
+      error: { type: ['string', 'null'], description: 'Why the change failed; null when it succeeded.' },
+      request_id: { type: ['string', 'null'], description: "The API request's X-Request-Id; null for the CLI." },
     },
-  },
+  }),
 };
 
 export const auditPaths = {

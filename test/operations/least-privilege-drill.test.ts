@@ -26,7 +26,7 @@ import { createTestDatabase, type TestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { historyTexts } from '../support/history';
 import { startTestDevServer, tempDir } from '../support/temporal';
-import { startPartnerServer, type PartnerServer } from '../webhooks/support/partner-server';
+import { answerByScript, startPartnerServer, type PartnerServer } from '../webhooks/support/partner-server';
 
 const { EventType } = temporal.api.enums.v1;
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -38,7 +38,7 @@ const ROOT = path.join(__dirname, '..', '..');
 /** The tokens the drill creates with the CLI: name and scopes. */
 const TOKENS = {
   ingest: ['drill-ingest', 'ingest'],
-  operator: ['drill-operator', 'operate,read'],
+  operator: ['drill-operator', 'read,operate'],
   eraser: ['drill-eraser', 'erase'],
   reader: ['drill-reader', 'read'],
   spare: ['drill-spare', 'ingest'],
@@ -69,16 +69,12 @@ describe('least-privilege drill: named tokens, every operator action audited wit
     this.timeout(60_000);
     work = await tempDir('least-privilege-drill');
     serverPort = await findFreePort();
-    server = await startTestDevServer({ dbFilename: path.join(work, 'temporal.db'), port: serverPort });
-    db = await createTestDatabase();
-    const seen = new Map<string, number>();
-    partner = await startPartnerServer((req, res) => {
-      const id = String(req.headers['webhook-id']);
-      const n = (seen.get(id) ?? 0) + 1;
-      seen.set(id, n);
-      const steps = script.get(id) ?? [204];
-      res.writeHead(steps[Math.min(n, steps.length) - 1]).end();
-    });
+    // Side by side; each is kept as soon as it is up, so that `after` stops whatever started.
+    await Promise.all([
+      startTestDevServer({ dbFilename: path.join(work, 'temporal.db'), port: serverPort }).then((started) => (server = started)),
+      createTestDatabase().then((created) => (db = created)),
+      startPartnerServer(answerByScript(script)).then((started) => (partner = started)),
+    ]);
   });
 
   after(async function () {
@@ -158,7 +154,7 @@ describe('least-privilege drill: named tokens, every operator action audited wit
     responses.push(await listing.text());
 
     // Ingestion with the ingest-only token, once the api process has read the new tokens (within 1 s).
-    const events = Object.fromEntries(['apiRetried', 'apiCancelled', 'apiRedelivered', 'cliRetried', 'cliCancelled', 'cliRedelivered'].map((tag) => [tag, drillEvent(tag)]));
+    const events = Object.fromEntries(['apiRetried', 'apiCancelled', 'apiRedelivered', 'cliRetried', 'cliCancelled', 'cliRedelivered', 'apiErased', 'cliErased'].map((tag) => [tag, drillEvent(tag)]));
     const ingest = (event: unknown, role: TokenRole = 'ingest') => call(role, 'POST', '/internal/v1/webhooks', event);
     let first: Awaited<ReturnType<typeof ingest>> | undefined;
     await eventually('the api process accepts the new ingest token', async () => (first = await ingest(events.apiRedelivered)).status === 202, 10_000);
@@ -167,7 +163,7 @@ describe('least-privilege drill: named tokens, every operator action audited wit
     // The retried ones fail twice, then succeed: after the second failure the next attempt is 100 s away, so
     // the retry-now (not a timer) makes the third. The cancelled ones fail every time.
     const answers: Record<string, number[]> = { apiRetried: [503, 503, 204], cliRetried: [503, 503, 204], apiCancelled: [503], cliCancelled: [503] };
-    for (const tag of ['apiRetried', 'apiCancelled', 'cliRetried', 'cliCancelled', 'cliRedelivered']) {
+    for (const tag of ['apiRetried', 'apiCancelled', 'cliRetried', 'cliCancelled', 'cliRedelivered', 'apiErased', 'cliErased']) {
       const accepted = await ingest(events[tag]);
       assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
       ids[tag] = accepted.body.webhook_id;
@@ -222,10 +218,11 @@ describe('least-privilege drill: named tokens, every operator action audited wit
     assert.equal((await cliJson('partner', 'resume')).state, 'active');
     assert.equal((await cliJson('partner', 'limit', '9')).max_per_second, 9);
 
-    // Erasures: through the API with the erase token, and through the CLI.
-    const apiErasure = await change('eraser', 'POST', '/internal/v1/erasures', { candidate_id: events.apiRedelivered.data.candidate.id });
+    // Erasures, through the API with the erase token and through the CLI, of candidates of their own (an
+    // erasure deletes their webhooks' runs from Temporal, and the other runs are read back below).
+    const apiErasure = await change('eraser', 'POST', '/internal/v1/erasures', { candidate_id: events.apiErased.data.candidate.id });
     assert.equal(apiErasure.status, 202);
-    const cliErasure = await cliJson('erase', '--candidate-id', events.cliRedelivered.data.candidate.id);
+    const cliErasure = await cliJson('erase', '--candidate-id', events.cliErased.data.candidate.id);
 
     // A revocation: the spare token works, then is refused by the running api process within 5 s.
     assert.equal((await ingest(drillEvent('spare'), 'spare')).status, 202);

@@ -26,6 +26,18 @@ export const answer = (status: number, body: string | Buffer = '', headers: http
   res.end(body);
 };
 
+/** Answers by `webhook-id` header: the statuses in `script`, in order, the last repeated; 204 for an id it lacks. */
+export function answerByScript(script: ReadonlyMap<string, readonly number[]>): PartnerHandler {
+  const seen = new Map<string, number>();
+  return (req, res) => {
+    const id = String(req.headers['webhook-id']);
+    const n = (seen.get(id) ?? 0) + 1;
+    seen.set(id, n);
+    const steps = script.get(id) ?? [204];
+    res.writeHead(steps[Math.min(n, steps.length) - 1]).end();
+  };
+}
+
 export async function startPartnerServer(handler: PartnerHandler = answer(200)): Promise<PartnerServer> {
   const requests: ReceivedRequest[] = [];
   const sockets = new Set<import('node:net').Socket>();
