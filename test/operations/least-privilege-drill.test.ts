@@ -108,7 +108,7 @@ describe('least-privilege drill: named tokens, every operator action audited wit
     };
 
     const secrets: Partial<Record<TokenRole, string>> = {};
-    /** Every API answer of the drill, as text, and the request ids the drill gave its operator calls. */
+    /** Every API answer of the drill, as text, and the X-Request-Id of every call. */
     const responses: string[] = [];
     const requestIds: string[] = [];
     const call = async (role: TokenRole | 'shared', method: string, route: string, body?: unknown) => {
@@ -170,6 +170,8 @@ describe('least-privilege drill: named tokens, every operator action audited wit
       workflowIds[tag] = accepted.body.workflow_id;
       if (answers[tag]) script.set(ids[tag], answers[tag]);
     }
+    // The shared token reads too (it has every scope), and is one more secret in flight.
+    assert.equal((await call('shared', 'GET', '/internal/v1/partner')).status, 200);
     // The ingest token may not operate: 403 names the scope, and nothing is recorded.
     const refused = await call('ingest', 'POST', `/internal/v1/webhooks/${ids.apiCancelled}/cancel`);
     assert.equal(refused.status, 403);
