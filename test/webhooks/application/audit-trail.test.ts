@@ -269,9 +269,10 @@ describe('audit trail of operator changes (API and CLI, a real dev server)', fun
       ]);
       // The CLI's process id is not this one's: the identity begins with the actor.
       const cancelRequested = (await historyOf(waiting.workflowId)).find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED);
-      assert.match(String(cancelRequested?.workflowExecutionCancelRequestedEventAttributes?.identity), new RegExp(`^${actor.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} via partner-service \\d+@`));
+      const cliIdentity = new RegExp(`^${actor.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} via partner-service \\d+@`);
+      assert.match(String(cancelRequested?.workflowExecutionCancelRequestedEventAttributes?.identity), cliIdentity);
       const [started] = await historyOf(JSON.parse(redelivered.stdout).workflow_id);
-      assert.match(String(started.workflowExecutionStartedEventAttributes?.identity), new RegExp(`^${actor.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} via partner-service \\d+@`));
+      assert.match(String(started.workflowExecutionStartedEventAttributes?.identity), cliIdentity);
     });
 
     it('erase, and an erase whose start failed', async () => {
