@@ -4,7 +4,7 @@ import type { Config } from '../lib/config';
 import { countPurged } from '../lib/metrics';
 import { retentionPolicy, type RetentionRunRef, type RetentionSummary } from '../lib/retention';
 import type { RetentionTrigger } from '../lib/vocabulary';
-import { retentionCutoffs, type PurgeProgress } from '../store/retention-purge';
+import { auditCutoff, retentionCutoffs, type PurgeProgress } from '../store/retention-purge';
 import { finishRetentionRun, insertRetentionRun, purgeForRun, retentionSummary } from '../store/retention-runs';
 
 export interface RetentionActivityDependencies {
@@ -28,8 +28,10 @@ export function createRetentionActivities({ config, knex, now = () => new Date()
     /** Bounded batches for at most `budgetMs`, a heartbeat after each; `done` when nothing due is left. */
     async purgeDueWebhooks({ run, budgetMs, batchSize }: { run: RetentionRunRef; budgetMs: number; batchSize?: number }): Promise<PurgeProgress> {
       const context = Context.current();
-      const cutoffs = { id: run.runId, payloadCutoff: new Date(run.payloadCutoff), logCutoff: new Date(run.logCutoff) };
-      return purgeForRun(knex, cutoffs, now(), {
+      const startedAt = now();
+      // The run's webhook cutoffs stay fixed; the audit rows' is read at each call (it is not in the run's record).
+      const cutoffs = { id: run.runId, payloadCutoff: new Date(run.payloadCutoff), logCutoff: new Date(run.logCutoff), auditCutoff: auditCutoff(startedAt, retentionPolicy(config())) };
+      return purgeForRun(knex, cutoffs, startedAt, {
         untilMs: performance.now() + budgetMs,
         ...(batchSize !== undefined && { batchSize }),
         afterBatch: (batch) => {

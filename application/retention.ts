@@ -60,7 +60,8 @@ export async function retentionStatus(knex: Knex, config: Config, now: () => Dat
  */
 export async function runRetentionNow(knex: Knex, config: Config, now: () => Date = () => new Date()): Promise<RetentionRunJson> {
   const startedAt = now();
-  const run = await insertRetentionRun(knex, { taskQueue: config.TEMPORAL_TASK_QUEUE, trigger: 'manual', startedAt, ...retentionCutoffs(startedAt, retentionPolicy(config)) });
-  await purgeForRun(knex, run, startedAt, { afterBatch: countPurged });
+  const cutoffs = retentionCutoffs(startedAt, retentionPolicy(config));
+  const run = await insertRetentionRun(knex, { taskQueue: config.TEMPORAL_TASK_QUEUE, trigger: 'manual', startedAt, ...cutoffs });
+  await purgeForRun(knex, { ...run, auditCutoff: cutoffs.auditCutoff }, startedAt, { afterBatch: countPurged });
   return runJson(await finishRetentionRun(knex, run.id, now()));
 }

@@ -141,6 +141,8 @@ const envSchema = z.object({
   WEBHOOK_PAYLOAD_RETENTION_DAYS: positiveInt(36_500).default(30),
   /** Days after a webhook finishes that its row and attempts stay in the delivery log; at least the payload's. */
   WEBHOOK_LOG_RETENTION_DAYS: positiveInt(36_500).default(90),
+  /** Days an audit row (an operator's change) is kept; the retention purge deletes older ones (docs/operations.md). */
+  AUDIT_RETENTION_DAYS: positiveInt(36_500).default(365),
   // URL-safe: Temporal UI is given it inside the codec endpoint's path.
   CODEC_AUTH_TOKEN: secret.pipe(z.string().regex(/^[A-Za-z0-9._~-]+$/, { message: 'must contain only letters, digits and . _ ~ - (it goes into a URL path)' })).optional(),
   CODEC_CORS_ORIGINS: corsOrigins.default([]),

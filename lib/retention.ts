@@ -3,15 +3,17 @@
 import type { Config } from './config';
 import type { RetentionTrigger } from './vocabulary';
 
-/** How long a finished webhook keeps its body, and its row (docs/personal-data.md, "Retention"). */
+/** How long a finished webhook keeps its body, and its row (docs/personal-data.md, "Retention"), and an audit row its place. */
 export interface RetentionPolicy {
   readonly payloadDays: number;
   readonly logDays: number;
+  readonly auditDays: number;
 }
 
-export const retentionPolicy = (config: Pick<Config, 'WEBHOOK_PAYLOAD_RETENTION_DAYS' | 'WEBHOOK_LOG_RETENTION_DAYS'>): RetentionPolicy => ({
+export const retentionPolicy = (config: Pick<Config, 'WEBHOOK_PAYLOAD_RETENTION_DAYS' | 'WEBHOOK_LOG_RETENTION_DAYS' | 'AUDIT_RETENTION_DAYS'>): RetentionPolicy => ({
   payloadDays: config.WEBHOOK_PAYLOAD_RETENTION_DAYS,
   logDays: config.WEBHOOK_LOG_RETENTION_DAYS,
+  auditDays: config.AUDIT_RETENTION_DAYS,
 });
 
 /** The workflow type the schedule starts (workflows/retention.ts exports a function of this name). */

@@ -23,11 +23,26 @@ export interface RetentionCutoffs {
   readonly logCutoff: Date;
 }
 
+/**
+ * What a purge call deletes: the run's webhook cutoffs, and audit rows older than `auditCutoff`. The audit
+ * cutoff is not part of the run's record: each purge call reads it from AUDIT_RETENTION_DAYS at its start.
+ */
+export interface PurgeCutoffs extends RetentionCutoffs {
+  readonly auditCutoff: Date;
+}
+
 const DAY_MS = 86_400_000;
 
+/** The audit rows' cutoff at `now`: rows made before it are due. */
+export const auditCutoff = (now: Date, policy: Pick<RetentionPolicy, 'auditDays'>): Date => new Date(now.getTime() - policy.auditDays * DAY_MS);
+
 /** The cutoffs of a run at `now` under the configured days of retention. */
-export function retentionCutoffs(now: Date, policy: RetentionPolicy): RetentionCutoffs {
-  return { payloadCutoff: new Date(now.getTime() - policy.payloadDays * DAY_MS), logCutoff: new Date(now.getTime() - policy.logDays * DAY_MS) };
+export function retentionCutoffs(now: Date, policy: RetentionPolicy): PurgeCutoffs {
+  return {
+    payloadCutoff: new Date(now.getTime() - policy.payloadDays * DAY_MS),
+    logCutoff: new Date(now.getTime() - policy.logDays * DAY_MS),
+    auditCutoff: auditCutoff(now, policy),
+  };
 }
 
 /**
@@ -87,6 +102,28 @@ export const deleteRowsStatement = (cutoff: Date, limit: number): SqlFragment =>
           SELECT count(*)::int AS deleted FROM gone`,
     );
 
+/**
+ * Deletes at most `limit` audit rows made before `cutoff`, oldest first, on the index audit_events_at. Returns
+ * how many it deleted. The only statement that removes an audit row: nothing else changes or deletes one.
+ */
+export async function deleteDueAuditEvents(knex: Knex, cutoff: Date, limit = RETENTION_BATCH_SIZE): Promise<number> {
+  const [row] = await runSql<{ deleted: number }>(knex, deleteAuditEventsStatement(cutoff, limit));
+  return row.deleted;
+}
+
+/** The statement of one batch of audit row deletions (exported for its EXPLAIN test). */
+export const deleteAuditEventsStatement = (cutoff: Date, limit: number): SqlFragment =>
+  prepared(
+    'retention-delete-audit-events',
+    // An array of ids, as deleteRowsStatement's: the DELETE then finds each row by its key, not by a scan.
+    sql`WITH due AS (
+          SELECT ARRAY(SELECT id FROM audit_events WHERE at < ${cutoff.toISOString()} ORDER BY at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED) AS ids
+        ), gone AS (
+          DELETE FROM audit_events WHERE id = ANY((SELECT ids FROM due)::bigint[]) RETURNING id
+        )
+        SELECT count(*)::int AS deleted FROM gone`,
+  );
+
 /** What a purge has done so far. */
 export interface PurgeCounts {
   readonly bodiesRemoved: number;
@@ -94,6 +131,8 @@ export interface PurgeCounts {
 }
 
 export interface PurgeProgress extends PurgeCounts {
+  /** Audit rows deleted (not part of the run's record: they are not webhooks). */
+  readonly auditEventsDeleted: number;
   /** True when nothing is left that is due under these cutoffs. */
   readonly done: boolean;
 }
@@ -113,28 +152,34 @@ export interface PurgeOptions {
 
 /**
  * Runs batches until nothing is due or the time is up: rows first (a row that goes needs no body removal),
- * then bodies. A batch smaller than the limit means that kind is done.
+ * then bodies, then audit rows. A batch smaller than the limit means that kind is done.
  */
 export async function purgeDue(
   knex: Knex,
-  cutoffs: RetentionCutoffs,
+  cutoffs: PurgeCutoffs,
   removedAt: Date,
   { batchSize = RETENTION_BATCH_SIZE, pauseRatio = RETENTION_PAUSE_RATIO, untilMs = Infinity, afterBatch }: PurgeOptions = {},
 ): Promise<PurgeProgress> {
   let bodiesRemoved = 0;
   let rowsDeleted = 0;
+  let auditEventsDeleted = 0;
   let rowsLeft = true;
+  let bodiesLeft = true;
   for (;;) {
     const batchStarted = performance.now();
     const deleted = rowsLeft ? await deleteDueRows(knex, cutoffs.logCutoff, batchSize) : 0;
     // A batch may delete more than batchSize rows (redeliveries go with their original), never fewer when full.
     if (rowsLeft && deleted < batchSize) rowsLeft = false;
-    const removed = rowsLeft ? 0 : await removeDueBodies(knex, cutoffs.payloadCutoff, removedAt, batchSize);
+    const removed = !rowsLeft && bodiesLeft ? await removeDueBodies(knex, cutoffs.payloadCutoff, removedAt, batchSize) : 0;
+    if (!rowsLeft && removed < batchSize) bodiesLeft = false;
+    // Audit rows last, once the webhooks are done: the batch that finished the bodies may go on with them.
+    const audited = !bodiesLeft ? await deleteDueAuditEvents(knex, cutoffs.auditCutoff, batchSize) : 0;
     bodiesRemoved += removed;
     rowsDeleted += deleted;
+    auditEventsDeleted += audited;
     await afterBatch?.({ bodiesRemoved: removed, rowsDeleted: deleted });
-    const done = !rowsLeft && removed < batchSize;
-    if (done || performance.now() >= untilMs) return { bodiesRemoved, rowsDeleted, done };
+    const done = !bodiesLeft && audited < batchSize;
+    if (done || performance.now() >= untilMs) return { bodiesRemoved, rowsDeleted, auditEventsDeleted, done };
     await delay((performance.now() - batchStarted) * pauseRatio);
   }
 }

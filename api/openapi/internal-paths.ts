@@ -225,7 +225,7 @@ export const internalSchemas = {
       status: { type: 'string', enum: ['pending', 'completed'], description: '`completed`: every body found is removed and every run of those webhooks is gone from Temporal.' },
       subject_kind: { type: 'string', enum: [...SUBJECT_KINDS], description: 'The record keeps the kind and an HMAC of the subject, never the subject.' },
       company_id: { type: ['string', 'null'] },
-      requested_by: { type: 'string', description: '`internal-api`, or `cli:<user>`.' },
+      requested_by: { type: 'string', description: 'The actor: the token\'s name, `INTERNAL_API_TOKEN`, or `cli:<user>@<host>`.' },
       requested_at: dateTime,
       webhooks_found: { type: ['integer', 'null'], minimum: 0, description: 'Null until the webhooks are erased.' },
       deliveries_cancelled: { type: ['integer', 'null'], minimum: 0, description: 'Pending deliveries cancelled (status `cancelled`, status_reason `erasure`).' },

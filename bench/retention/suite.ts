@@ -32,7 +32,7 @@ export const retentionSuite: BenchmarkSuite = {
     progress(`retention: seeding ${ROWS} expired webhooks with one attempt each`);
     const seedSeconds = await seed(knex);
     const window = (name: string) => runPart(rig, { prefix: `${name}-${queue}`, count: PER_SECOND * WINDOW_SECONDS, failFirst: false, perSecond: PER_SECOND });
-    const [cutoffs, windows] = [retentionCutoffs(new Date(), { payloadDays: PAYLOAD_DAYS, logDays: LOG_DAYS }), [] as Window[]];
+    const [cutoffs, windows] = [retentionCutoffs(new Date(), { payloadDays: PAYLOAD_DAYS, logDays: LOG_DAYS, auditDays: 365 }), [] as Window[]];
     for (let pair = 1; pair <= PAIRS; pair++) {
       progress(`retention: pair ${pair} of ${PAIRS}`);
       windows.push({ purge: false, part: await window(`without-${pair}`) });

@@ -2,7 +2,7 @@
 // a real erasure with --wait on the webhook stack prints the record twice, pending and then completed.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { userInfo } from 'node:os';
+import { cliActor } from '../../../lib/actor';
 import { prepareWebhook } from '../../../application/start-webhook';
 import candidateNew from '../../fixtures/events/candidate-new.json';
 import { runSourceCli } from '../../support/cli';
@@ -34,7 +34,7 @@ describe('partner-service erase', function () {
     });
     after(() => stack?.close());
 
-    it('records the request as cli:<user>, prints it pending, then completed with its counts', async () => {
+    it('records the request as cli:<user>@<host>, prints it pending, then completed with its counts', async () => {
       const candidateId = `c-${randomUUID()}`;
       const event = structuredClone(candidateNew);
       event.event_id = `cli-erase-${randomUUID()}`;
@@ -51,7 +51,7 @@ describe('partner-service erase', function () {
       assert.equal(result.stderr, '');
       const [first, last, ...rest] = result.stdout.trim().split('\n').map((line) => JSON.parse(line));
       assert.deepEqual(rest, []);
-      assert.deepEqual([first.status, first.requested_by, first.subject_kind], ['pending', `cli:${userInfo().username}`, 'candidate_id']);
+      assert.deepEqual([first.status, first.requested_by, first.subject_kind], ['pending', cliActor(), 'candidate_id']);
       assert.equal(last.erasure_id, first.erasure_id);
       assert.deepEqual(
         [last.status, last.webhooks_found, last.deliveries_cancelled, last.bodies_removed, last.runs_deleted, last.runs_gone],

@@ -9,7 +9,7 @@ const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 describe('partner-service retention status|run', function () {
   this.timeout(60_000);
   const db = useTestDatabase();
-  const env = () => ({ DATABASE_URL: db.url, TEMPORAL_TASK_QUEUE: 'retention-cli', WEBHOOK_PAYLOAD_RETENTION_DAYS: '7', WEBHOOK_LOG_RETENTION_DAYS: '30' });
+  const env = () => ({ DATABASE_URL: db.url, TEMPORAL_TASK_QUEUE: 'retention-cli', WEBHOOK_PAYLOAD_RETENTION_DAYS: '7', WEBHOOK_LOG_RETENTION_DAYS: '30', AUDIT_RETENTION_DAYS: '10' });
 
   async function seed(status: string, finishedDaysAgo: number | null): Promise<string> {
     const id = randomUUID();
@@ -39,6 +39,9 @@ describe('partner-service retention status|run', function () {
     await seed('failed', 8);
     const young = await seed('delivered', 2);
     await seed('pending', null);
+    // Audit rows: one past AUDIT_RETENTION_DAYS (10), one within it.
+    const auditRow = (daysAgo: number) => ({ at: new Date(Date.now() - daysAgo * DAY), actor: 'ops-bot', action: 'partner.resume', target: 'retention-cli', parameters: {}, outcome: 'succeeded' });
+    await db.knex('audit_events').insert([auditRow(11), auditRow(9)]);
 
     const run = await runCli(['retention', 'run'], env());
     assert.deepEqual([run.code, run.stderr], [0, '']);
@@ -48,6 +51,9 @@ describe('partner-service retention status|run', function () {
     for (const key of ['started_at', 'finished_at', 'payload_cutoff', 'log_cutoff']) assert.match(String(printed[key]), ISO, key);
     assert.equal(Date.parse(String(printed.started_at)) - Date.parse(String(printed.payload_cutoff)), 7 * DAY);
     assert.equal(Date.parse(String(printed.started_at)) - Date.parse(String(printed.log_cutoff)), 30 * DAY);
+    const auditLeft = await db.knex('audit_events').select('at');
+    assert.equal(auditLeft.length, 1);
+    assert.ok(Date.now() - auditLeft[0].at.getTime() < 10 * DAY, 'the audit row within AUDIT_RETENTION_DAYS stays');
 
     const status = await runCli(['retention', 'status'], env());
     assert.deepEqual([status.code, status.stderr], [0, '']);
@@ -78,11 +84,13 @@ describe('partner-service retention status|run', function () {
   // loadConfig refuses these; `start` and `worker` stop before anything starts, with the CLI's exit code for an
   // invalid configuration (2, docs/cli.md) and one line.
   for (const command of ['start', 'worker']) {
-    it(`${command} refuses a retention of 0 days, a negative one, and a log retention shorter than the payload's`, async () => {
+    it(`${command} refuses a retention of 0 days, a negative one, a log retention shorter than the payload's, and a bad AUDIT_RETENTION_DAYS`, async () => {
       const cases = [
         [{ WEBHOOK_PAYLOAD_RETENTION_DAYS: '0' }, 'Invalid configuration: WEBHOOK_PAYLOAD_RETENTION_DAYS must be at least 1'],
         [{ WEBHOOK_LOG_RETENTION_DAYS: '-5' }, 'Invalid configuration: WEBHOOK_LOG_RETENTION_DAYS must be a whole number'],
         [{ WEBHOOK_PAYLOAD_RETENTION_DAYS: '30', WEBHOOK_LOG_RETENTION_DAYS: '29' }, 'Invalid configuration: WEBHOOK_LOG_RETENTION_DAYS must be at least WEBHOOK_PAYLOAD_RETENTION_DAYS (a row outlives its body)'],
+        [{ AUDIT_RETENTION_DAYS: '0' }, 'Invalid configuration: AUDIT_RETENTION_DAYS must be at least 1'],
+        [{ AUDIT_RETENTION_DAYS: '1y' }, 'Invalid configuration: AUDIT_RETENTION_DAYS must be a whole number'],
       ] as const;
       for (const [settings, line] of cases) {
         const result = await runCli([command], { PATH: process.env.PATH, DATABASE_URL: db.url, ...settings });

@@ -5,6 +5,8 @@ import type { SqlFragment } from '../../../db/sql';
 import {
   deleteDueRows,
   deleteRowsStatement,
+  deleteDueAuditEvents,
+  deleteAuditEventsStatement,
   OLDEST_BODY_STATEMENT,
   oldestStoredBody,
   purgeDue,
@@ -33,7 +35,7 @@ describe('retention purge (store/retention-purge.ts, a controlled clock)', funct
   const db = useTestDatabase();
 
   beforeEach(async () => {
-    await db.knex.raw('TRUNCATE webhook_events CASCADE');
+    await db.knex.raw('TRUNCATE webhook_events, audit_events CASCADE');
   });
 
   /** One webhook row with two attempts (each with a response excerpt); returns its id. */
@@ -78,10 +80,14 @@ describe('retention purge (store/retention-purge.ts, a controlled clock)', funct
   const attempts = (id: string) =>
     db.knex('webhook_attempts').where({ webhook_id: id }).orderBy('attempt').select('attempt', 'http_status', 'response_body', 'response_body_sealed', 'response_body_key_id');
 
-  const cutoffs = retentionCutoffs(NOW, { payloadDays: 30, logDays: 90 });
+  const cutoffs = retentionCutoffs(NOW, { payloadDays: 30, logDays: 90, auditDays: 365 });
 
   it('computes the cutoffs from the days of retention', () => {
-    assert.deepEqual(cutoffs, { payloadCutoff: new Date('2026-10-27T12:00:00.000Z'), logCutoff: new Date('2026-08-28T12:00:00.000Z') });
+    assert.deepEqual(cutoffs, {
+      payloadCutoff: new Date('2026-10-27T12:00:00.000Z'),
+      logCutoff: new Date('2026-08-28T12:00:00.000Z'),
+      auditCutoff: new Date('2025-11-26T12:00:00.000Z'),
+    });
   });
 
   it('removes the body and the response excerpts of a finished webhook past payload retention, and keeps its row, attempts and status', async () => {
@@ -111,7 +117,7 @@ describe('retention purge (store/retention-purge.ts, a controlled clock)', funct
   it('never touches a held, pending or waiting webhook, however old', async () => {
     const open = [await seed({ kind: 'held', daysAgo: 400 }), await seed({ kind: 'pending', daysAgo: 400 }), await seed({ kind: 'waiting', daysAgo: 400 })];
     const progress = await purgeDue(db.knex, cutoffs, NOW);
-    assert.deepEqual(progress, { bodiesRemoved: 0, rowsDeleted: 0, done: true });
+    assert.deepEqual(progress, { bodiesRemoved: 0, rowsDeleted: 0, auditEventsDeleted: 0, done: true });
     for (const id of open) {
       const kept = await row(id);
       assert.equal(kept.status, 'pending');
@@ -148,7 +154,7 @@ describe('retention purge (store/retention-purge.ts, a controlled clock)', funct
     await seed({ kind: 'held', daysAgo: 100 });
     const batches: unknown[] = [];
     const progress = await purgeDue(db.knex, cutoffs, NOW, { batchSize: 3, afterBatch: (batch) => void batches.push(batch) });
-    assert.deepEqual(progress, { bodiesRemoved: 5, rowsDeleted: 7, done: true });
+    assert.deepEqual(progress, { bodiesRemoved: 5, rowsDeleted: 7, auditEventsDeleted: 0, done: true });
     assert.deepEqual(batches, [
       { bodiesRemoved: 0, rowsDeleted: 3 },
       { bodiesRemoved: 0, rowsDeleted: 3 },
@@ -162,9 +168,42 @@ describe('retention purge (store/retention-purge.ts, a controlled clock)', funct
   it('stops after the batch that passes its time budget and says it is not done', async () => {
     for (let i = 0; i < 4; i++) await seed({ kind: 'delivered', daysAgo: 100 + i });
     const first = await purgeDue(db.knex, cutoffs, NOW, { batchSize: 2, untilMs: 0 });
-    assert.deepEqual(first, { bodiesRemoved: 0, rowsDeleted: 2, done: false });
+    assert.deepEqual(first, { bodiesRemoved: 0, rowsDeleted: 2, auditEventsDeleted: 0, done: false });
     const rest = await purgeDue(db.knex, cutoffs, NOW, { batchSize: 2 });
-    assert.deepEqual(rest, { bodiesRemoved: 0, rowsDeleted: 2, done: true });
+    assert.deepEqual(rest, { bodiesRemoved: 0, rowsDeleted: 2, auditEventsDeleted: 0, done: true });
+  });
+
+  /** One audit row made `age` days before NOW; returns its id. */
+  async function seedAuditEvent(age: number): Promise<string> {
+    const [row] = await db
+      .knex('audit_events')
+      .insert({ at: daysAgo(age), actor: 'ops-bot', action: 'partner.pause', target: 'q', parameters: { reason: 'drill' }, outcome: 'succeeded' })
+      .returning('id');
+    return String(row.id);
+  }
+  const auditIds = async () => (await db.knex('audit_events').orderBy('id').select('id')).map((row) => String(row.id));
+
+  it('deletes audit rows older than AUDIT_RETENTION_DAYS in bounded batches, after the webhooks, and keeps the younger ones', async () => {
+    for (const age of [366, 400, 500, 900, 1000]) await seedAuditEvent(age);
+    const young = [await seedAuditEvent(364), await seedAuditEvent(1)];
+    await seed({ kind: 'delivered', daysAgo: 100 });
+    const batches: unknown[] = [];
+    const progress = await purgeDue(db.knex, cutoffs, NOW, { batchSize: 2, afterBatch: (batch) => void batches.push(batch) });
+    assert.deepEqual(progress, { bodiesRemoved: 0, rowsDeleted: 1, auditEventsDeleted: 5, done: true });
+    // The webhook row's batch finds no body due and goes on with audit rows: 2, 2 and 1 of them.
+    assert.equal(batches.length, 3);
+    assert.deepEqual(await auditIds(), young);
+    assert.equal(await deleteDueAuditEvents(db.knex, cutoffs.auditCutoff), 0);
+  });
+
+  it('leaves audit rows to the next call when the time budget ends first, and deletes an audit row 1 ms past the cutoff but keeps one made at it', async () => {
+    await seedAuditEvent(365 + 1 / 86_400_000);
+    const atCutoff = await seedAuditEvent(365);
+    const first = await purgeDue(db.knex, cutoffs, NOW, { batchSize: 1, untilMs: 0 });
+    assert.deepEqual(first, { bodiesRemoved: 0, rowsDeleted: 0, auditEventsDeleted: 1, done: false });
+    const rest = await purgeDue(db.knex, cutoffs, NOW, { batchSize: 1 });
+    assert.deepEqual(rest, { bodiesRemoved: 0, rowsDeleted: 0, auditEventsDeleted: 0, done: true });
+    assert.deepEqual(await auditIds(), [atCutoff]);
   });
 
   it('reads the finish time of the oldest stored body of a finished webhook', async () => {
@@ -203,5 +242,13 @@ describe('retention purge (store/retention-purge.ts, a controlled clock)', funct
     assert.match(rows, /Index Scan using webhook_events_log_due/);
     assert.doesNotMatch(rows, /Seq Scan/);
     assert.match(await plan(OLDEST_BODY_STATEMENT), /Index Only Scan using webhook_events_payload_due/);
+    await db.knex.raw(`
+      INSERT INTO audit_events (at, actor, action, target, parameters, outcome)
+      SELECT now() - g * interval '1 minute', 'ops-bot', 'partner.limit', 'q', '{}'::jsonb, 'succeeded' FROM generate_series(1, 20000) g`);
+    await db.knex.raw('ANALYZE audit_events');
+    const audit = await plan(deleteAuditEventsStatement(new Date(Date.now() - 19_000 * 60_000), 1000));
+    assert.match(audit, /Index Scan (using|on) audit_events_at/);
+    assert.match(audit, /Index Scan using audit_events_pkey/);
+    assert.doesNotMatch(audit, /Seq Scan/);
   });
 });
