@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { subcommandOf, UsageError, type Command } from '../command';
-import { bootstrap, openMigratedDatabase, type Runtime } from '../bootstrap';
+import { printDatabaseAction, type Runtime } from '../bootstrap';
 import { limitPartner, partnerStatus, pausePartner, resumePartner, type PartnerStatus } from '../../application/partner-operator';
 
 const USAGE = [
@@ -56,14 +56,6 @@ export const partnerCommand: Command = {
   usage: USAGE,
   async run(args, { verbose }) {
     const { subcommand, rest } = subcommandOf(args, SUBCOMMANDS);
-    const action = subcommand(rest);
-    const runtime = bootstrap({ logsTo: 'stderr', verbose });
-    try {
-      const database = await openMigratedDatabase(runtime);
-      process.stdout.write(`${JSON.stringify(await action(runtime, database.knex))}\n`);
-      return 0;
-    } finally {
-      await runtime.shutdown.shutdown();
-    }
+    return printDatabaseAction(verbose, subcommand(rest));
   },
 };
