@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { Knex } from 'knex';
 import { subcommandOf, UsageError, type Command } from '../command';
-import { bootstrap, openMigratedDatabase } from '../bootstrap';
+import { printDatabaseAction } from '../bootstrap';
 import { cliActor } from '../../lib/actor';
 import { createApiToken, listTokens, parseTokenRequest, revokeApiTokenNamed } from '../../application/tokens';
 
@@ -58,13 +58,6 @@ export const tokensCommand: Command = {
   async run(args, { verbose }) {
     const { subcommand, rest } = subcommandOf(args, SUBCOMMANDS);
     const action = subcommand(rest);
-    const runtime = bootstrap({ logsTo: 'stderr', verbose });
-    try {
-      const database = await openMigratedDatabase(runtime);
-      process.stdout.write(`${JSON.stringify(await action(database.knex))}\n`);
-      return 0;
-    } finally {
-      await runtime.shutdown.shutdown();
-    }
+    return printDatabaseAction(verbose, (_runtime, knex) => action(knex));
   },
 };
