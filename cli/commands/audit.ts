@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { subcommandOf, UsageError, type Command } from '../command';
-import { bootstrap, openMigratedDatabase } from '../bootstrap';
+import { printDatabaseAction } from '../bootstrap';
 import { readAuditTrail } from '../../application/audit-log';
 
 const USAGE = [
@@ -36,14 +36,9 @@ export const auditCommand: Command = {
   async run(args, { verbose }) {
     const { rest } = subcommandOf(args, { list: true });
     const query = listQuery(rest);
-    const runtime = bootstrap({ logsTo: 'stderr', verbose });
-    try {
-      const database = await openMigratedDatabase(runtime);
-      const page = await readAuditTrail(database.knex, query);
-      process.stdout.write(`${JSON.stringify({ next_cursor: page.nextCursor, results: page.events })}\n`);
-      return 0;
-    } finally {
-      await runtime.shutdown.shutdown();
-    }
+    return printDatabaseAction(verbose, async (_runtime, knex) => {
+      const page = await readAuditTrail(knex, query);
+      return { next_cursor: page.nextCursor, results: page.events };
+    });
   },
 };
