@@ -595,12 +595,18 @@ describe('webhook operations on the Temporal dev server', function () {
       documented(`${partner}/resume`, 'post', await partnerCall('POST', '/resume'));
       documented(`${partner}/limit`, 'post', await partnerCall('POST', '/limit', { max_per_second: 0 }));
       documented(`${partner}/limit`, 'post', await partnerCall('POST', '/limit', { max_per_second: null }));
+      // The audit trail of those changes: a page with rows and a next link, and a refused filter.
+      const audit = '/internal/v1/audit';
+      const trail = await callAt(audit, 'GET', '?limit=2');
+      assert.equal(trail.body.results.length, 2);
+      documented(audit, 'get', trail);
+      documented(audit, 'get', await callAt(audit, 'GET', '?action=partner.delete'));
       const paths = Object.keys(doc.paths).filter((p) => p.startsWith('/internal/'));
       // The erasures' answers are checked against the document in erasure.test.ts.
       const erasures = ['/internal/v1/erasures', '/internal/v1/erasures/{erasure_id}'];
       assert.deepEqual(
         paths.sort(),
-        [root, `${root}/redeliver`, one, `${one}/cancel`, `${one}/redeliver`, `${one}/retry-now`, partner, `${partner}/pause`, `${partner}/resume`, `${partner}/limit`, ...erasures].sort(),
+        [root, `${root}/redeliver`, one, `${one}/cancel`, `${one}/redeliver`, `${one}/retry-now`, partner, `${partner}/pause`, `${partner}/resume`, `${partner}/limit`, audit, ...erasures].sort(),
       );
     });
   });
