@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { isStorableText, unstorableTextIssue } from '../lib/validation';
 
 // What every keyset-paged list of the internal API and the CLI shares (the delivery log, the audit trail):
-// its time filters and page size as zod fields, and its opaque cursor, a row's position encoded.
+// its time, exact-text and page-size fields in zod, and its opaque cursor, a row's position encoded.
 
 /** An ISO 8601 date-time with a time zone, as a query or a flag gives it. */
 export const isoDateTime = z.iso
