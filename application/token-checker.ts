@@ -17,6 +17,11 @@ export const TOKEN_REFRESH_MS = 1_000;
  */
 export const REVOCATION_BOUND_MS = 5_000;
 
+/** Logged once when an api process starts with INTERNAL_API_TOKEN set (never the token itself). */
+export const SHARED_TOKEN_WARNING =
+  'INTERNAL_API_TOKEN is set: it is a shared token with every scope (ingest, read, operate, erase), and the audit trail names its holder only as INTERNAL_API_TOKEN; ' +
+  'give each caller a named token with only the scopes it needs (partner-service tokens create), then unset it (docs/operations.md, "Tokens and scopes")';
+
 export type TokenCheck =
   | { readonly kind: 'missing' }
   | { readonly kind: 'invalid'; readonly detail: string }
@@ -96,6 +101,7 @@ export function createTokenChecker({ knex, logger, sharedToken, refreshMs = TOKE
       return { kind: 'invalid', detail: 'Invalid token.' };
     },
     async start() {
+      if (sharedToken && !timer) logger.warn(SHARED_TOKEN_WARNING);
       await reloadOnce();
       timer ??= setInterval(() => void reloadOnce(), refreshMs);
       timer.unref();

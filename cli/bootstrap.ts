@@ -55,3 +55,18 @@ export async function openMigratedDatabase(runtime: Runtime, { migrate = true } 
   }
   return database;
 }
+
+/**
+ * A client command's one database action: logs to stderr, opens the migrated database, prints the action's
+ * result as one line of JSON on stdout (exit 0), and shuts down whatever happened.
+ */
+export async function printDatabaseAction(verbose: boolean, action: (runtime: Runtime, knex: Database['knex']) => Promise<unknown>): Promise<number> {
+  const runtime = bootstrap({ logsTo: 'stderr', verbose });
+  try {
+    const database = await openMigratedDatabase(runtime);
+    process.stdout.write(`${JSON.stringify(await action(runtime, database.knex))}\n`);
+    return 0;
+  } finally {
+    await runtime.shutdown.shutdown();
+  }
+}

@@ -112,12 +112,11 @@ function listingPath(summary: string, pkParameter: string, listSchema: keyof typ
 
 /**
  * The OpenAPI 3.1 description of the user listings, the SCIM routes and the webhooks sent to partners, served at
- * /openapi.json, and of the internal webhook API where INTERNAL_API_TOKEN enables it. SCIM's bearer token is
- * required in it exactly where SCIM_BEARER_TOKEN is set.
+ * /openapi.json, and of the internal API, whose every operation states the token scopes it needs. SCIM's bearer
+ * token is required in it exactly where SCIM_BEARER_TOKEN is set.
  */
-export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'INTERNAL_API_TOKEN' | 'SCIM_BEARER_TOKEN'>) {
+export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'SCIM_BEARER_TOKEN'>) {
   // Security is stated where the running deployment demands it, and only there.
-  const internal = Boolean(config.INTERNAL_API_TOKEN);
   const scimSecured = Boolean(config.SCIM_BEARER_TOKEN);
   return {
     openapi: '3.1.0',
@@ -145,13 +144,13 @@ export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'INTERNAL_
         'listJobUsers',
       ),
       ...scimPaths(scimSecured),
-      ...(internal && internalPaths),
-      ...(internal && partnerPaths),
-      ...(internal && erasurePaths),
+      ...internalPaths,
+      ...partnerPaths,
+      ...erasurePaths,
     },
     webhooks: webhookCatalog(),
     components: {
-      schemas: { ...schemas, ...scimSchemas, ...webhookSchemas(internal), ...(internal && internalSchemas) },
+      schemas: { ...schemas, ...scimSchemas, ...webhookSchemas(), ...internalSchemas },
       parameters: parameters(config.API_VERSIONS),
       responses,
       securitySchemes: {
@@ -159,7 +158,13 @@ export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'INTERNAL_
         AppKey: { type: 'apiKey', in: 'header', name: 'X-App-Key', description: 'The app key printed once by `partner-service apps create`.' },
         ...(scimSecured && { ScimToken: scimTokenScheme }),
         PartnerToken: partnerTokenScheme,
-        ...(internal && { InternalToken: { type: 'http', scheme: 'bearer', description: 'INTERNAL_API_TOKEN, for upstream systems and operators.' } }),
+        InternalToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'A named token made by `partner-service tokens create`, with the scopes each operation names (ingest, read, operate, erase), ' +
+            'or the shared INTERNAL_API_TOKEN, which has every scope.',
+        },
       },
     },
   };

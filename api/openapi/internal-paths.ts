@@ -4,10 +4,12 @@ import { bulkRedeliveryBody, listQuery, MAX_LOG_PAGE, redeliveryQuery } from '..
 import { limitRequest, pauseRequest } from '../../application/partner-operator';
 import { erasureRequest } from '../../application/erasure';
 import { SUBJECT_KINDS } from '../../lib/subject-index';
+import type { TokenScope } from '../../lib/vocabulary';
+import { REVOCATION_BOUND_MS } from '../../application/token-checker';
 import { zodJsonSchema, zodQueryParameters } from './zod-json-schema';
 
-// The internal webhook API in the OpenAPI document: served only where INTERNAL_API_TOKEN enables the routes.
-// Every query and body the routes check with zod is generated from that zod schema; the answers are stated here.
+// The internal API in the OpenAPI document: every operation states the token scope(s) it needs (the routers'
+// requireScope; test/access/token-matrix.test.ts holds both to the same list). Every query and body the routes check with zod is generated from that zod schema; the answers are stated here.
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: object) => ({ 'application/json': { schema } });
@@ -22,10 +24,29 @@ const webhookIdParameter = { name: 'webhook_id', in: 'path', required: true, sch
 /** JSON Schema cannot compare two fields, so the window's rule is stated in words where it answers 400. */
 const UNTIL_AFTER_SINCE = '`until` not later than `since`';
 
-const commonErrors = {
-  '401': error('Missing or wrong bearer token.'),
-  '503': error('Temporal is unavailable or did not answer in time; `detail` says whether anything may have changed. Has Retry-After.'),
+const challenge = { 'WWW-Authenticate': { schema: { type: 'string' }, description: 'Bearer realm="internal", with error="invalid_token" for a token that was presented.' } };
+/** The answers of the token check (api/internal/bearer-auth.ts), on every internal operation. */
+const authErrors = {
+  '401': { ...error('No bearer token, or an unknown, revoked or expired one; `detail` says which.'), headers: challenge },
+  '403': {
+    ...error('The token does not have the scope the operation needs: `reason` is `missing_scope` and `detail` names the token and the scope.'),
+    headers: { 'WWW-Authenticate': { schema: { type: 'string' }, description: 'Bearer realm="internal", error="insufficient_scope", scope="<the scopes>".' } },
+  },
 };
+const TOKEN_STORE_UNAVAILABLE = `or (\`reason\` token_store_unavailable) a named token cannot be checked: this process has not read the tokens from PostgreSQL for over ${REVOCATION_BOUND_MS / 1000} s`;
+const commonErrors = {
+  ...authErrors,
+  '503': error(`Temporal is unavailable or did not answer in time (\`detail\` says whether anything may have changed), ${TOKEN_STORE_UNAVAILABLE}. Has Retry-After.`),
+};
+
+/** The operation's security requirement (any one of `scopes`) and the sentence its description starts with. */
+function scoped(scopes: readonly [TokenScope, ...TokenScope[]]) {
+  const named = scopes.map((scope) => `\`${scope}\``).join(' or ');
+  return {
+    description: `Needs a token with the scope ${named} (or INTERNAL_API_TOKEN, which has every scope).`,
+    security: scopes.map((scope) => ({ InternalToken: [scope] })),
+  };
+}
 
 export const internalSchemas = {
   InternalError: {
@@ -232,19 +253,19 @@ export const internalSchemas = {
   },
 };
 
-const operation = (operationId: string, summary: string, responses: Record<string, object>, extra: object = {}) => ({
+const operation = (scopes: readonly [TokenScope, ...TokenScope[]], operationId: string, summary: string, responses: Record<string, object>, extra: object = {}) => ({
   operationId,
   summary,
   tags: ['internal'],
-  security: [{ InternalToken: [] }],
+  ...scoped(scopes),
   ...extra,
   responses: { ...responses, ...commonErrors },
 });
 
 /** `GET …/{id}`: the one resource, or 404. */
-const getOne = (parameter: object, operationId: string, summary: string, schema: string, noun: string) => ({
+const getOne = (scopes: readonly [TokenScope, ...TokenScope[]], parameter: object, operationId: string, summary: string, schema: string, noun: string) => ({
   parameters: [parameter],
-  get: operation(operationId, summary, { '200': { description: `The ${noun}.`, content: json(ref(schema)) }, '404': error(`No such ${noun}.`) }),
+  get: operation(scopes, operationId, summary, { '200': { description: `The ${noun}.`, content: json(ref(schema)) }, '404': error(`No such ${noun}.`) }),
 });
 
 /** `POST …/{webhook_id}/<action>`: 202 when accepted, 404 for no such webhook, 409 when its state forbids it. */
@@ -257,6 +278,7 @@ const webhookAction = (
 ) => ({
   parameters: [webhookIdParameter],
   post: operation(
+    ['operate'],
     operationId,
     summary,
     {
@@ -272,6 +294,7 @@ const webhookAction = (
 export const internalPaths = {
   '/internal/v1/webhooks': {
     get: operation(
+      ['read'],
       'listWebhooks',
       'The delivery log, newest first',
       {
@@ -283,6 +306,7 @@ export const internalPaths = {
       },
     ),
     post: operation(
+      ['ingest'],
       'startWebhook',
       'Start a webhook delivery (event_id is the idempotency key)',
       {
@@ -299,6 +323,7 @@ export const internalPaths = {
   },
   '/internal/v1/webhooks/redeliver': {
     post: operation(
+      ['operate'],
       'redeliverWebhooks',
       'Redeliver every finished webhook matching a filter, once per filter',
       {
@@ -309,7 +334,7 @@ export const internalPaths = {
       { requestBody: { required: true, content: json(ref('BulkRedeliveryRequest')) } },
     ),
   },
-  '/internal/v1/webhooks/{webhook_id}': getOne(webhookIdParameter, 'getWebhook', 'A webhook: its event, every attempt and the live state', 'WebhookDetail', 'webhook'),
+  '/internal/v1/webhooks/{webhook_id}': getOne(['ingest', 'read'], webhookIdParameter, 'getWebhook', 'A webhook: its event, every attempt and the live state', 'WebhookDetail', 'webhook'),
   '/internal/v1/webhooks/{webhook_id}/retry-now': webhookAction('retryWebhookNow', 'Make the next attempt of a waiting delivery at once (recorded as manual)',
     { description: 'The attempt is being made.', schema: 'RetryNowAccepted' }, 'The delivery is not waiting for a retry.'),
   '/internal/v1/webhooks/{webhook_id}/cancel': webhookAction('cancelWebhook', 'Stop a pending delivery; recorded as cancelled',
@@ -325,13 +350,18 @@ export const internalPaths = {
 };
 
 /** The partner routes read and write PostgreSQL only: no Temporal outage can reach them. */
-const partnerOperation = (operationId: string, summary: string, responses: Record<string, object>, extra: object = {}) => ({
+const partnerOperation = (scope: TokenScope, operationId: string, summary: string, responses: Record<string, object>, extra: object = {}) => ({
   operationId,
   summary,
   tags: ['internal'],
-  security: [{ InternalToken: [] }],
+  ...scoped([scope]),
   ...extra,
-  responses: { '200': { description: 'The partner status after the call.', content: json(ref('PartnerStatus')) }, ...responses, '401': commonErrors['401'] },
+  responses: {
+    '200': { description: 'The partner status after the call.', content: json(ref('PartnerStatus')) },
+    ...responses,
+    ...authErrors,
+    '503': error(`A named token cannot be checked (\`reason\` token_store_unavailable): this process has not read the tokens from PostgreSQL for over ${REVOCATION_BOUND_MS / 1000} s. Has Retry-After.`),
+  },
 });
 const partnerBody = (schema: string) => ({
   requestBody: { required: true, content: json(ref(schema)) },
@@ -339,13 +369,13 @@ const partnerBody = (schema: string) => ({
 const badBody = { '400': error('Invalid JSON or field: one error per field.'), '413': error('Body over 1 MB.'), '415': error('Not application/json.') };
 
 export const partnerPaths = {
-  '/internal/v1/partner': { get: partnerOperation('getPartner', 'The partner gate: state, reason, since when, deliveries held, the cap in force, the breaker', {}) },
+  '/internal/v1/partner': { get: partnerOperation('read', 'getPartner', 'The partner gate: state, reason, since when, deliveries held, the cap in force, the breaker', {}) },
   '/internal/v1/partner/pause': {
-    post: partnerOperation('pausePartner', 'Hold every delivery: webhooks are still accepted, no POST leaves any worker', badBody, partnerBody('PartnerPause')),
+    post: partnerOperation('operate', 'pausePartner', 'Hold every delivery: webhooks are still accepted, no POST leaves any worker', badBody, partnerBody('PartnerPause')),
   },
-  '/internal/v1/partner/resume': { post: partnerOperation('resumePartner', 'End a pause: held deliveries go out at the cap, oldest first', {}) },
+  '/internal/v1/partner/resume': { post: partnerOperation('operate', 'resumePartner', 'End a pause: held deliveries go out at the cap, oldest first', {}) },
   '/internal/v1/partner/limit': {
-    post: partnerOperation('limitPartner', 'Set the POSTs per second of every worker together, at run time', badBody, partnerBody('PartnerLimit')),
+    post: partnerOperation('operate', 'limitPartner', 'Set the POSTs per second of every worker together, at run time', badBody, partnerBody('PartnerLimit')),
   },
 };
 
@@ -354,6 +384,7 @@ const erasureIdParameter = { name: 'erasure_id', in: 'path', required: true, sch
 export const erasurePaths = {
   '/internal/v1/erasures': {
     post: operation(
+      ['erase'],
       'requestErasure',
       "Erase a subject's webhooks: bodies, response excerpts and Temporal runs; pending deliveries cancelled",
       {
@@ -365,5 +396,5 @@ export const erasurePaths = {
       { requestBody: { required: true, content: json(ref('ErasureRequest')) } },
     ),
   },
-  '/internal/v1/erasures/{erasure_id}': getOne(erasureIdParameter, 'getErasure', 'An erasure: its status, counts and times', 'Erasure', 'erasure'),
+  '/internal/v1/erasures/{erasure_id}': getOne(['erase'], erasureIdParameter, 'getErasure', 'An erasure: its status, counts and times', 'Erasure', 'erasure'),
 };

@@ -65,16 +65,16 @@ const bodyDescription = (pair: Pair, schema: JsonSchema) =>
   'the service forwards what the upstream system sent, so a receiver must accept their absence. ' +
   `Optional here: ${optionalPaths(schema).join(', ')}. Objects may carry fields the spec does not name.`;
 
-/** Component schemas: `<Pair>Webhook` (what the partner receives) and, for ingestion, `<Pair>Event`. */
-export function webhookSchemas(ingestion: boolean): Record<string, JsonSchema> {
+/** Component schemas: `<Pair>Webhook` (what the partner receives) and `<Pair>Event` (what ingestion accepts). */
+export function webhookSchemas(): Record<string, JsonSchema> {
   const entries: Array<[string, JsonSchema]> = PAIRS.flatMap((pair) => {
     const body = pairSchema(pair, false);
     const received: [string, JsonSchema] = [`${pascal(pair)}Webhook`, { ...body, description: bodyDescription(pair, body) }];
-    return ingestion ? [received, [`${pascal(pair)}Event`, pairSchema(pair, true)]] : [received];
+    return [received, [`${pascal(pair)}Event`, pairSchema(pair, true)]];
   });
   entries.push([STORABLE_JSON_NAME, storableJson]);
   entries.push(['OtherWebhook', { ...otherSchema(false), description: 'The envelope (spec 2.1) of every other event_type/action pair; the spec does not describe their data.' }]);
-  if (ingestion) entries.push(['OtherEvent', otherSchema(true)], ['WebhookEvent', ingestionBody()]);
+  entries.push(['OtherEvent', otherSchema(true)], ['WebhookEvent', ingestionBody()]);
   return Object.fromEntries(entries);
 }
 

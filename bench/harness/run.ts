@@ -7,12 +7,13 @@ import { importSuite } from '../import/suite';
 import { listingsSuite } from '../listings/suite';
 import { retentionSuite } from '../retention/suite';
 import { scimSuite } from '../scim/suite';
+import { tokensSuite } from '../tokens/suite';
 import { startBenchPostgres, withBenchDatabase } from './postgres';
 import { writeSections, type RenderedSection } from './render';
 import type { BenchmarkSuite } from './suite';
 
 /** Every suite `npm run bench` runs, in order. */
-const SUITES: readonly BenchmarkSuite[] = [importSuite, listingsSuite, scimSuite, floorSuite, deliveriesSuite, drainSuite, erasureSuite, retentionSuite];
+const SUITES: readonly BenchmarkSuite[] = [importSuite, listingsSuite, scimSuite, floorSuite, deliveriesSuite, drainSuite, erasureSuite, retentionSuite, tokensSuite];
 
 /**
  * `npm run bench [-- --only NAME…] [--out FILE|-]`: runs each suite against its own database on one PostgreSQL

@@ -221,11 +221,11 @@ export function assertDelivered(part: PartFigures, what: string): void {
 }
 
 /**
- * POSTs the webhooks to the internal API: the time of each 202 by the webhook_id in its body, and how long
+ * POSTs the webhooks to the internal API (with `token`, the shared one by default): the time of each 202 by the webhook_id in its body, and how long
  * each answer took. With `perSecond`, webhook i is sent at start + i / perSecond whatever the answers (an open
  * loop: a slow API cannot slow the load down), and an answer counts from when its POST was due.
  */
-async function ingest(apiUrl: string, prefix: string, count: number, perSecond?: number) {
+export async function ingest(apiUrl: string, prefix: string, count: number, perSecond?: number, token = INTERNAL_API_TOKEN) {
   const accepted = new Map<string, number>();
   const refused = new Map<string, number>();
   const answerMs: number[] = [];
@@ -233,7 +233,7 @@ async function ingest(apiUrl: string, prefix: string, count: number, perSecond?:
     try {
       const res = await request(`${apiUrl}/internal/v1/webhooks`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${INTERNAL_API_TOKEN}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
         body: JSON.stringify({ ...EVENT, event_id: `${prefix}-${i}` }),
       });
       const at = performance.now();

@@ -8,8 +8,9 @@ import { migrateCommand } from './migrate';
 import { partnerCommand } from './partner';
 import { retentionCommand } from './retention';
 import { startCommand } from './start';
+import { tokensCommand } from './tokens';
 import { webhooksCommand } from './webhooks';
 import { workerCommand } from './worker';
 
 /** Every `partner-service` subcommand, in the order `--help` lists them. */
-export const commands: readonly Command[] = [startCommand, apiCommand, workerCommand, migrateCommand, importCommand, appsCommand, webhooksCommand, partnerCommand, eraseCommand, retentionCommand, dbCommand];
+export const commands: readonly Command[] = [startCommand, apiCommand, workerCommand, migrateCommand, importCommand, appsCommand, webhooksCommand, partnerCommand, tokensCommand, eraseCommand, retentionCommand, dbCommand];

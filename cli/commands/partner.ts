@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { subcommandOf, UsageError, type Command } from '../command';
-import { bootstrap, openMigratedDatabase, type Runtime } from '../bootstrap';
+import { printDatabaseAction, type Runtime } from '../bootstrap';
 import { cliActor } from '../../lib/actor';
 import { limitPartner, partnerStatus, pausePartner, resumePartner, type PartnerStatus } from '../../application/partner-operator';
 
@@ -57,14 +57,6 @@ export const partnerCommand: Command = {
   usage: USAGE,
   async run(args, { verbose }) {
     const { subcommand, rest } = subcommandOf(args, SUBCOMMANDS);
-    const action = subcommand(rest);
-    const runtime = bootstrap({ logsTo: 'stderr', verbose });
-    try {
-      const database = await openMigratedDatabase(runtime);
-      process.stdout.write(`${JSON.stringify(await action(runtime, database.knex))}\n`);
-      return 0;
-    } finally {
-      await runtime.shutdown.shutdown();
-    }
+    return printDatabaseAction(verbose, subcommand(rest));
   },
 };

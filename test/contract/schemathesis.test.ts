@@ -64,7 +64,7 @@ describe('contract: schemathesis over the whole /openapi.json', function () {
 
   it('with SCIM_BEARER_TOKEN set, the SCIM operations demand it, exactly as the document then says', async () => {
     // The other deployment of the SCIM routes: its document requires the token. SCIM needs no Temporal (the
-    // internal routes are on only so that every scheme the configuration names is in this document too).
+    // shared internal token is set only so that the run has a credential for every scheme the document names).
     const api = await startTestApi({ SCIM_BEARER_TOKEN: SCIM_TOKEN, INTERNAL_API_TOKEN: CONTRACT_INTERNAL_TOKEN }, seedDataset);
     try {
       const operations = await operationsOf(api.api.url, '/scim/v2');

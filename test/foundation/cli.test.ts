@@ -6,6 +6,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { commands } from '../../cli/commands';
+import { SHARED_TOKEN_WARNING } from '../../application/token-checker';
 import { CLI, runCli, startCli, waitForExit } from '../support/cli';
 import { createEmptyDatabase, createTestDatabase, useTestDatabase, type TestDatabase } from '../support/database';
 import { findFreePort } from '../../db/embedded-postgres';
@@ -222,6 +223,8 @@ describe('partner-service CLI', () => {
         const line = logLines(output.stdout).find((l) => /^partner service started/.test(l.msg))!;
         const api = `http://127.0.0.1:${apiPort}`;
         assert.equal(line.api, api);
+        // INTERNAL_API_TOKEN is set: one warning that it is a shared token with every scope.
+        assert.deepEqual(logLines(output.stdout).filter((l) => l.msg === SHARED_TOKEN_WARNING).map((l) => l.level), [40]);
         assert.equal(line.openapi, `${api}/openapi.json`);
         assert.equal(line.scim, `${api}/scim/v2`);
         assert.equal(line.temporalSource, 'temporal CLI');

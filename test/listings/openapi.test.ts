@@ -58,8 +58,9 @@ describe('listings: OpenAPI document', () => {
     assert.deepEqual(doc.components.parameters.ApiVersion.schema.enum, ['v1', 'v2']);
     assert.deepEqual(
       Object.entries(doc.components.securitySchemes).map(([name, s]: [string, any]) => [name, s.type, s.in, s.name]),
-      // No SCIM_BEARER_TOKEN here, so no ScimToken: the document lists only what this deployment demands.
-      [['AppId', 'apiKey', 'header', 'X-App-Id'], ['AppKey', 'apiKey', 'header', 'X-App-Key'], ['PartnerToken', 'http', undefined, undefined]],
+      // No SCIM_BEARER_TOKEN here, so no ScimToken: the document lists only what this deployment demands. The
+      // internal API always exists, so its token scheme is always there.
+      [['AppId', 'apiKey', 'header', 'X-App-Id'], ['AppKey', 'apiKey', 'header', 'X-App-Key'], ['PartnerToken', 'http', undefined, undefined], ['InternalToken', 'http', undefined, undefined]],
     );
   });
 

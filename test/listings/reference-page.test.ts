@@ -57,8 +57,9 @@ describe('GET /docs: the API reference page', function () {
     // Webhooks are listed by their names in the catalog.
     for (const name of ['company/signup', 'job/new', 'candidate/new']) await page.locator('.opblock-summary', { hasText: name }).first().waitFor();
     await page.getByText('Verifying a webhook').waitFor();
-    assert.deepEqual(await page.locator('.opblock-tag').allInnerTexts(), ['default', 'scim']);
-    assert.deepEqual(await page.locator('h2, h3, h4, .opblock-tag').allInnerTexts(), ['Verifying a webhook', 'default', 'scim', 'Webhooks', 'Schemas']);
+    // The internal API is always described, each operation with its token scope.
+    assert.deepEqual(await page.locator('.opblock-tag').allInnerTexts(), ['default', 'scim', 'internal']);
+    assert.deepEqual(await page.locator('h2, h3, h4, .opblock-tag').allInnerTexts(), ['Verifying a webhook', 'default', 'scim', 'internal', 'Webhooks', 'Schemas']);
     assert.equal(await page.locator('.opblock-summary', { hasText: 'job/new' }).first().innerText(), 'POST\njob/new\njob/new (spec 2.3)');
     assert.deepEqual(outside, []);
     assert.deepEqual(problems, []);

@@ -28,7 +28,7 @@ const INGESTION = 'startWebhook body';
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
 /** As served: /openapi.json is this document, serialised. */
-const doc: Doc = JSON.parse(JSON.stringify(openApiDocument({ API_VERSIONS: ['v1'], INTERNAL_API_TOKEN: 'token', SCIM_BEARER_TOKEN: undefined })));
+const doc: Doc = JSON.parse(JSON.stringify(openApiDocument({ API_VERSIONS: ['v1'], SCIM_BEARER_TOKEN: undefined })));
 
 /** Each internal operation's query (its query parameters folded back into one object schema) and body schema. */
 function internalInputs(): Map<string, Record<string, unknown>> {

@@ -1,0 +1,63 @@
+import { parseArgs } from 'node:util';
+import type { Knex } from 'knex';
+import { subcommandOf, UsageError, type Command } from '../command';
+import { printDatabaseAction } from '../bootstrap';
+import { cliActor } from '../../lib/actor';
+import { createApiToken, listTokens, parseTokenRequest, revokeApiTokenNamed } from '../../application/tokens';
+
+const USAGE = [
+  'Usage: partner-service tokens create --name NAME --scope SCOPE[,SCOPE...] [--expires-in DURATION]',
+  '       partner-service tokens list',
+  '       partner-service tokens revoke NAME',
+  '',
+  'Manages the named tokens of the internal API (docs/operations.md, "Tokens and scopes").',
+  '',
+  '  create  creates a token with the given scopes (ingest, read, operate, erase) and prints it as JSON with',
+  '          its name, scopes and expiry. The token is shown only this once: only a salted hash is stored.',
+  '          --expires-in: a positive number of days, hours or minutes (90d, 12h, 30m); none: no expiry.',
+  '  list    prints every token, revoked ones too, as JSON: name, scopes, created, last used, expiry and',
+  '          revocation (never the token).',
+  '  revoke  revokes a token: every api process refuses it within 5 s. Its name is never reused.',
+  '',
+  'Each create and revoke is recorded in the audit trail, as cli:<user>@<host>. Exits 2 with one line for a',
+  'name that exists (live or revoked) or is not valid, an unknown scope, a bad expiry, or revoking a name',
+  'that has no live token; nothing is created or revoked then.',
+].join('\n');
+
+/** Parsed arguments bound to the database work they call for; parsing happens before the database opens. */
+type Action = (knex: Knex) => Promise<unknown>;
+
+function create(args: string[]): Action {
+  const { values } = parseArgs({ args, options: { name: { type: 'string' }, scope: { type: 'string' }, 'expires-in': { type: 'string' } } });
+  const request = parseTokenRequest({ name: values.name, scopes: values.scope, expiresIn: values['expires-in'] });
+  return async (knex) => {
+    const created = await createApiToken(knex, { actor: cliActor() }, request);
+    // A warning that matters, not a log line: it shows at every log level, and never on stdout.
+    process.stderr.write('Store the token now: it cannot be shown again.\n');
+    return created;
+  };
+}
+
+function list(args: string[]): Action {
+  if (args.length) throw new UsageError('list takes no arguments');
+  return listTokens;
+}
+
+function revoke(args: string[]): Action {
+  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+  if (positionals.length !== 1) throw new UsageError('expected exactly one NAME');
+  return (knex) => revokeApiTokenNamed(knex, { actor: cliActor() }, positionals[0]);
+}
+
+const SUBCOMMANDS: Record<string, (args: string[]) => Action> = { create, list, revoke };
+
+export const tokensCommand: Command = {
+  name: 'tokens',
+  summary: 'Create, list and revoke the named, scoped tokens of the internal API',
+  usage: USAGE,
+  async run(args, { verbose }) {
+    const { subcommand, rest } = subcommandOf(args, SUBCOMMANDS);
+    const action = subcommand(rest);
+    return printDatabaseAction(verbose, (_runtime, knex) => action(knex));
+  },
+};
