@@ -80,8 +80,13 @@ export const removeBodiesStatement = (cutoff: Date, removedAt: Date, limit: numb
  * (redelivery_of … ON DELETE CASCADE), so one still running or finished later keeps it. Returns the rows
  * deleted, redeliveries included.
  */
-export async function deleteDueRows(knex: Knex, cutoff: Date, limit = RETENTION_BATCH_SIZE): Promise<number> {
-  const [row] = await runSql<{ deleted: number }>(knex, deleteRowsStatement(cutoff, limit));
+export function deleteDueRows(knex: Knex, cutoff: Date, limit = RETENTION_BATCH_SIZE): Promise<number> {
+  return deletedBy(knex, deleteRowsStatement(cutoff, limit));
+}
+
+/** Runs a batch statement that answers how many rows it deleted. */
+async function deletedBy(knex: Knex, statement: SqlFragment): Promise<number> {
+  const [row] = await runSql<{ deleted: number }>(knex, statement);
   return row.deleted;
 }
 
@@ -106,20 +111,19 @@ export const deleteRowsStatement = (cutoff: Date, limit: number): SqlFragment =>
  * Deletes at most `limit` audit rows made before `cutoff`, oldest first, on the index audit_events_at. Returns
  * how many it deleted. The only statement that removes an audit row: nothing else changes or deletes one.
  */
-export async function deleteDueAuditEvents(knex: Knex, cutoff: Date, limit = RETENTION_BATCH_SIZE): Promise<number> {
-  const [row] = await runSql<{ deleted: number }>(knex, deleteAuditEventsStatement(cutoff, limit));
-  return row.deleted;
+export function deleteDueAuditEvents(knex: Knex, cutoff: Date, limit = RETENTION_BATCH_SIZE): Promise<number> {
+  return deletedBy(knex, deleteAuditEventsStatement(cutoff, limit));
 }
 
 /** The statement of one batch of audit row deletions (exported for its EXPLAIN test). */
 export const deleteAuditEventsStatement = (cutoff: Date, limit: number): SqlFragment =>
   prepared(
     'retention-delete-audit-events',
-    // An array of ids, as deleteRowsStatement's: the DELETE then finds each row by its key, not by a scan.
-    sql`WITH due AS (
-          SELECT ARRAY(SELECT id FROM audit_events WHERE at < ${cutoff.toISOString()} ORDER BY at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED) AS ids
-        ), gone AS (
-          DELETE FROM audit_events WHERE id = ANY((SELECT ids FROM due)::bigint[]) RETURNING id
+    // The ids as an array (an InitPlan), as deleteRowsStatement's: the DELETE then finds each row by its key.
+    sql`WITH gone AS (
+          DELETE FROM audit_events
+           WHERE id = ANY(ARRAY(SELECT id FROM audit_events WHERE at < ${cutoff.toISOString()} ORDER BY at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED))
+          RETURNING id
         )
         SELECT count(*)::int AS deleted FROM gone`,
   );

@@ -6,6 +6,16 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 
 describe('request id (api/request-id.ts): X-Request-Id', function () {
   this.timeout(60_000);
+
+  it('callerRequestId: 1 to 128 characters of [A-Za-z0-9._:-], else none', () => {
+    assert.equal(callerRequestId('a'), 'a');
+    assert.equal(callerRequestId('A-z_0.9:'), 'A-z_0.9:');
+    assert.equal(callerRequestId(''), undefined);
+    assert.equal(callerRequestId('a'.repeat(129)), undefined);
+    assert.equal(callerRequestId('a\nb'), undefined);
+    assert.equal(callerRequestId('a,b'), undefined);
+  });
+
   let stack: TestApi;
   before(async () => {
     stack = await startTestApi();
@@ -36,14 +46,5 @@ describe('request id (api/request-id.ts): X-Request-Id', function () {
       seen.add(String(id));
     }
     assert.equal(seen.size, 7, 'a new id each time');
-  });
-
-  it('callerRequestId: 1 to 128 characters of [A-Za-z0-9._:-], else none', () => {
-    assert.equal(callerRequestId('a'), 'a');
-    assert.equal(callerRequestId('A-z_0.9:'), 'A-z_0.9:');
-    assert.equal(callerRequestId(''), undefined);
-    assert.equal(callerRequestId('a'.repeat(129)), undefined);
-    assert.equal(callerRequestId('a\nb'), undefined);
-    assert.equal(callerRequestId('a,b'), undefined);
   });
 });
