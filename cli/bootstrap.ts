@@ -6,6 +6,7 @@ import { shutdownTracing } from '../lib/tracing';
 import { openDatabase, type Database } from '../db/database';
 import { migrateLatest } from '../db/migrate';
 import { commandLogLevel } from './log-level';
+import { subcommandOf, type Command } from './command';
 
 export interface Runtime {
   readonly config: Config;
@@ -69,4 +70,18 @@ export async function printDatabaseAction(verbose: boolean, action: (runtime: Ru
   } finally {
     await runtime.shutdown.shutdown();
   }
+}
+
+/** The database work of one subcommand, its arguments parsed already: its result is printed as one JSON line. */
+export type DatabaseAction = (runtime: Runtime, knex: Database['knex']) => Promise<unknown>;
+
+/** A command whose subcommands each do one piece of database work and print its result (partner, tokens). */
+export function databaseSubcommands(command: Pick<Command, 'name' | 'summary' | 'usage'>, subcommands: Record<string, (args: string[]) => DatabaseAction>): Command {
+  return {
+    ...command,
+    async run(args, { verbose }) {
+      const { subcommand, rest } = subcommandOf(args, subcommands);
+      return printDatabaseAction(verbose, subcommand(rest));
+    },
+  };
 }

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { subcommandOf, UsageError, type Command } from '../command';
-import { printDatabaseAction, type Runtime } from '../bootstrap';
+import { UsageError, type Command } from '../command';
+import { databaseSubcommands, type Runtime } from '../bootstrap';
 import { cliActor } from '../../lib/actor';
 import { limitPartner, partnerStatus, pausePartner, resumePartner, type PartnerStatus } from '../../application/partner-operator';
 
@@ -51,12 +51,7 @@ const SUBCOMMANDS: Record<string, (args: string[]) => Action> = {
   limit,
 };
 
-export const partnerCommand: Command = {
-  name: 'partner',
-  summary: 'Show, pause, resume and cap the deliveries to the partner',
-  usage: USAGE,
-  async run(args, { verbose }) {
-    const { subcommand, rest } = subcommandOf(args, SUBCOMMANDS);
-    return printDatabaseAction(verbose, subcommand(rest));
-  },
-};
+export const partnerCommand: Command = databaseSubcommands(
+  { name: 'partner', summary: 'Show, pause, resume and cap the deliveries to the partner', usage: USAGE },
+  SUBCOMMANDS,
+);

@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
-import type { Knex } from 'knex';
-import { subcommandOf, UsageError, type Command } from '../command';
-import { printDatabaseAction } from '../bootstrap';
+import { UsageError, type Command } from '../command';
+import { databaseSubcommands, type DatabaseAction } from '../bootstrap';
 import { cliActor } from '../../lib/actor';
 import { createApiToken, listTokens, parseTokenRequest, revokeApiTokenNamed } from '../../application/tokens';
 
@@ -25,12 +24,10 @@ const USAGE = [
 ].join('\n');
 
 /** Parsed arguments bound to the database work they call for; parsing happens before the database opens. */
-type Action = (knex: Knex) => Promise<unknown>;
-
-function create(args: string[]): Action {
+function create(args: string[]): DatabaseAction {
   const { values } = parseArgs({ args, options: { name: { type: 'string' }, scope: { type: 'string' }, 'expires-in': { type: 'string' } } });
   const request = parseTokenRequest({ name: values.name, scopes: values.scope, expiresIn: values['expires-in'] });
-  return async (knex) => {
+  return async (_runtime, knex) => {
     const created = await createApiToken(knex, { actor: cliActor() }, request);
     // A warning that matters, not a log line: it shows at every log level, and never on stdout.
     process.stderr.write('Store the token now: it cannot be shown again.\n');
@@ -38,26 +35,18 @@ function create(args: string[]): Action {
   };
 }
 
-function list(args: string[]): Action {
+function list(args: string[]): DatabaseAction {
   if (args.length) throw new UsageError('list takes no arguments');
-  return listTokens;
+  return (_runtime, knex) => listTokens(knex);
 }
 
-function revoke(args: string[]): Action {
+function revoke(args: string[]): DatabaseAction {
   const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
   if (positionals.length !== 1) throw new UsageError('expected exactly one NAME');
-  return (knex) => revokeApiTokenNamed(knex, { actor: cliActor() }, positionals[0]);
+  return (_runtime, knex) => revokeApiTokenNamed(knex, { actor: cliActor() }, positionals[0]);
 }
 
-const SUBCOMMANDS: Record<string, (args: string[]) => Action> = { create, list, revoke };
-
-export const tokensCommand: Command = {
-  name: 'tokens',
-  summary: 'Create, list and revoke the named, scoped tokens of the internal API',
-  usage: USAGE,
-  async run(args, { verbose }) {
-    const { subcommand, rest } = subcommandOf(args, SUBCOMMANDS);
-    const action = subcommand(rest);
-    return printDatabaseAction(verbose, (_runtime, knex) => action(knex));
-  },
-};
+export const tokensCommand: Command = databaseSubcommands(
+  { name: 'tokens', summary: 'Create, list and revoke the named, scoped tokens of the internal API', usage: USAGE },
+  { create, list, revoke },
+);
