@@ -17,9 +17,20 @@ export interface AuditedAction {
   readonly parameters?: Readonly<Record<string, unknown>>;
 }
 
-/** The words a failed change is recorded with: the error's kind and message, which the service's own errors keep free of secrets and personal data. */
+/** Control characters and lone surrogates, which PostgreSQL's text refuses (NUL) or cannot encode. */
+const UNSTORABLE = /[\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** Longest error text an audit row keeps. */
+const MAX_FAILURE_LENGTH = 500;
+
+/**
+ * The words a failed change is recorded with: the error's kind and message, which the service's own errors keep
+ * free of secrets and personal data. A refused request's message can quote a field name the caller sent, so
+ * what PostgreSQL cannot store is replaced, and the text is cut to a bounded length.
+ */
 export function auditedFailure(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return text.replace(UNSTORABLE, '\ufffd').slice(0, MAX_FAILURE_LENGTH);
 }
 
 const entry = (who: OperatorContext, what: AuditedAction, failure: string | null) => ({
