@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { runSql, sql } from '../db/sql';
+import { prepared, runSql, sql } from '../db/sql';
 import type { AuditAction, AuditOutcome } from '../lib/vocabulary';
 
 // Every write to audit_events (db/migrations/016_tokens_and_audit.ts): rows are appended, never changed.
@@ -20,7 +20,10 @@ export interface AuditEntry {
 export async function insertAuditEvent(knex: Knex, entry: AuditEntry): Promise<void> {
   await runSql(
     knex,
-    sql`INSERT INTO audit_events (actor, action, target, parameters, outcome, error, request_id)
-        VALUES (${entry.actor}, ${entry.action}, ${entry.target}, ${JSON.stringify(entry.parameters)}::jsonb, ${entry.outcome}, ${entry.error}, ${entry.requestId})`,
+    prepared(
+      'insert-audit-event',
+      sql`INSERT INTO audit_events (actor, action, target, parameters, outcome, error, request_id)
+          VALUES (${entry.actor}, ${entry.action}, ${entry.target}, ${JSON.stringify(entry.parameters)}::jsonb, ${entry.outcome}, ${entry.error}, ${entry.requestId})`,
+    ),
   );
 }
