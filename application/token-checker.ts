@@ -61,15 +61,20 @@ export function createTokenChecker({ knex, logger, sharedToken, refreshMs = TOKE
   let reloading: Promise<void> | undefined;
   let failing = false;
 
+  /** The last uses noted since the previous write; ones that could not be written wait for the next. */
+  async function writeUses(): Promise<void> {
+    const written = uses;
+    uses = new Map();
+    await recordApiTokenUse(knex, written).catch((error: unknown) => {
+      for (const [id, at] of written) if (!uses.has(id)) uses.set(id, at);
+      logger.debug({ reason: describeError(error) }, "the internal API tokens' last use was not written; the next reload tries again");
+    });
+  }
+
+  // The list first: the revocation bound depends on it alone, never on writing the last uses.
   async function reload(): Promise<void> {
     const started = now();
     try {
-      const written = uses;
-      uses = new Map();
-      await recordApiTokenUse(knex, written).catch((error: unknown) => {
-        for (const [id, at] of written) if (!uses.has(id)) uses.set(id, at);
-        throw error;
-      });
       tokens = new Map((await loadApiTokens(knex)).map((token) => [token.id, token]));
       loadedAt = started;
       if (failing) logger.info('the internal API tokens are read from PostgreSQL again');
@@ -77,7 +82,9 @@ export function createTokenChecker({ knex, logger, sharedToken, refreshMs = TOKE
     } catch (error) {
       if (!failing) logger.warn({ reason: describeError(error) }, `the internal API tokens cannot be reloaded from PostgreSQL: named tokens are refused after ${boundMs / 1000} s without a reload`);
       failing = true;
+      return;
     }
+    await writeUses();
   }
   const reloadOnce = () => (reloading ??= reload().finally(() => (reloading = undefined)));
 
@@ -110,8 +117,7 @@ export function createTokenChecker({ knex, logger, sharedToken, refreshMs = TOKE
       clearInterval(timer);
       timer = undefined;
       await reloading;
-      // The last uses noted since the previous reload.
-      await recordApiTokenUse(knex, uses).catch(() => undefined);
+      await writeUses();
     },
   };
 }

@@ -34,13 +34,15 @@ export interface PurgeCutoffs extends RetentionCutoffs {
 const DAY_MS = 86_400_000;
 
 /** The audit rows' cutoff at `now`: rows made before it are due. */
-export const auditCutoff = (now: Date, policy: Pick<RetentionPolicy, 'auditDays'>): Date => new Date(now.getTime() - policy.auditDays * DAY_MS);
+export const auditCutoff = (now: Date, policy: Pick<RetentionPolicy, 'auditDays'>): Date => daysBefore(now, policy.auditDays);
+
+const daysBefore = (now: Date, days: number): Date => new Date(now.getTime() - days * DAY_MS);
 
 /** The cutoffs of a run at `now` under the configured days of retention. */
 export function retentionCutoffs(now: Date, policy: RetentionPolicy): PurgeCutoffs {
   return {
-    payloadCutoff: new Date(now.getTime() - policy.payloadDays * DAY_MS),
-    logCutoff: new Date(now.getTime() - policy.logDays * DAY_MS),
+    payloadCutoff: daysBefore(now, policy.payloadDays),
+    logCutoff: daysBefore(now, policy.logDays),
     auditCutoff: auditCutoff(now, policy),
   };
 }
