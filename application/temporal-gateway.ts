@@ -14,6 +14,7 @@ import { describeError } from '../lib/describe-error';
 import { clientConnectionFailureInWords } from '../temporal/tls-probe';
 import { tracingEnabled } from '../lib/tracing';
 import { temporalIdentityOf } from '../lib/actor';
+import type { IngestRefusalReason } from '../lib/vocabulary';
 
 /** Temporal could not be reached, or refused to start the workflow: the webhook was not accepted. */
 export class TemporalUnavailableError extends Error {
@@ -27,6 +28,11 @@ export class TemporalUnavailableError extends Error {
   ) {
     super(`Temporal is unavailable: ${reason}`);
     this.name = 'TemporalUnavailableError';
+  }
+
+  /** The case in one code (an ingestion's 503 `reason`): nothing happened, or it may have. */
+  get code(): Exclude<IngestRefusalReason, 'overloaded'> {
+    return this.outcomeUnknown ? 'outcome_unknown' : 'temporal_unreachable';
   }
 }
 
@@ -70,6 +76,11 @@ export interface TemporalGateway {
   start(webhook: PreparedWebhook): Promise<string>;
   /** Where the workflow stands; `unreachable` when Temporal does not answer. */
   status(workflowId: string): Promise<DeliveryLookup>;
+  /**
+   * The run of the workflow, whatever its state (one DescribeWorkflowExecution, no query); undefined when
+   * Temporal has none. Throws TemporalUnavailableError when Temporal does not answer.
+   */
+  runOf(workflowId: string): Promise<string | undefined>;
   /** Sends the retry-now update. Throws WebhookConflictError when the delivery is not waiting. */
   retryNow(workflowId: string): Promise<RetryNowResult>;
   /** Asks the run to cancel; the workflow records it. Throws WebhookConflictError when the run has ended. */
@@ -222,6 +233,20 @@ export function createTemporalGateway(
           logger.debug({ err: error, workflowId }, 'status lookup failed');
           return { kind: 'unreachable', reason: error instanceof TemporalUnavailableError ? error.reason : describeError(error) };
         }
+      },
+      async runOf(workflowId) {
+        return call((client) =>
+          client.workflow
+            .getHandle(workflowId)
+            .describe()
+            .then(
+              (description) => description.runId,
+              (error: unknown) => {
+                if (error instanceof WorkflowNotFoundError) return undefined;
+                throw error;
+              },
+            ),
+        );
       },
       async retryNow(workflowId) {
         return call((client) =>

@@ -64,7 +64,11 @@ export function failureOf(error: unknown, command: FailedCommand, { verbose = fa
   if (error instanceof UnknownCompaniesError) return failure(`partner-service apps create: ${error.message}; nothing was written.`);
   // An ingestion's failures (`webhooks send`): nothing was accepted, and the line says so.
   if (error instanceof WebhookStartConflictError || error instanceof TemporalSetupError) return failure(`Webhook not accepted: ${error.message}`);
-  if (error instanceof TemporalUnavailableError && !(error instanceof OperationUnavailableError)) return failure(`Webhook not accepted: ${error.message}`);
+  if (error instanceof TemporalUnavailableError && !(error instanceof OperationUnavailableError)) {
+    // The one case that must not say "not accepted": the start may have happened.
+    if (error.outcomeUnknown) return failure(`Webhook outcome unknown: Temporal did not answer in time (${error.reason}); send it again with the same event_id to learn whether it was accepted.`);
+    return failure(`Webhook not accepted: ${error.message}`);
+  }
   // An operation's: the webhook does not exist, its state does not allow it, or Temporal did not answer.
   if (error instanceof WebhookNotFoundError || error instanceof WebhookConflictError || error instanceof OperationUnavailableError) return failure(error.message);
   if (error instanceof EmbeddedPostgresBusyError || error instanceof UnsupportedServerError) return failure(`partner-service: ${error.message}`);

@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { PARTNER_STATES, type PartnerState } from './partner-states';
+import { INGEST_REFUSAL_REASONS } from './vocabulary';
 
 /** The process's one Prometheus registry; `GET /metrics` serves it. */
 export const metricsRegistry = new Registry();
@@ -31,27 +32,30 @@ export const webhookAttemptDuration = new Histogram({
   registers: [metricsRegistry],
 });
 
-let countWaiting: (() => Promise<number>) | undefined;
-
 /**
- * Deliveries whose last attempt failed and whose next one waits on a durable timer. Counted from PostgreSQL
- * on each scrape, so every process reports the same whole-deployment figure however many workers run.
+ * A gauge counted from PostgreSQL on each scrape, so every process reports the same whole-deployment figure
+ * however many workers run; with PostgreSQL down the scrape still answers, with the last count (/readyz says
+ * why). Returns the setter of its source, which a process with a database connection that runs the worker calls.
  */
-export const webhooksWaiting = new Gauge({
-  name: 'partner_service_webhooks_waiting',
-  help: 'Webhook deliveries waiting on a retry timer (the whole deployment, from PostgreSQL)',
-  registers: [metricsRegistry],
-  async collect() {
-    if (!countWaiting) return;
-    // With PostgreSQL down the scrape still answers, with the last count; /readyz says why.
-    await countWaiting().then((count) => this.set(count), () => undefined);
-  },
-});
-
-/** Gives the waiting gauge its source: a process with a database connection that runs the worker. */
-export function countWaitingWebhooksWith(count: () => Promise<number>): void {
-  countWaiting = count;
+function databaseCountGauge(name: string, help: string): (count: () => Promise<number>) => void {
+  let source: (() => Promise<number>) | undefined;
+  new Gauge({
+    name,
+    help,
+    registers: [metricsRegistry],
+    async collect() {
+      if (!source) return;
+      await source().then((count) => this.set(count), () => undefined);
+    },
+  });
+  return (count) => (source = count);
 }
+
+/** Deliveries whose last attempt failed and whose next one waits on a durable timer. */
+export const countWaitingWebhooksWith = databaseCountGauge(
+  'partner_service_webhooks_waiting',
+  'Webhook deliveries waiting on a retry timer (the whole deployment, from PostgreSQL)',
+);
 
 /**
  * A counter of one label whose every value is exported at 0 from the start: increase() cannot see a series'
@@ -186,6 +190,33 @@ export function observeOldestBodyWith(read: () => Promise<Date | null>, payloadR
   readOldestBody = read;
   payloadRetentionSeconds.set(payloadRetentionDays * 86_400);
 }
+
+/** Webhook starts this api process has in flight (bounded by INGEST_MAX_STARTS_IN_FLIGHT). */
+export const ingestStartsInFlight = new Gauge({
+  name: 'partner_service_ingest_starts_in_flight',
+  help: 'Webhook starts (POST /internal/v1/webhooks) this api process has in flight',
+  registers: [metricsRegistry],
+});
+
+/** Ingestions answered 503, by `reason`: the same code the answer's body carries. */
+export const ingestRefusals = counterOf('partner_service_ingest_refusals_total', 'Webhook ingestions answered 503, by reason', 'reason', INGEST_REFUSAL_REASONS);
+
+/**
+ * Stored webhooks that have had no run for longer than WEBHOOK_START_DOUBT_SECONDS: their start's outcome is
+ * not known yet. The worker resolves them; a count that stays above 0 means it cannot (docs/ingestion.md).
+ */
+export const countStartsInDoubtWith = databaseCountGauge(
+  'partner_service_webhook_starts_in_doubt',
+  'Stored webhooks without a run for longer than WEBHOOK_START_DOUBT_SECONDS (the whole deployment, from PostgreSQL)',
+);
+
+/** How the worker resolved a start in doubt: `recorded` (Temporal had the run) or `removed` (it had none: the row went). */
+export const webhookStartResolutions = counterOf(
+  'partner_service_webhook_start_resolutions_total',
+  'Webhook starts in doubt the worker resolved, by outcome (recorded, removed)',
+  'outcome',
+  ['recorded', 'removed'],
+);
 
 let sdkMetricsUrl: string | undefined;
 

@@ -25,6 +25,13 @@ export const FINISHED_STATUSES = ['delivered', 'failed', 'cancelled', 'terminate
 /** Why an attempt without an HTTP answer failed. */
 export const ATTEMPT_ERROR_CLASSES = ['timeout', 'connection_refused', 'dns', 'tls', 'reset', 'other'] as const;
 
+/**
+ * Why POST /internal/v1/webhooks answered 503 (the body's `reason`; not stored): `overloaded` and
+ * `temporal_unreachable` stored nothing; `outcome_unknown` may or may not have started the delivery.
+ */
+export const INGEST_REFUSAL_REASONS = ['overloaded', 'temporal_unreachable', 'outcome_unknown'] as const;
+export type IngestRefusalReason = (typeof INGEST_REFUSAL_REASONS)[number];
+
 /** What started an attempt: the retry schedule, or an operator's retry-now. */
 export const ATTEMPT_TRIGGERS = ['schedule', 'manual'] as const;
 

@@ -74,15 +74,16 @@ export async function reportStart(knex: Knex, webhookId: string, runId: string):
 }
 
 /**
- * Removes the row of a webhook whose start failed for certain, unless a start was reported or anything was
+ * Removes the row of a webhook whose start failed for certain (true when it did), unless a start was reported or anything was
  * recorded for it since (a run the worker found writes its row again in its claim).
  */
-export async function forgetUnstartedWebhook(knex: Knex, webhookId: string): Promise<void> {
-  await runSql(
+export async function forgetUnstartedWebhook(knex: Knex, webhookId: string): Promise<boolean> {
+  const deleted = await runSql(
     knex,
     sql`DELETE FROM webhook_events e WHERE e.id = ${webhookId} AND e.run_id IS NULL AND NOT e.start_reported AND e.claimed_attempt = 0
-         AND NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id = e.id)`,
+         AND NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id = e.id) RETURNING e.id`,
   );
+  return deleted.length === 1;
 }
 
 /** A redelivery's row: the original's event, byte for byte (as it rests, sealed or not), under a new id and workflow. */

@@ -21,7 +21,8 @@ import { countWaitingDeliveries } from '../application/delivery-log';
 import { partnerSnapshot } from '../application/partner-operator';
 import { runPartnerRecovery } from '../application/partner-recovery';
 import { createTemporalGateway } from '../application/temporal-gateway';
-import { countWaitingWebhooksWith, observeOldestBodyWith, observePartnerWith } from '../lib/metrics';
+import { countStartsInDoubtWith, countWaitingWebhooksWith, observeOldestBodyWith, observePartnerWith } from '../lib/metrics';
+import { countStartsInDoubt, runStartResolution } from '../application/start-resolution';
 import { oldestStoredBody } from '../application/retention';
 import { RETENTION_INTERVAL, retentionScheduleId } from '../lib/retention';
 import { ensureRetentionSchedule, namespaceRetentionWarning } from './retention-schedule';
@@ -177,6 +178,7 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
   countWaitingWebhooksWith(() => countWaitingDeliveries(deps.knex));
   observePartnerWith(() => partnerSnapshot(deps.knex, config));
   observeOldestBodyWith(() => oldestStoredBody(deps.knex), config.WEBHOOK_PAYLOAD_RETENTION_DAYS);
+  countStartsInDoubtWith(() => countStartsInDoubt(deps.knex, config.WEBHOOK_START_DOUBT_SECONDS));
   const done = (async () => {
     // Its count of rows under retired keys reads PostgreSQL; the lines that need no query come first.
     const reported = reportDataAtRest(deps.knex, config, logger);
@@ -214,10 +216,15 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
         const guardStop = new AbortController();
         const gateway = createTemporalGateway(config, logger);
         const guard = runPartnerRecovery({ config, knex: deps.knex, logger: logger.child({ component: 'partner-guard' }), gateway, probe: () => probePartner(config) }, guardStop.signal);
+        // Beside it, the lookups that settle every start whose outcome an api process did not learn.
+        const resolution = runStartResolution(
+          { knex: deps.knex, logger: logger.child({ component: 'start-resolution' }), doubtSeconds: config.WEBHOOK_START_DOUBT_SECONDS, gateway },
+          guardStop.signal,
+        );
         await runTogether(workers, stopping).finally(async () => {
           polling = undefined;
           guardStop.abort();
-          await guard;
+          await Promise.all([guard, resolution]);
           await gateway.close();
         });
         state = 'connecting';

@@ -9,8 +9,10 @@ import { AuditQueryError } from '../../application/audit-log';
 import { PartnerRequestError } from '../../application/partner-operator';
 import { ErasureNotFoundError, ErasureNotStartedError, ErasureRequestError } from '../../application/erasure';
 import { StoredTextDecryptionError } from '../../lib/at-rest';
+import { IngestionOverloadedError } from '../../application/start-admission';
+import { ingestRefusals } from '../../lib/metrics';
 
-/** The one error body of the internal API: `detail` always; `errors` per JSON path, `reason` from Temporal. */
+/** The one error body of the internal API: `detail` always; `errors` per JSON path; `reason` a code, or Temporal's words. */
 export interface InternalErrorBody {
   readonly detail: string;
   readonly errors?: readonly PathError[];
@@ -62,15 +64,32 @@ function asInternalApiError(error: unknown): InternalApiError | undefined {
       : 'Temporal is unavailable: nothing was changed. Retry later.';
     return new InternalApiError(503, { detail, reason: error.reason }, { 'Retry-After': '30' });
   }
+  // An ingestion's three 503s, each with its code in `reason` (docs/ingestion.md): only the first two say nothing was stored.
+  if (error instanceof IngestionOverloadedError) {
+    const detail = `This api process already has ${error.limit} webhook starts in flight: nothing was stored. Retry after Retry-After with the same event_id.`;
+    return new InternalApiError(503, { detail, reason: error.reason }, { 'Retry-After': '1' });
+  }
+  if (error instanceof TemporalUnavailableError && error.outcomeUnknown) {
+    const detail = `Temporal did not answer in time (${error.reason}): the webhook may or may not have been accepted. Retry with the same event_id to learn which; it is never delivered twice.`;
+    return new InternalApiError(503, { detail, reason: error.code }, { 'Retry-After': '5' });
+  }
   if (error instanceof TemporalUnavailableError) {
-    return new InternalApiError(
-      503,
-      { detail: 'The webhook was not accepted because Temporal is unavailable. Retry later with the same event_id.', reason: error.reason },
-      { 'Retry-After': '30' },
-    );
+    const detail = `Temporal is unreachable (${error.reason}): nothing was stored. Retry later with the same event_id.`;
+    return new InternalApiError(503, { detail, reason: error.code }, { 'Retry-After': '30' });
   }
   return undefined;
 }
+
+/** Counts the ingestion's 503s by their reason (partner_service_ingest_refusals_total); the answer is left to answerInternalErrors. */
+export const countIngestRefusals: Middleware = async function countIngestRefusals(_ctx, next) {
+  try {
+    await next();
+  } catch (error) {
+    if (error instanceof IngestionOverloadedError) ingestRefusals.inc({ reason: error.reason });
+    else if (error instanceof TemporalUnavailableError) ingestRefusals.inc({ reason: error.code });
+    throw error;
+  }
+};
 
 /** Turns every expected failure below it into its status and error body; anything else goes on to the app's 500. */
 export const answerInternalErrors: Middleware = async function answerInternalErrors(ctx, next) {

@@ -12,7 +12,8 @@ import { parseBulkRedelivery, parseRedeliveryQuery } from '../../application/web
 import { readDeliveryLog } from '../../application/delivery-log';
 import { cancelWebhook, redeliverMatching, redeliverWebhook, retryWebhookNow } from '../../application/webhook-operations';
 import { operatorOf, requireScope } from './bearer-auth';
-import { answerInternalErrors, InternalApiError } from './errors';
+import { answerInternalErrors, countIngestRefusals, InternalApiError } from './errors';
+import { startAdmission } from '../../application/start-admission';
 import { jsonBody } from './json-body';
 import { nextPageLink } from './next-page-link';
 
@@ -37,8 +38,11 @@ export function internalWebhooksRouter({ config, knex, temporalGateway: gateway,
   const webhookIdOf = (ctx: { params: Record<string, string> }) => webhookIdFrom(ctx.params.webhook_id);
   const atRest = dataAtRest(config);
 
-  router.post('/', requireScope(tokens, 'ingest'), jsonBody, async function startWebhookRoute(ctx) {
-    const accepted = await acceptWebhook(knex, atRest, gateway, prepareWebhook(ctx.request.body, config.PARTNER_TIMEOUT_MS));
+  // This process's bound of starts in flight: past it, 503 `overloaded` before anything is stored.
+  const admission = startAdmission(config.INGEST_MAX_STARTS_IN_FLIGHT);
+  router.post('/', requireScope(tokens, 'ingest'), jsonBody, countIngestRefusals, async function startWebhookRoute(ctx) {
+    const webhook = prepareWebhook(ctx.request.body, config.PARTNER_TIMEOUT_MS);
+    const accepted = await admission.admit(() => acceptWebhook(knex, atRest, gateway, webhook));
     ctx.status = accepted.started ? 202 : 200;
     ctx.set('Location', statusUrl(ctx, accepted.webhookId));
     ctx.body = {

@@ -1,4 +1,4 @@
-import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, AUDIT_ACTIONS, AUDIT_OUTCOMES, EVENT_ACTIONS, EVENT_TYPES, LOG_STATUSES, SIGNED_LINK_KINDS, WEBHOOK_STATUSES, type TokenScope } from '../../lib/vocabulary';
+import { ATTEMPT_ERROR_CLASSES, ATTEMPT_TRIGGERS, AUDIT_ACTIONS, AUDIT_OUTCOMES, EVENT_ACTIONS, EVENT_TYPES, INGEST_REFUSAL_REASONS, LOG_STATUSES, SIGNED_LINK_KINDS, WEBHOOK_STATUSES, type TokenScope } from '../../lib/vocabulary';
 import { PARTNER_STATES } from '../../lib/partner-states';
 import { bulkRedeliveryBody, listQuery, MAX_LOG_PAGE, redeliveryQuery } from '../../application/webhook-filter';
 import { limitRequest, pauseRequest } from '../../application/partner-operator';
@@ -69,6 +69,12 @@ export const internalSchemas = {
       errors: { type: 'array', items: { type: 'object', required: ['path', 'message'], additionalProperties: false, properties: { path: { type: 'string' }, message: { type: 'string' } } } },
       reason: { type: 'string' },
     },
+  },
+  IngestRefusal: {
+    type: 'object',
+    required: ['detail', 'reason'],
+    additionalProperties: false,
+    properties: { detail: { type: 'string' }, reason: { type: 'string', enum: [...INGEST_REFUSAL_REASONS, 'token_store_unavailable'] } },
   },
   AcceptedWebhook: {
     type: 'object',
@@ -252,13 +258,14 @@ export const internalSchemas = {
   },
 };
 
+/** An operation with its own answers, then the token check's; its own 503, if it has one, replaces the common one. */
 const operation = (scopes: readonly [TokenScope, ...TokenScope[]], operationId: string, summary: string, responses: Record<string, object>, extra: object = {}) => ({
   operationId,
   summary,
   tags: ['internal'],
   ...scoped(scopes),
   ...extra,
-  responses: { ...responses, ...commonErrors },
+  responses: { ...responses, ...commonErrors, ...('503' in responses && { '503': responses['503'] }) },
 });
 
 /** `GET …/{id}`: the one resource, or 404. */
@@ -316,6 +323,16 @@ export const internalPaths = {
         '409': error('Concurrent requests with this event_id kept changing its row: nothing was accepted by this one. Retry the same request; has Retry-After.'),
         '415': error('Not application/json.'),
         '500': error("Temporal refused the service's configuration."),
+        '503': {
+          description: [
+            'Not accepted, or not known to be: `reason` says which, and Retry-After says when to retry (always with the same event_id).',
+            '`overloaded`: this api process already has INGEST_MAX_STARTS_IN_FLIGHT starts in flight; nothing was stored (Retry-After: 1).',
+            '`temporal_unreachable`: Temporal could not be reached; nothing was stored (Retry-After: 30).',
+            '`outcome_unknown`: Temporal did not answer in time; the webhook may or may not have been accepted (Retry-After: 5). A retry answers 202 (200 when another retry was first) whichever it was, and never starts a second delivery; unretried, the worker settles it within WEBHOOK_START_DOUBT_SECONDS plus 15 s (75 s as shipped): the delivery goes on, or nothing is kept.',
+            `\`token_store_unavailable\`: ${TOKEN_STORE_UNAVAILABLE.replace(/^or \(`reason` token_store_unavailable\) /, '')}.`,
+          ].join(' '),
+          content: json(ref('IngestRefusal')),
+        },
       },
       { requestBody: { required: true, content: json(ref('WebhookEvent')) } },
     ),

@@ -5,6 +5,7 @@ import { erasureSuite } from '../erasure/suite';
 import { floorSuite } from '../floor/suite';
 import { importSuite } from '../import/suite';
 import { listingsSuite } from '../listings/suite';
+import { overloadSuite } from '../overload/suite';
 import { retentionSuite } from '../retention/suite';
 import { scimSuite } from '../scim/suite';
 import { tokensSuite } from '../tokens/suite';
@@ -13,7 +14,7 @@ import { writeSections, type RenderedSection } from './render';
 import type { BenchmarkSuite } from './suite';
 
 /** Every suite `npm run bench` runs, in order. */
-const SUITES: readonly BenchmarkSuite[] = [importSuite, listingsSuite, scimSuite, floorSuite, deliveriesSuite, drainSuite, erasureSuite, retentionSuite, tokensSuite];
+const SUITES: readonly BenchmarkSuite[] = [importSuite, listingsSuite, scimSuite, floorSuite, deliveriesSuite, drainSuite, erasureSuite, retentionSuite, tokensSuite, overloadSuite];
 
 /**
  * `npm run bench [-- --only NAME…] [--out FILE|-]`: runs each suite against its own database on one PostgreSQL

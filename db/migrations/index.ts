@@ -15,6 +15,7 @@ import * as webhookStartReported from './013_webhook_start_reported';
 import * as partnerGate from './014_partner_gate';
 import * as personalData from './015_personal_data';
 import * as tokensAndAudit from './016_tokens_and_audit';
+import * as startsInDoubt from './017_starts_in_doubt';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -39,4 +40,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['014_partner_gate', partnerGate],
   ['015_personal_data', personalData],
   ['016_tokens_and_audit', tokensAndAudit],
+  ['017_starts_in_doubt', startsInDoubt],
 ];

@@ -74,6 +74,13 @@ describe('the CLI error map', () => {
     );
   });
 
+  it('an ingestion whose start Temporal did not answer never says not accepted', () => {
+    assert.deepEqual(
+      map(new TemporalUnavailableError('the workflow could not be started (deadline exceeded)', true)),
+      failed('Webhook outcome unknown: Temporal did not answer in time (the workflow could not be started (deadline exceeded)); send it again with the same event_id to learn whether it was accepted.'),
+    );
+  });
+
   it("an operation's missing webhook, wrong state or Temporal outage exits 1 with the reason alone", () => {
     assert.deepEqual(map(new WebhookNotFoundError('w-1')), failed('No webhook w-1.'));
     assert.deepEqual(map(new WebhookConflictError('Cannot retry a delivery whose status is delivered.')), failed('Cannot retry a delivery whose status is delivered.'));

@@ -24,3 +24,11 @@ export async function startTestApi(env: NodeJS.ProcessEnv = {}, seed?: (knex: Kn
     },
   };
 }
+
+/** POST /internal/v1/webhooks with `token`, as an upstream system sends a webhook. */
+export const postWebhook = (apiUrl: string, token: string | undefined, event: unknown) =>
+  fetch(`${apiUrl}/internal/v1/webhooks`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(event),
+  });

@@ -1,8 +1,13 @@
 // The service's own processes for a test file (`partner-service api` and `partner-service worker`), on one
 // PostgreSQL, one Temporal server and one partner, and SIGKILLed together when the file is done.
 import { rm } from 'node:fs/promises';
+import path from 'node:path';
 import { findFreePort } from '../../db/embedded-postgres';
+import type { DevServer } from '../../temporal/dev-server';
+import { startPartnerServer, type PartnerHandler, type PartnerServer } from '../webhooks/support/partner-server';
 import { startCli, waitForExit } from './cli';
+import { createTestDatabase, type TestDatabase } from './database';
+import { startTestDevServer, tempDir } from './temporal';
 
 export type ServiceChild = ReturnType<typeof startCli>['child'];
 
@@ -82,10 +87,46 @@ export interface ServiceFixtures {
 }
 
 /** A test file's `after`: its processes SIGKILLed, then the partner, the database, the Temporal server and the work folder. */
-export async function stopServiceFixtures(processes: ReturnType<typeof serviceProcesses>, { partner, db, server, work }: ServiceFixtures): Promise<void> {
+export async function stopServiceFixtures(processes: ReturnType<typeof serviceProcesses>, fixtures: ServiceFixtures): Promise<void> {
   await processes.stopAll();
+  await stopFixtures(fixtures);
+}
+
+async function stopFixtures({ partner, db, server, work }: ServiceFixtures): Promise<void> {
   await partner?.close();
   await db?.drop();
   await server?.stop();
   if (work) await rm(work, { recursive: true, force: true });
+}
+
+/** The fixtures of a test file of service processes, all started. */
+export interface StartedServiceFixtures {
+  readonly work: string;
+  readonly server: DevServer;
+  readonly serverPort: number;
+  readonly db: TestDatabase;
+  readonly partner: PartnerServer;
+  readonly setting: () => ServiceSetting;
+}
+
+/**
+ * A work folder, a dev server on a free port (its SQLite there), a database and a partner answering with `handler`,
+ * started side by side; when one fails, those that started are stopped before the error is thrown.
+ */
+export async function startServiceFixtures(name: string, handler?: PartnerHandler): Promise<StartedServiceFixtures> {
+  const work = await tempDir(name);
+  const serverPort = await findFreePort();
+  const started: ServiceFixtures & { work: string } = { work };
+  const results = await Promise.allSettled([
+    startTestDevServer({ dbFilename: path.join(work, 'temporal.db'), port: serverPort }).then((server) => Object.assign(started, { server })),
+    createTestDatabase().then((db) => Object.assign(started, { db })),
+    startPartnerServer(handler).then((partner) => Object.assign(started, { partner })),
+  ]);
+  const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+  if (failed) {
+    await stopFixtures(started);
+    throw failed.reason;
+  }
+  const { server, db, partner } = started as Required<ServiceFixtures> & { server: DevServer; db: TestDatabase; partner: PartnerServer };
+  return { work, server, serverPort, db, partner, setting: () => ({ work, databaseUrl: db.url, temporalPort: serverPort, partnerUrl: partner.url }) };
 }

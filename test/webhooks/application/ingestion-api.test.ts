@@ -369,8 +369,8 @@ describe('POST /internal/v1/webhooks', function () {
     assert.equal(response.status, 503);
     assert.equal(response.headers.get('retry-after'), '30');
     const body = (await response.json()) as { detail: string; reason: string };
-    assert.equal(body.detail, 'The webhook was not accepted because Temporal is unavailable. Retry later with the same event_id.');
-    assert.match(body.reason, new RegExp(`^cannot connect to ${server.address.replace(/\./g, '\\.')} `));
+    assert.equal(body.reason, 'temporal_unreachable');
+    assert.match(body.detail, new RegExp(`^Temporal is unreachable \\(cannot connect to ${server.address.replace(/\./g, '\\.')} .*\\): nothing was stored\\. Retry later with the same event_id\\.$`));
     assert.equal(await rowCount(), 0);
     server = await startTestDevServer({ port: Number(server.address.split(':')[1]) });
     assert.equal((await post(api, candidateNew)).status, 202, 'the retry with the same event_id is accepted');
@@ -390,6 +390,10 @@ describe('POST /internal/v1/webhooks', function () {
     server.process.kill('SIGSTOP');
     const response = await post(api, candidateNew);
     assert.equal(response.status, 503);
+    assert.equal(response.headers.get('retry-after'), '5');
+    const body = (await response.json()) as { detail: string; reason: string };
+    assert.equal(body.reason, 'outcome_unknown');
+    assert.match(body.detail, /^Temporal did not answer in time \(the workflow could not be started \(.+\)\): the webhook may or may not have been accepted\. Retry with the same event_id to learn which; it is never delivered twice\.$/);
     assert.equal(await rowCount(), 1, 'the workflow may exist, so its record stays');
     const { workflowId, webhookId } = webhookIds(candidateNew as never);
     const view = (await (await get(`${api.url}/internal/v1/webhooks/${webhookId}`)).json()) as Record<string, unknown>;
@@ -422,8 +426,8 @@ describe('POST /internal/v1/webhooks with Temporal unreachable (TEMPORAL_ADDRESS
         const response = await post(api, candidateNew);
         assert.equal(response.status, 503);
         const body = (await response.json()) as { detail: string; reason: string };
-        assert.equal(body.detail, 'The webhook was not accepted because Temporal is unavailable. Retry later with the same event_id.');
-        assert.match(body.reason, new RegExp(`^cannot connect to 127\\.0\\.0\\.1:${port} `));
+        assert.equal(body.reason, 'temporal_unreachable');
+        assert.match(body.detail, new RegExp(`^Temporal is unreachable \\(cannot connect to 127\\.0\\.0\\.1:${port} .*\\): nothing was stored\\. Retry later with the same event_id\\.$`));
       }
       assert.equal(Number((await db.knex('webhook_events').count({ n: '*' }))[0].n), 0);
       // The rest of the API keeps serving.

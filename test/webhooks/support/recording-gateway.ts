@@ -19,6 +19,10 @@ export class RecordingGateway implements TemporalGateway {
     return this.inner.status(workflowId);
   }
 
+  runOf(workflowId: string): Promise<string | undefined> {
+    return this.inner.runOf(workflowId);
+  }
+
   retryNow(workflowId: string): Promise<RetryNowResult> {
     return this.inner.retryNow(workflowId);
   }

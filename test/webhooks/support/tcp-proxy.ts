@@ -1,19 +1,26 @@
 import net from 'node:net';
+import { Transform } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 
 /**
- * A TCP relay on 127.0.0.1 in front of a real server (here PostgreSQL). `cut()` drops every connection and
- * stops listening, so the server looks down; `restore()` listens on the same port again.
+ * A TCP relay on 127.0.0.1 in front of a real server (PostgreSQL, Temporal). `cut()` drops every connection and
+ * stops listening, so the server looks down; `restore()` listens on the same port again; `delay()` holds the
+ * bytes each way for a while, in order, so calls through it pass their deadlines while the server stays up.
  */
 export interface TcpProxy {
   readonly port: number;
   cut(): Promise<void>;
   restore(): Promise<void>;
+  /** Every chunk relayed from now on is held this many ms before it goes on (0: at once), never overtaking an earlier one. */
+  delay(delays: { readonly toServer?: number; readonly toClient?: number }): void;
   close(): Promise<void>;
 }
 
+type Direction = 'toServer' | 'toClient';
+
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
+  const delays: Record<Direction, number> = { toServer: 0, toClient: 0 };
   const track = (socket: net.Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -23,7 +30,8 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     const upstream = net.connect(targetPort, targetHost);
     track(client);
     track(upstream);
-    client.pipe(upstream).pipe(client);
+    client.pipe(delayed(() => delays.toServer)).pipe(upstream);
+    upstream.pipe(delayed(() => delays.toClient)).pipe(client);
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
   });
@@ -41,5 +49,34 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
   });
   await listen(0);
   const { port } = server.address() as AddressInfo;
-  return { port, cut: stop, restore: () => listen(port), close: stop };
+  return { port, cut: stop, restore: () => listen(port), delay: (next) => Object.assign(delays, next), close: stop };
+}
+
+/** A pass-through that releases each chunk `delayMs()` after it came (as read then), in arrival order. */
+function delayed(delayMs: () => number): Transform {
+  const queue: { chunk: Buffer; releaseAt: number }[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  let flushed: (() => void) | undefined;
+  const pump = (stream: Transform) => {
+    timer = undefined;
+    while (queue.length && queue[0].releaseAt <= Date.now()) stream.push(queue.shift()!.chunk);
+    if (queue.length) timer = setTimeout(() => pump(stream), queue[0].releaseAt - Date.now());
+    else flushed?.();
+  };
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      const releaseAt = Math.max(Date.now() + delayMs(), queue.at(-1)?.releaseAt ?? 0);
+      queue.push({ chunk, releaseAt });
+      if (!timer) pump(this);
+      done();
+    },
+    flush(done) {
+      if (!queue.length) return done();
+      flushed = done;
+    },
+    destroy(error, done) {
+      clearTimeout(timer);
+      done(error);
+    },
+  });
 }

@@ -199,7 +199,7 @@ describe('Temporal over TLS (nginx in front of a dev server): mTLS and API key',
         const response = await call(api, 'POST', '', freshEvent());
         assert.deepEqual(response, {
           status: 503,
-          body: { detail: 'The webhook was not accepted because Temporal is unavailable. Retry later with the same event_id.', reason: line },
+          body: { detail: `Temporal is unreachable (${line}): nothing was stored. Retry later with the same event_id.`, reason: 'temporal_unreachable' },
         });
       } finally {
         await api.close();

@@ -20,14 +20,9 @@ import { eventually } from '../../support/eventually';
 import { startTestDevServer, tempDir } from '../../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { IN_CLEAR } from '../../support/at-rest';
+import { sample } from '../../support/metrics-text';
 
 const logger = createLogger('silent');
-
-/** The value of one series in a Prometheus text answer, or undefined when it is absent. */
-function sample(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
 
 describe('the standalone worker serves /healthz, /readyz and /metrics on its own port', function () {
   this.timeout(120_000);
