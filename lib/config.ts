@@ -104,7 +104,7 @@ const envSchema = z.object({
   /** The longest one delivery is held (pause, breaker or Retry-After); then it goes on with its schedule. */
   PARTNER_HOLD_CEILING_MS: positiveInt(30 * 86_400_000).default(86_400_000),
   /** Webhook starts one api process has in flight at once; past it POST /internal/v1/webhooks answers 503 `overloaded` (docs/ingestion.md). */
-  INGEST_MAX_STARTS_IN_FLIGHT: positiveInt(100_000).default(64),
+  INGEST_MAX_STARTS_IN_FLIGHT: positiveInt(100_000).default(128),
   /** Seconds a stored webhook may go without a run before the worker looks it up in Temporal (docs/ingestion.md). */
   WEBHOOK_START_DOUBT_SECONDS: positiveInt(86_400).pipe(z.number().min(10, { message: 'must be at least 10 (a start call may take 5 s)' })).default(60),
   WORKER_HTTP_PORT: positiveInt(65535).default(3001),

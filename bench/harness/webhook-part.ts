@@ -81,7 +81,8 @@ export const sharedProcesses = (postgresCpuSeconds: () => number): MeasuredProce
 
 /**
  * `partner-service api` and `worker`s (of the checkout at `root`, or this one) on a dev server of their own, with serviceEnv and `env`;
- * `cleanups` stops them. `rigWith` measures the API and the workers given, each from `spawnWorker`, all on one task queue.
+ * `cleanups` stops them. `rigWith` measures the API and the workers given, each from `spawnWorker`, all on one task queue;
+ * `spawnApi` adds another API on it.
  */
 export async function startServiceRig(o: { databaseUrl: string; knex: Knex; partner: PartnerServer; executable: string; cleanups: Array<() => Promise<unknown>>; progress(message: string): void; env?: NodeJS.ProcessEnv; root?: string }) {
   const temporal = await startBenchTemporal(o.executable);
@@ -94,12 +95,17 @@ export async function startServiceRig(o: { databaseUrl: string; knex: Knex; part
     o.cleanups.push(() => worker.stop());
     return worker;
   };
-  const port = await findFreePort();
-  const api = spawnService('api', { ...env, HOST: '127.0.0.1', PORT: String(port) }, [], o.root);
-  o.cleanups.push(() => api.stop());
+  /** An API process on a port of its own, with `extra` on top of the rig's settings. */
+  const spawnApi = async (extra: NodeJS.ProcessEnv = {}) => {
+    const apiPort = await findFreePort();
+    const process = spawnService('api', { ...env, HOST: '127.0.0.1', PORT: String(apiPort), ...extra }, [], o.root);
+    o.cleanups.push(() => process.stop());
+    return { process, url: `http://127.0.0.1:${apiPort}` };
+  };
+  const { process: api, url: apiUrl } = await spawnApi();
   const postgres = await postgresCpuClock(o.knex);
   const rigWith = (workers: readonly ServiceProcess[]): Rig => ({
-    apiUrl: `http://127.0.0.1:${port}`, partner: o.partner, knex: o.knex, services: [api, ...workers], progress: o.progress,
+    apiUrl, partner: o.partner, knex: o.knex, services: [api, ...workers], progress: o.progress,
     processes: [
       pidProcess('Temporal dev server', 'temporal', server.process.pid!),
       pidProcess('API (`partner-service api`)', 'api', api.pid),
@@ -107,7 +113,7 @@ export async function startServiceRig(o: { databaseUrl: string; knex: Knex; part
       ...sharedProcesses(postgres),
     ],
   });
-  return { server, spawnWorker, rigWith };
+  return { server, spawnWorker, spawnApi, rigWith };
 }
 
 /** Waits until the API at `apiUrl` answers /healthz; throws when it does not in time or a service died. */
