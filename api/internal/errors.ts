@@ -64,7 +64,7 @@ function asInternalApiError(error: unknown): InternalApiError | undefined {
       : 'Temporal is unavailable: nothing was changed. Retry later.';
     return new InternalApiError(503, { detail, reason: error.reason }, { 'Retry-After': '30' });
   }
-  // An ingestion's three 503s, each with its code in `reason` (docs/ingestion.md): only the first two say nothing was stored.
+  // An ingestion's three 503s, each with its code in `reason` (docs/ingestion.md): only outcome_unknown leaves open whether it was stored.
   if (error instanceof IngestionOverloadedError) {
     const detail = `This api process already has ${error.limit} webhook starts in flight: nothing was stored. Retry after Retry-After with the same event_id.`;
     return new InternalApiError(503, { detail, reason: error.reason }, { 'Retry-After': '1' });

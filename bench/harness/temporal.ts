@@ -7,11 +7,15 @@ import { findTemporalBinary } from '../../temporal/binaries';
 import { startDevServer, type DevServer } from '../../temporal/dev-server';
 import { LOCAL_SQLITE_PRAGMAS } from '../../temporal/local-temporal';
 
-/** A headless dev server on a SQLite file in a fresh directory, with npm start's SQLite settings. */
-export async function startBenchTemporal(executable: string): Promise<{ server: DevServer; stop(): Promise<void> }> {
+/**
+ * A headless dev server on a SQLite file in a fresh directory, with npm start's SQLite settings; or, `inMemory`,
+ * with its state in memory, so that its writes do not share this machine's one disk with PostgreSQL.
+ */
+export async function startBenchTemporal(executable: string, { inMemory = false } = {}): Promise<{ server: DevServer; stop(): Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'pis-bench-temporal-'));
   try {
-    const server = await startDevServer({ executable, port: await findFreePort(), dbFilename: path.join(dir, 'temporal.db'), sqlitePragmas: LOCAL_SQLITE_PRAGMAS });
+    const storage = inMemory ? {} : { dbFilename: path.join(dir, 'temporal.db'), sqlitePragmas: LOCAL_SQLITE_PRAGMAS };
+    const server = await startDevServer({ executable, port: await findFreePort(), ...storage });
     return { server, stop: () => server.stop().then(() => rm(dir, { recursive: true, force: true })) };
   } catch (error) {
     await rm(dir, { recursive: true, force: true });

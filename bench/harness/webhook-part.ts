@@ -84,8 +84,8 @@ export const sharedProcesses = (postgresCpuSeconds: () => number): MeasuredProce
  * `cleanups` stops them. `rigWith` measures the API and the workers given, each from `spawnWorker`, all on one task queue;
  * `spawnApi` adds another API on it.
  */
-export async function startServiceRig(o: { databaseUrl: string; knex: Knex; partner: PartnerServer; executable: string; cleanups: Array<() => Promise<unknown>>; progress(message: string): void; env?: NodeJS.ProcessEnv; root?: string }) {
-  const temporal = await startBenchTemporal(o.executable);
+export async function startServiceRig(o: { databaseUrl: string; knex: Knex; partner: PartnerServer; executable: string; cleanups: Array<() => Promise<unknown>>; progress(message: string): void; env?: NodeJS.ProcessEnv; root?: string; temporalInMemory?: boolean }) {
+  const temporal = await startBenchTemporal(o.executable, { inMemory: o.temporalInMemory });
   o.cleanups.push(() => temporal.stop());
   const { server } = temporal;
   const env = { ...serviceEnv(o.databaseUrl, o.partner.url), TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: `bench-${randomUUID()}`, ...o.env };
