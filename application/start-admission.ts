@@ -5,7 +5,8 @@ import { ingestStartsInFlight } from '../lib/metrics';
  * was stored, so retrying later (same event_id) is always safe.
  */
 export class IngestionOverloadedError extends Error {
-  readonly reason = 'overloaded';
+  /** The 503's `reason`, as TemporalUnavailableError's `code` is. */
+  readonly code = 'overloaded';
   constructor(readonly limit: number) {
     super(`This api process already has ${limit} webhook starts in flight (INGEST_MAX_STARTS_IN_FLIGHT)`);
     this.name = 'IngestionOverloadedError';
@@ -16,7 +17,6 @@ export class IngestionOverloadedError extends Error {
 export interface StartAdmission {
   /** Runs `start` holding one of the `limit` places; throws IngestionOverloadedError, without running it, when none is free. */
   admit<T>(start: () => Promise<T>): Promise<T>;
-  inFlight(): number;
 }
 
 /**
@@ -37,6 +37,5 @@ export function startAdmission(limit: number): StartAdmission {
         ingestStartsInFlight.dec();
       }
     },
-    inFlight: () => inFlight,
   };
 }

@@ -10,7 +10,7 @@ import type { TemporalGateway } from './temporal-gateway';
 export { countStartsInDoubt } from '../store/starts-in-doubt';
 
 /** Rows one worker takes per look; it takes more at once while a batch comes back full. */
-export const START_RESOLUTION_BATCH = 100;
+const START_RESOLUTION_BATCH = 100;
 /** Lookups in flight at once: a backlog after a long stall drains in seconds without a burst on Temporal. */
 const LOOKUP_CONCURRENCY = 8;
 
@@ -69,7 +69,7 @@ async function resolveOne({ knex, gateway, logger }: StartResolutionDependencies
 }
 
 /** How often a worker looks: often enough that a row is resolved within about 1.25 doubt windows. */
-export const sweepIntervalMs = (doubtSeconds: number): number => Math.min(15, doubtSeconds / 4) * 1000;
+const sweepIntervalMs = (doubtSeconds: number): number => Math.min(15, doubtSeconds / 4) * 1000;
 
 /** The loop every worker runs while it polls; PostgreSQL or Temporal trouble is logged once and tried again. */
 export async function runStartResolution(deps: StartResolutionDependencies, stop: AbortSignal): Promise<void> {

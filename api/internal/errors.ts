@@ -67,7 +67,7 @@ function asInternalApiError(error: unknown): InternalApiError | undefined {
   // An ingestion's three 503s, each with its code in `reason` (docs/ingestion.md): only outcome_unknown leaves open whether it was stored.
   if (error instanceof IngestionOverloadedError) {
     const detail = `This api process already has ${error.limit} webhook starts in flight: nothing was stored. Retry after Retry-After with the same event_id.`;
-    return new InternalApiError(503, { detail, reason: error.reason }, { 'Retry-After': '1' });
+    return new InternalApiError(503, { detail, reason: error.code }, { 'Retry-After': '1' });
   }
   if (error instanceof TemporalUnavailableError && error.outcomeUnknown) {
     const detail = `Temporal did not answer in time (${error.reason}): the webhook may or may not have been accepted. Retry with the same event_id to learn which; it is never delivered twice.`;
@@ -85,8 +85,7 @@ export const countIngestRefusals: Middleware = async function countIngestRefusal
   try {
     await next();
   } catch (error) {
-    if (error instanceof IngestionOverloadedError) ingestRefusals.inc({ reason: error.reason });
-    else if (error instanceof TemporalUnavailableError) ingestRefusals.inc({ reason: error.code });
+    if (error instanceof IngestionOverloadedError || error instanceof TemporalUnavailableError) ingestRefusals.inc({ reason: error.code });
     throw error;
   }
 };
