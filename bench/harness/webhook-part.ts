@@ -113,7 +113,7 @@ export async function startServiceRig(o: { databaseUrl: string; knex: Knex; part
       ...sharedProcesses(postgres),
     ],
   });
-  return { server, spawnWorker, spawnApi, rigWith };
+  return { server, env, spawnWorker, spawnApi, rigWith };
 }
 
 /** Waits until the API at `apiUrl` answers /healthz; throws when it does not in time or a service died. */
@@ -143,7 +143,7 @@ export async function deliveredHistory(rig: Rig, address: string, prefix: string
  * Posts `count` webhooks to the API, `concurrency` at a time or, with `perSecond`, on an open-loop schedule;
  * runs `afterIngest` (a hold and its end); waits until the partner got them all and every row is delivered, and measures.
  */
-export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond, afterIngest }: { prefix: string; count: number; failFirst: boolean; perSecond?: number; afterIngest?: (accepted: number) => Promise<void> }) {
+export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond, stop, afterIngest }: { prefix: string; count: number; failFirst: boolean; perSecond?: number; stop?: AbortSignal; afterIngest?: (accepted: number) => Promise<void> }) {
   const { partner, knex } = rig;
   partner.reset({ failFirst });
   const expected = failFirst ? 2 : 1;
@@ -152,7 +152,7 @@ export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond, a
   const machineBefore = machineBusySeconds();
   const started = performance.now();
   try {
-    const { accepted, refused, answerMs } = await ingest(rig.apiUrl, prefix, count, perSecond);
+    const { accepted, refused, answerMs, dueMs } = await ingest(rig.apiUrl, prefix, count, { perSecond, stop });
     const ingested = performance.now();
     rig.progress(`deliveries: ${accepted.size} accepted in ${((ingested - started) / 1000).toFixed(1)} s; waiting for delivery`);
     await afterIngest?.(accepted.size);
@@ -194,6 +194,7 @@ export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond, a
       latencyMs: quantiles(latencies), // each 202 to the partner's first receipt
       answerMs: quantiles(answerMs), // each POST sent (on a schedule: due) to its answer
       answerSamples: answerMs,
+      dueSamples: dueMs,
       missing: counts.filter((n) => n < expected).length,
       surplus: counts.filter((n) => n > expected).length,
       strays: [...partner.receipts.keys()].filter((id) => !accepted.has(id)).length,
@@ -229,12 +230,13 @@ export function assertDelivered(part: PartFigures, what: string): void {
 /**
  * POSTs the webhooks to the internal API (with `token`, the shared one by default): the time of each 202 by the webhook_id in its body, and how long
  * each answer took. With `perSecond`, webhook i is sent at start + i / perSecond whatever the answers (an open
- * loop: a slow API cannot slow the load down), and an answer counts from when its POST was due.
+ * loop: a slow API cannot slow the load down), and an answer counts from when its POST was due; `stop` ends that loop early.
  */
-export async function ingest(apiUrl: string, prefix: string, count: number, perSecond?: number, token = INTERNAL_API_TOKEN) {
+export async function ingest(apiUrl: string, prefix: string, count: number, { perSecond, token = INTERNAL_API_TOKEN, stop }: { perSecond?: number; token?: string; stop?: AbortSignal } = {}) {
   const accepted = new Map<string, number>();
   const refused = new Map<string, number>();
   const answerMs: number[] = [];
+  const dueMs: number[] = []; // when each answered POST was due (performance.now()), beside its answerMs
   const post = async (i: number, due = performance.now()) => {
     try {
       const res = await request(`${apiUrl}/internal/v1/webhooks`, {
@@ -244,6 +246,7 @@ export async function ingest(apiUrl: string, prefix: string, count: number, perS
       });
       const at = performance.now();
       answerMs.push(at - due);
+      dueMs.push(due);
       const body = (await res.body.json()) as { webhook_id?: string };
       if (res.statusCode === 202 && body.webhook_id) accepted.set(body.webhook_id, at);
       else refused.set(String(res.statusCode), (refused.get(String(res.statusCode)) ?? 0) + 1);
@@ -256,14 +259,14 @@ export async function ingest(apiUrl: string, prefix: string, count: number, perS
   else {
     const start = performance.now();
     const sent: Promise<void>[] = [];
-    for (let i = 0; i < count; i++) {
+    for (let i = 0; i < count && !stop?.aborted; i++) {
       const due = start + (i * 1000) / perSecond;
       if (due > performance.now()) await delay(due - performance.now());
       sent.push(post(i, due));
     }
     await Promise.all(sent);
   }
-  return { accepted, refused, answerMs };
+  return { accepted, refused, answerMs, dueMs };
 }
 
 async function deliveredAmong(knex: Knex, ids: readonly string[]): Promise<number> {

@@ -1,25 +1,35 @@
-import { Client, Connection } from '@temporalio/client';
+import { setTimeout as delay } from 'node:timers/promises';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
 import type { Knex } from 'knex';
+import { createRetentionActivities } from '../../activities/retention';
 import { envelopeBody } from '../../events/envelope';
-import { retentionScheduleId } from '../../lib/retention';
-import { purgeDue, retentionCutoffs, RETENTION_PAUSE_RATIO, type PurgeCounts } from '../../store/retention-purge';
+import { loadConfig } from '../../lib/config';
+import type { RetentionRunRef, RetentionSummary } from '../../lib/retention';
+import { RETENTION_BATCH_SIZE, RETENTION_PAUSE_RATIO, type PurgeProgress } from '../../store/retention-purge';
 import { withCleanups } from '../harness/cleanups';
 import { startPartnerServer } from '../harness/partner';
 import { table, verdict } from '../harness/render';
 import { quantiles } from '../harness/stats';
 import type { BenchmarkSuite } from '../harness/suite';
 import { benchTemporalBinary, temporalVersion } from '../harness/temporal';
-import { EVENT, runPart, startServiceRig, waitForHealthz, waitUntil, WARMUP_WEBHOOKS, type PartFigures } from '../harness/webhook-part';
-
-/** Expired rows seeded (BENCH_RETENTION_ROWS); ingestion at PER_SECOND; windows of WINDOW_SECONDS in PAIRS; the p99 goal; the default policy's days. */
-const [ROWS, PER_SECOND, WINDOW_SECONDS, PAIRS, GOAL_RATIO, PAYLOAD_DAYS, LOG_DAYS] = [Number(process.env.BENCH_RETENTION_ROWS ?? 1_000_000), 50, 40, 3, 1.2, 30, 90];
-type RunRow = { started_at: Date; finished_at: Date | null; bodies_removed: number; rows_deleted: number };
-type Window = { purge: boolean; part: PartFigures; purged?: PurgeCounts };
+import { EVENT, runPart, startServiceRig, waitForHealthz, WARMUP_WEBHOOKS, type PartFigures } from '../harness/webhook-part';
 
 /**
- * ROWS expired webhooks seeded, then POSTs at a steady 50/s through the API in windows that alternate without
- * and with the purge, so that a drift of the machine falls on both alike; then the scheduled purge in the worker
- * removes the rest, beside one more window of ingestion.
+ * Expired rows seeded (BENCH_RETENTION_ROWS); ingestion at PER_SECOND; slices of SLICE_SECONDS, the first GUARD_SECONDS of each not
+ * counted, at most MAX_SLICES (60,000 POSTs); the p99 goal; the policy's days; the interval's resamples.
+ */
+const [ROWS, PER_SECOND, SLICE_SECONDS, GUARD_SECONDS, MAX_SLICES, GOAL_RATIO, PAYLOAD_DAYS, LOG_DAYS, RESAMPLES] = [Number(process.env.BENCH_RETENTION_ROWS ?? 1_000_000), 50, 10, 1, 120, 1.2, 30, 90, 2000];
+/** Which slices of each block of four purge: off, on, on, off, so that a steady drift of the machine falls on both alike. */
+const BLOCK = [false, true, true, false] as const;
+/** BENCH_RETENTION_BATCH: another batch size than the activity's own, to compare (unset: the shipped one). */
+const BATCH_SIZE = Number(process.env.BENCH_RETENTION_BATCH ?? 0);
+type Slice = { purge: boolean; startMs: number; endMs: number; purged: number };
+
+/**
+ * ROWS expired webhooks seeded; then one open-loop stream of POSTs at 50/s through the API while the purge is
+ * switched on and off in slices of 10 s, until it has purged them all. The purge in a slice is the worker's own
+ * activity (purgeDueWebhooks, run here so that the bench can stop it at the slice's end), with its batches and pauses.
  */
 export const retentionSuite: BenchmarkSuite = {
   name: 'retention',
@@ -27,32 +37,49 @@ export const retentionSuite: BenchmarkSuite = {
   run: ({ databaseUrl, knex, progress }) => withCleanups('retention', progress, async (cleanups) => {
     const [executable, partner, queue] = [benchTemporalBinary(), await startPartnerServer().then((p) => (cleanups.push(() => p.close()), p)), `bench-retention-${Date.now().toString(36)}`];
     // The dev server's state in memory: its SQLite writes would share this machine's one disk with PostgreSQL's purge, which a deployment's own Temporal cluster does not.
-    const { server, spawnWorker, rigWith } = await startServiceRig({ databaseUrl, knex, partner, executable, cleanups, progress, env: { TEMPORAL_TASK_QUEUE: queue }, temporalInMemory: true });
+    const { env, spawnWorker, rigWith } = await startServiceRig({ databaseUrl, knex, partner, executable, cleanups, progress, env: { TEMPORAL_TASK_QUEUE: queue }, temporalInMemory: true });
     const rig = rigWith([await spawnWorker()]);
     await waitForHealthz(rig, 'the API', rig.apiUrl, 30_000).then(() => runPart(rig, { prefix: `warm-${queue}`, count: WARMUP_WEBHOOKS, failFirst: false }));
     progress(`retention: seeding ${ROWS} expired webhooks with one attempt each`);
     const seedSeconds = await seed(knex);
-    const window = (name: string) => runPart(rig, { prefix: `${name}-${queue}`, count: PER_SECOND * WINDOW_SECONDS, failFirst: false, perSecond: PER_SECOND });
-    const [cutoffs, windows] = [retentionCutoffs(new Date(), { payloadDays: PAYLOAD_DAYS, logDays: LOG_DAYS, auditDays: 365 }), [] as Window[]];
-    for (let pair = 1; pair <= PAIRS; pair++) {
-      progress(`retention: pair ${pair} of ${PAIRS}`);
-      windows.push({ purge: false, part: await window(`without-${pair}`) });
-      // The purge's own batches and pauses, stopped at the window's end: its statements are the scheduled run's.
-      const [part, purged] = await Promise.all([window(`with-${pair}`), purgeDue(knex, cutoffs, new Date(), { untilMs: performance.now() + WINDOW_SECONDS * 1000 })]);
-      windows.push({ purge: true, part, purged });
-    }
-    const connection = await Connection.connect({ address: server.address }).then((c) => (cleanups.push(() => c.close()), c));
-    await new Client({ connection }).schedule.getHandle(retentionScheduleId(queue)).trigger();
-    const run = (): Promise<RunRow | undefined> => knex('retention_runs').orderBy('id', 'desc').first('started_at', 'finished_at', 'bodies_removed', 'rows_deleted');
-    const until = async (what: string, ms: number, done: (r?: RunRow) => boolean) => { if (!(await waitUntil(rig, what, ms, async () => done(await run())))) throw new Error(`${what}: timed out`); };
-    await until('the scheduled retention run starts', 60_000, (r) => Boolean(r));
-    progress('retention: the scheduled run, beside one more window');
-    const scheduledWindow = await window('scheduled');
-    await until('the scheduled retention run finishes', 3_600_000, (r) => Boolean(r?.finished_at));
+    const config = loadConfig({ ...env, WEBHOOK_PAYLOAD_RETENTION_DAYS: String(PAYLOAD_DAYS), WEBHOOK_LOG_RETENTION_DAYS: String(LOG_DAYS) });
+    const activities = createRetentionActivities({ config: () => config, knex });
+    const activity = new MockActivityEnvironment({}, { logger: new DefaultLogger('ERROR', () => {}) });
+    const run: RetentionRunRef = await activity.run(activities.startRetentionRun, { trigger: 'manual' as const });
+    const stop = new AbortController();
+    const streamStarted = performance.now();
+    const stream = runPart(rig, { prefix: `stream-${queue}`, count: PER_SECOND * SLICE_SECONDS * MAX_SLICES, failFirst: false, perSecond: PER_SECOND, stop: stop.signal });
+    const slices = await switchPurge((budgetMs): Promise<PurgeProgress> => activity.run(activities.purgeDueWebhooks, { run, budgetMs, ...(BATCH_SIZE && { batchSize: BATCH_SIZE }) }), progress);
+    stop.abort();
+    const part = await stream;
+    const record: RetentionSummary = await activity.run(activities.finishRetentionRun, { runId: run.runId });
     const [left] = (await knex.raw(`SELECT count(*)::int AS n, count(*) FILTER (WHERE payload_removed_at IS NULL)::int AS bodies FROM webhook_events WHERE event_id LIKE 'seed-%'`)).rows;
-    return report(temporalVersion(executable), seedSeconds, windows, scheduledWindow, (await run())!, left);
+    return report(temporalVersion(executable), seedSeconds, slices, streamStarted, part, record, left);
   }),
 };
+
+/** Slices in blocks of BLOCK, the purge running its batches to the end of each of its own; once it is done, slices without it until there are as many. */
+async function switchPurge(purge: (budgetMs: number) => Promise<PurgeProgress>, progress: (m: string) => void): Promise<Slice[]> {
+  const slices: Slice[] = [];
+  let done = false;
+  const count = (on: boolean) => slices.filter((s) => s.purge === on).length;
+  for (let k = 0; k < MAX_SLICES && (!done || count(false) < count(true)); k++) {
+    const on = BLOCK[k % BLOCK.length];
+    if (on && done) continue;
+    const startMs = performance.now();
+    let [endMs, purged] = [startMs + SLICE_SECONDS * 1000, 0];
+    if (on) {
+      const result = await purge(endMs - performance.now());
+      [purged, done] = [result.bodiesRemoved + result.rowsDeleted, result.done];
+      // The slice that finished the purge ends there: what follows it is no longer beside the purge.
+      if (done) endMs = Math.min(endMs, performance.now());
+    }
+    await delay(Math.max(0, endMs - performance.now()));
+    slices.push({ purge: on, startMs, endMs, purged });
+    if (k % 8 === 7) progress(`retention: ${slices.length} slices, ${slices.reduce((n, s) => n + s.purged, 0)} rows purged`);
+  }
+  return slices;
+}
 
 /** ROWS finished webhooks with the example body and one attempt each: even ones past the log retention, odd ones past the payload retention only. */
 async function seed(knex: Knex): Promise<number> {
@@ -63,33 +90,66 @@ async function seed(knex: Knex): Promise<number> {
        LATERAL (SELECT now() - (CASE WHEN g % 2 = 0 THEN ?::int ELSE ?::int END) * interval '1 day' - g * interval '1 second' AS t) at`, [envelopeBody(EVENT), ROWS, LOG_DAYS + 10, PAYLOAD_DAYS + 10]);
   await knex.raw(`INSERT INTO webhook_attempts (webhook_id, attempt, scheduled_at, started_at, duration_ms, http_status, succeeded, response_body)
      SELECT id, 1, finished_at, finished_at, 20, 200, true, '{"received":true}' FROM webhook_events WHERE event_id LIKE 'seed-%'`);
-  // The seed's gigabyte of dirty pages is flushed here, not in the first window.
+  // The seed's gigabyte of dirty pages is flushed here, not in the first slice.
   await knex.raw('VACUUM ANALYZE webhook_events, webhook_attempts');
   await knex.raw('CHECKPOINT');
   return (Date.now() - started) / 1000;
 }
 
-function report(temporal: string, seedSeconds: number, windows: Window[], scheduled: PartFigures, purge: RunRow, left: { n: number; bodies: number }): string {
-  const pooled = (purge: boolean) => quantiles(windows.filter((w) => w.purge === purge).flatMap((w) => w.part.answerSamples));
-  const [without, withPurge] = [pooled(false), pooled(true)];
-  const refused = [...windows.map((w) => w.part), scheduled].reduce((n, p) => n + [...p.refused.values()].reduce((a, b) => a + b, 0), 0);
-  const scheduledRatio = scheduled.answerMs.p99 / without.p99;
-  const [ratio, removed, deleted, seconds] = [withPurge.p99 / without.p99, Number(purge.bodies_removed), Number(purge.rows_deleted), (purge.finished_at!.getTime() - purge.started_at.getTime()) / 1000];
-  const purgedInWindows = windows.reduce((n, w) => n + (w.purged ? w.purged.bodiesRemoved + w.purged.rowsDeleted : 0), 0);
+type Answer = { on: boolean; block: number; ms: number };
+
+/** The answers due in a slice past its guard, with the slice's purge and block. */
+function answersBySlice(slices: readonly Slice[], part: PartFigures): Answer[] {
+  return part.dueSamples.flatMap((due, i) => {
+    const slice = slices.findIndex((s) => due >= s.startMs + GUARD_SECONDS * 1000 && due < s.endMs);
+    return slice < 0 ? [] : [{ on: slices[slice].purge, block: Math.floor(slice / BLOCK.length), ms: part.answerSamples[i] }];
+  });
+}
+
+/** Pooled p99 with the purge ÷ without it over `blocks`, repeats allowed. */
+function ratioOver(blocks: readonly number[], byBlock: ReadonlyMap<number, Answer[]>): number {
+  const p99 = (on: boolean) => quantiles(blocks.flatMap((b) => byBlock.get(b)!.filter((a) => a.on === on).map((a) => a.ms))).p99;
+  return p99(true) / p99(false);
+}
+
+/** A 95 % interval of the ratio from resampling whole blocks (a fixed-seed generator: the same run gives the same interval). */
+function blockInterval(byBlock: ReadonlyMap<number, Answer[]>): [number, number] {
+  const ids = [...byBlock.keys()];
+  let state = 0x9e3779b9;
+  const random = () => ((state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const ratios = Array.from({ length: RESAMPLES }, () => ratioOver(ids.map(() => ids[Math.floor(random() * ids.length)]), byBlock)).filter(Number.isFinite).sort((a, b) => a - b);
+  return [ratios[Math.floor(ratios.length * 0.025)], ratios[Math.ceil(ratios.length * 0.975) - 1]];
+}
+
+function report(temporal: string, seedSeconds: number, slices: readonly Slice[], streamStarted: number, part: PartFigures, record: { bodiesRemoved: number; rowsDeleted: number }, left: { n: number; bodies: number }): string {
+  const answers = answersBySlice(slices, part);
+  const byBlock = new Map<number, Answer[]>();
+  for (const a of answers) (byBlock.get(a.block) ?? byBlock.set(a.block, []).get(a.block)!).push(a);
+  const of = (on: boolean, parity?: number) => answers.filter((a) => a.on === on && (parity === undefined || a.block % 2 === parity)).map((a) => a.ms);
+  const ratio = quantiles(of(true)).p99 / quantiles(of(false)).p99;
+  const [low, high] = blockInterval(byBlock);
+  const control = quantiles(of(false, 1)).p99 / quantiles(of(false, 0)).p99;
+  const refused = [...part.refused.values()].reduce((a, b) => a + b, 0);
+  const onSeconds = slices.filter((s) => s.purge).reduce((n, s) => n + (s.endMs - s.startMs) / 1000, 0);
+  const purged = slices.reduce((n, s) => n + s.purged, 0);
+  const streamSeconds = (slices.at(-1)!.endMs - streamStarted) / 1000;
   const [ms, n] = [(v: number) => v.toFixed(1), (v: number) => v.toLocaleString('en')];
-  const row = (name: string, p: PartFigures, purged?: PurgeCounts) => [name, p.count, p.accepted, [...p.refused].map(([answer, k]) => `${k} × ${answer}`).join(', ') || '0',
-    ...[p.answerMs.p50, p.answerMs.p95, p.answerMs.p99, p.latencyMs.p99].map(ms), purged ? n(purged.rowsDeleted + purged.bodiesRemoved) : '–'];
+  const finished = left.n === ROWS / 2 && left.bodies === 0;
   return [
-    `${ROWS.toLocaleString('en')} finished webhooks seeded in ${seedSeconds.toFixed(0)} s (INSERT … SELECT generate_series, VACUUM ANALYZE, CHECKPOINT), each with the candidate/new body (${Buffer.byteLength(envelopeBody(EVENT))} bytes) and one attempt: half ${LOG_DAYS + 10} days old (past WEBHOOK_LOG_RETENTION_DAYS=${LOG_DAYS}: row and attempt deleted), half ${PAYLOAD_DAYS + 10} days old (past WEBHOOK_PAYLOAD_RETENTION_DAYS=${PAYLOAD_DAYS}: body and excerpt removed). ` +
-      `\`partner-service api\` and one \`worker\` on a dev server (${temporal}) whose state is in memory, so that its SQLite writes do not share this machine's one disk with PostgreSQL (a deployment's Temporal cluster keeps its own); POSTs at a steady ${PER_SECOND}/s (open loop) through the internal API in ${PAIRS * 2} windows of ${WINDOW_SECONDS} s that alternate without and with the purge, so that a drift of the machine falls on both alike. ` +
-      `In a window with the purge, the bench process runs the purge's own batches (\`purgeDue\`: the scheduled run's statements, batch size and pause of ${RETENTION_PAUSE_RATIO}× each batch's time) and stops them at the window's end; afterwards the schedule's run in the worker removes the rest, beside one more window.`,
-    '', table(['window', '>POSTs', '>accepted', 'refused', '>POST→answer p50 ms', '>p95 ms', '>p99 ms', '>202→partner p99 ms', '>rows purged in it'],
-      [...windows.map((w, i) => row(`${w.purge ? 'purge' : 'no purge'} (${Math.floor(i / 2) + 1})`, w.part, w.purged)), row('scheduled run in the worker', scheduled)]), '',
-    table(['all windows', '>POSTs', '>p50 ms', '>p95 ms', '>p99 ms'], [['no purge', without] as const, ['purge', withPurge] as const].map(([name, q]) => [name, PAIRS * PER_SECOND * WINDOW_SECONDS, ms(q.p50), ms(q.p95), ms(q.p99)])), '',
-    `POST→answer counts from when each POST was due, refused ones included. Ingestion p99 with the purge, over its ${PAIRS} windows: ${ratio.toFixed(2)} × without; beside the scheduled run in the worker: ${scheduledRatio.toFixed(2)} × without ` +
-      `(goal: both ≤ ${GOAL_RATIO} × with no POST refused: ${verdict(ratio <= GOAL_RATIO && scheduledRatio <= GOAL_RATIO && refused === 0)}). ` +
-      `The purge removed ${Math.round(purgedInWindows / (PAIRS * WINDOW_SECONDS)).toLocaleString('en')} rows per second in its windows.`,
-    '', table(['scheduled run: rows deleted', '>bodies removed', '>seconds', '>rows per second'], [[deleted, removed, seconds.toFixed(1), Math.round((deleted + removed) / seconds)].map((v) => v.toLocaleString('en'))]), '',
-    `The scheduled run's figures come from its \`retention_runs\` record. Left afterwards: ${left.n.toLocaleString('en')} seeded rows, ${left.bodies} with a body (expected ${(ROWS / 2).toLocaleString('en')} and 0).`,
+    `${n(ROWS)} finished webhooks seeded in ${seedSeconds.toFixed(0)} s (INSERT … SELECT generate_series, VACUUM ANALYZE, CHECKPOINT), each with the candidate/new body (${Buffer.byteLength(envelopeBody(EVENT))} bytes) and one attempt: half ${LOG_DAYS + 10} days old (past WEBHOOK_LOG_RETENTION_DAYS=${LOG_DAYS}: row and attempt deleted), half ${PAYLOAD_DAYS + 10} days old (past WEBHOOK_PAYLOAD_RETENTION_DAYS=${PAYLOAD_DAYS}: body and excerpt removed). ` +
+      `\`partner-service api\` and one \`worker\` on a dev server (${temporal}) whose state is in memory, so that its SQLite writes do not share this machine's one disk with PostgreSQL (a deployment's Temporal cluster keeps its own). ` +
+      `One open-loop stream of POSTs at a steady ${PER_SECOND}/s through the internal API for ${streamSeconds.toFixed(0)} s, while the purge is switched on and off in slices of ${SLICE_SECONDS} s, in blocks of four (off, on, on, off) so that a drift of the machine falls on both alike, until it has purged every seeded row; then slices without it until there are as many. ` +
+      `In a slice with the purge, the bench runs the worker's own purge activity (\`purgeDueWebhooks\`, through the SDK's MockActivityEnvironment: the statements, batches of ${BATCH_SIZE || RETENTION_BATCH_SIZE} and pause of ${RETENTION_PAUSE_RATIO}× each batch's time that the schedule's run uses) with the slice's end as its budget. ` +
+      `Each POST counts in the slice it was due in, from when it was due to its answer; the first ${GUARD_SECONDS} s of every slice is not counted, so that neither side inherits the other's last second.`,
+    '', table(['slices', '>count', '>POSTs counted', '>p50 ms', '>p95 ms', '>p99 ms', '>max ms'],
+      ([['without the purge', false], ['with the purge', true]] as const).map(([name, on]) => {
+        const [q, all] = [quantiles(of(on)), of(on)];
+        return [name, slices.filter((s) => s.purge === on).length, n(all.length), ms(q.p50), ms(q.p95), ms(q.p99), ms(Math.max(...all))];
+      })), '',
+    `Ingestion p99 with the purge ÷ without it: **${ratio.toFixed(2)}** (goal ≤ ${GOAL_RATIO} over the whole purge with no POST refused; ${refused} refused${finished ? '' : `; the purge did not finish within ${MAX_SLICES} slices`}: ${verdict(ratio <= GOAL_RATIO && refused === 0 && finished)}). ` +
+      `95 % interval from resampling the ${byBlock.size} blocks: ${low.toFixed(2)}–${high.toFixed(2)}. Control: the slices without the purge in odd blocks ÷ those in even blocks, ${control.toFixed(2)} (what the machine's own swings give).`,
+    '', table(['>rows deleted', '>bodies removed', '>seconds switched on', '>rows per second switched on'],
+      [[n(record.rowsDeleted), n(record.bodiesRemoved), onSeconds.toFixed(0), n(Math.round(purged / onSeconds))]]), '',
+    `Every accepted POST was delivered (${n(part.accepted)} accepted, ${part.missing} missing, ${part.surplus} delivered twice). The counts are the run's \`retention_runs\` record. Left afterwards: ${n(left.n)} seeded rows, ${left.bodies} with a body (expected ${n(ROWS / 2)} and 0).`,
   ].join('\n');
 }

@@ -62,7 +62,7 @@ export const tokensSuite: BenchmarkSuite = {
         const order = round % 2 ? (['shared', 'scoped'] as const) : (['scoped', 'shared'] as const);
         await Promise.all(
           order.map(async (kind) => {
-            const { accepted, refused, answerMs } = await ingest(rig.apiUrl, `${kind}-${round}`, WEBHOOKS, undefined, kinds[kind]);
+            const { accepted, refused, answerMs } = await ingest(rig.apiUrl, `${kind}-${round}`, WEBHOOKS, { token: kinds[kind] });
             if (accepted.size !== WEBHOOKS) throw new Error(`${kind} round ${round + 1}: ${accepted.size} of ${WEBHOOKS} accepted, refused ${JSON.stringify([...refused])}`);
             rates[kind].push(WEBHOOKS / ((performance.now() - started) / 1000));
             answers[kind].push(...answerMs);
