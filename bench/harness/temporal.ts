@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,14 +9,14 @@ import { startDevServer, type DevServer } from '../../temporal/dev-server';
 import { LOCAL_SQLITE_PRAGMAS } from '../../temporal/local-temporal';
 
 /**
- * A headless dev server on a SQLite file in a fresh directory, with npm start's SQLite settings; or, `inMemory`,
- * with its state in memory, so that its writes do not share this machine's one disk with PostgreSQL.
+ * A headless dev server on a SQLite file in a fresh directory, with npm start's SQLite settings. With `tmpfs`, the
+ * directory is on Linux's /dev/shm (where there is one), so that its writes stay off the disk PostgreSQL uses. Not the
+ * in-memory store: its CPU climbs with every run it keeps (65 → 95 % of a core in 6 min at 50/s; on tmpfs 65-80 %).
  */
-export async function startBenchTemporal(executable: string, { inMemory = false } = {}): Promise<{ server: DevServer; stop(): Promise<void> }> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'pis-bench-temporal-'));
+export async function startBenchTemporal(executable: string, { tmpfs = false } = {}): Promise<{ server: DevServer; stop(): Promise<void> }> {
+  const dir = await mkdtemp(path.join(tmpfs && existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), 'pis-bench-temporal-'));
   try {
-    const storage = inMemory ? {} : { dbFilename: path.join(dir, 'temporal.db'), sqlitePragmas: LOCAL_SQLITE_PRAGMAS };
-    const server = await startDevServer({ executable, port: await findFreePort(), ...storage });
+    const server = await startDevServer({ executable, port: await findFreePort(), dbFilename: path.join(dir, 'temporal.db'), sqlitePragmas: LOCAL_SQLITE_PRAGMAS });
     return { server, stop: () => server.stop().then(() => rm(dir, { recursive: true, force: true })) };
   } catch (error) {
     await rm(dir, { recursive: true, force: true });

@@ -10,6 +10,7 @@ import { inParallel } from '../../lib/in-parallel';
 import { countActions, type DeliveryHistory } from './history';
 import type { PartnerServer } from './partner';
 import { findFreePort } from '../../db/embedded-postgres';
+import { runSql, sql } from '../../db/sql';
 import { cpuSeconds, machineBusySeconds, postgresCpuClock, sampleRss } from './proc';
 import { quantiles } from './stats';
 import { spawnService, type ServiceProcess } from './service';
@@ -84,8 +85,8 @@ export const sharedProcesses = (postgresCpuSeconds: () => number): MeasuredProce
  * `cleanups` stops them. `rigWith` measures the API and the workers given, each from `spawnWorker`, all on one task queue;
  * `spawnApi` adds another API on it.
  */
-export async function startServiceRig(o: { databaseUrl: string; knex: Knex; partner: PartnerServer; executable: string; cleanups: Array<() => Promise<unknown>>; progress(message: string): void; env?: NodeJS.ProcessEnv; root?: string; temporalInMemory?: boolean }) {
-  const temporal = await startBenchTemporal(o.executable, { inMemory: o.temporalInMemory });
+export async function startServiceRig(o: { databaseUrl: string; knex: Knex; partner: PartnerServer; executable: string; cleanups: Array<() => Promise<unknown>>; progress(message: string): void; env?: NodeJS.ProcessEnv; root?: string; temporalOnTmpfs?: boolean }) {
+  const temporal = await startBenchTemporal(o.executable, { tmpfs: o.temporalOnTmpfs });
   o.cleanups.push(() => temporal.stop());
   const { server } = temporal;
   const env = { ...serviceEnv(o.databaseUrl, o.partner.url), TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: `bench-${randomUUID()}`, ...o.env };
@@ -270,8 +271,9 @@ export async function ingest(apiUrl: string, prefix: string, count: number, { pe
 }
 
 async function deliveredAmong(knex: Knex, ids: readonly string[]): Promise<number> {
-  const [row] = await knex('webhook_events').whereIn('id', ids).where({ status: 'delivered' }).count<{ count: string }[]>({ count: '*' });
-  return Number(row.count);
+  // One array parameter: a long stream's ids would pass PostgreSQL's 65,535 parameters as a list.
+  const [row] = await runSql<{ n: number }>(knex, sql`SELECT count(*)::int AS n FROM webhook_events WHERE id = ANY(${ids}::uuid[]) AND status = 'delivered'`);
+  return row.n;
 }
 
 async function rowCounts(knex: Knex, prefix: string): Promise<{ delivered: number; total: number }> {
