@@ -1,13 +1,14 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { Client, Connection } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import type { Knex } from 'knex';
 import { createRetentionActivities } from '../../activities/retention';
 import { envelopeBody } from '../../events/envelope';
 import { loadConfig } from '../../lib/config';
-import type { RetentionRunRef, RetentionSummary } from '../../lib/retention';
+import { retentionScheduleId, type RetentionRunRef, type RetentionSummary } from '../../lib/retention';
 import { RETENTION_BATCH_SIZE, RETENTION_PAUSE_RATIO, type PurgeProgress } from '../../store/retention-purge';
-import { withCleanups } from '../harness/cleanups';
+import { withCleanups, type Cleanups } from '../harness/cleanups';
 import { startPartnerServer } from '../harness/partner';
 import { table, verdict } from '../harness/render';
 import { quantiles } from '../harness/stats';
@@ -33,8 +34,9 @@ export const retentionSuite: BenchmarkSuite = {
   run: ({ databaseUrl, knex, progress }) => withCleanups('retention', progress, async (cleanups) => {
     const [executable, partner, queue] = [benchTemporalBinary(), await startPartnerServer().then((p) => (cleanups.push(() => p.close()), p)), `bench-retention-${Date.now().toString(36)}`];
     // The dev server's SQLite file on tmpfs: on disk, its writes would share this machine's one disk with PostgreSQL's purge, which a deployment's own Temporal cluster does not.
-    const { env, spawnWorker, rigWith } = await startServiceRig({ databaseUrl, knex, partner, executable, cleanups, progress, env: { TEMPORAL_TASK_QUEUE: queue }, temporalOnTmpfs: true });
+    const { server, env, spawnWorker, rigWith } = await startServiceRig({ databaseUrl, knex, partner, executable, cleanups, progress, env: { TEMPORAL_TASK_QUEUE: queue }, temporalOnTmpfs: true });
     const rig = rigWith([await spawnWorker()]);
+    await pauseSchedule(server.address, queue, cleanups);
     await waitForHealthz(rig, 'the API', rig.apiUrl, 30_000).then(() => runPart(rig, { prefix: `warm-${queue}`, count: WARMUP_WEBHOOKS, failFirst: false }));
     progress(`retention: seeding ${ROWS} expired webhooks with one attempt each`);
     const seedSeconds = await seed(knex);
@@ -47,10 +49,21 @@ export const retentionSuite: BenchmarkSuite = {
     stop.abort();
     const part = await stream;
     const record: RetentionSummary = await activity.run(activities.finishRetentionRun, { runId: run.runId });
-    const [left] = (await knex.raw(`SELECT count(*)::int AS n, count(*) FILTER (WHERE payload_removed_at IS NULL)::int AS bodies FROM webhook_events WHERE event_id LIKE 'seed-%'`)).rows;
+    const [left] = (await knex.raw(`SELECT count(*)::int AS n, count(*) FILTER (WHERE payload_removed_at IS NULL)::int AS bodies, (SELECT count(*)::int FROM retention_runs) AS runs FROM webhook_events WHERE event_id LIKE 'seed-%'`)).rows;
     return report(temporalVersion(executable), seedSeconds, slices, part, record, left, rig.processes.map((p) => p.role));
   }),
 };
+
+/** Pauses the worker's hourly retention schedule (a pause survives the worker's updates of it): the bench's purge is then the only one. */
+async function pauseSchedule(address: string, queue: string, cleanups: Cleanups): Promise<void> {
+  const connection = await Connection.connect({ address }).then((c) => (cleanups.push(() => c.close()), c));
+  const schedule = new Client({ connection }).schedule.getHandle(retentionScheduleId(queue));
+  for (let tries = 0; !(await schedule.describe().then(() => true, () => false)); tries++) {
+    if (tries === 60) throw new Error('the worker made no retention schedule within 30 s');
+    await delay(500);
+  }
+  await schedule.pause('the retention bench runs the purge itself, switched on and off');
+}
 
 /** Slices in blocks of BLOCK, the purge running its batches to the end of each of its own; once it is done, slices without it until there are as many. */
 async function switchPurge(purge: (budgetMs: number) => Promise<PurgeProgress>, cpuNow: () => number[], progress: (m: string) => void): Promise<Slice[]> {
@@ -121,7 +134,7 @@ function timeline(slices: readonly Slice[], byBlock: ReadonlyMap<number, Answer[
   }));
 }
 
-function report(temporal: string, seedSeconds: number, slices: readonly Slice[], part: PartFigures, record: { bodiesRemoved: number; rowsDeleted: number }, left: { n: number; bodies: number }, roles: readonly string[]): string {
+function report(temporal: string, seedSeconds: number, slices: readonly Slice[], part: PartFigures, record: { bodiesRemoved: number; rowsDeleted: number }, left: { n: number; bodies: number; runs: number }, roles: readonly string[]): string {
   const answers = answersBySlice(slices, part);
   const byBlock = new Map<number, Answer[]>();
   for (const a of answers) (byBlock.get(a.block) ?? byBlock.set(a.block, []).get(a.block)!).push(a);
@@ -133,7 +146,7 @@ function report(temporal: string, seedSeconds: number, slices: readonly Slice[],
   const onSeconds = slices.filter((s) => s.purge).reduce((n, s) => n + (s.endMs - s.startMs) / 1000, 0);
   const streamSeconds = (slices.at(-1)!.endMs - slices[0].startMs) / 1000;
   const [ms, n] = [(v: number) => v.toFixed(1), (v: number) => v.toLocaleString('en')];
-  const finished = left.n === ROWS / 2 && left.bodies === 0;
+  const finished = left.n === ROWS / 2 && left.bodies === 0 && left.runs === 1;
   return [
     `${n(ROWS)} finished webhooks seeded in ${seedSeconds.toFixed(0)} s (INSERT … SELECT generate_series, VACUUM ANALYZE, CHECKPOINT), each with the candidate/new body (${Buffer.byteLength(envelopeBody(EVENT))} bytes) and one attempt: half ${LOG_DAYS + 10} days old (past WEBHOOK_LOG_RETENTION_DAYS=${LOG_DAYS}: row and attempt deleted), half ${PAYLOAD_DAYS + 10} days old (past WEBHOOK_PAYLOAD_RETENTION_DAYS=${PAYLOAD_DAYS}: body and excerpt removed). ` +
       `\`partner-service api\` and one \`worker\` on a dev server (${temporal}) whose SQLite file (WAL, synchronous=normal) is on tmpfs, so that its writes do not share this machine's one disk with PostgreSQL, as a deployment's own Temporal cluster does not (its in-memory store was not used: its CPU climbs with every run it keeps, and with it the latency of every start). ` +
@@ -150,6 +163,6 @@ function report(temporal: string, seedSeconds: number, slices: readonly Slice[],
     '', table(['>rows deleted', '>bodies removed', '>seconds switched on', '>rows per second switched on'],
       [[n(record.rowsDeleted), n(record.bodiesRemoved), onSeconds.toFixed(0), n(Math.round((record.rowsDeleted + record.bodiesRemoved) / onSeconds))]]), '',
     'The stream block by block (a block is four slices, 40 s; CPU as a share of one core, of the 2 this machine has):', '', timeline(slices, byBlock, roles), '',
-    `Every accepted POST was delivered (${n(part.accepted)} accepted, ${part.missing} missing, ${part.surplus} delivered twice). The counts are the run's \`retention_runs\` record. Left afterwards: ${n(left.n)} seeded rows, ${left.bodies} with a body (expected ${n(ROWS / 2)} and 0).`,
+    `Every accepted POST was delivered (${n(part.accepted)} accepted, ${part.missing} missing, ${part.surplus} delivered twice). The counts are the run's \`retention_runs\` record. Left afterwards: ${n(left.n)} seeded rows, ${left.bodies} with a body (expected ${n(ROWS / 2)} and 0); retention runs recorded: ${left.runs} (expected 1, this one: the worker's schedule was paused).`,
   ].join('\n');
 }
