@@ -333,8 +333,9 @@ describe('webhook activities', function () {
         db.knex.off('query', watch);
       }
       const inserts = queries.filter((text) => /INSERT INTO webhook_events/.test(text));
-      // The queue's first claim finds no gate row: store/ writes it (ensureGate) and the claim runs once more.
-      assert.equal(inserts.length, 2);
+      // Two when the claim finds no gate row for the queue (ensureGate writes it, and the claim runs once more);
+      // one when an earlier delivery on the queue wrote it already. Either way each is the one claim statement.
+      assert.ok([1, 2].includes(inserts.length), `${inserts.length} inserts`);
       for (const text of inserts) assert.match(text, /^WITH gate AS .*partner_gate.*INSERT INTO webhook_events AS e .*ON CONFLICT \(id\) DO UPDATE/s);
       const stored = await row();
       assert.deepEqual(
