@@ -1,22 +1,21 @@
 import type { Knex } from 'knex';
-import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { WorkflowService } from '@temporalio/client';
 import type { Config } from '../lib/config';
 import { dataAtRest, StoredTextDecryptionError, type DataAtRest } from '../lib/at-rest';
 import type { WebhookEnvelope } from '../events/envelope';
 import { openBody } from '../store/webhook-rows';
 import { eventSubjectKeys } from '../lib/subject-index';
-import { grpcCodeOf } from '../temporal/grpc-refusal';
+import { indexKeysOf } from '../store/subject-index-keys';
+import { deleteEveryRun } from '../temporal/run-deletion';
 import {
   completeErasure,
-  countDeletedRuns,
   eraseSubjectWebhooks,
-  erasureRuns,
-  markErasureRun,
+  erasureWorkflows,
+  markErasureWorkflow,
+  notePendingReason,
   unindexedRows,
   writeSubjectKeys,
   type ErasedCounts,
-  type ErasureRun,
   type UnindexedRow,
 } from '../store/erasure-steps';
 
@@ -27,22 +26,21 @@ export interface ErasureActivityDependencies {
   readonly workflowService: WorkflowService;
 }
 
+/** Where the erasure's Temporal step stands after a sweep: workflow ids still served, and starts not yet known. */
+export interface ErasureSweep {
+  readonly left: number;
+  readonly unsettled: number;
+  readonly runsDeleted: number;
+}
+
 /** Rows one index batch reads and writes. */
 export const INDEX_BATCH = 500;
 /** How long one call of the index goes on before it hands back to the workflow (which continues as new when its history grows). */
 const INDEX_CALL_BUDGET_MS = 20_000;
-/** Runs one call deletes or checks, so each call stays short and its progress is on record. */
-const RUNS_PER_CALL = 200;
-
-/** False when Temporal answers that it does not know the run (NOT_FOUND); true when the call succeeds. */
-const runKnown = (call: Promise<unknown>): Promise<boolean> =>
-  call.then(
-    () => true,
-    (error: unknown) => {
-      if (grpcCodeOf(error) === GrpcStatus.NOT_FOUND) return false;
-      throw error;
-    },
-  );
+/** Workflow ids one sweep asks Temporal about, so each call stays short and its progress is on record. */
+const WORKFLOWS_PER_SWEEP = 200;
+/** The longest failure text the record keeps of a step that is retried. */
+const REASON_CHARS = 300;
 
 /**
  * The erasure workflow's activities (workflows/erase-subject.ts), on the records queue beside the other
@@ -57,50 +55,59 @@ export function createErasureActivities({ config, knex, workflowService }: Erasu
      */
     async indexUnindexedWebhooks(after: string | null): Promise<string | null> {
       const atRest = dataAtRest(config());
+      const { writeWith } = await indexKeysOf(knex, atRest);
       const stopAt = Date.now() + INDEX_CALL_BUDGET_MS;
       for (let cursor = after; ; ) {
         const rows = await unindexedRows(knex, cursor, INDEX_BATCH);
         const indexed = rows.flatMap((row) => {
           const event = openedBody(atRest, row);
-          return event ? [{ id: row.id, keys: eventSubjectKeys(atRest.subjectSecret, event) }] : [];
+          return event ? [{ id: row.id, keys: eventSubjectKeys(writeWith.key, event) }] : [];
         });
-        await writeSubjectKeys(knex, indexed);
+        await writeSubjectKeys(knex, indexed, writeWith.id);
         if (rows.length < INDEX_BATCH) return null;
         cursor = rows[rows.length - 1].id;
         if (Date.now() > stopAt) return cursor;
       }
     },
 
-    /** The one transaction that cancels, removes and records (store/erasure-steps.ts). */
+    /**
+     * The one transaction that cancels, removes and records (store/erasure-steps.ts). A failure is retried, and
+     * said on the record meanwhile (PostgreSQL's message, which quotes no value), so a stuck erasure shows why.
+     */
     async eraseSubjectWebhooks(erasureId: string): Promise<ErasedCounts> {
-      return eraseSubjectWebhooks(knex, erasureId);
+      try {
+        return await eraseSubjectWebhooks(knex, erasureId);
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        await notePendingReason(knex, erasureId, `the erasing step failed and is retried: ${message.slice(0, REASON_CHARS)}`).catch(() => undefined);
+        throw error;
+      }
     },
 
     /**
-     * Deletes the erasure's runs from Temporal (history included; a running one is terminated first), up to
-     * RUNS_PER_CALL: those not yet deleted, or with `again` those not yet gone. A run Temporal does not know
-     * counts as deleted. Returns the count deleted so far and whether runs are left for another call.
+     * One sweep of the erasure's workflow ids: every run Temporal still serves of a settled one is deleted (again,
+     * while its deletion is under way), and one Temporal serves no run of, by workflow id and in a list, is
+     * marked gone. An unsettled one (a start in flight or in doubt) waits: a run may still appear for it. The
+     * record says why the erasure is still pending.
      */
-    async deleteErasureRuns(erasureId: string, again = false): Promise<{ runsDeleted: number; more: boolean }> {
-      const runs = await erasureRuns(knex, erasureId, again ? 'notGone' : 'undeleted');
-      for (const run of runs.slice(0, RUNS_PER_CALL)) {
-        const known = await runKnown(workflowService.deleteWorkflowExecution({ namespace: namespace(), workflowExecution: execution(run) }));
-        await markErasureRun(knex, erasureId, run, known ? 'deleted' : 'gone');
-      }
-      return { runsDeleted: await countDeletedRuns(knex, erasureId), more: runs.length > RUNS_PER_CALL };
-    },
-
-    /** Asks Temporal for each run not yet gone (deletion is asynchronous); marks those it no longer knows. Returns the count left. */
-    async checkErasureRunsGone(erasureId: string): Promise<number> {
-      const runs = await erasureRuns(knex, erasureId, 'notGone');
-      let left = runs.length;
-      for (const run of runs.slice(0, RUNS_PER_CALL)) {
-        if (!(await runKnown(workflowService.describeWorkflowExecution({ namespace: namespace(), execution: execution(run) })))) {
-          await markErasureRun(knex, erasureId, run, 'gone');
-          left--;
+    async sweepErasureRuns(erasureId: string): Promise<ErasureSweep> {
+      const { workflows, left } = await erasureWorkflows(knex, erasureId, WORKFLOWS_PER_SWEEP);
+      let served = 0;
+      let unsettled = 0;
+      for (const { workflowId, settled } of workflows) {
+        const runs = await deleteEveryRun(workflowService, namespace(), workflowId);
+        if (runs === 0 && settled) {
+          await markErasureWorkflow(knex, erasureId, workflowId, 'gone');
+          continue;
         }
+        await markErasureWorkflow(knex, erasureId, workflowId, 'deleted');
+        if (settled) served++;
+        else unsettled++;
       }
-      return left;
+      const stillLeft = left - workflows.length + served + unsettled;
+      const reason = pendingReason(stillLeft, served, unsettled);
+      const runsDeleted = await notePendingReason(knex, erasureId, reason);
+      return { left: stillLeft, unsettled, runsDeleted };
     },
 
     async completeErasure(erasureId: string): Promise<void> {
@@ -122,7 +129,15 @@ function openedBody(atRest: DataAtRest, row: UnindexedRow): WebhookEnvelope | un
   }
 }
 
-/** A run as Temporal names it: without a run id, the workflow id's latest run. */
-const execution = (run: ErasureRun) => ({ workflowId: run.workflowId, ...(run.runId && { runId: run.runId }) });
+/** Why an erasure is still pending after a sweep, in words for `erase status`; null when nothing holds it. */
+function pendingReason(left: number, served: number, unsettled: number): string | null {
+  if (left === 0) return null;
+  const parts = [
+    served && `Temporal still serves runs of ${served} of its workflow ids (deleted; Temporal deletes asynchronously)`,
+    unsettled && `${unsettled} webhook starts are not settled yet (in flight, or in doubt until the worker resolves them)`,
+    left > served + unsettled && `${left - served - unsettled} workflow ids are not checked yet`,
+  ].filter(Boolean);
+  return `waiting: ${parts.join('; ')}`;
+}
 
 export type ErasureActivities = ReturnType<typeof createErasureActivities>;

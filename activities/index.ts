@@ -1,6 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import type { WorkflowService } from '@temporalio/client';
 import { dataAtRest } from '../lib/at-rest';
 import { partnerSettings, type Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
@@ -23,6 +25,7 @@ import { partnerVerdict } from '../lib/partner-states';
 import { expiredSignedLinks } from '../events/signed-links';
 import { describeError } from '../lib/describe-error';
 import { createPostToPartner } from './partner-post';
+import { deleteRun } from '../temporal/run-deletion';
 
 export interface ActivityDependencies {
   /** Read on every send, so a rotated token or endpoint applies to pending retries. */
@@ -36,10 +39,12 @@ export interface ActivityDependencies {
   readonly draining?: AbortSignal;
   /** The clock that dates each POST against the event's signed-link deadlines; tests pass their own. */
   readonly now?: () => Date;
+  /** The worker's connection to Temporal: a run that finds its webhook erased deletes itself through it. */
+  readonly workflowService?: WorkflowService;
 }
 
 /** The webhook activities, bound to their dependencies. Their names are part of every workflow history. */
-export function createActivities({ config, knex, logger, draining, now = () => new Date() }: ActivityDependencies) {
+export function createActivities({ config, knex, logger, draining, workflowService, now = () => new Date() }: ActivityDependencies) {
   const postToPartner = createPostToPartner({ config, logger });
 
   /**
@@ -105,7 +110,13 @@ export function createActivities({ config, knex, logger, draining, now = () => n
         return { held: { state: claim.state, pauseReason: claim.pauseReason, ceilingMs: config().PARTNER_HOLD_CEILING_MS } };
       }
       if (claim.kind === 'recorded') return { outcome: claim.outcome, needsRecord: false };
-      if (claim.kind === 'erased') throw erasedFailure();
+      if (claim.kind === 'erased') {
+        // A run that appeared after an erasure (a start in flight, one resolved in doubt, one started elsewhere)
+        // carries the erased event in its history: it deletes itself, and the attempt is not sent.
+        const run = Context.current().info.workflowExecution;
+        if (workflowService && run) await deleteRun(workflowService, config().temporal.namespace, run.workflowId, run.runId);
+        throw erasedFailure();
+      }
       // Only a POST that was made tells the breaker anything: not a lost try, nor a missing endpoint.
       const sent = claim.kind === 'claimed' && !('missing' in partnerSettings(config()));
       const outcome = claim.kind === 'claimed' ? await postClaimed(input, claim.acceptedAt) : lostAttempt(input.attempt);

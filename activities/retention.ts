@@ -1,5 +1,8 @@
 import { Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
+import type { WorkflowService } from '@temporalio/client';
+import { readNamespaceRetention } from '../temporal/namespace-retention';
+import { namespaceRetentionSeconds, recordNamespaceRetention } from '../store/temporal-namespaces';
 import type { Config } from '../lib/config';
 import { countPurged } from '../lib/metrics';
 import { retentionPolicy, type RetentionRunRef, type RetentionSummary } from '../lib/retention';
@@ -12,16 +15,26 @@ export interface RetentionActivityDependencies {
   readonly knex: Knex;
   /** The clock the cutoffs and removal times are read from; tests pass their own. */
   readonly now?: () => Date;
+  /** The worker's connection: each run reads the namespace's retention again, so rows outlive their runs. */
+  readonly workflowService?: WorkflowService;
 }
 
 /** The retention workflow's activities. Their names are part of its histories. */
-export function createRetentionActivities({ config, knex, now = () => new Date() }: RetentionActivityDependencies) {
+export function createRetentionActivities({ config, knex, workflowService, now = () => new Date() }: RetentionActivityDependencies) {
   return {
-    /** Records a run with its cutoffs, fixed at its start (a continued run keeps them). */
+    /**
+     * Records a run with its cutoffs, fixed at its start (a continued run keeps them). A row stays while Temporal
+     * may still hold its run: the namespace's retention is read again first (the last one recorded if Temporal
+     * does not answer).
+     */
     async startRetentionRun({ trigger }: { trigger: RetentionTrigger }): Promise<RetentionRunRef> {
       const startedAt = now();
       const current = config();
-      const run = await insertRetentionRun(knex, { taskQueue: current.TEMPORAL_TASK_QUEUE, trigger, startedAt, ...retentionCutoffs(startedAt, retentionPolicy(current)) });
+      const namespace = current.temporal.namespace;
+      const read = workflowService && (await readNamespaceRetention(workflowService, namespace).catch(() => undefined));
+      if (read !== undefined) await recordNamespaceRetention(knex, namespace, read);
+      const cutoffs = retentionCutoffs(startedAt, retentionPolicy(current), await namespaceRetentionSeconds(knex, namespace));
+      const run = await insertRetentionRun(knex, { taskQueue: current.TEMPORAL_TASK_QUEUE, trigger, startedAt, ...cutoffs });
       return { runId: run.id, payloadCutoff: run.payloadCutoff.toISOString(), logCutoff: run.logCutoff.toISOString() };
     },
 

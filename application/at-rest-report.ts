@@ -3,6 +3,8 @@ import { dataAtRest } from '../lib/at-rest';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { countSealedUnderUnlistedKeys } from '../store/sealed-keys';
+import { indexKeysOf } from '../store/subject-index-keys';
+import { DEVELOPMENT_KEY_ID, SubjectIndexKeyError } from '../lib/subject-index';
 
 /**
  * Says at the worker's start how personal data rests: sealed under which key, or in clear; how many bodies and
@@ -14,7 +16,12 @@ export async function reportDataAtRest(knex: Knex, config: Config, logger: Logge
   const [encryptWith] = atRest.keys;
   if (encryptWith) logger.info({ keyId: encryptWith.id }, `webhook bodies and response excerpts are stored encrypted (AES-256-GCM) with key ${encryptWith.id}`);
   else logger.warn('PAYLOAD_ENCRYPTION_KEYS is not set: webhook bodies and response excerpts are stored in clear in PostgreSQL');
-  if (atRest.developmentSubjectKey) logger.warn('SUBJECT_INDEX_KEY is not set: the erasure index is keyed with the public development key');
+  await indexKeysOf(knex, atRest).then(
+    ({ writeWith }) => {
+      if (writeWith.id === DEVELOPMENT_KEY_ID) logger.warn('SUBJECT_INDEX_KEYS is not set: the erasure index is keyed with the public development key');
+    },
+    (error: unknown) => logger.error({ err: error }, error instanceof SubjectIndexKeyError ? `${error.message}: webhooks cannot be indexed, so they are not delivered` : 'could not read the subject index keys'),
+  );
   // A count that fails (PostgreSQL not up yet) must not stop the worker: the line is then missing, not wrong.
   const unlisted = await countSealedUnderUnlistedKeys(knex, atRest.keys.map(({ id }) => id)).catch((error: unknown) => {
     logger.warn({ err: error }, 'could not count the bodies sealed under keys no longer listed');

@@ -3,9 +3,12 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Config } from '../lib/config';
 import { dataAtRest } from '../lib/at-rest';
-import { subjectKey, type SubjectKind } from '../lib/subject-index';
+import { EMAIL_ADDRESS_PATTERN, NOT_BLANK_PATTERN, PHONE_NUMBER_PATTERN, SUBJECT_KINDS, subjectKey, type IndexKeys, type SubjectKind } from '../lib/subject-index';
+import { indexKeysOf } from '../store/subject-index-keys';
 import { formatPathError, isStorableText, unstorableTextIssue, zodPathErrors, type PathError } from '../lib/validation';
 import { forgetUnstartedErasure, insertErasure, readErasure, type ErasureView } from '../store/erasures';
+
+export { countOverdueErasures } from '../store/erasures';
 import { TemporalUnavailableError, type TemporalGateway } from './temporal-gateway';
 import { auditedChange, recordFailedAndThrow, type OperatorContext } from './audit';
 
@@ -20,41 +23,44 @@ export class ErasureRequestError extends Error {
   }
 }
 
-const text = z.string({ message: 'must be a string' }).min(1, { message: 'must not be empty' }).refine(isStorableText, unstorableTextIssue);
+const text = z.string({ message: 'must be a string' }).min(1, { message: 'must not be empty', abort: true }).refine(isStorableText, unstorableTextIssue);
 const companyId = text.optional().meta({ description: "Only this company's webhooks." });
+// Each subject's pattern is one the shared normaliser (lib/subject-index.ts) accepts, as ingestion's index does,
+// and, as a pattern, it is stated in /openapi.json.
+const SUBJECT_FIELDS = {
+  candidate_id: text.regex(NOT_BLANK_PATTERN, { message: 'must not be blank' }).meta({ description: "The candidate's id, as `data.candidate.id` carries it." }),
+  email: text.regex(EMAIL_ADDRESS_PATTERN, { message: 'must be an e-mail address' }).meta({
+    description: 'An e-mail address anywhere in a body: the candidate\'s, a request author\'s, or inside a message, an answer or a custom field (compared without case; any script).',
+  }),
+  phone: text.regex(PHONE_NUMBER_PATTERN, { message: 'must be a phone number: digits with its country code (+44 20 7946 0000), spaces and + - . ( ) / allowed' }).meta({
+    description: "The candidate's phone number, as `data.candidate.phone_number` carries it; compared by its digits, with the country code.",
+  }),
+} as const;
 
-/** The body of an erasure request: one subject, a candidate's id or an e-mail address, and optionally a company. */
+/** The body of an erasure request: one subject (a candidate's id, an e-mail address or a phone number), and optionally a company. */
 export const erasureRequest = z.union([
-  z.strictObject({
-    candidate_id: text.meta({ description: "The candidate's id, as `data.candidate.id` carries it." }),
-    company_id: companyId,
-  }),
-  z.strictObject({
-    email: z.email({ message: 'must be an e-mail address' }).meta({ description: "A candidate's or a request author's e-mail address (compared without case)." }),
-    company_id: companyId,
-  }),
+  z.strictObject({ candidate_id: SUBJECT_FIELDS.candidate_id, company_id: companyId }),
+  z.strictObject({ email: SUBJECT_FIELDS.email, company_id: companyId }),
+  z.strictObject({ phone: SUBJECT_FIELDS.phone, company_id: companyId }),
 ]);
 
 export type ErasureRequest = z.infer<typeof erasureRequest>;
 
-/** The subject of a valid request. Both subjects or neither is one error at the root; otherwise zod's per field. */
+/** The subject of a valid request. Several subjects or none is one error at the root; otherwise zod's per field. */
 export function parseErasureRequest(body: unknown): { kind: SubjectKind; value: string; companyId: string | null } {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new ErasureRequestError([{ path: '(root)', message: 'must be an object with candidate_id or email' }]);
+    throw new ErasureRequestError([{ path: '(root)', message: 'must be an object with candidate_id, email or phone' }]);
   }
-  const given = ['candidate_id', 'email'].filter((field) => Object.hasOwn(body, field));
+  const given = SUBJECT_KINDS.filter((field) => Object.hasOwn(body, field));
   if (given.length !== 1) {
-    throw new ErasureRequestError([{ path: '(root)', message: given.length ? 'give candidate_id or email, not both' : 'give candidate_id or email' }]);
+    throw new ErasureRequestError([{ path: '(root)', message: given.length ? 'give one of candidate_id, email or phone, not several' : 'give candidate_id, email or phone' }]);
   }
-  const parsed = erasureRequest.safeParse(body);
-  if (!parsed.success) {
-    // The union's own issue names no field: the branch of the subject given says what is wrong.
-    const branch = erasureRequest.options[given[0] === 'candidate_id' ? 0 : 1].safeParse(body);
-    throw new ErasureRequestError(branch.success ? zodPathErrors(parsed.error) : zodPathErrors(branch.error));
-  }
-  const request = parsed.data;
-  const [kind, value]: [SubjectKind, string] = 'email' in request ? ['email', request.email] : ['candidate_id', request.candidate_id];
-  return { kind, value, companyId: request.company_id ?? null };
+  const [kind] = given;
+  // The branch of the subject given (the union's in SUBJECT_KINDS order) says what is wrong: the union's own issue names no field.
+  const parsed = erasureRequest.options[SUBJECT_KINDS.indexOf(kind)].safeParse(body);
+  if (!parsed.success) throw new ErasureRequestError(zodPathErrors(parsed.error));
+  const request = parsed.data as Record<string, string | undefined>;
+  return { kind, value: request[kind]!, companyId: request.company_id ?? null };
 }
 
 /**
@@ -85,7 +91,7 @@ export class ErasureNotFoundError extends Error {
 }
 
 /**
- * Records the request (the subject's HMAC, never the subject) and its audit row in one transaction, then starts
+ * Records the request (the subject's HMAC under every index key in use, never the subject) and its audit row in one transaction, then starts
  * its workflow, acting for the operator. The requester (`requested_by`) is the operator's actor. A start that
  * certainly failed takes its record back (the same request again makes a new one) and records that failure in
  * a second audit row; one in doubt keeps it (ErasureNotStartedError). The audit rows hold the subject's kind
@@ -94,7 +100,7 @@ export class ErasureNotFoundError extends Error {
 export async function requestErasure(
   knex: Knex,
   gateway: TemporalGateway,
-  config: Pick<Config, 'SUBJECT_INDEX_KEY'>,
+  config: Pick<Config, 'PAYLOAD_ENCRYPTION_KEYS' | 'SUBJECT_INDEX_KEYS' | 'SUBJECT_INDEX_KEY'>,
   who: OperatorContext,
   body: unknown,
 ): Promise<{ erasureId: string }> {
@@ -107,8 +113,16 @@ export async function requestErasure(
   const { kind, value, companyId } = subject;
   const erasureId = randomUUID();
   const what = { action: 'erasure.request', target: erasureId, parameters: { subject_kind: kind, company_id: companyId } } as const;
+  // Under every key rows may be indexed with: a process that lacks one is refused, never finds nobody.
+  let keys: IndexKeys;
+  try {
+    keys = await indexKeysOf(knex, dataAtRest(config), { fresh: true });
+  } catch (error) {
+    return recordFailedAndThrow(knex, who, what, error);
+  }
+  const subjectKeys = keys.searchUnder.map((key) => subjectKey(key.key, kind, value)!);
   await auditedChange(knex, who, what, (trx) =>
-    insertErasure(trx, { id: erasureId, subjectKind: kind, subjectKey: subjectKey(dataAtRest(config).subjectSecret, kind, value), companyId, requestedBy: who.actor }),
+    insertErasure(trx, { id: erasureId, subjectKind: kind, subjectKeys, keyIds: keys.searchUnder.map(({ id }) => id), companyId, requestedBy: who.actor }),
   );
   try {
     await gateway.actingFor(who.actor).startErasure(erasureId);

@@ -3,12 +3,14 @@ import type { Config } from '../lib/config';
 import { countPurged } from '../lib/metrics';
 import { RETENTION_INTERVAL, retentionPolicy, retentionScheduleId } from '../lib/retention';
 import { oldestStoredBody, retentionCutoffs } from '../store/retention-purge';
+import { namespaceRetentionSeconds } from '../store/temporal-namespaces';
 import { finishRetentionRun, insertRetentionRun, latestRetentionRun, purgeForRun, type RetentionRun } from '../store/retention-runs';
 
 // The retention purge as an operator sees it (`partner-service retention status|run`), and the oldest stored
 // body the worker's gauge reads. The scheduled runs are Temporal's (workflows/retention.ts).
 
 export { oldestStoredBody };
+export { recordNamespaceRetention } from '../store/temporal-namespaces';
 
 /** A run's record in the CLI's snake_case JSON. */
 export interface RetentionRunJson {
@@ -60,7 +62,7 @@ export async function retentionStatus(knex: Knex, config: Config, now: () => Dat
  */
 export async function runRetentionNow(knex: Knex, config: Config, now: () => Date = () => new Date()): Promise<RetentionRunJson> {
   const startedAt = now();
-  const cutoffs = retentionCutoffs(startedAt, retentionPolicy(config));
+  const cutoffs = retentionCutoffs(startedAt, retentionPolicy(config), await namespaceRetentionSeconds(knex, config.temporal.namespace));
   const run = await insertRetentionRun(knex, { taskQueue: config.TEMPORAL_TASK_QUEUE, trigger: 'manual', startedAt, ...cutoffs });
   await purgeForRun(knex, { ...run, auditCutoff: cutoffs.auditCutoff }, startedAt, { afterBatch: countPurged });
   return runJson(await finishRetentionRun(knex, run.id, now()));

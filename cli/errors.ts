@@ -3,7 +3,7 @@ import { describeError } from '../lib/describe-error';
 import { withoutRefusedValues } from '../lib/database-error';
 import { formatPathError } from '../lib/validation';
 import { PartnerRequestError } from '../application/partner-operator';
-import { ErasureNotStartedError, ErasureRequestError } from '../application/erasure';
+import { ErasureNotFoundError, ErasureNotStartedError, ErasureRequestError } from '../application/erasure';
 import { TokenRequestError } from '../application/tokens';
 import { WebhookConflictError, WebhookNotFoundError, WebhookStartConflictError } from '../application/operation-errors';
 import { WebhookQueryError } from '../application/webhook-filter';
@@ -55,7 +55,7 @@ export function failureOf(error: unknown, command: FailedCommand, { verbose = fa
   if (error instanceof PartnerRequestError) return usage(error.message);
   // One line, without the usage: the request is clear, one of its values is not.
   if (error instanceof ErasureRequestError || error instanceof TokenRequestError || error instanceof AuditQueryError) return { exitCode: EXIT.usage, message: `partner-service ${command.name}: ${error.message}` };
-  if (error instanceof ErasureNotStartedError) return failure(error.message);
+  if (error instanceof ErasureNotStartedError || error instanceof ErasureNotFoundError) return failure(error.message);
   // A setting the operator must fix, like a bad argument: 2, its one line (a start error, no usage to show).
   if (error instanceof ConfigError) return { exitCode: EXIT.usage, message: error.message };
   if (error instanceof CommandFailure) return failure(error.message);

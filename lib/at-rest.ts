@@ -1,26 +1,32 @@
 import { createHash } from 'node:crypto';
 import { AesGcmOpenError, openBytes, sealBytes } from './aes-gcm';
 import type { Config, PayloadEncryptionKey } from './config';
+import type { SubjectIndexKey } from './subject-index';
 
 // How personal data rests in PostgreSQL: a webhook's body and a partner's response excerpt are sealed with
 // PAYLOAD_ENCRYPTION_KEYS (the keys of Temporal's payload codec: the first encrypts, every listed key decrypts),
-// or kept in clear without keys; the subject index hashes under SUBJECT_INDEX_KEY (lib/subject-index.ts).
+// or kept in clear without keys; the subject index hashes under SUBJECT_INDEX_KEYS (lib/subject-index.ts).
 
 /**
- * The subject index's key when SUBJECT_INDEX_KEY is unset (local development): public, so an index made with
- * it protects nothing, and the start says so. Fixed, so a later setting of the variable is a deliberate change.
+ * The subject index's key of `partner-service start`'s development mode: public, so an index made with it
+ * protects nothing, and the start says so. Fixed, so a later setting of the variable is a deliberate change.
  */
 export const DEVELOPMENT_SUBJECT_INDEX_KEY = createHash('sha256').update('partner-integration-service development subject index key').digest();
+
+/** The development key as a listed key: `partner-service start` registers it for a deployment with no key of its own. */
+export const DEVELOPMENT_INDEX_KEY: SubjectIndexKey = { id: 'development', key: DEVELOPMENT_SUBJECT_INDEX_KEY };
 
 export interface DataAtRest {
   /** Empty: bodies and excerpts are stored in clear. */
   readonly keys: readonly PayloadEncryptionKey[];
-  readonly subjectSecret: Buffer;
-  /** True when SUBJECT_INDEX_KEY is unset and the public development key hashes the index. */
-  readonly developmentSubjectKey: boolean;
+  /**
+   * SUBJECT_INDEX_KEYS (or SUBJECT_INDEX_KEY as `default`), newest first; empty when neither is set. Which of
+   * them a process may use is the deployment's to say (application/subject-index-keys.ts).
+   */
+  readonly subjectKeys: readonly SubjectIndexKey[];
 }
 
-type AtRestSettings = Pick<Config, 'PAYLOAD_ENCRYPTION_KEYS' | 'SUBJECT_INDEX_KEY'>;
+type AtRestSettings = Pick<Config, 'PAYLOAD_ENCRYPTION_KEYS' | 'SUBJECT_INDEX_KEYS' | 'SUBJECT_INDEX_KEY'>;
 const built = new WeakMap<AtRestSettings, DataAtRest>();
 
 /** The at-rest settings of a configuration; one value per configuration object, since the worker reads it per attempt. */
@@ -29,8 +35,7 @@ export function dataAtRest(config: AtRestSettings): DataAtRest {
   if (!atRest) {
     atRest = {
       keys: config.PAYLOAD_ENCRYPTION_KEYS ?? [],
-      subjectSecret: config.SUBJECT_INDEX_KEY ?? DEVELOPMENT_SUBJECT_INDEX_KEY,
-      developmentSubjectKey: config.SUBJECT_INDEX_KEY === undefined,
+      subjectKeys: config.SUBJECT_INDEX_KEYS ?? (config.SUBJECT_INDEX_KEY ? [{ id: 'default', key: config.SUBJECT_INDEX_KEY }] : []),
     };
     built.set(config, atRest);
   }

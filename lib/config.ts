@@ -49,24 +49,31 @@ export interface PayloadEncryptionKey {
   readonly key: Buffer;
 }
 
-/** `keyId:base64key` pairs, space-separated; each key 32 bytes (AES-256). The first encrypts, all decrypt. */
-const payloadEncryptionKeys = z
-  .string()
-  .transform((s) => s.split(/\s+/).filter(Boolean))
-  .pipe(
-    z
-      .array(
-        z
-          .string()
-          .regex(/^[A-Za-z0-9._-]{1,64}:[A-Za-z0-9+/]+={0,2}$/, { message: 'must be keyId:base64key pairs separated by spaces (ids of A-Z a-z 0-9 . _ -)' })
-          .transform((pair): PayloadEncryptionKey => {
-            const colon = pair.indexOf(':');
-            return { id: pair.slice(0, colon), key: Buffer.from(pair.slice(colon + 1), 'base64') };
-          })
-          .refine(({ key }) => key.length === 32, { message: 'must each hold a 256-bit key: 32 bytes in base64 (openssl rand -base64 32)' }),
-      )
-      .refine((keys) => new Set(keys.map((k) => k.id)).size === keys.length, { message: 'must not repeat a key id' }),
-  );
+/**
+ * `keyId:base64key` pairs, space-separated, newest first; each key `minBytes` to `maxBytes` long. The first
+ * writes, every listed key reads.
+ */
+const keyList = (minBytes: number, maxBytes: number, sizeMessage: string) =>
+  z
+    .string()
+    .transform((s) => s.split(/\s+/).filter(Boolean))
+    .pipe(
+      z
+        .array(
+          z
+            .string()
+            .regex(/^[A-Za-z0-9._-]{1,64}:[A-Za-z0-9+/]+={0,2}$/, { message: 'must be keyId:base64key pairs separated by spaces (ids of A-Z a-z 0-9 . _ -)' })
+            .transform((pair): PayloadEncryptionKey => {
+              const colon = pair.indexOf(':');
+              return { id: pair.slice(0, colon), key: Buffer.from(pair.slice(colon + 1), 'base64') };
+            })
+            .refine(({ key }) => key.length >= minBytes && key.length <= maxBytes, { message: sizeMessage }),
+        )
+        .refine((keys) => new Set(keys.map((k) => k.id)).size === keys.length, { message: 'must not repeat a key id' }),
+    );
+
+/** AES-256 keys: the first encrypts, all decrypt. */
+const payloadEncryptionKeys = keyList(32, 32, 'must each hold a 256-bit key: 32 bytes in base64 (openssl rand -base64 32)');
 
 /** Browser origins (scheme, host, optional port), separated by commas or spaces. */
 const corsOrigins = z
@@ -134,7 +141,12 @@ const envSchema = z.object({
   SCIM_BEARER_TOKEN: secret.optional(),
   INTERNAL_API_TOKEN: secret.optional(),
   PAYLOAD_ENCRYPTION_KEYS: payloadEncryptionKeys.optional(),
-  /** The subject index's HMAC key (lib/subject-index.ts); unset: a fixed development key, and the start says so. */
+  /**
+   * The subject index's HMAC keys (lib/subject-index.ts), newest first: the first indexes, an erasure searches
+   * under all. Unset: only `partner-service start`'s development mode indexes, with the public development key.
+   */
+  SUBJECT_INDEX_KEYS: keyList(32, 64, 'must each hold 32 to 64 bytes in base64 (openssl rand -base64 32)').optional(),
+  /** One index key: the same as SUBJECT_INDEX_KEYS `default:<key>`. */
   SUBJECT_INDEX_KEY: z
     .string()
     .regex(/^[A-Za-z0-9+/]+={0,2}$/, { message: 'must be base64 (openssl rand -base64 32)' })
@@ -176,6 +188,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const issue = parsed.error.issues[0];
     const variable = String(issue.path[0]);
     throw new ConfigError(`Invalid configuration: ${variable} ${issue.message}`);
+  }
+  if (parsed.data.SUBJECT_INDEX_KEYS && parsed.data.SUBJECT_INDEX_KEY) {
+    throw new ConfigError('Invalid configuration: set SUBJECT_INDEX_KEYS or SUBJECT_INDEX_KEY, not both (SUBJECT_INDEX_KEY=K is SUBJECT_INDEX_KEYS=default:K)');
   }
   if (parsed.data.WEBHOOK_LOG_RETENTION_DAYS < parsed.data.WEBHOOK_PAYLOAD_RETENTION_DAYS) {
     throw new ConfigError('Invalid configuration: WEBHOOK_LOG_RETENTION_DAYS must be at least WEBHOOK_PAYLOAD_RETENTION_DAYS (a row outlives its body)');

@@ -26,6 +26,7 @@ const REDACTED_PATHS = [
   'config.CODEC_AUTH_TOKEN',
   'config.PAYLOAD_ENCRYPTION_KEYS',
   'config.SUBJECT_INDEX_KEY',
+  'config.SUBJECT_INDEX_KEYS',
   'config.DATABASE_URL',
 ];
 

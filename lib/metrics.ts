@@ -210,6 +210,15 @@ export const countStartsInDoubtWith = databaseCountGauge(
   'Stored webhooks without a run for longer than WEBHOOK_START_DOUBT_SECONDS (the whole deployment, from PostgreSQL)',
 );
 
+/**
+ * Erasures still pending 15 minutes after they were requested (ERASURE_OVERDUE_SECONDS): their record's
+ * `pending_reason` says why, and ErasureOverdue alerts (docs/personal-data.md#stuck-erasures).
+ */
+export const countOverdueErasuresWith = databaseCountGauge(
+  'partner_service_erasures_overdue',
+  'Erasures pending for more than 15 minutes since their request (the whole deployment, from PostgreSQL)',
+);
+
 /** How the worker resolved a start in doubt: `recorded` (Temporal had the run) or `removed` (it had none: the row went). */
 export const webhookStartResolutions = counterOf(
   'partner_service_webhook_start_resolutions_total',

@@ -4,6 +4,7 @@ import type { DataAtRest } from '../lib/at-rest';
 import type { AttemptOutcome } from '../lib/delivery';
 import type { HoldState } from '../lib/partner-states';
 import { CLAIM_GATE_COLUMNS, claimGateCtes, ensureGate, slotWait, type ClaimGateRow, type GateClaim, type SlotWait } from './partner-gate';
+import { indexKeysOf } from './subject-index-keys';
 import { asAttemptOutcome, ATTEMPT_COLUMNS, newWebhookRow, openAttempt, setRunIds, type AttemptRow, type NewWebhook } from './webhook-rows';
 
 // The attempt's claim: the one statement before each POST, in which the partner gate (store/partner-gate.ts)
@@ -33,7 +34,7 @@ export type AttemptClaim =
  */
 export async function claimAttempt(knex: Knex, atRest: DataAtRest, webhook: NewWebhook, attempt: number, gate: GateClaim): Promise<AttemptClaim> {
   // A run another Temporal client started has no row yet: the claim writes it, told of its start already.
-  const row = newWebhookRow(webhook, true, atRest);
+  const row = newWebhookRow(webhook, true, atRest, (await indexKeysOf(knex, atRest)).writeWith);
   const [claimed] = await runSql<ClaimRow>(
     knex,
     prepared(

@@ -38,11 +38,22 @@ export const auditCutoff = (now: Date, policy: Pick<RetentionPolicy, 'auditDays'
 
 const daysBefore = (now: Date, days: number): Date => new Date(now.getTime() - days * DAY_MS);
 
-/** The cutoffs of a run at `now` under the configured days of retention. */
-export function retentionCutoffs(now: Date, policy: RetentionPolicy): PurgeCutoffs {
+/**
+ * Days a row outlives Temporal's own retention of its closed run: Temporal deletes expired runs in the
+ * background, so a row goes only once its run is surely gone (an erasure finds a run through its row).
+ */
+export const TEMPORAL_RETENTION_MARGIN_DAYS = 1;
+
+/**
+ * The cutoffs of a run at `now` under the configured days of retention. A row goes after WEBHOOK_LOG_RETENTION_DAYS,
+ * or after the namespace's retention (`temporalRetentionSeconds`) and a day, whichever is later.
+ */
+export function retentionCutoffs(now: Date, policy: RetentionPolicy, temporalRetentionSeconds = 0): PurgeCutoffs {
+  const runGoneBy = new Date(now.getTime() - temporalRetentionSeconds * 1000 - (temporalRetentionSeconds ? TEMPORAL_RETENTION_MARGIN_DAYS * DAY_MS : 0));
+  const logCutoff = daysBefore(now, policy.logDays);
   return {
     payloadCutoff: daysBefore(now, policy.payloadDays),
-    logCutoff: daysBefore(now, policy.logDays),
+    logCutoff: runGoneBy < logCutoff ? runGoneBy : logCutoff,
     auditCutoff: auditCutoff(now, policy),
   };
 }

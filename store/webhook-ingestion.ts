@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { prepared, runSql, sql } from '../db/sql';
 import type { DataAtRest } from '../lib/at-rest';
+import { indexKeysOf } from './subject-index-keys';
 import { asStoredWebhook, newWebhookRow, STORED_WEBHOOK_COLUMNS, WebhookRowMissingError, type NewWebhook, type StoredWebhook, type StoredWebhookRow } from './webhook-rows';
 
 // Ingestion's SQL: a new event claims its row, the call that started its run reports the start (the 202-or-200
@@ -13,7 +14,7 @@ import { asStoredWebhook, newWebhookRow, STORED_WEBHOOK_COLUMNS, WebhookRowMissi
  * id derived from it) is known. Ingestion writes its rows with claimEvent, the worker with claimAttempt.
  */
 export async function insertWebhook(knex: Knex, atRest: DataAtRest, webhook: NewWebhook): Promise<boolean> {
-  const row = newWebhookRow(webhook, false, atRest);
+  const row = newWebhookRow(webhook, false, atRest, (await indexKeysOf(knex, atRest)).writeWith);
   // No conflict target: webhook_id derives from event_id, so a concurrent twin can clash on either key.
   const inserted = await runSql(knex, sql`INSERT INTO webhook_events (${row.columns}) VALUES (${row.values}) ON CONFLICT DO NOTHING RETURNING id`);
   return inserted.length === 1;
@@ -35,7 +36,7 @@ export type EventClaim =
  * A row a concurrent call committed after this statement began is not seen: `gone`, and the caller asks again.
  */
 export async function claimEvent(knex: Knex, atRest: DataAtRest, webhook: NewWebhook): Promise<EventClaim> {
-  const row = newWebhookRow(webhook, false, atRest);
+  const row = newWebhookRow(webhook, false, atRest, (await indexKeysOf(knex, atRest)).writeWith);
   const [found] = await runSql<StoredWebhookRow>(
     knex,
     prepared(
@@ -107,8 +108,8 @@ export async function insertRedelivery(
   const { webhookId, workflowId, originalId, key } = redelivery;
   const rows = await runSql<{ id: string }>(
     knex,
-    sql`INSERT INTO webhook_events (id, event_id, event_type, action, company_id, body, body_sealed, body_key_id, subject_keys, accepted_at, workflow_id, redelivery_of, redelivery_key)
-     SELECT ${webhookId}, event_id, event_type, action, company_id, body, body_sealed, body_key_id, subject_keys, accepted_at, ${workflowId}, id, ${key}
+    sql`INSERT INTO webhook_events (id, event_id, event_type, action, company_id, body, body_sealed, body_key_id, subject_keys, subject_key_id, accepted_at, workflow_id, redelivery_of, redelivery_key)
+     SELECT ${webhookId}, event_id, event_type, action, company_id, body, body_sealed, body_key_id, subject_keys, subject_key_id, accepted_at, ${workflowId}, id, ${key}
        FROM webhook_events WHERE id = ${originalId} AND payload_removed_at IS NULL
      ON CONFLICT (redelivery_of, redelivery_key) DO NOTHING RETURNING id`,
   );

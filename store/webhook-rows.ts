@@ -2,7 +2,7 @@ import { joinSql, raw, sql, type SqlFragment } from '../db/sql';
 import { companyIdOf } from '../events/company-id';
 import { envelopeBody, type WebhookEnvelope } from '../events/envelope';
 import { openText, sealText, type DataAtRest } from '../lib/at-rest';
-import { eventSubjectKeys } from '../lib/subject-index';
+import { eventSubjectKeys, type SubjectIndexKey } from '../lib/subject-index';
 import type { EventAction, EventType, SignedLinkKind, WebhookStatus } from '../lib/vocabulary';
 import type { AttemptOutcome, AttemptRecord, WebhookRef } from '../lib/delivery';
 
@@ -22,11 +22,17 @@ export type NewWebhook = WebhookRef & { readonly event: WebhookEnvelope; readonl
 
 /**
  * The columns a new webhook_events row is written with, and their values: the event's columns, the exact body
- * every attempt sends (sealed when keys are set), the subject index's keys, its Temporal ids. `startReported`:
+ * every attempt sends (sealed when keys are set), the subject index's keys under `indexKey` (and its id), its
+ * Temporal ids. `startReported`:
  * no call of the API may answer 202 for it (a worker writes the row of a run another Temporal client started,
  * and that client was told of the start).
  */
-export function newWebhookRow(webhook: NewWebhook, startReported: boolean, atRest: DataAtRest): { columns: SqlFragment; values: SqlFragment } {
+export function newWebhookRow(
+  webhook: NewWebhook,
+  startReported: boolean,
+  atRest: DataAtRest,
+  indexKey: SubjectIndexKey,
+): { columns: SqlFragment; values: SqlFragment } {
   const body = sealText(atRest, envelopeBody(webhook.event));
   const values: Record<string, SqlFragment> = {
     id: sql`${webhook.webhookId}::uuid`,
@@ -37,7 +43,8 @@ export function newWebhookRow(webhook: NewWebhook, startReported: boolean, atRes
     body: sql`${body.clear}::json`,
     body_sealed: sql`${body.sealed}::bytea`,
     body_key_id: sql`${body.keyId}::text`,
-    subject_keys: sql`${eventSubjectKeys(atRest.subjectSecret, webhook.event)}::text[]`,
+    subject_keys: sql`${eventSubjectKeys(indexKey.key, webhook.event)}::text[]`,
+    subject_key_id: sql`${indexKey.id}::text`,
     workflow_id: sql`${webhook.workflowId}::text`,
     run_id: sql`${webhook.runId}::text`,
     is_test: sql`${webhook.isTest}::boolean`,

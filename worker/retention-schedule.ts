@@ -45,16 +45,14 @@ export async function ensureRetentionSchedule(connection: NativeConnection, conf
 }
 
 /**
- * Temporal keeps a closed run, with the event in its history, for the namespace's retention: longer than
- * WEBHOOK_PAYLOAD_RETENTION_DAYS means the body outlives its purge there (encrypted with
- * PAYLOAD_ENCRYPTION_KEYS, but kept). One warning line at start says so; undefined when Temporal does not say.
+ * Temporal keeps a closed run, with the event in its history, for the namespace's retention (`retentionSeconds`):
+ * longer than WEBHOOK_PAYLOAD_RETENTION_DAYS means the body outlives its purge there (encrypted with
+ * PAYLOAD_ENCRYPTION_KEYS, but kept). One warning line at start says so; undefined otherwise.
  */
-export async function namespaceRetentionWarning(connection: NativeConnection, config: Config): Promise<string | undefined> {
+export function namespaceRetentionWarning(retentionSeconds: number | undefined, config: Config): string | undefined {
   const namespace = config.temporal.namespace;
-  const answer = await connection.workflowService.describeNamespace({ namespace });
-  const ttl = answer.config?.workflowExecutionRetentionTtl;
-  if (!ttl?.seconds) return undefined;
-  const days = Number(ttl.seconds.toString()) / (DAY_MS / 1000);
+  if (!retentionSeconds) return undefined;
+  const days = retentionSeconds / (DAY_MS / 1000);
   if (days <= config.WEBHOOK_PAYLOAD_RETENTION_DAYS) return undefined;
   return (
     `Temporal namespace ${namespace} keeps closed workflow runs for ${days} days, longer than WEBHOOK_PAYLOAD_RETENTION_DAYS ` +

@@ -21,9 +21,11 @@ import { countWaitingDeliveries } from '../application/delivery-log';
 import { partnerSnapshot } from '../application/partner-operator';
 import { runPartnerRecovery } from '../application/partner-recovery';
 import { createTemporalGateway } from '../application/temporal-gateway';
-import { countStartsInDoubtWith, countWaitingWebhooksWith, observeOldestBodyWith, observePartnerWith } from '../lib/metrics';
+import { countOverdueErasuresWith, countStartsInDoubtWith, countWaitingWebhooksWith, observeOldestBodyWith, observePartnerWith } from '../lib/metrics';
 import { countStartsInDoubt, runStartResolution } from '../application/start-resolution';
-import { oldestStoredBody } from '../application/retention';
+import { countOverdueErasures } from '../application/erasure';
+import { oldestStoredBody, recordNamespaceRetention } from '../application/retention';
+import { readNamespaceRetention } from '../temporal/namespace-retention';
 import { RETENTION_INTERVAL, retentionScheduleId } from '../lib/retention';
 import { ensureRetentionSchedule, namespaceRetentionWarning } from './retention-schedule';
 import { probePartner } from '../activities/partner-probe';
@@ -77,6 +79,7 @@ export function webhookWorkerOptions(
     knex,
     logger: logger.child({ component: 'webhook-activities' }),
     draining,
+    workflowService: connection.workflowService,
   });
   const common = { connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config), ...deploymentOptions(config) };
   const { sinks, activityInterceptors } = workerTracing();
@@ -115,7 +118,7 @@ export function webhookWorkerOptions(
         recordAttempt,
         recordOutcome,
         ...createErasureActivities({ config: () => config, knex, workflowService: connection.workflowService }),
-        ...createRetentionActivities({ config: () => config, knex }),
+        ...createRetentionActivities({ config: () => config, knex, workflowService: connection.workflowService }),
       },
       tuner: {
         workflowTaskSlotSupplier: fixedSlots(1),
@@ -179,6 +182,7 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
   observePartnerWith(() => partnerSnapshot(deps.knex, config));
   observeOldestBodyWith(() => oldestStoredBody(deps.knex), config.WEBHOOK_PAYLOAD_RETENTION_DAYS);
   countStartsInDoubtWith(() => countStartsInDoubt(deps.knex, config.WEBHOOK_START_DOUBT_SECONDS));
+  countOverdueErasuresWith(() => countOverdueErasures(deps.knex));
   const done = (async () => {
     // Its count of rows under retired keys reads PostgreSQL; the lines that need no query come first.
     const reported = reportDataAtRest(deps.knex, config, logger);
@@ -198,7 +202,7 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
       try {
         const added = await ensureSearchAttributes(connection, config.temporal.namespace);
         if (added.length) logger.info({ namespace: config.temporal.namespace, added }, 'registered the webhook search attributes');
-        await setUpRetention(connection, config, logger);
+        await setUpRetention(connection, deps);
         // On stop, attempts still waiting for a slot start no POST: only those in flight finish.
         const options = webhookWorkerOptions(deps, connection, abort.signal);
         const workers = await createWorkersUnlessStopping([options.delivery, options.records], stopping);
@@ -259,11 +263,12 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
 }
 
 /**
- * The retention schedule of this task queue (created, or updated to this worker's settings), and one warning
- * line when Temporal keeps closed runs longer than the payload retention. Neither stops delivery: a failure
+ * The retention schedule of this task queue (created, or updated to this worker's settings), the namespace's
+ * retention recorded for the log purge, and one warning line when Temporal keeps closed runs longer than the
+ * payload retention. Neither stops delivery: a failure
  * is logged, and the next start tries again.
  */
-async function setUpRetention(connection: NativeConnection, config: Config, logger: Logger): Promise<void> {
+async function setUpRetention(connection: NativeConnection, { config, logger, knex }: WorkerDependencies): Promise<void> {
   const scheduleId = retentionScheduleId(config.TEMPORAL_TASK_QUEUE);
   try {
     const outcome = await ensureRetentionSchedule(connection, config);
@@ -272,7 +277,10 @@ async function setUpRetention(connection: NativeConnection, config: Config, logg
     logger.error({ err: error, scheduleId }, 'the retention schedule could not be created or updated: the purge does not run on its own until a worker starts with it');
   }
   try {
-    const warning = await namespaceRetentionWarning(connection, config);
+    const retentionSeconds = await readNamespaceRetention(connection.workflowService, config.temporal.namespace);
+    // The log purge keeps a row while Temporal may still hold its run (docs/personal-data.md#temporals-copy).
+    if (retentionSeconds !== undefined) await recordNamespaceRetention(knex, config.temporal.namespace, retentionSeconds);
+    const warning = namespaceRetentionWarning(retentionSeconds, config);
     if (warning) logger.warn(warning);
   } catch (error) {
     logger.warn({ err: error }, 'could not read the Temporal namespace retention (DescribeNamespace)');

@@ -1,20 +1,19 @@
-import { ApplicationFailure, continueAsNew, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
+import { continueAsNew, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { ErasureActivities } from '../activities/erasure';
 import { recordsTaskQueue, type EraseSubjectInput, type ErasureSummary } from './types';
 
-/** How often the erasure asks Temporal whether its deleted runs are gone (deletion is asynchronous). */
-const GONE_CHECK_INTERVAL = '5 seconds';
-/** Checks between two rounds of deletes of the runs still there (every 2 minutes). */
-const CHECKS_PER_DELETE_ROUND = 24;
-/** Checks before the erasure gives up (30 minutes) and stays pending, for an operator to look at. */
-const MAX_GONE_CHECKS = 360;
+/** How often the erasure sweeps Temporal in its first 15 minutes (deletion is asynchronous, starts settle within ~75 s). */
+const SWEEP_INTERVAL = '5 seconds';
+/** Sweeps at that pace (15 minutes); after them an erasure is overdue (the ErasureOverdue alert) and sweeps every minute. */
+const QUICK_SWEEPS = 180;
+const SLOW_SWEEP_INTERVAL = '1 minute';
 
 /**
- * Erases one subject's webhooks (the erasures row it is started for names the subject's HMAC and company):
+ * Erases one subject's webhooks (the erasures row it is started for names the subject's HMACs and company):
  * the subject index completed for older rows, then one transaction that cancels, removes and records
- * (store/erasure-steps.ts), then every recorded run deleted from Temporal and waited for until Temporal no
- * longer knows it, then the record completed. All I/O is in the activities, each idempotent, so a crash
- * anywhere resumes from the history and the record.
+ * (store/erasure-steps.ts), then sweeps until Temporal serves no run of any of their workflow ids and every
+ * start is settled, then the record completed. It never gives up: a pending erasure says why on its record.
+ * All I/O is in the activities, each idempotent, so a crash anywhere resumes from the history and the record.
  */
 export async function eraseSubject(input: EraseSubjectInput): Promise<ErasureSummary> {
   const { erasureId } = input;
@@ -24,19 +23,20 @@ export async function eraseSubject(input: EraseSubjectInput): Promise<ErasureSum
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
   });
 
-  for (let cursor = await act.indexUnindexedWebhooks(input.indexedUpTo ?? null); cursor !== null; cursor = await act.indexUnindexedWebhooks(cursor)) {
-    if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof eraseSubject>({ ...input, indexedUpTo: cursor });
-  }
-  const counts = await act.eraseSubjectWebhooks(erasureId);
-  let deleted = await act.deleteErasureRuns(erasureId, false);
-  while (deleted.more) deleted = await act.deleteErasureRuns(erasureId, false);
-  for (let check = 1; (await act.checkErasureRunsGone(erasureId)) > 0; check++) {
-    if (check >= MAX_GONE_CHECKS) {
-      throw ApplicationFailure.nonRetryable('runs deleted 30 minutes ago are still known to Temporal: the erasure stays pending', 'ErasureRunsRemain');
+  if (!input.sweeping) {
+    for (let cursor = await act.indexUnindexedWebhooks(input.indexedUpTo ?? null); cursor !== null; cursor = await act.indexUnindexedWebhooks(cursor)) {
+      if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof eraseSubject>({ ...input, indexedUpTo: cursor });
     }
-    if (check % CHECKS_PER_DELETE_ROUND === 0) await act.deleteErasureRuns(erasureId, true);
-    await sleep(GONE_CHECK_INTERVAL);
+  }
+  // Idempotent: after a continue-as-new it returns the counts the record holds.
+  const counts = await act.eraseSubjectWebhooks(erasureId);
+  let sweeps = input.sweeps ?? 0;
+  let sweep = await act.sweepErasureRuns(erasureId);
+  while (sweep.left > 0) {
+    await sleep(++sweeps < QUICK_SWEEPS ? SWEEP_INTERVAL : SLOW_SWEEP_INTERVAL);
+    if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof eraseSubject>({ erasureId, sweeping: true, sweeps });
+    sweep = await act.sweepErasureRuns(erasureId);
   }
   await act.completeErasure(erasureId);
-  return { erasureId, ...counts, runsDeleted: deleted.runsDeleted };
+  return { erasureId, ...counts, runsDeleted: sweep.runsDeleted };
 }

@@ -54,6 +54,10 @@ export interface EraseSubjectInput {
   readonly erasureId: string;
   /** Set by a continue-as-new during the index: the id the index goes on after. */
   readonly indexedUpTo?: string;
+  /** Set by a continue-as-new while sweeping Temporal: the index and the erasing step are done. */
+  readonly sweeping?: boolean;
+  /** Sweeps made before the continue-as-new, so the pace goes on where it was. */
+  readonly sweeps?: number;
 }
 
 /** What an erasure did, as its workflow returns it. */

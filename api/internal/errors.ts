@@ -9,6 +9,7 @@ import { AuditQueryError } from '../../application/audit-log';
 import { PartnerRequestError } from '../../application/partner-operator';
 import { ErasureNotFoundError, ErasureNotStartedError, ErasureRequestError } from '../../application/erasure';
 import { StoredTextDecryptionError } from '../../lib/at-rest';
+import { SubjectIndexKeyError } from '../../lib/subject-index';
 import { IngestionOverloadedError } from '../../application/start-admission';
 import { ingestRefusals } from '../../lib/metrics';
 
@@ -54,6 +55,11 @@ function asInternalApiError(error: unknown): InternalApiError | undefined {
     // Not a fault of the request: the data rests under a key the service was started without.
     return new InternalApiError(500, { detail: 'The webhook\'s data cannot be read with the keys this service was started with; an operator must list its key again.', reason: error.message });
   }
+  if (error instanceof SubjectIndexKeyError) {
+    // This process's configuration, not the request: another replica, or this one once fixed, takes it.
+    const detail = `This process cannot index personal data as the deployment does (${error.message}): nothing was stored. An operator must fix its configuration.`;
+    return new InternalApiError(503, { detail, reason: error.code }, { 'Retry-After': '30' });
+  }
   if (error instanceof ErasureNotStartedError) {
     const body = { detail: error.message, reason: error.reason, ...(error.outcomeUnknown && { erasure_id: error.erasureId }) };
     return new InternalApiError(503, body, { 'Retry-After': '30' });
@@ -85,7 +91,7 @@ export const countIngestRefusals: Middleware = async function countIngestRefusal
   try {
     await next();
   } catch (error) {
-    if (error instanceof IngestionOverloadedError || error instanceof TemporalUnavailableError) ingestRefusals.inc({ reason: error.code });
+    if (error instanceof IngestionOverloadedError || error instanceof TemporalUnavailableError || error instanceof SubjectIndexKeyError) ingestRefusals.inc({ reason: error.code });
     throw error;
   }
 };

@@ -25,7 +25,7 @@ export const erasureSuite: BenchmarkSuite = {
   name: 'erasure',
   title: 'Erasure on request',
   async run({ knex, databaseUrl, progress }) {
-    const keys = Array.from({ length: SUBJECTS }, (_, i) => subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'candidate_id', `c-${i}`));
+    const keys = Array.from({ length: SUBJECTS }, (_, i) => subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'candidate_id', `c-${i}`)!);
     progress(`erasure: seeding ${ROWS.toLocaleString('en')} delivered webhooks`);
     const seededAt = performance.now();
     await knex.raw(
@@ -73,7 +73,7 @@ export const erasureSuite: BenchmarkSuite = {
     }
     // The workflow's heaviest step, on the same table: one subject's 1,000 rows erased in one transaction.
     const erasureId = randomUUID();
-    await insertErasure(knex, { id: erasureId, subjectKind: 'candidate_id', subjectKey: keys[SUBJECTS - 1], companyId: null, requestedBy: 'bench' });
+    await insertErasure(knex, { id: erasureId, subjectKind: 'candidate_id', subjectKeys: [keys[SUBJECTS - 1]], keyIds: ['development'], companyId: null, requestedBy: 'bench' });
     const erasingAt = performance.now();
     const counts = await eraseSubjectWebhooks(knex, erasureId);
     const erasingMs = performance.now() - erasingAt;

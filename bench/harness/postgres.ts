@@ -5,6 +5,7 @@ import path from 'node:path';
 import { createKnex, ensureDatabase, type Knex } from '../../db/database';
 import { startEmbeddedPostgres } from '../../db/embedded-postgres';
 import { migrateLatest } from '../../db/migrate';
+import { registerDevelopmentIndexKey } from '../../store/subject-index-keys';
 import { raw, runSql } from '../../db/sql';
 
 /** The PostgreSQL server benchmarks run on: BENCH_DATABASE_URL's, or an embedded one in a temporary directory. */
@@ -27,6 +28,8 @@ export async function withBenchDatabase<T>(serverUrl: string, name: string, body
   const knex = createKnex(databaseUrl);
   try {
     await migrateLatest(knex);
+    // A development deployment, as `partner-service start` makes one: the bench's processes run without index keys.
+    await registerDevelopmentIndexKey(knex);
     return await body({ databaseUrl, knex });
   } finally {
     await knex.destroy();

@@ -7,6 +7,7 @@ import { eraseCommand } from './erase';
 import { importCommand } from './import';
 import { migrateCommand } from './migrate';
 import { partnerCommand } from './partner';
+import { personalDataCommand } from './personal-data';
 import { retentionCommand } from './retention';
 import { startCommand } from './start';
 import { tokensCommand } from './tokens';
@@ -14,4 +15,4 @@ import { webhooksCommand } from './webhooks';
 import { workerCommand } from './worker';
 
 /** Every `partner-service` subcommand, in the order `--help` lists them. */
-export const commands: readonly Command[] = [startCommand, apiCommand, workerCommand, migrateCommand, importCommand, appsCommand, webhooksCommand, partnerCommand, tokensCommand, eraseCommand, retentionCommand, auditCommand, dbCommand];
+export const commands: readonly Command[] = [startCommand, apiCommand, workerCommand, migrateCommand, importCommand, appsCommand, webhooksCommand, partnerCommand, tokensCommand, eraseCommand, personalDataCommand, retentionCommand, auditCommand, dbCommand];

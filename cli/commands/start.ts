@@ -4,6 +4,8 @@ import { bootstrap, cleanUpOnFailure, openMigratedDatabase } from '../bootstrap'
 import { startApiServer } from '../../api/server';
 import { uiCodecEndpoint } from '../../api/codec/router';
 import type { Config } from '../../lib/config';
+import { dataAtRest } from '../../lib/at-rest';
+import { registerDevelopmentIndexKey } from '../../application/index-keys';
 import { createTemporalGateway } from '../../application/temporal-gateway';
 import { importDemoDirectoryIfEmpty } from '../../directory/demo-directory';
 import { preferPort, provideLocalTemporal } from '../../temporal/local-temporal';
@@ -40,6 +42,8 @@ export const startCommand: Command = {
       const database = await openMigratedDatabase(runtime);
       throwIfStopping(signal);
       await importDemoDirectoryIfEmpty(database.knex, logger);
+      // Development mode: with no index key set, a deployment that never had one indexes with the public development key.
+      if (!dataAtRest(runtime.config).subjectKeys.length) await registerDevelopmentIndexKey(database.knex);
       throwIfStopping(signal);
       const codecEndpoint = localCodecEndpoint(runtime.config);
       const temporal = await provideLocalTemporal(runtime.config, logger, undefined, {

@@ -16,6 +16,7 @@ import * as partnerGate from './014_partner_gate';
 import * as personalData from './015_personal_data';
 import * as tokensAndAudit from './016_tokens_and_audit';
 import * as startsInDoubt from './017_starts_in_doubt';
+import * as erasureCompleteness from './018_erasure_completeness';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -41,4 +42,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['015_personal_data', personalData],
   ['016_tokens_and_audit', tokensAndAudit],
   ['017_starts_in_doubt', startsInDoubt],
+  ['018_erasure_completeness', erasureCompleteness],
 ];

@@ -62,7 +62,7 @@ export async function startContractStack(env: Record<string, string> = {}): Prom
     await seedDirectory(stack.db.knex);
     await seedWebhooks(stack.api.url);
     await insertErasure(stack.db.knex, {
-      id: SEEDED_ERASURE, subjectKind: 'candidate_id', subjectKey: subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'candidate_id', 'contract-nobody'), companyId: null, requestedBy: 'contract-seed',
+      id: SEEDED_ERASURE, subjectKind: 'candidate_id', subjectKeys: [subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'candidate_id', 'contract-nobody')!], keyIds: ['development'], companyId: null, requestedBy: 'contract-seed',
     });
     await stack.gateway.startErasure(SEEDED_ERASURE);
   } catch (error) {

@@ -2,7 +2,7 @@
 // text that cannot be opened says (the key id, never the text).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { dataAtRest, DEVELOPMENT_SUBJECT_INDEX_KEY, openText, sealText, StoredTextDecryptionError } from '../../lib/at-rest';
+import { dataAtRest, openText, sealText, StoredTextDecryptionError } from '../../lib/at-rest';
 import { loadConfig } from '../../lib/config';
 
 const setting = (...ids: string[]) => ids.map((id) => `${id}:${randomBytes(32).toString('base64')}`);
@@ -14,18 +14,20 @@ describe('data at rest', () => {
   const underBA = dataAtRest(loadConfig({ PAYLOAD_ENCRYPTION_KEYS: `${b} ${a}` }));
   const underB = dataAtRest(loadConfig({ PAYLOAD_ENCRYPTION_KEYS: b }));
 
-  it('keeps a text in clear without keys, with the development subject key', () => {
+  it('keeps a text in clear without keys, and lists no index key', () => {
     const atRest = dataAtRest(loadConfig({}));
     assert.deepEqual(sealText(atRest, TEXT), { clear: TEXT, sealed: null, keyId: null });
-    assert.deepEqual([atRest.developmentSubjectKey, atRest.subjectSecret], [true, DEVELOPMENT_SUBJECT_INDEX_KEY]);
+    assert.deepEqual(atRest.subjectKeys, []);
     assert.equal(openText(atRest, { clear: TEXT, sealed: null, keyId: null }), TEXT);
     assert.deepEqual(sealText(atRest, null), { clear: null, sealed: null, keyId: null });
   });
 
-  it('uses SUBJECT_INDEX_KEY when it is set, whatever the payload keys', () => {
-    const key = randomBytes(32);
-    const atRest = dataAtRest(loadConfig({ SUBJECT_INDEX_KEY: key.toString('base64'), PAYLOAD_ENCRYPTION_KEYS: a }));
-    assert.deepEqual([atRest.developmentSubjectKey, atRest.subjectSecret], [false, key]);
+  it('lists SUBJECT_INDEX_KEYS newest first, and SUBJECT_INDEX_KEY as the one key `default`, whatever the payload keys', () => {
+    const [key1, key2] = [randomBytes(32), randomBytes(48)];
+    const one = dataAtRest(loadConfig({ SUBJECT_INDEX_KEY: key1.toString('base64'), PAYLOAD_ENCRYPTION_KEYS: a }));
+    assert.deepEqual(one.subjectKeys, [{ id: 'default', key: key1 }]);
+    const two = dataAtRest(loadConfig({ SUBJECT_INDEX_KEYS: `k2:${key2.toString('base64')} k1:${key1.toString('base64')}` }));
+    assert.deepEqual(two.subjectKeys, [{ id: 'k2', key: key2 }, { id: 'k1', key: key1 }]);
   });
 
   it('seals with the first key: IV, ciphertext and tag, with its id beside; a fresh IV each time', () => {

@@ -1,7 +1,8 @@
-// WebhookBodiesPastRetention on a real Prometheus (as prometheus-live.test.ts) scraping `partner-service api`
-// and `partner-service worker` with one day of payload retention: silent while no body is past it, firing
-// within seconds of a finished webhook whose body is 3 days old, and resolved once `partner-service retention
-// run` has removed it.
+// The personal-data alerts on a real Prometheus (as prometheus-live.test.ts) scraping `partner-service api`
+// and `partner-service worker` with one day of payload retention. WebhookBodiesPastRetention: silent while no
+// body is past it, firing within seconds of a finished webhook whose body is 3 days old, and resolved once
+// `partner-service retention run` has removed it. ErasureOverdue: silent for an erasure pending 14 minutes,
+// firing for one pending 20 minutes (whose `erase status` says why), resolved once it completes.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
@@ -20,7 +21,7 @@ const RULES = path.join(__dirname, '..', '..', 'deploy', 'prometheus', 'partner-
 const TASK_QUEUE = 'retention-alert';
 const DAY_SECONDS = 86_400;
 
-describe('WebhookBodiesPastRetention on a real Prometheus scraping api and worker processes', function () {
+describe('WebhookBodiesPastRetention and ErasureOverdue on a real Prometheus scraping api and worker processes', function () {
   this.timeout(180_000);
   let work: string;
   let server: DevServer;
@@ -93,5 +94,31 @@ describe('WebhookBodiesPastRetention on a real Prometheus scraping api and worke
     assert.deepEqual((({ bodies_removed, rows_deleted }) => ({ bodies_removed, rows_deleted }))(JSON.parse(run.stdout)), { bodies_removed: 1, rows_deleted: 0 });
     await eventually('the alert resolved', async () => (await retentionAlerts()).length === 0, 30_000);
     assert.deepEqual(await sample('max(partner_service_oldest_stored_body_age_seconds)'), [0]);
+  });
+
+  it('ErasureOverdue: silent at 14 minutes pending, fires for an erasure pending 20 minutes, resolves once it completes', async () => {
+    const erasureAlerts = async () => (await prometheus!.alerts()).filter((a) => a.labels.alertname === 'ErasureOverdue');
+    const insertPending = async (minutes: number) => {
+      const id = randomUUID();
+      await db.knex('erasures').insert({
+        id, subject_kind: 'email', subject_key: 'k', subject_keys: ['k'], subject_key_ids: ['development'], requested_by: 'test',
+        requested_at: new Date(Date.now() - minutes * 60_000), pending_reason: 'waiting: Temporal still serves runs of 1 of its workflow ids (deleted; Temporal deletes asynchronously)',
+      });
+      return id;
+    };
+    await insertPending(14);
+    await eventually('the gauge scraped at 0', async () => (await sample('max(partner_service_erasures_overdue)'))[0] === 0, 30_000);
+    assert.deepEqual(await erasureAlerts(), []);
+    const overdue = await insertPending(20);
+    await eventually('ErasureOverdue firing', async () => (await erasureAlerts()).some((a) => a.state === 'firing'), 30_000);
+    const [alert] = await erasureAlerts();
+    assert.deepEqual([alert.labels, Number(alert.value)], [{ alertname: 'ErasureOverdue', severity: 'warning' }, 1]);
+    assert.match(alert.annotations.description, /^1 erasures requested more than 15 min ago are not completed/);
+    // What the operator reads next: the record's reason.
+    const status = await runCli(['erase', 'status', overdue], { PATH: process.env.PATH, DATABASE_URL: db.url });
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(JSON.parse(status.stdout).pending_reason, /^waiting: Temporal still serves runs/);
+    await db.knex('erasures').whereIn('id', [overdue]).update({ status: 'completed', completed_at: new Date(), pending_reason: null });
+    await eventually('ErasureOverdue resolved', async () => (await erasureAlerts()).length === 0, 30_000);
   });
 });

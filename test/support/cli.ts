@@ -52,11 +52,16 @@ export function waitForExit(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
 }
 
-/** Runs `partner-service ...args` from the sources (tsx, no build needed) with exactly `env` plus PATH; never rejects. */
-export async function runSourceCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+/**
+ * Runs `partner-service ...args` from the sources (tsx, no build needed) with exactly `env` plus PATH, and `stdin`
+ * as its standard input when given; never rejects.
+ */
+export async function runSourceCli(args: string[], env: Record<string, string>, stdin?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   const options = { cwd: path.join(__dirname, '..', '..'), env: { PATH: process.env.PATH ?? '', ...env } };
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--require', 'tsx/cjs', 'cli/main.ts', ...args], options);
+    const running = promisify(execFile)(process.execPath, ['--require', 'tsx/cjs', 'cli/main.ts', ...args], options);
+    if (stdin !== undefined) running.child.stdin?.end(stdin);
+    const { stdout, stderr } = await running;
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { createKnex, ensureDatabase, withDatabaseName } from '../../db/database';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../db/embedded-postgres';
 import { migrateLatest } from '../../db/migrate';
+import { registerDevelopmentIndexKey } from '../../store/subject-index-keys';
 
 /**
  * Mocha global fixtures: one PostgreSQL server for the run (TEST_DATABASE_URL's, or an embedded one),
@@ -31,6 +32,8 @@ export async function mochaGlobalSetup(): Promise<void> {
   const knex = createKnex(templateUrl);
   try {
     await migrateLatest(knex);
+    // Every test database is a development deployment (partner-service start's), unless a test says otherwise.
+    await registerDevelopmentIndexKey(knex);
   } finally {
     await knex.destroy();
   }

@@ -58,10 +58,10 @@ describe('an attempt of an erased webhook', function () {
   const attempts = () => db.knex('webhook_attempts').where({ webhook_id: ids.webhookId }).orderBy('attempt').select('attempt', 'http_status', 'response_body', 'response_body_sealed');
   /** The erasure's transaction, as its workflow runs it, for this event's candidate. */
   const erase = async () => {
-    await writeSubjectKeys(db.knex, [{ id: ids.webhookId, keys: eventSubjectKeys(DEVELOPMENT_SUBJECT_INDEX_KEY, toEnvelope(event)) }]);
+    await writeSubjectKeys(db.knex, [{ id: ids.webhookId, keys: eventSubjectKeys(DEVELOPMENT_SUBJECT_INDEX_KEY, toEnvelope(event)) }], 'development');
     const erasureId = randomUUID();
     const key = subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'candidate_id', (event.data as { candidate: { id: string } }).candidate.id);
-    await insertErasure(db.knex, { id: erasureId, subjectKind: 'candidate_id', subjectKey: key, companyId: null, requestedBy: 'test' });
+    await insertErasure(db.knex, { id: erasureId, subjectKind: 'candidate_id', subjectKeys: [key!], keyIds: ['development'], companyId: null, requestedBy: 'test' });
     return eraseSubjectWebhooks(db.knex, erasureId);
   };
 

@@ -7,19 +7,24 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { createErasureActivities } from '../../../activities/erasure';
 import { DEVELOPMENT_SUBJECT_INDEX_KEY } from '../../../lib/at-rest';
-import { subjectKey } from '../../../lib/subject-index';
 import { prepareWebhook } from '../../../application/start-webhook';
-import { createTemporalGateway } from '../../../application/temporal-gateway';
+import { acceptWebhook } from '../../../application/ingest';
+import { sendTestWebhook } from '../../../cli/send-test';
+import { dataAtRest } from '../../../lib/at-rest';
+import { normaliseSubject, subjectKey } from '../../../lib/subject-index';
+import { spawnSync } from 'node:child_process';
+import { createTemporalGateway, type TemporalGateway } from '../../../application/temporal-gateway';
 import { createLogger } from '../../../lib/logger';
 import { insertErasure } from '../../../store/erasures';
 import { erasureWorkflowId } from '../../../workflows/types';
 import candidateNew from '../../fixtures/events/candidate-new.json';
 import { startWebhookStack, type WebhookStack } from '../../support/webhook-stack';
 import { eventually } from '../../support/eventually';
-import { startTestWorker, testWorkflowBundle } from '../../support/temporal';
+import { requireTemporalBinary, startTestWorker, testWorkflowBundle } from '../../support/temporal';
 import { documentedAnswers, type Doc } from '../../support/openapi';
 
 const INTERNAL_TOKEN = 'erasure-internal-token-0123456';
+const PHONE_MESSAGE = 'must be a phone number: digits with its country code (+44 20 7946 0000), spaces and + - . ( ) / allowed';
 
 describe('erasure on request on the Temporal dev server', function () {
   this.timeout(180_000);
@@ -88,6 +93,28 @@ describe('erasure on request on the Temporal dev server', function () {
       .select('id', 'status', 'status_reason', 'body', 'body_sealed', 'payload_removed_reason', 'subject_keys', 'held_since', stack.db.knex.raw('finished_at IS NOT NULL AS finished'));
   const excerptsOf = async (ids: string[]) =>
     (await stack.db.knex('webhook_attempts').whereIn('webhook_id', ids).select('response_body', 'response_body_sealed')).map((a) => [a.response_body, a.response_body_sealed]);
+  /** Every run Temporal lists of a workflow id, open or closed. */
+  const runsOf = async (workflowId: string) => {
+    let runs = 0;
+    for await (const _ of stack.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs++;
+    return runs;
+  };
+  /** Every text, json, jsonb and bytea column (arrays of them too) of every table that holds one of `needles`. */
+  const columnsHolding = async (needles: string[]) => {
+    const columns = await stack.db.knex('information_schema.columns')
+      .where({ table_schema: 'public' })
+      .whereIn('udt_name', ['text', 'varchar', 'json', 'jsonb', 'bytea', '_text'])
+      .select('table_name', 'column_name', 'udt_name');
+    const found: string[] = [];
+    for (const { table_name: table, column_name: column, udt_name: type } of columns) {
+      const asText = type === 'bytea' ? `encode(??, 'escape')` : '??::text';
+      for (const needle of needles) {
+        const [{ n }] = await stack.db.knex(table).whereRaw(`lower(${asText}) LIKE ?`, [column, `%${needle.toLowerCase()}%`]).count({ n: '*' });
+        if (Number(n) > 0) found.push(`${table}.${column} holds ${needle}`);
+      }
+    }
+    return found;
+  };
   const knownToTemporal = async (workflowId: string) =>
     stack.client.workflow.getHandle(workflowId).describe().then(
       () => true,
@@ -125,7 +152,7 @@ describe('erasure on request on the Temporal dev server', function () {
       {
         erasure_id: erasureId, status: 'completed', subject_kind: 'candidate_id', company_id: null, requested_by: 'INTERNAL_API_TOKEN',
         requested_at: 'string', webhooks_found: 4, deliveries_cancelled: 1, bodies_removed: 4, runs_deleted: 4, runs_gone: 4,
-        completed_at: 'string', updated_at: 'string', status_url: statusUrl,
+        pending_reason: null, index_key_ids: ['development'], completed_at: 'string', updated_at: 'string', status_url: statusUrl,
       },
     );
 
@@ -140,7 +167,7 @@ describe('erasure on request on the Temporal dev server', function () {
     for (const { workflow_id: workflowId } of erased) assert.equal(await knownToTemporal(workflowId), false, workflowId);
     // The record keeps the subject's HMAC only.
     const record = await stack.db.knex('erasures').where({ id: erasureId }).first();
-    assert.equal(record.subject_key, subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'candidate_id', candidateId));
+    assert.deepEqual([record.subject_keys, record.subject_key_ids], [[subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'candidate_id', candidateId)], ['development']]);
     assert.equal(JSON.stringify(record).includes(candidateId), false);
     // The pending delivery's attempt 2 was due 10 s after attempt 1, long before the runs were gone.
     assert.equal(requestsFor(pending.webhook_id).length, 1);
@@ -149,7 +176,7 @@ describe('erasure on request on the Temporal dev server', function () {
     const [untouched] = await rowsOf([other.webhook_id]);
     assert.equal(untouched.status, 'delivered');
     assert.notEqual(untouched.body, null);
-    assert.equal(untouched.subject_keys.length, 3, "the candidate id and the two addresses");
+    assert.equal(untouched.subject_keys.length, 4, 'the candidate id, the phone number and the two addresses');
     assert.equal(await knownToTemporal(other.workflow_id), true);
 
     // The erasure's own history replays with today's workflow code: deterministic, its timers included.
@@ -185,12 +212,84 @@ describe('erasure on request on the Temporal dev server', function () {
     assert.equal(await knownToTemporal(inOther.workflow_id), true);
   });
 
+  it('erases one person wherever they appear, by each subject kind: no byte left in PostgreSQL, no run in Temporal, no POST afterwards', async () => {
+    const marker = randomUUID().slice(0, 8);
+    const person = { candidateId: `c-${marker}`, email: `Jörg.${marker}@Müller.example`, phone: `+44 20 7946 ${marker.replace(/\D/g, '').padEnd(4, '7').slice(0, 4)}` };
+    const phoneDigits = normaliseSubject('phone', person.phone)!;
+    const eventOf = (candidate: Record<string, unknown>) => {
+      const event = candidateEvent(`other-${randomUUID()}`, `other-${randomUUID()}@example.org`);
+      Object.assign(event.data.candidate, { phone_number: '+1 555 0100', request_author: { email: 'recruiter@acme.example', first_name: 'R', last_name: 'R' } }, candidate);
+      return event;
+    };
+    const full = () => eventOf({ id: person.candidateId, email: person.email, phone_number: person.phone });
+    // A pending delivery waiting for its 100 s timer: two failed attempts.
+    const twice = full();
+    answers.set(prepareWebhook(twice).webhookId, 500);
+    const waitingLong = await accept(twice);
+    const delivered1 = await delivered(full());
+    const failed = await waiting(full());
+    const redelivery = (await call('POST', `/internal/v1/webhooks/${delivered1.webhook_id}/redeliver`)).body as { webhook_id: string; workflow_id: string };
+    await stack.client.workflow.getHandle(redelivery.workflow_id).result();
+    // A run reset in Temporal UI's way: a second run of the same workflow id.
+    const reset = await delivered(full());
+    const temporal = requireTemporalBinary('temporal');
+    const resetRun = spawnSync(temporal, ['workflow', 'reset', '--address', stack.server.address, '-w', reset.workflow_id, '-t', 'FirstWorkflowTask', '--reason', 'erasure test', '-y'], { encoding: 'utf8' });
+    assert.equal(resetRun.status, 0, resetRun.stderr);
+    await eventually('two runs of the reset workflow id', async () => (await runsOf(reset.workflow_id)) === 2);
+    const testSend = await sendTestWebhook(stack.config, stack.db.knex, createLogger('silent'), full());
+    const asAuthor = await delivered(eventOf({ request_author: { email: person.email.toUpperCase(), first_name: 'J', last_name: 'M' } }));
+    const inMessage = await delivered(eventOf({ message: `Please write to me at ${person.email}, not the other one.` }));
+    const byPhone = await delivered(eventOf({ phone_number: person.phone.replace(/ /g, '-') }));
+    const other = await delivered(eventOf({}));
+    await eventually('the long wait: the second attempt failed', async () => (await stack.db.knex('webhook_attempts').where({ webhook_id: waitingLong.webhook_id })).length === 2, 30_000);
+
+    // A start held in flight while the erasure of the candidate id runs (its row is written, its run not yet).
+    const heldStart = { release: () => {} };
+    const held = new Promise<void>((resolve) => (heldStart.release = resolve));
+    const slowGateway: TemporalGateway = { ...stack.gateway, start: async (webhook) => (await held, stack.gateway.start(webhook)) };
+    const inFlightEvent = eventOf({ id: person.candidateId });
+    const inFlight = acceptWebhook(stack.db.knex, dataAtRest(stack.config), slowGateway, prepareWebhook(inFlightEvent));
+    await eventually('the in-flight row written', async () => (await rowsOf([prepareWebhook(inFlightEvent).webhookId])).length === 1);
+
+    // One after the other, so each one's counts are its own: what one erased, the next no longer finds.
+    const byEmail = await erase({ email: person.email });
+    await completed(byEmail.body.erasure_id);
+    const byPhoneNumber = await erase({ phone: person.phone });
+    await completed(byPhoneNumber.body.erasure_id);
+    const byId = await erase({ candidate_id: person.candidateId });
+    for (const response of [byEmail, byPhoneNumber, byId]) assert.equal(response.status, 202, JSON.stringify(response.body));
+    // The id's erasure waits for the start it cannot settle yet, and says so.
+    await eventually('the id erasure waiting for the start', async () => /webhook starts are not settled yet/.test((await call('GET', `/internal/v1/erasures/${byId.body.erasure_id}`)).body.pending_reason ?? ''));
+    assert.equal((await call('GET', `/internal/v1/erasures/${byId.body.erasure_id}`)).body.status, 'pending');
+    heldStart.release();
+    const started = await inFlight.then((w) => ({ webhook_id: w.webhookId, workflow_id: w.workflowId }));
+    const views = [await completed(byEmail.body.erasure_id), await completed(byPhoneNumber.body.erasure_id), await completed(byId.body.erasure_id)];
+    assert.deepEqual(views.map((v) => [v.subject_kind, v.webhooks_found, v.pending_reason]), [['email', 8, null], ['phone', 1, null], ['candidate_id', 1, null]]);
+    const afterCompletion = stack.partner.requests.length;
+
+    const erased = [waitingLong, delivered1, failed, redelivery, reset, asAuthor, inMessage, byPhone, started];
+    for (const { workflow_id: workflowId } of erased) {
+      assert.equal(await runsOf(workflowId), 0, `Temporal lists no run of ${workflowId}`);
+      assert.equal(await knownToTemporal(workflowId), false, workflowId);
+    }
+    const needles = [person.candidateId, marker, phoneDigits.slice(-7), person.phone];
+    assert.deepEqual(await columnsHolding(needles), [], 'no text, json or bytea column holds the person');
+    const [testRow] = await rowsOf([testSend.webhook_id]);
+    assert.deepEqual([testRow.body, testRow.payload_removed_reason], [null, 'erasure'], 'the test send is erased too');
+    // Another person's webhook is untouched.
+    const [untouched] = await rowsOf([other.webhook_id]);
+    assert.deepEqual([untouched.status, untouched.body === null, await knownToTemporal(other.workflow_id)], ['delivered', false, true]);
+    // No POST of theirs afterwards: the pending ones' timers would have fired within these seconds if their runs lived.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    assert.deepEqual(stack.partner.requests.slice(afterCompletion).filter((r) => r.body.includes(marker)), []);
+  });
+
   it('each step run twice changes nothing the second time, and a workflow started after the erasing step completes from the record', async () => {
     const candidateId = `c-${randomUUID()}`;
     const pending = await waiting(candidateEvent(candidateId, `resume-${randomUUID()}@example.org`));
     const erasureId = randomUUID();
     await insertErasure(stack.db.knex, {
-      id: erasureId, subjectKind: 'candidate_id', subjectKey: subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'candidate_id', candidateId), companyId: null, requestedBy: 'test',
+      id: erasureId, subjectKind: 'candidate_id', subjectKeys: [subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'candidate_id', candidateId)!], keyIds: ['development'], companyId: null, requestedBy: 'test',
     });
     const steps = createErasureActivities({ config: () => stack.config, knex: stack.db.knex, workflowService: stack.native.workflowService });
     // Index, then erase: twice each, as a retry after a lost reply would.
@@ -207,9 +306,8 @@ describe('erasure on request on the Temporal dev server', function () {
     const view = await completed(erasureId);
     assert.deepEqual([view.webhooks_found, view.deliveries_cancelled, view.bodies_removed, view.runs_deleted, view.runs_gone], [1, 1, 1, 1, 1]);
     assert.equal(await knownToTemporal(pending.workflow_id), false);
-    // A deleted run's delete and check again: "not found" counts as done.
-    assert.deepEqual(await steps.deleteErasureRuns(erasureId, true), { runsDeleted: 1, more: false });
-    assert.equal(await steps.checkErasureRunsGone(erasureId), 0);
+    // A sweep again finds nothing left: every workflow id is gone.
+    assert.deepEqual(await steps.sweepErasureRuns(erasureId), { left: 0, unsettled: 0, runsDeleted: 1 });
     // The erasure's own run is kept, completed, with its summary.
     const summary = await stack.client.workflow.getHandle(erasureWorkflowId(erasureId)).result();
     assert.deepEqual(summary, { erasureId, ...counts, runsDeleted: 1 });
@@ -227,7 +325,7 @@ describe('erasure on request on the Temporal dev server', function () {
     try {
       const erasureId = randomUUID();
       await insertErasure(stack.db.knex, {
-        id: erasureId, subjectKind: 'candidate_id', subjectKey: subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'candidate_id', candidateId), companyId: null, requestedBy: 'test',
+        id: erasureId, subjectKind: 'candidate_id', subjectKeys: [subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'candidate_id', candidateId)!], keyIds: ['development'], companyId: null, requestedBy: 'test',
       });
       await gateway.startErasure(erasureId);
       const record = () => stack.db.knex('erasures').where({ id: erasureId }).first();
@@ -263,10 +361,10 @@ describe('erasure on request on the Temporal dev server', function () {
     assert.equal(await steps.indexUnindexedWebhooks(null), null);
     const unindexed = await stack.db.knex('webhook_events').whereNull('subject_keys').whereNull('payload_removed_at').count({ n: '*' });
     assert.equal(Number(unindexed[0].n), 0);
-    const key = subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'candidate_id', candidateId);
+    const key = subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'candidate_id', candidateId)!;
     const found = await stack.db.knex('webhook_events').whereRaw('subject_keys @> ARRAY[?::text]', [key]).count({ n: '*' });
     assert.equal(Number(found[0].n), rows);
-    const byAddress = await stack.db.knex('webhook_events').whereRaw('subject_keys @> ARRAY[?::text]', [subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'email', 'old-77@example.org')]).count({ n: '*' });
+    const byAddress = await stack.db.knex('webhook_events').whereRaw('subject_keys @> ARRAY[?::text]', [subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'email', 'old-77@example.org')!]).count({ n: '*' });
     assert.equal(Number(byAddress[0].n), 1);
     await stack.db.knex('webhook_events').where('workflow_id', 'like', 'old-run-%').del();
   });
@@ -292,10 +390,16 @@ describe('erasure on request on the Temporal dev server', function () {
     it('answers 400 with one error per problem, and records nothing', async () => {
       const before = await count();
       const cases: Array<[unknown, object]> = [
-        [{}, invalid([{ path: '(root)', message: 'give candidate_id or email' }])],
-        [{ candidate_id: 'c-1', email: 'a@example.org' }, invalid([{ path: '(root)', message: 'give candidate_id or email, not both' }])],
-        [[], invalid([{ path: '(root)', message: 'must be an object with candidate_id or email' }])],
-        [{ email: '' }, invalid([{ path: 'email', message: 'must be an e-mail address' }])],
+        [{}, invalid([{ path: '(root)', message: 'give candidate_id, email or phone' }])],
+        [{ candidate_id: 'c-1', email: 'a@example.org' }, invalid([{ path: '(root)', message: 'give one of candidate_id, email or phone, not several' }])],
+        [{ email: 'a@example.org', phone: '+44 20 7946 0000' }, invalid([{ path: '(root)', message: 'give one of candidate_id, email or phone, not several' }])],
+        [[], invalid([{ path: '(root)', message: 'must be an object with candidate_id, email or phone' }])],
+        [{ phone: 'call me' }, invalid([{ path: 'phone', message: PHONE_MESSAGE }])],
+        [{ phone: '12345' }, invalid([{ path: 'phone', message: PHONE_MESSAGE }])],
+        [{ phone: 44 }, invalid([{ path: 'phone', message: 'must be a string' }])],
+        [{ candidate_id: '   ' }, invalid([{ path: 'candidate_id', message: 'must not be blank' }])],
+        [{ subject: 'x' }, invalid([{ path: '(root)', message: 'give candidate_id, email or phone' }])],
+        [{ email: '' }, invalid([{ path: 'email', message: 'must not be empty' }])],
         [{ email: 'not an address' }, invalid([{ path: 'email', message: 'must be an e-mail address' }])],
         [{ candidate_id: '' }, invalid([{ path: 'candidate_id', message: 'must not be empty' }])],
         [{ candidate_id: 7 }, invalid([{ path: 'candidate_id', message: 'must be a string' }])],

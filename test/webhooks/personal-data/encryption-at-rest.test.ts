@@ -33,7 +33,7 @@ const echo = (body: string) => {
 };
 
 /** The worker's start lines about how data rests, as `level message`. */
-const DEVELOPMENT_KEY_LINE = '40 SUBJECT_INDEX_KEY is not set: the erasure index is keyed with the public development key';
+const DEVELOPMENT_KEY_LINE = '40 SUBJECT_INDEX_KEYS is not set: the erasure index is keyed with the public development key';
 const encryptedWith = (keyId: string) => `30 webhook bodies and response excerpts are stored encrypted (AES-256-GCM) with key ${keyId}`;
 
 interface LogLine {
@@ -142,6 +142,7 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
     assert.deepEqual([row.body_sealed, row.body_key_id], [null, null]);
     assert.deepEqual(row.subject_keys, [
       subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'candidate_id', candidate.id),
+      subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'phone', candidate.phone_number),
       subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'email', candidate.email),
       subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'email', candidate.request_author.email),
     ]);

@@ -90,6 +90,15 @@ describe('retention purge (store/retention-purge.ts, a controlled clock)', funct
     });
   });
 
+  it("keeps a row while Temporal may still hold its run: past the namespace's retention and a day, when that is longer than the log's", () => {
+    const policy = { payloadDays: 30, logDays: 90, auditDays: 365 };
+    const day = 86_400;
+    assert.deepEqual(retentionCutoffs(NOW, policy, 120 * day).logCutoff, new Date('2026-07-28T12:00:00.000Z'), '121 days before');
+    assert.deepEqual(retentionCutoffs(NOW, policy, 30 * day), cutoffs, "a namespace that keeps runs 30 days: the log's 90 days rule");
+    assert.deepEqual(retentionCutoffs(NOW, policy, 89 * day), cutoffs, '89 days and the day of margin: still the log retention');
+    assert.deepEqual(retentionCutoffs(NOW, policy, 0), cutoffs, 'no namespace recorded: no worker ever closed a run');
+  });
+
   it('removes the body and the response excerpts of a finished webhook past payload retention, and keeps its row, attempts and status', async () => {
     const clear = await seed({ kind: 'delivered', daysAgo: 31 });
     const sealed = await seed({ kind: 'failed', daysAgo: 45, sealed: true });

@@ -65,6 +65,10 @@ describe('retention schedule and workflow (a real dev server, two workers)', fun
     assert.deepEqual(outcomes, ['retention schedule created', 'retention schedule updated']);
   });
 
+  it("records the namespace's retention for the log purge, which keeps a row while Temporal may hold its run", async () => {
+    assert.deepEqual(await db.knex('temporal_namespaces').select('namespace', 'retention_seconds'), [{ namespace: 'default', retention_seconds: 3 * 86_400 }]);
+  });
+
   it('warns once per worker when Temporal keeps closed runs longer than the payload retention', () => {
     for (const { entries } of logs) {
       const warnings = entries().filter((e) => e.level === 40 && /keeps closed workflow runs/.test(e.msg));

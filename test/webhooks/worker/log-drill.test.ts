@@ -224,7 +224,7 @@ describe('log drill: no personal data in any log line of the service at LOG_LEVE
     assert.equal(refusedErase.code, 2, refusedErase.stderr);
     const strayAddress = await cli('erase', retried.email);
     assert.equal(strayAddress.code, 2, strayAddress.stderr);
-    assert.ok(strayAddress.stderr.includes('unexpected argument: give the subject as --candidate-id ID or --email ADDRESS'), strayAddress.stderr);
+    assert.ok(strayAddress.stderr.includes('unexpected argument: give the subject as --candidate-id ID, --email ADDRESS or --phone NUMBER'), strayAddress.stderr);
     const byApi = await call('POST', '/erasures', { candidate_id: redelivered.id });
     assert.equal(byApi.status, 202);
     const [byCli] = await Promise.all([
