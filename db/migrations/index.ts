@@ -16,6 +16,7 @@ import * as partnerGate from './014_partner_gate';
 import * as personalData from './015_personal_data';
 import * as tokensAndAudit from './016_tokens_and_audit';
 import * as startsInDoubt from './017_starts_in_doubt';
+import * as encryptionAtRest from './019_encryption_at_rest';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -41,4 +42,6 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['015_personal_data', personalData],
   ['016_tokens_and_audit', tokensAndAudit],
   ['017_starts_in_doubt', startsInDoubt],
+  // 018 is reserved for a change on another branch.
+  ['019_encryption_at_rest', encryptionAtRest],
 ];
