@@ -27,16 +27,16 @@ async function readEncryptedSince(knex: Knex): Promise<Date | null> {
  * first keyed one started (the start report counts such rows; `keys reseal` seals them).
  */
 const UNSET_FOR_MS = 1_000;
-/** A set fact is kept for the process's life: it is never unset. */
-let keyedSince: Date | undefined;
-let unsetUntil = 0;
+/** Per database (a knex instance): a set fact is kept for the process's life, since it is never unset. */
+const known = new WeakMap<Knex, { keyedSince?: Date; unsetUntil: number }>();
 
 /** Throws EncryptionRequiredError when this process has no keys and the deployment is keyed; else nothing. */
 export async function refuseClearWriteIfKeyed(knex: Knex, atRest: DataAtRest): Promise<void> {
   if (atRest.keys.length) return;
-  if (!keyedSince && Date.now() >= unsetUntil) {
-    keyedSince = (await readEncryptedSince(knex)) ?? undefined;
-    unsetUntil = Date.now() + UNSET_FOR_MS;
+  let fact = known.get(knex);
+  if (!fact?.keyedSince && Date.now() >= (fact?.unsetUntil ?? 0)) {
+    fact = { keyedSince: (await readEncryptedSince(knex)) ?? undefined, unsetUntil: Date.now() + UNSET_FOR_MS };
+    known.set(knex, fact);
   }
-  if (keyedSince) throw new EncryptionRequiredError(keyedSince);
+  if (fact?.keyedSince) throw new EncryptionRequiredError(fact.keyedSince);
 }
