@@ -5,9 +5,14 @@ import { EncryptionRequiredError, type DataAtRest } from '../lib/at-rest';
 // Whether this deployment is keyed: PostgreSQL records when a process with PAYLOAD_ENCRYPTION_KEYS first
 // started (migration 019), and a process without keys then writes no body or excerpt in clear.
 
-/** Records that the deployment is keyed, once; later calls change nothing. */
+/** A database not migrated to 019 yet (`migrate` and the worker open it before migrating, or without): undefined_table. */
+const notMigratedYet = (error: unknown) => (error as { code?: string } | null)?.code === '42P01';
+
+/** Records that the deployment is keyed, once; later calls change nothing. Before migration 019, the next start records it. */
 export async function recordEncryptedSince(knex: Knex): Promise<void> {
-  await runSql(knex, sql`INSERT INTO data_at_rest_settings DEFAULT VALUES ON CONFLICT DO NOTHING`);
+  await runSql(knex, sql`INSERT INTO data_at_rest_settings DEFAULT VALUES ON CONFLICT DO NOTHING`).catch((error: unknown) => {
+    if (!notMigratedYet(error)) throw error;
+  });
 }
 
 /** When the deployment became keyed, or null. A database not migrated to 019 yet is not keyed. */
@@ -16,7 +21,7 @@ async function readEncryptedSince(knex: Knex): Promise<Date | null> {
     const [row] = await runSql<{ encrypted_since: Date }>(knex, sql`SELECT encrypted_since FROM data_at_rest_settings`);
     return row?.encrypted_since ?? null;
   } catch (error) {
-    if ((error as { code?: string }).code === '42P01') return null;
+    if (notMigratedYet(error)) return null;
     throw error;
   }
 }
