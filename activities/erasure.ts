@@ -122,7 +122,7 @@ export function createErasureActivities({ config, knex, workflowService }: Erasu
  */
 function openedBody(atRest: DataAtRest, row: UnindexedRow): WebhookEnvelope | undefined {
   try {
-    return openBody(atRest, row) ?? undefined;
+    return openBody(atRest, row.id, row) ?? undefined;
   } catch (error) {
     if (error instanceof StoredTextDecryptionError) return undefined;
     throw error;

@@ -36,7 +36,7 @@ export async function reindexSubjects(knex: Knex, atRest: DataAtRest, progress: 
     const rows = await rowsToReindex(knex, writeWith.id, after, REINDEX_BATCH);
     const rekeyed = rows.flatMap((row) => {
       try {
-        const event = openBody(atRest, row);
+        const event = openBody(atRest, row.id, row);
         return event ? [{ id: row.id, from: row.subject_key_id, keys: eventSubjectKeys(writeWith.key, event) }] : [];
       } catch (error) {
         if (!(error instanceof StoredTextDecryptionError)) throw error;

@@ -5,6 +5,7 @@ import { StartAbortedError, throwIfStopping } from '../lib/abort';
 import { shutdownTracing } from '../lib/tracing';
 import { openDatabase, type Database } from '../db/database';
 import { migrateLatest } from '../db/migrate';
+import { recordKeyedDeployment } from '../application/keyed-deployment';
 import { commandLogLevel } from './log-level';
 import { subcommandOf, type Command } from './command';
 
@@ -54,6 +55,7 @@ export async function openMigratedDatabase(runtime: Runtime, { migrate = true } 
     const applied = await migrateLatest(database.knex);
     if (applied.length) runtime.logger.info({ applied }, 'applied database migrations');
   }
+  await recordKeyedDeployment(database.knex, runtime.config);
   return database;
 }
 

@@ -1,10 +1,12 @@
 import { ConfigError } from '../lib/config-error';
+import { EncryptionRequiredError } from '../lib/at-rest';
 import { describeError } from '../lib/describe-error';
 import { withoutRefusedValues } from '../lib/database-error';
 import { formatPathError } from '../lib/validation';
 import { PartnerRequestError } from '../application/partner-operator';
 import { ErasureNotFoundError, ErasureNotStartedError, ErasureRequestError } from '../application/erasure';
 import { TokenRequestError } from '../application/tokens';
+import { KeysRequestError } from '../application/key-rotation';
 import { WebhookConflictError, WebhookNotFoundError, WebhookStartConflictError } from '../application/operation-errors';
 import { WebhookQueryError } from '../application/webhook-filter';
 import { AuditQueryError } from '../application/audit-log';
@@ -54,10 +56,12 @@ export function failureOf(error: unknown, command: FailedCommand, { verbose = fa
   if (error instanceof WebhookQueryError) return usage(error.errors.map(formatPathError).join('\n'));
   if (error instanceof PartnerRequestError) return usage(error.message);
   // One line, without the usage: the request is clear, one of its values is not.
-  if (error instanceof ErasureRequestError || error instanceof TokenRequestError || error instanceof AuditQueryError) return { exitCode: EXIT.usage, message: `partner-service ${command.name}: ${error.message}` };
+  if (error instanceof ErasureRequestError || error instanceof TokenRequestError || error instanceof AuditQueryError || error instanceof KeysRequestError) return { exitCode: EXIT.usage, message: `partner-service ${command.name}: ${error.message}` };
   if (error instanceof ErasureNotStartedError || error instanceof ErasureNotFoundError) return failure(error.message);
   // A setting the operator must fix, like a bad argument: 2, its one line (a start error, no usage to show).
   if (error instanceof ConfigError) return { exitCode: EXIT.usage, message: error.message };
+  // The same kind of fix: this process needs PAYLOAD_ENCRYPTION_KEYS (send, send-test, worker).
+  if (error instanceof EncryptionRequiredError) return { exitCode: EXIT.usage, message: `partner-service ${command.name}: ${error.message}` };
   if (error instanceof CommandFailure) return failure(error.message);
   if (error instanceof DirectoryImportError) return failure(['Import failed; nothing was written.', ...error.problems].join('\n'));
   if (error instanceof WebhookValidationError) return failure(['Invalid webhook event; nothing was sent.', ...error.errors.map(formatPathError)].join('\n'));

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { AesGcmOpenError, openBytes, sealBytes } from './aes-gcm';
 import type { Config, PayloadEncryptionKey } from './config';
 import type { SubjectIndexKey } from './subject-index';
+import { purposeKey } from './key-derivation';
 
 // How personal data rests in PostgreSQL: a webhook's body and a partner's response excerpt are sealed with
 // PAYLOAD_ENCRYPTION_KEYS (the keys of Temporal's payload codec: the first encrypts, every listed key decrypts),
@@ -46,17 +47,43 @@ export function dataAtRest(config: AtRestSettings): DataAtRest {
 export interface StoredText {
   readonly clear: string | null;
   readonly sealed: Buffer | null;
+  /** The stored key id: `v2:<id>` (current format) or `<id>` (legacy); see `storedKeyForm`. */
   readonly keyId: string | null;
 }
 
 const NOTHING: StoredText = { clear: null, sealed: null, keyId: null };
 
-/** Seals a text with the first key, or keeps it in clear when no key is set. */
-export function sealText(atRest: DataAtRest, text: string | null): StoredText {
+/**
+ * The current format's mark in a stored key id: sealed under the key derived for PostgreSQL rows (HKDF), with
+ * the row's binding as associated data. A stored id without it is the legacy format: the raw key, no binding.
+ * Configured ids cannot hold a colon, so the two forms never meet.
+ */
+const BOUND_FORMAT = 'v2:';
+
+/** The stored key id that text sealed now under `keyId` carries. */
+export const boundKeyId = (keyId: string): string => `${BOUND_FORMAT}${keyId}`;
+
+/** A stored key id read: the configured key's id, and whether it is the current, bound format. */
+export function storedKeyForm(stored: string): { readonly keyId: string; readonly bound: boolean } {
+  return stored.startsWith(BOUND_FORMAT) ? { keyId: stored.slice(BOUND_FORMAT.length), bound: true } : { keyId: stored, bound: false };
+}
+
+/**
+ * What a sealed text belongs to, authenticated as its associated data: a body to its webhook, an excerpt to
+ * its webhook and attempt. A ciphertext copied to another row, or from one column to the other, does not open.
+ * A redelivery is the same webhook to the partner (its webhook-id header is the original's) and its row holds the
+ * original's body as it rests, so a body binds to the original's id: `redeliveryOf` when the row is a redelivery.
+ */
+export const bodyBinding = (webhookId: string, redeliveryOf?: string | null): string => `webhook_events.body_sealed:${redeliveryOf ?? webhookId}`;
+export const excerptBinding = (webhookId: string, attempt: number): string => `webhook_attempts.response_body_sealed:${webhookId}:${attempt}`;
+
+/** Seals a text with the first key, bound to its row, or keeps it in clear when no key is set. */
+export function sealText(atRest: DataAtRest, text: string | null, binding: string): StoredText {
   if (text === null) return NOTHING;
   const [first] = atRest.keys;
   if (!first) return { clear: text, sealed: null, keyId: null };
-  return { clear: null, sealed: sealBytes(first.key, Buffer.from(text, 'utf8')), keyId: first.id };
+  const sealed = sealBytes(purposeKey(first.key, 'postgresRows'), Buffer.from(text, 'utf8'), Buffer.from(binding, 'utf8'));
+  return { clear: null, sealed, keyId: boundKeyId(first.id) };
 }
 
 /** A stored text that cannot be opened: its key is no longer listed, or the ciphertext fails its tag. */
@@ -67,17 +94,34 @@ export class StoredTextDecryptionError extends Error {
   }
 }
 
-/** The text of a stored value, whichever way it was stored; null when there is none. */
-export function openText(atRest: DataAtRest, stored: StoredText): string | null {
+/**
+ * A keyed deployment (PostgreSQL records since when) and a process without keys: it must not write a body or an
+ * excerpt in clear, so it writes nothing.
+ */
+export class EncryptionRequiredError extends Error {
+  constructor(readonly encryptedSince: Date) {
+    super(
+      `this deployment stores webhook bodies and response excerpts encrypted (since ${encryptedSince.toISOString()}), and PAYLOAD_ENCRYPTION_KEYS is not set in this process: nothing was written`,
+    );
+    this.name = 'EncryptionRequiredError';
+  }
+}
+
+/** The text of a stored value, whichever way it was stored; null when there is none. `binding`: its row's. */
+export function openText(atRest: DataAtRest, stored: StoredText, binding: string): string | null {
   if (stored.sealed === null) return stored.clear;
-  const key = atRest.keys.find(({ id }) => id === stored.keyId);
+  const { keyId, bound } = storedKeyForm(stored.keyId ?? '');
+  const key = atRest.keys.find(({ id }) => id === keyId);
   if (!key) {
-    throw new StoredTextDecryptionError(`a webhook body or response excerpt is sealed with key id "${stored.keyId}", which PAYLOAD_ENCRYPTION_KEYS no longer lists: list that key again to read it`);
+    throw new StoredTextDecryptionError(`a webhook body or response excerpt is sealed with key id "${keyId}", which PAYLOAD_ENCRYPTION_KEYS no longer lists: list that key again to read it`);
   }
   try {
-    return openBytes(key.key, stored.sealed).toString('utf8');
+    // The legacy format (before v2): the raw key, no binding; readable until `keys reseal` rewrites it.
+    const opened = bound ? openBytes(purposeKey(key.key, 'postgresRows'), stored.sealed, Buffer.from(binding, 'utf8')) : openBytes(key.key, stored.sealed);
+    return opened.toString('utf8');
   } catch (error) {
     if (!(error instanceof AesGcmOpenError)) throw error;
-    throw new StoredTextDecryptionError(`a webhook body or response excerpt sealed with key "${stored.keyId}" does not open: ${error.message}`);
+    const reason = bound && error.reason === 'authentication' ? 'it belongs to another row, or it was altered (or the key under this id changed)' : error.message;
+    throw new StoredTextDecryptionError(`a webhook body or response excerpt sealed with key "${keyId}" does not open: ${reason}`);
   }
 }

@@ -29,7 +29,7 @@ export const ATTEMPT_ERROR_CLASSES = ['timeout', 'connection_refused', 'dns', 't
  * Why POST /internal/v1/webhooks answered 503 (the body's `reason`; not stored): `overloaded` and
  * `temporal_unreachable` stored nothing; `outcome_unknown` may or may not have started the delivery.
  */
-export const INGEST_REFUSAL_REASONS = ['overloaded', 'temporal_unreachable', 'outcome_unknown', 'subject_index_key'] as const;
+export const INGEST_REFUSAL_REASONS = ['overloaded', 'temporal_unreachable', 'outcome_unknown', 'subject_index_key', 'encryption_required'] as const;
 export type IngestRefusalReason = (typeof INGEST_REFUSAL_REASONS)[number];
 
 /** What started an attempt: the retry schedule, or an operator's retry-now. */
@@ -60,6 +60,7 @@ export const AUDIT_ACTIONS = [
   'erasure.request',
   'token.create',
   'token.revoke',
+  'keys.reseal',
 ] as const;
 
 /** How an operator's change ended, on its audit row. */

@@ -3,6 +3,7 @@ import { prepared, runSql, sql } from '../db/sql';
 import type { DataAtRest } from '../lib/at-rest';
 import type { AttemptOutcome } from '../lib/delivery';
 import type { HoldState } from '../lib/partner-states';
+import { refuseClearWriteIfKeyed } from './at-rest-settings';
 import { CLAIM_GATE_COLUMNS, claimGateCtes, ensureGate, slotWait, type ClaimGateRow, type GateClaim, type SlotWait } from './partner-gate';
 import { indexKeysOf } from './subject-index-keys';
 import { asAttemptOutcome, ATTEMPT_COLUMNS, newWebhookRow, openAttempt, setRunIds, type AttemptRow, type NewWebhook } from './webhook-rows';
@@ -33,6 +34,7 @@ export type AttemptClaim =
  * erasure) is never claimed: `erased`.
  */
 export async function claimAttempt(knex: Knex, atRest: DataAtRest, webhook: NewWebhook, attempt: number, gate: GateClaim): Promise<AttemptClaim> {
+  await refuseClearWriteIfKeyed(knex, atRest);
   // A run another Temporal client started has no row yet: the claim writes it, told of its start already.
   const row = newWebhookRow(webhook, true, atRest, (await indexKeysOf(knex, atRest)).writeWith);
   const [claimed] = await runSql<ClaimRow>(
@@ -76,5 +78,5 @@ interface ClaimRow extends ClaimGateRow {
 /** An attempt claimed before this try: its recorded outcome, or lost (its POST may have reached the partner). */
 async function earlierClaim(knex: Knex, atRest: DataAtRest, webhookId: string, attempt: number): Promise<AttemptClaim> {
   const [recorded] = await runSql<AttemptRow>(knex, sql`SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts WHERE webhook_id = ${webhookId} AND attempt = ${attempt}`);
-  return recorded ? { kind: 'recorded', outcome: asAttemptOutcome(openAttempt(atRest, recorded)) } : { kind: 'lost' };
+  return recorded ? { kind: 'recorded', outcome: asAttemptOutcome(openAttempt(atRest, webhookId, recorded)) } : { kind: 'lost' };
 }

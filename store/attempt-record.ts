@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { prepared, raw, runSql, sql } from '../db/sql';
 import type { DataAtRest } from '../lib/at-rest';
 import type { RecordAttemptInput, RecordOutcomeInput, StoppedStatus } from '../lib/delivery';
+import { refuseClearWriteIfKeyed } from './at-rest-settings';
 import { feedGate, gateChange, type FedGateRow, type GateChange, type GateFeedback } from './partner-gate';
 import { attemptRow, setRunIds, WebhookRowMissingError } from './webhook-rows';
 
@@ -27,6 +28,7 @@ export async function storeAttempt(
   finish?: WebhookFinish,
   feedback?: GateFeedback,
 ): Promise<GateChange> {
+  await refuseClearWriteIfKeyed(knex, atRest);
   const finishing = finish ? sql`, status = ${unlessErased(finish.status)}, finished_at = COALESCE(finished_at, ${finish.finishedAt}::timestamptz)` : raw('');
   // An attempt in flight when an erasure removed the payload: its outcome is kept, its excerpt is not.
   const recorded = attemptRow(webhook, attempt, atRest, raw('row.keeps_payload'));

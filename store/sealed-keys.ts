@@ -1,24 +1,24 @@
 import type { Knex } from 'knex';
 import { runSql, sql } from '../db/sql';
 
-/** Bodies and response excerpts sealed under a key id outside `listedIds`: they can no longer be opened. */
-export interface UnlistedKeyCount {
-  readonly bodies: number;
-  readonly excerpts: number;
-  readonly keyIds: string[];
+/** How many bodies or excerpts rest one way: in clear (`storedKeyId` null) or under one stored key id. */
+export interface RestingTexts {
+  readonly kind: 'body' | 'excerpt';
+  /** As the row stores it: `v2:<id>` or a legacy `<id>` (lib/at-rest.ts, storedKeyForm); null: in clear. */
+  readonly storedKeyId: string | null;
+  readonly count: number;
 }
 
-/** Counts what rests under keys no longer listed; bodies through their partial key index. */
-export async function countSealedUnderUnlistedKeys(knex: Knex, listedIds: readonly string[]): Promise<UnlistedKeyCount> {
-  const [row] = await runSql<{ bodies: number; excerpts: number; key_ids: string[] | null }>(
+/** Counts the stored bodies and excerpts by stored key id, in clear ones included (one scan of each table). */
+export async function countRestingTexts(knex: Knex): Promise<RestingTexts[]> {
+  const rows = await runSql<{ kind: 'body' | 'excerpt'; stored_key_id: string | null; count: number }>(
     knex,
-    sql`WITH bodies AS (
-          SELECT body_key_id AS key_id FROM webhook_events WHERE body_key_id IS NOT NULL AND body_key_id <> ALL(${listedIds}::text[])
-        ), excerpts AS (
-          SELECT response_body_key_id AS key_id FROM webhook_attempts WHERE response_body_key_id IS NOT NULL AND response_body_key_id <> ALL(${listedIds}::text[])
-        )
-        SELECT (SELECT count(*)::int FROM bodies) AS bodies, (SELECT count(*)::int FROM excerpts) AS excerpts,
-               (SELECT array_agg(DISTINCT key_id ORDER BY key_id) FROM (SELECT key_id FROM bodies UNION SELECT key_id FROM excerpts) k) AS key_ids`,
+    sql`SELECT 'body' AS kind, body_key_id AS stored_key_id, count(*)::int AS count
+          FROM webhook_events WHERE body IS NOT NULL OR body_sealed IS NOT NULL GROUP BY body_key_id
+        UNION ALL
+        SELECT 'excerpt', response_body_key_id, count(*)::int
+          FROM webhook_attempts WHERE response_body IS NOT NULL OR response_body_sealed IS NOT NULL GROUP BY response_body_key_id
+        ORDER BY 1, 2`,
   );
-  return { bodies: row.bodies, excerpts: row.excerpts, keyIds: row.key_ids ?? [] };
+  return rows.map((row) => ({ kind: row.kind, storedKeyId: row.stored_key_id, count: row.count }));
 }

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { prepared, runSql, sql } from '../db/sql';
 import type { DataAtRest } from '../lib/at-rest';
+import { refuseClearWriteIfKeyed } from './at-rest-settings';
 import { indexKeysOf } from './subject-index-keys';
 import { asStoredWebhook, newWebhookRow, STORED_WEBHOOK_COLUMNS, WebhookRowMissingError, type NewWebhook, type StoredWebhook, type StoredWebhookRow } from './webhook-rows';
 
@@ -14,6 +15,7 @@ import { asStoredWebhook, newWebhookRow, STORED_WEBHOOK_COLUMNS, WebhookRowMissi
  * id derived from it) is known. Ingestion writes its rows with claimEvent, the worker with claimAttempt.
  */
 export async function insertWebhook(knex: Knex, atRest: DataAtRest, webhook: NewWebhook): Promise<boolean> {
+  await refuseClearWriteIfKeyed(knex, atRest);
   const row = newWebhookRow(webhook, false, atRest, (await indexKeysOf(knex, atRest)).writeWith);
   // No conflict target: webhook_id derives from event_id, so a concurrent twin can clash on either key.
   const inserted = await runSql(knex, sql`INSERT INTO webhook_events (${row.columns}) VALUES (${row.values}) ON CONFLICT DO NOTHING RETURNING id`);
@@ -36,6 +38,7 @@ export type EventClaim =
  * A row a concurrent call committed after this statement began is not seen: `gone`, and the caller asks again.
  */
 export async function claimEvent(knex: Knex, atRest: DataAtRest, webhook: NewWebhook): Promise<EventClaim> {
+  await refuseClearWriteIfKeyed(knex, atRest);
   const row = newWebhookRow(webhook, false, atRest, (await indexKeysOf(knex, atRest)).writeWith);
   const [found] = await runSql<StoredWebhookRow>(
     knex,

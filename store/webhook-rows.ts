@@ -1,7 +1,7 @@
 import { joinSql, raw, sql, type SqlFragment } from '../db/sql';
 import { companyIdOf } from '../events/company-id';
 import { envelopeBody, type WebhookEnvelope } from '../events/envelope';
-import { openText, sealText, type DataAtRest } from '../lib/at-rest';
+import { bodyBinding, excerptBinding, openText, sealText, type DataAtRest } from '../lib/at-rest';
 import { eventSubjectKeys, type SubjectIndexKey } from '../lib/subject-index';
 import type { EventAction, EventType, SignedLinkKind, WebhookStatus } from '../lib/vocabulary';
 import type { AttemptOutcome, AttemptRecord, WebhookRef } from '../lib/delivery';
@@ -33,7 +33,7 @@ export function newWebhookRow(
   atRest: DataAtRest,
   indexKey: SubjectIndexKey,
 ): { columns: SqlFragment; values: SqlFragment } {
-  const body = sealText(atRest, envelopeBody(webhook.event));
+  const body = sealText(atRest, envelopeBody(webhook.event), bodyBinding(webhook.webhookId, webhook.redeliveryOf));
   const values: Record<string, SqlFragment> = {
     id: sql`${webhook.webhookId}::uuid`,
     event_id: sql`${webhook.eventId}::text`,
@@ -56,22 +56,26 @@ export function newWebhookRow(
   return { columns: raw(Object.keys(values).join(', ')), values: joinSql(Object.values(values), ', ') };
 }
 
-/** The body's columns as a row holds them: in clear (`body`, a json column) or sealed; all null once removed. */
-export const BODY_COLUMNS = raw('body, body_sealed, body_key_id');
+/**
+ * The body's columns as a row holds them: in clear (`body`, a json column) or sealed; all null once removed.
+ * `redelivery_of` names the webhook a sealed body is bound to (lib/at-rest.ts, bodyBinding).
+ */
+export const BODY_COLUMNS = raw('body, body_sealed, body_key_id, redelivery_of');
 
 export interface BodyColumns {
   body: WebhookEnvelope | null;
   body_sealed: Buffer | null;
   body_key_id: string | null;
+  redelivery_of: string | null;
 }
 
 /**
  * The event a row holds, null once its body was removed. A json column's text, and so its key order, is what
  * the first request stored; a sealed body is that same text.
  */
-export function openBody(atRest: DataAtRest, row: BodyColumns): WebhookEnvelope | null {
+export function openBody(atRest: DataAtRest, webhookId: string, row: BodyColumns): WebhookEnvelope | null {
   if (row.body_sealed === null) return row.body;
-  return JSON.parse(openText(atRest, { clear: null, sealed: row.body_sealed, keyId: row.body_key_id })!) as WebhookEnvelope;
+  return JSON.parse(openText(atRest, { clear: null, sealed: row.body_sealed, keyId: row.body_key_id }, bodyBinding(webhookId, row.redelivery_of))!) as WebhookEnvelope;
 }
 
 /** A known webhook: its ids, its run once one is known, and the event exactly as it was first stored. */
@@ -109,7 +113,7 @@ export const asStoredWebhook = (row: StoredWebhookRow, atRest: DataAtRest): Stor
   workflowId: row.workflow_id,
   runId: row.run_id,
   startReported: row.start_reported,
-  event: openBody(atRest, row),
+  event: openBody(atRest, row.id, row),
   payloadRemovedAt: row.payload_removed_at,
   payloadRemovedReason: row.payload_removed_reason,
   acceptedAt: row.accepted_at,
@@ -126,7 +130,7 @@ export function attemptRow(
   atRest: DataAtRest,
   excerptIf?: SqlFragment,
 ): { columns: SqlFragment; values: SqlFragment } {
-  const excerpt = sealText(atRest, attempt.responseBody);
+  const excerpt = sealText(atRest, attempt.responseBody, excerptBinding(webhook.webhookId, attempt.attempt));
   const kept = (value: SqlFragment) => (excerptIf ? sql`CASE WHEN ${excerptIf} THEN ${value} END` : value);
   const values: Record<string, SqlFragment> = {
     attempt: sql`${attempt.attempt}::smallint`,
@@ -173,8 +177,8 @@ export interface AttemptRow extends AttemptView {
   response_body_key_id: string | null;
 }
 
-export function openAttempt(atRest: DataAtRest, { response_body_sealed: sealed, response_body_key_id: keyId, ...attempt }: AttemptRow): AttemptView {
-  return { ...attempt, response_body: openText(atRest, { clear: attempt.response_body, sealed, keyId }) };
+export function openAttempt(atRest: DataAtRest, webhookId: string, { response_body_sealed: sealed, response_body_key_id: keyId, ...attempt }: AttemptRow): AttemptView {
+  return { ...attempt, response_body: openText(atRest, { clear: attempt.response_body, sealed, keyId }, excerptBinding(webhookId, attempt.attempt)) };
 }
 
 export const asAttemptOutcome = (row: AttemptView): AttemptOutcome => ({
@@ -192,7 +196,7 @@ export const asAttemptOutcome = (row: AttemptView): AttemptOutcome => ({
 /** The columns of a webhook as the status URL shows it, with its attempts beside. */
 export const WEBHOOK_VIEW_COLUMNS = raw(
   `id AS webhook_id, event_id, event_type, action, company_id, workflow_id, run_id, status, status_reason, redelivery_of, is_test,
-   accepted_at, created_at, updated_at, finished_at, held_since, payload_removed_at, payload_removed_reason, ${BODY_COLUMNS.sql}`,
+   accepted_at, created_at, updated_at, finished_at, held_since, payload_removed_at, payload_removed_reason, body, body_sealed, body_key_id`,
 );
 
 /** A webhook as the status URL shows it, its body opened: `event` is null once the body was removed. */
@@ -219,10 +223,10 @@ export interface WebhookViewFields {
   event: WebhookEnvelope | null;
 }
 
-export type WebhookViewRow = Omit<WebhookViewFields, 'event'> & BodyColumns;
+export type WebhookViewRow = Omit<WebhookViewFields, 'event'> & Omit<BodyColumns, 'redelivery_of'>;
 
 export function openWebhookView(atRest: DataAtRest, { body, body_sealed, body_key_id, ...view }: WebhookViewRow): WebhookViewFields {
-  return { ...view, event: openBody(atRest, { body, body_sealed, body_key_id }) };
+  return { ...view, event: openBody(atRest, view.webhook_id, { body, body_sealed, body_key_id, redelivery_of: view.redelivery_of }) };
 }
 
 /** The SET list that gives a row its workflow and run ids, where it has none yet. */

@@ -24,7 +24,7 @@ export async function loadWebhookView(knex: Knex, atRest: DataAtRest, webhookId:
   const [row] = await runSql<WebhookViewRow>(knex, sql`SELECT ${WEBHOOK_VIEW_COLUMNS} FROM webhook_events WHERE id = ${webhookId}`);
   if (!row) return undefined;
   const attempts = await runSql<AttemptRow>(knex, sql`SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts WHERE webhook_id = ${webhookId} ORDER BY attempt`);
-  return { ...openWebhookView(atRest, row), attempts: attempts.map((attempt) => openAttempt(atRest, attempt)) };
+  return { ...openWebhookView(atRest, row), attempts: attempts.map((attempt) => openAttempt(atRest, webhookId, attempt)) };
 }
 
 export type WebhookView = WebhookViewFields & { readonly attempts: AttemptView[] };

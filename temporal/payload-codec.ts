@@ -2,11 +2,18 @@ import { METADATA_ENCODING_KEY, type Payload, type PayloadCodec } from '@tempora
 import { temporal } from '@temporalio/proto';
 import { AesGcmOpenError, openBytes, sealBytes } from '../lib/aes-gcm';
 import type { PayloadEncryptionKey } from '../lib/config';
+import { purposeKey } from '../lib/key-derivation';
 
 /** The `encoding` of a payload this codec encrypted; anything else is passed through by decode. */
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 /** Metadata naming the key that encrypted a payload, so a rotation can still decrypt older histories. */
 export const KEY_ID_METADATA = 'encryption-key-id';
+/**
+ * Metadata saying the payload was encrypted under the key derived for Temporal payloads (HKDF, lib/key-derivation.ts).
+ * Payloads written before it have none and were encrypted under the raw key: they still decode.
+ */
+export const KEY_DERIVATION_METADATA = 'encryption-key-derivation';
+export const KEY_DERIVATION = 'hkdf-sha256/temporal-payloads/v1';
 
 /** A payload that cannot be decrypted: unknown key id, truncated data, or a failed authentication tag. */
 export class PayloadDecryptionError extends Error {
@@ -43,9 +50,9 @@ export class AesGcmPayloadCodec implements PayloadCodec {
 
   private encrypt(payload: Payload): Payload {
     const { id, key } = this.encryptWith;
-    const data = sealBytes(key, temporal.api.common.v1.Payload.encode(payload).finish());
+    const data = sealBytes(purposeKey(key, 'temporalPayloads'), temporal.api.common.v1.Payload.encode(payload).finish());
     return {
-      metadata: { [METADATA_ENCODING_KEY]: Buffer.from(ENCRYPTED_ENCODING), [KEY_ID_METADATA]: Buffer.from(id) },
+      metadata: { [METADATA_ENCODING_KEY]: Buffer.from(ENCRYPTED_ENCODING), [KEY_ID_METADATA]: Buffer.from(id), [KEY_DERIVATION_METADATA]: Buffer.from(KEY_DERIVATION) },
       data,
     };
   }
@@ -57,9 +64,11 @@ export class AesGcmPayloadCodec implements PayloadCodec {
     if (!key) {
       throw new PayloadDecryptionError(`Cannot decrypt a payload: its encryption key id "${id}" is not in PAYLOAD_ENCRYPTION_KEYS (ids: ${[...this.keys.keys()].join(', ')})`);
     }
+    const derivation = text(payload.metadata?.[KEY_DERIVATION_METADATA]);
+    if (derivation !== undefined && derivation !== KEY_DERIVATION) throw new PayloadDecryptionError(`Cannot decrypt a payload: unknown ${KEY_DERIVATION_METADATA} "${derivation}"`);
     let plain: Buffer;
     try {
-      plain = openBytes(key, payload.data ?? new Uint8Array());
+      plain = openBytes(derivation ? purposeKey(key, 'temporalPayloads') : key, payload.data ?? new Uint8Array());
     } catch (error) {
       if (!(error instanceof AesGcmOpenError)) throw error;
       throw new PayloadDecryptionError(`Cannot decrypt a payload with key "${id}": ${error.message}`);

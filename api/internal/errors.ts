@@ -8,7 +8,7 @@ import { WebhookQueryError } from '../../application/webhook-filter';
 import { AuditQueryError } from '../../application/audit-log';
 import { PartnerRequestError } from '../../application/partner-operator';
 import { ErasureNotFoundError, ErasureNotStartedError, ErasureRequestError } from '../../application/erasure';
-import { StoredTextDecryptionError } from '../../lib/at-rest';
+import { EncryptionRequiredError, StoredTextDecryptionError } from '../../lib/at-rest';
 import { SubjectIndexKeyError } from '../../lib/subject-index';
 import { IngestionOverloadedError } from '../../application/start-admission';
 import { ingestRefusals } from '../../lib/metrics';
@@ -70,6 +70,11 @@ function asInternalApiError(error: unknown): InternalApiError | undefined {
       : 'Temporal is unavailable: nothing was changed. Retry later.';
     return new InternalApiError(503, { detail, reason: error.reason }, { 'Retry-After': '30' });
   }
+  if (error instanceof EncryptionRequiredError) {
+    // Not the request's fault, and no retry helps until an operator gives this process the keys.
+    const detail = `This deployment stores webhook bodies encrypted (since ${error.encryptedSince.toISOString()}), and this process was started without PAYLOAD_ENCRYPTION_KEYS: nothing was stored. An operator must set the keys.`;
+    return new InternalApiError(503, { detail, reason: 'encryption_required' });
+  }
   // An ingestion's three 503s, each with its code in `reason` (docs/ingestion.md): only outcome_unknown leaves open whether it was stored.
   if (error instanceof IngestionOverloadedError) {
     const detail = `This api process already has ${error.limit} webhook starts in flight: nothing was stored. Retry after Retry-After with the same event_id.`;
@@ -92,6 +97,7 @@ export const countIngestRefusals: Middleware = async function countIngestRefusal
     await next();
   } catch (error) {
     if (error instanceof IngestionOverloadedError || error instanceof TemporalUnavailableError || error instanceof SubjectIndexKeyError) ingestRefusals.inc({ reason: error.code });
+    if (error instanceof EncryptionRequiredError) ingestRefusals.inc({ reason: 'encryption_required' });
     throw error;
   }
 };

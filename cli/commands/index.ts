@@ -5,6 +5,7 @@ import { auditCommand } from './audit';
 import { dbCommand } from './db';
 import { eraseCommand } from './erase';
 import { importCommand } from './import';
+import { keysCommand } from './keys';
 import { migrateCommand } from './migrate';
 import { partnerCommand } from './partner';
 import { personalDataCommand } from './personal-data';
@@ -15,4 +16,4 @@ import { webhooksCommand } from './webhooks';
 import { workerCommand } from './worker';
 
 /** Every `partner-service` subcommand, in the order `--help` lists them. */
-export const commands: readonly Command[] = [startCommand, apiCommand, workerCommand, migrateCommand, importCommand, appsCommand, webhooksCommand, partnerCommand, tokensCommand, eraseCommand, personalDataCommand, retentionCommand, auditCommand, dbCommand];
+export const commands: readonly Command[] = [startCommand, apiCommand, workerCommand, migrateCommand, importCommand, appsCommand, webhooksCommand, partnerCommand, tokensCommand, eraseCommand, personalDataCommand, keysCommand, retentionCommand, auditCommand, dbCommand];

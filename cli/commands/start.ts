@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Command } from '../command';
 import { bootstrap, cleanUpOnFailure, openMigratedDatabase } from '../bootstrap';
+import { refuseToStartWithoutKeys } from '../../application/keyed-deployment';
 import { startApiServer } from '../../api/server';
 import { uiCodecEndpoint } from '../../api/codec/router';
 import type { Config } from '../../lib/config';
@@ -40,6 +41,8 @@ export const startCommand: Command = {
       const { logger, shutdown } = runtime;
       const { signal } = shutdown;
       const database = await openMigratedDatabase(runtime);
+      // It runs a worker: without keys in a keyed deployment it could record no attempt (exit 2, one line).
+      await refuseToStartWithoutKeys(database.knex, runtime.config);
       throwIfStopping(signal);
       await importDemoDirectoryIfEmpty(database.knex, logger);
       // Development mode: with no index key set, a deployment that never had one indexes with the public development key.

@@ -2,6 +2,7 @@ import { CommandFailure, type Command } from '../command';
 import { bootstrap, cleanUpOnFailure, openMigratedDatabase } from '../bootstrap';
 import { partnerSettings } from '../../lib/config';
 import { exitOnTemporalSetupError } from '../temporal-setup';
+import { refuseToStartWithoutKeys } from '../../application/keyed-deployment';
 
 export const workerCommand: Command = {
   name: 'worker',
@@ -21,6 +22,8 @@ export const workerCommand: Command = {
     runtime.shutdown.listen();
     return cleanUpOnFailure(runtime, async () => {
       const database = await openMigratedDatabase(runtime, { migrate: false });
+      // Without keys in a keyed deployment it could record no attempt: it refuses to start, in one line (exit 2).
+      await refuseToStartWithoutKeys(database.knex, runtime.config);
       // Loaded here, not at the top: the CLI's client commands must not load the worker's native core.
       const { startWebhookWorker } = await import('../../worker/webhook-worker.js');
       const { startWorkerHttpServer } = await import('../../worker/worker-http.js');

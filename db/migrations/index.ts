@@ -17,6 +17,7 @@ import * as personalData from './015_personal_data';
 import * as tokensAndAudit from './016_tokens_and_audit';
 import * as startsInDoubt from './017_starts_in_doubt';
 import * as erasureCompleteness from './018_erasure_completeness';
+import * as encryptionAtRest from './019_encryption_at_rest';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -43,4 +44,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['016_tokens_and_audit', tokensAndAudit],
   ['017_starts_in_doubt', startsInDoubt],
   ['018_erasure_completeness', erasureCompleteness],
+  ['019_encryption_at_rest', encryptionAtRest],
 ];

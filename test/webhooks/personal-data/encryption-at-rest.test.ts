@@ -35,6 +35,8 @@ const echo = (body: string) => {
 /** The worker's start lines about how data rests, as `level message`. */
 const DEVELOPMENT_KEY_LINE = '40 SUBJECT_INDEX_KEYS is not set: the erasure index is keyed with the public development key';
 const encryptedWith = (keyId: string) => `30 webhook bodies and response excerpts are stored encrypted (AES-256-GCM) with key ${keyId}`;
+/** The clear rows of the first phase, counted at each keyed start until a reseal seals them. */
+const CLEAR_LINE = '40 2 bodies and 2 response excerpts are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: partner-service keys reseal seals them';
 
 interface LogLine {
   level: number;
@@ -156,19 +158,19 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
   it('with key A: the body and the excerpt are ciphertext under key A in the tables, and in clear at the status URL and in `webhooks show`', async () => {
     const { worker, api } = await startWith(settings.a);
     apiA = api;
-    assert.deepEqual(atRestLines(worker.output.stdout), [encryptedWith('key-a'), DEVELOPMENT_KEY_LINE]);
+    assert.deepEqual(atRestLines(worker.output.stdout), [encryptedWith('key-a'), DEVELOPMENT_KEY_LINE, CLEAR_LINE]);
     ids.sealedA = await sendCandidate(api);
     await delivered(ids.sealedA);
 
     const { row, attempts } = await resting(ids.sealedA);
-    assert.deepEqual([row.body, row.body_key_id, row.sealed_type], [null, KEY_A.id, 'bytea']);
+    assert.deepEqual([row.body, row.body_key_id, row.sealed_type], [null, `v2:${KEY_A.id}`, 'bytea']);
     assert.ok(Buffer.isBuffer(row.body_sealed));
     // IV and tag around a ciphertext as long as the body's bytes.
     const [sent] = requestsOf(ids.sealedA);
     assert.equal(row.body_sealed.length, 12 + Buffer.byteLength(sent.body) + 16);
     assert.equal(attempts.length, 1);
     const [attempt] = attempts;
-    assert.deepEqual([attempt.response_body, attempt.response_body_key_id, attempt.sealed_type], [null, KEY_A.id, 'bytea']);
+    assert.deepEqual([attempt.response_body, attempt.response_body_key_id, attempt.sealed_type], [null, `v2:${KEY_A.id}`, 'bytea']);
     for (const value of PERSONAL) {
       for (const sealed of [row.body_sealed as Buffer, attempt.response_body_sealed as Buffer]) {
         assert.equal(sealed.indexOf(value), -1, `${value} in clear`);
@@ -208,18 +210,18 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
       assert.deepEqual(receiver.verify(request.body, request.headers as Record<string, string>), JSON.parse(first.body));
     }
     const { row } = await resting(ids.redeliveryA);
-    assert.deepEqual([row.body, row.body_key_id], [null, KEY_A.id]);
+    assert.deepEqual([row.body, row.body_key_id], [null, `v2:${KEY_A.id}`]);
     assert.equal((await view(api, ids.redeliveryA)).body.event.data.candidate.email, candidate.email);
     await settings.a.stopAll();
   });
 
   it('after a rotation to "B A": new rows are sealed under B, rows under A and in clear still read', async () => {
     const { worker, api } = await startWith(settings.ba);
-    assert.deepEqual(atRestLines(worker.output.stdout), [encryptedWith('key-b'), DEVELOPMENT_KEY_LINE]);
+    assert.deepEqual(atRestLines(worker.output.stdout), [encryptedWith('key-b'), DEVELOPMENT_KEY_LINE, CLEAR_LINE]);
     ids.sealedB = await sendCandidate(api);
     await delivered(ids.sealedB);
     const { row, attempts } = await resting(ids.sealedB);
-    assert.deepEqual([row.body, row.body_key_id, attempts.map((a: Record<string, unknown>) => a.response_body_key_id)], [null, KEY_B.id, [KEY_B.id]]);
+    assert.deepEqual([row.body, row.body_key_id, attempts.map((a: Record<string, unknown>) => a.response_body_key_id)], [null, `v2:${KEY_B.id}`, [`v2:${KEY_B.id}`]]);
     assert.deepEqual(row.subject_keys, (await resting(ids.clear)).row.subject_keys, 'the subject index does not follow the payload keys');
 
     for (const webhookId of [ids.sealedB, ids.sealedA, ids.clear]) {
@@ -238,6 +240,7 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
       encryptedWith('key-b'),
       DEVELOPMENT_KEY_LINE,
       '40 2 bodies and 2 response excerpts are sealed under key ids PAYLOAD_ENCRYPTION_KEYS no longer lists (key-a): they cannot be read until that key is listed again',
+      CLEAR_LINE,
     ]);
     const counted = logLines(worker.output.stdout).find((line) => line.msg.includes('no longer lists'))!;
     assert.deepEqual([counted.bodies, counted.excerpts, counted.keyIds], [2, 2, [KEY_A.id]]);
@@ -256,5 +259,56 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
     assert.equal((await db.knex('webhook_events').where({ redelivery_of: ids.sealedA })).length, 1, 'the refused redelivery started nothing');
     assert.equal((await view(api, ids.sealedB)).body.event.data.candidate.email, candidate.email);
     await settings.b.stopAll();
+  });
+
+  it('with "B": a body or an excerpt copied onto another webhook\'s row does not open there, and the status URL says so (500)', async () => {
+    const api = await settings.b.startApi(taskQueue);
+    // The ciphertexts of sealedB, copied onto the row (and attempt 1) of the webhook that was stored in clear.
+    await db.knex.raw(
+      `UPDATE webhook_events SET body = NULL, (body_sealed, body_key_id) = (SELECT body_sealed, body_key_id FROM webhook_events WHERE id = ?) WHERE id = ?`,
+      [ids.sealedB, ids.clear],
+    );
+    const moved = 'a webhook body or response excerpt sealed with key "key-b" does not open: it belongs to another row, or it was altered (or the key under this id changed)';
+    const detail = 'The webhook\'s data cannot be read with the keys this service was started with; an operator must list its key again.';
+    assert.deepEqual(await view(api, ids.clear), { status: 500, body: { detail, reason: moved } });
+    // An excerpt likewise: sealedB's first one, onto the first attempt of the company webhook (whose body is in clear).
+    await db.knex.raw(
+      `UPDATE webhook_attempts SET response_body = NULL, (response_body_sealed, response_body_key_id) = (SELECT response_body_sealed, response_body_key_id FROM webhook_attempts WHERE webhook_id = ? AND attempt = 1)
+        WHERE webhook_id = ? AND attempt = 1`,
+      [ids.sealedB, ids.company],
+    );
+    assert.deepEqual(await view(api, ids.company), { status: 500, body: { detail, reason: moved } });
+    assert.equal((await view(api, ids.sealedB)).body.event.data.candidate.email, candidate.email, 'the original still opens in its own row');
+    await settings.b.stopAll();
+  });
+
+  it('without keys once keys were used: the API answers 503 encryption_required, `webhooks send` and `send-test` exit 2, the worker does not start; nothing is written', async () => {
+    const { rows: [{ since }] } = await db.knex.raw('SELECT encrypted_since AS since FROM data_at_rest_settings');
+    const before = await db.knex.raw('SELECT (SELECT count(*) FROM webhook_events)::int AS rows, (SELECT count(*) FROM webhook_attempts)::int AS attempts');
+    const api = await settings.none.startApi(taskQueue);
+    const response = await fetch(`${api}/internal/v1/webhooks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...candidateNew, event_id: `at-rest-${randomUUID()}` }),
+    });
+    assert.deepEqual([response.status, await response.json()], [
+      503,
+      {
+        detail: `This deployment stores webhook bodies encrypted (since ${(since as Date).toISOString()}), and this process was started without PAYLOAD_ENCRYPTION_KEYS: nothing was stored. An operator must set the keys.`,
+        reason: 'encryption_required',
+      },
+    ]);
+    const refused = `this deployment stores webhook bodies and response excerpts encrypted (since ${(since as Date).toISOString()}), and PAYLOAD_ENCRYPTION_KEYS is not set in this process: nothing was written`;
+    const eventFile = require.resolve('../../fixtures/events/candidate-new.json');
+    const env = { ...settings.none.common(taskQueue), PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: 'service-partner-token' };
+    for (const command of ['send', 'send-test']) {
+      assert.deepEqual(await runCli(['webhooks', command, eventFile], env, work), { code: 2, stdout: '', stderr: `partner-service webhooks: ${refused}\n` }, command);
+    }
+    const worker = await runCli(['worker'], { ...env, WORKER_HTTP_PORT: String(await findFreePort()) }, work);
+    assert.equal(worker.code, 2, worker.stderr);
+    assert.equal(worker.stderr, `partner-service worker: ${refused}\n`);
+    const after = await db.knex.raw('SELECT (SELECT count(*) FROM webhook_events)::int AS rows, (SELECT count(*) FROM webhook_attempts)::int AS attempts');
+    assert.deepEqual(after.rows, before.rows, 'nothing was written');
+    await settings.none.stopAll();
   });
 });

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { webhookIds } from '../../../application/ids';
-import { dataAtRest, openText } from '../../../lib/at-rest';
+import { bodyBinding, dataAtRest, excerptBinding, openText } from '../../../lib/at-rest';
 import { loadConfig } from '../../../lib/config';
 import candidateNew from '../../fixtures/events/candidate-new.json';
 import { postWebhook } from '../../support/api';
@@ -121,23 +121,27 @@ describe('the adversarial erasure on api and worker processes, a dev server and 
   const columnsHolding = async (needles: string[]) => {
     const { knex } = fixtures.db;
     const atRest = dataAtRest(loadConfig(KEYS));
-    const columns = await knex('information_schema.columns').where({ table_schema: 'public' }).whereIn('udt_name', ['text', 'varchar', 'json', 'jsonb', 'bytea', '_text']).select('table_name', 'column_name', 'udt_name');
+    const columns = await knex('information_schema.columns').where({ table_schema: 'public' }).whereIn('udt_name', ['text', 'varchar', 'json', 'jsonb', 'bytea', '_text']).select('table_name', 'column_name');
     const found: string[] = [];
     const holds = (text: string) => needles.filter((needle) => text.toLowerCase().includes(needle.toLowerCase()));
-    for (const { table_name: table, column_name: column, udt_name: type } of columns) {
+    for (const { table_name: table, column_name: column } of columns) {
       const values = await knex(table).whereNotNull(column).pluck(column);
       for (const value of values) {
         const text = Buffer.isBuffer(value) ? value.toString('latin1') : typeof value === 'string' ? value : JSON.stringify(value);
         for (const needle of holds(text)) found.push(`${table}.${column} holds ${needle}`);
       }
-      if (type === 'bytea' && column.endsWith('_sealed')) {
-        const keyColumn = column.replace(/_sealed$/, '_key_id');
-        for (const row of await knex(table).whereNotNull(column).select(column, keyColumn)) {
-          const opened = openText(atRest, { clear: null, sealed: row[column], keyId: row[keyColumn] })!;
-          for (const needle of holds(opened)) found.push(`${table}.${column} (opened) holds ${needle}`);
-        }
-      }
     }
+    // Sealed values opened with the keys, each under its row's binding.
+    const sealed = [
+      ...(await knex('webhook_events').whereNotNull('body_sealed').select('id', 'redelivery_of', 'body_sealed', 'body_key_id')).map((row) => ({
+        where: 'webhook_events.body_sealed', text: openText(atRest, { clear: null, sealed: row.body_sealed, keyId: row.body_key_id }, bodyBinding(row.id, row.redelivery_of))!,
+      })),
+      ...(await knex('webhook_attempts').whereNotNull('response_body_sealed').select('webhook_id', 'attempt', 'response_body_sealed', 'response_body_key_id')).map((row) => ({
+        where: 'webhook_attempts.response_body_sealed',
+        text: openText(atRest, { clear: null, sealed: row.response_body_sealed, keyId: row.response_body_key_id }, excerptBinding(row.webhook_id, row.attempt))!,
+      })),
+    ];
+    for (const { where, text } of sealed) for (const needle of holds(text)) found.push(`${where} (opened) holds ${needle}`);
     return found;
   };
 

@@ -122,7 +122,7 @@ describe('codec server (/codec)', function () {
       assert.match(encoded.headers.get('content-type')!, /^application\/json/);
       const encrypted = (await encoded.json()) as ReturnType<typeof payloadsToJson>;
       assert.equal(encrypted.payloads.length, 1);
-      assert.deepEqual(Object.keys(encrypted.payloads[0].metadata).sort(), ['encoding', 'encryption-key-id']);
+      assert.deepEqual(Object.keys(encrypted.payloads[0].metadata).sort(), ['encoding', 'encryption-key-derivation', 'encryption-key-id']);
       assert.equal(Buffer.from(encrypted.payloads[0].metadata.encoding, 'base64').toString(), 'binary/encrypted');
       assert.equal(Buffer.from(encrypted.payloads[0].metadata['encryption-key-id'], 'base64').toString(), KEY.id);
       assert.ok(!Buffer.from(encrypted.payloads[0].data, 'base64').includes('ada@example.org'));

@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { defaultPayloadConverter, METADATA_ENCODING_KEY, type Payload } from '@temporalio/common';
 import candidateNew from '../../fixtures/events/candidate-new.json';
-import { AesGcmPayloadCodec, ENCRYPTED_ENCODING, KEY_ID_METADATA, PayloadDecryptionError } from '../../../temporal/payload-codec';
+import { AesGcmPayloadCodec, ENCRYPTED_ENCODING, KEY_DERIVATION, KEY_DERIVATION_METADATA, KEY_ID_METADATA, PayloadDecryptionError } from '../../../temporal/payload-codec';
+import { sealBytes } from '../../../lib/aes-gcm';
+import { temporal } from '@temporalio/proto';
 import { dataConverterFor } from '../../../temporal/settings';
 import { loadConfig } from '../../../lib/config';
 
@@ -20,7 +22,8 @@ describe('AES-256-GCM payload codec', () => {
     const codec = new AesGcmPayloadCodec([current]);
     const original = plainPayload(candidateNew);
     const [encrypted] = await codec.encode([original]);
-    assert.deepEqual(Object.keys(encrypted.metadata!).sort(), [METADATA_ENCODING_KEY, KEY_ID_METADATA].sort());
+    assert.deepEqual(Object.keys(encrypted.metadata!).sort(), [METADATA_ENCODING_KEY, KEY_ID_METADATA, KEY_DERIVATION_METADATA].sort());
+    assert.equal(text(encrypted.metadata![KEY_DERIVATION_METADATA]), KEY_DERIVATION);
     assert.equal(text(encrypted.metadata![METADATA_ENCODING_KEY]), ENCRYPTED_ENCODING);
     assert.equal(text(encrypted.metadata![KEY_ID_METADATA]), '2025-06');
     for (const secret of ['ada@example.org', '+49 30 1234567', 'json/plain']) assert.ok(!Buffer.from(encrypted.data!).includes(secret), secret);
@@ -54,6 +57,24 @@ describe('AES-256-GCM payload codec', () => {
     assert.equal(text(fresh.metadata![KEY_ID_METADATA]), '2025-06');
     const decoded = await rotated.decode([old, fresh]);
     assert.deepEqual(decoded.map((p) => defaultPayloadConverter.fromPayload(p)), [{ email: 'ada@example.org' }, { email: 'grace@example.org' }]);
+  });
+
+  it('encrypts under the key derived for Temporal (HKDF), not the raw key; payloads written before, under the raw key and without the marker, still decode', async () => {
+    const codec = new AesGcmPayloadCodec([current]);
+    const [derived] = await codec.encode([plainPayload({ email: 'ada@example.org' })]);
+    // The raw key does not open what the codec writes now: the marker is what chooses the derived key.
+    const { [KEY_DERIVATION_METADATA]: _marker, ...withoutMarker } = derived.metadata!;
+    const unmarked = { ...derived, metadata: withoutMarker };
+    await assert.rejects(codec.decode([unmarked]), /authentication failed/);
+    // A payload as the codec wrote it before the derivation: raw key, no marker.
+    const legacy: Payload = {
+      metadata: { [METADATA_ENCODING_KEY]: Buffer.from(ENCRYPTED_ENCODING), [KEY_ID_METADATA]: Buffer.from(current.id) },
+      data: sealBytes(current.key, temporal.api.common.v1.Payload.encode(plainPayload({ email: 'grace@example.org' })).finish()),
+    };
+    const decoded = await codec.decode([legacy, derived]);
+    assert.deepEqual(decoded.map((p) => defaultPayloadConverter.fromPayload(p)), [{ email: 'grace@example.org' }, { email: 'ada@example.org' }]);
+    const unknown = { ...derived, metadata: { ...derived.metadata, [KEY_DERIVATION_METADATA]: Buffer.from('hkdf-sha512/other') } };
+    await assert.rejects(codec.decode([unknown]), { name: 'PayloadDecryptionError', message: 'Cannot decrypt a payload: unknown encryption-key-derivation "hkdf-sha512/other"' });
   });
 
   it('passes payloads that it did not encrypt through decode unchanged', async () => {

@@ -1,0 +1,46 @@
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { UsageError, type Command } from '../command';
+import { databaseSubcommands, type DatabaseAction } from '../bootstrap';
+import { cliActor } from '../../lib/actor';
+import { DEFAULT_RESEAL_BATCH, keysStatus, resealAll, resealDryRun } from '../../application/key-rotation';
+
+const USAGE = [
+  'Usage: partner-service keys status',
+  '       partner-service keys reseal [--dry-run] [--batch-size N]',
+  '',
+  'The keys of PAYLOAD_ENCRYPTION_KEYS and what rests under them (docs/personal-data.md, "Key rotation runbook").',
+  '',
+  '  status  prints, as JSON, the stored bodies and response excerpts by key id and format (v2: bound to their',
+  '          row; legacy: before v2; clear), and how many a reseal would rewrite.',
+  '  reseal  seals every body and excerpt not yet under the first key in the v2 format again under it, in',
+  `          short transactions of --batch-size rows (default ${DEFAULT_RESEAL_BATCH}, at most 10000), printing a progress`,
+  '          line per batch on stderr and the counts as JSON at the end. Safe to stop and run again: what is left',
+  '          is read from the rows. One run at a time: a second exits 2. --dry-run only counts.',
+  '          Recorded in the audit trail as keys.reseal, as cli:<user>@<host>.',
+].join('\n');
+
+const batchSize = z.coerce.number().int().min(1).max(10_000);
+
+function status(args: string[]): DatabaseAction {
+  if (args.length) throw new UsageError('status takes no arguments');
+  return (runtime, knex) => keysStatus(knex, runtime.config);
+}
+
+function reseal(args: string[]): DatabaseAction {
+  const { values } = parseArgs({ args, options: { 'dry-run': { type: 'boolean' }, 'batch-size': { type: 'string' } } });
+  const size = batchSize.safeParse(values['batch-size'] ?? DEFAULT_RESEAL_BATCH);
+  if (!size.success) throw new UsageError('--batch-size must be a whole number from 1 to 10000');
+  if (values['dry-run']) return (runtime, knex) => resealDryRun(knex, runtime.config);
+  return (runtime, knex) =>
+    resealAll(knex, runtime.config, { actor: cliActor() }, {
+      batchSize: size.data,
+      // Progress for the operator, not a log line: it shows at every log level, and never on stdout.
+      onBatch: (p) => process.stderr.write(`keys reseal: batch ${p.batches}: ${p.bodies} bodies and ${p.excerpts} response excerpts resealed, ${p.unreadable} unreadable\n`),
+    });
+}
+
+export const keysCommand: Command = databaseSubcommands(
+  { name: 'keys', summary: 'Show what rests under each payload key, and reseal it under the newest', usage: USAGE },
+  { status, reseal },
+);
