@@ -81,21 +81,32 @@ function resealBatch(atRest: DataAtRest, rows: readonly ResealRow[]): { resealed
   return { resealed, unreadable };
 }
 
-/** Every text of one table, batch by batch, each batch one short transaction holding only its rows. */
+/** Passes over a table at most: a pass skips rows other transactions hold, and the next one takes them. */
+const MAX_PASSES = 3;
+
+/**
+ * Every text of one table, batch by batch, each batch one short transaction holding only its rows; passes again
+ * while the last pass resealed anything (rows skipped because they were held), at most MAX_PASSES.
+ */
 async function resealTable(knex: Knex, atRest: DataAtRest, target: string, lock: Locker, write: Writer, options: ResealOptions, progress: () => ResealProgress, add: (done: number, unreadable: number) => void) {
-  for (let after: ResealCursor | null = null; ; ) {
-    const rows = await knex.transaction(async (trx) => {
-      const batch = await lock(trx, target, after, options.batchSize);
-      const { resealed, unreadable } = resealBatch(atRest, batch);
-      await write(trx, target, resealed);
-      add(resealed.length, unreadable);
-      return batch;
-    });
-    if (!rows.length) return;
-    options.onBatch?.(progress());
-    const last = rows[rows.length - 1];
-    after = { webhookId: last.webhookId, attempt: last.attempt ?? 0 };
-    if (rows.length < options.batchSize) return;
+  for (let pass = 1, resealedInPass = 1; pass <= MAX_PASSES && resealedInPass > 0; pass++) {
+    resealedInPass = 0;
+    for (let after: ResealCursor | null = null; ; ) {
+      const rows = await knex.transaction(async (trx) => {
+        const batch = await lock(trx, target, after, options.batchSize);
+        const { resealed, unreadable } = resealBatch(atRest, batch);
+        await write(trx, target, resealed);
+        // A row no listed key opens is met again by every pass: counted once.
+        add(resealed.length, pass === 1 ? unreadable : 0);
+        resealedInPass += resealed.length;
+        return batch;
+      });
+      if (!rows.length) break;
+      options.onBatch?.(progress());
+      const last = rows[rows.length - 1];
+      after = { webhookId: last.webhookId, attempt: last.attempt ?? 0 };
+      if (rows.length < options.batchSize) break;
+    }
   }
 }
 

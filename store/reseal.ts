@@ -23,18 +23,22 @@ export interface ResealCursor {
 
 const START: ResealCursor = { webhookId: '00000000-0000-0000-0000-000000000000', attempt: 0 };
 
-/** Locks, for the transaction, the next `limit` bodies after `after` that are not sealed under `target`. */
+/**
+ * Locks, for the transaction, the next `limit` bodies after `after` that are not sealed under `target`. A row another
+ * transaction holds (an erasure, an attempt's record) is skipped, never waited for: no deadlock with them, and the
+ * next pass takes it.
+ */
 export async function lockBodiesToReseal(trx: Knex.Transaction, target: string, after: ResealCursor | null, limit: number): Promise<ResealRow[]> {
   const rows = await runSql<{ id: string; body: string | null; body_sealed: Buffer | null; body_key_id: string | null; redelivery_of: string | null }>(
     trx,
     sql`SELECT id, body::text AS body, body_sealed, body_key_id, redelivery_of FROM webhook_events
          WHERE id > ${(after ?? START).webhookId}::uuid AND (body IS NOT NULL OR body_sealed IS NOT NULL) AND body_key_id IS DISTINCT FROM ${target}
-         ORDER BY id LIMIT ${limit} FOR UPDATE`,
+         ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
   );
   return rows.map((row) => ({ webhookId: row.id, redeliveryOf: row.redelivery_of, attempt: null, stored: { clear: row.body, sealed: row.body_sealed, keyId: row.body_key_id } }));
 }
 
-/** Locks, for the transaction, the next `limit` response excerpts after `after` that are not sealed under `target`. */
+/** Locks, for the transaction, the next `limit` response excerpts after `after` that are not sealed under `target`; as bodies, skipping held rows. */
 export async function lockExcerptsToReseal(trx: Knex.Transaction, target: string, after: ResealCursor | null, limit: number): Promise<ResealRow[]> {
   const { webhookId, attempt } = after ?? START;
   const rows = await runSql<{ webhook_id: string; attempt: number; response_body: string | null; response_body_sealed: Buffer | null; response_body_key_id: string | null }>(
@@ -42,7 +46,7 @@ export async function lockExcerptsToReseal(trx: Knex.Transaction, target: string
     sql`SELECT webhook_id, attempt, response_body, response_body_sealed, response_body_key_id FROM webhook_attempts
          WHERE (webhook_id, attempt) > (${webhookId}::uuid, ${attempt}::smallint)
            AND (response_body IS NOT NULL OR response_body_sealed IS NOT NULL) AND response_body_key_id IS DISTINCT FROM ${target}
-         ORDER BY webhook_id, attempt LIMIT ${limit} FOR UPDATE`,
+         ORDER BY webhook_id, attempt LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
   );
   return rows.map((row) => ({
     webhookId: row.webhook_id,
