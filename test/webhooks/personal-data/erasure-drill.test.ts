@@ -34,15 +34,12 @@ const HOLD_MS = 8000;
 
 describe('the adversarial erasure on api and worker processes, a dev server and the service keys', function () {
   this.timeout(300_000);
-  let fixtures: StartedServiceFixtures;
-  let proxy: TcpProxy;
-  let client: Client;
-  /** Partner answers by webhook-id; others 200, echoing the candidate's address as partners do. */
+  /** Webhook ids the partner answers 500; others 200, echoing the candidate's address as partners do. */
   const failing = new Set<string>();
-  const processes = serviceProcesses(() => fixtures.setting(), { INTERNAL_API_TOKEN: TOKEN, ...KEYS });
   const queue = `erasure-drill-${randomUUID()}`;
-  let api: string;
-  let heldApi: string;
+  /** What `before` starts: the fixtures, a proxy in front of the dev server, a client, and two api processes' URLs. */
+  let fixtures: StartedServiceFixtures, proxy: TcpProxy, client: Client, api: string, heldApi: string;
+  const processes = serviceProcesses(() => fixtures.setting(), { INTERNAL_API_TOKEN: TOKEN, ...KEYS });
 
   before(async function () {
     this.timeout(90_000);
