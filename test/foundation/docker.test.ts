@@ -27,6 +27,7 @@ describe('docker-compose.yml and Dockerfile', () => {
     PARTNER_ACCESS_TOKEN: 'token',
     INTERNAL_API_TOKEN: 'internal-token-0123456789',
     PAYLOAD_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 9).toString('base64')}`,
+    SUBJECT_INDEX_KEYS: `idx1:${Buffer.alloc(32, 7).toString('base64')}`,
     CODEC_AUTH_TOKEN: 'codec-token-0123456789',
   };
   /** A service's environment as compose resolves it: ${VAR:-default} takes its default; ${VAR:?message} is given by the operator. */
@@ -48,6 +49,7 @@ describe('docker-compose.yml and Dockerfile', () => {
       assert.equal(config.temporal.address, 'temporal:7233', name);
       assert.equal(config.DATABASE_URL, 'postgres://partner:partner@postgresql:5432/partner_service', name);
       assert.equal(config.PAYLOAD_ENCRYPTION_KEYS?.length, 1, name);
+      assert.deepEqual(config.SUBJECT_INDEX_KEYS?.map(({ id }) => id), ['idx1'], name);
       assert.equal(config.CODEC_AUTH_TOKEN, samples.CODEC_AUTH_TOKEN, name);
     }
   });
