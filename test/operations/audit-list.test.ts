@@ -117,7 +117,7 @@ describe('the audit trail: GET /internal/v1/audit and partner-service audit list
     };
     await refused('?since=yesterday', [{ path: 'since', message: 'must be an ISO 8601 date-time with a time zone, such as 2026-11-23T10:00:00Z' }]);
     await refused('?since=2026-11-20T10:00:00', [{ path: 'since', message: 'must be an ISO 8601 date-time with a time zone, such as 2026-11-23T10:00:00Z' }]);
-    await refused('?action=partner.delete', [{ path: 'action', message: 'must be one of partner.pause, partner.resume, partner.limit, webhook.cancel, webhook.retry_now, webhook.redeliver, webhooks.redeliver, erasure.request, token.create, token.revoke' }]);
+    await refused('?action=partner.delete', [{ path: 'action', message: 'must be one of partner.pause, partner.resume, partner.limit, webhook.cancel, webhook.retry_now, webhook.redeliver, webhooks.redeliver, erasure.request, token.create, token.revoke, keys.reseal' }]);
     await refused('?actor=', [{ path: 'actor', message: 'must not be empty' }]);
     await refused('?limit=0&outcome=failed', [
       { path: 'limit', message: 'must be at least 1' },
@@ -197,7 +197,7 @@ describe('the audit trail: GET /internal/v1/audit and partner-service audit list
       assert.deepEqual({ code: badAction.code, stdout: badAction.stdout }, { code: 2, stdout: '' });
       assert.equal(
         badAction.stderr,
-        'partner-service audit: action: must be one of partner.pause, partner.resume, partner.limit, webhook.cancel, webhook.retry_now, webhook.redeliver, webhooks.redeliver, erasure.request, token.create, token.revoke\n',
+        'partner-service audit: action: must be one of partner.pause, partner.resume, partner.limit, webhook.cancel, webhook.retry_now, webhook.redeliver, webhooks.redeliver, erasure.request, token.create, token.revoke, keys.reseal\n',
       );
       const badSince = await cli('list', '--since', 'last week', '--limit', '0');
       assert.equal(badSince.code, 2);
