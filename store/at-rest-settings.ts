@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { runSql, sql } from '../db/sql';
+import { prepared, runSql, sql } from '../db/sql';
 import { EncryptionRequiredError, type DataAtRest } from '../lib/at-rest';
 
 // Whether this deployment is keyed: PostgreSQL records when a process with PAYLOAD_ENCRYPTION_KEYS first
@@ -18,7 +18,7 @@ export async function recordEncryptedSince(knex: Knex): Promise<void> {
 /** When the deployment became keyed, or null. A database not migrated to 019 yet is not keyed. */
 async function readEncryptedSince(knex: Knex): Promise<Date | null> {
   try {
-    const [row] = await runSql<{ encrypted_since: Date }>(knex, sql`SELECT encrypted_since FROM data_at_rest_settings`);
+    const [row] = await runSql<{ encrypted_since: Date }>(knex, prepared('read-keyed-fact', sql`SELECT encrypted_since FROM data_at_rest_settings`));
     return row?.encrypted_since ?? null;
   } catch (error) {
     if (notMigratedYet(error)) return null;

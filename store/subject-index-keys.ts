@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { runSql, sql } from '../db/sql';
+import { prepared, runSql, sql } from '../db/sql';
 import { DEVELOPMENT_INDEX_KEY, type DataAtRest } from '../lib/at-rest';
 import { decideIndexKeys, indexKeyFingerprint, type IndexKeys, type RegisteredIndexKey, type SubjectIndexKey } from '../lib/subject-index';
 
@@ -12,7 +12,7 @@ const LOOK_AGAIN_MS = 30_000;
 export async function registeredIndexKeys(knex: Knex): Promise<RegisteredIndexKey[]> {
   const rows = await runSql<{ key_id: string; fingerprint: string; retired: boolean }>(
     knex,
-    sql`SELECT key_id, fingerprint, retired_at IS NOT NULL AS retired FROM subject_index_keys ORDER BY registered_at, key_id`,
+    prepared('read-subject-index-keys', sql`SELECT key_id, fingerprint, retired_at IS NOT NULL AS retired FROM subject_index_keys ORDER BY registered_at, key_id`),
   );
   return rows.map((row) => ({ id: row.key_id, fingerprint: row.fingerprint, retired: row.retired }));
 }

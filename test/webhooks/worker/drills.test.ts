@@ -11,6 +11,7 @@ import type { Knex } from 'knex';
 import { createKnex, ensureDatabase } from '../../../db/database';
 import { findFreePort, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../../db/embedded-postgres';
 import { migrateLatest } from '../../../db/migrate';
+import { registerDevelopmentIndexKey } from '../../../store/subject-index-keys';
 import { loadConfig } from '../../../lib/config';
 import { createLogger } from '../../../lib/logger';
 import type { DevServer } from '../../../temporal/dev-server';
@@ -185,6 +186,8 @@ describe('delivery drills on the dev server', function () {
       },
     };
     await migrateLatest(pg.knex);
+    // A development deployment, as every test database is (test/support/global-fixtures.ts).
+    await registerDevelopmentIndexKey(pg.knex);
     return pg;
   }
 

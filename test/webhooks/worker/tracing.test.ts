@@ -237,11 +237,15 @@ function attemptSql(post: string, record: 'record-attempt' | 'record-attempt-and
 /**
  * The tree under `parentSpanId`, one indented line per span. Siblings are in start order; start times are in
  * whole milliseconds, so ties keep the order the spans arrived in, which is the order they ended in. A new
- * pool connection (pg.connect) depends on the pool's state, not on the delivery, so it is left out.
+ * pool connection (pg.connect) depends on the pool's state, not on the delivery, so it is left out; so are a
+ * process's cached looks at the deployment's subject index keys and keyed fact (store/subject-index-keys.ts,
+ * store/at-rest-settings.ts), which a request makes only when its process's last look has expired.
  */
+const CACHE_LOOKUPS = new Set(['read-subject-index-keys', 'read-keyed-fact']);
+
 function render(spans: readonly ReceivedSpan[], parentSpanId: string, depth = 0): string[] {
   return spans
-    .filter((s) => s.parentSpanId === parentSpanId && s.name !== 'pg.connect')
+    .filter((s) => s.parentSpanId === parentSpanId && s.name !== 'pg.connect' && !CACHE_LOOKUPS.has(String(s.attributes['db.postgresql.plan'])))
     .sort((a, b) => (a.startTime === b.startTime ? 0 : a.startTime < b.startTime ? -1 : 1))
     .flatMap((s) => [`${'  '.repeat(depth)}${label(s)}`, ...render(spans, s.spanId, depth + 1)]);
 }
