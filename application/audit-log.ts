@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AUDIT_ACTIONS } from '../lib/vocabulary';
 import { formatPathError, zodPathErrors, type PathError } from '../lib/validation';
 import { listAuditEvents, type AuditEvent, type AuditPosition } from '../store/audit-log';
-import { decodeKeysetCursor, encodeKeysetCursor, exactText, isoDateTime, NOT_A_CURSOR, wholeCount } from './keyset-paging';
+import { decodeKeysetCursor, encodeKeysetCursor, exactText, isoDateTime, NOT_A_CURSOR, queryFlag, wholeCount } from './keyset-paging';
 
 // Reading the audit trail, for GET /internal/v1/audit and `partner-service audit list`: the query as strings
 // in, one page newest first out.
@@ -26,6 +26,7 @@ export const auditQuery = z.strictObject({
     .optional()
     .meta({ description: 'Exactly this actor: a token\'s name, `INTERNAL_API_TOKEN` (the shared token) or `cli:<user>@<host>`.' }),
   action: z.enum(AUDIT_ACTIONS, { message: `must be one of ${AUDIT_ACTIONS.join(', ')}` }).optional(),
+  unsettled: queryFlag.meta({ description: '`true`: only intents whose outcome was never recorded (a crash between the two, or a call still running).' }),
   limit: wholeCount(MAX_AUDIT_PAGE).default(DEFAULT_AUDIT_PAGE),
   cursor: z.string().optional().meta({ description: 'From a `next` link; opaque. Empty or absent: the first page.' }),
 });
@@ -48,8 +49,8 @@ export interface AuditPage {
 export async function readAuditTrail(knex: Knex, query: Record<string, unknown>): Promise<AuditPage> {
   const parsed = auditQuery.safeParse(query);
   if (!parsed.success) throw new AuditQueryError(zodPathErrors(parsed.error));
-  const { since, actor, action, limit, cursor } = parsed.data;
+  const { since, actor, action, unsettled, limit, cursor } = parsed.data;
   // An empty cursor is the first page, as in the delivery log.
-  const page = await listAuditEvents(knex, { since, actor, action }, { limit, after: cursor ? decodeAuditCursor(cursor) : undefined });
+  const page = await listAuditEvents(knex, { since, actor, action, unsettled }, { limit, after: cursor ? decodeAuditCursor(cursor) : undefined });
   return { events: page.events, nextCursor: page.next ? encodeKeysetCursor([page.next.atUs, page.next.id]) : null };
 }

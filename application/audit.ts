@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { AuditAction } from '../lib/vocabulary';
-import { insertAuditEvent } from '../store/audit';
+import { randomUUID } from 'node:crypto';
+import { insertAuditEvent, type AuditEntry } from '../store/audit';
 
 /** Who is acting: the audit trail's actor (a token's name, INTERNAL_API_TOKEN, or `cli:<user>@<host>`) and the request. */
 export interface OperatorContext {
@@ -33,54 +34,85 @@ export function auditedFailure(error: unknown): string {
   return text.replace(UNSTORABLE, '\ufffd').slice(0, MAX_FAILURE_LENGTH);
 }
 
-const entry = (who: OperatorContext, what: AuditedAction, failure: string | null) => ({
+type Recorded = Pick<AuditEntry, 'operationId' | 'phase' | 'outcome' | 'error'>;
+
+const entry = (who: OperatorContext, what: AuditedAction, recorded: Recorded): AuditEntry => ({
+  ...recorded,
   actor: who.actor,
   action: what.action,
   target: what.target,
   parameters: what.parameters ?? {},
-  outcome: failure === null ? ('succeeded' as const) : ('failed' as const),
-  error: failure,
   requestId: who.requestId ?? null,
 });
 
+const outcomeOf = (operationId: string, failure: string | null): Recorded => ({
+  operationId,
+  phase: 'outcome',
+  outcome: failure === null ? 'succeeded' : 'failed',
+  error: failure,
+});
+
 /**
- * A change to PostgreSQL and its audit row in one transaction. When the change throws, its writes are rolled
- * back and the failure is recorded on its own, then rethrown.
+ * A change to PostgreSQL and its audit row in one transaction: neither stays without the other. When the change
+ * throws, its writes are rolled back and the failure is recorded on its own, then rethrown.
  */
 export async function auditedChange<T>(knex: Knex, who: OperatorContext, what: AuditedAction, change: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  const operationId = randomUUID();
   try {
     return await knex.transaction(async (trx) => {
       const result = await change(trx);
-      await insertAuditEvent(trx, entry(who, what, null));
+      await insertAuditEvent(trx, entry(who, what, outcomeOf(operationId, null)));
       return result;
     });
   } catch (error) {
-    await insertAuditEvent(knex, entry(who, what, auditedFailure(error)));
+    await insertAuditEvent(knex, entry(who, what, outcomeOf(operationId, auditedFailure(error))));
     throw error;
   }
 }
 
 /**
- * A change made outside PostgreSQL (a signal, an update, a cancel or a start in Temporal): its audit row is
- * written once the outcome is known, succeeded or failed. No transaction is held open across the call.
+ * An operation that acts outside one PostgreSQL transaction (a call to Temporal, a purge in batches, a POST to
+ * the partner): its `intent` row is committed before it acts, and its `outcome` row, with the same operation id,
+ * once the outcome is known. A crash between the two leaves the intent, which `audit list` shows without an
+ * outcome. No transaction is held open across the call. `intentIn` writes the intent in a transaction of the
+ * caller's (with a record the operation needs), which must commit before `call`.
  */
 export async function auditedCall<T>(knex: Knex, who: OperatorContext, what: AuditedAction, call: () => Promise<T>): Promise<T> {
-  let result: T;
-  try {
-    result = await call();
-  } catch (error) {
-    await insertAuditEvent(knex, entry(who, what, auditedFailure(error)));
-    throw error;
-  }
-  await insertAuditEvent(knex, entry(who, what, null));
-  return result;
+  const operation = await recordIntent(knex, who, what);
+  return operation.settle(call);
+}
+
+/** An intent written, and the way to record its outcome. */
+export interface AuditedIntent {
+  readonly operationId: string;
+  /** Runs `call` and records its outcome (succeeded, or failed and rethrown). */
+  settle<T>(call: () => Promise<T>): Promise<T>;
+}
+
+/** Writes the intent row of an operation (in `knex`, which may be the transaction of the record it acts on). */
+export async function recordIntent(knex: Knex, who: OperatorContext, what: AuditedAction, outcomeKnex: Knex = knex): Promise<AuditedIntent> {
+  const operationId = randomUUID();
+  await insertAuditEvent(knex, entry(who, what, { operationId, phase: 'intent', outcome: null, error: null }));
+  return {
+    operationId,
+    async settle(call) {
+      let result;
+      try {
+        result = await call();
+      } catch (error) {
+        await insertAuditEvent(outcomeKnex, entry(who, what, outcomeOf(operationId, auditedFailure(error))));
+        throw error;
+      }
+      await insertAuditEvent(outcomeKnex, entry(who, what, outcomeOf(operationId, null)));
+      return result;
+    },
+  };
 }
 
 /**
- * A failure met outside auditedChange and auditedCall (input the operation refused before any change, a start
- * that failed after its record was committed): recorded as failed, then thrown.
+ * A failure met before the operation acted (input it refused, a check that failed): one `failed` row, then thrown.
  */
 export async function recordFailedAndThrow(knex: Knex, who: OperatorContext, what: AuditedAction, error: unknown): Promise<never> {
-  await insertAuditEvent(knex, entry(who, what, auditedFailure(error)));
+  await insertAuditEvent(knex, entry(who, what, outcomeOf(randomUUID(), auditedFailure(error))));
   throw error;
 }

@@ -10,7 +10,7 @@ import { forgetUnstartedErasure, insertErasure, readErasure, type ErasureView } 
 
 export { countOverdueErasures } from '../store/erasures';
 import { TemporalUnavailableError, type TemporalGateway } from './temporal-gateway';
-import { auditedChange, recordFailedAndThrow, type OperatorContext } from './audit';
+import { recordFailedAndThrow, recordIntent, type OperatorContext } from './audit';
 
 // An erasure request, shared by POST /internal/v1/erasures and `partner-service erase`: validated, recorded
 // with the subject's HMAC only, and handed to the `eraseSubject` workflow, which does the work.
@@ -91,11 +91,11 @@ export class ErasureNotFoundError extends Error {
 }
 
 /**
- * Records the request (the subject's HMAC under every index key in use, never the subject) and its audit row in one transaction, then starts
- * its workflow, acting for the operator. The requester (`requested_by`) is the operator's actor. A start that
- * certainly failed takes its record back (the same request again makes a new one) and records that failure in
- * a second audit row; one in doubt keeps it (ErasureNotStartedError). The audit rows hold the subject's kind
- * and the company, never the subject.
+ * Records the request (the subject's HMAC under every index key in use, never the subject) and its audit intent
+ * in one transaction, then starts its workflow, acting for the operator, and records the outcome. The requester
+ * (`requested_by`) is the operator's actor. A start that certainly failed takes its record back (the same
+ * request again makes a new one); one in doubt keeps it (ErasureNotStartedError). The audit rows hold the
+ * subject's kind and the company, never the subject.
  */
 export async function requestErasure(
   knex: Knex,
@@ -121,17 +121,20 @@ export async function requestErasure(
     return recordFailedAndThrow(knex, who, what, error);
   }
   const subjectKeys = keys.searchUnder.map((key) => subjectKey(key.key, kind, value)!);
-  await auditedChange(knex, who, what, (trx) =>
-    insertErasure(trx, { id: erasureId, subjectKind: kind, subjectKeys, keyIds: keys.searchUnder.map(({ id }) => id), companyId, requestedBy: who.actor }),
-  );
-  try {
-    await gateway.actingFor(who.actor).startErasure(erasureId);
-  } catch (error) {
-    const unknown = error instanceof TemporalUnavailableError && error.outcomeUnknown;
-    if (!unknown) await forgetUnstartedErasure(knex, erasureId);
-    const failure = error instanceof TemporalUnavailableError ? new ErasureNotStartedError(erasureId, error.reason, unknown) : error;
-    return recordFailedAndThrow(knex, who, what, failure);
-  }
+  // The record and the intent commit together, before the start: a crash after it leaves both.
+  const intent = await knex.transaction(async (trx) => {
+    await insertErasure(trx, { id: erasureId, subjectKind: kind, subjectKeys, keyIds: keys.searchUnder.map(({ id }) => id), companyId, requestedBy: who.actor });
+    return recordIntent(trx, who, what, knex);
+  });
+  await intent.settle(async () => {
+    try {
+      await gateway.actingFor(who.actor).startErasure(erasureId);
+    } catch (error) {
+      const unknown = error instanceof TemporalUnavailableError && error.outcomeUnknown;
+      if (!unknown) await forgetUnstartedErasure(knex, erasureId);
+      throw error instanceof TemporalUnavailableError ? new ErasureNotStartedError(erasureId, error.reason, unknown) : error;
+    }
+  });
   return { erasureId };
 }
 

@@ -12,6 +12,12 @@ export const isoDateTime = z.iso
 /** Text to match exactly: not empty, and no NUL character (PostgreSQL text cannot hold one). */
 export const exactText = z.string().min(1, { message: 'must not be empty' }).refine(isStorableText, unstorableTextIssue);
 
+/** A query string's `true` or `false` (absent: false). */
+export const queryFlag = z
+  .enum(['true', 'false'], { message: 'must be true or false' })
+  .default('false')
+  .transform((value) => value === 'true');
+
 /** A whole number from 1 to `max`, from a query string or a JSON body. */
 export const wholeCount = (max: number) =>
   z.coerce.number({ message: 'must be a whole number' }).int({ message: 'must be a whole number' }).min(1, { message: 'must be at least 1' }).max(max, { message: `must be at most ${max}` });

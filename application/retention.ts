@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { auditedCall, type OperatorContext } from './audit';
 import type { Config } from '../lib/config';
 import { countPurged } from '../lib/metrics';
 import { RETENTION_INTERVAL, retentionPolicy, retentionScheduleId } from '../lib/retention';
@@ -58,12 +59,17 @@ export async function retentionStatus(knex: Knex, config: Config, now: () => Dat
 
 /**
  * One retention run now, in this process and to the end: what the scheduled workflow does, recorded as
- * `manual`. Safe beside a scheduled run: both skip the rows the other holds.
+ * `manual`, and audited as `retention.run` (an intent before, its outcome after: it is many transactions).
+ * Safe beside a scheduled run: both skip the rows the other holds.
  */
-export async function runRetentionNow(knex: Knex, config: Config, now: () => Date = () => new Date()): Promise<RetentionRunJson> {
-  const startedAt = now();
-  const cutoffs = retentionCutoffs(startedAt, retentionPolicy(config), await namespaceRetentionSeconds(knex, config.temporal.namespace));
-  const run = await insertRetentionRun(knex, { taskQueue: config.TEMPORAL_TASK_QUEUE, trigger: 'manual', startedAt, ...cutoffs });
-  await purgeForRun(knex, { ...run, auditCutoff: cutoffs.auditCutoff }, startedAt, { afterBatch: countPurged });
-  return runJson(await finishRetentionRun(knex, run.id, now()));
+export async function runRetentionNow(knex: Knex, config: Config, who: OperatorContext, now: () => Date = () => new Date()): Promise<RetentionRunJson> {
+  const policy = retentionPolicy(config);
+  const what = { action: 'retention.run', target: config.TEMPORAL_TASK_QUEUE, parameters: { payload_days: policy.payloadDays, log_days: policy.logDays, audit_days: policy.auditDays } } as const;
+  return auditedCall(knex, who, what, async () => {
+    const startedAt = now();
+    const cutoffs = retentionCutoffs(startedAt, policy, await namespaceRetentionSeconds(knex, config.temporal.namespace));
+    const run = await insertRetentionRun(knex, { taskQueue: config.TEMPORAL_TASK_QUEUE, trigger: 'manual', startedAt, ...cutoffs });
+    await purgeForRun(knex, { ...run, auditCutoff: cutoffs.auditCutoff }, startedAt, { afterBatch: countPurged, auditActor: who.actor });
+    return runJson(await finishRetentionRun(knex, run.id, now()));
+  });
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { EVENT_ACTIONS, EVENT_TYPES, FINISHED_STATUSES, LOG_STATUSES } from '../lib/vocabulary';
 import { formatPathError, isCanonicalUuid, zodPathErrors, type PathError } from '../lib/validation';
 import type { LogPosition, WebhookFilter } from '../store/webhook-log';
-import { decodeKeysetCursor, encodeKeysetCursor, exactText, isoDateTime, NOT_A_CURSOR, wholeCount } from './keyset-paging';
+import { decodeKeysetCursor, encodeKeysetCursor, exactText, isoDateTime, NOT_A_CURSOR, queryFlag, wholeCount } from './keyset-paging';
 
 // The delivery log's filters and paging, as the API's query string, the bulk redeliver body and the CLI's
 // flags give them: strings in, one validated WebhookFilter out.
@@ -62,11 +62,7 @@ export const bulkRedeliveryBody = z
 
 /** The query of a single redelivery; the OpenAPI document's parameter is generated from it. */
 export const redeliveryQuery = z.object({
-  allow_expired_links: z
-    .enum(['true', 'false'], { message: 'must be true or false' })
-    .default('false')
-    .transform((value) => value === 'true')
-    .meta({ description: ALLOW_EXPIRED_LINKS }),
+  allow_expired_links: queryFlag.meta({ description: ALLOW_EXPIRED_LINKS }),
 });
 
 function parse<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {

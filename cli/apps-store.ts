@@ -25,16 +25,16 @@ export class UnknownCompaniesError extends Error {
   }
 }
 
-const newAppId = () => `app_${randomBytes(9).toString('base64url')}`;
+/** A new app's id, made before its transaction so that its audit row can name it. */
+export const newAppId = () => `app_${randomBytes(9).toString('base64url')}`;
 
 /** Creates an app granted `companyIds`, in one transaction: on any error nothing is written. */
-export async function createPartnerApp(knex: Knex, name: string, companyIds: readonly string[]): Promise<CreatedApp> {
+export async function createPartnerApp(knex: Knex, name: string, companyIds: readonly string[], appId = newAppId()): Promise<CreatedApp> {
   const companies = [...new Set(companyIds)];
   return knex.transaction(async (trx) => {
     const found = new Set((await trx('companies').whereIn('id', companies).pluck('id')) as string[]);
     const unknown = companies.filter((id) => !found.has(id));
     if (unknown.length) throw new UnknownCompaniesError(unknown);
-    const appId = newAppId();
     const appKey = generateAppKey();
     const { salt, hash } = hashAppKey(appKey);
     await trx('partner_apps').insert({ app_id: appId, name, key_salt: salt, key_hash: hash });

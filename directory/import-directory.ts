@@ -5,7 +5,8 @@ import { hashAppKey, verifyAppKey } from '../lib/app-keys';
 import { describeJsonSyntaxError } from '../lib/describe-error';
 import { formatPathError, unstorableTextErrors, zodPathErrors } from '../lib/validation';
 import { collectReferences, findDuplicates, type ExternalReferences } from './reference-checks';
-import { directorySnapshotSchema, validItemsOf, type DirectorySnapshot } from './snapshot-schema';
+import { directorySnapshotSchema, validItemsOf, type DirectorySnapshot, type SnapshotSection } from './snapshot-schema';
+import { auditedChange, recordFailedAndThrow, type OperatorContext } from '../application/audit';
 
 /**
  * Raised for input that cannot be imported; `problems` are `json.path: message` lines, at most MAX_PROBLEMS
@@ -23,6 +24,8 @@ export class DirectoryImportError extends Error {
 export interface ImportOptions {
   /** Delete rows of each section present in the snapshot that the snapshot does not list. */
   replace?: boolean;
+  /** The operator importing: the import and its audit row commit together (absent for start's demo import). */
+  who?: OperatorContext;
 }
 
 /** Per section: rows new to the database, rows changed, rows already as the file says, rows --replace removed. */
@@ -52,7 +55,7 @@ export async function importDirectoryFile(knex: Knex, file: string, options: Imp
 }
 
 /** Validates the whole snapshot, then upserts it in one transaction. Invalid input writes nothing. */
-export async function importDirectory(knex: Knex, input: unknown, { replace = false }: ImportOptions = {}): Promise<ImportSummary> {
+export async function importDirectory(knex: Knex, input: unknown, { replace = false, who }: ImportOptions = {}): Promise<ImportSummary> {
   const started = Date.now();
   // Every kind of check runs, so one pass reports schema, text, duplicate and reference problems together.
   const parsed = directorySnapshotSchema.safeParse(input);
@@ -71,22 +74,25 @@ export async function importDirectory(knex: Knex, input: unknown, { replace = fa
     });
   }
   const external = collectReferences(snapshot, groupIds, replace, problems);
+  const what = { action: 'directory.import', target: null, parameters: { replace, sections: Object.keys(snapshot).filter((section) => Array.isArray(snapshot[section as SnapshotSection])) } } as const;
   if (problems.length) {
     problems.push(...(await findMissingReferences(knex, external)));
-    throw new DirectoryImportError(problems);
+    const refused = new DirectoryImportError(problems);
+    if (who) await recordFailedAndThrow(knex, who, what, refused);
+    throw refused;
   }
 
-  const summary = await knex
-    .transaction(async (trx) => {
-      const missing = await findMissingReferences(trx, external);
-      if (missing.length) throw new DirectoryImportError(missing);
-      return writeSnapshot(trx, snapshot, groupIds, replace);
-    })
-    .catch((error: { code?: string; table?: string; detail?: string }) => {
+  const write = async (trx: Knex.Transaction) => {
+    const missing = await findMissingReferences(trx, external);
+    if (missing.length) throw new DirectoryImportError(missing);
+    return writeSnapshot(trx, snapshot, groupIds, replace).catch((error: { code?: string; table?: string; detail?: string }) => {
       // A uniqueness clash with rows outside the file (e.g. another company's internal_id).
       if (error.code === '23505') throw new DirectoryImportError([`${error.table}: ${error.detail}`]);
       throw error;
     });
+  };
+  // An operator's import is audited in its own transaction; start's demo import (no operator) is not.
+  const summary = await (who ? auditedChange(knex, who, what, write) : knex.transaction(write));
   summary.durationMs = Date.now() - started;
   return summary;
 }

@@ -15,6 +15,9 @@ const positiveInt = (max = Number.MAX_SAFE_INTEGER) =>
     .transform(Number)
     .pipe(z.number().int().min(1, { message: 'must be at least 1' }).max(max, { message: `must be at most ${max}` }));
 
+/** The floor under AUDIT_RETENTION_DAYS; the database's purge function enforces the same (020_verifiable_audit). */
+export const MIN_AUDIT_RETENTION_DAYS = 30;
+
 const postgresUrl = z
   .string()
   .regex(/^postgres(ql)?:\/\/\S+$/, { message: 'must be a postgres:// or postgresql:// URL' });
@@ -158,7 +161,9 @@ const envSchema = z.object({
   /** Days after a webhook finishes that its row and attempts stay in the delivery log; at least the payload's. */
   WEBHOOK_LOG_RETENTION_DAYS: positiveInt(36_500).default(90),
   /** Days an audit row (an operator's change) is kept; the retention purge deletes older ones (docs/operations.md). */
-  AUDIT_RETENTION_DAYS: positiveInt(36_500).default(365),
+  AUDIT_RETENTION_DAYS: positiveInt(36_500)
+    .refine((days) => days >= MIN_AUDIT_RETENTION_DAYS, { message: `must be at least ${MIN_AUDIT_RETENTION_DAYS}: the database keeps every audit row that long (docs/operations.md)` })
+    .default(365),
   // URL-safe: Temporal UI is given it inside the codec endpoint's path.
   CODEC_AUTH_TOKEN: secret.pipe(z.string().regex(/^[A-Za-z0-9._~-]+$/, { message: 'must contain only letters, digits and . _ ~ - (it goes into a URL path)' })).optional(),
   CODEC_CORS_ORIGINS: corsOrigins.default([]),

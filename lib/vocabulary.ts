@@ -61,7 +61,18 @@ export const AUDIT_ACTIONS = [
   'token.create',
   'token.revoke',
   'keys.reseal',
+  'personal_data.reindex',
+  'retention.run',
+  'audit.purge',
+  'app.create',
+  'app.revoke',
+  'directory.import',
+  'webhook.send',
+  'webhook.send_test',
 ] as const;
+
+/** An audit row's phase: `intent` before a call outside PostgreSQL, `outcome` once it is known (or with the change). */
+export const AUDIT_PHASES = ['intent', 'outcome'] as const;
 
 /** How an operator's change ended, on its audit row. */
 export const AUDIT_OUTCOMES = ['succeeded', 'failed'] as const;
@@ -76,6 +87,7 @@ export type EventAction = (typeof EVENT_ACTIONS)[number];
 export type TokenScope = (typeof TOKEN_SCOPES)[number];
 export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+export type AuditPhase = (typeof AUDIT_PHASES)[number];
 export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
 export type AttemptErrorClass = (typeof ATTEMPT_ERROR_CLASSES)[number];
 export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { joinSql, raw, runSql, sql, type SqlFragment } from '../db/sql';
-import type { AuditAction, AuditOutcome } from '../lib/vocabulary';
+import type { AuditAction, AuditOutcome, AuditPhase } from '../lib/vocabulary';
 import { keysetPage, microsecondsOf, olderThan, type PageRequest } from './keyset';
 
 // Reading the audit trail (audit_events, written only by store/audit.ts): filtered and paged newest first, on
@@ -12,6 +12,8 @@ export interface AuditFilter {
   /** Exactly this actor: a token's name, INTERNAL_API_TOKEN or `cli:<user>@<host>`. */
   readonly actor?: string;
   readonly action?: AuditAction;
+  /** Only intents whose outcome was never recorded (a crash, or a call still running). */
+  readonly unsettled?: boolean;
 }
 
 /** Where a page ends: its last row's time in microseconds and its id. */
@@ -23,18 +25,30 @@ export interface AuditPosition {
 /** One row of the audit trail, as the API and the CLI show it. */
 export interface AuditEvent {
   readonly id: number;
+  /** Its place in the hash chain (`audit verify`). */
+  readonly seq: number;
   readonly at: Date;
   readonly actor: string;
   readonly action: AuditAction;
   readonly target: string | null;
   readonly parameters: Record<string, unknown>;
-  readonly outcome: AuditOutcome;
+  readonly phase: AuditPhase;
+  readonly operation_id: string;
+  /** Null on an intent row: its outcome, when known, is a row of its own with the same operation id. */
+  readonly outcome: AuditOutcome | null;
+  /** Whether the operation's outcome row exists: false only for an intent that never got one. */
+  readonly outcome_recorded: boolean;
   readonly error: string | null;
   readonly request_id: string | null;
+  /** SHA-256 (hex) over the row before it and this row's content. */
+  readonly hash: string;
 }
 
-function filterConditions({ since, actor, action }: AuditFilter, after?: AuditPosition): SqlFragment {
+const HAS_OUTCOME = raw(`(e.phase = 'outcome' OR EXISTS (SELECT 1 FROM audit_events o WHERE o.operation_id = e.operation_id AND o.phase = 'outcome'))`);
+
+function filterConditions({ since, actor, action, unsettled }: AuditFilter, after?: AuditPosition): SqlFragment {
   const conditions: SqlFragment[] = [raw('true')];
+  if (unsettled) conditions.push(sql`NOT ${HAS_OUTCOME}`);
   if (actor !== undefined) conditions.push(sql`actor = ${actor}`);
   if (action) conditions.push(sql`action = ${action}`);
   if (since) conditions.push(sql`at >= ${since.toISOString()}::timestamptz`);
@@ -46,8 +60,9 @@ function filterConditions({ since, actor, action }: AuditFilter, after?: AuditPo
 export async function listAuditEvents(knex: Knex, filter: AuditFilter, { limit, after }: PageRequest<AuditPosition>): Promise<{ events: AuditEvent[]; next?: AuditPosition }> {
   const rows = await runSql<AuditEvent & { position_us: string }>(
     knex,
-    sql`SELECT id, at, actor, action, target, parameters, outcome, error, request_id, ${microsecondsOf('at')} AS position_us
-          FROM audit_events WHERE ${filterConditions(filter, after)} ORDER BY at DESC, id DESC LIMIT ${limit + 1}`,
+    sql`SELECT id, seq, at, actor, action, target, parameters, phase, operation_id, outcome, ${HAS_OUTCOME} AS outcome_recorded, error, request_id,
+               encode(hash, 'hex') AS hash, ${microsecondsOf('at')} AS position_us
+          FROM audit_events e WHERE ${filterConditions(filter, after)} ORDER BY at DESC, id DESC LIMIT ${limit + 1}`,
   );
   const page = keysetPage(rows, limit);
   return { events: page.rows, next: page.last && { atUs: page.last.position_us, id: String(page.last.id) } };

@@ -1,6 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Knex } from 'knex';
+import { randomUUID } from 'node:crypto';
 import { prepared, runSql, sql, type SqlFragment } from '../db/sql';
+import { purgeAuditEvents, type AuditPurge } from './audit-chain';
+import { insertAuditEvent } from './audit';
 import type { RetentionPolicy } from '../lib/retention';
 
 // The retention purge's statements: each one bounded batch, its own short transaction (autocommit), on the
@@ -120,26 +123,34 @@ export const deleteRowsStatement = (cutoff: Date, limit: number): SqlFragment =>
           SELECT count(*)::int AS deleted FROM gone`,
     );
 
-/**
- * Deletes at most `limit` audit rows made before `cutoff`, oldest first, on the index audit_events_at. Returns
- * how many it deleted. The only statement that removes an audit row: nothing else changes or deletes one.
- */
-export function deleteDueAuditEvents(knex: Knex, cutoff: Date, limit = RETENTION_BATCH_SIZE): Promise<number> {
-  return deletedBy(knex, deleteAuditEventsStatement(cutoff, limit));
-}
+/** The actor of the audit.purge rows a scheduled run writes (the CLI's `retention run` writes its own). */
+export const SCHEDULED_PURGE_ACTOR = 'retention-schedule';
 
-/** The statement of one batch of audit row deletions (exported for its EXPLAIN test). */
-export const deleteAuditEventsStatement = (cutoff: Date, limit: number): SqlFragment =>
-  prepared(
-    'retention-delete-audit-events',
-    // The ids as an array (an InitPlan), as deleteRowsStatement's: the DELETE then finds each row by its key.
-    sql`WITH gone AS (
-          DELETE FROM audit_events
-           WHERE id = ANY(ARRAY(SELECT id FROM audit_events WHERE at < ${cutoff.toISOString()} ORDER BY at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED))
-          RETURNING id
-        )
-        SELECT count(*)::int AS deleted FROM gone`,
-  );
+/**
+ * One batch of the audit trail's purge (store/audit-chain.ts): up to `limit` of its oldest rows made before
+ * `cutoff`, and, in the same transaction, an `audit.purge` row naming `actor`, the rows removed and the new
+ * anchor, so that `audit verify` can tell the purge's removals from anyone else's. Stops at a row that is not
+ * intact (blockedAt): the evidence of tampering stays.
+ */
+export function purgeDueAuditEvents(knex: Knex, cutoff: Date, actor: string, limit = RETENTION_BATCH_SIZE): Promise<AuditPurge> {
+  return knex.transaction(async (trx) => {
+    const purge = await purgeAuditEvents(trx, cutoff, limit);
+    if (purge.removed > 0) {
+      await insertAuditEvent(trx, {
+        operationId: randomUUID(),
+        phase: 'outcome',
+        actor,
+        action: 'audit.purge',
+        target: null,
+        parameters: { rows_removed: purge.removed, anchor_seq: purge.anchorSeq, anchor_hash: purge.anchorHash.toString('hex'), cutoff: cutoff.toISOString() },
+        outcome: 'succeeded',
+        error: null,
+        requestId: null,
+      });
+    }
+    return purge;
+  });
+}
 
 /** What a purge has done so far. */
 export interface PurgeCounts {
@@ -150,6 +161,8 @@ export interface PurgeCounts {
 export interface PurgeProgress extends PurgeCounts {
   /** Audit rows deleted (not part of the run's record: they are not webhooks). */
   readonly auditEventsDeleted: number;
+  /** The audit row the purge stopped at for not being intact or chained (`audit verify` names why); null when none. */
+  readonly auditBlockedAt: number | null;
   /** True when nothing is left that is due under these cutoffs. */
   readonly done: boolean;
 }
@@ -163,6 +176,8 @@ export interface PurgeOptions {
   readonly pauseRatio?: number;
   /** Stop after the batch that ends past this time (performance.now()), leaving the rest for the next call. */
   readonly untilMs?: number;
+  /** Who the audit.purge rows name: SCHEDULED_PURGE_ACTOR unless given. */
+  readonly auditActor?: string;
   /** Called after every batch with the counts of that batch: the activity heartbeats and records them here. */
   readonly afterBatch?: (batch: PurgeCounts) => Promise<void> | void;
 }
@@ -175,11 +190,12 @@ export async function purgeDue(
   knex: Knex,
   cutoffs: PurgeCutoffs,
   removedAt: Date,
-  { batchSize = RETENTION_BATCH_SIZE, pauseRatio = RETENTION_PAUSE_RATIO, untilMs = Infinity, afterBatch }: PurgeOptions = {},
+  { batchSize = RETENTION_BATCH_SIZE, pauseRatio = RETENTION_PAUSE_RATIO, untilMs = Infinity, auditActor = SCHEDULED_PURGE_ACTOR, afterBatch }: PurgeOptions = {},
 ): Promise<PurgeProgress> {
   let bodiesRemoved = 0;
   let rowsDeleted = 0;
   let auditEventsDeleted = 0;
+  let auditBlockedAt: number | null = null;
   let rowsLeft = true;
   let bodiesLeft = true;
   for (;;) {
@@ -190,13 +206,15 @@ export async function purgeDue(
     const removed = !rowsLeft && bodiesLeft ? await removeDueBodies(knex, cutoffs.payloadCutoff, removedAt, batchSize) : 0;
     if (!rowsLeft && removed < batchSize) bodiesLeft = false;
     // Audit rows last, once the webhooks are done: the batch that finished the bodies may go on with them.
-    const audited = !bodiesLeft ? await deleteDueAuditEvents(knex, cutoffs.auditCutoff, batchSize) : 0;
+    const purge = !bodiesLeft ? await purgeDueAuditEvents(knex, cutoffs.auditCutoff, auditActor, batchSize) : undefined;
+    const audited = purge?.removed ?? 0;
+    auditBlockedAt = purge?.blockedAt ?? auditBlockedAt;
     bodiesRemoved += removed;
     rowsDeleted += deleted;
     auditEventsDeleted += audited;
     await afterBatch?.({ bodiesRemoved: removed, rowsDeleted: deleted });
     const done = !bodiesLeft && audited < batchSize;
-    if (done || performance.now() >= untilMs) return { bodiesRemoved, rowsDeleted, auditEventsDeleted, done };
+    if (done || performance.now() >= untilMs) return { bodiesRemoved, rowsDeleted, auditEventsDeleted, auditBlockedAt, done };
     await delay((performance.now() - batchStarted) * pauseRatio);
   }
 }

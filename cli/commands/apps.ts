@@ -2,7 +2,9 @@ import { parseArgs } from 'node:util';
 import type { Knex } from 'knex';
 import { CommandFailure, subcommandOf, UsageError, type Command } from '../command';
 import { bootstrap, openMigratedDatabase } from '../bootstrap';
-import { createPartnerApp, listPartnerApps, revokePartnerApp, type AppSummary } from '../apps-store';
+import { createPartnerApp, listPartnerApps, newAppId, revokePartnerApp, type AppSummary } from '../apps-store';
+import { auditedChange } from '../../application/audit';
+import { cliActor } from '../../lib/actor';
 
 const USAGE = [
   'Usage: partner-service apps create --name NAME --company ID [--company ID...] [--json]',
@@ -32,7 +34,9 @@ function create(args: string[]): Action {
   const companies = values.company ?? [];
   if (!companies.length) throw new UsageError('at least one --company is required');
   return async (knex) => {
-    const { appId, appKey } = await createPartnerApp(knex, name, companies);
+    const appId = newAppId();
+    const what = { action: 'app.create', target: appId, parameters: { name, companies } } as const;
+    const { appKey } = await auditedChange(knex, { actor: cliActor() }, what, (trx) => createPartnerApp(trx, name, companies, appId));
     write(values.json ? JSON.stringify({ app_id: appId, app_key: appKey }) : `app_id: ${appId}\napp_key: ${appKey}`);
     // A warning that matters, not a log line: it shows at every log level, and never on stdout.
     process.stderr.write('Store the key now: it cannot be shown again.\n');
@@ -57,8 +61,11 @@ function revoke(args: string[]): Action {
   if (positionals.length !== 1) throw new UsageError('expected exactly one APP_ID');
   const [appId] = positionals;
   return async (knex) => {
-    const outcome = await revokePartnerApp(knex, appId);
-    if (outcome === 'unknown') throw new CommandFailure(`partner-service apps revoke: no app ${JSON.stringify(appId)}`);
+    const outcome = await auditedChange(knex, { actor: cliActor() }, { action: 'app.revoke', target: appId }, async (trx) => {
+      const revoked = await revokePartnerApp(trx, appId);
+      if (revoked === 'unknown') throw new CommandFailure(`partner-service apps revoke: no app ${JSON.stringify(appId)}`);
+      return revoked;
+    });
     write(outcome === 'revoked' ? `revoked ${appId}` : `${appId} was already revoked`);
     return 0;
   };

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { UsageError, type Command } from '../command';
 import { bootstrap, openMigratedDatabase } from '../bootstrap';
+import { cliActor } from '../../lib/actor';
 import { importDirectoryFile } from '../../directory/import-directory';
 
 export const importCommand: Command = {
@@ -21,7 +22,7 @@ export const importCommand: Command = {
     const runtime = bootstrap({ logsTo: 'stderr', verbose });
     const database = await openMigratedDatabase(runtime);
     try {
-      const summary = await importDirectoryFile(database.knex, positionals[0], { replace: values.replace });
+      const summary = await importDirectoryFile(database.knex, positionals[0], { replace: values.replace, who: { actor: cliActor() } });
       process.stdout.write(`${JSON.stringify(summary)}\n`);
       return 0;
     } finally {

@@ -1,6 +1,8 @@
 import { dataAtRest } from '../../lib/at-rest';
 import { subcommandOf, UsageError, type Command } from '../command';
 import { bootstrap, openMigratedDatabase } from '../bootstrap';
+import { auditedCall } from '../../application/audit';
+import { cliActor } from '../../lib/actor';
 import { reindexSubjects } from '../../application/index-keys';
 
 const USAGE = [
@@ -24,7 +26,9 @@ export const personalDataCommand: Command = {
     const runtime = bootstrap({ logsTo: 'stderr', verbose });
     try {
       const { knex } = await openMigratedDatabase(runtime);
-      const summary = await reindexSubjects(knex, dataAtRest(runtime.config), (done) => process.stderr.write(`reindexed ${done} rows\n`));
+      const atRest = dataAtRest(runtime.config);
+      const what = { action: 'personal_data.reindex', target: atRest.subjectKeys[0]?.id ?? null } as const;
+      const summary = await auditedCall(knex, { actor: cliActor() }, what, () => reindexSubjects(knex, atRest, (done) => process.stderr.write(`reindexed ${done} rows\n`)));
       process.stdout.write(`${JSON.stringify(summary)}\n`);
       return 0;
     } finally {

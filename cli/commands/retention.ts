@@ -1,3 +1,6 @@
+import type { Knex } from 'knex';
+import { cliActor } from '../../lib/actor';
+import type { Config } from '../../lib/config';
 import { subcommandOf, UsageError, type Command } from '../command';
 import { bootstrap, openMigratedDatabase } from '../bootstrap';
 import { retentionStatus, runRetentionNow } from '../../application/retention';
@@ -11,10 +14,15 @@ const USAGE = [
   '  status  prints the policy (WEBHOOK_PAYLOAD_RETENTION_DAYS, WEBHOOK_LOG_RETENTION_DAYS), the',
   '          schedule, the oldest body still stored and the last run with its counts, as JSON.',
   '  run     runs one purge at once, in this process, to the end, and prints its counts as JSON. The',
-  '          hourly Temporal Schedule runs the same purge on its own.',
+  '          hourly Temporal Schedule runs the same purge on its own. Also removes the audit rows older than',
+  '          AUDIT_RETENTION_DAYS, oldest first, keeping the chain verifiable. Recorded in the audit trail as',
+  '          retention.run (and audit.purge when audit rows go), as cli:<user>@<host>.',
 ].join('\n');
 
-const ACTIONS = { status: retentionStatus, run: runRetentionNow } as const;
+const ACTIONS = {
+  status: (knex: Knex, config: Config) => retentionStatus(knex, config),
+  run: (knex: Knex, config: Config) => runRetentionNow(knex, config, { actor: cliActor() }),
+} as const;
 
 export const retentionCommand: Command = {
   name: 'retention',

@@ -16,6 +16,7 @@ import { sendTestWebhook } from '../send-test';
 import { prepareWebhook } from '../../application/start-webhook';
 import { createTemporalGateway } from '../../application/temporal-gateway';
 import { cliActor } from '../../lib/actor';
+import { auditedCall } from '../../application/audit';
 
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
 
@@ -73,18 +74,22 @@ async function send(runtime: Runtime, event: unknown): Promise<number> {
   const database = await openMigratedDatabase(runtime);
   const gateway = createTemporalGateway(runtime.config, runtime.logger);
   runtime.shutdown.add('temporal client', () => gateway.close());
-  const { webhookId, eventId, workflowId, runId, started } = await acceptWebhook(database.knex, dataAtRest(runtime.config), gateway, prepared);
+  const what = { action: 'webhook.send', target: prepared.webhookId, parameters: { event_type: prepared.event.event_type, action: prepared.event.action } } as const;
+  const { webhookId, eventId, workflowId, runId, started } = await auditedCall(database.knex, { actor: cliActor() }, what, () =>
+    acceptWebhook(database.knex, dataAtRest(runtime.config), gateway, prepared),
+  );
   print({ status: started ? 'accepted' : 'existing', webhook_id: webhookId, event_id: eventId, workflow_id: workflowId, run_id: runId });
   return 0;
 }
 
 async function sendTest(runtime: Runtime, event: unknown): Promise<number> {
-  prepareWebhook(event);
+  const prepared = prepareWebhook(event);
   const settings = partnerSettings(runtime.config);
   if ('missing' in settings) throw new CommandFailure(`${settings.missing} is not set: there is no partner endpoint to test`);
   const database = await openMigratedDatabase(runtime);
   // stdout carries the outcome JSON alone; the attempt's own log line would repeat it.
-  const report = await sendTestWebhook(runtime.config, database.knex, runtime.logger.child({}, { level: 'error' }), event);
+  const what = { action: 'webhook.send_test', target: null, parameters: { event_type: prepared.event.event_type, action: prepared.event.action } } as const;
+  const report = await auditedCall(database.knex, { actor: cliActor() }, what, () => sendTestWebhook(runtime.config, database.knex, runtime.logger.child({}, { level: 'error' }), event));
   print(report);
   return report.succeeded ? 0 : 1;
 }

@@ -4,7 +4,7 @@
 // the API or SQL, to change a row.
 import assert from 'node:assert/strict';
 import { issueApiToken } from '../../lib/api-token';
-import type { TokenScope } from '../../lib/vocabulary';
+import { AUDIT_ACTIONS, type TokenScope } from '../../lib/vocabulary';
 import { insertApiToken } from '../../store/api-tokens';
 import type { Knex } from '../../db/database';
 import { runSourceCli } from '../support/cli';
@@ -23,8 +23,11 @@ const ROWS = [
 ] as const;
 
 type Row = (typeof ROWS)[number];
-/** A row as the API shows it: with its id, its time in JSON (milliseconds). */
-const shown = (row: Row, id: number) => ({ id, ...row, at: new Date(row.at).toISOString() });
+/** What the chain gave each row: its place, operation id and hash, read back once the rows are in. */
+const chained = new Map<number, { seq: number; operation_id: string; hash: string }>();
+/** A row as the API shows it: with its id, its chain fields, its time in JSON (milliseconds). */
+const shown = (row: Row, id: number) => ({ id, ...row, ...chained.get(id), phase: 'outcome', outcome_recorded: true, at: new Date(row.at).toISOString() });
+const ACTION_CHOICES = `must be one of ${AUDIT_ACTIONS.join(', ')}`;
 
 describe('the audit trail: GET /internal/v1/audit and partner-service audit list', function () {
   this.timeout(60_000);
@@ -47,6 +50,8 @@ describe('the audit trail: GET /internal/v1/audit and partner-service audit list
       ids = [];
       // One at a time, so the ids follow the list.
       for (const row of ROWS) ids.push(((await db('audit_events').insert({ ...row, parameters: JSON.stringify(row.parameters) }).returning('id')) as Array<{ id: number }>)[0].id);
+      const { rows } = await db.raw(`SELECT id, seq, operation_id, encode(hash, 'hex') AS hash FROM audit_events`);
+      for (const { id, ...fields } of rows) chained.set(Number(id), { ...fields, seq: Number(fields.seq) });
     });
     knex = stack.db.knex;
   });
@@ -117,7 +122,8 @@ describe('the audit trail: GET /internal/v1/audit and partner-service audit list
     };
     await refused('?since=yesterday', [{ path: 'since', message: 'must be an ISO 8601 date-time with a time zone, such as 2026-11-23T10:00:00Z' }]);
     await refused('?since=2026-11-20T10:00:00', [{ path: 'since', message: 'must be an ISO 8601 date-time with a time zone, such as 2026-11-23T10:00:00Z' }]);
-    await refused('?action=partner.delete', [{ path: 'action', message: 'must be one of partner.pause, partner.resume, partner.limit, webhook.cancel, webhook.retry_now, webhook.redeliver, webhooks.redeliver, erasure.request, token.create, token.revoke, keys.reseal' }]);
+    await refused('?action=partner.delete', [{ path: 'action', message: ACTION_CHOICES }]);
+    await refused('?unsettled=yes', [{ path: 'unsettled', message: 'must be true or false' }]);
     await refused('?actor=', [{ path: 'actor', message: 'must not be empty' }]);
     await refused('?limit=0&outcome=failed', [
       { path: 'limit', message: 'must be at least 1' },
@@ -165,10 +171,10 @@ describe('the audit trail: GET /internal/v1/audit and partner-service audit list
   it('refuses an UPDATE of a row through SQL, and the row stays as it was', async () => {
     await assert.rejects(knex.raw(`UPDATE audit_events SET outcome = 'failed', error = 'rewritten' WHERE id = ?`, [ids[0]]), (error: Error & { code?: string }) => {
       assert.equal(error.code, '42501');
-      assert.match(error.message, /audit_events rows are never changed$/);
+      assert.match(error.message, /audit_events rows are never changed, truncated or deleted, except the oldest by the retention purge$/);
       return true;
     });
-    await assert.rejects(knex.raw(`UPDATE audit_events SET actor = 'someone-else'`), /audit_events rows are never changed$/);
+    await assert.rejects(knex.raw(`UPDATE audit_events SET actor = 'someone-else'`), /audit_events rows are never changed/);
     const [row] = await knex('audit_events').where({ id: ids[0] }).select('actor', 'outcome', 'error');
     assert.deepEqual(row, { actor: 'ops-console', outcome: 'succeeded', error: null });
   });
@@ -197,7 +203,7 @@ describe('the audit trail: GET /internal/v1/audit and partner-service audit list
       assert.deepEqual({ code: badAction.code, stdout: badAction.stdout }, { code: 2, stdout: '' });
       assert.equal(
         badAction.stderr,
-        'partner-service audit: action: must be one of partner.pause, partner.resume, partner.limit, webhook.cancel, webhook.retry_now, webhook.redeliver, webhooks.redeliver, erasure.request, token.create, token.revoke, keys.reseal\n',
+        `partner-service audit: action: ${ACTION_CHOICES}\n`,
       );
       const badSince = await cli('list', '--since', 'last week', '--limit', '0');
       assert.equal(badSince.code, 2);

@@ -18,6 +18,7 @@ import { runSourceCli } from '../../support/cli';
 import { eventually } from '../../support/eventually';
 import { startWebhookStack, type WebhookStack } from '../../support/webhook-stack';
 import { closedPort } from '../support/partner-server';
+import { resetAuditTrail } from '../../support/audit-trail';
 
 const { EventType } = temporal.api.enums.v1;
 const ACTOR = 'ops-bot';
@@ -61,7 +62,7 @@ describe('audit trail of operator changes (API and CLI, a real dev server)', fun
   });
 
   beforeEach(async () => {
-    await stack.db.knex.raw('TRUNCATE audit_events');
+    await resetAuditTrail(stack.db.knex);
     await stack.db.knex('partner_gate').del();
   });
 

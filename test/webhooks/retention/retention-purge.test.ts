@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { useTestDatabase } from '../../support/database';
+import { resetAuditTrail } from '../../support/audit-trail';
 import type { SqlFragment } from '../../../db/sql';
 import {
   deleteDueRows,
   deleteRowsStatement,
-  deleteDueAuditEvents,
-  deleteAuditEventsStatement,
+  purgeDueAuditEvents,
   OLDEST_BODY_STATEMENT,
   oldestStoredBody,
   purgeDue,
@@ -35,7 +35,8 @@ describe('retention purge (store/retention-purge.ts, a controlled clock)', funct
   const db = useTestDatabase();
 
   beforeEach(async () => {
-    await db.knex.raw('TRUNCATE webhook_events, audit_events CASCADE');
+    await db.knex.raw('TRUNCATE webhook_events CASCADE');
+    await resetAuditTrail(db.knex);
   });
 
   /** One webhook row with two attempts (each with a response excerpt); returns its id. */
@@ -126,7 +127,7 @@ describe('retention purge (store/retention-purge.ts, a controlled clock)', funct
   it('never touches a held, pending or waiting webhook, however old', async () => {
     const open = [await seed({ kind: 'held', daysAgo: 400 }), await seed({ kind: 'pending', daysAgo: 400 }), await seed({ kind: 'waiting', daysAgo: 400 })];
     const progress = await purgeDue(db.knex, cutoffs, NOW);
-    assert.deepEqual(progress, { bodiesRemoved: 0, rowsDeleted: 0, auditEventsDeleted: 0, done: true });
+    assert.deepEqual(progress, { bodiesRemoved: 0, rowsDeleted: 0, auditEventsDeleted: 0, auditBlockedAt: null, done: true });
     for (const id of open) {
       const kept = await row(id);
       assert.equal(kept.status, 'pending');
@@ -163,7 +164,7 @@ describe('retention purge (store/retention-purge.ts, a controlled clock)', funct
     await seed({ kind: 'held', daysAgo: 100 });
     const batches: unknown[] = [];
     const progress = await purgeDue(db.knex, cutoffs, NOW, { batchSize: 3, afterBatch: (batch) => void batches.push(batch) });
-    assert.deepEqual(progress, { bodiesRemoved: 5, rowsDeleted: 7, auditEventsDeleted: 0, done: true });
+    assert.deepEqual(progress, { bodiesRemoved: 5, rowsDeleted: 7, auditEventsDeleted: 0, auditBlockedAt: null, done: true });
     assert.deepEqual(batches, [
       { bodiesRemoved: 0, rowsDeleted: 3 },
       { bodiesRemoved: 0, rowsDeleted: 3 },
@@ -177,9 +178,9 @@ describe('retention purge (store/retention-purge.ts, a controlled clock)', funct
   it('stops after the batch that passes its time budget and says it is not done', async () => {
     for (let i = 0; i < 4; i++) await seed({ kind: 'delivered', daysAgo: 100 + i });
     const first = await purgeDue(db.knex, cutoffs, NOW, { batchSize: 2, untilMs: 0 });
-    assert.deepEqual(first, { bodiesRemoved: 0, rowsDeleted: 2, auditEventsDeleted: 0, done: false });
+    assert.deepEqual(first, { bodiesRemoved: 0, rowsDeleted: 2, auditEventsDeleted: 0, auditBlockedAt: null, done: false });
     const rest = await purgeDue(db.knex, cutoffs, NOW, { batchSize: 2 });
-    assert.deepEqual(rest, { bodiesRemoved: 0, rowsDeleted: 2, auditEventsDeleted: 0, done: true });
+    assert.deepEqual(rest, { bodiesRemoved: 0, rowsDeleted: 2, auditEventsDeleted: 0, auditBlockedAt: null, done: true });
   });
 
   /** One audit row made `age` days before NOW; returns its id. */
@@ -190,7 +191,9 @@ describe('retention purge (store/retention-purge.ts, a controlled clock)', funct
       .returning('id');
     return String(row.id);
   }
-  const auditIds = async () => (await db.knex('audit_events').orderBy('id').select('id')).map((row) => String(row.id));
+  /** The audit rows left, the purge's own audit.purge rows aside. */
+  const auditIds = async () => (await db.knex('audit_events').whereNot({ action: 'audit.purge' }).orderBy('id').select('id')).map((row) => String(row.id));
+  const purgeRows = () => db.knex('audit_events').where({ action: 'audit.purge' }).orderBy('seq').select('actor', 'parameters');
 
   it('deletes audit rows older than AUDIT_RETENTION_DAYS in bounded batches, after the webhooks, and keeps the younger ones', async () => {
     for (const age of [366, 400, 500, 900, 1000]) await seedAuditEvent(age);
@@ -198,20 +201,25 @@ describe('retention purge (store/retention-purge.ts, a controlled clock)', funct
     await seed({ kind: 'delivered', daysAgo: 100 });
     const batches: unknown[] = [];
     const progress = await purgeDue(db.knex, cutoffs, NOW, { batchSize: 2, afterBatch: (batch) => void batches.push(batch) });
-    assert.deepEqual(progress, { bodiesRemoved: 0, rowsDeleted: 1, auditEventsDeleted: 5, done: true });
+    assert.deepEqual(progress, { bodiesRemoved: 0, rowsDeleted: 1, auditEventsDeleted: 5, auditBlockedAt: null, done: true });
     // The webhook row's batch finds no body due and goes on with audit rows: 2, 2 and 1 of them.
     assert.equal(batches.length, 3);
     assert.deepEqual(await auditIds(), young);
-    assert.equal(await deleteDueAuditEvents(db.knex, cutoffs.auditCutoff), 0);
+    // Each batch that removed rows recorded itself: who, how many, and the anchor it left (the last row removed).
+    const purges = await purgeRows();
+    assert.deepEqual(purges.map((p) => [p.actor, p.parameters.rows_removed, p.parameters.anchor_seq]), [['retention-schedule', 2, 2], ['retention-schedule', 2, 4], ['retention-schedule', 1, 5]]);
+    assert.match(purges[2].parameters.anchor_hash, /^[0-9a-f]{64}$/);
+    assert.equal((await purgeDueAuditEvents(db.knex, cutoffs.auditCutoff, 'test-operator')).removed, 0);
+    assert.equal((await purgeRows()).length, 3, 'a purge that removes nothing writes no row');
   });
 
   it('leaves audit rows to the next call when the time budget ends first, and deletes an audit row 1 ms past the cutoff but keeps one made at it', async () => {
     await seedAuditEvent(365 + 1 / 86_400_000);
     const atCutoff = await seedAuditEvent(365);
     const first = await purgeDue(db.knex, cutoffs, NOW, { batchSize: 1, untilMs: 0 });
-    assert.deepEqual(first, { bodiesRemoved: 0, rowsDeleted: 0, auditEventsDeleted: 1, done: false });
+    assert.deepEqual(first, { bodiesRemoved: 0, rowsDeleted: 0, auditEventsDeleted: 1, auditBlockedAt: null, done: false });
     const rest = await purgeDue(db.knex, cutoffs, NOW, { batchSize: 1 });
-    assert.deepEqual(rest, { bodiesRemoved: 0, rowsDeleted: 0, auditEventsDeleted: 0, done: true });
+    assert.deepEqual(rest, { bodiesRemoved: 0, rowsDeleted: 0, auditEventsDeleted: 0, auditBlockedAt: null, done: true });
     assert.deepEqual(await auditIds(), [atCutoff]);
   });
 
@@ -255,9 +263,9 @@ describe('retention purge (store/retention-purge.ts, a controlled clock)', funct
       INSERT INTO audit_events (at, actor, action, target, parameters, outcome)
       SELECT now() - g * interval '1 minute', 'ops-bot', 'partner.limit', 'q', '{}'::jsonb, 'succeeded' FROM generate_series(1, 20000) g`);
     await db.knex.raw('ANALYZE audit_events');
-    const audit = await plan(deleteAuditEventsStatement(new Date(Date.now() - 19_000 * 60_000), 1000));
-    assert.match(audit, /Index Scan (using|on) audit_events_at/);
-    assert.match(audit, /Index Scan using audit_events_pkey/);
+    // The audit purge (purge_audit_events) walks the chain from its oldest row on the unique index of seq.
+    const audit = await plan({ sql: 'SELECT * FROM audit_events ORDER BY seq LIMIT 1000', bindings: [] });
+    assert.match(audit, /Index Scan using audit_events_seq_key/);
     assert.doesNotMatch(audit, /Seq Scan/);
   });
 });
