@@ -114,7 +114,8 @@ export async function verifyAuditTrail(knex: Knex): Promise<ChainReport> {
   const lastSeq = last?.seq ?? ends.anchorSeq;
   const lastHash = last?.hash ?? ends.anchorHash;
   if (lastSeq < ends.headSeq) {
-    report({ kind: 'missing', position: lastSeq + 1, id: null, detail: `rows ${lastSeq + 1} to ${ends.headSeq} (the head) are missing: the newest rows were deleted` });
+    const span = lastSeq + 1 === ends.headSeq ? `row ${ends.headSeq} (the head) is` : `rows ${lastSeq + 1} to ${ends.headSeq} (the head) are`;
+    report({ kind: 'missing', position: lastSeq + 1, id: null, detail: `${span} missing: the newest rows were deleted` });
   } else if (lastSeq !== ends.headSeq || !lastHash.equals(ends.headHash)) {
     report({ kind: 'head_mismatch', position: lastSeq, id: last?.id ?? null, detail: `the last row (${lastSeq}) is not the chain's recorded head (${ends.headSeq})` });
   }

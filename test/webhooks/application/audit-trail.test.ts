@@ -75,8 +75,20 @@ describe('audit trail of operator changes (API and CLI, a real dev server)', fun
     return { status: response.status, body: (await response.json()) as Record<string, any>, requestId: response.headers.get('x-request-id') };
   }
 
-  const auditRows = async (): Promise<AuditRow[]> =>
-    stack.db.knex('audit_events').orderBy('id').select('actor', 'action', 'target', 'parameters', 'outcome', 'error', 'request_id');
+  /**
+   * The outcome rows, in order. Every intent row (a call to Temporal) must have exactly one outcome row of the
+   * same operation, action, target and actor, written after it.
+   */
+  const auditRows = async (): Promise<AuditRow[]> => {
+    const all = await stack.db.knex('audit_events').orderBy('seq').select('seq', 'phase', 'operation_id', 'actor', 'action', 'target', 'parameters', 'outcome', 'error', 'request_id');
+    for (const intent of all.filter((r) => r.phase === 'intent')) {
+      const outcomes = all.filter((r) => r.phase === 'outcome' && r.operation_id === intent.operation_id);
+      assert.equal(outcomes.length, 1, `the outcome of ${intent.action} ${intent.target}`);
+      assert.ok(Number(outcomes[0].seq) > Number(intent.seq));
+      assert.deepEqual([outcomes[0].actor, outcomes[0].action, outcomes[0].target], [intent.actor, intent.action, intent.target]);
+    }
+    return all.filter((r) => r.phase === 'outcome').map(({ actor, action, target, parameters, outcome, error, request_id }) => ({ actor, action, target, parameters, outcome, error, request_id }));
+  };
   const row = (action: string, target: string | null, parameters: Record<string, unknown>, outcome: 'succeeded' | 'failed', error: string | null, requestId: string | null, actor = ACTOR): AuditRow => ({
     actor, action, target, parameters, outcome, error, request_id: requestId,
   });
@@ -211,8 +223,7 @@ describe('audit trail of operator changes (API and CLI, a real dev server)', fun
       assert.deepEqual(rows.map((r) => ({ ...r, error: r.error?.split(' (')[0] ?? null })), [
         row('erasure.request', erasureId, { subject_kind: 'email', company_id: 'acme' }, 'succeeded', null, 'req-erase'),
         row('erasure.request', null, {}, 'failed', 'ErasureRequestError: email: must be an e-mail address', 'req-erase-bad'),
-        // The record and its row are committed together, before the start; the failed start is a second row.
-        row('erasure.request', downId, { subject_kind: 'candidate_id', company_id: null }, 'succeeded', null, 'req-erase-down'),
+        // The record and its intent are committed together, before the start; the failed start is its outcome.
         row('erasure.request', downId, { subject_kind: 'candidate_id', company_id: null }, 'failed', 'ErasureNotStartedError: The erasure was not started, since Temporal is unavailable', 'req-erase-down'),
       ]);
       assert.equal(await stack.db.knex('erasures').where({ id: downId }).first(), undefined, 'the unstarted erasure was taken back');
@@ -286,7 +297,6 @@ describe('audit trail of operator changes (API and CLI, a real dev server)', fun
       const downId = rows[1].target;
       assert.deepEqual(rows.map((r) => ({ ...r, error: r.error?.split(' (')[0] ?? null })), [
         row('erasure.request', erasureId, { subject_kind: 'candidate_id', company_id: null }, 'succeeded', null, null, actor),
-        row('erasure.request', downId, { subject_kind: 'candidate_id', company_id: 'acme' }, 'succeeded', null, null, actor),
         row('erasure.request', downId, { subject_kind: 'candidate_id', company_id: 'acme' }, 'failed', 'ErasureNotStartedError: The erasure was not started, since Temporal is unavailable', null, actor),
       ]);
       assert.equal((await stack.db.knex('erasures').where({ id: erasureId }).first('requested_by')).requested_by, actor);

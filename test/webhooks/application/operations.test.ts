@@ -601,12 +601,15 @@ describe('webhook operations on the Temporal dev server', function () {
       assert.equal(trail.body.results.length, 2);
       documented(audit, 'get', trail);
       documented(audit, 'get', await callAt(audit, 'GET', '?action=partner.delete'));
+      const verified = await callAt(`${audit}/verify`, 'GET', '');
+      assert.equal(verified.body.intact, true, JSON.stringify(verified.body));
+      documented(`${audit}/verify`, 'get', verified);
       const paths = Object.keys(doc.paths).filter((p) => p.startsWith('/internal/'));
       // The erasures' answers are checked against the document in erasure.test.ts.
       const erasures = ['/internal/v1/erasures', '/internal/v1/erasures/{erasure_id}'];
       assert.deepEqual(
         paths.sort(),
-        [root, `${root}/redeliver`, one, `${one}/cancel`, `${one}/redeliver`, `${one}/retry-now`, partner, `${partner}/pause`, `${partner}/resume`, `${partner}/limit`, audit, ...erasures].sort(),
+        [root, `${root}/redeliver`, one, `${one}/cancel`, `${one}/redeliver`, `${one}/retry-now`, partner, `${partner}/pause`, `${partner}/resume`, `${partner}/limit`, audit, `${audit}/verify`, ...erasures].sort(),
       );
     });
   });

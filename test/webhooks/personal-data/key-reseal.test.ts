@@ -158,10 +158,15 @@ describe('keys reseal: 100,000 rows from key A to key B, killed half-way and res
     assert.equal(result.excerpts, halfway.to_reseal.excerpts);
     console.log(`      seed ${timings.seedMs} ms; killed after ${timings.killedAfterMs} ms at "${killedAt}"; resumed run ${timings.resumeMs} ms resealed ${result.bodies} bodies and ${result.excerpts} excerpts`);
 
-    const { rows: audit } = await fixtures.db.knex.raw(`SELECT outcome, error, target FROM audit_events WHERE action = 'keys.reseal' ORDER BY id`);
+    // Each run wrote its intent before it began: the killed one's has no outcome; the refused and the resumed
+    // ones have theirs (in the order the outcomes were known).
+    const { rows: audit } = await fixtures.db.knex.raw(`
+      SELECT i.target, o.outcome, o.error FROM audit_events i LEFT JOIN audit_events o ON o.operation_id = i.operation_id AND o.phase = 'outcome'
+       WHERE i.action = 'keys.reseal' AND i.phase = 'intent' ORDER BY o.seq NULLS FIRST`);
     assert.deepEqual(audit, [
-      { outcome: 'failed', error: 'KeysRequestError: another reseal is running', target: 'key-b' },
-      { outcome: 'succeeded', error: null, target: 'key-b' },
+      { target: 'key-b', outcome: null, error: null },
+      { target: 'key-b', outcome: 'failed', error: 'KeysRequestError: another reseal is running' },
+      { target: 'key-b', outcome: 'succeeded', error: null },
     ]);
     await eventually('the live webhooks delivered', async () => {
       const { rows } = await fixtures.db.knex.raw(`SELECT count(*)::int AS n FROM webhook_events WHERE id = ANY(?::uuid[]) AND status = 'delivered'`, [`{${accepted.join(',')}}`]);

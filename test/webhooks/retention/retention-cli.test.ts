@@ -9,7 +9,7 @@ const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 describe('partner-service retention status|run', function () {
   this.timeout(60_000);
   const db = useTestDatabase();
-  const env = () => ({ DATABASE_URL: db.url, TEMPORAL_TASK_QUEUE: 'retention-cli', WEBHOOK_PAYLOAD_RETENTION_DAYS: '7', WEBHOOK_LOG_RETENTION_DAYS: '30', AUDIT_RETENTION_DAYS: '10' });
+  const env = () => ({ DATABASE_URL: db.url, TEMPORAL_TASK_QUEUE: 'retention-cli', WEBHOOK_PAYLOAD_RETENTION_DAYS: '7', WEBHOOK_LOG_RETENTION_DAYS: '30', AUDIT_RETENTION_DAYS: '30' });
 
   async function seed(status: string, finishedDaysAgo: number | null): Promise<string> {
     const id = randomUUID();
@@ -39,9 +39,9 @@ describe('partner-service retention status|run', function () {
     await seed('failed', 8);
     const young = await seed('delivered', 2);
     await seed('pending', null);
-    // Audit rows: one past AUDIT_RETENTION_DAYS (10), one within it.
+    // Audit rows: one past AUDIT_RETENTION_DAYS (30), one within it.
     const auditRow = (daysAgo: number) => ({ at: new Date(Date.now() - daysAgo * DAY), actor: 'ops-bot', action: 'partner.resume', target: 'retention-cli', parameters: {}, outcome: 'succeeded' });
-    await db.knex('audit_events').insert([auditRow(11), auditRow(9)]);
+    await db.knex('audit_events').insert([auditRow(31), auditRow(29)]);
 
     const run = await runCli(['retention', 'run'], env());
     assert.deepEqual([run.code, run.stderr], [0, '']);
@@ -51,9 +51,17 @@ describe('partner-service retention status|run', function () {
     for (const key of ['started_at', 'finished_at', 'payload_cutoff', 'log_cutoff']) assert.match(String(printed[key]), ISO, key);
     assert.equal(Date.parse(String(printed.started_at)) - Date.parse(String(printed.payload_cutoff)), 7 * DAY);
     assert.equal(Date.parse(String(printed.started_at)) - Date.parse(String(printed.log_cutoff)), 30 * DAY);
-    const auditLeft = await db.knex('audit_events').select('at');
+    const auditLeft = await db.knex('audit_events').where({ action: 'partner.resume' }).select('at');
     assert.equal(auditLeft.length, 1);
-    assert.ok(Date.now() - auditLeft[0].at.getTime() < 10 * DAY, 'the audit row within AUDIT_RETENTION_DAYS stays');
+    assert.ok(Date.now() - auditLeft[0].at.getTime() < 30 * DAY, 'the audit row within AUDIT_RETENTION_DAYS stays');
+    // The run is audited (intent, then outcome) and so is the audit rows' purge, with the new anchor.
+    const lifecycle = await db.knex('audit_events').whereNot({ action: 'partner.resume' }).orderBy('seq').select('actor', 'action', 'phase', 'outcome', 'parameters');
+    assert.deepEqual(lifecycle.map((r) => [r.action, r.phase, r.outcome]), [['retention.run', 'intent', null], ['audit.purge', 'outcome', 'succeeded'], ['retention.run', 'outcome', 'succeeded']]);
+    assert.ok(lifecycle.every((r) => /^cli:/.test(r.actor)), JSON.stringify(lifecycle));
+    assert.deepEqual([lifecycle[1].parameters.rows_removed, lifecycle[1].parameters.anchor_seq], [1, 1]);
+    const verified = await runCli(['audit', 'verify'], env());
+    assert.equal(verified.code, 0, verified.stdout);
+    assert.equal(JSON.parse(verified.stdout).anchor.seq, 1);
 
     const status = await runCli(['retention', 'status'], env());
     assert.deepEqual([status.code, status.stderr], [0, '']);
@@ -90,6 +98,7 @@ describe('partner-service retention status|run', function () {
         [{ WEBHOOK_LOG_RETENTION_DAYS: '-5' }, 'Invalid configuration: WEBHOOK_LOG_RETENTION_DAYS must be a whole number'],
         [{ WEBHOOK_PAYLOAD_RETENTION_DAYS: '30', WEBHOOK_LOG_RETENTION_DAYS: '29' }, 'Invalid configuration: WEBHOOK_LOG_RETENTION_DAYS must be at least WEBHOOK_PAYLOAD_RETENTION_DAYS (a row outlives its body)'],
         [{ AUDIT_RETENTION_DAYS: '0' }, 'Invalid configuration: AUDIT_RETENTION_DAYS must be at least 1'],
+        [{ AUDIT_RETENTION_DAYS: '29' }, 'Invalid configuration: AUDIT_RETENTION_DAYS must be at least 30: the database keeps every audit row that long (docs/operations.md)'],
         [{ AUDIT_RETENTION_DAYS: '1y' }, 'Invalid configuration: AUDIT_RETENTION_DAYS must be a whole number'],
       ] as const;
       for (const [settings, line] of cases) {
