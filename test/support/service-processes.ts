@@ -62,6 +62,8 @@ export function serviceProcesses(setting: () => ServiceSetting, env: Record<stri
       child.kill('SIGKILL');
       await waitForExit(child);
     },
+    /** Every process started, in order (its `spawnargs` name its command). */
+    children: (): readonly ServiceChild[] => [...children],
     /** Every process's stdout and stderr so far, in the order they started. */
     outputs: (): readonly CapturedOutput[] => outputs,
     /** Every process still running, sent SIGTERM (the graceful shutdown); resolves with their exit codes. */
