@@ -116,8 +116,9 @@ async function resealTable(knex: Knex, atRest: DataAtRest, target: string, lock:
  */
 export async function resealAll(knex: Knex, config: Config, who: OperatorContext, options: ResealOptions): Promise<ResealProgress & { readonly key_id: string }> {
   const atRest = dataAtRest(config);
-  const target = resealTarget(atRest);
-  return auditedCall(knex, who, { action: 'keys.reseal', target: target.keyId, parameters: { batch_size: options.batchSize } }, async () => {
+  // A refusal (no key) is a failed row too: the intent names the key there is, or none.
+  return auditedCall(knex, who, { action: 'keys.reseal', target: atRest.keys[0]?.id ?? null, parameters: { batch_size: options.batchSize } }, async () => {
+    const target = resealTarget(atRest);
     const ran = await withAdvisoryLock(knex, LOCK_NAME, async () => {
       let state: ResealProgress = { bodies: 0, excerpts: 0, unreadable: 0, batches: 0 };
       const progress = () => state;

@@ -78,7 +78,7 @@ export async function printDatabaseAction(verbose: boolean, action: (runtime: Ru
 export type DatabaseAction = (runtime: Runtime, knex: Database['knex']) => Promise<unknown>;
 
 /** A command whose subcommands each do one piece of database work and print its result (partner, tokens). */
-export function databaseSubcommands(command: Pick<Command, 'name' | 'summary' | 'usage'>, subcommands: Record<string, (args: string[]) => DatabaseAction>): Command {
+export function databaseSubcommands(command: Pick<Command, 'name' | 'summary' | 'usage' | 'auditActions'>, subcommands: Record<string, (args: string[]) => DatabaseAction>): Command {
   return {
     ...command,
     async run(args, { verbose }) {

@@ -1,3 +1,5 @@
+import type { AuditAction } from '../lib/vocabulary';
+
 /** What main() read for every command: `--verbose`, taken out of the arguments before the command sees them. */
 export interface CommandContext {
   readonly verbose: boolean;
@@ -10,6 +12,11 @@ export interface Command {
   readonly summary: string;
   /** Usage line(s) and options, printed by `partner-service NAME --help`. */
   readonly usage: string;
+  /**
+   * What each subcommand (`''`: the command itself) writes to the audit trail; empty for one that reads, or
+   * runs the service. The least-privilege drill checks every listed action in a real trail.
+   */
+  readonly auditActions: Readonly<Record<string, readonly AuditAction[]>>;
   run(args: string[], context: CommandContext): Promise<number>;
 }
 

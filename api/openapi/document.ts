@@ -3,6 +3,7 @@ import { DETAIL } from '../listings/errors';
 import { ALLOWED_METHODS } from '../listings/methods';
 import { CURSOR_PARAM, DEFAULT_PAGE_SIZE, LAST_PAGE, MAX_PAGE_SIZE, PAGE_PARAM, PAGE_SIZE_PARAM } from '../listings/paging/page-params';
 import { schemas } from './schemas';
+import { withAuditActions } from './audit-actions';
 import { auditPaths, auditSchemas, erasurePaths, internalPaths, internalSchemas, partnerPaths } from './internal-paths';
 import { scimPaths, scimSchemas, scimTokenScheme } from './scim-paths';
 import { partnerTokenScheme, webhookCatalog, webhookSchemas } from './webhook-catalog';
@@ -144,10 +145,7 @@ export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'SCIM_BEAR
         'listJobUsers',
       ),
       ...scimPaths(scimSecured),
-      ...internalPaths,
-      ...partnerPaths,
-      ...erasurePaths,
-      ...auditPaths,
+      ...withAuditActions({ ...internalPaths, ...partnerPaths, ...erasurePaths, ...auditPaths }),
     },
     webhooks: webhookCatalog(),
     components: {

@@ -5,6 +5,7 @@ import { createTemporalGateway } from '../../application/temporal-gateway';
 
 export const apiCommand: Command = {
   name: 'api',
+  auditActions: { '': [] },
   summary: 'Serve the HTTP API (applies pending migrations first)',
   usage: 'Usage: partner-service api\n\nServes the REST, SCIM and internal APIs on HOST:PORT until SIGINT or SIGTERM.',
   async run(_args, { verbose }) {

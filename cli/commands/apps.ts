@@ -75,6 +75,7 @@ const SUBCOMMANDS: Record<string, (args: string[]) => Action> = { create, list, 
 
 export const appsCommand: Command = {
   name: 'apps',
+  auditActions: { create: ['app.create'], list: [], revoke: ['app.revoke'] },
   summary: 'Create, list and revoke the partner apps of the REST user listings',
   usage: USAGE,
   async run(args, { verbose }) {

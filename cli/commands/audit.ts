@@ -38,6 +38,7 @@ function listQuery(args: string[]): Record<string, string> {
 
 export const auditCommand: Command = {
   name: 'audit',
+  auditActions: { list: [], verify: [] },
   summary: "List the audit trail of operators' changes, or verify its hash chain",
   usage: USAGE,
   async run(args, { verbose }) {

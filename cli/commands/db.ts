@@ -12,6 +12,7 @@ const USAGE = [
 
 export const dbCommand: Command = {
   name: 'db',
+  auditActions: { url: [] },
   summary: 'Print the URL of the service database (`db url`), e.g. for psql',
   usage: USAGE,
   async run(args) {

@@ -46,6 +46,7 @@ const WAIT_POLL_MS = 1000;
 
 export const eraseCommand: Command = {
   name: 'erase',
+  auditActions: { '': ['erasure.request'], status: [] },
   summary: "Erase a candidate's, an e-mail address's or a phone number's webhooks (bodies, excerpts, Temporal runs)",
   usage: USAGE,
   async run(args, { verbose }) {

@@ -6,6 +6,7 @@ import { importDirectoryFile } from '../../directory/import-directory';
 
 export const importCommand: Command = {
   name: 'import',
+  auditActions: { '': ['directory.import'] },
   summary: 'Import a directory snapshot (JSON) in one transaction',
   usage: [
     'Usage: partner-service import FILE [--replace]',

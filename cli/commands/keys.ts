@@ -41,6 +41,6 @@ function reseal(args: string[]): DatabaseAction {
 }
 
 export const keysCommand: Command = databaseSubcommands(
-  { name: 'keys', summary: 'Show what rests under each payload key, and reseal it under the newest', usage: USAGE },
+  { name: 'keys', summary: 'Show what rests under each payload key, and reseal it under the newest', usage: USAGE, auditActions: { status: [], reseal: ['keys.reseal'] } },
   { status, reseal },
 );

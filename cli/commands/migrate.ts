@@ -4,6 +4,7 @@ import { migrateLatest } from '../../db/migrate';
 
 export const migrateCommand: Command = {
   name: 'migrate',
+  auditActions: { '': [] },
   summary: 'Apply pending database migrations, then exit',
   usage: 'Usage: partner-service migrate\n\nApplies every pending Knex migration to DATABASE_URL (or the embedded PostgreSQL) and prints\n{"applied": [...]}, the names of the migrations it applied.',
   async run(args, { verbose }) {

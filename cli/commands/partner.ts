@@ -52,6 +52,6 @@ const SUBCOMMANDS: Record<string, (args: string[]) => Action> = {
 };
 
 export const partnerCommand: Command = databaseSubcommands(
-  { name: 'partner', summary: 'Show, pause, resume and cap the deliveries to the partner', usage: USAGE },
+  { name: 'partner', summary: 'Show, pause, resume and cap the deliveries to the partner', usage: USAGE, auditActions: { status: [], pause: ['partner.pause'], resume: ['partner.resume'], limit: ['partner.limit'] } },
   SUBCOMMANDS,
 );

@@ -18,6 +18,7 @@ const USAGE = [
 
 export const personalDataCommand: Command = {
   name: 'personal-data',
+  auditActions: { reindex: ['personal_data.reindex'] },
   summary: 'Move the subject index to the newest SUBJECT_INDEX_KEYS key',
   usage: USAGE,
   async run(args, { verbose }) {

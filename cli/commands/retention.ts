@@ -26,6 +26,7 @@ const ACTIONS = {
 
 export const retentionCommand: Command = {
   name: 'retention',
+  auditActions: { status: [], run: ['retention.run', 'audit.purge'] },
   summary: 'Show the retention policy and runs, or run the purge now',
   usage: USAGE,
   async run(args, { verbose }) {

@@ -19,6 +19,7 @@ import { workerPolling } from '../../worker/readiness';
 
 export const startCommand: Command = {
   name: 'start',
+  auditActions: { '': [] },
   summary: 'All in one: migrate, import the demo directory into an empty database, run Temporal, serve the API, run the worker',
   usage: [
     'Usage: partner-service start',

@@ -47,6 +47,6 @@ function revoke(args: string[]): DatabaseAction {
 }
 
 export const tokensCommand: Command = databaseSubcommands(
-  { name: 'tokens', summary: 'Create, list and revoke the named, scoped tokens of the internal API', usage: USAGE },
+  { name: 'tokens', summary: 'Create, list and revoke the named, scoped tokens of the internal API', usage: USAGE, auditActions: { create: ['token.create'], list: [], revoke: ['token.revoke'] } },
   { create, list, revoke },
 );

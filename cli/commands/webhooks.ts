@@ -174,6 +174,7 @@ const OPERATIONS = ['list', 'show', 'retry-now', 'cancel', 'redeliver'];
 
 export const webhooksCommand: Command = {
   name: 'webhooks',
+  auditActions: { send: ['webhook.send'], 'send-test': ['webhook.send_test'], list: [], show: [], 'retry-now': ['webhook.retry_now'], cancel: ['webhook.cancel'], redeliver: ['webhook.redeliver', 'webhooks.redeliver'] },
   summary: 'Start, test, list, show, retry, cancel and redeliver webhooks',
   usage: USAGE,
   async run(args, { verbose }) {

@@ -6,6 +6,7 @@ import { refuseToStartWithoutKeys } from '../../application/keyed-deployment';
 
 export const workerCommand: Command = {
   name: 'worker',
+  auditActions: { '': [] },
   summary: 'Run the Temporal worker that delivers webhooks',
   usage: [
     'Usage: partner-service worker',

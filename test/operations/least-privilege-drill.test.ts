@@ -2,21 +2,29 @@
 // at LOG_LEVEL=trace on a real dev server, PostgreSQL and a loopback partner. Tokens are created with the CLI;
 // webhooks are ingested with an ingest-only token; then every operator action is made through the API (with
 // operate- and erase-scoped tokens) and through the CLI: partner pause, resume and limit; webhook cancel,
-// retry-now, redeliver one and bulk redeliver; an erasure; token create and revoke; and two changes that fail.
-// Then:
+// retry-now, redeliver one and bulk redeliver; an erasure; token create and revoke; an import, an app created
+// and revoked, a webhook sent and a test send, a reindex, a refused reseal, a retention run that purges an
+// audit row; and two changes that fail. Then:
 // - `partner-service audit list` holds exactly those rows, each with its actor (the token's name, or
-//   cli:<user>@<host>), target, outcome and request id;
+//   cli:<user>@<host>), target, outcome and request id, every intent with its outcome; the chain verifies;
+// - every subcommand whose `auditActions` (cli/command.ts) and every internal operation whose `x-audit-actions`
+//   (the OpenAPI document) lists an action was run by the drill, and its actions are in the trail: a new
+//   audited command or route that the drill does not make fails here;
 // - the Temporal events of the cancels, retry-nows and starts (redeliveries, erasures), read back from the
 //   server, carry the actor in their identity;
 // - no secret (the named tokens, INTERNAL_API_TOKEN, the partner token, an app key) is in any log line, audit
 //   row, response body or workflow history of the whole drill.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { findFreePort } from '../../db/embedded-postgres';
+import { openApiDocument } from '../../api/openapi/document';
+import { commands } from '../../cli/commands';
 import { cliActor } from '../../lib/actor';
+import { AUDIT_ACTIONS } from '../../lib/vocabulary';
 import { erasureWorkflowId } from '../../workflows/types';
 import type { DevServer } from '../../temporal/dev-server';
 import candidateNew from '../fixtures/events/candidate-new-short.json';
@@ -90,6 +98,8 @@ describe('least-privilege drill: named tokens, every operator action audited wit
 
   it('records every action of the API and the CLI with its actor, carries the actor into Temporal, and leaks no secret', async () => {
     const queue = `least-privilege-drill-${randomUUID()}`;
+    // A row older than AUDIT_RETENTION_DAYS, first in the chain: the retention run's purge removes it.
+    await db.knex('audit_events').insert({ at: new Date(Date.now() - 400 * 86_400_000), actor: 'drill-old', action: 'partner.pause', target: queue, parameters: {}, outcome: 'succeeded' });
     const drillStart = new Date().toISOString();
     const me = cliActor();
     await processes.startWorker(queue, { PARTNER_ACCESS_TOKEN: PARTNER_TOKEN });
@@ -111,7 +121,10 @@ describe('least-privilege drill: named tokens, every operator action audited wit
     /** Every API answer of the drill, as text, and the X-Request-Id of every call. */
     const responses: string[] = [];
     const requestIds: string[] = [];
+    /** Every API call of the drill: method and route. */
+    const calls: Array<{ method: string; route: string }> = [];
     const call = async (role: TokenRole | 'shared', method: string, route: string, body?: unknown) => {
+      calls.push({ method, route });
       const requestId = `drill-${requestIds.length + 1}-${randomUUID().slice(0, 8)}`;
       requestIds.push(requestId);
       const response = await fetch(`${api}${route}`, {
@@ -233,11 +246,34 @@ describe('least-privilege drill: named tokens, every operator action audited wit
     await eventually('the revoked token is refused', async () => (afterRevocation = await ingest(drillEvent('spare-after'), 'spare')).status === 401, 5_000);
     assert.deepEqual(afterRevocation!.body, { detail: 'Invalid token: it has been revoked.' });
 
+    // The CLI's other changes: the app revoked, a webhook sent and a test send, the subject index moved to its
+    // newest key, a reseal refused (no payload key here), and a retention run (which purges the old audit row).
+    assert.equal((await cli('apps', 'revoke', app.app_id)).stdout, `revoked ${app.app_id}\n`);
+    const sendFile = path.join(work, 'drill-send.json');
+    await writeFile(sendFile, JSON.stringify(drillEvent('sent')));
+    const sent = await cliJson('webhooks', 'send', sendFile);
+    const sendTestFile = path.join(work, 'drill-send-test.json');
+    await writeFile(sendTestFile, JSON.stringify(drillEvent('send-test')));
+    assert.equal((await cliJson('webhooks', 'send-test', sendTestFile)).succeeded, true);
+    await cliJson('personal-data', 'reindex');
+    assert.equal((await cli('keys', 'reseal')).code, 2);
+    await cliJson('retention', 'run');
+
     // The audit trail, read with the CLI: exactly the drill's changes, each with its actor, target and outcome.
     const trail = await cliJson('audit', 'list', '--since', drillStart, '--limit', '500');
     assert.equal(trail.next_cursor, null);
-    type Row = { actor: string; action: string; target: string | null; outcome: string; error: string | null; request_id: string | null; parameters: object };
-    const rows = trail.results as Row[];
+    type Row = {
+      actor: string; action: string; target: string | null; phase: string; operation_id: string; outcome: string | null; outcome_recorded: boolean;
+      error: string | null; request_id: string | null; parameters: Record<string, unknown>;
+    };
+    const everyRow = trail.results as Row[];
+    // Every intent (a call to Temporal, or work outside one transaction) got its outcome, by the same actor.
+    for (const intent of everyRow.filter((r) => r.phase === 'intent')) {
+      assert.equal(intent.outcome_recorded, true, `${intent.action} ${intent.target}`);
+      const outcome = everyRow.find((r) => r.phase === 'outcome' && r.operation_id === intent.operation_id);
+      assert.deepEqual([outcome?.actor, outcome?.action, outcome?.target], [intent.actor, intent.action, intent.target]);
+    }
+    const rows = everyRow.filter((r) => r.phase === 'outcome');
     const summary = (r: Pick<Row, 'actor' | 'action' | 'target' | 'outcome'>) => `${r.actor} ${r.action} ${r.target} ${r.outcome}`;
     const byApi = (action: string, target: string | null, outcome = 'succeeded', actor = 'drill-operator') => ({ actor, action, target, outcome });
     const byCli = (action: string, target: string | null, outcome = 'succeeded') => ({ actor: me, action, target, outcome });
@@ -262,6 +298,16 @@ describe('least-privilege drill: named tokens, every operator action audited wit
       byApi('erasure.request', apiErasure.body.erasure_id, 'succeeded', 'drill-eraser'),
       byCli('erasure.request', cliErasure.erasure_id),
       byCli('token.revoke', 'drill-spare'),
+      byCli('directory.import', null),
+      byCli('app.create', app.app_id),
+      byCli('app.revoke', app.app_id),
+      byCli('webhook.send', sent.webhook_id),
+      byCli('webhook.send_test', null),
+      // The target is the newest key of SUBJECT_INDEX_KEYS; these processes set none (the development key).
+      byCli('personal_data.reindex', null),
+      byCli('keys.reseal', null, 'failed'),
+      byCli('audit.purge', null),
+      byCli('retention.run', queue),
     ];
     assert.deepEqual(rows.map(summary).sort(), expected.map(summary).sort());
     // Newest first; API rows carry their request's X-Request-Id, CLI rows none; failed rows say why.
@@ -269,10 +315,52 @@ describe('least-privilege drill: named tokens, every operator action audited wit
     assert.deepEqual(rows.filter((r) => r.actor !== me).map((r) => r.request_id).sort(), [...auditedRequestIds].sort());
     assert.ok(rows.filter((r) => r.actor === me).every((r) => r.request_id === null));
     assert.ok(rows.every((r) => (r.outcome === 'failed') === (typeof r.error === 'string' && r.error.length > 0)), JSON.stringify(rows));
+    const purge = rows.find((r) => r.action === 'audit.purge')!;
+    assert.deepEqual([purge.parameters.rows_removed, purge.parameters.anchor_seq], [1, 1]);
+
+    // Derived from the CLI's commands and the OpenAPI document: every audited subcommand and operation was made
+    // by the drill, and each of its actions is in the trail with the actor that made it.
+    for (const command of commands) {
+      const subcommands = Object.keys(command.auditActions);
+      for (const [subcommand, actions] of Object.entries(command.auditActions)) {
+        if (subcommand !== '') assert.ok(command.usage.includes(`partner-service ${command.name} ${subcommand}`), `${command.name} ${subcommand} is a subcommand`);
+        if (!actions.length) continue;
+        const ran = cliRuns.some(({ args }) => args[0] === command.name && (subcommand === '' ? !subcommands.includes(args[1]) : args[1] === subcommand));
+        assert.ok(ran, `the drill runs partner-service ${command.name} ${subcommand}`);
+        for (const action of actions) assert.ok(rows.some((r) => r.action === action && r.actor === me), `${command.name} ${subcommand}: ${action} in the trail`);
+      }
+    }
+    const document = openApiDocument({ API_VERSIONS: ['v1'], SCIM_BEARER_TOKEN: undefined }) as { paths: Record<string, Record<string, { 'x-audit-actions'?: string[] }>> };
+    let auditedOperations = 0;
+    for (const [template, item] of Object.entries(document.paths).filter(([p]) => p.startsWith('/internal/'))) {
+      const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/?]+')}(\\?.*)?$`);
+      for (const [method, operation] of Object.entries(item).filter(([m]) => ['get', 'post', 'put', 'patch', 'delete'].includes(m))) {
+        const actions = operation['x-audit-actions'];
+        assert.ok(Array.isArray(actions), `${method} ${template} states x-audit-actions`);
+        if (!actions.length) continue;
+        auditedOperations += 1;
+        assert.ok(calls.some((c) => c.method === method.toUpperCase() && pattern.test(c.route)), `the drill calls ${method.toUpperCase()} ${template}`);
+        for (const action of actions) assert.ok(rows.some((r) => r.action === action && r.actor !== me), `${method.toUpperCase()} ${template}: ${action} in the trail`);
+      }
+    }
+    assert.equal(auditedOperations, 8);
+    // Every action of the vocabulary is made by some command or operation.
+    const declared = new Set([...commands.flatMap((c) => Object.values(c.auditActions).flat()), ...Object.values(document.paths).flatMap((item) => Object.values(item).flatMap((o) => o['x-audit-actions'] ?? []))]);
+    assert.deepEqual([...declared].sort(), [...AUDIT_ACTIONS].sort());
+
+    // The chain verifies, through the CLI and the API.
+    const verified = await cli('audit', 'verify');
+    assert.equal(verified.code, 0, verified.stdout);
+    const apiVerified = await call('reader', 'GET', '/internal/v1/audit/verify');
+    assert.deepEqual(apiVerified.body, JSON.parse(verified.stdout));
+
     // The API's reading of the same trail, with the read-only token, filtered by actor.
     const apiTrail = await call('reader', 'GET', `/internal/v1/audit?since=${encodeURIComponent(drillStart)}&actor=drill-operator&limit=500`);
     assert.equal(apiTrail.status, 200);
-    assert.deepEqual(apiTrail.body.results.map(summary).sort(), expected.filter((e) => e.actor === 'drill-operator').map(summary).sort());
+    assert.deepEqual(
+      apiTrail.body.results.filter((r: Row) => r.phase === 'outcome').map(summary).sort(),
+      expected.filter((e) => e.actor === 'drill-operator').map(summary).sort(),
+    );
 
     // Temporal: the identity of each cancel, retry-now and start names the actor.
     connection = await Connection.connect({ address: `127.0.0.1:${serverPort}` });
@@ -336,7 +424,7 @@ describe('least-privilege drill: named tokens, every operator action audited wit
       assert.equal(cliRuns.filter(({ result }) => result.stdout.includes(secret)).length, 1, 'each secret is printed once');
     }
     const auditRows = await db.knex('audit_events').select('*');
-    assert.equal(auditRows.length, expected.length);
+    assert.equal(auditRows.filter((r) => r.phase === 'outcome').length, expected.length);
     const places = [
       ...processes.outputs().flatMap(({ name, output }) => [...linesOf(output.stdout), ...linesOf(output.stderr)].map((text) => ({ from: name, text }))),
       ...cliRuns.flatMap(({ args, result }) => [...linesOf(result.stderr), ...(madeSecrets(args) ? [] : linesOf(result.stdout))].map((text) => ({ from: `cli ${args.slice(0, 2).join(' ')}`, text }))),
