@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { auditSuite } from '../audit/suite';
 import { deliveriesSuite } from '../deliveries/suite';
 import { drainSuite } from '../drain/suite';
 import { erasureSuite } from '../erasure/suite';
@@ -14,7 +15,7 @@ import { writeSections, type RenderedSection } from './render';
 import type { BenchmarkSuite } from './suite';
 
 /** Every suite `npm run bench` runs, in order. */
-const SUITES: readonly BenchmarkSuite[] = [importSuite, listingsSuite, scimSuite, floorSuite, deliveriesSuite, drainSuite, erasureSuite, retentionSuite, tokensSuite, overloadSuite];
+const SUITES: readonly BenchmarkSuite[] = [importSuite, listingsSuite, scimSuite, floorSuite, deliveriesSuite, drainSuite, erasureSuite, retentionSuite, tokensSuite, overloadSuite, auditSuite];
 
 /**
  * `npm run bench [-- --only NAME…] [--out FILE|-]`: runs each suite against its own database on one PostgreSQL
