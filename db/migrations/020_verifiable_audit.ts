@@ -9,16 +9,14 @@ import type { Knex } from 'knex';
  *   sharing the operation id; a change made in PostgreSQL is one `outcome` row in its own transaction;
  * - `audit_chain` keeps the head (the last row) and the anchor (the last row the retention purge removed;
  *   seq 0 and 32 zero bytes before any purge);
- * - UPDATE and TRUNCATE are refused always; DELETE only inside purge_audit_events(), which removes the oldest
- *   rows first, never a row younger than 30 days, and moves the anchor to each row it removes.
+ * - UPDATE stays refused (016's trigger, which now refuses TRUNCATE too); DELETE only inside
+ *   purge_audit_events(), which removes the oldest rows first, intact and chained, never one younger than 30
+ *   days, and moves the anchor to each row it removes.
  * Existing rows are chained in (at, id) order. The canonical content's expression is repeated, on purpose, in
  * store/audit-chain.ts: the verifier recomputes it in its own SQL and hashes it in Node.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
-    DROP TRIGGER audit_events_append_only ON audit_events;
-    DROP FUNCTION audit_events_append_only();
-
     ALTER TABLE audit_events
       ADD COLUMN operation_id uuid,
       ADD COLUMN phase text NOT NULL DEFAULT 'outcome' CHECK (phase IN ('intent', 'outcome')),
@@ -28,6 +26,7 @@ export async function up(knex: Knex): Promise<void> {
       ALTER COLUMN outcome DROP NOT NULL,
       ADD CONSTRAINT audit_events_intent_has_no_outcome CHECK ((phase = 'intent') = (outcome IS NULL)),
       ADD CONSTRAINT audit_events_intent_has_no_error CHECK (outcome IS NOT NULL OR error IS NULL);
+    ALTER TABLE audit_events DISABLE TRIGGER audit_events_append_only;
     UPDATE audit_events SET operation_id = gen_random_uuid();
     ALTER TABLE audit_events ALTER COLUMN operation_id SET NOT NULL, ALTER COLUMN operation_id SET DEFAULT gen_random_uuid();
     CREATE INDEX audit_events_operation ON audit_events (operation_id);
@@ -44,6 +43,9 @@ export async function up(knex: Knex): Promise<void> {
       SELECT jsonb_build_array(to_char(e.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), e.actor, e.action, e.target,
                                e.parameters, e.outcome, e.error, e.request_id, e.phase, e.operation_id)::text
     $$;
+    CREATE FUNCTION audit_event_hash(e audit_events) RETURNS bytea LANGUAGE sql STABLE AS $$
+      SELECT sha256(e.prev_hash || convert_to(audit_event_content(e), 'UTF8'))
+    $$;
 
     -- Chain the rows there are, oldest first.
     DO $$
@@ -56,58 +58,48 @@ export async function up(knex: Knex): Promise<void> {
         position := position + 1;
         r.seq := position;
         r.prev_hash := previous;
-        r.hash := sha256(previous || convert_to(audit_event_content(r), 'UTF8'));
+        r.hash := audit_event_hash(r);
         UPDATE audit_events SET seq = r.seq, prev_hash = r.prev_hash, hash = r.hash WHERE id = r.id;
         previous := r.hash;
       END LOOP;
       INSERT INTO audit_chain VALUES (true, position, previous, 0, '\\x0000000000000000000000000000000000000000000000000000000000000000');
     END $$;
     ALTER TABLE audit_events ALTER COLUMN seq SET NOT NULL, ALTER COLUMN prev_hash SET NOT NULL, ALTER COLUMN hash SET NOT NULL;
+    ALTER TABLE audit_events ENABLE TRIGGER audit_events_append_only;
+    CREATE TRIGGER audit_events_no_truncate BEFORE TRUNCATE ON audit_events FOR EACH STATEMENT EXECUTE FUNCTION audit_events_append_only();
 
+    -- An insert extends the chain at its head; a delete (the purge's alone) moves its anchor past the oldest row.
     CREATE FUNCTION audit_events_chain() RETURNS trigger LANGUAGE plpgsql AS $$
     DECLARE
       chain audit_chain;
     BEGIN
-      SELECT * INTO chain FROM audit_chain FOR UPDATE;
-      NEW.seq := chain.head_seq + 1;
-      NEW.prev_hash := chain.head_hash;
-      NEW.hash := sha256(NEW.prev_hash || convert_to(audit_event_content(NEW), 'UTF8'));
-      PERFORM set_config('partner_service.audit_chain_write', 'on', true);
-      UPDATE audit_chain SET head_seq = NEW.seq, head_hash = NEW.hash;
-      PERFORM set_config('partner_service.audit_chain_write', 'off', true);
-      RETURN NEW;
-    END $$;
-    CREATE TRIGGER audit_events_chain BEFORE INSERT ON audit_events FOR EACH ROW EXECUTE FUNCTION audit_events_chain();
-
-    CREATE FUNCTION audit_events_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      RAISE EXCEPTION 'audit_events rows are never changed, truncated or deleted, except the oldest by the retention purge'
-        USING ERRCODE = 'insufficient_privilege';
-    END $$;
-    CREATE TRIGGER audit_events_no_update BEFORE UPDATE ON audit_events FOR EACH ROW EXECUTE FUNCTION audit_events_refuse_change();
-    CREATE TRIGGER audit_events_no_truncate BEFORE TRUNCATE ON audit_events FOR EACH STATEMENT EXECUTE FUNCTION audit_events_refuse_change();
-
-    CREATE FUNCTION audit_events_purge_only() RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE
-      chain audit_chain;
-    BEGIN
-      IF current_setting('partner_service.audit_purge', true) IS DISTINCT FROM 'on' THEN
-        RAISE EXCEPTION 'audit_events rows are never changed, truncated or deleted, except the oldest by the retention purge'
-          USING ERRCODE = 'insufficient_privilege';
+      IF TG_OP = 'DELETE' AND current_setting('partner_service.audit_purge', true) IS DISTINCT FROM 'on' THEN
+        RAISE EXCEPTION 'audit_events rows are never deleted, except the oldest by the retention purge' USING ERRCODE = 'insufficient_privilege';
       END IF;
-      SELECT * INTO chain FROM audit_chain FOR UPDATE;
-      IF OLD.seq <> chain.anchor_seq + 1 OR OLD.prev_hash <> chain.anchor_hash
-         OR OLD.hash <> sha256(OLD.prev_hash || convert_to(audit_event_content(OLD), 'UTF8'))
-         OR OLD.at >= now() - interval '30 days' THEN
-        RAISE EXCEPTION 'the audit purge removes only the oldest row, intact and chained to the anchor, and none younger than 30 days (seq %)', OLD.seq
-          USING ERRCODE = 'insufficient_privilege';
+      SELECT * INTO chain FROM audit_chain WHERE one FOR UPDATE;
+      IF TG_OP = 'INSERT' THEN
+        NEW.seq := chain.head_seq + 1;
+        NEW.prev_hash := chain.head_hash;
+        NEW.hash := audit_event_hash(NEW);
+        chain.head_seq := NEW.seq;
+        chain.head_hash := NEW.hash;
+      ELSE
+        IF OLD.seq <> chain.anchor_seq + 1 OR OLD.prev_hash <> chain.anchor_hash OR OLD.hash <> audit_event_hash(OLD) OR OLD.at >= now() - interval '30 days' THEN
+          RAISE EXCEPTION 'the audit purge removes only the oldest row, intact and chained to the anchor, and none younger than 30 days (seq %)', OLD.seq
+            USING ERRCODE = 'insufficient_privilege';
+        END IF;
+        chain.anchor_seq := OLD.seq;
+        chain.anchor_hash := OLD.hash;
       END IF;
       PERFORM set_config('partner_service.audit_chain_write', 'on', true);
-      UPDATE audit_chain SET anchor_seq = OLD.seq, anchor_hash = OLD.hash;
+      UPDATE audit_chain SET head_seq = chain.head_seq, head_hash = chain.head_hash, anchor_seq = chain.anchor_seq, anchor_hash = chain.anchor_hash WHERE one;
       PERFORM set_config('partner_service.audit_chain_write', 'off', true);
+      IF TG_OP = 'INSERT' THEN
+        RETURN NEW;
+      END IF;
       RETURN OLD;
     END $$;
-    CREATE TRIGGER audit_events_purge_only BEFORE DELETE ON audit_events FOR EACH ROW EXECUTE FUNCTION audit_events_purge_only();
+    CREATE TRIGGER audit_events_chain BEFORE INSERT OR DELETE ON audit_events FOR EACH ROW EXECUTE FUNCTION audit_events_chain();
 
     CREATE FUNCTION audit_chain_guard() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
@@ -133,9 +125,8 @@ export async function up(knex: Knex): Promise<void> {
       PERFORM set_config('partner_service.audit_purge', 'on', true);
       FOR due IN SELECT * FROM audit_events ORDER BY seq LIMIT max_rows LOOP
         EXIT WHEN due.at >= least(cutoff, now() - interval '30 days');
-        SELECT * INTO chain FROM audit_chain;
-        IF due.seq <> chain.anchor_seq + 1 OR due.prev_hash <> chain.anchor_hash
-           OR due.hash <> sha256(due.prev_hash || convert_to(audit_event_content(due), 'UTF8')) THEN
+        SELECT * INTO chain FROM audit_chain WHERE one;
+        IF due.seq <> chain.anchor_seq + 1 OR due.prev_hash <> chain.anchor_hash OR due.hash <> audit_event_hash(due) THEN
           blocked_at := due.seq;
           EXIT;
         END IF;
@@ -143,7 +134,7 @@ export async function up(knex: Knex): Promise<void> {
         removed := removed + 1;
       END LOOP;
       PERFORM set_config('partner_service.audit_purge', 'off', true);
-      SELECT c.anchor_seq, c.anchor_hash INTO anchor_seq, anchor_hash FROM audit_chain c;
+      SELECT c.anchor_seq, c.anchor_hash INTO anchor_seq, anchor_hash FROM audit_chain c WHERE one;
     END $$;
   `);
 }
@@ -153,13 +144,10 @@ export async function down(knex: Knex): Promise<void> {
     DROP FUNCTION purge_audit_events(timestamptz, integer);
     DROP TABLE audit_chain;
     DROP FUNCTION audit_chain_guard();
-    DROP TRIGGER audit_events_purge_only ON audit_events;
-    DROP FUNCTION audit_events_purge_only();
-    DROP TRIGGER audit_events_no_update ON audit_events;
-    DROP TRIGGER audit_events_no_truncate ON audit_events;
-    DROP FUNCTION audit_events_refuse_change();
     DROP TRIGGER audit_events_chain ON audit_events;
     DROP FUNCTION audit_events_chain();
+    DROP TRIGGER audit_events_no_truncate ON audit_events;
+    DROP FUNCTION audit_event_hash(audit_events);
     DROP FUNCTION audit_event_content(audit_events);
     DELETE FROM audit_events WHERE phase = 'intent';
     ALTER TABLE audit_events
@@ -167,10 +155,5 @@ export async function down(knex: Knex): Promise<void> {
       DROP CONSTRAINT audit_events_intent_has_no_error,
       ALTER COLUMN outcome SET NOT NULL,
       DROP COLUMN operation_id, DROP COLUMN phase, DROP COLUMN seq, DROP COLUMN prev_hash, DROP COLUMN hash;
-    CREATE FUNCTION audit_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      RAISE EXCEPTION 'audit_events rows are never changed' USING ERRCODE = 'insufficient_privilege';
-    END $$;
-    CREATE TRIGGER audit_events_append_only BEFORE UPDATE ON audit_events FOR EACH ROW EXECUTE FUNCTION audit_events_append_only();
   `);
 }

@@ -8,33 +8,18 @@ import candidateNew from '../fixtures/events/candidate-new-short.json';
 import { postWebhook } from '../support/api';
 import { runCli } from '../support/cli';
 import { eventually } from '../support/eventually';
-import { serviceProcesses, startServiceFixtures, stopServiceFixtures, type StartedServiceFixtures } from '../support/service-processes';
+import { useProxiedService } from '../support/proxied-service';
 import { answer } from '../webhooks/support/partner-server';
-import { startTcpProxy, type TcpProxy } from '../webhooks/support/tcp-proxy';
 
 const TOKEN = 'audit-crash-drill-token-0123';
 
 describe('audit crash drill: the api killed between a cancel intent and its outcome', function () {
   this.timeout(180_000);
-  let fixtures: StartedServiceFixtures;
-  let proxy: TcpProxy;
-
-  before(async function () {
-    this.timeout(60_000);
-    // Every attempt fails, so the delivery waits 10 s, then 100 s: pending long enough to cancel.
-    fixtures = await startServiceFixtures('audit-crash-drill', answer(503));
-    proxy = await startTcpProxy('127.0.0.1', fixtures.serverPort);
-  });
-
-  after(async function () {
-    this.timeout(60_000);
-    await proxy?.close();
-    await stopServiceFixtures(processes, fixtures ?? {});
-  });
-
-  const processes = serviceProcesses(() => fixtures.setting(), { INTERNAL_API_TOKEN: TOKEN });
+  // Every attempt fails, so the delivery waits 10 s, then 100 s: pending long enough to cancel.
+  const { processes, service } = useProxiedService('audit-crash-drill', answer(503), { INTERNAL_API_TOKEN: TOKEN });
 
   it('keeps the intent row, which audit list shows without an outcome, and the chain verifies', async () => {
+    const { fixtures, proxy } = service();
     const queue = `audit-crash-${randomUUID()}`;
     await processes.startWorker(queue);
     const api = await processes.startApi(queue, { TEMPORAL_ADDRESS: `127.0.0.1:${proxy.port}` });

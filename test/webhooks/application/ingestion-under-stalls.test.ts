@@ -9,10 +9,9 @@ import { webhookIds } from '../../../application/ids';
 import { postWebhook } from '../../support/api';
 import { eventually } from '../../support/eventually';
 import { sample } from '../../support/metrics-text';
-import { serviceProcesses, startServiceFixtures, stopServiceFixtures, type StartedServiceFixtures } from '../../support/service-processes';
+import { useProxiedService } from '../../support/proxied-service';
 import jobNew from '../../fixtures/events/job-new.json';
 import { answer } from '../support/partner-server';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 
 const TOKEN = 'stall-drill-internal-token-0123';
 const CALLERS = 24;
@@ -30,24 +29,10 @@ interface Answer {
 
 describe('ingestion while the way to Temporal stalls past the start deadline', function () {
   this.timeout(300_000);
-  let fixtures: StartedServiceFixtures;
-  let proxy: TcpProxy;
-
-  before(async function () {
-    this.timeout(60_000);
-    fixtures = await startServiceFixtures('ingestion-under-stalls', answer(204));
-    proxy = await startTcpProxy('127.0.0.1', fixtures.serverPort);
-  });
-
-  after(async function () {
-    this.timeout(60_000);
-    await proxy?.close();
-    await stopServiceFixtures(processes, fixtures ?? {});
-  });
-
-  const processes = serviceProcesses(() => fixtures.setting(), { INTERNAL_API_TOKEN: TOKEN });
+  const { processes, service } = useProxiedService('ingestion-under-stalls', answer(204), { INTERNAL_API_TOKEN: TOKEN });
 
   it('delivers every 202, settles every outcome_unknown within 2 minutes (delivered or gone), and answers no 5xx but the documented 503s', async () => {
+    const { fixtures, proxy } = service();
     const queue = `stalls-${randomUUID()}`;
     const workerPort = await findFreePort();
     await processes.startWorker(queue, { WEBHOOK_START_DOUBT_SECONDS: '10', WORKER_HTTP_PORT: String(workerPort) });
