@@ -18,6 +18,7 @@ import * as tokensAndAudit from './016_tokens_and_audit';
 import * as startsInDoubt from './017_starts_in_doubt';
 import * as erasureCompleteness from './018_erasure_completeness';
 import * as encryptionAtRest from './019_encryption_at_rest';
+import * as decodeScope from './021_decode_scope';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -45,4 +46,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['017_starts_in_doubt', startsInDoubt],
   ['018_erasure_completeness', erasureCompleteness],
   ['019_encryption_at_rest', encryptionAtRest],
+  ['021_decode_scope', decodeScope],
 ];
