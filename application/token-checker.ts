@@ -19,7 +19,7 @@ export const REVOCATION_BOUND_MS = 5_000;
 
 /** Logged once when an api process starts with INTERNAL_API_TOKEN set (never the token itself). */
 export const SHARED_TOKEN_WARNING =
-  'INTERNAL_API_TOKEN is set: it is a shared token with every scope (ingest, read, operate, erase), and the audit trail names its holder only as INTERNAL_API_TOKEN; ' +
+  'INTERNAL_API_TOKEN is set: it is a shared token with every scope of the internal API (ingest, read, operate, erase), and the audit trail names its holder only as INTERNAL_API_TOKEN; ' +
   'give each caller a named token with only the scopes it needs (partner-service tokens create), then unset it (docs/operations.md, "Tokens and scopes")';
 
 export type TokenCheck =
