@@ -23,8 +23,8 @@ type MatchedLayer = { readonly path: unknown; readonly name?: string | null; rea
  * raw path. From the matched layers, not _matchedRoute, which is a router.use layer's path while that one runs.
  */
 export function routeLabel(ctx: Context): string {
-  const layers = ((ctx as { matched?: MatchedLayer[] }).matched ?? []).filter((layer) => layer.methods.includes(ctx.method));
-  const route = layers.at(-1);
+  // The first route of the method is the one that answers (a later catch-all such as SCIM's only falls back).
+  const route = ((ctx as { matched?: MatchedLayer[] }).matched ?? []).find((layer) => layer.methods.includes(ctx.method));
   if (typeof route?.path === 'string') return route.path;
   return route?.name ?? 'unmatched';
 }

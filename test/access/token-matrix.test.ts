@@ -29,7 +29,7 @@ import candidateNew from '../fixtures/events/candidate-new.json';
 import { startTestApi, type TestApi } from '../support/api';
 import { runCli, startCli, waitForExit } from '../support/cli';
 import { useTestDatabase } from '../support/database';
-import { sample } from '../support/metrics-text';
+import { authFailuresDuring } from '../support/metrics-text';
 
 const SHARED_TOKEN = 'matrix-shared-token-0123456789abcdef';
 /** The scopes the issue gives each operation: the document must state exactly these. */
@@ -301,22 +301,21 @@ describe('codec server: the scope decode, CODEC_AUTH_TOKEN and the auth-failure 
   });
 
   it('counts each refusal by reason and route pattern, never a token or a raw path', async () => {
-    const metrics = async () => (await fetch(`${api.api.url}/metrics`)).text();
-    const count = (text: string, reason: string, route: string) => sample(text, `partner_service_auth_failures_total{reason="${reason}",route="${route}"}`) ?? 0;
-    const before = await metrics();
-    await post(uiPath(tokens['everything-else'], 'decode'));
-    await post(uiPath(tokens['everything-else'], 'decode'));
-    await post(uiPath(tokens['revoked-decoder'], 'decode'));
-    await post('/codec/decode');
-    await fetch(`${api.api.url}/internal/v1/webhooks/${UNKNOWN_ID}`, { headers: { authorization: `Bearer ${tokens.decoder}` } });
-    const after = await metrics();
-    const delta = (reason: string, route: string) => count(after, reason, route) - count(before, reason, route);
-    assert.deepEqual(
-      [delta('missing_scope', '/codec/ui/:token/decode'), delta('revoked', '/codec/ui/:token/decode'), delta('missing_token', '/codec/decode'), delta('missing_scope', '/internal/v1/webhooks/:webhook_id')],
-      [2, 1, 1, 1],
-    );
+    const { gained, text } = await authFailuresDuring(api.api.url, async () => {
+      await post(uiPath(tokens['everything-else'], 'decode'));
+      await post(uiPath(tokens['everything-else'], 'decode'));
+      await post(uiPath(tokens['revoked-decoder'], 'decode'));
+      await post('/codec/decode');
+      await fetch(`${api.api.url}/internal/v1/webhooks/${UNKNOWN_ID}`, { headers: { authorization: `Bearer ${tokens.decoder}` } });
+    });
+    assert.deepEqual(gained, {
+      'missing_scope /codec/ui/:token/decode': 2,
+      'revoked /codec/ui/:token/decode': 1,
+      'missing_token /codec/decode': 1,
+      'missing_scope /internal/v1/webhooks/:webhook_id': 1,
+    });
     for (const token of [...Object.values(tokens), SHARED_TOKEN, CODEC_TOKEN]) {
-      assert.ok(!after.includes(token) && !after.includes(token.slice(0, 12)), 'a token in /metrics');
+      assert.ok(!text.includes(token) && !text.includes(token.slice(0, 12)), 'a token in /metrics');
     }
   });
 });
