@@ -14,6 +14,7 @@ import { openApiRouter } from './openapi/router';
 import { scimRouter } from './scim/router';
 import { traceRequests } from './tracing';
 import { assignRequestId } from './request-id';
+import { countAuthFailures } from './auth-failures';
 import { tracingEnabled } from '../lib/tracing';
 
 export type RouterFactory = (deps: ApiDependencies) => Router;
@@ -33,6 +34,8 @@ export function createApp(deps: ApiDependencies, routerFactories: readonly Route
   app.use(requestMetrics);
   // Before every answer, errors included, so each response names its request.
   app.use(assignRequestId);
+  // Outside every route module's error answer, so it sees the status each refusal was answered with.
+  app.use(countAuthFailures(deps.logger));
   app.use(async function answerUnhandledAsJson(ctx, next) {
     try {
       await next();

@@ -5,7 +5,7 @@ import { verifyAppKey } from '../lib/app-keys';
 import { bearerTokenChecker, presentedBearerToken } from '../lib/bearer-token';
 import { describeError } from '../lib/describe-error';
 import type { Logger } from '../lib/logger';
-import { TOKEN_SCOPES, type TokenScope } from '../lib/vocabulary';
+import { INTERNAL_API_SCOPES, type TokenScope } from '../lib/vocabulary';
 import { loadApiTokens, recordApiTokenUse, type StoredApiToken } from '../store/api-tokens';
 
 /** How often an api process reloads the tokens (and writes their last use): a revocation reaches it this fast. */
@@ -19,15 +19,18 @@ export const REVOCATION_BOUND_MS = 5_000;
 
 /** Logged once when an api process starts with INTERNAL_API_TOKEN set (never the token itself). */
 export const SHARED_TOKEN_WARNING =
-  'INTERNAL_API_TOKEN is set: it is a shared token with every scope (ingest, read, operate, erase), and the audit trail names its holder only as INTERNAL_API_TOKEN; ' +
+  'INTERNAL_API_TOKEN is set: it is a shared token with every scope of the internal API (ingest, read, operate, erase), and the audit trail names its holder only as INTERNAL_API_TOKEN; ' +
   'give each caller a named token with only the scopes it needs (partner-service tokens create), then unset it (docs/operations.md, "Tokens and scopes")';
 
 export type TokenCheck =
   | { readonly kind: 'missing' }
-  | { readonly kind: 'invalid'; readonly detail: string }
+  /** `reason`: unknown or wrong (`invalid_token`), `revoked` or `expired`, for the auth-failure count. */
+  | { readonly kind: 'invalid'; readonly detail: string; readonly reason: 'invalid_token' | 'revoked' | 'expired' }
   /** A named token, and the tokens could not be reloaded within REVOCATION_BOUND_MS. */
   | { readonly kind: 'unavailable'; readonly detail: string }
   | { readonly kind: 'valid'; readonly actor: string; readonly scopes: readonly TokenScope[] };
+
+const INVALID: TokenCheck = { kind: 'invalid', detail: 'Invalid token.', reason: 'invalid_token' };
 
 export interface TokenChecker {
   /** Checks an Authorization header in memory: no database round trip. */
@@ -40,7 +43,7 @@ export interface TokenChecker {
 export interface TokenCheckerOptions {
   readonly knex: Knex;
   readonly logger: Logger;
-  /** INTERNAL_API_TOKEN: a token with every scope, compared in constant time like the named ones. */
+  /** INTERNAL_API_TOKEN: a token with every scope of the internal API (not `decode`), compared in constant time like the named ones. */
   readonly sharedToken?: string;
   readonly refreshMs?: number;
   readonly boundMs?: number;
@@ -91,9 +94,9 @@ export function createTokenChecker({ knex, logger, sharedToken, refreshMs = TOKE
   function checkNamed(id: string, presented: string): TokenCheck {
     if (now() - loadedAt > boundMs) return { kind: 'unavailable', detail: `Named tokens cannot be checked: the token list has not been read from PostgreSQL for more than ${boundMs / 1000} s. Retry later.` };
     const token = tokens.get(id);
-    if (!token || !verifyAppKey(presented, token.hashed)) return { kind: 'invalid', detail: 'Invalid token.' };
-    if (token.revokedAt) return { kind: 'invalid', detail: 'Invalid token: it has been revoked.' };
-    if (token.expiresAt && token.expiresAt.getTime() <= now()) return { kind: 'invalid', detail: `Invalid token: it expired at ${token.expiresAt.toISOString()}.` };
+    if (!token || !verifyAppKey(presented, token.hashed)) return INVALID;
+    if (token.revokedAt) return { kind: 'invalid', detail: 'Invalid token: it has been revoked.', reason: 'revoked' };
+    if (token.expiresAt && token.expiresAt.getTime() <= now()) return { kind: 'invalid', detail: `Invalid token: it expired at ${token.expiresAt.toISOString()}.`, reason: 'expired' };
     uses.set(token.id, new Date(now()));
     return { kind: 'valid', actor: token.name, scopes: token.scopes };
   }
@@ -104,8 +107,8 @@ export function createTokenChecker({ knex, logger, sharedToken, refreshMs = TOKE
       if (presented === undefined) return { kind: 'missing' };
       const id = apiTokenId(presented);
       if (id) return checkNamed(id, presented);
-      if (shared?.(authorization) === 'valid') return { kind: 'valid', actor: SHARED_TOKEN_ACTOR, scopes: TOKEN_SCOPES };
-      return { kind: 'invalid', detail: 'Invalid token.' };
+      if (shared?.(authorization) === 'valid') return { kind: 'valid', actor: SHARED_TOKEN_ACTOR, scopes: INTERNAL_API_SCOPES };
+      return INVALID;
     },
     async start() {
       if (sharedToken && !timer) logger.warn(SHARED_TOKEN_WARNING);

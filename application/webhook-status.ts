@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { DataAtRest } from '../lib/at-rest';
 import { storeOutcome } from '../store/attempt-record';
 import { attachRun, loadWebhookView, type WebhookView } from '../store/webhook-view';
+import type { AttemptView } from '../store/webhook-rows';
 import type { TemporalGateway } from './temporal-gateway';
 import { signedLinkDeadlines } from '../events/signed-links';
 import type { SignedLinkKind } from '../lib/vocabulary';
@@ -70,3 +71,14 @@ export async function webhookStatus(
 }
 
 const notStartedOr = (view: WebhookView): WebhookStatusView['status'] => (view.run_id ? view.status : 'not_started');
+
+/** The status without the body and the partner's answers: what a token with `ingest` but not `read` sees. */
+export type WebhookStatusSummary = Omit<WebhookStatusView, 'event' | 'attempts'> & { readonly attempts: Array<Omit<AttemptView, 'response_body'>> };
+
+/**
+ * Leaves out `event` and every attempt's `response_body` (absent, not null: null says they were removed). They hold
+ * a candidate's data, which an upstream system that only starts webhooks has no need to read back.
+ */
+export function statusWithoutPayload({ event: _event, attempts, ...status }: WebhookStatusView): WebhookStatusSummary {
+  return { ...status, attempts: attempts.map(({ response_body: _excerpt, ...attempt }) => attempt) };
+}

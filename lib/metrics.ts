@@ -227,6 +227,17 @@ export const webhookStartResolutions = counterOf(
   ['recorded', 'removed'],
 );
 
+/**
+ * Requests refused with 401 or 403 by an auth check, by `reason` (AUTH_FAILURE_REASONS) and `route`, the matched
+ * route pattern: never the raw path, which for the codec's UI form carries the token.
+ */
+export const authFailures = new Counter({
+  name: 'partner_service_auth_failures_total',
+  help: 'Requests refused with 401 or 403 by an authentication or scope check, by reason and route pattern',
+  labelNames: ['reason', 'route'] as const,
+  registers: [metricsRegistry],
+});
+
 let sdkMetricsUrl: string | undefined;
 
 /** Where the Temporal SDK's own Prometheus exporter listens (loopback), so /metrics can include its series. */

@@ -41,9 +41,21 @@ export const RETENTION_TRIGGERS = ['schedule', 'manual'] as const;
 /**
  * What a named token of the internal API may do (docs/operations.md): start webhooks and read their status
  * (`ingest`), read the delivery log, statuses, the partner and the audit trail (`read`), change deliveries and
- * the partner gate (`operate`), and erase a person's data (`erase`).
+ * the partner gate (`operate`), erase a person's data (`erase`), and decrypt Temporal payloads through the codec
+ * server (`decode`). A webhook's body and the partner's answers need `read`: `ingest` sees a status without them.
  */
-export const TOKEN_SCOPES = ['ingest', 'read', 'operate', 'erase'] as const;
+export const TOKEN_SCOPES = ['ingest', 'read', 'operate', 'erase', 'decode'] as const;
+
+/** The scopes of the shared INTERNAL_API_TOKEN: the internal API's, not `decode` (the codec has its own shared token). */
+export const INTERNAL_API_SCOPES = ['ingest', 'read', 'operate', 'erase'] as const satisfies readonly TokenScope[];
+
+/**
+ * Why a request was refused with 401 or 403 (partner_service_auth_failures_total and its log line): no
+ * credentials; credentials unknown or wrong; a named token revoked or expired; a valid token without the scope
+ * the route needs; an app whose key is right but that is not granted the company it asks for.
+ */
+export const AUTH_FAILURE_REASONS = ['missing_token', 'invalid_token', 'revoked', 'expired', 'missing_scope', 'not_granted'] as const;
+export type AuthFailureReason = (typeof AUTH_FAILURE_REASONS)[number];
 
 /**
  * The changes an operator makes that the audit trail records, through the API or the CLI (docs/operations.md,

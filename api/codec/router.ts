@@ -4,10 +4,9 @@ import cors from '@koa/cors';
 import type { Middleware } from 'koa';
 import type { Payload } from '@temporalio/common';
 import type { ApiDependencies } from '../context';
-import { hashAppKey, verifyAppKey } from '../../lib/app-keys';
 import { AesGcmPayloadCodec, PayloadDecryptionError } from '../../temporal/payload-codec';
-import { requireBearerToken } from '../internal/bearer-auth';
 import { answerInternalErrors, InternalApiError } from '../internal/errors';
+import { codecAuth, CODEC_SHARED_TOKEN_WARNING } from './codec-auth';
 import { jsonBodyUpTo } from '../internal/json-body';
 import { payloadsFromJson, payloadsToJson } from './payloads-json';
 
@@ -25,16 +24,18 @@ export const uiCodecEndpoint = (apiUrl: string, token: string): string => `${api
 
 /**
  * Temporal's remote codec protocol: POST …/encode and …/decode with `{payloads}` in proto3 JSON, so that
- * Temporal UI and `temporal … --codec-endpoint` show decrypted payloads. Mounted only when both
- * PAYLOAD_ENCRYPTION_KEYS and CODEC_AUTH_TOKEN are set. Two forms of the same token:
- * - `/codec/{encode,decode}` with `Authorization: Bearer <CODEC_AUTH_TOKEN>` (CLI, scripts, proxies);
- * - `/codec/ui/<CODEC_AUTH_TOKEN>/{encode,decode}`, the endpoint given to Temporal UI.
+ * Temporal UI and `temporal … --codec-endpoint` show decrypted payloads. Mounted whenever PAYLOAD_ENCRYPTION_KEYS
+ * is set, so that named tokens of scope `decode` work once the shared CODEC_AUTH_TOKEN is retired. Two forms of a
+ * token (named with `decode`, or CODEC_AUTH_TOKEN):
+ * - `/codec/{encode,decode}` with `Authorization: Bearer <token>` (CLI, scripts, proxies);
+ * - `/codec/ui/<token>/{encode,decode}`, the endpoint given to Temporal UI.
  * CORS answers only the origins in CODEC_CORS_ORIGINS. Nothing here logs a path or a header.
  */
-export function codecRouter({ config, logger }: ApiDependencies): Router {
+export function codecRouter({ config, logger, tokenChecker }: ApiDependencies): Router {
   const router = createRouter({ prefix: '/codec', sensitive: true });
-  const token = config.CODEC_AUTH_TOKEN;
-  if (!token || !config.PAYLOAD_ENCRYPTION_KEYS?.length) return router;
+  if (!config.PAYLOAD_ENCRYPTION_KEYS?.length) return router;
+  if (!tokenChecker) throw new Error('the codec server needs a token checker');
+  if (config.CODEC_AUTH_TOKEN) logger.warn(CODEC_SHARED_TOKEN_WARNING);
   const codec = new AesGcmPayloadCodec(config.PAYLOAD_ENCRYPTION_KEYS);
   const origins = new Set(config.CODEC_CORS_ORIGINS);
   const allowListedOrigins = cors({
@@ -48,12 +49,7 @@ export function codecRouter({ config, logger }: ApiDependencies): Router {
   const preflightDone: Middleware = async function preflightDone(ctx) {
     if (ctx.status === 404) ctx.status = 204;
   };
-  const bearer = requireBearerToken(token, 'codec');
-  const storedToken = hashAppKey(token);
-  const pathToken: Middleware = async function requireCodecPathToken(ctx, next) {
-    if (!verifyAppKey(String(ctx.params.token), storedToken)) throw new InternalApiError(401, { detail: 'Invalid token.' });
-    await next();
-  };
+  const { bearer, pathToken } = codecAuth(tokenChecker, config.CODEC_AUTH_TOKEN);
   const answerErrors: Middleware = async function answerCodecErrors(ctx, next) {
     try {
       await answerInternalErrors(ctx, next);

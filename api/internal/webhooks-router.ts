@@ -7,7 +7,7 @@ import { requestOrigin } from '../request-origin';
 import type { ApiDependencies } from '../context';
 import { acceptWebhook } from '../../application/ingest';
 import { prepareWebhook } from '../../application/start-webhook';
-import { webhookStatus } from '../../application/webhook-status';
+import { statusWithoutPayload, webhookStatus } from '../../application/webhook-status';
 import { parseBulkRedelivery, parseRedeliveryQuery } from '../../application/webhook-filter';
 import { readDeliveryLog } from '../../application/delivery-log';
 import { cancelWebhook, redeliverMatching, redeliverWebhook, retryWebhookNow } from '../../application/webhook-operations';
@@ -66,10 +66,11 @@ export function internalWebhooksRouter({ config, knex, temporalGateway: gateway,
 
   // A RegExp path (it takes no prefix) that leaves out `redeliver`, so that /redeliver, which is POST only, does
   // not also match this GET: its OPTIONS would list GET in Allow, and a GET of it would answer 404, not 405.
-  router.get(WEBHOOK_STATUS_PATH, requireScope(tokens, 'ingest', 'read'), async function webhookStatusRoute(ctx) {
+  router.get(WEBHOOK_STATUS_ROUTE, WEBHOOK_STATUS_PATH, requireScope(tokens, 'ingest', 'read'), async function webhookStatusRoute(ctx) {
     const view = await webhookStatus(knex, atRest, gateway, webhookIdFrom(ctx.captures?.[0]));
     if (!view) throw new InternalApiError(404, { detail: 'Not found.' });
-    ctx.body = view;
+    // `ingest` alone sees how the delivery goes, not the candidate's data it carries (docs/webhooks.md).
+    ctx.body = ctx.state.scopes.includes('read') ? view : statusWithoutPayload(view);
   });
 
   router.post('/:webhook_id/retry-now', requireScope(tokens, 'operate'), async function retryNowRoute(ctx) {
@@ -104,4 +105,6 @@ export function internalWebhooksRouter({ config, knex, temporalGateway: gateway,
   return router;
 }
 
+/** The status route's name: its pattern in metrics and logs (its path is a RegExp). */
+const WEBHOOK_STATUS_ROUTE = '/internal/v1/webhooks/:webhook_id';
 const WEBHOOK_STATUS_PATH = /^\/internal\/v1\/webhooks\/(?!redeliver\/?$)([^/]+)\/?$/;

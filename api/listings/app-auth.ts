@@ -3,9 +3,10 @@ import type { RouterMiddleware } from '@koa/router';
 import { verifyAppKey } from '../../lib/app-keys';
 import { findAppAccess } from './access-query';
 import { DETAIL, ListingError } from './errors';
+import { refuse, type AuthFailureState } from '../auth-failures';
 import type { ListingScope, ListingTarget } from './scope';
 
-export interface ListingState {
+export interface ListingState extends AuthFailureState {
   scope: ListingScope;
 }
 
@@ -19,13 +20,21 @@ export function requireAppAccess(knex: Knex, targetOf: TargetOf): RouterMiddlewa
   return async function requireAppAccess(ctx, next) {
     const appId = ctx.get('X-App-Id');
     const appKey = ctx.get('X-App-Key');
-    if (!appId || !appKey) throw new ListingError(403, DETAIL.notAuthenticated);
+    if (!appId || !appKey) {
+      refuse(ctx, 'missing_token');
+      throw new ListingError(403, DETAIL.notAuthenticated);
+    }
     const target = targetOf(ctx.params);
     const access = await findAppAccess(knex, appId, target);
     if (!access || !verifyAppKey(appKey, { salt: access.key_salt, hash: access.key_hash })) {
+      refuse(ctx, 'invalid_token');
       throw new ListingError(403, DETAIL.authenticationFailed);
     }
-    if (access.granted_company_id === null) throw new ListingError(403, DETAIL.permissionDenied);
+    if (access.granted_company_id === null) {
+      // The app is known and its key right: the count and log may say so, the answer does not.
+      refuse(ctx, 'not_granted');
+      throw new ListingError(403, DETAIL.permissionDenied);
+    }
     ctx.state.scope =
       target.kind === 'company' ? target : { kind: 'job', jobId: target.jobId, companyId: access.granted_company_id };
     return next();

@@ -162,7 +162,7 @@ export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'SCIM_BEAR
           scheme: 'bearer',
           description:
             'A named token made by `partner-service tokens create`, with the scopes each operation names (ingest, read, operate, erase), ' +
-            'or the shared INTERNAL_API_TOKEN, which has every scope.',
+            'or the shared INTERNAL_API_TOKEN, which has each of those. The scope decode is for the codec server (/codec), outside this document.',
         },
       },
     },

@@ -60,6 +60,9 @@ function scoped(scopes: readonly [TokenScope, ...TokenScope[]]) {
   };
 }
 
+/** The status URL's payload fields: `ingest` alone may follow a delivery, not read the candidate's data it carries. */
+const NEEDS_READ = 'Absent (not null) when the token does not have the scope `read` (a token with `ingest` alone).';
+
 export const internalSchemas = {
   InternalError: {
     type: 'object',
@@ -86,7 +89,7 @@ export const internalSchemas = {
   Attempt: {
     type: 'object',
     additionalProperties: false,
-    required: ['attempt', 'trigger', 'scheduled_at', 'started_at', 'duration_ms', 'http_status', 'error_class', 'error_message', 'response_body', 'succeeded', 'expired_links', 'recorded_at'],
+    required: ['attempt', 'trigger', 'scheduled_at', 'started_at', 'duration_ms', 'http_status', 'error_class', 'error_message', 'succeeded', 'expired_links', 'recorded_at'],
     properties: {
       attempt: { type: 'integer', minimum: 1, maximum: 4 },
       trigger: { type: 'string', enum: [...ATTEMPT_TRIGGERS], description: '`manual` for an attempt made by retry-now.' },
@@ -96,7 +99,7 @@ export const internalSchemas = {
       http_status: { type: ['integer', 'null'] },
       error_class: { enum: [...ATTEMPT_ERROR_CLASSES, null] },
       error_message: { type: ['string', 'null'] },
-      response_body: { type: ['string', 'null'], description: 'The first 4 KiB of the answer.' },
+      response_body: { type: ['string', 'null'], description: `The first 4 KiB of the answer; null once removed (payload_removed_at). ${NEEDS_READ}` },
       succeeded: { type: 'boolean' },
       expired_links: expiredLinks('The kinds of signed link in the event that were past their deadline when this attempt was sent.'),
       recorded_at: dateTime,
@@ -105,7 +108,7 @@ export const internalSchemas = {
   WebhookDetail: {
     type: 'object',
     additionalProperties: false,
-    required: ['webhook_id', 'event_id', 'event_type', 'action', 'company_id', 'workflow_id', 'run_id', 'status', 'redelivery_of', 'is_test', 'accepted_at', 'created_at', 'updated_at', 'finished_at', 'held_since', 'status_reason', 'payload_removed_at', 'payload_removed_reason', 'event', 'attempts', 'live', 'signed_links'],
+    required: ['webhook_id', 'event_id', 'event_type', 'action', 'company_id', 'workflow_id', 'run_id', 'status', 'redelivery_of', 'is_test', 'accepted_at', 'created_at', 'updated_at', 'finished_at', 'held_since', 'status_reason', 'payload_removed_at', 'payload_removed_reason', 'attempts', 'live', 'signed_links'],
     properties: {
       webhook_id: uuid,
       event_id: { type: 'string' },
@@ -125,7 +128,7 @@ export const internalSchemas = {
       status_reason: { type: ['string', 'null'], enum: ['erasure', null], description: '`erasure`: an erasure request cancelled this delivery before it was sent.' },
       payload_removed_at: { ...nullable(dateTime), description: 'When the body and the response excerpts were removed (by the retention purge or an erasure); the delivery log keeps the rest.' },
       payload_removed_reason: { type: ['string', 'null'], enum: ['retention', 'erasure', null] },
-      event: { type: ['object', 'null'], description: 'The exact body every attempt sends; null once it was removed (payload_removed_at).' },
+      event: { type: ['object', 'null'], description: `The exact body every attempt sends; null once it was removed (payload_removed_at). ${NEEDS_READ}` },
       attempts: { type: 'array', items: ref('Attempt') },
       live: {
         description: 'Null once the status is final. Otherwise the workflow\'s own state, or (source database) why Temporal did not answer.',
@@ -359,7 +362,7 @@ export const internalPaths = {
       { requestBody: { required: true, content: json(ref('BulkRedeliveryRequest')) } },
     ),
   },
-  '/internal/v1/webhooks/{webhook_id}': getOne(['ingest', 'read'], webhookIdParameter, 'getWebhook', 'A webhook: its event, every attempt and the live state', 'WebhookDetail', 'webhook'),
+  '/internal/v1/webhooks/{webhook_id}': getOne(['ingest', 'read'], webhookIdParameter, 'getWebhook', 'A webhook: its event, every attempt and the live state (the event and the answers\' excerpts need `read`)', 'WebhookDetail', 'webhook'),
   '/internal/v1/webhooks/{webhook_id}/retry-now': webhookAction('retryWebhookNow', 'Make the next attempt of a waiting delivery at once (recorded as manual)',
     { description: 'The attempt is being made.', schema: 'RetryNowAccepted' }, 'The delivery is not waiting for a retry.'),
   '/internal/v1/webhooks/{webhook_id}/cancel': webhookAction('cancelWebhook', 'Stop a pending delivery; recorded as cancelled',

@@ -87,7 +87,8 @@ export const startCommand: Command = {
         scim: `${api.url}/scim/v2`,
         temporal: temporal.address ?? 'none',
         temporalUi: temporal.uiUrl ?? (temporal.source === 'configured' ? 'the UI of your Temporal' : 'none'),
-        codec: codecEndpoint ? `${api.url}/codec` : 'off (set PAYLOAD_ENCRYPTION_KEYS and CODEC_AUTH_TOKEN)',
+        // Served with the keys alone, for named tokens of scope decode; the dev UI is wired only with CODEC_AUTH_TOKEN.
+        codec: config.PAYLOAD_ENCRYPTION_KEYS?.length ? `${api.url}/codec` : 'off (set PAYLOAD_ENCRYPTION_KEYS)',
         partnerInbox: inbox?.url ?? 'off',
       };
       logger.info(

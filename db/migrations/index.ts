@@ -19,6 +19,7 @@ import * as startsInDoubt from './017_starts_in_doubt';
 import * as erasureCompleteness from './018_erasure_completeness';
 import * as encryptionAtRest from './019_encryption_at_rest';
 import * as verifiableAudit from './020_verifiable_audit';
+import * as decodeScope from './021_decode_scope';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -47,4 +48,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['018_erasure_completeness', erasureCompleteness],
   ['019_encryption_at_rest', encryptionAtRest],
   ['020_verifiable_audit', verifiableAudit],
+  ['021_decode_scope', decodeScope],
 ];

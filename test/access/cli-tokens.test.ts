@@ -61,9 +61,9 @@ describe('partner-service tokens', function () {
     // Refused before the database is touched: no audit row at all.
     await refused(['create', '--name', 'Ops Team', '--scope', 'read'], 'invalid token name "Ops Team": 1 to 63 characters of a-z, 0-9, ".", "_" and "-", starting with a letter or a digit');
     await refused(['create', '--name', `a${'b'.repeat(63)}`, '--scope', 'read'], `invalid token name "a${'b'.repeat(63)}": 1 to 63 characters of a-z, 0-9, ".", "_" and "-", starting with a letter or a digit`);
-    await refused(['create', '--name', 'dash', '--scope', 'read,admin'], 'unknown scope "admin": the scopes are ingest, read, operate, erase');
-    await refused(['create', '--name', 'dash', '--scope', ''], 'unknown scope "": the scopes are ingest, read, operate, erase');
-    await refused(['create', '--name', 'dash'], '--scope is required: one or more of ingest, read, operate, erase, separated by commas');
+    await refused(['create', '--name', 'dash', '--scope', 'read,admin'], 'unknown scope "admin": the scopes are ingest, read, operate, erase, decode');
+    await refused(['create', '--name', 'dash', '--scope', ''], 'unknown scope "": the scopes are ingest, read, operate, erase, decode');
+    await refused(['create', '--name', 'dash'], '--scope is required: one or more of ingest, read, operate, erase, decode, separated by commas');
     await refused(['create', '--scope', 'read'], '--name is required');
     await refused(['create', '--name', 'dash', '--scope', 'read', '--expires-in', '0d'], '--expires-in "0d" is zero: give a positive duration, such as 90d, 12h or 30m');
     await refused(['create', '--name', 'dash', '--scope', 'read', '--expires-in=-5d'], '--expires-in "-5d" is negative: give a positive whole number of days, hours or minutes, such as 90d, 12h or 30m');

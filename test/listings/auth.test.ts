@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { revokePartnerApp } from '../../cli/apps-store';
+import { authFailuresDuring } from '../support/metrics-text';
 import { appHeaders, call, expectedUser, insertApp, insertCompany, insertJob, insertUsers, startListingApi, type ListingApi } from './support';
 
 const GRANTED = { appId: 'granted-app', key: 'granted-key-0123456789' };
@@ -102,5 +103,20 @@ describe('listings: authentication and permission', () => {
     const res = await get('/v1/companies/acme/users/', { 'X-App-Id': GRANTED.appId, 'X-App-Key': 'secret-guess-987654321' });
     assert.equal(res.status, 403);
     assert.ok(!res.text.includes('secret-guess'));
+  });
+
+  it('counts each refusal by reason and route pattern (partner_service_auth_failures_total), never the app key', async () => {
+    const { gained, text } = await authFailuresDuring(base, async () => {
+      await get('/v1/companies/acme/users/', {});
+      await get('/v1/companies/acme/users/', { 'X-App-Id': GRANTED.appId, 'X-App-Key': 'secret-guess-987654321' });
+      await get('/v1/jobs/globex-job/users/', appHeaders(GRANTED));
+      assert.equal((await get('/v1/companies/acme/users/', appHeaders(GRANTED))).status, 200);
+    });
+    assert.deepEqual(gained, {
+      'missing_token /v1/companies/:company_pk/users': 1,
+      'invalid_token /v1/companies/:company_pk/users': 1,
+      'not_granted /v1/jobs/:job_pk/users': 1,
+    });
+    assert.ok(!text.includes('secret-guess') && !text.includes(GRANTED.key));
   });
 });

@@ -125,7 +125,7 @@ describe('alert rules on a real Prometheus scraping a new deployment (api and wo
     assert.equal(partner.requests.filter((r) => r.method === 'POST').length, 3);
     // Not vacuous: every rule loaded and evaluated, over the series it reads, from both processes.
     const rules = await prometheus!.rules();
-    assert.equal(rules.length, 11);
+    assert.equal(rules.length, 12);
     assert.deepEqual(rules.filter((rule) => rule.health !== 'ok'), []);
     const sample = async (expr: string) => (await prometheus!.query(expr)).map((s) => s.value);
     assert.deepEqual(await sample('max(partner_service_partner_state{state="active"})'), [1]);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { authFailuresDuring } from '../support/metrics-text';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { scimRouter } from '../../api/scim/router';
@@ -233,6 +234,16 @@ describe('SCIM authentication', () => {
         assert.equal(JSON.stringify(reply.body).includes(TOKEN), false);
       });
     }
+
+    it('counts each 401 by reason and route pattern (partner_service_auth_failures_total)', async () => {
+      const { gained, text } = await authFailuresDuring(scim.api.url, async () => {
+        await scimGet(scim.base, '/Groups');
+        await scimGet(scim.base, '/Users/1', [], { headers: { Authorization: 'Bearer wrong-token-0123456789abcdef' } });
+        assert.equal((await scimGet(scim.base, '/Groups', [], { headers: { Authorization: `Bearer ${TOKEN}` } })).status, 200);
+      });
+      assert.deepEqual(gained, { 'missing_token /scim/v2/Groups': 1, 'invalid_token /scim/v2/Users/:id': 1 });
+      assert.ok(!text.includes('wrong-token') && !text.includes(TOKEN));
+    });
 
     it('guards discovery and unsupported methods too', async () => {
       assert.equal((await scimGet(scim.base, '/ServiceProviderConfig')).status, 401);

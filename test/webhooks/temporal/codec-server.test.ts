@@ -41,13 +41,16 @@ describe('codec server (/codec)', function () {
   });
   after(() => service?.close());
 
-  it('is not mounted unless both PAYLOAD_ENCRYPTION_KEYS and CODEC_AUTH_TOKEN are set', async () => {
-    for (const env of [{ CODEC_AUTH_TOKEN: TOKEN }, { PAYLOAD_ENCRYPTION_KEYS: ENV.PAYLOAD_ENCRYPTION_KEYS }]) {
+  it('is not mounted without PAYLOAD_ENCRYPTION_KEYS, and is with the keys alone (for named tokens of scope decode)', async () => {
+    const cases: Array<[Record<string, string>, number, unknown]> = [
+      [{ CODEC_AUTH_TOKEN: TOKEN }, 404, { detail: 'Not found.' }],
+      [{ PAYLOAD_ENCRYPTION_KEYS: ENV.PAYLOAD_ENCRYPTION_KEYS }, 401, { detail: 'Invalid token.' }],
+    ];
+    for (const [env, status, body] of cases) {
       const other = await startTestApi(env);
       try {
         const response = await fetch(`${other.api.url}/codec/decode`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: '{}' });
-        assert.equal(response.status, 404);
-        assert.deepEqual(await response.json(), { detail: 'Not found.' });
+        assert.deepEqual([response.status, await response.json()], [status, body], JSON.stringify(Object.keys(env)));
       } finally {
         await other.close();
       }
