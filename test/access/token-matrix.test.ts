@@ -39,6 +39,7 @@ const ISSUE_SCOPES: Record<string, readonly TokenScope[]> = {
   'GET /internal/v1/webhooks': ['read'],
   'GET /internal/v1/partner': ['read'],
   'GET /internal/v1/audit': ['read'],
+  'GET /internal/v1/audit/verify': ['read'],
   'POST /internal/v1/webhooks/{webhook_id}/retry-now': ['operate'],
   'POST /internal/v1/webhooks/{webhook_id}/cancel': ['operate'],
   'POST /internal/v1/webhooks/{webhook_id}/redeliver': ['operate'],
