@@ -452,7 +452,7 @@ export const auditSchemas = {
       outcome_recorded: { type: 'boolean', description: 'False only for an intent whose outcome row does not exist (a crash between the two, or a call still running).' },
       error: { type: ['string', 'null'], description: 'Why the change failed; null when it succeeded.' },
       request_id: { type: ['string', 'null'], description: "The API request's X-Request-Id; null for the CLI." },
-      hash: { type: 'string', pattern: '^[0-9a-f]{64}$', description: "SHA-256 over the previous row's hash and this row's content." },
+      hash: { type: 'string', description: "SHA-256 over the previous row's hash and this row's content, in 64 hex digits." },
     },
   }),
   AuditVerification: {
@@ -473,7 +473,7 @@ export const auditSchemas = {
     type: 'object',
     additionalProperties: false,
     required: ['seq', 'hash'],
-    properties: { seq: { type: 'integer', minimum: 0 }, hash: { type: 'string', pattern: '^[0-9a-f]{64}$' } },
+    properties: { seq: { type: 'integer', minimum: 0 }, hash: { type: 'string', description: 'SHA-256, 64 hex digits (64 zeros for the anchor before any purge).' } },
   },
   AuditChainProblem: {
     type: 'object',
