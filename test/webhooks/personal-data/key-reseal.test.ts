@@ -158,13 +158,14 @@ describe('keys reseal: 100,000 rows from key A to key B, killed half-way and res
     assert.equal(result.excerpts, halfway.to_reseal.excerpts);
     console.log(`      seed ${timings.seedMs} ms; killed after ${timings.killedAfterMs} ms at "${killedAt}"; resumed run ${timings.resumeMs} ms resealed ${result.bodies} bodies and ${result.excerpts} excerpts`);
 
-    // Each run wrote its intent before it began: the killed one's has no outcome; the refused and the resumed
-    // ones have theirs (in the order the outcomes were known).
+    // Each run wrote its intent before it began: the killed one's has no outcome; the one without keys, the one
+    // refused beside a running reseal and the resumed one have theirs (in the order the outcomes were known).
     const { rows: audit } = await fixtures.db.knex.raw(`
       SELECT i.target, o.outcome, o.error FROM audit_events i LEFT JOIN audit_events o ON o.operation_id = i.operation_id AND o.phase = 'outcome'
        WHERE i.action = 'keys.reseal' AND i.phase = 'intent' ORDER BY o.seq NULLS FIRST`);
     assert.deepEqual(audit, [
       { target: 'key-b', outcome: null, error: null },
+      { target: null, outcome: 'failed', error: 'KeysRequestError: PAYLOAD_ENCRYPTION_KEYS is not set: there is no key to seal under' },
       { target: 'key-b', outcome: 'failed', error: 'KeysRequestError: another reseal is running' },
       { target: 'key-b', outcome: 'succeeded', error: null },
     ]);

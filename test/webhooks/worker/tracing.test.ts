@@ -193,12 +193,13 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
     await eventually("the operator's request span", async () => operatorRequests().length > 0, 20_000);
     const [operatorRequest] = operatorRequests();
     assert.equal(operatorRequest.parentSpanId, '');
-    const operatorTrace = await traceOf(operatorRequest.traceId, 4);
+    const operatorTrace = await traceOf(operatorRequest.traceId, 5);
     assert.deepEqual(render(operatorTrace, ''), [
       'api: POST /internal/v1/webhooks/:webhook_id/retry-now',
+      // The audit trail's intent, committed before the update, and its outcome once the update's is known.
+      '  api: pg.query:insert-audit-event',
       '  api: pg.query:find-operable-webhook',
       '  api: StartWorkflowUpdate:retryNow',
-      // The audit trail's row, written once the update's outcome is known.
       '  api: pg.query:insert-audit-event',
     ]);
     const [startUpdate] = operatorTrace.filter((s) => s.name === 'StartWorkflowUpdate:retryNow');
