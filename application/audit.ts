@@ -1,6 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { AuditAction } from '../lib/vocabulary';
-import { randomUUID } from 'node:crypto';
 import { insertAuditEvent, type AuditEntry } from '../store/audit';
 
 /** Who is acting: the audit trail's actor (a token's name, INTERNAL_API_TOKEN, or `cli:<user>@<host>`) and the request. */
@@ -74,8 +74,8 @@ export async function auditedChange<T>(knex: Knex, who: OperatorContext, what: A
  * An operation that acts outside one PostgreSQL transaction (a call to Temporal, a purge in batches, a POST to
  * the partner): its `intent` row is committed before it acts, and its `outcome` row, with the same operation id,
  * once the outcome is known. A crash between the two leaves the intent, which `audit list` shows without an
- * outcome. No transaction is held open across the call. `intentIn` writes the intent in a transaction of the
- * caller's (with a record the operation needs), which must commit before `call`.
+ * outcome. No transaction is held open across the call. recordIntent writes an intent in a transaction of the
+ * caller's instead (with a record the operation needs), which commits before `settle`.
  */
 export async function auditedCall<T>(knex: Knex, who: OperatorContext, what: AuditedAction, call: () => Promise<T>): Promise<T> {
   const operation = await recordIntent(knex, who, what);
