@@ -75,7 +75,6 @@ export async function verifyAuditTrail(knex: Knex): Promise<ChainReport> {
   let batch = await chainedRowsAfter(knex, ends.anchorSeq, BATCH);
   while (batch.length) {
     const next = batch.length === BATCH ? await chainedRowsAfter(knex, batch[batch.length - 1].seq, BATCH) : [];
-    const window = [...batch, ...next.slice(0, 1)];
     for (let i = 0; i < batch.length; i += 1) {
       const row = batch[i];
       if (row.seq <= doneThrough) continue;
@@ -88,7 +87,7 @@ export async function verifyAuditTrail(knex: Knex): Promise<ChainReport> {
       if (!rowHash(row).equals(row.hash)) {
         report({ kind: 'edited', position: row.seq, id: row.id, detail: `row ${row.seq} (id ${row.id}) does not match its hash: its content was changed` });
       } else if (expectedPrev && !row.prev_hash.equals(expectedPrev)) {
-        const following = window[i + 1];
+        const following = batch[i + 1] ?? next[0];
         // Two rows in each other's place: each links to what the other should.
         if (following && following.seq === row.seq + 1 && row.prev_hash.equals(following.hash) && following.prev_hash.equals(expectedPrev) && rowHash(following).equals(following.hash)) {
           const detail = `rows ${row.seq} (id ${row.id}) and ${following.seq} (id ${following.id}) are in each other's place`;

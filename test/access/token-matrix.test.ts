@@ -30,6 +30,7 @@ import { startTestApi, type TestApi } from '../support/api';
 import { runCli, startCli, waitForExit } from '../support/cli';
 import { useTestDatabase } from '../support/database';
 import { authFailuresDuring } from '../support/metrics-text';
+import { internalOperations } from '../support/openapi';
 
 const SHARED_TOKEN = 'matrix-shared-token-0123456789abcdef';
 /** The scopes the issue gives each operation: the document must state exactly these. */
@@ -88,16 +89,11 @@ function allowedAnswers(partner: unknown): Record<string, Omit<Answer, 'challeng
 /** The internal operations the document states, with the scopes of their security requirements (any one of them). */
 type Document = { paths: Record<string, Record<string, { security?: Array<{ InternalToken?: string[] }> }>> };
 function documentedOperations(doc: Document): Operation[] {
-  return Object.entries(doc.paths)
-    .filter(([path]) => path.startsWith('/internal/'))
-    .flatMap(([path, item]) =>
-      Object.entries(item)
-        .filter(([method]) => ['get', 'post', 'put', 'patch', 'delete'].includes(method))
-        .map(([method, operation]) => {
-          const scopes = (operation.security ?? []).flatMap((requirement) => requirement.InternalToken ?? []) as TokenScope[];
-          return { key: `${method.toUpperCase()} ${path}`, method: method.toUpperCase(), path: path.replace(/\{[a-z_]+\}/g, UNKNOWN_ID), scopes };
-        }),
-    );
+  return internalOperations(doc).map(({ method, template: path, operation }) => {
+    const security: Array<{ InternalToken?: string[] }> = operation.security ?? [];
+    const scopes = security.flatMap((requirement) => requirement.InternalToken ?? []) as TokenScope[];
+    return { key: `${method.toUpperCase()} ${path}`, method: method.toUpperCase(), path: path.replace(/\{[a-z_]+\}/g, UNKNOWN_ID), scopes };
+  });
 }
 
 /** Every route layer the API's routers serve under /internal/ (router.use middleware has no methods, and is left out). */

@@ -33,6 +33,7 @@ import { serviceProcesses, stopServiceFixtures } from '../support/service-proces
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { historyTexts } from '../support/history';
+import { internalOperations } from '../support/openapi';
 import { startTestDevServer, tempDir } from '../support/temporal';
 import { answerByScript, startPartnerServer, type PartnerServer } from '../webhooks/support/partner-server';
 
@@ -330,22 +331,20 @@ describe('least-privilege drill: named tokens, every operator action audited wit
         for (const action of actions) assert.ok(rows.some((r) => r.action === action && r.actor === me), `${command.name} ${subcommand}: ${action} in the trail`);
       }
     }
-    const document = openApiDocument({ API_VERSIONS: ['v1'], SCIM_BEARER_TOKEN: undefined }) as { paths: Record<string, Record<string, { 'x-audit-actions'?: string[] }>> };
+    const document = openApiDocument({ API_VERSIONS: ['v1'], SCIM_BEARER_TOKEN: undefined });
     let auditedOperations = 0;
-    for (const [template, item] of Object.entries(document.paths).filter(([p]) => p.startsWith('/internal/'))) {
+    for (const { method, template, operation } of internalOperations(document)) {
+      const actions = operation['x-audit-actions'];
+      assert.ok(Array.isArray(actions), `${method} ${template} states x-audit-actions`);
+      if (!actions.length) continue;
+      auditedOperations += 1;
       const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/?]+')}(\\?.*)?$`);
-      for (const [method, operation] of Object.entries(item).filter(([m]) => ['get', 'post', 'put', 'patch', 'delete'].includes(m))) {
-        const actions = operation['x-audit-actions'];
-        assert.ok(Array.isArray(actions), `${method} ${template} states x-audit-actions`);
-        if (!actions.length) continue;
-        auditedOperations += 1;
-        assert.ok(calls.some((c) => c.method === method.toUpperCase() && pattern.test(c.route)), `the drill calls ${method.toUpperCase()} ${template}`);
-        for (const action of actions) assert.ok(rows.some((r) => r.action === action && r.actor !== me), `${method.toUpperCase()} ${template}: ${action} in the trail`);
-      }
+      assert.ok(calls.some((c) => c.method === method.toUpperCase() && pattern.test(c.route)), `the drill calls ${method.toUpperCase()} ${template}`);
+      for (const action of actions) assert.ok(rows.some((r) => r.action === action && r.actor !== me), `${method.toUpperCase()} ${template}: ${action} in the trail`);
     }
     assert.equal(auditedOperations, 8);
     // Every action of the vocabulary is made by some command or operation.
-    const declared = new Set([...commands.flatMap((c) => Object.values(c.auditActions).flat()), ...Object.values(document.paths).flatMap((item) => Object.values(item).flatMap((o) => o['x-audit-actions'] ?? []))]);
+    const declared = new Set([...commands.flatMap((c) => Object.values(c.auditActions).flat()), ...internalOperations(document).flatMap(({ operation }) => operation['x-audit-actions'] as string[])]);
     assert.deepEqual([...declared].sort(), [...AUDIT_ACTIONS].sort());
 
     // The chain verifies, through the CLI and the API.

@@ -36,6 +36,17 @@ export function documentSchemas(doc: Doc) {
   };
 }
 
+/** Every operation of the internal API the document states: its method (lower case), path template and operation. */
+export function internalOperations(doc: Doc): Array<{ method: string; template: string; operation: any }> {
+  return Object.entries(doc.paths as Record<string, Record<string, unknown>>)
+    .filter(([template]) => template.startsWith('/internal/'))
+    .flatMap(([template, item]) =>
+      Object.entries(item)
+        .filter(([method]) => ['get', 'post', 'put', 'patch', 'delete'].includes(method))
+        .map(([method, operation]) => ({ method, template, operation })),
+    );
+}
+
 export const deref = (doc: Doc, node: any) => {
   if (!node?.$ref) return node;
   return node.$ref.slice(2).split('/').reduce((at: any, key: string) => at[key], doc);
