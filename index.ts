@@ -2,15 +2,15 @@
 export {
   startWebhook,
   prepareWebhook,
-  WebhookValidationError,
-  DEFAULT_TASK_QUEUE,
   type StartWebhookOptions,
   type StartedWebhook,
-  type PreparedWebhook,
-} from './application/start-webhook';
-export { webhookIds, type WebhookIds } from './application/ids';
+} from './application/ingestion/start-webhook';
+export { DEFAULT_TASK_QUEUE } from './lib/config';
+export type { PreparedWebhook } from './temporal/delivery-start';
+export { WebhookValidationError } from './lib/errors';
+export { webhookIds, type WebhookIds } from './application/ingestion/ids';
 export * from './events';
-export { webhookStatusQuery } from './workflows/messages';
+export { webhookStatusQuery } from './workflows/webhooks/messages';
 export { WEBHOOK_SEARCH_ATTRIBUTES, WEBHOOK_EVENT_TYPE, WEBHOOK_ACTION, WEBHOOK_STATUS, COMPANY_ID } from './temporal/search-attributes';
 export type { AttemptRecord } from './lib/delivery';
 export type {

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
-import type { TemporalGateway } from '../application/temporal-gateway';
-import type { TokenChecker } from '../application/token-checker';
+import type { TemporalGateway } from '../temporal/gateway';
+import type { TokenChecker } from '../application/access/token-checker';
 import type { ReadinessCheck } from './health';
 
 /** What every route module receives: configuration, the database and the logger. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
 
 // Every request's id: the caller's X-Request-Id when it is sane, else a new UUID. It is sent back in the
-// response's X-Request-Id and kept for the audit row of the change the request makes (application/audit.ts).
+// response's X-Request-Id and kept for the audit row of the change the request makes (application/access/audit.ts).
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 

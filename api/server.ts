@@ -2,8 +2,8 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type Koa from 'koa';
 import { createApp } from './app';
-import { createTemporalGateway } from '../application/temporal-gateway';
-import { createTokenChecker } from '../application/token-checker';
+import { createTemporalGateway } from '../temporal/gateway';
+import { createTokenChecker } from '../application/access/token-checker';
 import type { ApiDependencies } from './context';
 
 export interface ApiServer {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { generateAppKey, hashAppKey } from '../lib/app-keys';
+import { UnknownCompaniesError } from '../lib/errors';
 
 export interface CreatedApp {
   readonly appId: string;
@@ -16,13 +17,6 @@ export interface AppSummary {
   readonly created_at: Date;
   readonly revoked_at: Date | null;
   readonly companies: string[];
-}
-
-/** Thrown when `apps create` names companies the directory does not hold. */
-export class UnknownCompaniesError extends Error {
-  constructor(readonly companyIds: readonly string[]) {
-    super(`unknown company ${companyIds.map((id) => JSON.stringify(id)).join(', ')}`);
-  }
 }
 
 /** A new app's id, made before its transaction so that its audit row can name it. */

@@ -5,7 +5,7 @@ import { StartAbortedError, throwIfStopping } from '../lib/abort';
 import { shutdownTracing } from '../lib/tracing';
 import { openDatabase, type Database } from '../db/database';
 import { migrateLatest } from '../db/migrate';
-import { recordKeyedDeployment } from '../application/keyed-deployment';
+import { recordKeyedDeployment } from '../application/personal-data/keyed-deployment';
 import { commandLogLevel } from './log-level';
 import { subcommandOf, type Command } from './command';
 

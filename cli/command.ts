@@ -1,4 +1,5 @@
 import type { AuditAction } from '../lib/vocabulary';
+import { UsageError } from '../lib/errors';
 
 /** What main() read for every command: `--verbose`, taken out of the arguments before the command sees them. */
 export interface CommandContext {
@@ -20,9 +21,6 @@ export interface Command {
   run(args: string[], context: CommandContext): Promise<number>;
 }
 
-/** Thrown for bad command-line usage; main prints the message and the command's usage, exit code 2. */
-export class UsageError extends Error {}
-
 /**
  * The subcommand `args` names in `table`, with the arguments after it and its name; a UsageError says which
  * names are expected, or that the one given is unknown.
@@ -37,13 +35,3 @@ export function subcommandOf<T>(args: readonly string[], table: Readonly<Record<
   return { subcommand: table[name], rest, name };
 }
 
-/**
- * A command's expected failure that no error class of the layers below names (no partner endpoint to deliver
- * to, no such app): main prints the message as it is, exit code 1.
- */
-export class CommandFailure extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'CommandFailure';
-  }
-}

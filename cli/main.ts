@@ -3,9 +3,10 @@ import 'dotenv/config';
 // First after .env: tracing has to be set up before any module loads pg.
 import { tracingStartError } from './start-tracing';
 import { flushTracing } from '../lib/tracing';
-import { UsageError, type Command } from './command';
-import { failureOf, type FailedCommand } from './errors';
+import { type Command } from './command';
+import { failureOf } from './errors';
 import { commands } from './commands';
+import { UsageError, FailedCommand } from '../lib/errors';
 
 function globalHelp(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

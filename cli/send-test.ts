@@ -1,12 +1,12 @@
 import type { Knex } from 'knex';
 import { v4 as uuidv4 } from 'uuid';
-import { createPostToPartner } from '../activities/partner-post';
-import { prepareWebhook } from '../application/start-webhook';
+import { createPostToPartner } from '../partner-client/partner-post';
+import { prepareWebhook } from '../application/ingestion/start-webhook';
 import type { Config } from '../lib/config';
 import { dataAtRest } from '../lib/at-rest';
 import type { Logger } from '../lib/logger';
-import { insertWebhook } from '../store/webhook-ingestion';
-import { storeAttempt } from '../store/attempt-record';
+import { insertWebhook } from '../store/ingestion/webhook-ingestion';
+import { storeAttempt } from '../store/webhooks/attempt-record';
 import type { WebhookRef } from '../lib/delivery';
 
 /** The printed outcome of one test delivery, in the snake_case of the status URL. */

@@ -1,5 +1,5 @@
-import { TemporalSetupError } from '../temporal/register-search-attributes';
 import type { Runtime } from './bootstrap';
+import { TemporalSetupError } from '../lib/errors';
 
 /**
  * A Temporal that refuses the service's set-up (its search attributes) cannot deliver anything, and no

@@ -5,6 +5,7 @@ import type { Config } from '../lib/config';
 import { describeError } from '../lib/describe-error';
 import type { Logger } from '../lib/logger';
 import { startEmbeddedPostgres } from './embedded-postgres';
+import { DatabaseUnusableError } from '../lib/errors';
 
 export type { Knex };
 
@@ -75,20 +76,12 @@ export async function openDatabase(config: Config, logger: Logger, signal?: Abor
 /** The oldest PostgreSQL release the migrations and queries are tested on. */
 export const MIN_SERVER_VERSION = 14;
 
-/** Thrown when DATABASE_URL points at a release older than MIN_SERVER_VERSION. */
-export class UnsupportedServerError extends Error {
-  constructor(found: string, minimum: number) {
-    super(`PostgreSQL ${found} is not supported: the service needs PostgreSQL ${minimum} or newer (DATABASE_URL)`);
-    this.name = 'UnsupportedServerError';
-  }
-}
-
 /** Refuses servers older than MIN_SERVER_VERSION, naming the release it found. */
 export async function assertSupportedServer(db: Knex, minimum = MIN_SERVER_VERSION): Promise<void> {
   const { rows } = await db.raw<{ rows: Array<{ num: string; version: string }> }>(
     "SELECT current_setting('server_version_num') AS num, current_setting('server_version') AS version",
   );
-  if (Number(rows[0].num) < minimum * 10_000) throw new UnsupportedServerError(rows[0].version, minimum);
+  if (Number(rows[0].num) < minimum * 10_000) throw new DatabaseUnusableError(`PostgreSQL ${rows[0].version} is not supported: the service needs PostgreSQL ${minimum} or newer (DATABASE_URL)`);
 }
 
 /** Creates `name` on the server at `serverUrl` if missing, and returns the URL that points at it. */

@@ -8,6 +8,7 @@ import { StartAbortedError, unlessStopping } from '../lib/abort';
 import { killChildProcessesNaming } from '../lib/child-processes';
 import { describeError } from '../lib/describe-error';
 import type { Logger } from '../lib/logger';
+import { DatabaseUnusableError } from '../lib/errors';
 
 export interface EmbeddedPostgresHandle {
   /** Connection URL of the cluster's `postgres` database. */
@@ -18,14 +19,6 @@ export interface EmbeddedPostgresHandle {
 
 /** The embedded server's URL for a port: loopback only, with the fixed local credentials. */
 export const embeddedUrl = (port: number, database = 'postgres'): string => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
-
-/** Thrown when the data directory belongs to a running server this process cannot use. */
-export class EmbeddedPostgresBusyError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'EmbeddedPostgresBusyError';
-  }
-}
 
 /**
  * The server already running on `databaseDir` (its postmaster.pid names a live process and a port), or
@@ -174,7 +167,7 @@ async function shareRunningServer(databaseDir: string, { pid, port }: { pid: num
     await client.connect();
     await client.query('SELECT 1');
   } catch (error) {
-    throw new EmbeddedPostgresBusyError(
+    throw new DatabaseUnusableError(
       `the embedded PostgreSQL in ${databaseDir} is held by process ${pid} but does not answer on 127.0.0.1:${port} (${describeError(error)}); stop that process, or set DATABASE_URL`,
     );
   } finally {

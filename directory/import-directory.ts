@@ -6,20 +6,8 @@ import { describeJsonSyntaxError } from '../lib/describe-error';
 import { formatPathError, unstorableTextErrors, zodPathErrors } from '../lib/validation';
 import { collectReferences, findDuplicates, type ExternalReferences } from './reference-checks';
 import { directorySnapshotSchema, validItemsOf, type DirectorySnapshot, type SnapshotSection } from './snapshot-schema';
-import { auditedChange, recordFailedAndThrow, type OperatorContext } from '../application/audit';
-
-/**
- * Raised for input that cannot be imported; `problems` are `json.path: message` lines, at most MAX_PROBLEMS
- * of them, the last saying how many more there were. Nothing was written.
- */
-export class DirectoryImportError extends Error {
-  readonly problems: string[];
-  constructor(all: string[]) {
-    super(`invalid directory snapshot: ${all.length} problem(s)`);
-    this.name = 'DirectoryImportError';
-    this.problems = all.length > MAX_PROBLEMS ? [...all.slice(0, MAX_PROBLEMS), `… and ${all.length - MAX_PROBLEMS} more problem(s)`] : all;
-  }
-}
+import { auditedChange, recordFailedAndThrow, type OperatorContext } from '../application/access/audit';
+import { DirectoryImportError } from '../lib/errors';
 
 export interface ImportOptions {
   /** Delete rows of each section present in the snapshot that the snapshot does not list. */
@@ -40,7 +28,6 @@ export type ImportSummary = Record<string, SectionSummary> & { durationMs?: numb
 
 /** Namespace of the deterministic ids given to groups imported without an id (UUID v5 of external_id or displayName). */
 const GROUP_ID_NAMESPACE = '2a6f1d0e-3b7c-4f55-9c1e-6d2b8a4e7f90';
-const MAX_PROBLEMS = 100;
 // One jsonb parameter per chunk keeps statements parameterised and the round trips few.
 const CHUNK = 5000;
 

@@ -3,6 +3,7 @@ import { AesGcmOpenError, openBytes, sealBytes } from './aes-gcm';
 import type { Config, PayloadEncryptionKey } from './config';
 import type { SubjectIndexKey } from './subject-index';
 import { purposeKey } from './key-derivation';
+import { StoredTextDecryptionError } from './errors';
 
 // How personal data rests in PostgreSQL: a webhook's body and a partner's response excerpt are sealed with
 // PAYLOAD_ENCRYPTION_KEYS (the keys of Temporal's payload codec: the first encrypts, every listed key decrypts),
@@ -84,27 +85,6 @@ export function sealText(atRest: DataAtRest, text: string | null, binding: strin
   if (!first) return { clear: text, sealed: null, keyId: null };
   const sealed = sealBytes(purposeKey(first.key, 'postgresRows'), Buffer.from(text, 'utf8'), Buffer.from(binding, 'utf8'));
   return { clear: null, sealed, keyId: boundKeyId(first.id) };
-}
-
-/** A stored text that cannot be opened: its key is no longer listed, or the ciphertext fails its tag. */
-export class StoredTextDecryptionError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'StoredTextDecryptionError';
-  }
-}
-
-/**
- * A keyed deployment (PostgreSQL records since when) and a process without keys: it must not write a body or an
- * excerpt in clear, so it writes nothing.
- */
-export class EncryptionRequiredError extends Error {
-  constructor(readonly encryptedSince: Date) {
-    super(
-      `this deployment stores webhook bodies and response excerpts encrypted (since ${encryptedSince.toISOString()}), and PAYLOAD_ENCRYPTION_KEYS is not set in this process: nothing was written`,
-    );
-    this.name = 'EncryptionRequiredError';
-  }
 }
 
 /** The text of a stored value, whichever way it was stored; null when there is none. `binding`: its row's. */

@@ -1,8 +1,6 @@
 import { z } from 'zod';
-import { ConfigError } from './config-error';
 import { loadTemporalConnection, type TemporalConnectionConfig } from './temporal-connection-config';
-
-export { ConfigError } from './config-error';
+import { ConfigError } from './errors';
 
 const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
@@ -107,7 +105,7 @@ const envSchema = z.object({
   PARTNER_SIGNING_SECRETS: signingSecrets.optional(),
   PARTNER_MAX_CONCURRENCY: positiveInt(1000).default(10),
   PARTNER_MAX_PER_SECOND: positiveInt(100_000).default(50),
-  /** Failing answers in a row, across every worker, that trip the breaker (docs/operations.md). */
+  /** Failing answers in a row, across every worker, that trip the breaker (docs/partner-protection.md). */
   PARTNER_BREAKER_FAILURES: positiveInt(10_000).default(10),
   /** How often a tripped breaker sends its one probe. */
   PARTNER_PROBE_INTERVAL_MS: positiveInt(3_600_000).default(30_000),
@@ -160,9 +158,9 @@ const envSchema = z.object({
   WEBHOOK_PAYLOAD_RETENTION_DAYS: positiveInt(36_500).default(30),
   /** Days after a webhook finishes that its row and attempts stay in the delivery log; at least the payload's. */
   WEBHOOK_LOG_RETENTION_DAYS: positiveInt(36_500).default(90),
-  /** Days an audit row (an operator's change) is kept; the retention purge deletes older ones (docs/operations.md). */
+  /** Days an audit row (an operator's change) is kept; the retention purge deletes older ones (docs/access.md). */
   AUDIT_RETENTION_DAYS: positiveInt(36_500)
-    .refine((days) => days >= MIN_AUDIT_RETENTION_DAYS, { message: `must be at least ${MIN_AUDIT_RETENTION_DAYS}: the database keeps every audit row that long (docs/operations.md)` })
+    .refine((days) => days >= MIN_AUDIT_RETENTION_DAYS, { message: `must be at least ${MIN_AUDIT_RETENTION_DAYS}: the database keeps every audit row that long (docs/access.md)` })
     .default(365),
   // URL-safe: Temporal UI is given it inside the codec endpoint's path.
   CODEC_AUTH_TOKEN: secret.pipe(z.string().regex(/^[A-Za-z0-9._~-]+$/, { message: 'must contain only letters, digits and . _ ~ - (it goes into a URL path)' })).optional(),

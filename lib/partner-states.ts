@@ -1,6 +1,6 @@
 // Partner protection's state machine: the states of a delivery task queue's partner gate, what moves the gate
 // between them, and which state wins when several are in force at once. The gate is one `partner_gate` row per
-// task queue (db/migrations/014_partner_gate.ts); every statement on it is in store/partner-gate.ts.
+// task queue (db/migrations/014_partner_gate.ts); every statement on it is in store/partner/partner-gate.ts.
 //
 // | state       | entered by                                                      | left by                                     |
 // |-------------|-----------------------------------------------------------------|---------------------------------------------|
@@ -14,10 +14,10 @@
 // resume the gate is in whichever is still in force.
 //
 // What each state does: while `active`, an attempt's claim takes a send slot at the cap and POSTs. Otherwise the
-// claim holds the delivery without spending its attempt (store/attempt-claim.ts), and its workflow waits
-// (workflows/delivery-state.ts) until the partner recovery wakes it, at the cap, oldest first, once the gate is
-// active again (application/partner-recovery.ts), or until PARTNER_HOLD_CEILING_MS has passed. While `tripped`,
-// the recovery sends one probe per PARTNER_PROBE_INTERVAL_MS (activities/partner-probe.ts).
+// claim holds the delivery without spending its attempt (store/webhooks/attempt-claim.ts), and its workflow waits
+// (workflows/webhooks/delivery-state.ts) until the partner recovery wakes it, at the cap, oldest first, once the gate is
+// active again (application/partner/partner-recovery.ts), or until PARTNER_HOLD_CEILING_MS has passed. While `tripped`,
+// the recovery sends one probe per PARTNER_PROBE_INTERVAL_MS (partner-client/partner-probe.ts).
 
 /** Every state of the gate; the order is the one the API and the metrics list them in. */
 export const PARTNER_STATES = ['active', 'paused', 'tripped', 'throttled'] as const;
@@ -26,7 +26,7 @@ export type PartnerState = (typeof PARTNER_STATES)[number];
 /** A state that holds deliveries. */
 export type HoldState = Exclude<PartnerState, 'active'>;
 
-/** Which state wins, strongest first: store/partner-gate.ts derives the gate's state in SQL from this order. */
+/** Which state wins, strongest first: store/partner/partner-gate.ts derives the gate's state in SQL from this order. */
 export const HOLD_PRECEDENCE: readonly HoldState[] = ['paused', 'tripped', 'throttled'];
 
 /**

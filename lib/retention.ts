@@ -16,7 +16,7 @@ export const retentionPolicy = (config: Pick<Config, 'WEBHOOK_PAYLOAD_RETENTION_
   auditDays: config.AUDIT_RETENTION_DAYS,
 });
 
-/** The workflow type the schedule starts (workflows/retention.ts exports a function of this name). */
+/** The workflow type the schedule starts (workflows/personal-data/retention.ts exports a function of this name). */
 export const RETENTION_WORKFLOW_TYPE = 'webhookRetention';
 
 /** One schedule per task queue: every worker of that queue creates or updates the same one. */
@@ -32,7 +32,7 @@ export interface RetentionRunRef {
   readonly logCutoff: string;
 }
 
-/** How a run paces itself; the defaults are the workflow's (workflows/retention.ts). */
+/** How a run paces itself; the defaults are the workflow's (workflows/personal-data/retention.ts). */
 export interface RetentionLimits {
   /** Rows per statement. */
   readonly batchSize?: number;

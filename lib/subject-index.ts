@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { domainToASCII } from 'node:url';
 import type { WebhookEnvelope } from '../events/envelope';
-import { ConfigError } from './config-error';
+import { SubjectIndexKeyError } from './errors';
 
 /** What an erasure request names: a candidate's id, an e-mail address (anywhere in a body), or a phone number. */
 export const SUBJECT_KINDS = ['candidate_id', 'email', 'phone'] as const;
@@ -120,19 +120,6 @@ export const DEVELOPMENT_KEY_ID = 'development';
 /** What identifies a key in PostgreSQL without revealing it: an HMAC of a fixed text under the key. */
 export const indexKeyFingerprint = (key: SubjectIndexKey): string =>
   createHmac('sha256', key.key).update('partner-integration-service subject index key fingerprint').digest('hex').slice(0, 32);
-
-/**
- * This process cannot index or search as the deployment does: it has no index key, another key under a known id,
- * or lacks a key rows are indexed under. Refused rather than finding nobody (the CLI exits 2, the API answers 503).
- */
-export class SubjectIndexKeyError extends ConfigError {
-  /** The ingestion refusal's reason code (lib/vocabulary.ts). */
-  readonly code = 'subject_index_key';
-  constructor(message: string) {
-    super(message);
-    this.name = 'SubjectIndexKeyError';
-  }
-}
 
 /** The keys a process indexes and searches with: `writeWith` hashes new rows, an erasure searches under all. */
 export interface IndexKeys {

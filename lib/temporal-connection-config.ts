@@ -5,7 +5,7 @@ import path from 'node:path';
 import { loadClientConfigProfile, type ClientConfigProfile, type ConfigDataSource } from '@temporalio/envconfig';
 import type { TLSConfig } from '@temporalio/client';
 import { z } from 'zod';
-import { ConfigError } from './config-error';
+import { ConfigError } from './errors';
 
 /**
  * How the API, the worker and the CLI reach Temporal. Read by Temporal's own environment configuration

@@ -2,8 +2,8 @@
 // Off unless an exporter or an OTLP endpoint is named: then the SDK is not even loaded, no provider is
 // registered, and every span the code asks for is the API's no-op.
 // Type-only imports of the SDK module: erased at run time, so nothing loads it but startTracing's require.
-import { ConfigError } from './config';
 import type { ActiveTracing, ExporterChoice } from './tracing-sdk';
+import { ConfigError } from './errors';
 
 /** The instrumentation scope of the service's own spans (the API's requests, the partner POST). */
 export const SERVICE_TRACER = 'partner-integration-service';

@@ -1,5 +1,5 @@
 // The domain's closed vocabularies. Migrations freeze their own literals in CHECK constraints;
-// test/migrations.test.ts fails when these lists and the database's constraints drift apart, so adding a value
+// test/foundation/migrations.test.ts fails when these lists and the database's constraints drift apart, so adding a value
 // means adding a migration that widens its constraint. Partner protection's states are in partner-states.ts,
 // beside their transitions (no column stores them).
 
@@ -39,7 +39,7 @@ export const ATTEMPT_TRIGGERS = ['schedule', 'manual'] as const;
 export const RETENTION_TRIGGERS = ['schedule', 'manual'] as const;
 
 /**
- * What a named token of the internal API may do (docs/operations.md): start webhooks and read their status
+ * What a named token of the internal API may do (docs/access.md): start webhooks and read their status
  * (`ingest`), read the delivery log, statuses, the partner and the audit trail (`read`), change deliveries and
  * the partner gate (`operate`), erase a person's data (`erase`), and decrypt Temporal payloads through the codec
  * server (`decode`). A webhook's body and the partner's answers need `read`: `ingest` sees a status without them.
@@ -58,7 +58,7 @@ export const AUTH_FAILURE_REASONS = ['missing_token', 'invalid_token', 'revoked'
 export type AuthFailureReason = (typeof AUTH_FAILURE_REASONS)[number];
 
 /**
- * The changes an operator makes that the audit trail records, through the API or the CLI (docs/operations.md,
+ * The changes an operator makes that the audit trail records, through the API or the CLI (docs/access.md,
  * "Audit trail").
  */
 export const AUDIT_ACTIONS = [

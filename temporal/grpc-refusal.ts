@@ -1,5 +1,5 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { ServiceError } from '@temporalio/client';
+import { ServiceError } from '../lib/errors';
 
 const codeOf = (value: unknown): unknown => (value as { code?: unknown } | undefined)?.code;
 

@@ -2,17 +2,10 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { temporal } from '@temporalio/proto';
 import { grpcCodeOf, isRefusal, refusalReason } from './grpc-refusal';
 import { WEBHOOK_SEARCH_ATTRIBUTES } from './search-attributes';
+import { TemporalSetupError } from '../lib/errors';
 
 type OperatorService = temporal.api.operatorservice.v1.OperatorService;
 const KEYWORD = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
-
-/** Temporal refused the service's set-up: an operator must act; retrying changes nothing. */
-export class TemporalSetupError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'TemporalSetupError';
-  }
-}
 
 /** What an operator types to register the attributes by hand, for servers that refuse the operator API. */
 export const REGISTER_BY_HAND = `temporal operator search-attribute create ${WEBHOOK_SEARCH_ATTRIBUTES.map((key) => `--name ${key.name}`).join(' ')} --type Keyword`;

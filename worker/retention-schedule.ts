@@ -3,6 +3,9 @@ import type { NativeConnection } from '@temporalio/worker';
 import type { Config } from '../lib/config';
 import { RETENTION_INTERVAL, RETENTION_WORKFLOW_TYPE, retentionScheduleId, type RetentionInput } from '../lib/retention';
 import { dataConverterFor } from '../temporal/settings';
+import { readNamespaceRetention } from '../temporal/namespace-retention';
+import { recordNamespaceRetention } from '../store/personal-data/temporal-namespaces';
+import type { WorkerDependencies } from './worker-options';
 
 const DAY_MS = 86_400_000;
 
@@ -60,3 +63,29 @@ export function namespaceRetentionWarning(retentionSeconds: number | undefined, 
     `temporal operator namespace update -n ${namespace} --retention ${config.WEBHOOK_PAYLOAD_RETENTION_DAYS * 24}h`
   );
 }
+
+/**
+ * The retention schedule of this task queue (created, or updated to this worker's settings), the namespace's
+ * retention recorded for the log purge, and one warning line when Temporal keeps closed runs longer than the
+ * payload retention. Neither stops delivery: a failure
+ * is logged, and the next start tries again.
+ */
+export async function setUpRetention(connection: NativeConnection, { config, logger, knex }: WorkerDependencies): Promise<void> {
+  const scheduleId = retentionScheduleId(config.TEMPORAL_TASK_QUEUE);
+  try {
+    const outcome = await ensureRetentionSchedule(connection, config);
+    logger.info({ scheduleId, every: RETENTION_INTERVAL }, `retention schedule ${outcome}`);
+  } catch (error) {
+    logger.error({ err: error, scheduleId }, 'the retention schedule could not be created or updated: the purge does not run on its own until a worker starts with it');
+  }
+  try {
+    const retentionSeconds = await readNamespaceRetention(connection.workflowService, config.temporal.namespace);
+    // The log purge keeps a row while Temporal may still hold its run (docs/personal-data.md#temporals-copy).
+    if (retentionSeconds !== undefined) await recordNamespaceRetention(knex, config.temporal.namespace, retentionSeconds);
+    const warning = namespaceRetentionWarning(retentionSeconds, config);
+    if (warning) logger.warn(warning);
+  } catch (error) {
+    logger.warn({ err: error }, 'could not read the Temporal namespace retention (DescribeNamespace)');
+  }
+}
+

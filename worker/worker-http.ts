@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { ConfigError, type Config } from '../lib/config';
+import { type Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { createApp } from '../api/app';
 import { healthRouter } from '../api/health';
@@ -7,6 +7,7 @@ import { metricsRouter } from '../api/metrics';
 import { serveHttp, type ApiServer } from '../api/server';
 import type { WebhookWorkerHandle } from './webhook-worker';
 import { workerPolling } from './readiness';
+import { ConfigError } from '../lib/errors';
 
 /**
  * A standalone worker's own port: /healthz, /readyz (PostgreSQL answers and the worker polls) and /metrics

@@ -1,5 +1,5 @@
 // The workflow bundle's entry point: only workflow code may be exported from here.
-export { deliverWebhook } from './deliver-webhook';
-export { eraseSubject } from './erase-subject';
-export { partnerReleasedSignal, retryNowUpdate, webhookStatusQuery } from './messages';
-export { webhookRetention } from './retention';
+export { deliverWebhook } from './webhooks/deliver-webhook';
+export { eraseSubject } from './personal-data/erase-subject';
+export { partnerReleasedSignal, retryNowUpdate, webhookStatusQuery } from './webhooks/messages';
+export { webhookRetention } from './personal-data/retention';

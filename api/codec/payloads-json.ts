@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Payload } from '@temporalio/common';
 import { zodPathErrors } from '../../lib/validation';
-import { InternalApiError } from '../internal/errors';
+import { InternalApiError } from '../../lib/errors';
 
 // Temporal's codec protocol speaks `Payloads` in proto3 JSON: bytes (metadata values and data) are base64,
 // standard or URL-safe. Validated here first, so a malformed body is a 400 and never reaches the codec.

@@ -5,10 +5,11 @@ import type { Middleware } from 'koa';
 import type { Payload } from '@temporalio/common';
 import type { ApiDependencies } from '../context';
 import { AesGcmPayloadCodec, PayloadDecryptionError } from '../../temporal/payload-codec';
-import { answerInternalErrors, InternalApiError } from '../internal/errors';
+import { answerInternalErrors } from '../internal/errors';
 import { codecAuth, CODEC_SHARED_TOKEN_WARNING } from './codec-auth';
 import { jsonBodyUpTo } from '../internal/json-body';
 import { payloadsFromJson, payloadsToJson } from './payloads-json';
+import { InternalApiError } from '../../lib/errors';
 
 /** Temporal's payloads may reach 2 MB each, and base64 adds a third. */
 export const CODEC_BODY_LIMIT = '8mb';

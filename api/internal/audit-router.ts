@@ -1,14 +1,14 @@
 import type Router from '@koa/router';
 import { createRouter } from '../router';
 import type { ApiDependencies } from '../context';
-import { readAuditTrail } from '../../application/audit-log';
-import { verifyAuditTrail } from '../../application/audit-verify';
+import { readAuditTrail } from '../../application/access/audit-log';
+import { verifyAuditTrail } from '../../application/access/audit-verify';
 import { requireScope } from './bearer-auth';
 import { answerInternalErrors } from './errors';
 import { nextPageLink } from './next-page-link';
 
 /**
- * The audit trail (docs/operations.md, "Audit trail: reading it"): every change an operator made, newest
+ * The audit trail (docs/access.md, "Audit trail: reading it"): every change an operator made, newest
  * first, keyset-paged, and the check of its hash chain. Read only: no route changes or deletes a row. Needs a
  * token with the scope `read`.
  */

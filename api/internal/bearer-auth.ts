@@ -1,10 +1,10 @@
 import type { Middleware } from 'koa';
-import type { OperatorContext } from '../../application/audit';
-import type { TokenCheck, TokenChecker } from '../../application/token-checker';
+import type { OperatorContext } from '../../application/access/audit';
+import type { TokenCheck, TokenChecker } from '../../application/access/token-checker';
 import { refuse, type AuthFailureState } from '../auth-failures';
 import type { RequestIdState } from '../request-id';
 import type { TokenScope } from '../../lib/vocabulary';
-import { InternalApiError } from './errors';
+import { InternalApiError } from '../../lib/errors';
 
 const challenge = (realm: string, error?: string, scope?: string) => ({
   'WWW-Authenticate': `Bearer realm="${realm}"${error ? `, error="${error}"` : ''}${scope ? `, scope="${scope}"` : ''}`,

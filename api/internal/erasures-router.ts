@@ -4,10 +4,11 @@ import { createRouter } from '../router';
 import { isCanonicalUuid } from '../../lib/validation';
 import { requestOrigin } from '../request-origin';
 import type { ApiDependencies } from '../context';
-import { erasureStatus, requestErasure } from '../../application/erasure';
+import { erasureStatus, requestErasure } from '../../application/personal-data/erasure';
 import { operatorOf, requireScope } from './bearer-auth';
-import { answerInternalErrors, InternalApiError } from './errors';
+import { answerInternalErrors } from './errors';
 import { jsonBody } from './json-body';
+import { InternalApiError } from '../../lib/errors';
 
 /**
  * Erasure on request (docs/personal-data.md): POST records the request and starts its workflow, GET shows its

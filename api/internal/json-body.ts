@@ -1,6 +1,6 @@
 import { bodyParser } from '@koa/bodyparser';
 import type { Middleware } from 'koa';
-import { InternalApiError } from './errors';
+import { InternalApiError } from '../../lib/errors';
 
 export const JSON_BODY_LIMIT = '1mb';
 

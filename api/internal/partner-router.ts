@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import { createRouter } from '../router';
 import type { ApiDependencies } from '../context';
-import { limitPartner, partnerStatus, pausePartner, resumePartner } from '../../application/partner-operator';
+import { limitPartner, partnerStatus, pausePartner, resumePartner } from '../../application/partner/partner-operator';
 import { operatorOf, requireScope } from './bearer-auth';
 import { answerInternalErrors } from './errors';
 import { jsonBody } from './json-body';

@@ -5,21 +5,22 @@ import { dataAtRest } from '../../lib/at-rest';
 import { isCanonicalUuid } from '../../lib/validation';
 import { requestOrigin } from '../request-origin';
 import type { ApiDependencies } from '../context';
-import { acceptWebhook } from '../../application/ingest';
-import { prepareWebhook } from '../../application/start-webhook';
-import { statusWithoutPayload, webhookStatus } from '../../application/webhook-status';
-import { parseBulkRedelivery, parseRedeliveryQuery } from '../../application/webhook-filter';
-import { readDeliveryLog } from '../../application/delivery-log';
-import { cancelWebhook, redeliverMatching, redeliverWebhook, retryWebhookNow } from '../../application/webhook-operations';
+import { acceptWebhook } from '../../application/ingestion/ingest';
+import { prepareWebhook } from '../../application/ingestion/start-webhook';
+import { statusWithoutPayload, webhookStatus } from '../../application/webhooks/webhook-status';
+import { parseBulkRedelivery, parseRedeliveryQuery } from '../../application/webhooks/webhook-filter';
+import { readDeliveryLog } from '../../application/webhooks/delivery-log';
+import { cancelWebhook, redeliverMatching, redeliverWebhook, retryWebhookNow } from '../../application/webhooks/webhook-operations';
 import { operatorOf, requireScope } from './bearer-auth';
-import { answerInternalErrors, countIngestRefusals, InternalApiError } from './errors';
-import { startAdmission } from '../../application/start-admission';
+import { answerInternalErrors, countIngestRefusals } from './errors';
+import { startAdmission } from '../../application/ingestion/start-admission';
 import { jsonBody } from './json-body';
 import { nextPageLink } from './next-page-link';
+import { InternalApiError } from '../../lib/errors';
 
 /**
  * The internal webhook API: start a webhook, its status URL, the delivery log, and an operator's retry-now,
- * cancel and redeliver. Every route needs a token with its scope (docs/operations.md, "Tokens and scopes").
+ * cancel and redeliver. Every route needs a token with its scope (docs/access.md, "Tokens and scopes").
  * Every failure is thrown and answered by `answerInternalErrors`.
  */
 export function internalWebhooksRouter({ config, knex, temporalGateway: gateway, tokenChecker: tokens }: ApiDependencies): Router {

@@ -1,7 +1,7 @@
 import type { AuditAction } from '../../lib/vocabulary';
 
 // What each internal operation writes to the audit trail, stated in the OpenAPI document as `x-audit-actions`
-// (docs/operations.md, "Audit trail: what is recorded"). Every internal operation must be listed: a new one
+// (docs/access.md, "Audit trail: what is recorded"). Every internal operation must be listed: a new one
 // without its entry fails the document's build, and the least-privilege drill checks each listed action in
 // a real trail. Reads write none; ingestion is no operator's change and writes none either.
 

@@ -4,7 +4,7 @@ import { ALLOWED_METHODS } from '../listings/methods';
 import { CURSOR_PARAM, DEFAULT_PAGE_SIZE, LAST_PAGE, MAX_PAGE_SIZE, PAGE_PARAM, PAGE_SIZE_PARAM } from '../listings/paging/page-params';
 import { schemas } from './schemas';
 import { withAuditActions } from './audit-actions';
-import { auditPaths, auditSchemas, erasurePaths, internalPaths, internalSchemas, partnerPaths } from './internal-paths';
+import { internalPaths, internalSchemas } from './internal';
 import { scimPaths, scimSchemas, scimTokenScheme } from './scim-paths';
 import { partnerTokenScheme, webhookCatalog, webhookSchemas } from './webhook-catalog';
 import { SIGNATURE_GUIDE } from './signature-guide';
@@ -145,11 +145,11 @@ export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'SCIM_BEAR
         'listJobUsers',
       ),
       ...scimPaths(scimSecured),
-      ...withAuditActions({ ...internalPaths, ...partnerPaths, ...erasurePaths, ...auditPaths }),
+      ...withAuditActions(internalPaths),
     },
     webhooks: webhookCatalog(),
     components: {
-      schemas: { ...schemas, ...scimSchemas, ...webhookSchemas(), ...internalSchemas, ...auditSchemas },
+      schemas: { ...schemas, ...scimSchemas, ...webhookSchemas(), ...internalSchemas },
       parameters: parameters(config.API_VERSIONS),
       responses,
       securitySchemes: {

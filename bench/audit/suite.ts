@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Knex } from 'knex';
 import { migrateLatest } from '../../db/migrate';
 import { AUDIT_ACTIONS } from '../../lib/vocabulary';
-import { registerDevelopmentIndexKey } from '../../store/subject-index-keys';
+import { registerDevelopmentIndexKey } from '../../store/personal-data/subject-index-keys';
 import { withCleanups } from '../harness/cleanups';
 import { startPartnerServer } from '../harness/partner';
 import { withEmptyDatabase } from '../harness/postgres';

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { verifyAuditTrail } from '../../application/audit-verify';
+import { verifyAuditTrail } from '../../application/access/audit-verify';
 import { createKnex } from '../../db/database';
 
 /** `verifyAuditTrail` on DATABASE_URL in a process of its own, so that its peak RSS is the verify's alone; sends its figures to the parent. */

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { request } from 'undici';
-import { RELEASE_CONCURRENCY } from '../../application/partner-recovery';
+import { RELEASE_CONCURRENCY } from '../../application/partner/partner-recovery';
 import { bareWorkflowBundle, measureBare } from '../floor/bare';
 import type { FloorRun } from '../floor/report';
 import { startPartnerServer, type PartnerServer } from '../harness/partner';

@@ -27,7 +27,7 @@ export interface BareOptions extends RunOptions {
   readonly wokenBySignal?: number;
 }
 
-/** The start's four Keyword attributes, as application/temporal-gateway.ts sets them. */
+/** The start's four Keyword attributes, as temporal/gateway.ts sets them. */
 const event = toEnvelope(EVENT);
 const companyId = companyIdOf(event);
 if (!companyId) throw new Error('the bench event has no company id: the start would carry three search attributes, not four');

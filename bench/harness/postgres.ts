@@ -5,7 +5,7 @@ import path from 'node:path';
 import { createKnex, ensureDatabase, type Knex } from '../../db/database';
 import { startEmbeddedPostgres } from '../../db/embedded-postgres';
 import { migrateLatest } from '../../db/migrate';
-import { registerDevelopmentIndexKey } from '../../store/subject-index-keys';
+import { registerDevelopmentIndexKey } from '../../store/personal-data/subject-index-keys';
 import { raw, runSql } from '../../db/sql';
 
 /** The PostgreSQL server benchmarks run on: BENCH_DATABASE_URL's, or an embedded one in a temporary directory. */

@@ -1,5 +1,5 @@
-import { createTokenChecker } from '../../application/token-checker';
-import { createApiToken, parseTokenRequest } from '../../application/tokens';
+import { createTokenChecker } from '../../application/access/token-checker';
+import { createApiToken, parseTokenRequest } from '../../application/access/tokens';
 import { createLogger } from '../../lib/logger';
 import { withCleanups } from '../harness/cleanups';
 import { startPartnerServer } from '../harness/partner';

@@ -1,7 +1,7 @@
 import type { Command } from '../command';
 import { bootstrap, cleanUpOnFailure, openMigratedDatabase } from '../bootstrap';
 import { startApiServer } from '../../api/server';
-import { createTemporalGateway } from '../../application/temporal-gateway';
+import { createTemporalGateway } from '../../temporal/gateway';
 
 export const apiCommand: Command = {
   name: 'api',

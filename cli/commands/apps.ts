@@ -1,10 +1,11 @@
 import { parseArgs } from 'node:util';
 import type { Knex } from 'knex';
-import { CommandFailure, subcommandOf, UsageError, type Command } from '../command';
+import { subcommandOf, type Command } from '../command';
 import { bootstrap, openMigratedDatabase } from '../bootstrap';
 import { createPartnerApp, listPartnerApps, newAppId, revokePartnerApp, type AppSummary } from '../apps-store';
-import { auditedChange } from '../../application/audit';
+import { auditedChange } from '../../application/access/audit';
 import { cliActor } from '../../lib/actor';
+import { UsageError, CommandFailure } from '../../lib/errors';
 
 const USAGE = [
   'Usage: partner-service apps create --name NAME --company ID [--company ID...] [--json]',

@@ -1,14 +1,15 @@
 import { parseArgs } from 'node:util';
-import { subcommandOf, UsageError, type Command } from '../command';
+import { subcommandOf, type Command } from '../command';
 import { printDatabaseAction } from '../bootstrap';
-import { readAuditTrail } from '../../application/audit-log';
-import { verifyAuditTrail } from '../../application/audit-verify';
+import { readAuditTrail } from '../../application/access/audit-log';
+import { verifyAuditTrail } from '../../application/access/audit-verify';
+import { UsageError } from '../../lib/errors';
 
 const USAGE = [
   'Usage: partner-service audit list [--since ISO] [--actor NAME] [--action ACTION] [--unsettled] [--limit N] [--cursor C]',
   '       partner-service audit verify',
   '',
-  'The audit trail: every change an operator made, through the internal API or the CLI (docs/operations.md,',
+  'The audit trail: every change an operator made, through the internal API or the CLI (docs/access.md,',
   '"Audit trail"). Read only: no command changes or deletes a row.',
   '',
   '  list  prints one page, newest first, as JSON with next_cursor (give it to --cursor for the next page).',

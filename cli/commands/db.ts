@@ -1,7 +1,8 @@
-import { CommandFailure, UsageError, type Command } from '../command';
+import { type Command } from '../command';
 import { loadConfig } from '../../lib/config';
 import { embeddedUrl, runningEmbeddedPostgres } from '../../db/embedded-postgres';
 import { embeddedDataDir, SERVICE_DATABASE } from '../../db/database';
+import { UsageError, CommandFailure } from '../../lib/errors';
 
 const USAGE = [
   'Usage: partner-service db url',

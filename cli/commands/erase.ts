@@ -1,11 +1,12 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { UsageError, type Command } from '../command';
+import { type Command } from '../command';
 import { isCanonicalUuid } from '../../lib/validation';
 import { bootstrap, openMigratedDatabase } from '../bootstrap';
-import { ErasureRequestError, erasureStatus, parseErasureRequest, requestErasure } from '../../application/erasure';
-import { createTemporalGateway } from '../../application/temporal-gateway';
+import { erasureStatus, parseErasureRequest, requestErasure } from '../../application/personal-data/erasure';
+import { createTemporalGateway } from '../../temporal/gateway';
 import { cliActor } from '../../lib/actor';
+import { UsageError, InvalidRequestError } from '../../lib/errors';
 
 const USAGE = [
   'Usage: partner-service erase --candidate-id ID [--company COMPANY_ID] [--wait]',
@@ -64,11 +65,11 @@ export const eraseCommand: Command = {
     });
     // Not echoed: a stray argument here is most likely the very address or id to erase.
     if (positionals.length) {
-      throw new ErasureRequestError([{ path: '(root)', message: 'unexpected argument: give the subject as --candidate-id ID, --email ADDRESS or --phone NUMBER' }]);
+      throw new InvalidRequestError([{ path: '(root)', message: 'unexpected argument: give the subject as --candidate-id ID, --email ADDRESS or --phone NUMBER' }]);
     }
     const given = (Object.keys(SUBJECT_OPTIONS) as Array<keyof typeof SUBJECT_OPTIONS>).filter((option) => values[option] !== undefined);
     if (given.length !== 1) {
-      throw new ErasureRequestError([{ path: '(root)', message: given.length ? 'give one of --candidate-id, --email or --phone, not several' : 'give --candidate-id, --email or --phone' }]);
+      throw new InvalidRequestError([{ path: '(root)', message: given.length ? 'give one of --candidate-id, --email or --phone, not several' : 'give --candidate-id, --email or --phone' }]);
     }
     const [option] = given;
     const { company, wait } = values;

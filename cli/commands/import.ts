@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
-import { UsageError, type Command } from '../command';
+import { type Command } from '../command';
 import { bootstrap, openMigratedDatabase } from '../bootstrap';
 import { cliActor } from '../../lib/actor';
 import { importDirectoryFile } from '../../directory/import-directory';
+import { UsageError } from '../../lib/errors';
 
 export const importCommand: Command = {
   name: 'import',

@@ -1,9 +1,10 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { UsageError, type Command } from '../command';
+import { type Command } from '../command';
 import { databaseSubcommands, type DatabaseAction } from '../bootstrap';
 import { cliActor } from '../../lib/actor';
-import { DEFAULT_RESEAL_BATCH, keysStatus, resealAll, resealDryRun } from '../../application/key-rotation';
+import { DEFAULT_RESEAL_BATCH, keysStatus, resealAll, resealDryRun } from '../../application/personal-data/key-rotation';
+import { UsageError } from '../../lib/errors';
 
 const USAGE = [
   'Usage: partner-service keys status',

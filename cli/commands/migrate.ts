@@ -1,6 +1,7 @@
-import { UsageError, type Command } from '../command';
+import { type Command } from '../command';
 import { bootstrap, openMigratedDatabase } from '../bootstrap';
 import { migrateLatest } from '../../db/migrate';
+import { UsageError } from '../../lib/errors';
 
 export const migrateCommand: Command = {
   name: 'migrate',

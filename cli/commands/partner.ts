@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
-import { UsageError, type Command } from '../command';
+import { type Command } from '../command';
 import { databaseSubcommands, type Runtime } from '../bootstrap';
 import { cliActor } from '../../lib/actor';
-import { limitPartner, partnerStatus, pausePartner, resumePartner, type PartnerStatus } from '../../application/partner-operator';
+import { limitPartner, partnerStatus, pausePartner, resumePartner, type PartnerStatus } from '../../application/partner/partner-operator';
+import { UsageError } from '../../lib/errors';
 
 const USAGE = [
   'Usage: partner-service partner status',
@@ -10,7 +11,7 @@ const USAGE = [
   '       partner-service partner resume',
   '       partner-service partner limit PER_SECOND | --reset',
   '',
-  'Controls the partner gate that every worker of TEMPORAL_TASK_QUEUE shares (docs/operations.md).',
+  'Controls the partner gate that every worker of TEMPORAL_TASK_QUEUE shares (docs/partner-protection.md).',
   '',
   '  status  prints the state (active, paused, tripped, throttled), the reason, since when, the deliveries',
   '          held, the cap in force and the breaker, as JSON.',

@@ -1,9 +1,10 @@
 import { dataAtRest } from '../../lib/at-rest';
-import { subcommandOf, UsageError, type Command } from '../command';
+import { subcommandOf, type Command } from '../command';
 import { bootstrap, openMigratedDatabase } from '../bootstrap';
-import { auditedCall } from '../../application/audit';
+import { auditedCall } from '../../application/access/audit';
 import { cliActor } from '../../lib/actor';
-import { reindexSubjects } from '../../application/index-keys';
+import { reindexSubjects } from '../../application/personal-data/index-keys';
+import { UsageError } from '../../lib/errors';
 
 const USAGE = [
   'Usage: partner-service personal-data reindex',

@@ -1,9 +1,10 @@
 import type { Knex } from 'knex';
 import { cliActor } from '../../lib/actor';
 import type { Config } from '../../lib/config';
-import { subcommandOf, UsageError, type Command } from '../command';
+import { subcommandOf, type Command } from '../command';
 import { bootstrap, openMigratedDatabase } from '../bootstrap';
-import { retentionStatus, runRetentionNow } from '../../application/retention';
+import { retentionStatus, runRetentionNow } from '../../application/personal-data/retention';
+import { UsageError } from '../../lib/errors';
 
 const USAGE = [
   'Usage: partner-service retention status',

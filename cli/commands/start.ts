@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Command } from '../command';
 import { bootstrap, cleanUpOnFailure, openMigratedDatabase } from '../bootstrap';
-import { refuseToStartWithoutKeys } from '../../application/keyed-deployment';
+import { refuseToStartWithoutKeys } from '../../application/personal-data/keyed-deployment';
 import { startApiServer } from '../../api/server';
 import { uiCodecEndpoint } from '../../api/codec/router';
 import type { Config } from '../../lib/config';
-import { dataAtRest } from '../../lib/at-rest';
-import { registerDevelopmentIndexKey } from '../../application/index-keys';
-import { createTemporalGateway } from '../../application/temporal-gateway';
+import { useDevelopmentIndexKeyWhenUnkeyed } from '../../application/personal-data/index-keys';
+import { createTemporalGateway } from '../../temporal/gateway';
 import { importDemoDirectoryIfEmpty } from '../../directory/demo-directory';
 import { preferPort, provideLocalTemporal } from '../../temporal/local-temporal';
 import { exitOnTemporalSetupError } from '../temporal-setup';
@@ -47,7 +46,7 @@ export const startCommand: Command = {
       throwIfStopping(signal);
       await importDemoDirectoryIfEmpty(database.knex, logger);
       // Development mode: with no index key set, a deployment that never had one indexes with the public development key.
-      if (!dataAtRest(runtime.config).subjectKeys.length) await registerDevelopmentIndexKey(database.knex);
+      await useDevelopmentIndexKeyWhenUnkeyed(database.knex, runtime.config);
       throwIfStopping(signal);
       const codecEndpoint = localCodecEndpoint(runtime.config);
       const temporal = await provideLocalTemporal(runtime.config, logger, undefined, {

@@ -1,15 +1,16 @@
 import { parseArgs } from 'node:util';
-import { UsageError, type Command } from '../command';
+import { type Command } from '../command';
 import { databaseSubcommands, type DatabaseAction } from '../bootstrap';
 import { cliActor } from '../../lib/actor';
-import { createApiToken, listTokens, parseTokenRequest, revokeApiTokenNamed } from '../../application/tokens';
+import { createApiToken, listTokens, parseTokenRequest, revokeApiTokenNamed } from '../../application/access/tokens';
+import { UsageError } from '../../lib/errors';
 
 const USAGE = [
   'Usage: partner-service tokens create --name NAME --scope SCOPE[,SCOPE...] [--expires-in DURATION]',
   '       partner-service tokens list',
   '       partner-service tokens revoke NAME',
   '',
-  'Manages the named tokens of the internal API and the codec server (docs/operations.md, "Tokens and scopes").',
+  'Manages the named tokens of the internal API and the codec server (docs/access.md, "Tokens and scopes").',
   '',
   '  create  creates a token with the given scopes (ingest, read, operate, erase, decode) and prints it as JSON with',
   '          its name, scopes and expiry. The token is shown only this once: only a salted hash is stored.',

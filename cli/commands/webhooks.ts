@@ -1,22 +1,22 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { CommandFailure, UsageError, type Command } from '../command';
+import { type Command } from '../command';
 import { bootstrap, openMigratedDatabase, type Runtime } from '../bootstrap';
 import { dataAtRest } from '../../lib/at-rest';
 import { partnerSettings } from '../../lib/config';
 import { isCanonicalUuid } from '../../lib/validation';
 import { describeJsonSyntaxError } from '../../lib/describe-error';
-import { parseBulkRedelivery } from '../../application/webhook-filter';
-import { readDeliveryLog } from '../../application/delivery-log';
-import { cancelWebhook, redeliverMatching, redeliverWebhook, retryWebhookNow } from '../../application/webhook-operations';
-import { WebhookNotFoundError } from '../../application/operation-errors';
-import { webhookStatus } from '../../application/webhook-status';
-import { acceptWebhook } from '../../application/ingest';
+import { parseBulkRedelivery } from '../../application/webhooks/webhook-filter';
+import { readDeliveryLog } from '../../application/webhooks/delivery-log';
+import { cancelWebhook, redeliverMatching, redeliverWebhook, retryWebhookNow } from '../../application/webhooks/webhook-operations';
+import { webhookStatus } from '../../application/webhooks/webhook-status';
+import { acceptWebhook } from '../../application/ingestion/ingest';
 import { sendTestWebhook } from '../send-test';
-import { prepareWebhook } from '../../application/start-webhook';
-import { createTemporalGateway } from '../../application/temporal-gateway';
+import { prepareWebhook } from '../../application/ingestion/start-webhook';
+import { createTemporalGateway } from '../../temporal/gateway';
 import { cliActor } from '../../lib/actor';
-import { auditedCall } from '../../application/audit';
+import { auditedCall } from '../../application/access/audit';
+import { UsageError, NotFoundError, CommandFailure } from '../../lib/errors';
 
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
 
@@ -130,7 +130,7 @@ async function operate(runtime: Runtime, action: string, args: string[]): Promis
   if (single && (positionals.length !== 1 || Object.keys(query).length)) throw new UsageError(`${action} takes exactly one WEBHOOK_ID`);
   if (!single && positionals.length) throw new UsageError(`${action} ${all ? '--all ' : ''}takes filters, not a WEBHOOK_ID`);
   const [webhookId] = positionals;
-  if (single && !isCanonicalUuid(webhookId)) throw new WebhookNotFoundError(webhookId);
+  if (single && !isCanonicalUuid(webhookId)) throw new NotFoundError('webhook', webhookId);
   const database = await openMigratedDatabase(runtime);
   const { knex } = database;
   const gateway = createTemporalGateway(runtime.config, runtime.logger);
@@ -146,7 +146,7 @@ async function operate(runtime: Runtime, action: string, args: string[]): Promis
     }
     case 'show': {
       const view = await webhookStatus(knex, atRest, gateway, webhookId);
-      if (!view) throw new WebhookNotFoundError(webhookId);
+      if (!view) throw new NotFoundError('webhook', webhookId);
       print(view);
       return 0;
     }

@@ -1,8 +1,9 @@
-import { CommandFailure, type Command } from '../command';
+import { type Command } from '../command';
 import { bootstrap, cleanUpOnFailure, openMigratedDatabase } from '../bootstrap';
 import { partnerSettings } from '../../lib/config';
 import { exitOnTemporalSetupError } from '../temporal-setup';
-import { refuseToStartWithoutKeys } from '../../application/keyed-deployment';
+import { refuseToStartWithoutKeys } from '../../application/personal-data/keyed-deployment';
+import { CommandFailure } from '../../lib/errors';
 
 export const workerCommand: Command = {
   name: 'worker',

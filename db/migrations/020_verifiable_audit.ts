@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The audit trail becomes a hash chain that `audit verify` can check (docs/operations.md, "Audit trail: verifying it"):
+ * The audit trail becomes a hash chain that `audit verify` can check (docs/access.md, "Audit trail: verifying it"):
  * - every row gets `seq` (its place), `prev_hash` (the hash of the row before it) and `hash`: SHA-256 of
  *   prev_hash and the row's canonical content. A BEFORE INSERT trigger fills them under a lock on the
  *   one row of `audit_chain`, so every writer, whatever its path, appends to one chain in commit order;
@@ -13,7 +13,7 @@ import type { Knex } from 'knex';
  *   purge_audit_events(), which removes the oldest rows first, intact and chained, never one younger than 30
  *   days, and moves the anchor to each row it removes.
  * Existing rows are chained in (at, id) order. The canonical content's expression is repeated, on purpose, in
- * store/audit-chain.ts: the verifier recomputes it in its own SQL and hashes it in Node.
+ * store/access/audit-chain.ts: the verifier recomputes it in its own SQL and hashes it in Node.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 
 /**
  * The scope `decode`: a named token that may use the codec server (/codec), so that CODEC_AUTH_TOKEN, a shared
- * token, can be retired (docs/operations.md, "Tokens and scopes"). Only the CHECK widens; no row changes.
+ * token, can be retired (docs/access.md, "Tokens and scopes"). Only the CHECK widens; no row changes.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`

@@ -80,9 +80,9 @@ describe('partner-service tokens', function () {
     assert.deepEqual(
       failed.map((r) => [r.action, r.target, r.outcome, r.error]),
       [
-        ['token.create', 'ats-upstream', 'failed', 'TokenRequestError: a token named "ats-upstream" exists already (live or revoked): names are never reused, choose another'],
-        ['token.revoke', 'ats-upstream', 'failed', 'TokenRequestError: no live token named "ats-upstream": it does not exist or is revoked already'],
-        ['token.revoke', 'nobody', 'failed', 'TokenRequestError: no live token named "nobody": it does not exist or is revoked already'],
+        ['token.create', 'ats-upstream', 'failed', 'InvalidRequestError: a token named "ats-upstream" exists already (live or revoked): names are never reused, choose another'],
+        ['token.revoke', 'ats-upstream', 'failed', 'InvalidRequestError: no live token named "ats-upstream": it does not exist or is revoked already'],
+        ['token.revoke', 'nobody', 'failed', 'InvalidRequestError: no live token named "nobody": it does not exist or is revoked already'],
       ],
     );
   });

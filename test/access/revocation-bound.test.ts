@@ -4,7 +4,7 @@
 // process started with INTERNAL_API_TOKEN warns once that it is a shared token; the other does not.
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
-import { REVOCATION_BOUND_MS, SHARED_TOKEN_WARNING } from '../../application/token-checker';
+import { REVOCATION_BOUND_MS, SHARED_TOKEN_WARNING } from '../../application/access/token-checker';
 import { findFreePort } from '../../db/embedded-postgres';
 import { runCli, startCli, waitForExit } from '../support/cli';
 import { useTestDatabase } from '../support/database';

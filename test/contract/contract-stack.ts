@@ -3,10 +3,10 @@
 // listings, the SCIM dataset of the SCIM tests for Users and Groups, and two webhooks for the routes that take a
 // webhook id: one delivered, one whose partner answers 503 (so retry-now and cancel have a waiting delivery);
 // and an erasure for the route that takes an erasure id.
-import { webhookIds } from '../../application/ids';
+import { webhookIds } from '../../application/ingestion/ids';
 import { DEVELOPMENT_SUBJECT_INDEX_KEY } from '../../lib/at-rest';
 import { subjectKey } from '../../lib/subject-index';
-import { insertErasure } from '../../store/erasures';
+import { insertErasure } from '../../store/personal-data/erasures';
 import type { Knex } from '../../db/database';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { insertApp, insertCompany, insertJob } from '../listings/support';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import fc from 'fast-check';
 import { startTestApi, type TestApi } from '../support/api';
-import { closedPort } from '../webhooks/support/partner-server';
+import { closedPort } from '../support/partner-server';
 
 const INTERNAL_TOKEN = 'fuzz-internal-token-0123456789';
 const CODEC_TOKEN = 'fuzz-codec-token-0123456789';

@@ -2,19 +2,7 @@ import assert from 'node:assert/strict';
 import { parseArgs } from 'node:util';
 import { failureOf, type CliFailure } from '../../cli/errors';
 import { commandLogLevel } from '../../cli/log-level';
-import { CommandFailure, UsageError } from '../../cli/command';
-import { UnknownCompaniesError } from '../../cli/apps-store';
-import { ConfigError } from '../../lib/config-error';
-import { PartnerRequestError } from '../../application/partner-operator';
-import { WebhookConflictError, WebhookNotFoundError, WebhookStartConflictError } from '../../application/operation-errors';
-import { ExpiredLinksError } from '../../application/webhook-operations';
-import { WebhookQueryError } from '../../application/webhook-filter';
-import { WebhookValidationError } from '../../application/start-webhook';
-import { OperationUnavailableError, TemporalUnavailableError } from '../../application/temporal-gateway';
-import { TemporalSetupError } from '../../temporal/register-search-attributes';
-import { EmbeddedPostgresBusyError } from '../../db/embedded-postgres';
-import { UnsupportedServerError } from '../../db/database';
-import { DirectoryImportError } from '../../directory/import-directory';
+import { UsageError, InvalidRequestError, WebhookValidationError, NotFoundError, WebhookConflictError, ExpiredLinksError, WebhookStartConflictError, TemporalSetupError, TemporalUnavailableError, OperationUnavailableError, ConfigError, CommandFailure, DirectoryImportError, UnknownCompaniesError, DatabaseUnusableError } from '../../lib/errors';
 
 const command = { name: 'webhooks', usage: 'Usage: partner-service webhooks …' };
 const map = (error: unknown, verbose = false): CliFailure => failureOf(error, command, { verbose });
@@ -34,11 +22,13 @@ describe('the CLI error map', () => {
   it('bad usage exits 2 with one line naming the command, then its usage', () => {
     assert.deepEqual(map(new UsageError('expected exactly one FILE.json')), usage('expected exactly one FILE.json'));
     assert.deepEqual(map(parseArgsError()), usage("Unknown option '--bogus'"));
-    assert.deepEqual(
-      map(new WebhookQueryError([{ path: 'status', message: 'bad' }, { path: 'limit', message: 'must be at least 1' }])),
-      usage('status: bad\nlimit: must be at least 1'),
-    );
-    assert.deepEqual(map(new PartnerRequestError([{ path: 'reason', message: 'must say why (1 to 500 characters)' }])), usage('reason: must say why (1 to 500 characters)'));
+  });
+
+  it('a value the command line got wrong (a filter, a pause reason, a token name) exits 2 with one line naming the command, without the usage', () => {
+    const line = (message: string): CliFailure => ({ exitCode: 2, message: `partner-service webhooks: ${message}` });
+    assert.deepEqual(map(new InvalidRequestError([{ path: 'status', message: 'bad' }, { path: 'limit', message: 'must be at least 1' }])), line('status: bad; limit: must be at least 1'));
+    assert.deepEqual(map(new InvalidRequestError([{ path: 'reason', message: 'must say why (1 to 500 characters)' }])), line('reason: must say why (1 to 500 characters)'));
+    assert.deepEqual(map(new InvalidRequestError('--expires-in "0d" is zero')), line('--expires-in "0d" is zero'));
   });
 
   it('an unknown command names no command and shows the program help', () => {
@@ -82,7 +72,7 @@ describe('the CLI error map', () => {
   });
 
   it("an operation's missing webhook, wrong state or Temporal outage exits 1 with the reason alone", () => {
-    assert.deepEqual(map(new WebhookNotFoundError('w-1')), failed('No webhook w-1.'));
+    assert.deepEqual(map(new NotFoundError('webhook', 'w-1')), failed('No webhook w-1.'));
     assert.deepEqual(map(new WebhookConflictError('Cannot retry a delivery whose status is delivered.')), failed('Cannot retry a delivery whose status is delivered.'));
     const expired = new ExpiredLinksError([{ kind: 'files', expiresAt: new Date('2026-01-02T00:00:00Z') }], new Date('2026-01-01T00:00:00Z'));
     assert.deepEqual(map(expired), failed(expired.message));
@@ -91,10 +81,10 @@ describe('the CLI error map', () => {
 
   it('a database the service cannot use exits 1 with its line', () => {
     assert.deepEqual(
-      map(new UnsupportedServerError('13.23', 14)),
+      map(new DatabaseUnusableError('PostgreSQL 13.23 is not supported: the service needs PostgreSQL 14 or newer (DATABASE_URL)')),
       failed('partner-service: PostgreSQL 13.23 is not supported: the service needs PostgreSQL 14 or newer (DATABASE_URL)'),
     );
-    assert.deepEqual(map(new EmbeddedPostgresBusyError('the embedded PostgreSQL in /d is held by process 7')), failed('partner-service: the embedded PostgreSQL in /d is held by process 7'));
+    assert.deepEqual(map(new DatabaseUnusableError('the embedded PostgreSQL in /d is held by process 7')), failed('partner-service: the embedded PostgreSQL in /d is held by process 7'));
   });
 
   it('anything else exits 1 with one short line, and the stack only with --verbose', () => {

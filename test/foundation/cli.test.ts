@@ -6,12 +6,12 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { commands } from '../../cli/commands';
-import { SHARED_TOKEN_WARNING } from '../../application/token-checker';
+import { SHARED_TOKEN_WARNING } from '../../application/access/token-checker';
 import { CLI, runCli, startCli, waitForExit } from '../support/cli';
 import { createEmptyDatabase, createTestDatabase, useTestDatabase, type TestDatabase } from '../support/database';
 import { findFreePort } from '../../db/embedded-postgres';
 import companySignup from '../fixtures/events/company-signup.json';
-import { closedPort, startPartnerServer } from '../webhooks/support/partner-server';
+import { closedPort, startPartnerServer } from '../support/partner-server';
 import { eventually } from '../support/eventually';
 
 const logLines = (stdout: string) => stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));

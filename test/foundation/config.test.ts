@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig } from '../../lib/config';
+import { loadConfig } from '../../lib/config';
+import { ConfigError } from '../../lib/errors';
 
 describe('configuration', () => {
   it('has documented defaults when nothing is set', () => {

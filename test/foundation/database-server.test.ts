@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { assertSupportedServer, MIN_SERVER_VERSION, UnsupportedServerError } from '../../db/database';
+import { assertSupportedServer, MIN_SERVER_VERSION } from '../../db/database';
 import { useTestDatabase } from '../support/database';
+import { DatabaseUnusableError } from '../../lib/errors';
 
 describe('the PostgreSQL release', () => {
   const db = useTestDatabase();
@@ -12,7 +13,7 @@ describe('the PostgreSQL release', () => {
   it('refuses a release below the minimum with one line naming the version it found', async () => {
     const { rows } = await db.knex.raw("SELECT current_setting('server_version') AS version");
     await assert.rejects(assertSupportedServer(db.knex, 99), (error: unknown) => {
-      assert.ok(error instanceof UnsupportedServerError);
+      assert.ok(error instanceof DatabaseUnusableError);
       assert.equal(error.message, `PostgreSQL ${rows[0].version} is not supported: the service needs PostgreSQL 99 or newer (DATABASE_URL)`);
       return true;
     });

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { verifyAppKey } from '../../lib/app-keys';
 import { demoDirectoryFile } from '../../directory/demo-directory';
-import { DirectoryImportError, importDirectory, type SectionSummary } from '../../directory/import-directory';
+import { importDirectory, type SectionSummary } from '../../directory/import-directory';
 import { createTestDatabase, type TestDatabase } from '../support/database';
+import { DirectoryImportError } from '../../lib/errors';
 
 type Snapshot = Record<string, any>;
 

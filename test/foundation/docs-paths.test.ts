@@ -101,6 +101,54 @@ function mentionsIn(page: string): Mention[] {
   return mentions;
 }
 
+/** Every TypeScript file of the repository (generated folders aside), relative to the root. */
+const TS_FILES = REPOSITORY_PATHS.filter((file) => file.endsWith('.ts'));
+
+/** The names the repository's TypeScript declares: functions, classes, types, interfaces, constants and variables. */
+const DECLARED = new Set(
+  TS_FILES.flatMap((file) => [...readFileSync(path.join(root, file), 'utf8').matchAll(/\b(?:function\*?|class|interface|type|enum|const|let)\s+([A-Za-z_]\w*)/g)].map((m) => m[1])),
+);
+
+/** The environment variables (docs/configuration.md's rows): settings, not symbols, wherever a test names one. */
+const VARIABLES = new Set([...readFileSync(path.join(root, 'docs', 'configuration.md'), 'utf8').matchAll(/^\| `([A-Z][A-Z0-9_]+)`/gm)].map((m) => m[1]));
+
+/** A code span that names a symbol: an identifier with an inner capital (`recordRun`, `TemporalGateway`) or a constant (`MAX_ATTEMPTS`). */
+const SYMBOL = /^(?:[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*|[A-Z][A-Z0-9]*_[A-Z0-9_]+)(?:\(\))?$/;
+
+/**
+ * Each paragraph or table row of a page that cites TypeScript files, with the symbols it names in code spans
+ * that the repository declares (environment variables, SQL names and CLI flags are not declared, so not checked).
+ */
+function symbolCitations(page: string): { readonly line: number; readonly files: string[]; readonly symbols: string[] }[] {
+  const blocks: { line: number; text: string }[] = [];
+  let fenced = false;
+  let current: { line: number; text: string } | undefined;
+  readFileSync(path.join(root, page), 'utf8')
+    .split('\n')
+    .forEach((text, index) => {
+      if (/^\s*```/.test(text)) fenced = !fenced;
+      if (fenced || /^\s*```/.test(text) || text.trim() === '' || text.startsWith('|') || /^#/.test(text)) {
+        current = undefined;
+        if (text.startsWith('|')) blocks.push({ line: index + 1, text });
+        return;
+      }
+      if (/^\s*[-*\d]/.test(text) || !current) blocks.push((current = { line: index + 1, text }));
+      else current.text += ` ${text}`;
+    });
+  return blocks.flatMap(({ line, text }) => {
+    const spans = [...text.replace(/\]\([^)]*\)/g, ']').matchAll(/`([^`]+)`/g)].map((m) => m[1].trim());
+    const files = spans.map(clean).filter((span) => span.endsWith('.ts') && isRepoPath(span, true) && exists(span));
+    const symbols = spans.map((span) => span.replace(/\(\)$/, '')).filter((span) => SYMBOL.test(span) && DECLARED.has(span) && !VARIABLES.has(span));
+    return files.length && symbols.length ? [{ line, files, symbols }] : [];
+  });
+}
+
+/** The file a path names, as exists() finds it: from the root, or relative to its folder. */
+const fileOf = (token: string) => (existsSync(path.join(root, token)) ? token : TS_FILES.find((known) => `/${known}`.endsWith(`/${token}`))!);
+
+/** The top-level folders of test/ that hold tests. */
+const TEST_FOLDERS = [...new Set(REPOSITORY_PATHS.filter((file) => file.startsWith('test/') && file.endsWith('.test.ts')).map((file) => `test/${file.split('/')[1]}/`))].sort();
+
 /** Where a markdown link on a page points, relative to that page; external links and pure anchors are left out. */
 function linksIn(page: string): (Mention & { readonly anchor: string | undefined })[] {
   const links: (Mention & { readonly anchor: string | undefined })[] = [];
@@ -162,10 +210,27 @@ describe('the docs', () => {
   it('name only repository paths that exist', () => {
     const mentions = PAGES.flatMap(mentionsIn);
     // The scan itself: paths every page set names in the three forms it reads.
-    for (const known of ['store/partner-gate.ts', 'test/foundation/module-boundaries.test.ts', 'scripts/install-temporal.sh', 'application/']) {
+    for (const known of ['store/partner/partner-gate.ts', 'test/foundation/module-boundaries.test.ts', 'scripts/install-temporal.sh', 'application/']) {
       assert.ok(mentions.some((mention) => mention.token === known), `the scan finds ${known}`);
     }
     assert.deepEqual(mentions.filter((mention) => !exists(mention.token)).map(where), []);
+  });
+
+  it('name symbols in code spans that the files they cite beside them hold', () => {
+    const citations = PAGES.flatMap((page) => symbolCitations(page).map((citation) => ({ page, ...citation })));
+    assert.ok(citations.length > 10, 'the scan finds cited symbols');
+    const wrong = citations.flatMap(({ page, line, files, symbols }) => {
+      const texts = files.map((file) => readFileSync(path.join(root, fileOf(file)), 'utf8'));
+      return symbols.filter((symbol) => !texts.some((text) => new RegExp(`\\b${symbol}\\b`).test(text))).map((symbol) => `${page}:${line} ${symbol} is in none of ${files.join(', ')}`);
+    });
+    assert.deepEqual(wrong, []);
+  });
+
+  it("testing.md's table of folders names exactly the folders of test/ that hold tests", () => {
+    const rows = readFileSync(path.join(root, 'docs', 'testing.md'), 'utf8').split('\n').filter((line) => /^\| `test\/[\w-]+\/`/.test(line));
+    const named = rows.flatMap((row) => [...row.split('|')[1].matchAll(/`(test\/[\w-]+\/)`/g)].map((m) => m[1])).sort();
+    assert.ok(TEST_FOLDERS.includes('test/access/'), 'the probe sees test/access/');
+    assert.deepEqual(named, TEST_FOLDERS);
   });
 
   it('link only to files and headings that exist', () => {

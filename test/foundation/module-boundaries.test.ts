@@ -55,6 +55,13 @@ function resolvedImportGraph(): Map<string, string[]> {
   return new Map([...importGraph()].map(([file, imports]) => [file, imports.map(resolve)]));
 }
 
+/** The capabilities, each with one folder of the same name in every layer of CAPABILITY_LAYERS that has its code (docs/layout.md). */
+const CAPABILITIES = ['ingestion', 'webhooks', 'partner', 'personal-data', 'access'] as const;
+/** The layers whose files serve several capabilities; api/ is by API, cli/ by command, lib/ is what all share. */
+const CAPABILITY_LAYERS = ['application', 'store', 'activities', 'workflows'];
+/** The files of those layers that belong to none: the workflow bundle's entry, every workflow's inputs and results, its tracing. */
+const LAYER_WIDE = [path.join('workflows', 'index.ts'), path.join('workflows', 'types.ts'), path.join('workflows', 'tracing-interceptors.ts')];
+
 /** The delivery model and partner protection's states: what every layer above shares. */
 const DOMAIN_MODULES = [path.join('lib', 'delivery.ts'), path.join('lib', 'partner-states.ts')];
 
@@ -97,38 +104,69 @@ describe('module boundaries', function () {
     });
   }
 
-  it('only the worker and the CLI commands that run it import worker/; activities/ only the worker and send-test, and workflows/ only its types', () => {
+  it('only the worker and the CLI commands that run it import worker/; activities/ only the worker; partner-client/ only activities/, the worker and send-test; workflows/ takes only types from activities/', () => {
     const importers = (folder: string) =>
       [...importGraph()]
         .filter(([file, imports]) => folderOf(file) !== folder && imports.some((target) => folderOf(target) === folder))
         .map(([file]) => file)
         .sort();
     assert.deepEqual(importers('worker'), ['cli/commands/start.ts', 'cli/commands/worker.ts']);
-    assert.deepEqual(importers('activities').filter((file) => folderOf(file) !== 'workflows'), ['cli/send-test.ts', 'worker/webhook-worker.ts']);
-    // The API and the CLI reach webhook rows only through application/ (send-test records its one attempt itself).
+    assert.deepEqual(importers('activities').filter((file) => folderOf(file) !== 'workflows'), ['worker/worker-options.ts']);
+    assert.deepEqual(importers('partner-client').filter((file) => folderOf(file) !== 'activities'), ['cli/send-test.ts', 'worker/background-loops.ts']);
+    // The API and the CLI reach webhook rows only through application/ (send-test records its one attempt itself);
+    // the worker reads its gauges and the namespace's retention from store/ itself.
     assert.deepEqual(
-      importers('store').filter((file) => !['application', 'activities', 'bench'].includes(folderOf(file))),
+      importers('store').filter((file) => !['application', 'activities', 'worker', 'bench'].includes(folderOf(file))),
       ['cli/send-test.ts'],
     );
     for (const file of importers('activities').filter((f) => folderOf(f) === 'workflows')) {
       const text = readFileSync(path.join(root, file), 'utf8');
-      assert.doesNotMatch(text, /^import (?!type )[^;]*'\.\.\/activities/m, `${file} takes only types from activities/`);
+      assert.doesNotMatch(text, /^import (?!type )[^;]*'(\.\.\/)+activities/m, `${file} takes only types from activities/`);
     }
+  });
+
+  it('each layer that serves several capabilities holds them in one folder per capability, named alike in every layer', () => {
+    const byLayer = new Map(CAPABILITY_LAYERS.map((layer) => [layer, sourceFiles().filter((file) => folderOf(file) === layer)]));
+    for (const [layer, files] of byLayer) {
+      assert.ok(files.length > 0, `the probe sees ${layer}/`);
+      const outside = files.filter((file) => {
+        const [, capability, ...rest] = file.split(path.sep);
+        return rest.length === 0 ? !LAYER_WIDE.includes(file) : !(CAPABILITIES as readonly string[]).includes(capability);
+      });
+      assert.deepEqual(outside, [], `${layer}/: every file in a capability folder (${CAPABILITIES.join(', ')}), or one of the layer-wide files`);
+    }
+    // Each capability appears in the layers it needs, under its one name: a stray folder fails above, a missing one here.
+    const present = (capability: string) => CAPABILITY_LAYERS.filter((layer) => byLayer.get(layer)!.some((file) => file.split(path.sep)[1] === capability));
+    assert.deepEqual(Object.fromEntries(CAPABILITIES.map((capability) => [capability, present(capability)])), {
+      ingestion: ['application', 'store'],
+      webhooks: ['application', 'store', 'activities', 'workflows'],
+      partner: ['application', 'store'],
+      'personal-data': ['application', 'store', 'activities', 'workflows'],
+      access: ['application', 'store'],
+    });
+  });
+
+  it('temporal/ (the client and what the worker shares) imports nothing of the layers that use it', () => {
+    const upward = [...importGraph()]
+      .filter(([file]) => folderOf(file) === 'temporal')
+      .flatMap(([file, imports]) => imports.filter((target) => ['api', 'cli', 'application', 'store', 'activities', 'worker', 'partner-client'].includes(folderOf(target))).map((target) => `${file} imports ${target}`));
+    assert.deepEqual(upward, []);
   });
 
   it('no production modules load each other in a cycle (type-only imports aside)', () => {
     assert.deepEqual(cycles(runtimeImportGraph()), []);
   });
 
-  it('webhook data flows one way: store/ and activities/ import nothing (not even types) of the folders above them', () => {
+  it('webhook data flows one way: store/, activities/ and partner-client/ import nothing (not even types) of the folders above them', () => {
     const above: Record<string, string[]> = {
-      store: ['api', 'application', 'workflows', 'activities', 'worker', 'cli'],
+      store: ['api', 'application', 'workflows', 'activities', 'partner-client', 'worker', 'cli'],
       activities: ['api', 'application', 'workflows', 'worker', 'cli'],
+      'partner-client': ['api', 'application', 'workflows', 'activities', 'store', 'worker', 'cli'],
     };
     const upward = [...importGraph()].flatMap(([file, imports]) =>
       imports.filter((target) => above[folderOf(file)]?.includes(folderOf(target))).map((target) => `${file} imports ${target}`),
     );
-    assert.ok(importGraph().has(path.join('store', 'attempt-claim.ts')), 'the probe sees store/');
+    assert.ok(importGraph().has(path.join('store', 'webhooks', 'attempt-claim.ts')), 'the probe sees store/');
     assert.deepEqual(upward, []);
   });
 
@@ -144,10 +182,10 @@ describe('module boundaries', function () {
     assert.deepEqual(fromEvents, []);
   });
 
-  it('no modules of application/, workflows/, activities/, store/ or lib/ import each other in a cycle, type-only imports included', () => {
-    const layers = ['application', 'workflows', 'activities', 'store', 'lib'];
+  it('no modules of application/, workflows/, activities/, partner-client/, store/ or lib/ import each other in a cycle, type-only imports included', () => {
+    const layers = ['application', 'workflows', 'activities', 'partner-client', 'store', 'lib'];
     const graph = new Map([...resolvedImportGraph()].filter(([file]) => layers.includes(folderOf(file))));
-    assert.ok(graph.has(path.join('application', 'start-webhook.ts')), 'the probe sees application/');
+    assert.ok(graph.has(path.join('application', 'ingestion', 'start-webhook.ts')), 'the probe sees application/');
     assert.deepEqual(cycles(graph), []);
   });
 

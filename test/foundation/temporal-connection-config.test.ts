@@ -4,10 +4,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../../lib/config';
+import { loadConfig } from '../../lib/config';
 import { runCli } from '../support/cli';
 import { tempDir } from '../support/temporal';
 import { makeTestCertificates, type TestCertificates } from '../support/tls-proxy';
+import { ConfigError } from '../../lib/errors';
 
 describe('Temporal connection configuration', function () {
   this.timeout(30_000);

@@ -16,7 +16,7 @@ import { eventually } from '../support/eventually';
 import { startPrometheus, type PrometheusAlert, type PrometheusServer } from '../support/prometheus';
 import { serviceProcesses } from '../support/service-processes';
 import { startTestDevServer, tempDir } from '../support/temporal';
-import { startPartnerServer, type PartnerServer } from '../webhooks/support/partner-server';
+import { startPartnerServer, type PartnerServer } from '../support/partner-server';
 
 const RULES = path.join(__dirname, '..', '..', 'deploy', 'prometheus', 'partner-alerts.yml');
 const INTERNAL_TOKEN = 'prometheus-live-internal-token-01';

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { createKnex, ensureDatabase, withDatabaseName } from '../../db/database';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../db/embedded-postgres';
 import { migrateLatest } from '../../db/migrate';
-import { registerDevelopmentIndexKey } from '../../store/subject-index-keys';
+import { registerDevelopmentIndexKey } from '../../store/personal-data/subject-index-keys';
 
 /**
  * Mocha global fixtures: one PostgreSQL server for the run (TEST_DATABASE_URL's, or an embedded one),

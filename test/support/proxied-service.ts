@@ -1,5 +1,5 @@
-import { startTcpProxy, type TcpProxy } from '../webhooks/support/tcp-proxy';
-import type { PartnerHandler } from '../webhooks/support/partner-server';
+import { startTcpProxy, type TcpProxy } from './tcp-proxy';
+import type { PartnerHandler } from './partner-server';
 import { serviceProcesses, startServiceFixtures, stopServiceFixtures, type StartedServiceFixtures } from './service-processes';
 
 /** A test file's service fixtures, with a TCP proxy in front of the Temporal server for the api to stall through. */

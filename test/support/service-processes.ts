@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { findFreePort } from '../../db/embedded-postgres';
 import type { DevServer } from '../../temporal/dev-server';
-import { startPartnerServer, type PartnerHandler, type PartnerServer } from '../webhooks/support/partner-server';
+import { startPartnerServer, type PartnerHandler, type PartnerServer } from './partner-server';
 import { startCli, waitForExit } from './cli';
 import { createTestDatabase, type TestDatabase } from './database';
 import { startTestDevServer, tempDir } from './temporal';

@@ -13,8 +13,9 @@ import { ensureSearchAttributes } from '../../temporal/register-search-attribute
 import type { Config } from '../../lib/config';
 import type { Logger } from '../../lib/logger';
 import { WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from '../../worker/bundle';
-import { runTogether, webhookWorkerOptions } from '../../worker/webhook-worker';
-import { installQuietTemporalRuntime } from '../webhooks/support/temporal-runtime';
+import { runTogether } from '../../worker/run-workers';
+import { webhookWorkerOptions } from '../../worker/worker-options';
+import { installQuietTemporalRuntime } from './temporal-runtime';
 
 export function requireTemporalBinary(name: TemporalBinary): string {
   const found = findTemporalBinary(name);

@@ -4,15 +4,15 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { startApiServer, type ApiServer } from '../../api/server';
-import { createTemporalGateway, type TemporalGateway } from '../../application/temporal-gateway';
+import { createTemporalGateway, type TemporalGateway } from '../../temporal/gateway';
 import { loadConfig, type Config } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import type { DevServer } from '../../temporal/dev-server';
-import { startPartnerServer, type PartnerHandler, type PartnerServer } from '../webhooks/support/partner-server';
+import { startPartnerServer, type PartnerHandler, type PartnerServer } from './partner-server';
 import { createTestDatabase, type TestDatabase } from './database';
 import { startTestDevServer, startTestWorker, type TestWorker } from './temporal';
 
-const COMPRESS_TIMERS = require.resolve('../webhooks/support/compress-timers');
+const COMPRESS_TIMERS = require.resolve('./compress-timers');
 
 export interface WebhookStack {
   readonly server: DevServer;

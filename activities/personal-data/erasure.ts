@@ -1,0 +1,144 @@
+import type { Knex } from 'knex';
+import type { WorkflowService } from '@temporalio/client';
+import type { Config } from '../../lib/config';
+import { dataAtRest, type DataAtRest } from '../../lib/at-rest';
+import type { WebhookEnvelope } from '../../events/envelope';
+import { openBody } from '../../store/webhooks/webhook-rows';
+import { eventSubjectKeys } from '../../lib/subject-index';
+import { indexKeysOf } from '../../store/personal-data/subject-index-keys';
+import { deleteEveryRun } from '../../temporal/run-deletion';
+import {
+  completeErasure,
+  eraseSubjectWebhooks,
+  erasureWorkflows,
+  markErasureWorkflow,
+  notePendingReason,
+  unindexedRows,
+  writeSubjectKeys,
+  type ErasedCounts,
+  type UnindexedRow,
+} from '../../store/personal-data/erasure-steps';
+import { StoredTextDecryptionError } from '../../lib/errors';
+
+export interface ErasureActivityDependencies {
+  readonly config: () => Config;
+  readonly knex: Knex;
+  /** The worker's own connection to Temporal: deletes and describes the runs an erasure names. */
+  readonly workflowService: WorkflowService;
+}
+
+/** Where the erasure's Temporal step stands after a sweep: workflow ids still served, and starts not yet known. */
+export interface ErasureSweep {
+  readonly left: number;
+  readonly unsettled: number;
+  readonly runsDeleted: number;
+}
+
+/** Rows one index batch reads and writes. */
+export const INDEX_BATCH = 500;
+/** How long one call of the index goes on before it hands back to the workflow (which continues as new when its history grows). */
+const INDEX_CALL_BUDGET_MS = 20_000;
+/** Workflow ids one sweep asks Temporal about, so each call stays short and its progress is on record. */
+const WORKFLOWS_PER_SWEEP = 200;
+/** The longest failure text the record keeps of a step that is retried. */
+const REASON_CHARS = 300;
+
+/**
+ * The erasure workflow's activities (workflows/personal-data/erase-subject.ts), on the records queue beside the other
+ * PostgreSQL writes. Their names are part of every erasure's history. Each one is idempotent.
+ */
+export function createErasureActivities({ config, knex, workflowService }: ErasureActivityDependencies) {
+  const namespace = () => config().temporal.namespace;
+  return {
+    /**
+     * Gives rows written before the subject index their keys, from their body, in bounded batches from id `after`
+     * on. Returns where the next call goes on, or null when every such row has been read.
+     */
+    async indexUnindexedWebhooks(after: string | null): Promise<string | null> {
+      const atRest = dataAtRest(config());
+      const { writeWith } = await indexKeysOf(knex, atRest);
+      const stopAt = Date.now() + INDEX_CALL_BUDGET_MS;
+      for (let cursor = after; ; ) {
+        const rows = await unindexedRows(knex, cursor, INDEX_BATCH);
+        const indexed = rows.flatMap((row) => {
+          const event = openedBody(atRest, row);
+          return event ? [{ id: row.id, keys: eventSubjectKeys(writeWith.key, event) }] : [];
+        });
+        await writeSubjectKeys(knex, indexed, writeWith.id);
+        if (rows.length < INDEX_BATCH) return null;
+        cursor = rows[rows.length - 1].id;
+        if (Date.now() > stopAt) return cursor;
+      }
+    },
+
+    /**
+     * The one transaction that cancels, removes and records (store/personal-data/erasure-steps.ts). A failure is retried, and
+     * said on the record meanwhile (PostgreSQL's message, which quotes no value), so a stuck erasure shows why.
+     */
+    async eraseSubjectWebhooks(erasureId: string): Promise<ErasedCounts> {
+      try {
+        return await eraseSubjectWebhooks(knex, erasureId);
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        await notePendingReason(knex, erasureId, `the erasing step failed and is retried: ${message.slice(0, REASON_CHARS)}`).catch(() => undefined);
+        throw error;
+      }
+    },
+
+    /**
+     * One sweep of the erasure's workflow ids: every run Temporal still serves of a settled one is deleted (again,
+     * while its deletion is under way), and one Temporal serves no run of, by workflow id and in a list, is
+     * marked gone. An unsettled one (a start in flight or in doubt) waits: a run may still appear for it. The
+     * record says why the erasure is still pending.
+     */
+    async sweepErasureRuns(erasureId: string): Promise<ErasureSweep> {
+      const { workflows, left } = await erasureWorkflows(knex, erasureId, WORKFLOWS_PER_SWEEP);
+      let served = 0;
+      let unsettled = 0;
+      for (const { workflowId, settled } of workflows) {
+        const runs = await deleteEveryRun(workflowService, namespace(), workflowId);
+        if (runs === 0 && settled) {
+          await markErasureWorkflow(knex, erasureId, workflowId, 'gone');
+          continue;
+        }
+        await markErasureWorkflow(knex, erasureId, workflowId, 'deleted');
+        if (settled) served++;
+        else unsettled++;
+      }
+      const stillLeft = left - workflows.length + served + unsettled;
+      const reason = pendingReason(stillLeft, served, unsettled);
+      const runsDeleted = await notePendingReason(knex, erasureId, reason);
+      return { left: stillLeft, unsettled, runsDeleted };
+    },
+
+    async completeErasure(erasureId: string): Promise<void> {
+      await completeErasure(knex, erasureId);
+    },
+  };
+}
+
+/**
+ * A row's body, or undefined when no listed key opens it (the worker's start counts such rows): the row stays
+ * unindexed, and the keyset goes past it.
+ */
+function openedBody(atRest: DataAtRest, row: UnindexedRow): WebhookEnvelope | undefined {
+  try {
+    return openBody(atRest, row.id, row) ?? undefined;
+  } catch (error) {
+    if (error instanceof StoredTextDecryptionError) return undefined;
+    throw error;
+  }
+}
+
+/** Why an erasure is still pending after a sweep, in words for `erase status`; null when nothing holds it. */
+function pendingReason(left: number, served: number, unsettled: number): string | null {
+  if (left === 0) return null;
+  const parts = [
+    served && `Temporal still serves runs of ${served} of its workflow ids (deleted; Temporal deletes asynchronously)`,
+    unsettled && `${unsettled} webhook starts are not settled yet (in flight, or in doubt until the worker resolves them)`,
+    left > served + unsettled && `${left - served - unsettled} workflow ids are not checked yet`,
+  ].filter(Boolean);
+  return `waiting: ${parts.join('; ')}`;
+}
+
+export type ErasureActivities = ReturnType<typeof createErasureActivities>;

@@ -1,0 +1,61 @@
+import type { Knex } from 'knex';
+import { dataAtRest, storedKeyForm } from '../../lib/at-rest';
+import type { Config } from '../../lib/config';
+import type { Logger } from '../../lib/logger';
+import { countRestingTexts, type RestingTexts } from '../../store/personal-data/sealed-keys';
+import { indexKeysOf } from '../../store/personal-data/subject-index-keys';
+import { DEVELOPMENT_KEY_ID } from '../../lib/subject-index';
+import { SubjectIndexKeyError } from '../../lib/errors';
+
+/** Bodies and excerpts that rest one way, with the key ids (configured form) among them. */
+interface RestCount {
+  readonly bodies: number;
+  readonly excerpts: number;
+  readonly keyIds: string[];
+}
+
+/** Sums the counts `which` selects, by kind, with their key ids. */
+export function restCount(counts: readonly RestingTexts[], which: (count: RestingTexts) => boolean): RestCount {
+  const selected = counts.filter(which);
+  const sum = (kind: RestingTexts['kind']) => selected.filter((c) => c.kind === kind).reduce((total, c) => total + c.count, 0);
+  const keyIds = [...new Set(selected.flatMap((c) => (c.storedKeyId === null ? [] : [storedKeyForm(c.storedKeyId).keyId])))].sort();
+  return { bodies: sum('body'), excerpts: sum('excerpt'), keyIds };
+}
+
+/**
+ * Says at the worker's start how personal data rests: sealed under which key, or in clear; how many bodies and
+ * excerpts a rotation left under keys no longer listed (unreadable until their key is listed again), and, with
+ * keys, how many still rest in clear (written before the keys, `keys reseal` seals them); and whether the subject
+ * index uses the public development key. One line each; the counts, which read PostgreSQL, last.
+ */
+export async function reportDataAtRest(knex: Knex, config: Config, logger: Logger): Promise<void> {
+  const atRest = dataAtRest(config);
+  const [encryptWith] = atRest.keys;
+  if (encryptWith) logger.info({ keyId: encryptWith.id }, `webhook bodies and response excerpts are stored encrypted (AES-256-GCM) with key ${encryptWith.id}`);
+  else logger.warn('PAYLOAD_ENCRYPTION_KEYS is not set: webhook bodies and response excerpts are stored in clear in PostgreSQL');
+  await indexKeysOf(knex, atRest).then(
+    ({ writeWith }) => {
+      if (writeWith.id === DEVELOPMENT_KEY_ID) logger.warn('SUBJECT_INDEX_KEYS is not set: the erasure index is keyed with the public development key');
+    },
+    (error: unknown) => logger.error({ err: error }, error instanceof SubjectIndexKeyError ? `${error.message}: webhooks cannot be indexed, so they are not delivered` : 'could not read the subject index keys'),
+  );
+  // A count that fails (PostgreSQL not up yet) must not stop the worker: the line is then missing, not wrong.
+  const counts = await countRestingTexts(knex).catch((error: unknown) => {
+    logger.warn({ err: error }, 'could not count the bodies sealed under keys no longer listed');
+    return undefined;
+  });
+  if (!counts) return;
+  const listed = new Set(atRest.keys.map(({ id }) => id));
+  const unlisted = restCount(counts, (c) => c.storedKeyId !== null && !listed.has(storedKeyForm(c.storedKeyId).keyId));
+  if (unlisted.bodies + unlisted.excerpts > 0) {
+    logger.warn(
+      unlisted,
+      `${unlisted.bodies} bodies and ${unlisted.excerpts} response excerpts are sealed under key ids PAYLOAD_ENCRYPTION_KEYS no longer lists (${unlisted.keyIds.join(', ')}): they cannot be read until that key is listed again`,
+    );
+  }
+  const clear = restCount(counts, (c) => c.storedKeyId === null);
+  if (encryptWith && clear.bodies + clear.excerpts > 0) {
+    const { bodies, excerpts } = clear;
+    logger.warn({ bodies, excerpts }, `${bodies} bodies and ${excerpts} response excerpts are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: partner-service keys reseal seals them`);
+  }
+}

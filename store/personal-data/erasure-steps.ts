@@ -1,0 +1,159 @@
+import type { Knex } from 'knex';
+import { raw, runSql, sql } from '../../db/sql';
+import { setSubjectKeys } from './subject-reindex';
+import { BODY_COLUMNS, type BodyColumns } from '../webhooks/webhook-rows';
+
+// The erasure workflow's statements (workflows/personal-data/erase-subject.ts, activities/personal-data/erasure.ts): the subject index
+// completed for rows written before it, the one transaction that erases the subject's webhooks, and the record
+// of the Temporal workflow ids whose runs it deletes. Each is idempotent, so a retried or replayed step changes nothing twice.
+
+/** A row written before the subject index, with its body (in clear or sealed) to compute the keys from. */
+export interface UnindexedRow extends BodyColumns {
+  readonly id: string;
+}
+
+/**
+ * Up to `limit` rows after id `after` with no subject keys yet and a body still stored, in id order (the partial
+ * index webhook_events_unindexed). Keyset paging: a row left unindexed (a body no key opens) is passed, not read again.
+ */
+export async function unindexedRows(knex: Knex, after: string | null, limit: number): Promise<UnindexedRow[]> {
+  return runSql<UnindexedRow>(
+    knex,
+    sql`SELECT id, ${BODY_COLUMNS} FROM webhook_events
+         WHERE subject_keys IS NULL AND payload_removed_at IS NULL AND id > COALESCE(${after}::uuid, '00000000-0000-0000-0000-000000000000')
+         ORDER BY id LIMIT ${limit}`,
+  );
+}
+
+/** Writes each row's keys under index key `keyId` ({} for a body naming no subject), unless a concurrent write set them first. */
+export const writeSubjectKeys = (knex: Knex, rows: ReadonlyArray<{ id: string; keys: readonly string[] }>, keyId: string): Promise<number> =>
+  setSubjectKeys(knex, rows, keyId, raw('w.subject_keys IS NULL'));
+
+/** What the erasing transaction did, as the erasures row keeps it. */
+export interface ErasedCounts {
+  readonly webhooksFound: number;
+  readonly deliveriesCancelled: number;
+  readonly bodiesRemoved: number;
+}
+
+/**
+ * The erasure's one short transaction: every webhook whose subject keys hold one of the erasure's keys (and of
+ * its company, when it names one) has its workflow id recorded in erasure_runs (every run of it is deleted; a
+ * test send has none and skips Temporal); a pending delivery (waiting or
+ * held) becomes cancelled by erasure; the body and its attempts' response excerpts are removed; the row's
+ * subject keys are emptied, so no later erasure finds it again. The counts go to the erasures row, which also
+ * marks the step done: a retry after a lost reply returns the counts recorded and changes nothing.
+ */
+export async function eraseSubjectWebhooks(knex: Knex, erasureId: string): Promise<ErasedCounts> {
+  return knex.transaction(async (trx) => {
+    const [erasure] = await runSql<{ subject_keys: string[]; company_id: string | null; webhooks_found: number | null }>(
+      trx,
+      sql`SELECT subject_keys, company_id, webhooks_found FROM erasures WHERE id = ${erasureId}::uuid FOR UPDATE`,
+    );
+    if (!erasure) throw new Error(`erasure ${erasureId} does not exist`);
+    if (erasure.webhooks_found !== null) return recordedCounts(trx, erasureId);
+    const [counts] = await runSql<{ found: number; cancelled: number; removed: number; ids: string[] }>(
+      trx,
+      sql`WITH found AS (
+            SELECT id, workflow_id, run_id, status = 'pending' AS cancels, payload_removed_at IS NULL AS removes
+              FROM webhook_events
+             WHERE subject_keys && ${erasure.subject_keys}::text[]
+               AND (${erasure.company_id}::text IS NULL OR company_id = ${erasure.company_id}::text)
+               FOR UPDATE
+          ), runs AS (
+            INSERT INTO erasure_runs (erasure_id, workflow_id, run_id, webhook_id)
+            SELECT ${erasureId}::uuid, workflow_id, '', id FROM found WHERE workflow_id IS NOT NULL
+            ON CONFLICT DO NOTHING
+          ), erased AS (
+            UPDATE webhook_events w
+               SET status = CASE WHEN f.cancels THEN 'cancelled' ELSE w.status END,
+                   status_reason = CASE WHEN f.cancels THEN 'erasure' ELSE w.status_reason END,
+                   finished_at = CASE WHEN f.cancels THEN COALESCE(w.finished_at, now()) ELSE w.finished_at END,
+                   held_since = CASE WHEN f.cancels THEN NULL ELSE w.held_since END,
+                   held_queue = CASE WHEN f.cancels THEN NULL ELSE w.held_queue END,
+                   body = NULL, body_sealed = NULL, body_key_id = NULL,
+                   payload_removed_at = COALESCE(w.payload_removed_at, now()),
+                   payload_removed_reason = COALESCE(w.payload_removed_reason, 'erasure'),
+                   subject_keys = '{}'
+              FROM found f WHERE w.id = f.id
+          )
+          SELECT count(*)::int AS found, (count(*) FILTER (WHERE cancels))::int AS cancelled, (count(*) FILTER (WHERE removes))::int AS removed,
+                 COALESCE(array_agg(id::text), '{}') AS ids
+            FROM found`,
+    );
+    // A statement of its own, so it also sees an attempt recorded while the one above waited for its rows' locks;
+    // by the rows found, test sends (which have no workflow id) included.
+    await runSql(
+      trx,
+      sql`UPDATE webhook_attempts SET response_body = NULL, response_body_sealed = NULL, response_body_key_id = NULL
+           WHERE webhook_id = ANY(${counts.ids}::uuid[]) AND (response_body IS NOT NULL OR response_body_sealed IS NOT NULL)`,
+    );
+    await runSql(
+      trx,
+      sql`UPDATE erasures SET webhooks_found = ${counts.found}, deliveries_cancelled = ${counts.cancelled}, bodies_removed = ${counts.removed}, updated_at = now()
+           WHERE id = ${erasureId}::uuid`,
+    );
+    return { webhooksFound: counts.found, deliveriesCancelled: counts.cancelled, bodiesRemoved: counts.removed };
+  });
+}
+
+async function recordedCounts(knex: Knex, erasureId: string): Promise<ErasedCounts> {
+  const [row] = await runSql<{ webhooks_found: number; deliveries_cancelled: number; bodies_removed: number }>(
+    knex,
+    sql`SELECT webhooks_found, deliveries_cancelled, bodies_removed FROM erasures WHERE id = ${erasureId}::uuid`,
+  );
+  return { webhooksFound: row.webhooks_found, deliveriesCancelled: row.deliveries_cancelled, bodiesRemoved: row.bodies_removed };
+}
+
+/**
+ * One workflow id whose runs an erasure deletes, all of them (the recorded one, resets, a start that lands
+ * late). `settled`: its webhook's start is known (the row has its run, or is gone); until then a run may
+ * still appear, so the erasure waits.
+ */
+export interface ErasureWorkflow {
+  readonly workflowId: string;
+  readonly settled: boolean;
+}
+
+/** The erasure's workflow ids Temporal may still hold (`gone_at` unset), settled ones first. */
+export async function erasureWorkflows(knex: Knex, erasureId: string, limit: number): Promise<{ workflows: ErasureWorkflow[]; left: number }> {
+  const rows = await runSql<{ workflow_id: string; settled: boolean; left: number }>(
+    knex,
+    sql`SELECT r.workflow_id, count(*) OVER ()::int AS left,
+               NOT EXISTS (SELECT 1 FROM webhook_events w WHERE w.id = r.webhook_id AND w.run_id IS NULL AND w.workflow_id IS NOT NULL) AS settled
+          FROM erasure_runs r WHERE r.erasure_id = ${erasureId}::uuid AND r.gone_at IS NULL
+         ORDER BY settled DESC, r.workflow_id LIMIT ${limit}`,
+  );
+  return { workflows: rows.map((row) => ({ workflowId: row.workflow_id, settled: row.settled })), left: rows[0]?.left ?? 0 };
+}
+
+/** Marks a workflow id's runs deleted (`deleted`) or gone from Temporal (`gone`, which also means deleted). */
+export async function markErasureWorkflow(knex: Knex, erasureId: string, workflowId: string, mark: 'deleted' | 'gone'): Promise<void> {
+  await runSql(
+    knex,
+    mark === 'deleted'
+      ? sql`UPDATE erasure_runs SET deleted_at = COALESCE(deleted_at, now()) WHERE erasure_id = ${erasureId}::uuid AND workflow_id = ${workflowId}`
+      : sql`UPDATE erasure_runs SET deleted_at = COALESCE(deleted_at, now()), gone_at = COALESCE(gone_at, now())
+             WHERE erasure_id = ${erasureId}::uuid AND workflow_id = ${workflowId}`,
+  );
+}
+
+/** Says on the record why the erasure is still pending (null once nothing holds it), and counts the runs deleted. */
+export async function notePendingReason(knex: Knex, erasureId: string, reason: string | null): Promise<number> {
+  const [row] = await runSql<{ runs_deleted: number }>(
+    knex,
+    sql`UPDATE erasures
+           SET pending_reason = ${reason}, updated_at = now(),
+               runs_deleted = (SELECT count(*)::int FROM erasure_runs WHERE erasure_id = ${erasureId}::uuid AND deleted_at IS NOT NULL)
+         WHERE id = ${erasureId}::uuid RETURNING runs_deleted`,
+  );
+  return row.runs_deleted;
+}
+
+/** Marks the erasure completed; the first completion time stays. */
+export async function completeErasure(knex: Knex, erasureId: string): Promise<void> {
+  await runSql(
+    knex,
+    sql`UPDATE erasures SET status = 'completed', pending_reason = NULL, completed_at = COALESCE(completed_at, now()), updated_at = now() WHERE id = ${erasureId}::uuid`,
+  );
+}

@@ -1,0 +1,67 @@
+import type { Knex } from 'knex';
+import { prepared, raw, runSql, sql } from '../../db/sql';
+import type { DataAtRest } from '../../lib/at-rest';
+import type { RecordAttemptInput, RecordOutcomeInput, StoppedStatus } from '../../lib/delivery';
+import { refuseClearWriteIfKeyed } from '../personal-data/at-rest-settings';
+import { feedGate, gateChange, type FedGateRow, type GateChange, type GateFeedback } from '../partner/partner-gate';
+import { attemptRow, setRunIds, WebhookRowMissingError } from './webhook-rows';
+
+// The attempt's record: each attempt's outcome, with the webhook's final status when it ends the delivery, and
+// the final status alone when no attempt's record carried it.
+
+/** How a webhook ended, when an attempt's record also finishes it. */
+export interface WebhookFinish {
+  readonly status: StoppedStatus;
+  readonly finishedAt: string;
+}
+
+/**
+ * Every attempt's record, in one round trip: the row's ids (and, with `finish`, its final status), the attempt
+ * inserted only when the row exists, and, with `feedback`, the gate fed with its outcome. Idempotent on
+ * (webhook, attempt): a retried call after a lost reply finds the attempt and changes nothing. Data-modifying
+ * CTEs all run, in one snapshot, atomically.
+ */
+export async function storeAttempt(
+  knex: Knex,
+  atRest: DataAtRest,
+  { webhook, attempt }: RecordAttemptInput,
+  finish?: WebhookFinish,
+  feedback?: GateFeedback,
+): Promise<GateChange> {
+  await refuseClearWriteIfKeyed(knex, atRest);
+  const finishing = finish ? sql`, status = ${unlessErased(finish.status)}, finished_at = COALESCE(finished_at, ${finish.finishedAt}::timestamptz)` : raw('');
+  // An attempt in flight when an erasure removed the payload: its outcome is kept, its excerpt is not.
+  const recorded = attemptRow(webhook, attempt, atRest, raw('row.keeps_payload'));
+  const [{ found, ...fed }] = await runSql<FedGateRow & { found: number }>(
+    knex,
+    prepared(
+      finish ? 'record-attempt-and-finish' : 'record-attempt',
+      sql`WITH row AS (
+      UPDATE webhook_events SET ${setRunIds(webhook)}${finishing} WHERE id = ${webhook.webhookId} RETURNING id, payload_removed_at IS NULL AS keeps_payload
+    ), recorded AS (
+      INSERT INTO webhook_attempts (webhook_id, ${recorded.columns})
+      SELECT id, ${recorded.values} FROM row
+      ON CONFLICT (webhook_id, attempt) DO NOTHING
+      RETURNING webhook_id
+    ), fed AS (
+      ${feedGate(feedback, raw('EXISTS (SELECT 1 FROM recorded)'))}
+    )
+    SELECT count(*)::int AS found, (SELECT tripped FROM fed) AS tripped, (SELECT throttled_until FROM fed) AS throttled_until FROM row`,
+    ),
+  );
+  if (found === 0) throw new WebhookRowMissingError(webhook.webhookId);
+  return gateChange(fed);
+}
+
+/** The status a record writes, unless an erasure cancelled the delivery: that status and its reason stay. */
+const unlessErased = (status: StoppedStatus) => sql`CASE WHEN status_reason = 'erasure' THEN status ELSE ${status}::text END`;
+
+/** A webhook's final status, when no attempt's record carried it. Idempotent: the first recorded finish time stays. */
+export async function storeOutcome(knex: Knex, { webhook, status, finishedAt }: RecordOutcomeInput): Promise<void> {
+  const rows = await runSql(
+    knex,
+    sql`UPDATE webhook_events SET ${setRunIds(webhook)}, status = ${unlessErased(status)}, finished_at = COALESCE(finished_at, ${finishedAt}::timestamptz)
+         WHERE id = ${webhook.webhookId} RETURNING id`,
+  );
+  if (rows.length === 0) throw new WebhookRowMissingError(webhook.webhookId);
+}

@@ -1,0 +1,48 @@
+import type { PreparedWebhook } from '../../temporal/delivery-start';
+import type { DeliveryLookup, TemporalGateway } from '../../temporal/gateway';
+import type { RetryNowResult } from '../../workflows/types';
+
+/** Wraps a real gateway (a real Temporal server behind it) and records every start the API asks for. */
+export class RecordingGateway implements TemporalGateway {
+  /** @param starts shared with the gateways acting for an actor, so a redelivery's start is recorded too. */
+  constructor(
+    private readonly inner: TemporalGateway,
+    readonly starts: PreparedWebhook[] = [],
+  ) {}
+
+  start(webhook: PreparedWebhook): Promise<string> {
+    this.starts.push(webhook);
+    return this.inner.start(webhook);
+  }
+
+  status(workflowId: string): Promise<DeliveryLookup> {
+    return this.inner.status(workflowId);
+  }
+
+  runOf(workflowId: string): Promise<string | undefined> {
+    return this.inner.runOf(workflowId);
+  }
+
+  retryNow(workflowId: string): Promise<RetryNowResult> {
+    return this.inner.retryNow(workflowId);
+  }
+
+  cancel(workflowId: string): Promise<void> {
+    return this.inner.cancel(workflowId);
+  }
+  release(workflowId: string): Promise<boolean> {
+    return this.inner.release(workflowId);
+  }
+
+  startErasure(erasureId: string): Promise<void> {
+    return this.inner.startErasure(erasureId);
+  }
+
+  actingFor(actor: string): TemporalGateway {
+    return new RecordingGateway(this.inner.actingFor(actor), this.starts);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}

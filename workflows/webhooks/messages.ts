@@ -1,0 +1,14 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { RetryNowResult, WebhookDeliveryStatus } from '../types';
+
+/** Attempts so far, the current state and the time of the next attempt. */
+export const webhookStatusQuery = defineQuery<WebhookDeliveryStatus>('webhookStatus');
+
+/**
+ * An operator's retry-now: cuts the wait for the next attempt short and makes it at once, recorded as manual.
+ * Rejected (before it reaches the history) unless the delivery is waiting.
+ */
+export const retryNowUpdate = defineUpdate<RetryNowResult>('retryNow');
+
+/** The partner recovery's word that the hold is over: a held delivery claims its attempt again, at the cap. */
+export const partnerReleasedSignal = defineSignal('partnerReleased');
