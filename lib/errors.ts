@@ -206,11 +206,10 @@ export class TemporalSetupError extends ServiceError {
 }
 
 /**
- * Temporal could not be reached, or did not answer a webhook's start: the webhook was not accepted, or, with
- * `outcomeUnknown`, it may have been (the caller keeps its record, and a retry with the same event_id finds
- * the run). An ingestion's 503s each carry their code in `reason` (docs/ingestion.md).
+ * Temporal did not answer: `reason` says how; with `outcomeUnknown` it was reached but silent past the
+ * deadline, so what was asked may or may not have happened.
  */
-export class TemporalUnavailableError extends ServiceError {
+abstract class TemporalOutageError extends ServiceError {
   readonly httpStatus = 503;
 
   constructor(
@@ -219,6 +218,14 @@ export class TemporalUnavailableError extends ServiceError {
   ) {
     super(`Temporal is unavailable: ${reason}`);
   }
+}
+
+/**
+ * Temporal could not be reached, or did not answer a webhook's start: the webhook was not accepted, or, with
+ * `outcomeUnknown`, it may have been (the caller keeps its record, and a retry with the same event_id finds
+ * the run). An ingestion's 503s each carry their code in `reason` (docs/ingestion.md).
+ */
+export class TemporalUnavailableError extends TemporalOutageError {
 
   /** The case in one code (an ingestion's 503 `reason`): nothing happened, or it may have. */
   get code(): Exclude<IngestRefusalReason, 'overloaded'> {
@@ -251,15 +258,7 @@ export class TemporalUnavailableError extends ServiceError {
  * Temporal's outage during an operator's operation (retry-now, cancel, redeliver) rather than an ingestion:
  * without `outcomeUnknown` nothing changed; with it, the operation may or may not have taken effect.
  */
-export class OperationUnavailableError extends ServiceError {
-  readonly httpStatus = 503;
-
-  constructor(
-    readonly reason: string,
-    readonly outcomeUnknown: boolean,
-  ) {
-    super(`Temporal is unavailable: ${reason}`);
-  }
+export class OperationUnavailableError extends TemporalOutageError {
 
   apiHeaders() {
     return { 'Retry-After': '30' };
