@@ -10,6 +10,7 @@ import {
   type JobNewData,
 } from './payloads';
 import { jsonObjectField, MAX_COMPANY_ID_LENGTH } from './fields';
+import { MAX_ORDERING_KEY_LENGTH } from './ordering-key';
 
 export { companyIdOf } from './company-id';
 
@@ -22,8 +23,8 @@ export type WebhookEnvelope =
   | { event_type: 'candidate'; action: 'new'; data: CandidateNewData }
   | { event_type: EventType; action: EventAction; data: Record<string, unknown> };
 
-/** What upstream systems submit: the envelope plus an optional idempotency key. */
-export type WebhookEventInput = WebhookEnvelope & { event_id?: string };
+/** What upstream systems submit: the envelope plus an optional idempotency key and ordering key. */
+export type WebhookEventInput = WebhookEnvelope & { event_id?: string; ordering_key?: string };
 
 /** Letters, digits and `._:-`: the event id becomes part of a Temporal workflow id that people read. */
 export const eventIdSchema = z
@@ -33,6 +34,11 @@ export const eventIdSchema = z
 /** What POST /internal/v1/webhooks accepts before the data check; the catalog is generated from it too. */
 export const webhookRequestSchema = z.strictObject({
   event_id: eventIdSchema.optional(),
+  ordering_key: z
+    .string()
+    .min(1, { message: `must be 1 to ${MAX_ORDERING_KEY_LENGTH} characters` })
+    .max(MAX_ORDERING_KEY_LENGTH, { message: `must be 1 to ${MAX_ORDERING_KEY_LENGTH} characters` })
+    .optional(),
   event_type: z.enum(EVENT_TYPES, { message: `must be one of ${EVENT_TYPES.join(', ')}` }),
   action: z.enum(EVENT_ACTIONS, { message: `must be one of ${EVENT_ACTIONS.join(', ')}` }),
   data: jsonObjectField,
@@ -63,11 +69,16 @@ export function parseWebhookEvent(input: unknown): ParseResult {
   if (data && !data.success) {
     return { success: false, errors: pathErrors(data.error).map((e) => ({ ...e, path: prefixPath('data', e.path) })) };
   }
-  const unstorable = [...unstorableTextErrors(envelope.data.data, ['data']), ...companyIdErrors(envelope.data.data)];
+  const { event_id, ordering_key, event_type, action } = envelope.data;
+  const unstorable = [
+    ...unstorableTextErrors(envelope.data.data, ['data']),
+    ...companyIdErrors(envelope.data.data),
+    ...(ordering_key === undefined ? [] : unstorableTextErrors(ordering_key, ['ordering_key'])),
+  ];
   if (unstorable.length) return { success: false, errors: unstorable };
-  const { event_id, event_type, action } = envelope.data;
   const event = { event_type, action, data: (input as { data: Record<string, unknown> }).data } as WebhookEventInput;
   if (event_id !== undefined) event.event_id = event_id;
+  if (ordering_key !== undefined) event.ordering_key = ordering_key;
   return { success: true, event };
 }
 

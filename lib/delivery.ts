@@ -26,6 +26,8 @@ export interface WebhookPostInput {
   readonly timeoutMs?: number;
   /** The webhook-id header when it is not `webhookId`: a redelivery sends its original's, so partners de-duplicate. */
   readonly webhookIdHeader?: string;
+  /** An ordered webhook's key and sequence number, sent as `webhook-ordering-key` and `webhook-sequence`. */
+  readonly ordering?: { readonly key: string; readonly sequence: number };
 }
 
 /** What one POST came to. Exactly one of httpStatus and errorClass is set. */
@@ -74,6 +76,20 @@ export interface DeliverAttemptInput extends WebhookPostInput {
   readonly trigger?: AttemptTrigger;
   /** Held past PARTNER_HOLD_CEILING_MS already: the attempt goes whatever the partner gate says. */
   readonly pastHoldCeiling?: boolean;
+  /**
+   * An ordered webhook's key, on its first attempt until it has its turn: the attempt then asks its lane first
+   * and comes back queued while an earlier webhook of the key is unsettled.
+   */
+  readonly orderingKey?: string;
+}
+
+/** An ordered webhook's first attempt that an earlier webhook of its key is ahead of: nothing was claimed or sent. */
+export interface QueuedAttempt {
+  readonly queued: {
+    readonly sequence: number;
+    /** The nearest unsettled webhook ahead: it wakes this one when it settles. */
+    readonly behind: { readonly webhookId: string; readonly sequence: number };
+  };
 }
 
 /** Why an attempt was not made: the partner gate holds every delivery. */
@@ -98,6 +114,8 @@ export interface DeliveredAttempt {
    * record activities, so a failed write never sends the POST again.
    */
   readonly needsRecord: boolean;
+  /** An ordered webhook's sequence number in its key's lane, from the attempt that had its turn. */
+  readonly sequence?: number;
 }
 
 export interface RecordAttemptInput {
@@ -115,6 +133,8 @@ export interface RecordOutcomeInput {
   readonly webhook: WebhookRef;
   readonly status: StoppedStatus;
   readonly finishedAt: string;
+  /** An ordered webhook: its place in its key's lane settles with the outcome, and the next one is woken. */
+  readonly ordered?: boolean;
 }
 
 export interface AttemptFailure {

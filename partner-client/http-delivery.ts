@@ -42,7 +42,7 @@ async function postOnce(settings: PartnerSettings, input: WebhookPostInput, disp
   const elapsedMs = () => Math.round(performance.now() - startedTick);
   const body = envelopeBody(input.event);
   const webhookId = input.webhookIdHeader ?? input.webhookId;
-  const headers = webhookHeaders(settings.token, webhookId, startedAtMs);
+  const headers = webhookHeaders(settings.token, webhookId, startedAtMs, input.ordering);
   if (settings.signingSecrets.length) {
     headers['webhook-signature'] = webhookSignature(settings.signingSecrets, webhookId, headers['webhook-timestamp'], body);
   }

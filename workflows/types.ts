@@ -19,9 +19,14 @@ export interface DeliverWebhookInput {
   readonly sendTimeoutMs?: number;
   /** Set on a redelivery: the id of the original webhook, which every attempt sends as its webhook-id header. */
   readonly redeliveryOf?: string;
+  /**
+   * The ordering key, when the webhook is ordered (WEBHOOK_ORDERING=entity): its first attempt waits until every
+   * earlier webhook of the key has settled. Never in a search attribute, a summary or a log line.
+   */
+  readonly orderingKey?: string;
 }
 
-export type DeliveryState = 'sending' | 'held' | 'waiting' | 'delivered' | 'failed' | 'cancelled';
+export type DeliveryState = 'queued' | 'sending' | 'held' | 'waiting' | 'delivered' | 'failed' | 'cancelled';
 
 /** The answer of the status query. */
 export interface WebhookDeliveryStatus {

@@ -18,14 +18,18 @@ import {
   type DeliveredAttempt,
   type FinalStatus,
   type HeldAttempt,
+  type QueuedAttempt,
   type RecordAttemptInput,
   type RecordOutcomeInput,
+  type StoppedStatus,
 } from '../../lib/delivery';
 import { partnerVerdict } from '../../lib/partner-states';
 import { expiredSignedLinks } from '../../events/signed-links';
 import { describeError } from '../../lib/describe-error';
 import { createPostToPartner } from '../../partner-client/partner-post';
 import { deleteRun } from '../../temporal/run-deletion';
+import { wakeInOrder } from '../../temporal/ordering-wake';
+import { settlePlace, takeTurn } from '../../store/ordering/lanes';
 
 export interface ActivityDependencies {
   /** Read on every send, so a rotated token or endpoint applies to pending retries. */
@@ -96,6 +100,18 @@ export function createActivities({ config, knex, logger, draining, workflowServi
     return expiredLinks.length ? { ...outcome, expiredLinks } : outcome;
   }
 
+  /**
+   * Settles an ordered webhook's place in its lane (a final failure leaves a gap) and wakes the next webhook of
+   * its key. A wake that cannot be sent is logged: the ordering sweep finds that webhook waiting and wakes it.
+   */
+  async function settleInOrder(webhookId: string, status: StoppedStatus): Promise<void> {
+    const next = await settlePlace(knex, webhookId, status === 'failed');
+    if (!next || !workflowService) return;
+    await wakeInOrder(workflowService, config().temporal.namespace, next.workflowId, 'partner-service-worker').catch((error: unknown) => {
+      logger.warn({ err: error, webhookId, next: next.webhookId }, 'the next webhook of the ordering key could not be woken; the ordering sweep wakes it');
+    });
+  }
+
   return {
     /**
      * One attempt, as a local activity: claim it in PostgreSQL, POST, record the outcome (with the final status
@@ -104,7 +120,17 @@ export function createActivities({ config, knex, logger, draining, workflowServi
      * cannot be written in time comes back as `needsRecord`, and the workflow writes it through the retried
      * record activities.
      */
-    async deliverAttempt(input: DeliverAttemptInput): Promise<DeliveredAttempt | HeldAttempt> {
+    async deliverAttempt(input: DeliverAttemptInput): Promise<DeliveredAttempt | HeldAttempt | QueuedAttempt> {
+      // An ordered webhook's first attempt asks its lane first: queued while an earlier webhook of its key is
+      // unsettled, so only a lane's head takes a send slot or is held by the partner gate.
+      let ordering = input.ordering;
+      if (input.orderingKey !== undefined && ordering === undefined) {
+        const turn = await failPermanentlyOnRejectedData(() =>
+          takeTurn(knex, dataAtRest(config()), { ...input.webhook, event: input.event, redeliveryOf: input.webhookIdHeader }, input.orderingKey!),
+        );
+        if (turn.kind === 'queued') return { queued: { sequence: turn.sequence, behind: turn.behind } };
+        if (turn.kind === 'turn') ordering = { key: turn.key, sequence: turn.sequence };
+      }
       const claim = await claimWithinCap(input);
       if (claim.kind === 'held') {
         return { held: { state: claim.state, pauseReason: claim.pauseReason, ceilingMs: config().PARTNER_HOLD_CEILING_MS } };
@@ -119,7 +145,7 @@ export function createActivities({ config, knex, logger, draining, workflowServi
       }
       // Only a POST that was made tells the breaker anything: not a lost try, nor a missing endpoint.
       const sent = claim.kind === 'claimed' && !('missing' in partnerSettings(config()));
-      const outcome = claim.kind === 'claimed' ? await postClaimed(input, claim.acceptedAt) : lostAttempt(input.attempt);
+      const outcome = claim.kind === 'claimed' ? await postClaimed({ ...input, ordering }, claim.acceptedAt) : lostAttempt(input.attempt);
       const status: FinalStatus | undefined = outcome.succeeded ? 'delivered' : input.finalOnFailure ? 'failed' : undefined;
       const finish = status && { status, finishedAt: new Date().toISOString() };
       const record = { webhook: input.webhook, attempt: { ...outcome, scheduledAt: input.scheduledAt, trigger: input.trigger } };
@@ -145,8 +171,9 @@ export function createActivities({ config, knex, logger, draining, workflowServi
       if (written && finish) {
         webhooksFinished.inc({ status: finish.status });
         logger.info({ webhookId: input.webhookId, status: finish.status }, 'webhook finished');
+        if (ordering) await settleInOrder(input.webhookId, finish.status);
       }
-      return { outcome, needsRecord: !written };
+      return { outcome, needsRecord: !written, ...(ordering && { sequence: ordering.sequence }) };
     },
 
     /** Retried by Temporal until PostgreSQL accepts it, unless PostgreSQL rejects the data itself. */
@@ -159,6 +186,7 @@ export function createActivities({ config, knex, logger, draining, workflowServi
       await failPermanentlyOnRejectedData(() => storeOutcome(knex, input));
       webhooksFinished.inc({ status: input.status });
       logger.info({ webhookId: input.webhook.webhookId, status: input.status }, 'webhook finished');
+      if (input.ordered) await settleInOrder(input.webhook.webhookId, input.status);
     },
   };
 }

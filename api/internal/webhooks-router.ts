@@ -42,7 +42,7 @@ export function internalWebhooksRouter({ config, knex, temporalGateway: gateway,
   // This process's bound of starts in flight: past it, 503 `overloaded` before anything is stored.
   const admission = startAdmission(config.INGEST_MAX_STARTS_IN_FLIGHT);
   router.post('/', requireScope(tokens, 'ingest'), jsonBody, countIngestRefusals, async function startWebhookRoute(ctx) {
-    const webhook = prepareWebhook(ctx.request.body, config.PARTNER_TIMEOUT_MS);
+    const webhook = prepareWebhook(ctx.request.body, config.PARTNER_TIMEOUT_MS, config.WEBHOOK_ORDERING);
     const accepted = await admission.admit(() => acceptWebhook(knex, atRest, gateway, webhook));
     ctx.status = accepted.started ? 202 : 200;
     ctx.set('Location', statusUrl(ctx, accepted.webhookId));

@@ -27,11 +27,11 @@ function optionalPaths(schema: JsonSchema, prefix = ''): string[] {
   });
 }
 
-/** One specified pair: the envelope with its constants and typed data, `event_id` kept only for ingestion. */
+/** One specified pair: the envelope with its constants and typed data, `event_id` and `ordering_key` kept only for ingestion. */
 function pairSchema(pair: Pair, ingestion: boolean) {
   const [eventType, action] = pair.split('/');
   const schema = webhookRequestSchema.extend({ event_type: z.literal(eventType!), action: z.literal(action!), data: SPECIFIED_EVENTS[pair] });
-  return zodJsonSchema(ingestion ? schema : schema.omit({ event_id: true }));
+  return zodJsonSchema(ingestion ? schema : schema.omit({ event_id: true, ordering_key: true }));
 }
 
 /** `schema` applies to values of `type` only, as a check in code that looks at one type does. */
@@ -43,7 +43,7 @@ const whenType = (type: string, schema: JsonSchema) => ({ anyOf: [{ type, ...sch
  * company id length check that ingestion applies to every event is stated as maxLength.
  */
 function otherSchema(ingestion: boolean): JsonSchema {
-  const schema = zodJsonSchema(ingestion ? webhookRequestSchema : webhookRequestSchema.omit({ event_id: true }));
+  const schema = zodJsonSchema(ingestion ? webhookRequestSchema : webhookRequestSchema.omit({ event_id: true, ordering_key: true }));
   const properties = schema.properties as Record<string, JsonSchema>;
   const companyId = whenType('string', { maxLength: MAX_COMPANY_ID_LENGTH });
   // Still any storable value: the length rule narrows it, it does not replace it.
@@ -84,7 +84,7 @@ function ingestionBody(): JsonSchema {
   return {
     description:
       'One event: exactly one of the specified pairs (typed data) or any other pair (data is any JSON object). ' +
-      '`event_id` is the idempotency key, generated when absent. Beyond the schema the service refuses, with 400, ' +
+      '`event_id` is the idempotency key, generated when absent. `ordering_key` (1 to 256 characters) orders the webhook with the others of its key when WEBHOOK_ORDERING=entity, over the key derived from the data (docs/partners.md). Beyond the schema the service refuses, with 400, ' +
       `text containing NUL or unpaired surrogates and data nested deeper than ${MAX_JSON_DEPTH} levels (PostgreSQL cannot store them), ` +
       'and any object key named `__proto__`: the JSON parser refuses prototype poisoning. The schemas state the NUL and `__proto__` rules.',
     oneOf: [...PAIRS.map((pair) => ref(`${pascal(pair)}Event`)), ref('OtherEvent')],
@@ -114,6 +114,26 @@ function deliveryHeaders() {
   const parameters = Object.keys(sent)
     .filter((name) => name !== 'authorization' && name !== 'content-type')
     .map((name) => ({ name, in: 'header', required: true, description: descriptions[name], schema: HEADER_SCHEMAS[name] ?? { type: 'string' } }));
+  parameters.push(
+    {
+      name: 'webhook-ordering-key',
+      in: 'header',
+      required: false,
+      description:
+        "Sent when the webhook is ordered (WEBHOOK_ORDERING=entity): its key, the upstream system's `ordering_key` or `company:<id>`, " +
+        '`job:<data.job.id>` or `candidate:<data.candidate.id>`. A key\'s webhooks arrive in sequence order, one at a time. See docs/partners.md.',
+      schema: { type: 'string', minLength: 1, maxLength: 256 },
+    },
+    {
+      name: 'webhook-sequence',
+      in: 'header',
+      required: false,
+      description:
+        "Sent with webhook-ordering-key: the webhook's place in its key, from 1. A number missing between two that arrive is a gap: that " +
+        'webhook failed finally and the key went on (WEBHOOK_ORDERING_ON_FAILURE=skip). A redelivery keeps its original number.',
+      schema: { type: 'string', pattern: '^[1-9][0-9]*$' },
+    },
+  );
   parameters.push({
     name: 'webhook-signature',
     in: 'header',

@@ -24,12 +24,15 @@ const MAX_CLAIMS = 5;
  */
 export async function acceptWebhook(knex: Knex, atRest: DataAtRest, gateway: TemporalGateway, webhook: PreparedWebhook): Promise<AcceptedWebhook> {
   for (let attempt = 1; attempt <= MAX_CLAIMS; attempt++) {
-    const claim = await claimEvent(knex, atRest, { ...webhook, event: webhook.input.event, runId: null, isTest: false });
+    const claim = await claimEvent(knex, atRest, { ...webhook, event: webhook.input.event, orderingKey: webhook.input.orderingKey, runId: null, isTest: false });
     if (claim.kind === 'gone') continue;
     const { webhookId, eventId, workflowId } = claim.webhook;
     if (claim.kind === 'reported') return { started: false, eventId, webhookId, workflowId, runId: claim.webhook.runId };
     // Deliver what was stored first: an earlier call's start may have failed, be in doubt or be under way.
-    const runId = await startOrForget(knex, gateway, storedDelivery(claim.webhook, webhook.input.sendTimeoutMs));
+    // The key marks the delivery ordered; its lane and number are the row's place, written with the row.
+    const stored = storedDelivery(claim.webhook, webhook.input.sendTimeoutMs);
+    const delivery = webhook.input.orderingKey === undefined ? stored : { ...stored, input: { ...stored.input, orderingKey: webhook.input.orderingKey } };
+    const runId = await startOrForget(knex, gateway, delivery);
     return { started: await recordRun(knex, webhookId, runId, { reported: true }), eventId, webhookId, workflowId, runId };
   }
   throw new WebhookStartConflictError(webhook.eventId);

@@ -4,21 +4,30 @@ import { DEFAULT_TASK_QUEUE } from '../../lib/config';
 import { DEFAULT_SEND_TIMEOUT_MS } from '../../lib/delivery';
 import { startDeliveryWorkflow, type PreparedWebhook } from '../../temporal/delivery-start';
 import { webhookIds, type WebhookIds } from './ids';
+import { orderingKeyOf } from '../../events/ordering-key';
 import type { StoredWebhook } from '../../store/webhooks/webhook-rows';
 import { WebhookValidationError, PayloadRemovedError } from '../../lib/errors';
 
 // Preparing a webhook's delivery: the event validated, its ids and the workflow input; the package's
 // startWebhook, which starts it through the one start call (temporal/delivery-start.ts).
 
-/** Validates an event (throws WebhookValidationError with path-level errors) and derives its ids. */
-export function prepareWebhook(event: unknown, sendTimeoutMs = DEFAULT_SEND_TIMEOUT_MS): PreparedWebhook {
+/** Whether webhooks get an ordering key (WEBHOOK_ORDERING): `entity`, or `off` (every webhook unordered). */
+export type OrderingMode = 'entity' | 'off';
+
+/**
+ * Validates an event (throws WebhookValidationError with path-level errors) and derives its ids and, with
+ * `ordering` on, its ordering key (events/ordering-key.ts), which the workflow input carries: a webhook whose
+ * input has a key is delivered in its key's order.
+ */
+export function prepareWebhook(event: unknown, sendTimeoutMs = DEFAULT_SEND_TIMEOUT_MS, ordering: OrderingMode = 'off'): PreparedWebhook {
   const parsed = parseWebhookEvent(event);
   if (!parsed.success) throw new WebhookValidationError(parsed.errors);
   const ids = webhookIds(parsed.event);
+  const orderingKey = ordering === 'entity' ? orderingKeyOf(parsed.event, parsed.event.ordering_key) : undefined;
   return {
     ...ids,
     event: parsed.event,
-    input: { webhookId: ids.webhookId, eventId: ids.eventId, event: toEnvelope(parsed.event), sendTimeoutMs },
+    input: { webhookId: ids.webhookId, eventId: ids.eventId, event: toEnvelope(parsed.event), sendTimeoutMs, ...(orderingKey !== undefined && { orderingKey }) },
   };
 }
 
@@ -27,6 +36,8 @@ export interface StartWebhookOptions {
   readonly taskQueue?: string;
   /** The per-attempt HTTP timeout the worker uses (PARTNER_TIMEOUT_MS); defaults to 30000. */
   readonly sendTimeoutMs?: number;
+  /** WEBHOOK_ORDERING of the service; defaults to its default. */
+  readonly ordering?: OrderingMode;
 }
 
 export interface StartedWebhook extends WebhookIds {
@@ -38,7 +49,7 @@ export interface StartedWebhook extends WebhookIds {
  * POST /internal/v1/webhooks. The webhook's PostgreSQL row is written by the workflow's first record.
  */
 export async function startWebhook(client: Client, event: WebhookEventInput, options: StartWebhookOptions = {}): Promise<StartedWebhook> {
-  const webhook = prepareWebhook(event, options.sendTimeoutMs);
+  const webhook = prepareWebhook(event, options.sendTimeoutMs, options.ordering);
   const runId = await startDeliveryWorkflow(client, webhook, options.taskQueue ?? DEFAULT_TASK_QUEUE);
   return { eventId: webhook.eventId, webhookId: webhook.webhookId, workflowId: webhook.workflowId, runId };
 }

@@ -70,7 +70,7 @@ async function readEventFile(file: string): Promise<unknown> {
 }
 
 async function send(runtime: Runtime, event: unknown): Promise<number> {
-  const prepared = prepareWebhook(event, runtime.config.PARTNER_TIMEOUT_MS);
+  const prepared = prepareWebhook(event, runtime.config.PARTNER_TIMEOUT_MS, runtime.config.WEBHOOK_ORDERING);
   const database = await openMigratedDatabase(runtime);
   const gateway = createTemporalGateway(runtime.config, runtime.logger);
   runtime.shutdown.add('temporal client', () => gateway.close());

@@ -20,6 +20,7 @@ import * as erasureCompleteness from './018_erasure_completeness';
 import * as encryptionAtRest from './019_encryption_at_rest';
 import * as verifiableAudit from './020_verifiable_audit';
 import * as decodeScope from './021_decode_scope';
+import * as entityOrdering from './022_entity_ordering';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -49,4 +50,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['019_encryption_at_rest', encryptionAtRest],
   ['020_verifiable_audit', verifiableAudit],
   ['021_decode_scope', decodeScope],
+  ['022_entity_ordering', entityOrdering],
 ];

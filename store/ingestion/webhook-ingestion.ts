@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { prepared, runSql, sql } from '../../db/sql';
+import { prepared, raw, runSql, sql } from '../../db/sql';
+import { placeInLaneCtes } from '../ordering/lanes';
 import type { DataAtRest } from '../../lib/at-rest';
 import { refuseClearWriteIfKeyed } from '../personal-data/at-rest-settings';
 import { indexKeysOf } from '../personal-data/subject-index-keys';
@@ -39,14 +40,17 @@ export type EventClaim =
  */
 export async function claimEvent(knex: Knex, atRest: DataAtRest, webhook: NewWebhook): Promise<EventClaim> {
   await refuseClearWriteIfKeyed(knex, atRest);
-  const row = newWebhookRow(webhook, false, atRest, (await indexKeysOf(knex, atRest)).writeWith);
+  const indexKey = (await indexKeysOf(knex, atRest)).writeWith;
+  const row = newWebhookRow(webhook, false, atRest, indexKey);
+  // An ordered webhook takes its place in its key's lane in this same statement (store/ordering/lanes.ts).
+  const placing = webhook.orderingKey === undefined ? raw('') : sql`, ${placeInLaneCtes(atRest, indexKey, webhook.orderingKey)}`;
   const [found] = await runSql<StoredWebhookRow>(
     knex,
     prepared(
-      'claim-event',
+      webhook.orderingKey === undefined ? 'claim-event' : 'claim-ordered-event',
       sql`WITH created AS (
         INSERT INTO webhook_events (${row.columns}) VALUES (${row.values}) ON CONFLICT DO NOTHING RETURNING ${STORED_WEBHOOK_COLUMNS}
-      )
+      )${placing}
       SELECT * FROM created
       UNION ALL
       SELECT ${STORED_WEBHOOK_COLUMNS} FROM webhook_events

@@ -17,8 +17,11 @@ export class WebhookRowMissingError extends Error {
   }
 }
 
-/** A webhook's row before it is written: its ids, its event, and the original it redelivers. */
-export type NewWebhook = WebhookRef & { readonly event: WebhookEnvelope; readonly redeliveryOf?: string };
+/**
+ * A webhook's row before it is written: its ids, its event, the original it redelivers, and its ordering key
+ * (an ordered webhook is placed in its key's lane by the statement that writes its row).
+ */
+export type NewWebhook = WebhookRef & { readonly event: WebhookEnvelope; readonly redeliveryOf?: string; readonly orderingKey?: string };
 
 /**
  * The columns a new webhook_events row is written with, and their values: the event's columns, the exact body

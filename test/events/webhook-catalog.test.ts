@@ -137,10 +137,11 @@ describe('webhook catalog in /openapi.json', function () {
     assert.equal(ingestion()({ event_type: 'job', action: 'update', data: { company_id: 'c'.repeat(256) } }), false);
   });
 
-  it('describes every header a real signed delivery carries, and each value matches its schema', async () => {
+  it('describes every header a real signed, ordered delivery carries, and each value matches its schema', async () => {
     const event = readEvent('examples/events/candidate-new.json');
     const settings = { endpoint: partner.url, token: 'partner-token', timeoutMs: 5000, signingSecrets: [Buffer.from('a'.repeat(32)), Buffer.from('b'.repeat(32))] };
-    const outcome = await postWebhook(settings, { webhookId: '0b0e8a34-3c1e-4d6f-9a0b-5e2f7c1d9e01', attempt: 1, event: toEnvelope(event) });
+    const ordering = { key: 'candidate:c-77', sequence: 12 };
+    const outcome = await postWebhook(settings, { webhookId: '0b0e8a34-3c1e-4d6f-9a0b-5e2f7c1d9e01', attempt: 1, event: toEnvelope(event), ordering });
     assert.equal(outcome.httpStatus, 200);
     const received = partner.requests.at(-1)!;
     const operation = doc.webhooks['candidate/new'].post;
@@ -154,6 +155,9 @@ describe('webhook catalog in /openapi.json', function () {
       assert.equal(validate(received.headers[parameter.name]), true, `${parameter.name}: ${received.headers[parameter.name]}`);
     }
     assert.equal(String(received.headers['webhook-signature']).split(' ').length, 2);
+    assert.deepEqual([received.headers['webhook-ordering-key'], received.headers['webhook-sequence']], ['candidate:c-77', '12']);
+    const optional = operation.parameters.filter((p: { required: boolean }) => !p.required).map((p: { name: string }) => p.name).sort();
+    assert.deepEqual(optional, ['webhook-ordering-key', 'webhook-sequence', 'webhook-signature']);
     assert.deepEqual(operation.security, [{ PartnerToken: [] }]);
     assert.deepEqual(doc.components.securitySchemes.PartnerToken.scheme, 'bearer');
     assert.equal(received.headers.authorization, 'Bearer partner-token');

@@ -56,7 +56,7 @@ function resolvedImportGraph(): Map<string, string[]> {
 }
 
 /** The capabilities, each with one folder of the same name in every layer of CAPABILITY_LAYERS that has its code (docs/layout.md). */
-const CAPABILITIES = ['ingestion', 'webhooks', 'partner', 'personal-data', 'access'] as const;
+const CAPABILITIES = ['ingestion', 'webhooks', 'ordering', 'partner', 'personal-data', 'access'] as const;
 /** The layers whose files serve several capabilities; api/ is by API, cli/ by command, lib/ is what all share. */
 const CAPABILITY_LAYERS = ['application', 'store', 'activities', 'workflows'];
 /** The files of those layers that belong to none: the workflow bundle's entry, every workflow's inputs and results, its tracing. */
@@ -140,6 +140,7 @@ describe('module boundaries', function () {
     assert.deepEqual(Object.fromEntries(CAPABILITIES.map((capability) => [capability, present(capability)])), {
       ingestion: ['application', 'store'],
       webhooks: ['application', 'store', 'activities', 'workflows'],
+      ordering: ['store'],
       partner: ['application', 'store'],
       'personal-data': ['application', 'store', 'activities', 'workflows'],
       access: ['application', 'store'],

@@ -65,7 +65,7 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
   function activitiesFor(config: Config) {
     const captured = capturingLogger();
     const activities = createActivities({ config: () => config, knex: db.knex, logger: captured.logger });
-    const deliver = (input: DeliverAttemptInput) => env.run(activities.deliverAttempt, input) as Promise<DeliveredAttempt | HeldAttempt>;
+    const deliver = (input: DeliverAttemptInput) => env.run(activities.deliverAttempt as (input: DeliverAttemptInput) => Promise<DeliveredAttempt | HeldAttempt>, input);
     return { deliver, captured };
   }
 

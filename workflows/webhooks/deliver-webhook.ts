@@ -10,6 +10,7 @@ import {
   type DeliveredAttempt,
   type FinalStatus,
   type HeldAttempt,
+  type QueuedAttempt,
   type WebhookRef,
 } from '../../lib/delivery';
 import type { DeliverWebhookInput, DeliverySummary } from '../types';
@@ -43,14 +44,17 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
   const timeoutMs = input.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
 
   let status: FinalStatus = 'failed';
+  /** An ordered webhook's key and sequence number, once its first attempt had its turn. */
+  let ordering: { key: string; sequence: number } | undefined;
   let next: NextAttempt = { scheduledAt: new Date().toISOString(), trigger: 'schedule' };
   try {
     for (let attempt = 1; ; attempt++) {
       const last = attempt === MAX_ATTEMPTS;
       const startedAtMs = Date.now();
       const summary = `attempt ${attempt} of ${MAX_ATTEMPTS}${next.trigger === 'manual' ? ' (retry-now)' : ''}`;
-      let result: DeliveredAttempt | HeldAttempt;
-      // A held attempt is not an attempt: it keeps its number and is claimed again when the hold ends.
+      let result: DeliveredAttempt | HeldAttempt | QueuedAttempt;
+      // A held attempt is not an attempt: it keeps its number and is claimed again when the hold ends. Nor is a
+      // queued one: an ordered webhook's first attempt waits, with no timer, until the webhook ahead settles.
       for (;;) {
         result = await deliverAttempt
           .executeWithOptions({ summary, startToCloseTimeout: timeoutMs + SEND_TIMEOUT_MARGIN_MS }, [
@@ -65,20 +69,26 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
               webhookIdHeader: input.redeliveryOf,
               webhook,
               ...(delivery.pastHoldCeiling() && { pastHoldCeiling: true }),
+              ...(ordering ? { ordering } : input.orderingKey !== undefined && attempt === 1 && { orderingKey: input.orderingKey }),
             },
           ])
           .catch((error: unknown) => unclaimedAttempt(error, attempt, startedAtMs));
+        if ('queued' in result) {
+          await delivery.waitForTurn(result.queued);
+          continue;
+        }
         if (!('held' in result)) break;
         await delivery.waitWhileHeld(result.held);
       }
       const { outcome, needsRecord } = result;
+      if (result.sequence !== undefined && input.orderingKey !== undefined) ordering = { key: input.orderingKey, sequence: result.sequence };
       const attemptRecord: AttemptRecord = { ...outcome, ...next };
       delivery.attempts.push(attemptRecord);
       const done = outcome.succeeded || last;
       if (done) status = outcome.succeeded ? 'delivered' : 'failed';
       if (needsRecord) {
         record(() => recordAttempt({ webhook, attempt: attemptRecord }));
-        if (done) record(() => recordOutcome({ webhook, status, finishedAt: new Date().toISOString() }));
+        if (done) record(() => recordOutcome({ webhook, status, finishedAt: new Date().toISOString(), ...(ordering && { ordered: true }) }));
       }
       if (done) {
         delivery.enter(status);
@@ -90,7 +100,9 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
     if (!isCancellation(error)) throw error;
     // Cancelled by an operator: say so in PostgreSQL and in the search attribute, then end as cancelled.
     delivery.cancelled();
-    record(() => recordOutcome({ webhook, status: 'cancelled', finishedAt: new Date().toISOString() }));
+    // A queued or attempting ordered webhook settles its place too, so the next webhook of its key goes.
+    const ordered = ordering !== undefined || input.orderingKey !== undefined;
+    record(() => recordOutcome({ webhook, status: 'cancelled', finishedAt: new Date().toISOString(), ...(ordered && { ordered: true }) }));
     await Promise.all(pendingRecords);
     throw error;
   }

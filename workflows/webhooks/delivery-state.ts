@@ -1,9 +1,9 @@
-import { condition, log, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { condition, log, patched, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { WebhookActivities } from '../../activities/webhooks/delivery';
 import type { AttemptTrigger } from '../../lib/vocabulary';
 import { WEBHOOK_STATUS } from '../../temporal/search-attributes';
-import { partnerReleasedSignal, retryNowUpdate, webhookStatusQuery } from './messages';
-import { MAX_ATTEMPTS, RETRY_DELAYS_MS, type AttemptRecord, type PartnerHold } from '../../lib/delivery';
+import { orderingTurnSignal, partnerReleasedSignal, retryNowUpdate, webhookStatusQuery } from './messages';
+import { MAX_ATTEMPTS, RETRY_DELAYS_MS, type AttemptRecord, type PartnerHold, type QueuedAttempt } from '../../lib/delivery';
 import { recordsTaskQueue, type DeliverWebhookInput, type DeliveryState } from '../types';
 
 export const retrySummary = (retry: number, delayMs: number): string =>
@@ -18,6 +18,13 @@ const HOLD_WORDS: Record<PartnerHold['state'], string> = {
 /** What Temporal UI shows of a held delivery: why, and the latest it waits until. */
 export const holdSummary = (hold: PartnerHold, ceilingAt: string): string =>
   `held: ${HOLD_WORDS[hold.state]}${hold.pauseReason ? ` (${hold.pauseReason})` : ''}; the attempt waits for the hold to end, at the latest until ${ceilingAt}`;
+
+/** The patch of per-entity ordering: a delivery that queues behind an earlier webhook of its key. */
+export const ENTITY_ORDERING_PATCH = 'entity-ordering';
+
+/** What Temporal UI shows of a queued delivery. */
+export const queuedSummary = (behind: { readonly webhookId: string; readonly sequence: number }): string =>
+  `waiting for webhook ${behind.webhookId}, sequence ${behind.sequence} of its key`;
 
 /** The validator's answer to a retry-now that finds nothing to cut short; the client maps it to 409. */
 export const NOT_WAITING = 'the delivery is not waiting for a retry';
@@ -43,6 +50,11 @@ export function trackDelivery(input: DeliverWebhookInput) {
   let pastHoldCeiling = false;
   setHandler(partnerReleasedSignal, () => {
     released = true;
+  });
+  /** Set by a wake from the webhook ahead in the key; a wake before the wait began counts. */
+  let turnSignalled = false;
+  setHandler(orderingTurnSignal, () => {
+    turnSignalled = true;
   });
   setHandler(webhookStatusQuery, () => ({ webhookId: input.webhookId, eventId: input.eventId, state, attempts, nextAttemptAt }));
   setHandler(
@@ -92,6 +104,19 @@ export function trackDelivery(input: DeliverWebhookInput) {
       }
       pastHoldCeiling = true;
       log.warn('held past the hold ceiling: the delivery goes on with its schedule whatever the partner gate says', { heldMs });
+    },
+    /**
+     * Waits, with no timer and spending no attempt, for the wake of the webhook ahead in the key (`behind`);
+     * then the first attempt asks its lane again. Versioned: histories from before ordering never queue.
+     */
+    async waitForTurn(queued: QueuedAttempt['queued']): Promise<void> {
+      patched(ENTITY_ORDERING_PATCH);
+      enter('queued');
+      setCurrentDetails(queuedSummary(queued.behind));
+      await condition(() => turnSignalled);
+      turnSignalled = false;
+      setCurrentDetails('');
+      state = 'sending';
     },
     /** Waits out the timer after failed attempt `attempt`, or until an operator's retry-now cancels it. */
     async waitForRetry(attempt: number, retryAfterMs = 0): Promise<NextAttempt> {

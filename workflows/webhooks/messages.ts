@@ -12,3 +12,9 @@ export const retryNowUpdate = defineUpdate<RetryNowResult>('retryNow');
 
 /** The partner recovery's word that the hold is over: a held delivery claims its attempt again, at the cap. */
 export const partnerReleasedSignal = defineSignal('partnerReleased');
+
+/**
+ * An ordered webhook's wake: the webhook ahead of it in its key settled (or the sweep found none ahead). The
+ * queued delivery asks its lane again; a wake that finds it not queued changes nothing.
+ */
+export const orderingTurnSignal = defineSignal('orderingTurn');

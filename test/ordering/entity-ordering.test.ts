@@ -1,0 +1,196 @@
+// Per-entity ordering on a real `temporal server start-dev`, with the service's worker and a partner server on
+// loopback: each key's webhooks reach the partner in sequence order, one at a time, under failing first tries;
+// a final failure leaves one recorded gap and the key goes on; a cancelled head lets the next one go.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type http from 'node:http';
+import type { Client } from '@temporalio/client';
+import type { ApiServer } from '../../api/server';
+import jobNew from '../fixtures/events/job-new.json';
+import type { TestDatabase } from '../support/database';
+import { eventually } from '../support/eventually';
+import type { PartnerServer } from '../support/partner-server';
+import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
+import { webhookStatusQuery } from '../../workflows/webhooks/messages';
+
+const INTERNAL_TOKEN = 'ordering-internal-token-0123';
+
+interface Arrival {
+  readonly key: string | undefined;
+  readonly sequence: number | undefined;
+  readonly webhookId: string;
+  readonly status: number;
+  readonly startedMs: number;
+  readonly endedMs: number;
+}
+
+describe('per-entity ordering on the dev server (WEBHOOK_ORDERING=entity)', function () {
+  this.timeout(240_000);
+  let stack: WebhookStack;
+  let db: TestDatabase;
+  let partner: PartnerServer;
+  let api: ApiServer;
+  let client: Client;
+  const arrivals: Arrival[] = [];
+  /** The partner's answer to one POST, by webhook-id and the number of POSTs of it so far. */
+  let answerFor: (webhookId: string, tries: number) => number = () => 204;
+  const tries = new Map<string, number>();
+
+  before(async () => {
+    stack = await startWebhookStack({
+      env: { INTERNAL_API_TOKEN: INTERNAL_TOKEN, WEBHOOK_ORDERING: 'entity', PARTNER_MAX_CONCURRENCY: '50', PARTNER_MAX_PER_SECOND: '100000', PARTNER_BREAKER_FAILURES: '10000' },
+      // 10 s, 100 s and 1000 s become 10, 100 and 1000 ms: a final failure takes about a second.
+      compressTimers: true,
+      partnerHandler: (req: http.IncomingMessage, res: http.ServerResponse) => {
+        const webhookId = String(req.headers['webhook-id']);
+        const n = (tries.get(webhookId) ?? 0) + 1;
+        tries.set(webhookId, n);
+        const startedMs = performance.now();
+        const status = answerFor(webhookId, n);
+        // Jittered latency, so that concurrent keys interleave and a second POST of one key would overlap.
+        setTimeout(() => {
+          const key = req.headers['webhook-ordering-key'];
+          const sequence = req.headers['webhook-sequence'];
+          arrivals.push({ key: key === undefined ? undefined : String(key), sequence: sequence === undefined ? undefined : Number(sequence), webhookId, status, startedMs, endedMs: performance.now() });
+          res.writeHead(status).end();
+        }, 2 + Math.floor(Math.random() * 15));
+      },
+    });
+    ({ db, partner, api, client } = stack);
+  });
+
+  after(() => stack?.close());
+
+  beforeEach(() => {
+    arrivals.length = 0;
+    tries.clear();
+    partner.requests.length = 0;
+    answerFor = () => 204;
+  });
+
+  const post = async (body: unknown) => {
+    const response = await fetch(`${api.url}/internal/v1/webhooks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+  const jobEvent = (jobId: string, action = 'update') => ({ ...structuredClone(jobNew), action, event_id: `ordering-${randomUUID()}`, data: { ...structuredClone(jobNew.data), job: { ...jobNew.data.job, id: jobId } } });
+  const finished = (count: number) =>
+    eventually(`${count} webhooks finished`, async () => {
+      const [{ n }] = (await db.knex.raw(`SELECT count(*)::int AS n FROM webhook_events WHERE finished_at IS NOT NULL`)).rows as Array<{ n: number }>;
+      return n >= count;
+    }, 200_000);
+
+  it('delivers each key in sequence order, one POST at a time, with no gap, when a fifth of first tries fail', async () => {
+    const before = await finishedCount(db);
+    const keys = Array.from({ length: 12 }, () => `j-${randomUUID()}`);
+    const perKey = 8;
+    const failing = new Set<string>();
+    answerFor = (webhookId, n) => (n === 1 && failing.has(webhookId) ? 503 : 204);
+    // Each key's webhooks are accepted one after the other; the keys go at once.
+    const accepted = new Map<string, string[]>();
+    await Promise.all(
+      keys.map(async (jobId) => {
+        for (let i = 0; i < perKey; i++) {
+          const { status, body } = await post(jobEvent(jobId, i === 0 ? 'new' : 'update'));
+          assert.equal(status, 202, JSON.stringify(body));
+          const webhookId = String(body.webhook_id);
+          if (Math.random() < 0.2) failing.add(webhookId);
+          accepted.set(`job:${jobId}`, [...(accepted.get(`job:${jobId}`) ?? []), webhookId]);
+        }
+      }),
+    );
+    await finished(before + keys.length * perKey);
+    for (const [key, webhookIds] of accepted) {
+      const ofKey = arrivals.filter((a) => a.key === key).sort((a, b) => a.startedMs - b.startedMs);
+      const delivered = ofKey.filter((a) => a.status === 204);
+      assert.deepEqual(delivered.map((a) => a.webhookId), webhookIds, `${key}: delivered in the order accepted, each once`);
+      assert.deepEqual(delivered.map((a) => a.sequence), webhookIds.map((_, i) => i + 1), `${key}: sequence 1 to ${perKey}, no gap`);
+      // At most one POST of a key in flight: each starts after the one before it ended.
+      for (let i = 1; i < ofKey.length; i++) assert.ok(ofKey[i].startedMs >= ofKey[i - 1].endedMs, `${key}: two POSTs in flight at once`);
+    }
+    assert.ok(failing.size > 0, 'some first tries failed');
+    const [{ gaps }] = (await db.knex.raw('SELECT coalesce(sum(gaps), 0)::int AS gaps FROM ordering_lanes')).rows as Array<{ gaps: number }>;
+    assert.equal(gaps, 0);
+  });
+
+  it('records one gap when a head fails finally, and the next webhook of the key goes right after', async () => {
+    const jobId = `j-${randomUUID()}`;
+    const first = await post(jobEvent(jobId, 'new'));
+    const headId = String(first.body.webhook_id);
+    answerFor = (webhookId) => (webhookId === headId ? 500 : 204);
+    const second = await post(jobEvent(jobId));
+    const secondId = String(second.body.webhook_id);
+    await eventually('the second webhook delivered', async () => arrivals.some((a) => a.webhookId === secondId && a.status === 204), 60_000);
+    const ofKey = arrivals.filter((a) => a.key === `job:${jobId}`).sort((a, b) => a.startedMs - b.startedMs);
+    assert.deepEqual(ofKey.map((a) => [a.sequence, a.status]), [[1, 500], [1, 500], [1, 500], [1, 500], [2, 204]]);
+    const [place] = (await db.knex.raw('SELECT p.gap, l.gaps FROM ordering_places p JOIN ordering_lanes l ON l.id = p.lane_id WHERE p.webhook_id = ?', [headId])).rows as Array<{ gap: boolean; gaps: number }>;
+    assert.deepEqual(place, { gap: true, gaps: 1 });
+  });
+
+  it('queues a webhook behind its key\'s head without a timer, and a cancelled head lets it go', async () => {
+    const jobId = `j-${randomUUID()}`;
+    const first = await post(jobEvent(jobId, 'new'));
+    const headId = String(first.body.webhook_id);
+    // The head fails and waits its 10 s timer (10 ms compressed); it keeps failing until cancelled.
+    answerFor = (webhookId) => (webhookId === headId ? 503 : 204);
+    await eventually('the head attempted', async () => arrivals.some((a) => a.webhookId === headId));
+    const second = await post(jobEvent(jobId));
+    const handle = client.workflow.getHandle(String(second.body.workflow_id));
+    await eventually('the second webhook queued', async () => (await handle.query(webhookStatusQuery)).state === 'queued', 30_000);
+    // Temporal UI: listed by WebhookStatus = "queued", its wait named by the webhook ahead.
+    await eventually('WebhookStatus queued', async () => JSON.stringify((await handle.describe()).searchAttributes.WebhookStatus) === '["queued"]', 30_000);
+    const metadata = (await handle.query('__temporal_workflow_metadata')) as { currentDetails?: string };
+    assert.equal(metadata.currentDetails, `waiting for webhook ${headId}, sequence 1 of its key`);
+    const history = await handle.fetchHistory();
+    const timers = (history.events ?? []).filter((e) => e.timerStartedEventAttributes);
+    assert.equal(timers.length, 0, 'a queued webhook holds no timer');
+    assert.ok(!arrivals.some((a) => a.webhookId === String(second.body.webhook_id)), 'nothing of the queued webhook was sent');
+    await client.workflow.getHandle(String(first.body.workflow_id)).cancel();
+    await eventually('the second webhook delivered', async () => arrivals.some((a) => a.webhookId === String(second.body.webhook_id) && a.status === 204), 30_000);
+    const delivered = arrivals.find((a) => a.webhookId === String(second.body.webhook_id))!;
+    assert.equal(delivered.sequence, 2);
+  });
+
+  it('gives a repeated event_id no second number, and refuses an ordering_key that is not 1 to 256 characters', async () => {
+    const jobId = `j-${randomUUID()}`;
+    const event = jobEvent(jobId, 'new');
+    assert.equal((await post(event)).status, 202);
+    assert.equal((await post(event)).status, 200);
+    const next = await post(jobEvent(jobId));
+    await eventually('both delivered', async () => arrivals.filter((a) => a.key === `job:${jobId}` && a.status === 204).length === 2, 30_000);
+    assert.deepEqual(arrivals.filter((a) => a.key === `job:${jobId}`).map((a) => a.sequence), [1, 2]);
+    assert.equal(next.status, 202);
+
+    for (const [orderingKey, message] of [
+      ['', 'must be 1 to 256 characters'],
+      ['k'.repeat(257), 'must be 1 to 256 characters'],
+    ] as const) {
+      const refused = await post({ ...jobEvent(jobId), ordering_key: orderingKey });
+      assert.equal(refused.status, 400);
+      assert.deepEqual(refused.body.errors, [{ path: 'ordering_key', message }]);
+    }
+    const numeric = await post({ ...jobEvent(jobId), ordering_key: 42 });
+    assert.equal(numeric.status, 400);
+    assert.deepEqual((numeric.body.errors as Array<{ path: string }>).map((e) => e.path), ['ordering_key']);
+    const [{ n }] = (await db.knex.raw('SELECT count(*)::int AS n FROM ordering_places p JOIN ordering_lanes l ON l.id = p.lane_id WHERE l.last_seq > 2 AND l.key_text = ?', [`job:${jobId}`])).rows as Array<{ n: number }>;
+    assert.equal(n, 0, 'a refused request takes no number');
+  });
+
+  it("sends the upstream system's own ordering_key, which wins over the derived one", async () => {
+    const key = `order-${randomUUID()}`;
+    const a = await post({ ...jobEvent(`j-${randomUUID()}`), ordering_key: key });
+    const b = await post({ ...jobEvent(`j-${randomUUID()}`), ordering_key: key });
+    assert.equal(a.status, 202);
+    assert.equal(b.status, 202);
+    await eventually('both delivered', async () => arrivals.filter((x) => x.key === key && x.status === 204).length === 2, 30_000);
+    assert.deepEqual(arrivals.filter((x) => x.key === key).map((x) => [x.webhookId, x.sequence]), [[a.body.webhook_id, 1], [b.body.webhook_id, 2]]);
+  });
+});
+
+async function finishedCount(db: TestDatabase): Promise<number> {
+  const [{ n }] = (await db.knex.raw('SELECT count(*)::int AS n FROM webhook_events WHERE finished_at IS NOT NULL')).rows as Array<{ n: number }>;
+  return n;
+}
