@@ -7,6 +7,7 @@ import { healthRouter } from './health';
 import { metricsRouter, requestMetrics } from './metrics';
 import { internalWebhooksRouter } from './internal/webhooks-router';
 import { internalPartnerRouter } from './internal/partner-router';
+import { internalOrderingRouter } from './internal/ordering-router';
 import { internalErasuresRouter } from './internal/erasures-router';
 import { internalAuditRouter } from './internal/audit-router';
 import { listingsRouter } from './listings/router';
@@ -20,7 +21,7 @@ import { tracingEnabled } from '../lib/tracing';
 export type RouterFactory = (deps: ApiDependencies) => Router;
 
 /** Route modules, mounted in this order. Each one answers errors in its own API's format. */
-export const API_ROUTERS: readonly RouterFactory[] = [healthRouter, metricsRouter, listingsRouter, openApiRouter, docsRouter, scimRouter, internalWebhooksRouter, internalPartnerRouter, internalErasuresRouter, internalAuditRouter, codecRouter];
+export const API_ROUTERS: readonly RouterFactory[] = [healthRouter, metricsRouter, listingsRouter, openApiRouter, docsRouter, scimRouter, internalWebhooksRouter, internalOrderingRouter, internalPartnerRouter, internalErasuresRouter, internalAuditRouter, codecRouter];
 
 /**
  * Builds the Koa application (the API's routers unless others are given, as the worker's own port does). Unknown paths (404) and methods a router does not serve (405, set by

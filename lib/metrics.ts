@@ -74,6 +74,24 @@ export const webhooksFinished = counterOf('partner_service_webhooks_finished_tot
   'cancelled',
 ]);
 
+/** Wakes of queued ordered webhooks: sent when the webhook ahead settled, or by the sweep after a lost one. */
+export const orderingWakes = counterOf('partner_service_ordering_wakes_total', 'Wakes sent to queued ordered webhooks, by source', 'source', ['settle', 'sweep']);
+
+/** Ordered webhooks that failed finally, leaving a gap in their key's sequence. */
+export const orderingGaps = new Counter({ name: 'partner_service_ordering_gaps_total', help: 'Gaps left in ordering keys: ordered webhooks that failed finally', registers: [metricsRegistry] });
+
+/** Ordered webhooks queued behind the head of their key (the whole deployment, from PostgreSQL). */
+export const countQueuedWebhooksWith = databaseCountGauge(
+  'partner_service_ordering_queued',
+  'Ordered webhooks waiting behind an unsettled webhook of their key (the whole deployment, from PostgreSQL)',
+);
+
+/** The longest an ordered webhook has waited behind its key's head so far, in seconds (0 with none queued). */
+export const observeOldestQueuedWith = databaseCountGauge(
+  'partner_service_ordering_oldest_queued_seconds',
+  'Seconds the longest-queued ordered webhook has waited behind its key (head-of-line wait; 0 when none is queued)',
+);
+
 /** Probes of a tripped breaker, by what the partner did: `answered` closes the breaker, `failing` keeps it. */
 export const partnerProbes = counterOf('partner_service_partner_probes_total', 'Probes a tripped breaker sent to the partner, by outcome', 'outcome', [
   'answered',

@@ -4,6 +4,7 @@ import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { createClientConnections } from './client-connections';
 import { partnerReleasedSignal, retryNowUpdate, webhookStatusQuery } from '../workflows/webhooks/messages';
+import { wakeInOrder } from './ordering-wake';
 import { erasureWorkflowId, type RetryNowResult, type WebhookDeliveryStatus } from '../workflows/types';
 import type { eraseSubject } from '../workflows/personal-data/erase-subject';
 import { startDeliveryWorkflow, type PreparedWebhook } from './delivery-start';
@@ -51,6 +52,8 @@ export interface TemporalGateway {
   cancel(workflowId: string): Promise<void>;
   /** Tells a held delivery that the hold is over; false when its run has ended (nothing to wake). */
   release(workflowId: string): Promise<boolean>;
+  /** Wakes a queued ordered delivery (temporal/ordering-wake.ts); false when no run of that id is running. */
+  wakeInOrder(workflowId: string): Promise<boolean>;
   /** Starts (or finds) the `eraseSubject` workflow of a recorded erasure. Throws TemporalUnavailableError for an outage. */
   startErasure(erasureId: string): Promise<void>;
   /**
@@ -183,6 +186,9 @@ export function createTemporalGateway(
               },
             ),
         );
+      },
+      async wakeInOrder(workflowId) {
+        return call((client) => wakeInOrder(client.workflowService, config.temporal.namespace, workflowId, client.options.identity));
       },
       async startErasure(erasureId) {
         const { connection, client } = await connectAs(identity);

@@ -1,4 +1,5 @@
-import { countOverdueErasuresWith, countStartsInDoubtWith, countWaitingWebhooksWith, observeOldestBodyWith, observePartnerWith } from '../lib/metrics';
+import { countOverdueErasuresWith, countQueuedWebhooksWith, countStartsInDoubtWith, countWaitingWebhooksWith, observeOldestBodyWith, observeOldestQueuedWith, observePartnerWith } from '../lib/metrics';
+import { queuedBacklog } from '../store/ordering/lanes';
 import { countWaitingDeliveries } from '../application/webhooks/delivery-log';
 import { partnerSnapshot } from '../application/partner/partner-operator';
 import { countStartsInDoubt } from '../store/ingestion/starts-in-doubt';
@@ -13,4 +14,6 @@ export function observeWorkerGauges({ config, knex }: WorkerDependencies): void 
   observeOldestBodyWith(() => oldestStoredBody(knex), config.WEBHOOK_PAYLOAD_RETENTION_DAYS);
   countStartsInDoubtWith(() => countStartsInDoubt(knex, config.WEBHOOK_START_DOUBT_SECONDS));
   countOverdueErasuresWith(() => countOverdueErasures(knex));
+  countQueuedWebhooksWith(async () => (await queuedBacklog(knex)).queued);
+  observeOldestQueuedWith(async () => (await queuedBacklog(knex)).oldestSeconds);
 }

@@ -6,7 +6,7 @@ import type { WorkflowService } from '@temporalio/client';
 import { dataAtRest } from '../../lib/at-rest';
 import { partnerSettings, type Config } from '../../lib/config';
 import type { Logger } from '../../lib/logger';
-import { webhooksFinished } from '../../lib/metrics';
+import { orderingGaps, orderingWakes, webhooksFinished } from '../../lib/metrics';
 import { claimAttempt, type AttemptClaim } from '../../store/webhooks/attempt-claim';
 import { storeAttempt, storeOutcome } from '../../store/webhooks/attempt-record';
 import type { GateClaim, GateFeedback } from '../../store/partner/partner-gate';
@@ -101,15 +101,21 @@ export function createActivities({ config, knex, logger, draining, workflowServi
   }
 
   /**
-   * Settles an ordered webhook's place in its lane (a final failure leaves a gap) and wakes the next webhook of
-   * its key. A wake that cannot be sent is logged: the ordering sweep finds that webhook waiting and wakes it.
+   * Settles an ordered webhook's place in its lane (a final failure or a cancel leaves a gap) and wakes the next
+   * webhook of its key. A wake that cannot be sent is logged: the ordering sweep finds that webhook waiting and wakes it.
    */
   async function settleInOrder(webhookId: string, status: StoppedStatus): Promise<void> {
-    const next = await settlePlace(knex, webhookId, status === 'failed');
+    // Anything but a delivery leaves its number missing at the partner: a gap.
+    const gap = status !== 'delivered';
+    const next = await settlePlace(knex, webhookId, gap);
+    if (gap) orderingGaps.inc();
     if (!next || !workflowService) return;
-    await wakeInOrder(workflowService, config().temporal.namespace, next.workflowId, 'partner-service-worker').catch((error: unknown) => {
-      logger.warn({ err: error, webhookId, next: next.webhookId }, 'the next webhook of the ordering key could not be woken; the ordering sweep wakes it');
-    });
+    await wakeInOrder(workflowService, config().temporal.namespace, next.workflowId, 'partner-service-worker').then(
+      (woken) => woken && orderingWakes.inc({ source: 'settle' }),
+      (error: unknown) => {
+        logger.warn({ err: error, webhookId, next: next.webhookId }, 'the next webhook of the ordering key could not be woken; the ordering sweep wakes it');
+      },
+    );
   }
 
   return {
@@ -171,7 +177,8 @@ export function createActivities({ config, knex, logger, draining, workflowServi
       if (written && finish) {
         webhooksFinished.inc({ status: finish.status });
         logger.info({ webhookId: input.webhookId, status: finish.status }, 'webhook finished');
-        if (ordering) await settleInOrder(input.webhookId, finish.status);
+        // A redelivery has no place of its own: it only sends its original's number.
+        if (ordering && !input.webhookIdHeader) await settleInOrder(input.webhookId, finish.status);
       }
       return { outcome, needsRecord: !written, ...(ordering && { sequence: ordering.sequence }) };
     },

@@ -13,6 +13,7 @@ const AUDIT_ACTIONS_BY_OPERATION: Readonly<Record<string, readonly AuditAction[]
   retryWebhookNow: ['webhook.retry_now'],
   cancelWebhook: ['webhook.cancel'],
   redeliverWebhook: ['webhook.redeliver'],
+  getOrdering: [],
   getPartner: [],
   pausePartner: ['partner.pause'],
   resumePartner: ['partner.resume'],

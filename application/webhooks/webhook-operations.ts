@@ -5,6 +5,7 @@ import { inParallel } from '../../lib/in-parallel';
 import { FINISHED_STATUSES } from '../../lib/vocabulary';
 import { findOperableWebhook, findRedeliveryCandidates, type LogPosition, type OperableWebhook, type WebhookFilter } from '../../store/webhooks/delivery-log';
 import { insertRedelivery, recordRun } from '../../store/ingestion/webhook-ingestion';
+import { placeOf } from '../../store/ordering/lanes';
 import type { StoredWebhook } from '../../store/webhooks/webhook-rows';
 import { findWebhookById } from '../../store/webhooks/webhook-view';
 import { signedLinkDeadlines } from '../../events/signed-links';
@@ -126,7 +127,9 @@ async function startRedelivery(knex: Knex, gateway: TemporalGateway, originalId:
   const done = (runId: string, started: boolean) => ({ webhookId: row.webhookId, workflowId: row.workflowId, runId, redeliveryOf: originalId, started });
   if (row.startReported && row.runId) return done(row.runId, false);
   const delivery = storedDelivery({ ...original, webhookId: row.webhookId, workflowId: row.workflowId }, sendTimeoutMs);
-  const runId = await startOrForget(knex, gateway, { ...delivery, input: { ...delivery.input, redeliveryOf: originalId } });
+  // Out of band: an ordered original's redelivery does not wait for its key, and sends the original's number.
+  const ordering = await placeOf(knex, options.atRest, originalId);
+  const runId = await startOrForget(knex, gateway, { ...delivery, input: { ...delivery.input, redeliveryOf: originalId, ...(ordering && { ordering }) } });
   return done(runId, await recordRun(knex, row.webhookId, runId, { reported: true }));
 }
 

@@ -7,6 +7,7 @@ import { eraseCommand } from './erase';
 import { importCommand } from './import';
 import { keysCommand } from './keys';
 import { migrateCommand } from './migrate';
+import { orderingCommand } from './ordering';
 import { partnerCommand } from './partner';
 import { personalDataCommand } from './personal-data';
 import { retentionCommand } from './retention';
@@ -16,4 +17,4 @@ import { webhooksCommand } from './webhooks';
 import { workerCommand } from './worker';
 
 /** Every `partner-service` subcommand, in the order `--help` lists them. */
-export const commands: readonly Command[] = [startCommand, apiCommand, workerCommand, migrateCommand, importCommand, appsCommand, webhooksCommand, partnerCommand, tokensCommand, eraseCommand, personalDataCommand, keysCommand, retentionCommand, auditCommand, dbCommand];
+export const commands: readonly Command[] = [startCommand, apiCommand, workerCommand, migrateCommand, importCommand, appsCommand, webhooksCommand, orderingCommand, partnerCommand, tokensCommand, eraseCommand, personalDataCommand, keysCommand, retentionCommand, auditCommand, dbCommand];

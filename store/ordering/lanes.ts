@@ -6,6 +6,7 @@ import type { SubjectIndexKey } from '../../lib/subject-index';
 import { indexKeysOf } from '../personal-data/subject-index-keys';
 import { refuseClearWriteIfKeyed } from '../personal-data/at-rest-settings';
 import { newWebhookRow, type NewWebhook } from '../webhooks/webhook-rows';
+import { LOG_STATUS_SQL } from '../webhooks/delivery-log';
 
 // Per-entity ordering's SQL (migration 022): a webhook's place in its key's lane, written with its row; the
 // turn, asked before its first attempt; the settling of a place, which names the webhook to wake.
@@ -104,7 +105,7 @@ export interface NextInLane {
 }
 
 /**
- * Settles a webhook's place (delivered, finally failed, cancelled), with `gap` when it failed finally and the
+ * Settles a webhook's place (delivered, finally failed, cancelled), with `gap` when it was not delivered and the
  * lane goes on without it, and names the next unsettled webhook of its lane. Idempotent: a second call settles
  * nothing and names the same next webhook, so a lost wake is sent again.
  */
@@ -130,4 +131,112 @@ export async function settlePlace(knex: Knex, webhookId: string, gap: boolean): 
     ),
   );
   return next && { webhookId: next.webhook_id, workflowId: next.workflow_id };
+}
+
+/**
+ * Queued webhooks that have waited `waitedMs` or more with nothing unsettled ahead of them any more: their wake
+ * was lost (a worker gone between settling and signalling, Temporal unreachable, a row ahead removed).
+ */
+export async function lostWakes(knex: Knex, waitedMs: number, limit: number): Promise<NextInLane[]> {
+  const rows = await runSql<{ webhook_id: string; workflow_id: string }>(
+    knex,
+    sql`SELECT q.webhook_id, w.workflow_id FROM ordering_places q JOIN webhook_events w ON w.id = q.webhook_id
+         WHERE q.waiting_since IS NOT NULL AND q.settled_at IS NULL AND q.waiting_since <= clock_timestamp() - ${waitedMs} * interval '1 millisecond'
+           AND NOT EXISTS (SELECT 1 FROM ordering_places p WHERE p.lane_id = q.lane_id AND p.seq < q.seq AND p.settled_at IS NULL)
+         ORDER BY q.waiting_since LIMIT ${limit}`,
+  );
+  return rows.map((row) => ({ webhookId: row.webhook_id, workflowId: row.workflow_id }));
+}
+
+/** Ordered webhooks queued behind their key's head, and how long the oldest of them has waited (seconds). */
+export async function queuedBacklog(knex: Knex): Promise<{ readonly queued: number; readonly oldestSeconds: number }> {
+  const [row] = await runSql<{ queued: number; oldest_seconds: number }>(
+    knex,
+    sql`SELECT count(*)::int AS queued, coalesce(extract(epoch FROM clock_timestamp() - min(waiting_since)), 0)::float8 AS oldest_seconds
+          FROM ordering_places WHERE waiting_since IS NOT NULL AND settled_at IS NULL`,
+  );
+  return { queued: row.queued, oldestSeconds: row.oldest_seconds };
+}
+
+/** The unsettled head of a lane that has kept a webhook queued for a while: its run may have been stopped. */
+export interface StalledHead {
+  readonly webhookId: string;
+  readonly eventId: string;
+  readonly workflowId: string;
+  readonly runId: string | null;
+  readonly isTest: boolean;
+}
+
+/**
+ * The heads of lanes in which a webhook has been queued for `waitedMs` or more: a run terminated in Temporal UI
+ * (or timed out) runs no code, so nothing settles its place; the sweep asks Temporal about each.
+ */
+export async function stalledHeads(knex: Knex, waitedMs: number, limit: number): Promise<StalledHead[]> {
+  const rows = await runSql<{ id: string; event_id: string; workflow_id: string; run_id: string | null; is_test: boolean }>(
+    knex,
+    sql`SELECT DISTINCT w.id, w.event_id, w.workflow_id, w.run_id, w.is_test
+          FROM ordering_places q
+          JOIN LATERAL (SELECT p.webhook_id FROM ordering_places p WHERE p.lane_id = q.lane_id AND p.settled_at IS NULL ORDER BY p.seq LIMIT 1) h ON true
+          JOIN webhook_events w ON w.id = h.webhook_id
+         WHERE q.waiting_since IS NOT NULL AND q.settled_at IS NULL AND h.webhook_id <> q.webhook_id
+           AND q.waiting_since <= clock_timestamp() - ${waitedMs} * interval '1 millisecond'
+         LIMIT ${limit}`,
+  );
+  return rows.map((row) => ({ webhookId: row.id, eventId: row.event_id, workflowId: row.workflow_id, runId: row.run_id, isTest: row.is_test }));
+}
+
+/** An ordered webhook's key and sequence number (a redelivery sends its original's); undefined when unordered or erased. */
+export async function placeOf(knex: Knex, atRest: DataAtRest, webhookId: string): Promise<{ key: string; sequence: number } | undefined> {
+  const [row] = await runSql<{ seq: number; key_digest: Buffer | null; key_text: string | null; key_sealed: Buffer | null; key_key_id: string | null }>(
+    knex,
+    sql`SELECT p.seq, l.key_digest, l.key_text, l.key_sealed, l.key_key_id FROM ordering_places p JOIN ordering_lanes l ON l.id = p.lane_id
+         WHERE p.webhook_id = ${webhookId}::uuid`,
+  );
+  const key = row?.key_digest && openText(atRest, { clear: row.key_text, sealed: row.key_sealed, keyId: row.key_key_id }, laneKeyBinding(row.key_digest));
+  return key ? { key, sequence: Number(row.seq) } : undefined;
+}
+
+/** One ordering key with an unsettled webhook: its head and what waits behind it. */
+export interface OrderingKeyRow {
+  readonly key: string | null;
+  readonly headWebhookId: string;
+  readonly headSequence: number;
+  /** The head's status in the delivery log: `pending` (attempting), `waiting` (for a retry), `held` (by the partner gate). */
+  readonly headStatus: string;
+  readonly headAttempts: number;
+  readonly queued: number;
+  readonly oldestQueuedSince: Date | null;
+  readonly gaps: number;
+}
+
+/** The keys with an unsettled webhook, the longest-waiting first (then by lane), at most `limit`. */
+export async function orderingKeys(knex: Knex, atRest: DataAtRest, limit: number): Promise<OrderingKeyRow[]> {
+  const rows = await runSql<{
+    key_digest: Buffer | null; key_text: string | null; key_sealed: Buffer | null; key_key_id: string | null; gaps: number;
+    head_id: string; head_seq: number; head_status: string; head_attempts: number; queued: number; oldest: Date | null;
+  }>(
+    knex,
+    sql`WITH open_lanes AS (SELECT DISTINCT lane_id FROM ordering_places WHERE settled_at IS NULL)
+        SELECT l.key_digest, l.key_text, l.key_sealed, l.key_key_id, l.gaps::int AS gaps,
+               h.webhook_id AS head_id, h.seq::int AS head_seq, ${LOG_STATUS_SQL} AS head_status,
+               (SELECT count(*)::int FROM webhook_attempts a WHERE a.webhook_id = e.id) AS head_attempts,
+               (SELECT count(*)::int FROM ordering_places q WHERE q.lane_id = l.id AND q.settled_at IS NULL AND q.seq > h.seq) AS queued,
+               (SELECT min(q.waiting_since) FROM ordering_places q WHERE q.lane_id = l.id AND q.settled_at IS NULL AND q.seq > h.seq) AS oldest
+          FROM open_lanes o
+          JOIN ordering_lanes l ON l.id = o.lane_id
+          JOIN LATERAL (SELECT p.webhook_id, p.seq FROM ordering_places p WHERE p.lane_id = l.id AND p.settled_at IS NULL ORDER BY p.seq LIMIT 1) h ON true
+          JOIN webhook_events e ON e.id = h.webhook_id
+         ORDER BY oldest NULLS LAST, l.id
+         LIMIT ${limit}`,
+  );
+  return rows.map((row) => ({
+    key: row.key_digest && openText(atRest, { clear: row.key_text, sealed: row.key_sealed, keyId: row.key_key_id }, laneKeyBinding(row.key_digest)),
+    headWebhookId: row.head_id,
+    headSequence: row.head_seq,
+    headStatus: row.head_status,
+    headAttempts: row.head_attempts,
+    queued: row.queued,
+    oldestQueuedSince: row.oldest,
+    gaps: row.gaps,
+  }));
 }

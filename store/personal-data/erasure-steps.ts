@@ -41,7 +41,8 @@ export interface ErasedCounts {
  * its company, when it names one) has its workflow id recorded in erasure_runs (every run of it is deleted; a
  * test send has none and skips Temporal); a pending delivery (waiting or
  * held) becomes cancelled by erasure; the body and its attempts' response excerpts are removed; the row's
- * subject keys are emptied, so no later erasure finds it again. The counts go to the erasures row, which also
+ * subject keys are emptied, so no later erasure finds it again; an ordered webhook's place settles, and a lane
+ * left with none but erased webhooks loses its key. The counts go to the erasures row, which also
  * marks the step done: a retry after a lost reply returns the counts recorded and changes nothing.
  */
 export async function eraseSubjectWebhooks(knex: Knex, erasureId: string): Promise<ErasedCounts> {
@@ -87,6 +88,18 @@ export async function eraseSubjectWebhooks(knex: Knex, erasureId: string): Promi
       trx,
       sql`UPDATE webhook_attempts SET response_body = NULL, response_body_sealed = NULL, response_body_key_id = NULL
            WHERE webhook_id = ANY(${counts.ids}::uuid[]) AND (response_body IS NOT NULL OR response_body_sealed IS NOT NULL)`,
+    );
+    // Ordered webhooks: a cancelled one settles its place, leaving a gap (the ordering sweep wakes what queued
+    // behind it); a lane whose every webhook is erased loses its key, so no candidate id stays behind in it.
+    await runSql(
+      trx,
+      sql`WITH settled AS (
+            UPDATE ordering_places SET gap = gap OR settled_at IS NULL, settled_at = COALESCE(settled_at, now()), waiting_since = NULL
+             WHERE webhook_id = ANY(${counts.ids}::uuid[]) RETURNING lane_id
+          )
+          UPDATE ordering_lanes l SET key_digest = NULL, key_text = NULL, key_sealed = NULL, key_key_id = NULL
+           WHERE l.id IN (SELECT lane_id FROM settled)
+             AND NOT EXISTS (SELECT 1 FROM ordering_places p WHERE p.lane_id = l.id AND NOT (p.webhook_id = ANY(${counts.ids}::uuid[])))`,
     );
     await runSql(
       trx,

@@ -27,6 +27,8 @@ const WAITING_SQL = `e.status = 'pending' AND e.held_since IS NULL AND EXISTS (S
 /** The next attempt waits for the partner gate to open (store/partner/partner-gate.ts). */
 const HELD_SQL = `e.status = 'pending' AND e.held_since IS NOT NULL`;
 const POSITION = microsecondsOf('e.created_at');
+/** A row's status in the log (row alias `e`): `held` and `waiting` split from `pending`; the ordering status uses it too. */
+export const LOG_STATUS_SQL = raw(`CASE WHEN ${HELD_SQL} THEN 'held' WHEN ${WAITING_SQL} THEN 'waiting' ELSE e.status END`);
 
 /** The filter's conditions and the page's start, joined with AND, every value bound. */
 function filterConditions(filter: WebhookFilter, after?: LogPosition): SqlFragment {
@@ -74,7 +76,7 @@ export async function listWebhooks(
   const rows = await runSql<LoggedWebhook & { position_us: string }>(
     knex,
     sql`SELECT e.id AS webhook_id, e.event_id, e.event_type, e.action, e.company_id,
-               CASE WHEN ${raw(HELD_SQL)} THEN 'held' WHEN ${raw(WAITING_SQL)} THEN 'waiting' ELSE e.status END AS status,
+               ${LOG_STATUS_SQL} AS status,
                (SELECT count(*)::int FROM webhook_attempts a WHERE a.webhook_id = e.id) AS attempts,
                COALESCE((SELECT a.expired_links FROM webhook_attempts a WHERE a.webhook_id = e.id ORDER BY a.attempt DESC LIMIT 1), '{}') AS expired_links,
                e.redelivery_of, e.is_test, e.created_at, e.finished_at, ${POSITION} AS position_us

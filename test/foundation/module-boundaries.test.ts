@@ -140,7 +140,7 @@ describe('module boundaries', function () {
     assert.deepEqual(Object.fromEntries(CAPABILITIES.map((capability) => [capability, present(capability)])), {
       ingestion: ['application', 'store'],
       webhooks: ['application', 'store', 'activities', 'workflows'],
-      ordering: ['store'],
+      ordering: ['application', 'store'],
       partner: ['application', 'store'],
       'personal-data': ['application', 'store', 'activities', 'workflows'],
       access: ['application', 'store'],

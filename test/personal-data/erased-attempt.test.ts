@@ -110,4 +110,46 @@ describe('an attempt of an erased webhook', function () {
       { attempt: 2, http_status: 503, response_body: null, response_body_sealed: null },
     ]);
   });
+
+  it("settles an ordered webhook's place with a gap, and clears the key of a lane left with erased webhooks only", async () => {
+    partner.handler = answer(503, 'try later');
+    const candidateId = (event.data as { candidate: { id: string } }).candidate.id;
+    const ownKey = `candidate:${candidateId}`;
+    // The candidate's own lane, and a lane it shares with another candidate's webhook.
+    const shared = `shared-${randomUUID()}`;
+    const other = { ...(structuredClone(candidateNew) as WebhookEventInput), event_id: `erased-other-${randomUUID()}` };
+    (other.data as { candidate: { id: string } }).candidate.id = `other-${randomUUID()}`;
+    const otherIds = webhookIds(other);
+    const ordered = (orderingKey: string, of = { event, ids }): DeliverAttemptInput => ({
+      webhookId: of.ids.webhookId,
+      attempt: 1,
+      event: toEnvelope(of.event),
+      scheduledAt: new Date().toISOString(),
+      finalOnFailure: false,
+      webhook: { ...of.ids, runId: 'run-1', isTest: false },
+      orderingKey,
+    });
+    const first = (await env.run(activities.deliverAttempt as DeliverAttemptOnly, ordered(ownKey))) as DeliveredAttempt;
+    assert.equal(first.sequence, 1);
+    assert.equal(partner.requests.at(-1)!.headers['webhook-ordering-key'], ownKey);
+    const otherEvent = { event: other, ids: otherIds };
+    await env.run(activities.deliverAttempt as DeliverAttemptOnly, ordered(shared, otherEvent));
+    // A second webhook of the candidate, in the shared lane behind the other candidate's: queued, nothing sent.
+    const second = { ...(structuredClone(event) as WebhookEventInput), event_id: `erased-second-${randomUUID()}` };
+    const secondIds = webhookIds(second);
+    const queued = await env.run(activities.deliverAttempt as (input: DeliverAttemptInput) => Promise<unknown>, ordered(shared, { event: second, ids: secondIds }));
+    assert.deepEqual(queued, { queued: { sequence: 2, behind: { webhookId: otherIds.webhookId, sequence: 1 } } });
+    await writeSubjectKeys(db.knex, [{ id: secondIds.webhookId, keys: eventSubjectKeys(DEVELOPMENT_SUBJECT_INDEX_KEY, toEnvelope(second)) }], 'development');
+
+    assert.deepEqual(await erase(), { webhooksFound: 2, deliveriesCancelled: 2, bodiesRemoved: 2 });
+    const places = await db.knex('ordering_places as p')
+      .join('ordering_lanes as l', 'l.id', 'p.lane_id')
+      .whereIn('p.webhook_id', [ids.webhookId, secondIds.webhookId, otherIds.webhookId])
+      .select('p.webhook_id', 'p.seq', 'p.gap', db.knex.raw('p.settled_at IS NOT NULL AS settled'), 'l.key_text', db.knex.raw('l.key_digest IS NULL AS digest_cleared'));
+    const byId = new Map(places.map((p: { webhook_id: string }) => [p.webhook_id, p]));
+    assert.deepEqual(byId.get(ids.webhookId), { webhook_id: ids.webhookId, seq: 1, gap: true, settled: true, key_text: null, digest_cleared: true });
+    assert.deepEqual(byId.get(secondIds.webhookId), { webhook_id: secondIds.webhookId, seq: 2, gap: true, settled: true, key_text: shared, digest_cleared: false });
+    assert.deepEqual(byId.get(otherIds.webhookId), { webhook_id: otherIds.webhookId, seq: 1, gap: false, settled: false, key_text: shared, digest_cleared: false });
+    assert.equal((await db.knex('ordering_lanes').where({ key_text: ownKey }).count('* as n'))[0].n, 0, "no lane keeps the erased candidate's key");
+  });
 });

@@ -30,6 +30,10 @@ export class RecordingGateway implements TemporalGateway {
   cancel(workflowId: string): Promise<void> {
     return this.inner.cancel(workflowId);
   }
+  wakeInOrder(workflowId: string): Promise<boolean> {
+    return this.inner.wakeInOrder(workflowId);
+  }
+
   release(workflowId: string): Promise<boolean> {
     return this.inner.release(workflowId);
   }

@@ -1,6 +1,7 @@
 // The internal API's queries and bodies in /openapi.json are the JSON Schema of the zod schemas the routes check
 // with, not a second statement of their rules; where zod metadata carries a rule (the pause reason's pattern),
 // Ajv and zod accept exactly the same values.
+import { orderingStatusQuery } from '../../application/ordering/ordering-status';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -19,6 +20,7 @@ const CHECKED: Record<string, z.ZodType> = {
   'listWebhooks query': listQuery,
   'redeliverWebhook query': redeliveryQuery,
   'redeliverWebhooks body': bulkRedeliveryBody,
+  'getOrdering query': orderingStatusQuery,
   'pausePartner body': pauseRequest,
   'limitPartner body': limitRequest,
   'requestErasure body': erasureRequest,

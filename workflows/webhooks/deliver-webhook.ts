@@ -44,8 +44,8 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
   const timeoutMs = input.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
 
   let status: FinalStatus = 'failed';
-  /** An ordered webhook's key and sequence number, once its first attempt had its turn. */
-  let ordering: { key: string; sequence: number } | undefined;
+  /** An ordered webhook's key and sequence number, once its first attempt had its turn (a redelivery's from the start). */
+  let ordering: { key: string; sequence: number } | undefined = input.ordering;
   let next: NextAttempt = { scheduledAt: new Date().toISOString(), trigger: 'schedule' };
   try {
     for (let attempt = 1; ; attempt++) {
@@ -88,7 +88,7 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
       if (done) status = outcome.succeeded ? 'delivered' : 'failed';
       if (needsRecord) {
         record(() => recordAttempt({ webhook, attempt: attemptRecord }));
-        if (done) record(() => recordOutcome({ webhook, status, finishedAt: new Date().toISOString(), ...(ordering && { ordered: true }) }));
+        if (done) record(() => recordOutcome({ webhook, status, finishedAt: new Date().toISOString(), ...(ordering && !input.redeliveryOf && { ordered: true }) }));
       }
       if (done) {
         delivery.enter(status);
@@ -101,7 +101,7 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
     // Cancelled by an operator: say so in PostgreSQL and in the search attribute, then end as cancelled.
     delivery.cancelled();
     // A queued or attempting ordered webhook settles its place too, so the next webhook of its key goes.
-    const ordered = ordering !== undefined || input.orderingKey !== undefined;
+    const ordered = (ordering !== undefined || input.orderingKey !== undefined) && input.redeliveryOf === undefined;
     record(() => recordOutcome({ webhook, status: 'cancelled', finishedAt: new Date().toISOString(), ...(ordered && { ordered: true }) }));
     await Promise.all(pendingRecords);
     throw error;

@@ -1,6 +1,7 @@
 import { auditPaths, auditSchemas } from './audit';
 import { commonSchemas } from './common';
 import { erasurePaths, erasureSchemas } from './erasures';
+import { orderingPaths, orderingSchemas } from './ordering';
 import { partnerPaths, partnerSchemas } from './partner';
 import { webhookPaths, webhookResourceSchemas } from './webhooks';
 
@@ -8,6 +9,6 @@ import { webhookPaths, webhookResourceSchemas } from './webhooks';
 // it needs (the routers' requireScope; test/access/token-matrix.test.ts holds both to the same list). Every query
 // and body the routes check with zod is generated from that zod schema; the answers are stated here.
 
-export const internalPaths = { ...webhookPaths, ...partnerPaths, ...erasurePaths, ...auditPaths };
+export const internalPaths = { ...webhookPaths, ...orderingPaths, ...partnerPaths, ...erasurePaths, ...auditPaths };
 
-export const internalSchemas = { ...commonSchemas, ...webhookResourceSchemas, ...partnerSchemas, ...erasureSchemas, ...auditSchemas };
+export const internalSchemas = { ...commonSchemas, ...webhookResourceSchemas, ...orderingSchemas, ...partnerSchemas, ...erasureSchemas, ...auditSchemas };
