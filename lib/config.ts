@@ -117,6 +117,8 @@ const envSchema = z.object({
   WEBHOOK_START_DOUBT_SECONDS: positiveInt(86_400).pipe(z.number().min(10, { message: 'must be at least 10 (a start call may take 5 s)' })).default(60),
   /** `entity`: each ordering key's webhooks reach the partner in the order they were accepted (docs/partners.md). */
   WEBHOOK_ORDERING: z.enum(['entity', 'off'], { message: 'must be entity or off' }).default('off'),
+  /** An ordered key whose head fails finally: `skip` records the gap and goes on; `block` waits for an operator's skip or retry. */
+  WEBHOOK_ORDERING_ON_FAILURE: z.enum(['skip', 'block'], { message: 'must be skip or block' }).default('skip'),
   WORKER_HTTP_PORT: positiveInt(65535).default(3001),
   /** Unset: PARTNER_MAX_CONCURRENCY + 40 (worker/webhook-worker.ts `workflowTaskSlots`). */
   WORKER_WORKFLOW_TASK_SLOTS: positiveInt(10_000).optional(),

@@ -116,7 +116,15 @@ export interface DeliveredAttempt {
   readonly needsRecord: boolean;
   /** An ordered webhook's sequence number in its key's lane, from the attempt that had its turn. */
   readonly sequence?: number;
+  /**
+   * The last attempt of an ordered head failed with WEBHOOK_ORDERING_ON_FAILURE=block: nothing final was
+   * recorded, and the key waits for an operator's skip or retry.
+   */
+  readonly blocked?: boolean;
 }
+
+/** An operator's decision for a blocked head: give it up (a gap) or make one more attempt now. */
+export type BlockedDecision = 'skip' | 'retry';
 
 export interface RecordAttemptInput {
   readonly webhook: WebhookRef;

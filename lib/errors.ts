@@ -138,7 +138,7 @@ export class NotFoundError extends ServiceError {
   readonly httpStatus = 404;
 
   constructor(
-    readonly kind: 'webhook' | 'erasure',
+    readonly kind: 'webhook' | 'erasure' | 'ordering key',
     readonly id: string,
   ) {
     super(`No ${kind} ${id}.`);

@@ -81,6 +81,8 @@ export const AUDIT_ACTIONS = [
   'directory.import',
   'webhook.send',
   'webhook.send_test',
+  'ordering.skip',
+  'ordering.retry',
 ] as const;
 
 /** An audit row's phase: `intent` before a call outside PostgreSQL, `outcome` once it is known (or with the change). */

@@ -3,7 +3,8 @@ import { isRefusal, refusalReason } from './grpc-refusal';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { createClientConnections } from './client-connections';
-import { partnerReleasedSignal, retryNowUpdate, webhookStatusQuery } from '../workflows/webhooks/messages';
+import { orderingDecisionUpdate, partnerReleasedSignal, retryNowUpdate, webhookStatusQuery } from '../workflows/webhooks/messages';
+import type { BlockedDecision } from '../lib/delivery';
 import { wakeInOrder } from './ordering-wake';
 import { erasureWorkflowId, type RetryNowResult, type WebhookDeliveryStatus } from '../workflows/types';
 import type { eraseSubject } from '../workflows/personal-data/erase-subject';
@@ -54,6 +55,8 @@ export interface TemporalGateway {
   release(workflowId: string): Promise<boolean>;
   /** Wakes a queued ordered delivery (temporal/ordering-wake.ts); false when no run of that id is running. */
   wakeInOrder(workflowId: string): Promise<boolean>;
+  /** An operator's skip or retry of a blocked ordered head. Throws WebhookConflictError when it is not blocked. */
+  decideBlocked(workflowId: string, decision: BlockedDecision): Promise<void>;
   /** Starts (or finds) the `eraseSubject` workflow of a recorded erasure. Throws TemporalUnavailableError for an outage. */
   startErasure(erasureId: string): Promise<void>;
   /**
@@ -189,6 +192,17 @@ export function createTemporalGateway(
       },
       async wakeInOrder(workflowId) {
         return call((client) => wakeInOrder(client.workflowService, config.temporal.namespace, workflowId, client.options.identity));
+      },
+      async decideBlocked(workflowId, decision) {
+        await call((client) =>
+          client.workflow
+            .getHandle(workflowId)
+            .executeUpdate(orderingDecisionUpdate, { args: [decision] })
+            .catch((error: unknown) => {
+              if (error instanceof WorkflowUpdateFailedError) throw new WebhookConflictError(`Not blocked: ${error.cause?.message ?? error.message}`);
+              throw endedRunConflict(error);
+            }),
+        );
       },
       async startErasure(erasureId) {
         const { connection, client } = await connectAs(identity);

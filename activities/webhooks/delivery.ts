@@ -13,6 +13,7 @@ import type { GateClaim, GateFeedback } from '../../store/partner/partner-gate';
 import {
   ERASED_FAILURE_TYPE,
   failedAttempt,
+  MAX_ATTEMPTS,
   type AttemptOutcome,
   type DeliverAttemptInput,
   type DeliveredAttempt,
@@ -29,7 +30,7 @@ import { describeError } from '../../lib/describe-error';
 import { createPostToPartner } from '../../partner-client/partner-post';
 import { deleteRun } from '../../temporal/run-deletion';
 import { wakeInOrder } from '../../temporal/ordering-wake';
-import { settlePlace, takeTurn } from '../../store/ordering/lanes';
+import { blockPlace, settlePlace, takeTurn, unblockPlace } from '../../store/ordering/lanes';
 
 export interface ActivityDependencies {
   /** Read on every send, so a rotated token or endpoint applies to pending retries. */
@@ -137,6 +138,8 @@ export function createActivities({ config, knex, logger, draining, workflowServi
         if (turn.kind === 'queued') return { queued: { sequence: turn.sequence, behind: turn.behind } };
         if (turn.kind === 'turn') ordering = { key: turn.key, sequence: turn.sequence };
       }
+      // An operator's retry of a blocked head: not blocked while it goes, blocked again if it fails.
+      if (ordering && input.attempt > MAX_ATTEMPTS) await unblockPlace(knex, input.webhookId);
       const claim = await claimWithinCap(input);
       if (claim.kind === 'held') {
         return { held: { state: claim.state, pauseReason: claim.pauseReason, ceilingMs: config().PARTNER_HOLD_CEILING_MS } };
@@ -152,7 +155,9 @@ export function createActivities({ config, knex, logger, draining, workflowServi
       // Only a POST that was made tells the breaker anything: not a lost try, nor a missing endpoint.
       const sent = claim.kind === 'claimed' && !('missing' in partnerSettings(config()));
       const outcome = claim.kind === 'claimed' ? await postClaimed({ ...input, ordering }, claim.acceptedAt) : lostAttempt(input.attempt);
-      const status: FinalStatus | undefined = outcome.succeeded ? 'delivered' : input.finalOnFailure ? 'failed' : undefined;
+      // An ordered head's final failure with WEBHOOK_ORDERING_ON_FAILURE=block ends nothing: its key waits.
+      const blocks = !outcome.succeeded && input.finalOnFailure && ordering !== undefined && !input.webhookIdHeader && config().WEBHOOK_ORDERING_ON_FAILURE === 'block';
+      const status: FinalStatus | undefined = outcome.succeeded ? 'delivered' : input.finalOnFailure && !blocks ? 'failed' : undefined;
       const finish = status && { status, finishedAt: new Date().toISOString() };
       const record = { webhook: input.webhook, attempt: { ...outcome, scheduledAt: input.scheduledAt, trigger: input.trigger } };
       const write = storeAttempt(knex, dataAtRest(config()), record, finish, sent ? gateFeedback(outcome) : undefined);
@@ -180,7 +185,8 @@ export function createActivities({ config, knex, logger, draining, workflowServi
         // A redelivery has no place of its own: it only sends its original's number.
         if (ordering && !input.webhookIdHeader) await settleInOrder(input.webhookId, finish.status);
       }
-      return { outcome, needsRecord: !written, ...(ordering && { sequence: ordering.sequence }) };
+      if (blocks) await blockPlace(knex, input.webhookId);
+      return { outcome, needsRecord: !written, ...(ordering && { sequence: ordering.sequence }), ...(blocks && { blocked: true }) };
     },
 
     /** Retried by Temporal until PostgreSQL accepts it, unless PostgreSQL rejects the data itself. */

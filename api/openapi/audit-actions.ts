@@ -14,6 +14,8 @@ const AUDIT_ACTIONS_BY_OPERATION: Readonly<Record<string, readonly AuditAction[]
   cancelWebhook: ['webhook.cancel'],
   redeliverWebhook: ['webhook.redeliver'],
   getOrdering: [],
+  skipOrderingKey: ['ordering.skip'],
+  retryOrderingKey: ['ordering.retry'],
   getPartner: [],
   pausePartner: ['partner.pause'],
   resumePartner: ['partner.resume'],

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { DataAtRest } from '../../lib/at-rest';
 import { zodPathErrors } from '../../lib/validation';
-import { wholeCount } from '../../lib/keyset-paging';
+import { queryFlag, wholeCount } from '../../lib/keyset-paging';
 import { FILTER_DETAIL, InvalidRequestError } from '../../lib/errors';
 import { orderingKeys, type OrderingKeyRow } from '../../store/ordering/lanes';
 
@@ -14,14 +14,15 @@ export const MAX_ORDERING_KEYS = 1000;
 /** The query string; the OpenAPI document's parameters are generated from it. */
 export const orderingStatusQuery = z.strictObject({
   limit: wholeCount(MAX_ORDERING_KEYS).default(DEFAULT_ORDERING_KEYS),
+  blocked: queryFlag.meta({ description: '`true`: only keys whose head is blocked (WEBHOOK_ORDERING_ON_FAILURE=block).' }),
 });
 
 /**
  * What a key's head is doing: `attempting` (an attempt is being made, or due at once), `waiting` (for its next
- * retry), `held` (by the partner gate), `stopped` (its run ended outside the service; the ordering sweep settles
- * it and the key goes on).
+ * retry), `held` (by the partner gate), `blocked` (failed finally; an operator skips or retries it), `stopped`
+ * (its run ended outside the service; the ordering sweep settles it and the key goes on).
  */
-export const HEAD_STATES = ['attempting', 'waiting', 'held', 'stopped'] as const;
+export const HEAD_STATES = ['attempting', 'waiting', 'held', 'blocked', 'stopped'] as const;
 export type HeadState = (typeof HEAD_STATES)[number];
 
 export interface OrderingKeyStatus {
@@ -36,13 +37,13 @@ export interface OrderingKeyStatus {
   readonly gaps: number;
 }
 
-const HEAD_STATE_OF: Record<string, HeadState> = { pending: 'attempting', waiting: 'waiting', held: 'held' };
+const HEAD_STATE_OF: Record<string, HeadState> = { pending: 'attempting', waiting: 'waiting', held: 'held', blocked: 'blocked' };
 
 /** The keys with an unsettled webhook, the longest-waiting first; throws InvalidRequestError for a bad query. */
 export async function orderingStatus(knex: Knex, atRest: DataAtRest, query: Record<string, unknown>, now = new Date()): Promise<{ keys: OrderingKeyStatus[] }> {
   const parsed = orderingStatusQuery.safeParse(query);
   if (!parsed.success) throw new InvalidRequestError(zodPathErrors(parsed.error), FILTER_DETAIL);
-  const rows = await orderingKeys(knex, atRest, parsed.data.limit);
+  const rows = await orderingKeys(knex, atRest, parsed.data.limit, { blockedOnly: parsed.data.blocked });
   return { keys: rows.map((row) => keyStatus(row, now)) };
 }
 

@@ -11,6 +11,9 @@ import type { Knex } from 'knex';
  *   commit order, and a repeated event_id takes no number.
  * - A lane's head is its lowest unsettled place; the partial index finds it and what waits behind it.
  * - A place goes with its webhook's row (the retention purge, a start that certainly failed).
+ * - With WEBHOOK_ORDERING_ON_FAILURE=block, a head that failed finally is `blocked_since` until an operator
+ *   skips it or retries it; a retry is an attempt past the fourth, so an attempt's number is no longer capped
+ *   at 4 (the schedule still makes 4).
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
@@ -30,15 +33,26 @@ export async function up(knex: Knex): Promise<void> {
       lane_id        bigint NOT NULL REFERENCES ordering_lanes (id),
       seq            bigint NOT NULL CHECK (seq > 0),
       waiting_since  timestamptz,
+      blocked_since  timestamptz,
       settled_at     timestamptz,
       gap            boolean NOT NULL DEFAULT false,
       UNIQUE (lane_id, seq)
     );
     CREATE INDEX ordering_places_open_idx ON ordering_places (lane_id, seq) WHERE settled_at IS NULL;
     CREATE INDEX ordering_places_waiting_idx ON ordering_places (waiting_since) WHERE waiting_since IS NOT NULL AND settled_at IS NULL;
+    ALTER TABLE webhook_attempts DROP CONSTRAINT webhook_attempts_attempt_check,
+      ADD CONSTRAINT webhook_attempts_attempt_check CHECK (attempt >= 1);
+    ALTER TABLE webhook_events DROP CONSTRAINT webhook_events_claimed_attempt_check,
+      ADD CONSTRAINT webhook_events_claimed_attempt_check CHECK (claimed_attempt >= 0);
   `);
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.raw('DROP TABLE ordering_places; DROP TABLE ordering_lanes;');
+  await knex.raw(`
+    DROP TABLE ordering_places; DROP TABLE ordering_lanes;
+    ALTER TABLE webhook_attempts DROP CONSTRAINT webhook_attempts_attempt_check,
+      ADD CONSTRAINT webhook_attempts_attempt_check CHECK (attempt BETWEEN 1 AND 4);
+    ALTER TABLE webhook_events DROP CONSTRAINT webhook_events_claimed_attempt_check,
+      ADD CONSTRAINT webhook_events_claimed_attempt_check CHECK (claimed_attempt BETWEEN 0 AND 4);
+  `);
 }

@@ -118,7 +118,7 @@ export async function settlePlace(knex: Knex, webhookId: string, gap: boolean): 
         SELECT webhook_id, settled_at IS NULL AS open FROM ordering_places WHERE webhook_id = ${webhookId}::uuid FOR UPDATE
       ), settled AS (
         UPDATE ordering_places p
-           SET settled_at = COALESCE(p.settled_at, clock_timestamp()), waiting_since = NULL, gap = p.gap OR (b.open AND ${gap}::boolean)
+           SET settled_at = COALESCE(p.settled_at, clock_timestamp()), waiting_since = NULL, blocked_since = NULL, gap = p.gap OR (b.open AND ${gap}::boolean)
           FROM before b WHERE p.webhook_id = b.webhook_id
         RETURNING p.lane_id, p.seq, b.open AND ${gap}::boolean AS counted
       ), counted AS (
@@ -201,7 +201,7 @@ export interface OrderingKeyRow {
   readonly key: string | null;
   readonly headWebhookId: string;
   readonly headSequence: number;
-  /** The head's status in the delivery log: `pending` (attempting), `waiting` (for a retry), `held` (by the partner gate). */
+  /** `blocked`, or the head's status in the delivery log: `pending` (attempting), `waiting` (for a retry), `held` (by the partner gate). */
   readonly headStatus: string;
   readonly headAttempts: number;
   readonly queued: number;
@@ -210,7 +210,7 @@ export interface OrderingKeyRow {
 }
 
 /** The keys with an unsettled webhook, the longest-waiting first (then by lane), at most `limit`. */
-export async function orderingKeys(knex: Knex, atRest: DataAtRest, limit: number): Promise<OrderingKeyRow[]> {
+export async function orderingKeys(knex: Knex, atRest: DataAtRest, limit: number, { blockedOnly = false } = {}): Promise<OrderingKeyRow[]> {
   const rows = await runSql<{
     key_digest: Buffer | null; key_text: string | null; key_sealed: Buffer | null; key_key_id: string | null; gaps: number;
     head_id: string; head_seq: number; head_status: string; head_attempts: number; queued: number; oldest: Date | null;
@@ -218,14 +218,16 @@ export async function orderingKeys(knex: Knex, atRest: DataAtRest, limit: number
     knex,
     sql`WITH open_lanes AS (SELECT DISTINCT lane_id FROM ordering_places WHERE settled_at IS NULL)
         SELECT l.key_digest, l.key_text, l.key_sealed, l.key_key_id, l.gaps::int AS gaps,
-               h.webhook_id AS head_id, h.seq::int AS head_seq, ${LOG_STATUS_SQL} AS head_status,
+               h.webhook_id AS head_id, h.seq::int AS head_seq,
+               CASE WHEN h.blocked_since IS NOT NULL THEN 'blocked' ELSE ${LOG_STATUS_SQL} END AS head_status,
                (SELECT count(*)::int FROM webhook_attempts a WHERE a.webhook_id = e.id) AS head_attempts,
                (SELECT count(*)::int FROM ordering_places q WHERE q.lane_id = l.id AND q.settled_at IS NULL AND q.seq > h.seq) AS queued,
                (SELECT min(q.waiting_since) FROM ordering_places q WHERE q.lane_id = l.id AND q.settled_at IS NULL AND q.seq > h.seq) AS oldest
           FROM open_lanes o
           JOIN ordering_lanes l ON l.id = o.lane_id
-          JOIN LATERAL (SELECT p.webhook_id, p.seq FROM ordering_places p WHERE p.lane_id = l.id AND p.settled_at IS NULL ORDER BY p.seq LIMIT 1) h ON true
+          JOIN LATERAL (SELECT p.webhook_id, p.seq, p.blocked_since FROM ordering_places p WHERE p.lane_id = l.id AND p.settled_at IS NULL ORDER BY p.seq LIMIT 1) h ON true
           JOIN webhook_events e ON e.id = h.webhook_id
+         WHERE NOT ${blockedOnly}::boolean OR h.blocked_since IS NOT NULL
          ORDER BY oldest NULLS LAST, l.id
          LIMIT ${limit}`,
   );
@@ -239,4 +241,33 @@ export async function orderingKeys(knex: Knex, atRest: DataAtRest, limit: number
     oldestQueuedSince: row.oldest,
     gaps: row.gaps,
   }));
+}
+
+/** Marks an ordered head blocked: it failed finally with WEBHOOK_ORDERING_ON_FAILURE=block. */
+export async function blockPlace(knex: Knex, webhookId: string): Promise<void> {
+  await runSql(knex, sql`UPDATE ordering_places SET blocked_since = COALESCE(blocked_since, clock_timestamp()) WHERE webhook_id = ${webhookId}::uuid AND settled_at IS NULL`);
+}
+
+/** A blocked head goes again (an operator's retry): no longer blocked unless that attempt fails too. */
+export async function unblockPlace(knex: Knex, webhookId: string): Promise<void> {
+  await runSql(knex, sql`UPDATE ordering_places SET blocked_since = NULL WHERE webhook_id = ${webhookId}::uuid`);
+}
+
+/** The unsettled head of a key's lane: undefined when the key has no lane (or it was erased); `head` null when nothing of it is unsettled. */
+export async function headOfKey(
+  knex: Knex,
+  atRest: DataAtRest,
+  orderingKey: string,
+): Promise<{ head: { webhookId: string; workflowId: string; blocked: boolean } | null } | undefined> {
+  const digest = laneDigest((await indexKeysOf(knex, atRest)).writeWith, orderingKey);
+  const [row] = await runSql<{ head_id: string | null; workflow_id: string | null; blocked: boolean | null }>(
+    knex,
+    sql`SELECT h.webhook_id AS head_id, w.workflow_id, h.blocked_since IS NOT NULL AS blocked
+          FROM ordering_lanes l
+          LEFT JOIN LATERAL (SELECT p.webhook_id, p.blocked_since FROM ordering_places p WHERE p.lane_id = l.id AND p.settled_at IS NULL ORDER BY p.seq LIMIT 1) h ON true
+          LEFT JOIN webhook_events w ON w.id = h.webhook_id
+         WHERE l.key_digest = ${digest}::bytea`,
+  );
+  if (!row) return undefined;
+  return { head: row.head_id && row.workflow_id ? { webhookId: row.head_id, workflowId: row.workflow_id, blocked: row.blocked === true } : null };
 }

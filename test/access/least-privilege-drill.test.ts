@@ -234,6 +234,13 @@ describe('least-privilege drill: named tokens, every operator action audited wit
     assert.equal((await cliJson('partner', 'resume')).state, 'active');
     assert.equal((await cliJson('partner', 'limit', '9')).max_per_second, 9);
 
+    // Per-entity ordering: no key of the drill is blocked (ordering is off here), so each skip and retry is a
+    // refusal, audited as a failed change like any other.
+    assert.equal((await change('operator', 'POST', '/internal/v1/ordering/skip', { key: 'drill-no-such-key' })).status, 404);
+    assert.equal((await change('operator', 'POST', '/internal/v1/ordering/retry', { key: 'drill-no-such-key' })).status, 404);
+    assert.equal((await cli('ordering', 'skip', 'drill-no-such-key')).code, 1);
+    assert.equal((await cli('ordering', 'retry', 'drill-no-such-key')).code, 1);
+
     // Erasures, through the API with the erase token and through the CLI, of candidates of their own (an
     // erasure deletes their webhooks' runs from Temporal, and the other runs are read back below).
     const apiErasure = await change('eraser', 'POST', '/internal/v1/erasures', { candidate_id: events.apiErased.data.candidate.id });
@@ -296,6 +303,10 @@ describe('least-privilege drill: named tokens, every operator action audited wit
       byCli('partner.pause', queue),
       byCli('partner.resume', queue),
       byCli('partner.limit', queue),
+      byApi('ordering.skip', null, 'failed'),
+      byApi('ordering.retry', null, 'failed'),
+      byCli('ordering.skip', null, 'failed'),
+      byCli('ordering.retry', null, 'failed'),
       byApi('erasure.request', apiErasure.body.erasure_id, 'succeeded', 'drill-eraser'),
       byCli('erasure.request', cliErasure.erasure_id),
       byCli('token.revoke', 'drill-spare'),
@@ -342,7 +353,7 @@ describe('least-privilege drill: named tokens, every operator action audited wit
       assert.ok(calls.some((c) => c.method === method.toUpperCase() && pattern.test(c.route)), `the drill calls ${method.toUpperCase()} ${template}`);
       for (const action of actions) assert.ok(rows.some((r) => r.action === action && r.actor !== me), `${method.toUpperCase()} ${template}: ${action} in the trail`);
     }
-    assert.equal(auditedOperations, 8);
+    assert.equal(auditedOperations, 10);
     // Every action of the vocabulary is made by some command or operation.
     const declared = new Set([...commands.flatMap((c) => Object.values(c.auditActions).flat()), ...internalOperations(document).flatMap(({ operation }) => operation['x-audit-actions'] as string[])]);
     assert.deepEqual([...declared].sort(), [...AUDIT_ACTIONS].sort());

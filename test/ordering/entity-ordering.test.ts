@@ -265,6 +265,75 @@ describe('per-entity ordering on the dev server (WEBHOOK_ORDERING=entity)', func
     console.log(`      first try: ${ordered.events} history events either way; ${ordered.statements} statements ordered, ${unordered.statements} unordered`);
   });
 
+  describe('with WEBHOOK_ORDERING_ON_FAILURE=block', () => {
+    // The attempts read the configuration at each attempt (config()), so this stack's worker blocks from now on.
+    before(() => setOnFailure('block'));
+    after(() => setOnFailure('skip'));
+    const setOnFailure = (value: 'skip' | 'block') => ((stack.config as { WEBHOOK_ORDERING_ON_FAILURE: string }).WEBHOOK_ORDERING_ON_FAILURE = value);
+    const operate = async (path: string, key: unknown) => {
+      const response = await fetch(`${api.url}/internal/v1/ordering/${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ key }),
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    /** A key whose head fails all four attempts and blocks, with one webhook queued behind it. */
+    const blockedKey = async () => {
+      const jobId = `j-${randomUUID()}`;
+      const first = await post(jobEvent(jobId, 'new'));
+      const headId = String(first.body.webhook_id);
+      let failing = true;
+      answerFor = (webhookId) => (webhookId === headId && failing ? 500 : 204);
+      const second = await post(jobEvent(jobId));
+      const head = client.workflow.getHandle(String(first.body.workflow_id));
+      await eventually('the head blocked', async () => (await head.query(webhookStatusQuery)).state === 'blocked', 30_000);
+      return { key: `job:${jobId}`, headId, secondId: String(second.body.webhook_id), head, stopFailing: () => (failing = false) };
+    };
+    const keyStatus = async (key: string) => {
+      const response = await fetch(`${api.url}/internal/v1/ordering?blocked=true`, { headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } });
+      const { keys } = (await response.json()) as { keys: Array<{ key: string; head: { webhook_id: string; sequence: number; state: string; attempts: number }; queued: number; gaps: number }> };
+      return keys.find((k) => k.key === key);
+    };
+
+    it("holds the key after its head's fourth failure, other keys go on, and `skip` records the gap and lets the next go", async () => {
+      const { key, headId, secondId, head } = await blockedKey();
+      const blocked = (await keyStatus(key))!;
+      assert.deepEqual([blocked.head, blocked.queued, blocked.gaps], [{ webhook_id: headId, sequence: 1, state: 'blocked', attempts: 4 }, 1, 0]);
+      // Another key is not delayed by the blocked one.
+      const other = await post(jobEvent(`j-${randomUUID()}`, 'new'));
+      await eventually('another key delivered', async () => arrivals.some((a) => a.webhookId === String(other.body.webhook_id) && a.status === 204), 10_000);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.ok(!arrivals.some((a) => a.webhookId === secondId), 'nothing behind the blocked head was sent');
+      assert.equal((await db.knex('webhook_events').where({ id: headId }).first('status')).status, 'pending');
+
+      assert.deepEqual(await operate('skip', 'job:never-used'), { status: 404, body: { detail: 'Not found.' } });
+      assert.equal((await operate('skip', '')).status, 400);
+      assert.deepEqual(await operate('skip', key), { status: 200, body: { key, webhook_id: headId, decision: 'skip' } });
+      assert.equal(((await head.result()) as { status: string }).status, 'failed');
+      await eventually('the next webhook delivered', async () => arrivals.some((a) => a.webhookId === secondId && a.status === 204), 30_000);
+      assert.equal(arrivals.find((a) => a.webhookId === secondId)!.sequence, 2);
+      const [place] = (await db.knex.raw('SELECT p.gap, w.status FROM ordering_places p JOIN webhook_events w ON w.id = p.webhook_id WHERE p.webhook_id = ?', [headId])).rows;
+      assert.deepEqual(place, { gap: true, status: 'failed' });
+      assert.equal((await operate('skip', key)).status, 409, 'nothing of the key is blocked any more');
+      const trail = await db.knex('audit_events').where({ action: 'ordering.skip', target: headId }).select('phase', 'outcome');
+      assert.deepEqual(trail.map((r: { phase: string }) => r.phase).sort(), ['intent', 'outcome']);
+    });
+
+    it('`retry` makes one more attempt of the blocked head now; delivered, the key goes on with no gap', async () => {
+      const { key, headId, secondId, head, stopFailing } = await blockedKey();
+      assert.equal((await operate('skip', 'x'.repeat(257))).status, 400);
+      stopFailing();
+      assert.deepEqual(await operate('retry', key), { status: 202, body: { key, webhook_id: headId, decision: 'retry' } });
+      assert.equal(((await head.result()) as { status: string }).status, 'delivered');
+      await eventually('the next webhook delivered', async () => arrivals.some((a) => a.webhookId === secondId && a.status === 204), 30_000);
+      const attempts = await db.knex('webhook_attempts').where({ webhook_id: headId }).orderBy('attempt').select('attempt', 'http_status', 'trigger');
+      assert.deepEqual(attempts.map((a: { attempt: number; http_status: number }) => [a.attempt, a.http_status]), [[1, 500], [2, 500], [3, 500], [4, 500], [5, 204]]);
+      assert.equal((attempts[4] as { trigger: string }).trigger, 'manual');
+      assert.equal(await keyStatus(key), undefined);
+    });
+  });
+
   it("sends the upstream system's own ordering_key, which wins over the derived one", async () => {
     const key = `order-${randomUUID()}`;
     const a = await post({ ...jobEvent(`j-${randomUUID()}`), ordering_key: key });

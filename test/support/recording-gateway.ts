@@ -1,3 +1,4 @@
+import type { BlockedDecision } from '../../lib/delivery';
 import type { PreparedWebhook } from '../../temporal/delivery-start';
 import type { DeliveryLookup, TemporalGateway } from '../../temporal/gateway';
 import type { RetryNowResult } from '../../workflows/types';
@@ -32,6 +33,10 @@ export class RecordingGateway implements TemporalGateway {
   }
   wakeInOrder(workflowId: string): Promise<boolean> {
     return this.inner.wakeInOrder(workflowId);
+  }
+
+  decideBlocked(workflowId: string, decision: BlockedDecision): Promise<void> {
+    return this.inner.decideBlocked(workflowId, decision);
   }
 
   release(workflowId: string): Promise<boolean> {

@@ -2,6 +2,7 @@
 // with, not a second statement of their rules; where zod metadata carries a rule (the pause reason's pattern),
 // Ajv and zod accept exactly the same values.
 import { orderingStatusQuery } from '../../application/ordering/ordering-status';
+import { orderingKeyRequest } from '../../application/ordering/ordering-operator';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -21,6 +22,8 @@ const CHECKED: Record<string, z.ZodType> = {
   'redeliverWebhook query': redeliveryQuery,
   'redeliverWebhooks body': bulkRedeliveryBody,
   'getOrdering query': orderingStatusQuery,
+  'skipOrderingKey body': orderingKeyRequest,
+  'retryOrderingKey body': orderingKeyRequest,
   'pausePartner body': pauseRequest,
   'limitPartner body': limitRequest,
   'requestErasure body': erasureRequest,

@@ -49,7 +49,8 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
   let next: NextAttempt = { scheduledAt: new Date().toISOString(), trigger: 'schedule' };
   try {
     for (let attempt = 1; ; attempt++) {
-      const last = attempt === MAX_ATTEMPTS;
+      // An operator's retry of a blocked head is an attempt past the fourth, and the last again.
+      const last = attempt >= MAX_ATTEMPTS;
       const startedAtMs = Date.now();
       const summary = `attempt ${attempt} of ${MAX_ATTEMPTS}${next.trigger === 'manual' ? ' (retry-now)' : ''}`;
       let result: DeliveredAttempt | HeldAttempt | QueuedAttempt;
@@ -84,13 +85,24 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
       if (result.sequence !== undefined && input.orderingKey !== undefined) ordering = { key: input.orderingKey, sequence: result.sequence };
       const attemptRecord: AttemptRecord = { ...outcome, ...next };
       delivery.attempts.push(attemptRecord);
-      const done = outcome.succeeded || last;
+      // A blocked head's failure ends nothing: its key waits for an operator's skip or retry.
+      const done = (outcome.succeeded || last) && !result.blocked;
       if (done) status = outcome.succeeded ? 'delivered' : 'failed';
       if (needsRecord) {
         record(() => recordAttempt({ webhook, attempt: attemptRecord }));
         if (done) record(() => recordOutcome({ webhook, status, finishedAt: new Date().toISOString(), ...(ordering && !input.redeliveryOf && { ordered: true }) }));
       }
       if (done) {
+        delivery.enter(status);
+        break;
+      }
+      if (result.blocked) {
+        if ((await delivery.waitWhileBlocked()) === 'retry') {
+          next = { scheduledAt: new Date().toISOString(), trigger: 'manual' };
+          continue;
+        }
+        status = 'failed';
+        record(() => recordOutcome({ webhook, status, finishedAt: new Date().toISOString(), ordered: true }));
         delivery.enter(status);
         break;
       }

@@ -2,8 +2,8 @@ import { condition, log, patched, proxyActivities, setCurrentDetails, setHandler
 import type { WebhookActivities } from '../../activities/webhooks/delivery';
 import type { AttemptTrigger } from '../../lib/vocabulary';
 import { WEBHOOK_STATUS } from '../../temporal/search-attributes';
-import { orderingTurnSignal, partnerReleasedSignal, retryNowUpdate, webhookStatusQuery } from './messages';
-import { MAX_ATTEMPTS, RETRY_DELAYS_MS, type AttemptRecord, type PartnerHold, type QueuedAttempt } from '../../lib/delivery';
+import { orderingDecisionUpdate, orderingTurnSignal, partnerReleasedSignal, retryNowUpdate, webhookStatusQuery } from './messages';
+import { MAX_ATTEMPTS, RETRY_DELAYS_MS, type AttemptRecord, type BlockedDecision, type PartnerHold, type QueuedAttempt } from '../../lib/delivery';
 import { recordsTaskQueue, type DeliverWebhookInput, type DeliveryState } from '../types';
 
 export const retrySummary = (retry: number, delayMs: number): string =>
@@ -25,6 +25,12 @@ export const ENTITY_ORDERING_PATCH = 'entity-ordering';
 /** What Temporal UI shows of a queued delivery. */
 export const queuedSummary = (behind: { readonly webhookId: string; readonly sequence: number }): string =>
   `waiting for webhook ${behind.webhookId}, sequence ${behind.sequence} of its key`;
+
+/** What Temporal UI shows of a blocked head. */
+export const BLOCKED_SUMMARY = 'blocked: failed finally; its key waits until an operator runs `ordering skip` or `ordering retry`';
+
+/** The validator's answer to an ordering decision for a head that is not blocked; the client maps it to 409. */
+export const NOT_BLOCKED = 'the delivery is not a blocked head';
 
 /** The validator's answer to a retry-now that finds nothing to cut short; the client maps it to 409. */
 export const NOT_WAITING = 'the delivery is not waiting for a retry';
@@ -51,6 +57,20 @@ export function trackDelivery(input: DeliverWebhookInput) {
   setHandler(partnerReleasedSignal, () => {
     released = true;
   });
+  let decision: BlockedDecision | undefined;
+  setHandler(
+    orderingDecisionUpdate,
+    (asked) => {
+      decision = asked;
+      return { decision: asked };
+    },
+    {
+      validator: (asked) => {
+        if (state !== 'blocked' || decision !== undefined) throw new Error(NOT_BLOCKED);
+        if (asked !== 'skip' && asked !== 'retry') throw new Error('the decision is skip or retry');
+      },
+    },
+  );
   /** Set by a wake from the webhook ahead in the key; a wake before the wait began counts. */
   let turnSignalled = false;
   setHandler(orderingTurnSignal, () => {
@@ -117,6 +137,21 @@ export function trackDelivery(input: DeliverWebhookInput) {
       turnSignalled = false;
       setCurrentDetails('');
       state = 'sending';
+    },
+    /**
+     * Waits, with no timer, for an operator's decision on a head that failed finally while its key blocks
+     * (WEBHOOK_ORDERING_ON_FAILURE=block); the webhooks behind it stay queued meanwhile.
+     */
+    async waitWhileBlocked(): Promise<BlockedDecision> {
+      patched(ENTITY_ORDERING_PATCH);
+      enter('blocked');
+      setCurrentDetails(BLOCKED_SUMMARY);
+      await condition(() => decision !== undefined);
+      const decided = decision!;
+      decision = undefined;
+      setCurrentDetails('');
+      state = 'sending';
+      return decided;
     },
     /** Waits out the timer after failed attempt `attempt`, or until an operator's retry-now cancels it. */
     async waitForRetry(attempt: number, retryAfterMs = 0): Promise<NextAttempt> {

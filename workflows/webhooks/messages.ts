@@ -1,5 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { RetryNowResult, WebhookDeliveryStatus } from '../types';
+import type { BlockedDecision } from '../../lib/delivery';
 
 /** Attempts so far, the current state and the time of the next attempt. */
 export const webhookStatusQuery = defineQuery<WebhookDeliveryStatus>('webhookStatus');
@@ -18,3 +19,9 @@ export const partnerReleasedSignal = defineSignal('partnerReleased');
  * queued delivery asks its lane again; a wake that finds it not queued changes nothing.
  */
 export const orderingTurnSignal = defineSignal('orderingTurn');
+
+/**
+ * An operator's decision for a blocked ordered head (WEBHOOK_ORDERING_ON_FAILURE=block): `skip` ends it as
+ * failed, leaving a gap, and its key goes on; `retry` makes one more attempt now. Rejected unless blocked.
+ */
+export const orderingDecisionUpdate = defineUpdate<{ decision: BlockedDecision }, [BlockedDecision]>('orderingDecision');

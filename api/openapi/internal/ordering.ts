@@ -1,8 +1,16 @@
 import { HEAD_STATES, MAX_ORDERING_KEYS, orderingStatusQuery } from '../../../application/ordering/ordering-status';
-import { zodQueryParameters } from '../zod-json-schema';
-import { ref, json, error, uuid, scoped, postgresOnlyErrors } from './common';
+import { zodJsonSchema, zodQueryParameters } from '../zod-json-schema';
+import { orderingKeyRequest } from '../../../application/ordering/ordering-operator';
+import { ref, json, error, uuid, scoped, postgresOnlyErrors, badBody, operation } from './common';
 
 export const orderingSchemas = {
+  OrderingKeyRequest: zodJsonSchema(orderingKeyRequest),
+  OrderingDecision: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['key', 'webhook_id', 'decision'],
+    properties: { key: { type: 'string' }, webhook_id: uuid, decision: { type: 'string', enum: ['skip', 'retry'] } },
+  },
   OrderingStatus: {
     type: 'object',
     additionalProperties: false,
@@ -35,6 +43,15 @@ export const orderingSchemas = {
   },
 };
 
+const decisionOperation = (operationId: string, summary: string, status: string, description: string) => ({
+  post: operation(['operate'], operationId, summary, {
+    [status]: { description, content: json(ref('OrderingDecision')) },
+    ...badBody,
+    '404': error('No lane of that key (never used, or erased).'),
+    '409': error('The key is not blocked: its head has not failed finally, or nothing of it is unsettled.'),
+  }, { requestBody: { required: true, content: json(ref('OrderingKeyRequest')) } }),
+});
+
 export const orderingPaths = {
   '/internal/v1/ordering': {
     get: {
@@ -45,9 +62,11 @@ export const orderingPaths = {
       parameters: zodQueryParameters(orderingStatusQuery),
       responses: {
         '200': { description: 'The keys.', content: json(ref('OrderingStatus')) },
-        '400': error('A bad limit: one error per parameter.'),
+        '400': error('A bad limit or flag: one error per parameter.'),
         ...postgresOnlyErrors,
       },
     },
   },
+  '/internal/v1/ordering/skip': decisionOperation('skipOrderingKey', "Skip a blocked key's head: it ends as failed, a gap, and the key goes on (as `partner-service ordering skip KEY`)", '200', 'Skipped.'),
+  '/internal/v1/ordering/retry': decisionOperation('retryOrderingKey', "Retry a blocked key's head: one more attempt now; blocked again if it fails (as `partner-service ordering retry KEY`)", '202', 'The attempt is being made.'),
 };
