@@ -92,6 +92,12 @@ export const observeOldestQueuedWith = databaseCountGauge(
   'Seconds the longest-queued ordered webhook has waited behind its key (head-of-line wait; 0 when none is queued)',
 );
 
+/** How long the longest-blocked ordered head has been blocked, in seconds (0 with none): what OrderingKeyBlocked reads. */
+export const observeOldestBlockedWith = databaseCountGauge(
+  'partner_service_ordering_oldest_blocked_seconds',
+  'Seconds the longest-blocked ordered head has waited for an operator (WEBHOOK_ORDERING_ON_FAILURE=block; 0 when none is blocked)',
+);
+
 /** Probes of a tripped breaker, by what the partner did: `answered` closes the breaker, `failing` keeps it. */
 export const partnerProbes = counterOf('partner_service_partner_probes_total', 'Probes a tripped breaker sent to the partner, by outcome', 'outcome', [
   'answered',

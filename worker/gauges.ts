@@ -1,5 +1,5 @@
-import { countOverdueErasuresWith, countQueuedWebhooksWith, countStartsInDoubtWith, countWaitingWebhooksWith, observeOldestBodyWith, observeOldestQueuedWith, observePartnerWith } from '../lib/metrics';
-import { queuedBacklog } from '../store/ordering/lanes';
+import { countOverdueErasuresWith, countQueuedWebhooksWith, countStartsInDoubtWith, countWaitingWebhooksWith, observeOldestBodyWith, observeOldestBlockedWith, observeOldestQueuedWith, observePartnerWith } from '../lib/metrics';
+import { orderingBacklog } from '../store/ordering/lanes';
 import { countWaitingDeliveries } from '../application/webhooks/delivery-log';
 import { partnerSnapshot } from '../application/partner/partner-operator';
 import { countStartsInDoubt } from '../store/ingestion/starts-in-doubt';
@@ -14,6 +14,7 @@ export function observeWorkerGauges({ config, knex }: WorkerDependencies): void 
   observeOldestBodyWith(() => oldestStoredBody(knex), config.WEBHOOK_PAYLOAD_RETENTION_DAYS);
   countStartsInDoubtWith(() => countStartsInDoubt(knex, config.WEBHOOK_START_DOUBT_SECONDS));
   countOverdueErasuresWith(() => countOverdueErasures(knex));
-  countQueuedWebhooksWith(async () => (await queuedBacklog(knex)).queued);
-  observeOldestQueuedWith(async () => (await queuedBacklog(knex)).oldestSeconds);
+  countQueuedWebhooksWith(async () => (await orderingBacklog(knex)).queued);
+  observeOldestQueuedWith(async () => (await orderingBacklog(knex)).oldestQueuedSeconds);
+  observeOldestBlockedWith(async () => (await orderingBacklog(knex)).oldestBlockedSeconds);
 }

@@ -148,14 +148,19 @@ export async function lostWakes(knex: Knex, waitedMs: number, limit: number): Pr
   return rows.map((row) => ({ webhookId: row.webhook_id, workflowId: row.workflow_id }));
 }
 
-/** Ordered webhooks queued behind their key's head, and how long the oldest of them has waited (seconds). */
-export async function queuedBacklog(knex: Knex): Promise<{ readonly queued: number; readonly oldestSeconds: number }> {
-  const [row] = await runSql<{ queued: number; oldest_seconds: number }>(
+/**
+ * Ordered webhooks queued behind their key's head, how long the oldest of them has waited, and how long the
+ * longest-blocked head has been blocked (seconds, 0 for none): the worker's gauges, one statement per scrape.
+ */
+export async function orderingBacklog(knex: Knex): Promise<{ readonly queued: number; readonly oldestQueuedSeconds: number; readonly oldestBlockedSeconds: number }> {
+  const [row] = await runSql<{ queued: number; oldest_queued: number; oldest_blocked: number }>(
     knex,
-    sql`SELECT count(*)::int AS queued, coalesce(extract(epoch FROM clock_timestamp() - min(waiting_since)), 0)::float8 AS oldest_seconds
-          FROM ordering_places WHERE waiting_since IS NOT NULL AND settled_at IS NULL`,
+    sql`SELECT count(*) FILTER (WHERE waiting_since IS NOT NULL)::int AS queued,
+               coalesce(extract(epoch FROM clock_timestamp() - min(waiting_since)), 0)::float8 AS oldest_queued,
+               coalesce(extract(epoch FROM clock_timestamp() - min(blocked_since)), 0)::float8 AS oldest_blocked
+          FROM ordering_places WHERE (waiting_since IS NOT NULL OR blocked_since IS NOT NULL) AND settled_at IS NULL`,
   );
-  return { queued: row.queued, oldestSeconds: row.oldest_seconds };
+  return { queued: row.queued, oldestQueuedSeconds: row.oldest_queued, oldestBlockedSeconds: row.oldest_blocked };
 }
 
 /** The unsettled head of a lane that has kept a webhook queued for a while: its run may have been stopped. */

@@ -125,7 +125,7 @@ describe('alert rules (deploy/prometheus)', () => {
     for (const rule of rules()) {
       assert.match(rule.labels?.severity ?? '', /^(warning|critical)$/, rule.alert);
       assert.ok(rule.annotations?.summary && rule.annotations.description, rule.alert);
-      assert.match(rule.annotations?.runbook_url ?? '', /^docs\/(partner-protection\.md|access\.md#auth-failures|personal-data\.md#(retention|stuck-erasures))$/, rule.alert);
+      assert.match(rule.annotations?.runbook_url ?? '', /^docs\/(partner-protection\.md|access\.md#auth-failures|personal-data\.md#(retention|stuck-erasures)|operations\.md#per-entity-ordering)$/, rule.alert);
       assert.match(docs, new RegExp(`^### ${rule.alert}$`, 'm'), `docs/alerts.md describes ${rule.alert}`);
     }
   });

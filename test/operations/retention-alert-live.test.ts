@@ -3,6 +3,7 @@
 // body is past it, firing within seconds of a finished webhook whose body is 3 days old, and resolved once
 // `partner-service retention run` has removed it. ErasureOverdue: silent for an erasure pending 14 minutes,
 // firing for one pending 20 minutes (whose `erase status` says why), resolved once it completes.
+// OrderingKeyBlocked: silent for a head blocked 20 minutes, firing for one blocked 31, resolved once settled.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
@@ -21,7 +22,7 @@ const RULES = path.join(__dirname, '..', '..', 'deploy', 'prometheus', 'partner-
 const TASK_QUEUE = 'retention-alert';
 const DAY_SECONDS = 86_400;
 
-describe('WebhookBodiesPastRetention and ErasureOverdue on a real Prometheus scraping api and worker processes', function () {
+describe('WebhookBodiesPastRetention, ErasureOverdue and OrderingKeyBlocked on a real Prometheus scraping api and worker processes', function () {
   this.timeout(180_000);
   let work: string;
   let server: DevServer;
@@ -120,5 +121,29 @@ describe('WebhookBodiesPastRetention and ErasureOverdue on a real Prometheus scr
     assert.match(JSON.parse(status.stdout).pending_reason, /^waiting: Temporal still serves runs/);
     await db.knex('erasures').whereIn('id', [overdue]).update({ status: 'completed', completed_at: new Date(), pending_reason: null });
     await eventually('ErasureOverdue resolved', async () => (await erasureAlerts()).length === 0, 30_000);
+  });
+
+  it('OrderingKeyBlocked: silent for a head blocked 20 minutes, fires for one blocked 31 minutes, resolves once it is skipped', async () => {
+    const orderingAlerts = async () => (await prometheus!.alerts()).filter((a) => a.labels.alertname === 'OrderingKeyBlocked');
+    const [lane] = await db.knex('ordering_lanes').insert({ key_digest: Buffer.from(randomUUID()), key_text: `job:alert-${randomUUID()}`, last_seq: 2 }).returning('id');
+    const blockedHead = async (seq: number, minutes: number) => {
+      const id = randomUUID();
+      await db.knex('webhook_events').insert({ id, event_id: `blocked-${id}`, event_type: 'job', action: 'update', body: '{"data":{}}', workflow_id: `wf-${id}`, run_id: randomUUID() });
+      await db.knex('ordering_places').insert({ webhook_id: id, lane_id: lane.id, seq, blocked_since: new Date(Date.now() - minutes * 60_000) });
+      return id;
+    };
+    const recent = await blockedHead(1, 20);
+    await eventually('the gauge scraped at about 20 min', async () => Math.abs((await sample('max(partner_service_ordering_oldest_blocked_seconds)'))[0] - 1200) < 60, 30_000);
+    assert.deepEqual(await orderingAlerts(), []);
+    const old = await blockedHead(2, 31);
+    await eventually('OrderingKeyBlocked firing', async () => (await orderingAlerts()).some((a) => a.state === 'firing'), 30_000);
+    const [alert] = await orderingAlerts();
+    assert.deepEqual(alert.labels, { alertname: 'OrderingKeyBlocked', severity: 'warning' });
+    assert.match(alert.annotations.description, /^An ordered webhook failed finally 31m \d+s ago and its key waits for an operator/);
+    // Skipped (settled): the gauge drops back to the head blocked 20 minutes, and the alert resolves.
+    await db.knex('ordering_places').where({ webhook_id: old }).update({ settled_at: new Date(), blocked_since: null, gap: true });
+    await eventually('OrderingKeyBlocked resolved', async () => (await orderingAlerts()).length === 0, 30_000);
+    await db.knex('ordering_places').where({ webhook_id: recent }).update({ settled_at: new Date(), blocked_since: null });
+    await eventually('the gauge back at 0', async () => (await sample('max(partner_service_ordering_oldest_blocked_seconds)'))[0] === 0, 30_000);
   });
 });

@@ -605,12 +605,25 @@ describe('webhook operations on the Temporal dev server', function () {
       const verified = await callAt(`${audit}/verify`, 'GET', '');
       assert.equal(verified.body.intact, true, JSON.stringify(verified.body));
       documented(`${audit}/verify`, 'get', verified);
+      // Ordering (off here): the status, and skip and retry of a key with no lane. A blocked key's answers are
+      // in test/ordering/entity-ordering.test.ts.
+      const ordering = '/internal/v1/ordering';
+      documented(ordering, 'get', await callAt(ordering, 'GET', '?limit=5'));
+      documented(ordering, 'get', await callAt(ordering, 'GET', '?limit=0'));
+      for (const decision of ['skip', 'retry']) {
+        const unknown = await callAt(`${ordering}/${decision}`, 'POST', '', { key: 'job:no-such-key' });
+        assert.equal(unknown.status, 404);
+        documented(`${ordering}/${decision}`, 'post', unknown);
+        const bad = await callAt(`${ordering}/${decision}`, 'POST', '', { key: '' });
+        assert.equal(bad.status, 400);
+        documented(`${ordering}/${decision}`, 'post', bad);
+      }
       const paths = Object.keys(doc.paths).filter((p) => p.startsWith('/internal/'));
       // The erasures' answers are checked against the document in erasure.test.ts.
       const erasures = ['/internal/v1/erasures', '/internal/v1/erasures/{erasure_id}'];
       assert.deepEqual(
         paths.sort(),
-        [root, `${root}/redeliver`, one, `${one}/cancel`, `${one}/redeliver`, `${one}/retry-now`, partner, `${partner}/pause`, `${partner}/resume`, `${partner}/limit`, audit, `${audit}/verify`, ...erasures].sort(),
+        [root, `${root}/redeliver`, one, `${one}/cancel`, `${one}/redeliver`, `${one}/retry-now`, partner, `${partner}/pause`, `${partner}/resume`, `${partner}/limit`, audit, `${audit}/verify`, ordering, `${ordering}/skip`, `${ordering}/retry`, ...erasures].sort(),
       );
     });
   });
