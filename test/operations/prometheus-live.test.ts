@@ -125,10 +125,12 @@ describe('alert rules on a real Prometheus scraping a new deployment (api and wo
     assert.equal(partner.requests.filter((r) => r.method === 'POST').length, 3);
     // Not vacuous: every rule loaded and evaluated, over the series it reads, from both processes.
     const rules = await prometheus!.rules();
-    assert.equal(rules.length, 12);
+    assert.equal(rules.length, 13);
     assert.deepEqual(rules.filter((rule) => rule.health !== 'ok'), []);
     const sample = async (expr: string) => (await prometheus!.query(expr)).map((s) => s.value);
     assert.deepEqual(await sample('max(partner_service_partner_state{state="active"})'), [1]);
+    // OrderingKeyBlocked's series: read from PostgreSQL by the worker, 0 with nothing blocked.
+    assert.deepEqual(await sample('max(partner_service_ordering_oldest_blocked_seconds)'), [0]);
     assert.deepEqual(await sample('count(temporal_num_pollers{task_queue="partner-webhooks",poller_type="workflow_task"})'), [1]);
     // Exported at 0 from each process's start, by the API and the worker alike.
     assert.deepEqual(await sample('count(partner_service_webhooks_finished_total{status="failed"} == 0)'), [2]);
