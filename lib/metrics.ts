@@ -113,17 +113,19 @@ export interface PartnerSnapshot {
   readonly maxPerSecond: number;
 }
 
-let readPartner: (() => Promise<PartnerSnapshot>) | undefined;
-let partnerRead: Promise<PartnerSnapshot | undefined> | undefined;
-
-/** One read shared by the gauges of a scrape; with PostgreSQL down they keep their last values. */
-function partnerSnapshot(): Promise<PartnerSnapshot | undefined> {
-  if (!readPartner) return Promise.resolve(undefined);
-  partnerRead ??= readPartner()
-    .catch(() => undefined)
-    .finally(() => setImmediate(() => (partnerRead = undefined)));
-  return partnerRead;
+/**
+ * One read shared by the gauges of a scrape: the gauges collect in one turn of the event loop, so the read in
+ * flight is reused until that turn ends. It rejects as the read does (a gauge then keeps its last value).
+ */
+export function oneReadPerScrape<T>(read: () => Promise<T>): () => Promise<T> {
+  let inFlight: Promise<T> | undefined;
+  return () => (inFlight ??= read().finally(() => setImmediate(() => (inFlight = undefined))));
 }
+
+let readPartner: (() => Promise<PartnerSnapshot>) | undefined;
+
+/** With PostgreSQL down the partner gauges keep their last values. */
+const partnerSnapshot = oneReadPerScrape(async (): Promise<PartnerSnapshot | undefined> => readPartner?.().catch(() => undefined));
 
 const partnerGauge = (name: string, help: string, value: (snapshot: PartnerSnapshot) => number) =>
   new Gauge({

@@ -1,4 +1,4 @@
-import { countOverdueErasuresWith, countQueuedWebhooksWith, countStartsInDoubtWith, countWaitingWebhooksWith, observeOldestBodyWith, observeOldestBlockedWith, observeOldestQueuedWith, observePartnerWith } from '../lib/metrics';
+import { countOverdueErasuresWith, countQueuedWebhooksWith, countStartsInDoubtWith, countWaitingWebhooksWith, observeOldestBodyWith, observeOldestBlockedWith, observeOldestQueuedWith, observePartnerWith, oneReadPerScrape } from '../lib/metrics';
 import { orderingBacklog } from '../store/ordering/lanes';
 import { countWaitingDeliveries } from '../application/webhooks/delivery-log';
 import { partnerSnapshot } from '../application/partner/partner-operator';
@@ -14,7 +14,8 @@ export function observeWorkerGauges({ config, knex }: WorkerDependencies): void 
   observeOldestBodyWith(() => oldestStoredBody(knex), config.WEBHOOK_PAYLOAD_RETENTION_DAYS);
   countStartsInDoubtWith(() => countStartsInDoubt(knex, config.WEBHOOK_START_DOUBT_SECONDS));
   countOverdueErasuresWith(() => countOverdueErasures(knex));
-  countQueuedWebhooksWith(async () => (await orderingBacklog(knex)).queued);
-  observeOldestQueuedWith(async () => (await orderingBacklog(knex)).oldestQueuedSeconds);
-  observeOldestBlockedWith(async () => (await orderingBacklog(knex)).oldestBlockedSeconds);
+  const backlog = oneReadPerScrape(() => orderingBacklog(knex));
+  countQueuedWebhooksWith(async () => (await backlog()).queued);
+  observeOldestQueuedWith(async () => (await backlog()).oldestQueuedSeconds);
+  observeOldestBlockedWith(async () => (await backlog()).oldestBlockedSeconds);
 }

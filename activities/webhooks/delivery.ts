@@ -108,8 +108,8 @@ export function createActivities({ config, knex, logger, draining, workflowServi
   async function settleInOrder(webhookId: string, status: StoppedStatus): Promise<void> {
     // Anything but a delivery leaves its number missing at the partner: a gap.
     const gap = status !== 'delivered';
-    const next = await settlePlace(knex, webhookId, gap);
-    if (gap) orderingGaps.inc();
+    const { gapRecorded, next } = await settlePlace(knex, webhookId, gap);
+    if (gapRecorded) orderingGaps.inc();
     if (!next || !workflowService) return;
     await wakeInOrder(workflowService, config().temporal.namespace, next.workflowId, 'partner-service-worker').then(
       (woken) => woken && orderingWakes.inc({ source: 'settle' }),

@@ -37,8 +37,7 @@ export async function sweepOrdering({ knex, gateway }: OrderingSweepDependencies
     const lookup = await gateway.status(head.workflowId);
     if (lookup.kind !== 'stopped') return;
     await storeOutcome(knex, { webhook: { ...head, runId: lookup.runId }, status: lookup.status, finishedAt: lookup.closedAt });
-    await settlePlace(knex, head.webhookId, true);
-    orderingGaps.inc();
+    if ((await settlePlace(knex, head.webhookId, true)).gapRecorded) orderingGaps.inc();
     settled++;
   });
   const batch = await lostWakes(knex, settled ? 0 : waitedMs, SWEEP_BATCH);

@@ -104,13 +104,19 @@ export interface NextInLane {
   readonly workflowId: string;
 }
 
+/** A settled place: whether this call recorded its gap (a repeated settle records none), and the webhook to wake. */
+export interface SettledPlace {
+  readonly gapRecorded: boolean;
+  readonly next: NextInLane | undefined;
+}
+
 /**
  * Settles a webhook's place (delivered, finally failed, cancelled), with `gap` when it was not delivered and the
  * lane goes on without it, and names the next unsettled webhook of its lane. Idempotent: a second call settles
- * nothing and names the same next webhook, so a lost wake is sent again.
+ * and counts nothing and names the same next webhook, so a lost wake is sent again.
  */
-export async function settlePlace(knex: Knex, webhookId: string, gap: boolean): Promise<NextInLane | undefined> {
-  const [next] = await runSql<{ webhook_id: string; workflow_id: string }>(
+export async function settlePlace(knex: Knex, webhookId: string, gap: boolean): Promise<SettledPlace> {
+  const [row] = await runSql<{ counted: boolean; webhook_id: string | null; workflow_id: string | null }>(
     knex,
     prepared(
       'settle-place',
@@ -124,13 +130,18 @@ export async function settlePlace(knex: Knex, webhookId: string, gap: boolean): 
       ), counted AS (
         UPDATE ordering_lanes SET gaps = gaps + 1 WHERE id = (SELECT lane_id FROM settled WHERE counted)
       )
-      SELECT p.webhook_id, w.workflow_id FROM settled s
-        JOIN ordering_places p ON p.lane_id = s.lane_id AND p.seq > s.seq AND p.settled_at IS NULL
-        JOIN webhook_events w ON w.id = p.webhook_id
-       ORDER BY p.seq LIMIT 1`,
+      SELECT s.counted, n.webhook_id, n.workflow_id FROM settled s
+        LEFT JOIN LATERAL (
+          SELECT p.webhook_id, w.workflow_id FROM ordering_places p JOIN webhook_events w ON w.id = p.webhook_id
+           WHERE p.lane_id = s.lane_id AND p.seq > s.seq AND p.settled_at IS NULL
+           ORDER BY p.seq LIMIT 1
+        ) n ON true`,
     ),
   );
-  return next && { webhookId: next.webhook_id, workflowId: next.workflow_id };
+  return {
+    gapRecorded: row?.counted ?? false,
+    next: row?.webhook_id && row.workflow_id ? { webhookId: row.webhook_id, workflowId: row.workflow_id } : undefined,
+  };
 }
 
 /**

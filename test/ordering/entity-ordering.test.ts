@@ -15,6 +15,11 @@ import { webhookStatusQuery } from '../../workflows/webhooks/messages';
 import { sweepOrdering } from '../../application/ordering/ordering-sweep';
 import { createLogger } from '../../lib/logger';
 import { webhookIds } from '../../application/ingestion/ids';
+import { settlePlace } from '../../store/ordering/lanes';
+import { metricsRegistry } from '../../lib/metrics';
+
+/** partner_service_ordering_gaps_total of this process. */
+const gapsTotal = async () => (await metricsRegistry.getSingleMetric('partner_service_ordering_gaps_total')!.get()).values[0]?.value ?? 0;
 
 const INTERNAL_TOKEN = 'ordering-internal-token-0123';
 const logger = createLogger('silent');
@@ -182,6 +187,11 @@ describe('per-entity ordering on the dev server (WEBHOOK_ORDERING=entity)', func
     await eventually('the second webhook delivered', async () => arrivals.some((a) => a.webhookId === String(second.body.webhook_id) && a.status === 204), 30_000);
     const [head] = (await db.knex.raw('SELECT w.status, p.gap FROM webhook_events w JOIN ordering_places p ON p.webhook_id = w.id WHERE w.id = ?', [headId])).rows;
     assert.deepEqual(head, { status: 'terminated', gap: true });
+    // Settling again (a second sweep, a retried activity) records no second gap.
+    const gapsCounted = await gapsTotal();
+    assert.equal((await settlePlace(db.knex, headId, true)).gapRecorded, false);
+    const [lane] = (await db.knex.raw('SELECT l.gaps::int AS gaps FROM ordering_lanes l JOIN ordering_places p ON p.lane_id = l.id WHERE p.webhook_id = ?', [headId])).rows;
+    assert.deepEqual({ lane: lane.gaps, counter: (await gapsTotal()) - gapsCounted }, { lane: 1, counter: 0 });
   });
 
   it('wakes a queued webhook whose wake was lost, in the ordering sweep', async () => {
