@@ -42,7 +42,7 @@ export function reportDeliveries(f: DeliveriesFigures): string {
       `(LOCAL_SQLITE_PRAGMAS of temporal/local-temporal.ts: ${f.sqlitePragmas.map((p) => `\`--sqlite-pragma ${p}\``).join(', ')}); ` +
       'in Parts 1 to 3 the service as separate processes, `partner-service api` and `partner-service worker` (PARTNER_MAX_CONCURRENCY 200, PARTNER_MAX_PER_SECOND 100000, PARTNER_BREAKER_FAILURES 10000, LOG_LEVEL warn), ' +
       'on the bench PostgreSQL; a partner server (node:http, in the bench process) that answers 204 and records when each `webhook-id` arrives. ' +
-      `Each webhook is the candidate/new example event (examples/events/) with its own event_id (${n(f.bodyBytes)} bytes as delivered), posted to ` +
+      `Each webhook is the candidate/new example event (examples/events/) with its own event_id and candidate, so its own ordering key (${n(f.bodyBytes)} bytes as delivered), posted to ` +
       `\`POST /internal/v1/webhooks\` after a warm-up of 20. ` +
       'CPU is user + system time from /proc/<pid>/stat between the first POST and the moment every row of the part was `delivered`; ' +
       'peak RSS is VmRSS sampled every 200 ms. PostgreSQL counts the postmaster and all its backends; ' +

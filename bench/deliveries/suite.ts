@@ -11,7 +11,7 @@ import type { BenchmarkSuite } from '../harness/suite';
 import { benchTemporalBinary, temporalVersion } from '../harness/temporal';
 import type { ServiceProcess } from '../harness/service';
 import {
-  CONCURRENCY, deliveredHistory, EVENT, PARTNER_ACCESS_TOKEN, runPart, startServiceRig, waitForHealthz, WARMUP_WEBHOOKS, type Rig,
+  benchEvent, CONCURRENCY, deliveredHistory, EVENT, PARTNER_ACCESS_TOKEN, runPart, startServiceRig, waitForHealthz, WARMUP_WEBHOOKS, type Rig,
 } from '../harness/webhook-part';
 import { reportDeliveries } from './report';
 
@@ -83,7 +83,7 @@ export const deliveriesSuite: BenchmarkSuite = {
       return reportDeliveries({
         temporalVersion: temporalVersion(executable),
         sqlitePragmas: LOCAL_SQLITE_PRAGMAS,
-        bodyBytes: Buffer.byteLength(envelopeBody(EVENT)),
+        bodyBytes: Buffer.byteLength(envelopeBody(benchEvent(`p1-${tag}`, 0))),
         concurrency: CONCURRENCY,
         requestedRetried: RETRIED_WEBHOOKS,
         retryBudgetSeconds: RETRY_BUDGET_SECONDS,

@@ -1,6 +1,5 @@
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { request } from 'undici';
 import { RELEASE_CONCURRENCY } from '../../application/partner/partner-recovery';
 import { bareWorkflowBundle, measureBare } from '../floor/bare';
 import type { FloorRun } from '../floor/report';
@@ -9,7 +8,7 @@ import { machineBusySeconds } from '../harness/proc';
 import { commitOf, table, verdict } from '../harness/render';
 import type { BenchContext, BenchmarkSuite } from '../harness/suite';
 import { benchTemporalBinary, temporalVersion } from '../harness/temporal';
-import { deliveredHistory, INTERNAL_API_TOKEN, runPart, startServiceRig, waitForHealthz, waitUntil, WARMUP_WEBHOOKS, type Rig } from '../harness/webhook-part';
+import { deliveredHistory, operate, runPart, startServiceRig, waitForHealthz, waitUntil, WARMUP_WEBHOOKS } from '../harness/webhook-part';
 
 /** Webhooks held (BENCH_DRAIN_WEBHOOKS), the cap, the workers sharing it; the goals: a drain ≥ 0.9 × the cap, no second above 1.3 × it. */
 const [HELD, CAP, WORKERS, GOAL_RATIO, GOAL_BURST] = [Number(process.env.BENCH_DRAIN_WEBHOOKS ?? 10_000), 40, 2, 0.9, 1.3];
@@ -80,14 +79,6 @@ async function measureDrain({ databaseUrl, knex, progress }: BenchContext, partn
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => progress(`drain: cleanup failed: ${String(error)}`));
   }
-}
-
-/** POST /internal/v1/partner/{pause,resume}, as an operator does. */
-async function operate(rig: Rig, action: 'pause' | 'resume', body: object = {}): Promise<void> {
-  const headers = { authorization: `Bearer ${INTERNAL_API_TOKEN}`, 'content-type': 'application/json' };
-  const res = await request(`${rig.apiUrl}/internal/v1/partner/${action}`, { method: 'POST', headers, body: JSON.stringify(body) });
-  await res.body.dump();
-  if (res.statusCode !== 200) throw new Error(`${action} answered ${res.statusCode}`);
 }
 
 function reportDrain(temporal: string, runs: readonly DrainFigures[], bare: FloorRun): string {

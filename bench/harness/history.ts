@@ -41,3 +41,13 @@ export interface DeliveryHistory {
   readonly status: string;
   readonly counts: ActionCounts;
 }
+
+/** The signals a history received, by name. */
+export function signalsReceived(history: temporal.api.history.v1.IHistory): Map<string, number> {
+  const names = new Map<string, number>();
+  for (const event of history.events ?? []) {
+    const name = event.workflowExecutionSignaledEventAttributes?.signalName;
+    if (name) names.set(name, (names.get(name) ?? 0) + 1);
+  }
+  return names;
+}

@@ -6,8 +6,8 @@ export interface PartnerServer {
   readonly url: string;
   /** performance.now() at the arrival of each POST, by its `webhook-id` header, since the last reset. */
   readonly receipts: Map<string, number[]>;
-  /** Forgets the receipts; with failFirst, the first POST of each webhook-id is answered 500, later ones 204. */
-  reset(options: { failFirst: boolean }): void;
+  /** Forgets the receipts; with failFirst, the first POST of each webhook-id is answered 500, later ones 204; each answer `latencyMs` after the body (default 0). */
+  reset(options: { failFirst: boolean; latencyMs?: number }): void;
   close(): Promise<void>;
 }
 
@@ -15,6 +15,7 @@ export interface PartnerServer {
 export async function startPartnerServer(): Promise<PartnerServer> {
   const receipts = new Map<string, number[]>();
   let failFirst = false;
+  let latencyMs = 0;
   const server = http.createServer((req, res) => {
     const arrivedAt = performance.now();
     const id = String(req.headers['webhook-id'] ?? '');
@@ -23,7 +24,8 @@ export async function startPartnerServer(): Promise<PartnerServer> {
     receipts.set(id, seen);
     const status = failFirst && seen.length === 1 ? 500 : 204;
     req.resume();
-    req.on('end', () => res.writeHead(status).end());
+    const answer = () => res.writeHead(status).end();
+    req.on('end', () => (latencyMs ? setTimeout(answer, latencyMs) : answer()));
   });
   const listening = await listenOnLoopback(server);
   return {
@@ -32,6 +34,7 @@ export async function startPartnerServer(): Promise<PartnerServer> {
     reset(options) {
       receipts.clear();
       failFirst = options.failFirst;
+      latencyMs = options.latencyMs ?? 0;
     },
     close: () => listening.close(),
   };

@@ -6,6 +6,7 @@ import { erasureSuite } from '../erasure/suite';
 import { floorSuite } from '../floor/suite';
 import { importSuite } from '../import/suite';
 import { listingsSuite } from '../listings/suite';
+import { orderingSuite } from '../ordering/suite';
 import { overloadSuite } from '../overload/suite';
 import { retentionSuite } from '../retention/suite';
 import { scimSuite } from '../scim/suite';
@@ -15,7 +16,7 @@ import { writeSections, type RenderedSection } from './render';
 import type { BenchmarkSuite } from './suite';
 
 /** Every suite `npm run bench` runs, in order. */
-const SUITES: readonly BenchmarkSuite[] = [importSuite, listingsSuite, scimSuite, floorSuite, deliveriesSuite, drainSuite, erasureSuite, retentionSuite, tokensSuite, overloadSuite, auditSuite];
+const SUITES: readonly BenchmarkSuite[] = [importSuite, listingsSuite, scimSuite, floorSuite, deliveriesSuite, drainSuite, erasureSuite, retentionSuite, tokensSuite, overloadSuite, auditSuite, orderingSuite];
 
 /**
  * `npm run bench [-- --only NAME…] [--out FILE|-]`: runs each suite against its own database on one PostgreSQL

@@ -5,6 +5,8 @@ import { createInterface } from 'node:readline';
 /** Compiled (build/bench/harness) or under tsx (bench/harness) alike, the CLI is the build's dist/cli/main.js. */
 const ROOT = path.resolve(__dirname, path.extname(__filename) === '.ts' ? '../..' : '../../..');
 const CLI = path.join(ROOT, 'dist', 'cli', 'main.js');
+/** The build's prebuilt workflow bundle, which `partner-service worker` runs. */
+export const WORKFLOW_BUNDLE = path.join(ROOT, 'dist', 'workflow-bundle.js');
 
 export interface ServiceProcess {
   readonly command: string;

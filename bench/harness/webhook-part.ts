@@ -39,6 +39,16 @@ export const serviceEnv = (databaseUrl: string, partnerUrl: string) => ({
 /** The example candidate/new event (examples/events/), with an event_id of its own. */
 export const EVENT: WebhookEventInput = { ...candidateNew, event_id: 'bench-candidate-new' } as WebhookEventInput;
 
+/**
+ * Webhook `i` of a part: EVENT with the event_id `${prefix}-${i}` and the candidate `${prefix}-k${i % keys}`. The
+ * candidate id is its ordering key (WEBHOOK_ORDERING=entity): by default each webhook is an entity of its own, so
+ * ordering serialises nothing, as unordered load; `keys` puts them on that many keys.
+ */
+export function benchEvent(prefix: string, i: number, keys = Infinity): WebhookEventInput {
+  const data = EVENT.data as typeof candidateNew.data;
+  return { ...EVENT, event_id: `${prefix}-${i}`, data: { ...data, candidate: { ...data.candidate, id: `${prefix}-k${i % keys}` } } } as WebhookEventInput;
+}
+
 /** `start`: the single process of `partner-service start` (API and worker). */
 export type ProcessRole = 'temporal' | 'api' | 'worker' | 'start' | 'postgres' | 'bench';
 
@@ -141,19 +151,19 @@ export async function deliveredHistory(rig: Rig, address: string, prefix: string
 }
 
 /**
- * Posts `count` webhooks to the API, `concurrency` at a time or, with `perSecond`, on an open-loop schedule;
- * runs `afterIngest` (a hold and its end); waits until the partner got them all and every row is delivered, and measures.
+ * Posts `count` webhooks to the API (on `keys` ordering keys, by default one each), `concurrency` at a time or, with `perSecond`, on an open-loop schedule;
+ * runs `afterIngest` (a hold and its end); waits until the partner (answering `latencyMs` late) got them all and every row is delivered, and measures.
  */
-export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond, stop, afterIngest }: { prefix: string; count: number; failFirst: boolean; perSecond?: number; stop?: AbortSignal; afterIngest?: (accepted: number) => Promise<void> }) {
+export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond, stop, afterIngest, keys, latencyMs }: { prefix: string; count: number; failFirst: boolean; perSecond?: number; stop?: AbortSignal; afterIngest?: (accepted: number) => Promise<void>; keys?: number; latencyMs?: number }) {
   const { partner, knex } = rig;
-  partner.reset({ failFirst });
+  partner.reset({ failFirst, latencyMs });
   const expected = failFirst ? 2 : 1;
   const rss = sampleRss(rig.processes.flatMap((p) => (p.pid === undefined ? [] : [p.pid])));
   const cpuBefore = rig.processes.map((p) => p.cpuSeconds());
   const machineBefore = machineBusySeconds();
   const started = performance.now();
   try {
-    const { accepted, refused, answerMs, dueMs } = await ingest(rig.apiUrl, prefix, count, { perSecond, stop });
+    const { accepted, refused, answerMs, dueMs } = await ingest(rig.apiUrl, prefix, count, { perSecond, stop, keys });
     const ingested = performance.now();
     rig.progress(`deliveries: ${accepted.size} accepted in ${((ingested - started) / 1000).toFixed(1)} s; waiting for delivery`);
     await afterIngest?.(accepted.size);
@@ -214,6 +224,14 @@ export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond, s
   }
 }
 
+/** POST /internal/v1/partner/{pause,resume}, as an operator does. */
+export async function operate(rig: Rig, action: 'pause' | 'resume', body: object = {}): Promise<void> {
+  const headers = { authorization: `Bearer ${INTERNAL_API_TOKEN}`, 'content-type': 'application/json' };
+  const res = await request(`${rig.apiUrl}/internal/v1/partner/${action}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  await res.body.dump();
+  if (res.statusCode !== 200) throw new Error(`${action} answered ${res.statusCode}`);
+}
+
 /** Throws unless every webhook of a part was accepted, received exactly as expected and recorded delivered: a partial run is no figure. */
 export function assertDelivered(part: PartFigures, what: string): void {
   const refused = [...part.refused].map(([answer, count]) => `${count} × ${answer}`).join(', ');
@@ -229,11 +247,11 @@ export function assertDelivered(part: PartFigures, what: string): void {
 }
 
 /**
- * POSTs the webhooks to the internal API (with `token`, the shared one by default): the time of each 202 by the webhook_id in its body, and how long
+ * POSTs the webhooks (benchEvent, on `keys` keys) to the internal API (with `token`, the shared one by default): the time of each 202 by the webhook_id in its body, and how long
  * each answer took. With `perSecond`, webhook i is sent at start + i / perSecond whatever the answers (an open
  * loop: a slow API cannot slow the load down), and an answer counts from when its POST was due; `stop` ends that loop early.
  */
-export async function ingest(apiUrl: string, prefix: string, count: number, { perSecond, token = INTERNAL_API_TOKEN, stop }: { perSecond?: number; token?: string; stop?: AbortSignal } = {}) {
+export async function ingest(apiUrl: string, prefix: string, count: number, { perSecond, token = INTERNAL_API_TOKEN, stop, keys }: { perSecond?: number; token?: string; stop?: AbortSignal; keys?: number } = {}) {
   const accepted = new Map<string, number>();
   const refused = new Map<string, number>();
   const answerMs: number[] = [];
@@ -243,7 +261,7 @@ export async function ingest(apiUrl: string, prefix: string, count: number, { pe
       const res = await request(`${apiUrl}/internal/v1/webhooks`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ ...EVENT, event_id: `${prefix}-${i}` }),
+        body: JSON.stringify(benchEvent(prefix, i, keys)),
       });
       const at = performance.now();
       answerMs.push(at - due);

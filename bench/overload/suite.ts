@@ -8,7 +8,7 @@ import { table, verdict } from '../harness/render';
 import { quantiles } from '../harness/stats';
 import type { BenchmarkSuite } from '../harness/suite';
 import { benchTemporalBinary } from '../harness/temporal';
-import { EVENT, ingest, INTERNAL_API_TOKEN, startServiceRig, waitForHealthz, waitUntil, type Rig } from '../harness/webhook-part';
+import { benchEvent, ingest, INTERNAL_API_TOKEN, startServiceRig, waitForHealthz, waitUntil, type Rig } from '../harness/webhook-part';
 
 /** Callers at once, the seconds each level lasts (BENCH_OVERLOAD_SECONDS), and the goal: p99 of the 202s at 512 ≤ 2 × at 128. */
 const LEVELS = [32, 128, 512] as const;
@@ -68,7 +68,7 @@ async function runLevel(rig: Rig, apiUrl: string, partner: PartnerServer, caller
         method: 'POST',
         dispatcher,
         headers: { authorization: `Bearer ${INTERNAL_API_TOKEN}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ ...EVENT, event_id: `${prefix}-${sent++}` }),
+        body: JSON.stringify(benchEvent(prefix, sent++)),
       });
       const body = (await res.body.json()) as { webhook_id?: string; reason?: string };
       if (res.statusCode === 202) {
@@ -99,7 +99,7 @@ function report(levels: readonly Level[]): string {
   const inDoubt = bounded.reduce((total, l) => total + l.inDoubt, 0);
   const ms = (value: number) => `${value.toFixed(0)} ms`;
   return [
-    `Closed-loop callers for ${SECONDS} s per level: each POSTs a new webhook (the example candidate/new event, its own event_id), waits for the answer, and after a 503 ` +
+    `Closed-loop callers for ${SECONDS} s per level: each POSTs a new webhook (the example candidate/new event, its own event_id and candidate), waits for the answer, and after a 503 ` +
       `waits its Retry-After before the next. Two \`partner-service api\` processes take turns at each level: one at INGEST_MAX_STARTS_IN_FLIGHT ${BOUND}, ` +
       `one unbounded (${UNBOUNDED.toLocaleString('en')}, as before the bound), each after 100 webhooks of warm-up, with one \`partner-service worker\`, a dev server ` +
       'of their own and a loopback partner answering 204. "Rows in doubt" are the level\'s rows without a run once every call ' +

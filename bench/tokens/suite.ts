@@ -79,7 +79,7 @@ export const tokensSuite: BenchmarkSuite = {
       };
       return [
         `${ROUNDS} rounds; in each, ${WEBHOOKS} webhooks with a named token of scope \`ingest\` and ${WEBHOOKS} with the shared INTERNAL_API_TOKEN are POSTed ` +
-          `at the same time, each kind with ${CONCURRENCY} requests in flight (the example candidate/new event, each its own event_id), to one ` +
+          `at the same time, each kind with ${CONCURRENCY} requests in flight (the example candidate/new event, each its own event_id and candidate), to one ` +
           '`partner-service api` on a dev server, no worker: each 202 is the row written and the workflow started. A kind\'s rate is its webhooks over ' +
           'the time until its last 202; running both at once puts whatever else loads the machine on both alike, and which kind\'s requests leave first alternates. After 100 webhooks of warm-up.',
         '',
