@@ -9,7 +9,7 @@ import { createLogger } from '../../lib/logger';
 import { quietBundler } from '../../worker/bundle';
 import { installTemporalRuntime } from '../../worker/temporal-runtime';
 import { countActions } from '../harness/history';
-import { benchTemporalBinary, startBenchTemporal, temporalVersion } from '../harness/temporal';
+import { startBenchTemporal, temporalVersion } from '../harness/temporal';
 import { orderingActivities } from './mutex-workflow/activities';
 import { LOCK_ACQUIRED, type OrderingItemInput } from './mutex-workflow/shared';
 import type { bareItem, mutexItem } from './mutex-workflow/workflows';
@@ -308,16 +308,3 @@ function outOfStartOrder(inputs: OrderingItemInput[], accepted: ReadonlyMap<stri
 }
 
 // For a look by hand: npx tsx bench/ordering/mutex-alternative.ts (both cases, about a minute); the suite renders the figures.
-if (require.main === module) {
-  (async () => {
-    const executable = benchTemporalBinary();
-    const workflowBundle = await mutexWorkflowBundle();
-    const progress = (message: string) => process.stderr.write(`${message}\n`);
-    const results = [];
-    for (const { name, items, keys } of MUTEX_CASES) results.push({ name, ...(await measureMutexAlternative({ executable, items, keys, progress, workflowBundle })) });
-    process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
-  })().catch((error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exitCode = 1;
-  });
-}

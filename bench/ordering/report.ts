@@ -1,6 +1,7 @@
 import { table, verdict } from '../harness/render';
 import type { FirstTryCost, Ordering } from './first-try-cost';
 import { WORKERS, type measureBacklog, type measureManyKeys, type measureOneKey } from './parts';
+import type { MutexAlternativeFigures } from './mutex-alternative';
 
 export type ManyKeysRun = Awaited<ReturnType<typeof measureManyKeys>> & { readonly round: number; readonly cap: number; readonly ordering: Ordering };
 
@@ -20,6 +21,7 @@ export interface OrderingFigures {
   readonly oneKey: ReadonlyArray<Awaited<ReturnType<typeof measureOneKey>>>;
   readonly backlog: Awaited<ReturnType<typeof measureBacklog>>;
   readonly backlogCap: number;
+  readonly mutex: ReadonlyArray<MutexAlternativeFigures & { readonly name: string }>;
 }
 
 const n = (value: number) => value.toLocaleString('en');
@@ -89,5 +91,17 @@ export function reportOrdering(f: OrderingFigures): string {
       ['wakes by a settled webhook ahead (`orderingTurn`)', turns, `${n(b.count - b.keys)}, one per webhook behind a head`],
       ['keys out of sequence order', `${b.order.outOfOrder} of ${b.order.keys}`, `0: ${verdict(b.order.outOfOrder === 0 && b.order.keys === b.keys)}`],
     ]),
+    '',
+    '### The alternative: a lock workflow per key',
+    '',
+    "Temporal's mutex sample, written small (bench/ordering/mutex-workflow/): each item signals-with-start its key's lock workflow, waits for its grant, " +
+      'makes one local-activity POST and signals the release; the lock completes when its queue is empty. Against the same item with no lock (6 events, as an ' +
+      `unordered or empty-lane webhook of the service). In process, ${f.mutex[0]?.concurrency ?? 0} items started at once, each variant on a fresh dev server. ` +
+      "Per item: the events of its history and its share of the lock runs' histories.",
+    '',
+    table(['case', 'variant', '>items/s', '>events an item (item + lock)', '>signals an item', '>workflow tasks an item', '>most POSTs of one key at once', '>pairs granted out of start order'],
+      f.mutex.flatMap((m) => [m.mutex, m.bare].map((v) => [`${m.name}: ${n(m.items)} items over ${n(m.keys)} key${m.keys > 1 ? 's' : ''}`, v.variant === 'mutex' ? 'lock workflow' : 'no lock',
+        v.itemsPerSecond.toFixed(1), `${v.perItem.events.toFixed(1)} (${v.perItem.itemEvents.toFixed(1)} + ${v.perItem.lockEvents.toFixed(1)})`,
+        v.perItem.signals.toFixed(2), v.perItem.workflowTasks.toFixed(2), v.maxConcurrentPerKey, m.keys === 1 ? v.outOfStartOrder : '–']))),
   ].join('\n');
 }

@@ -4,6 +4,7 @@ import type { BenchmarkSuite } from '../harness/suite';
 import { measureFirstTryCost, type Ordering } from './first-try-cost';
 import { measureBacklog, measureManyKeys, measureOneKey, withOrderedRig } from './parts';
 import { reportOrdering, type ManyKeysRun } from './report';
+import { measureMutexAlternative, mutexWorkflowBundle, MUTEX_CASES } from './mutex-alternative';
 
 /** Part 1: webhooks (BENCH_ORDERING_WEBHOOKS) over MANY_KEYS keys, in ROUNDS (BENCH_ORDERING_ROUNDS) whose order of on and off alternates, at each cap. */
 const WEBHOOKS = Number(process.env.BENCH_ORDERING_WEBHOOKS ?? 10_000);
@@ -54,7 +55,11 @@ export const orderingSuite: BenchmarkSuite = {
       });
       ctx.progress(`ordering: a backlog of ${BACKLOG} webhooks on ${BACKLOG_KEYS} keys, paused`);
       const backlog = await withOrderedRig(ctx, partner, executable, { ordering: 'entity', cap: BACKLOG_CAP }, (rig, address) => measureBacklog(rig, address, BACKLOG, BACKLOG_KEYS));
-      return reportOrdering({ temporal: temporalVersion(executable), webhooks: WEBHOOKS, keys: MANY_KEYS, manyKeys, costs, costSamples: COST_SAMPLES, oneKeyWebhooks: ONE_KEY, oneKey, backlog, backlogCap: BACKLOG_CAP });
+      ctx.progress('ordering: the alternative, a lock workflow per key (Temporal\'s mutex sample), against a bare item');
+      const workflowBundle = await mutexWorkflowBundle();
+      const mutex = [];
+      for (const { name, items, keys } of MUTEX_CASES) mutex.push({ name, ...(await measureMutexAlternative({ executable, items, keys, progress: ctx.progress, workflowBundle })) });
+      return reportOrdering({ mutex, temporal: temporalVersion(executable), webhooks: WEBHOOKS, keys: MANY_KEYS, manyKeys, costs, costSamples: COST_SAMPLES, oneKeyWebhooks: ONE_KEY, oneKey, backlog, backlogCap: BACKLOG_CAP });
     } finally {
       await partner.close();
     }
