@@ -12,8 +12,10 @@ export const REGISTER_BY_HAND = `temporal operator search-attribute create ${WEB
 
 /**
  * Registers the webhook search attributes that `namespace` lacks (Keyword, through the operator service).
- * Without them every start is rejected. Registering an existing name again changes nothing, which covers
- * the time-skipping test server, whose list call is unimplemented. Returns the names it added.
+ * Without them every start is rejected. Returns the names it added. The time-skipping test server leaves its
+ * list call unimplemented, so every name is asked for, and it refuses a request that holds a registered name
+ * with ALREADY_EXISTS, adding none of the request: there, each name is asked for alone, and a name it holds
+ * already counts as registered.
  */
 export async function ensureSearchAttributes(connection: { operatorService: OperatorService }, namespace: string): Promise<string[]> {
   const wanted = WEBHOOK_SEARCH_ATTRIBUTES.map((key) => key.name);
@@ -30,15 +32,23 @@ export async function ensureSearchAttributes(connection: { operatorService: Oper
     if (grpcCodeOf(error) !== GrpcStatus.UNIMPLEMENTED) throw asSetupError(error, namespace);
   }
   if (!missing.length) return [];
+  const add = (names: string[]) => connection.operatorService.addSearchAttributes({ namespace, searchAttributes: Object.fromEntries(names.map((name) => [name, KEYWORD])) });
   try {
-    await connection.operatorService.addSearchAttributes({
-      namespace,
-      searchAttributes: Object.fromEntries(missing.map((name) => [name, KEYWORD])),
-    });
+    await add(missing);
+    return missing;
   } catch (error) {
-    throw asSetupError(error, namespace);
+    if (grpcCodeOf(error) !== GrpcStatus.ALREADY_EXISTS) throw asSetupError(error, namespace);
   }
-  return missing;
+  const added: string[] = [];
+  for (const name of missing) {
+    try {
+      await add([name]);
+      added.push(name);
+    } catch (error) {
+      if (grpcCodeOf(error) !== GrpcStatus.ALREADY_EXISTS) throw asSetupError(error, namespace);
+    }
+  }
+  return added;
 }
 
 /** Unreachable servers stay errors to retry; a refusal becomes one line that says what to run. */

@@ -11,12 +11,15 @@ const { EventType } = temporal.api.enums.v1;
 /** The marker sdk-core records for each local activity (the attempts). */
 const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
 
-/**
- * The server-clock gaps from the end of each POST to the start of the next one, in ms. An attempt (a local
- * activity) runs between the start of its workflow task and its marker.
- */
-export function gapsBetweenSends(history: History): number[] {
-  const sends: { startedAt: number; endedAt: number }[] = [];
+/** One attempt (a local activity), on the server's clock: it runs between the start of its workflow task and its marker. */
+export interface Send {
+  readonly startedAt: number;
+  readonly endedAt: number;
+}
+
+/** Every attempt of the history, in order, queued ones (no POST) included. */
+export function sendsOf(history: History): Send[] {
+  const sends: Send[] = [];
   let taskStartedAt = NaN;
   for (const event of history.events ?? []) {
     if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) taskStartedAt = ms(event.eventTime);
@@ -24,6 +27,12 @@ export function gapsBetweenSends(history: History): number[] {
       sends.push({ startedAt: taskStartedAt, endedAt: ms(event.eventTime) });
     }
   }
+  return sends;
+}
+
+/** The server-clock gaps from the end of each POST to the start of the next one, in ms. */
+export function gapsBetweenSends(history: History): number[] {
+  const sends = sendsOf(history);
   return sends.slice(1).map((send, i) => send.startedAt - sends[i].endedAt);
 }
 
