@@ -54,6 +54,23 @@ export async function takeTurn(knex: Knex, atRest: DataAtRest, webhook: NewWebho
   await refuseClearWriteIfKeyed(knex, atRest);
   const indexKey = (await indexKeysOf(knex, atRest)).writeWith;
   const row = newWebhookRow(webhook, true, atRest, indexKey);
+  let found = await askTurn(knex, atRest, indexKey, row, webhook.webhookId, orderingKey);
+  // A place written by this statement was judged on the snapshot taken before the lane's lock, blind to places
+  // committed meanwhile; and a settle running beside it could not see it to wake it. Asked again once committed,
+  // it sees every earlier place, and any settle after this one sees it.
+  if (found.newly_placed) found = await askTurn(knex, atRest, indexKey, row, webhook.webhookId, orderingKey);
+  if (found.seq === null) return { kind: 'unplaced' };
+  const sequence = Number(found.seq);
+  if (found.behind_id === null) {
+    // The key as the lane keeps it: a repeated event_id's request cannot change the key its first one placed.
+    const key = found.key_digest && openText(atRest, { clear: found.key_text, sealed: found.key_sealed, keyId: found.key_key_id }, laneKeyBinding(found.key_digest));
+    return key ? { kind: 'turn', sequence, key } : { kind: 'unplaced' };
+  }
+  return { kind: 'queued', sequence, behind: { webhookId: found.behind_id, sequence: Number(found.behind_seq) } };
+}
+
+/** One statement of takeTurn: writes and places the row if it is new, then judges the turn on its snapshot. */
+async function askTurn(knex: Knex, atRest: DataAtRest, indexKey: SubjectIndexKey, row: ReturnType<typeof newWebhookRow>, webhookId: string, orderingKey: string): Promise<TurnRow> {
   const [found] = await runSql<TurnRow>(
     knex,
     prepared(
@@ -65,30 +82,25 @@ export async function takeTurn(knex: Knex, atRest: DataAtRest, webhook: NewWebho
         UNION ALL
         SELECT p.lane_id, p.seq, l.key_digest, l.key_text, l.key_sealed, l.key_key_id
           FROM ordering_places p JOIN ordering_lanes l ON l.id = p.lane_id
-         WHERE p.webhook_id = ${webhook.webhookId}::uuid AND p.settled_at IS NULL
+         WHERE p.webhook_id = ${webhookId}::uuid AND p.settled_at IS NULL
       ), behind AS (
         SELECT p.webhook_id, p.seq FROM ordering_places p, me
          WHERE p.lane_id = me.lane_id AND p.seq < me.seq AND p.settled_at IS NULL
          ORDER BY p.seq DESC LIMIT 1
       ), waiting AS (
         UPDATE ordering_places SET waiting_since = CASE WHEN EXISTS (SELECT 1 FROM behind) THEN COALESCE(waiting_since, clock_timestamp()) END
-         WHERE webhook_id = ${webhook.webhookId}::uuid AND EXISTS (SELECT 1 FROM me)
+         WHERE webhook_id = ${webhookId}::uuid AND EXISTS (SELECT 1 FROM me)
       )
-      SELECT me.seq, me.key_digest, me.key_text, me.key_sealed, me.key_key_id, behind.webhook_id AS behind_id, behind.seq AS behind_seq
+      SELECT me.seq, me.key_digest, me.key_text, me.key_sealed, me.key_key_id, behind.webhook_id AS behind_id, behind.seq AS behind_seq,
+             EXISTS (SELECT 1 FROM placed) AS newly_placed
         FROM (SELECT 1) one LEFT JOIN me ON true LEFT JOIN behind ON true`,
     ),
   );
-  if (found.seq === null) return { kind: 'unplaced' };
-  const sequence = Number(found.seq);
-  if (found.behind_id === null) {
-    // The key as the lane keeps it: a repeated event_id's request cannot change the key its first one placed.
-    const key = found.key_digest && openText(atRest, { clear: found.key_text, sealed: found.key_sealed, keyId: found.key_key_id }, laneKeyBinding(found.key_digest));
-    return key ? { kind: 'turn', sequence, key } : { kind: 'unplaced' };
-  }
-  return { kind: 'queued', sequence, behind: { webhookId: found.behind_id, sequence: Number(found.behind_seq) } };
+  return found;
 }
 
 interface TurnRow {
+  newly_placed: boolean;
   seq: string | null;
   key_digest: Buffer | null;
   key_text: string | null;

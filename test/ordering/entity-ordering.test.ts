@@ -16,6 +16,9 @@ import { sweepOrdering } from '../../application/ordering/ordering-sweep';
 import { createLogger } from '../../lib/logger';
 import { webhookIds } from '../../application/ingestion/ids';
 import { settlePlace } from '../../store/ordering/lanes';
+import { startWebhook } from '../../application/ingestion/start-webhook';
+import { ensureSearchAttributes } from '../../temporal/register-search-attributes';
+import type { WebhookEventInput } from '../../events/envelope';
 import { metricsRegistry } from '../../lib/metrics';
 
 /** partner_service_ordering_gaps_total of this process. */
@@ -348,6 +351,24 @@ describe('per-entity ordering on the dev server (WEBHOOK_ORDERING=entity)', func
       assert.equal((attempts[4] as { trigger: string }).trigger, 'manual');
       assert.equal(await keyStatus(key), undefined);
     });
+  });
+
+  it('places runs started by another Temporal client at their first attempt: started at once, one POST per key at a time, none waits for the sweep', async () => {
+    // startWebhook's runs write their row and place at the first attempt, in one statement whose snapshot predates
+    // the lane's lock: asked again once committed, the turn sees the places written beside it, and a settle sees it.
+    await ensureSearchAttributes(stack.connection, stack.config.temporal.namespace);
+    const keys = Array.from({ length: 10 }, () => `j-${randomUUID()}`);
+    const perKey = 3;
+    const started = await Promise.all(
+      keys.flatMap((jobId) => Array.from({ length: perKey }, () => startWebhook(client, jobEvent(jobId) as WebhookEventInput, { taskQueue: stack.config.TEMPORAL_TASK_QUEUE, sendTimeoutMs: 2000, ordering: 'entity' }))),
+    );
+    // No sweep runs in this stack: a lost wake would leave its key waiting past this.
+    await eventually('every run delivered', async () => started.every((s) => arrivals.some((a) => a.webhookId === s.webhookId && a.status === 204)), 30_000);
+    for (const jobId of keys) {
+      const ofKey = arrivals.filter((a) => a.key === `job:${jobId}`);
+      assert.deepEqual(ofKey.map((a) => a.sequence), [1, 2, 3], `job:${jobId} in sequence order, each once`);
+      for (let i = 1; i < ofKey.length; i++) assert.ok(ofKey[i].startedMs >= ofKey[i - 1].endedMs, `job:${jobId}: POST ${i + 1} began after POST ${i} was answered`);
+    }
   });
 
   it("sends the upstream system's own ordering_key, which wins over the derived one", async () => {
