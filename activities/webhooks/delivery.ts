@@ -119,6 +119,11 @@ export function createActivities({ config, knex, logger, draining, workflowServi
     );
   }
 
+  /** An ordered head's final failure with WEBHOOK_ORDERING_ON_FAILURE=block ends nothing: its key waits. */
+  function blocksOnFailure(input: DeliverAttemptInput, ordering: DeliverAttemptInput['ordering'], outcome: AttemptOutcome): boolean {
+    return !outcome.succeeded && input.finalOnFailure && ordering !== undefined && !input.webhookIdHeader && config().WEBHOOK_ORDERING_ON_FAILURE === 'block';
+  }
+
   return {
     /**
      * One attempt, as a local activity: claim it in PostgreSQL, POST, record the outcome (with the final status
@@ -144,7 +149,17 @@ export function createActivities({ config, knex, logger, draining, workflowServi
       if (claim.kind === 'held') {
         return { held: { state: claim.state, pauseReason: claim.pauseReason, ceilingMs: config().PARTNER_HOLD_CEILING_MS } };
       }
-      if (claim.kind === 'recorded') return { outcome: claim.outcome, needsRecord: false };
+      if (claim.kind === 'recorded') {
+        // The try that recorded it may have been lost before it settled or blocked its place (a worker killed,
+        // PostgreSQL gone): both are idempotent, so this try does them again, or the key would wait forever. Its
+        // sequence goes back too, or the next attempt would be sent unordered and never settle.
+        const blocks = blocksOnFailure(input, ordering, claim.outcome);
+        if (blocks) await blockPlace(knex, input.webhookId);
+        else if (ordering && !input.webhookIdHeader && (claim.outcome.succeeded || input.finalOnFailure)) {
+          await settleInOrder(input.webhookId, claim.outcome.succeeded ? 'delivered' : 'failed');
+        }
+        return { outcome: claim.outcome, needsRecord: false, ...(ordering && { sequence: ordering.sequence }), ...(blocks && { blocked: true }) };
+      }
       if (claim.kind === 'erased') {
         // A run that appeared after an erasure (a start in flight, one resolved in doubt, one started elsewhere)
         // carries the erased event in its history: it deletes itself, and the attempt is not sent.
@@ -155,8 +170,7 @@ export function createActivities({ config, knex, logger, draining, workflowServi
       // Only a POST that was made tells the breaker anything: not a lost try, nor a missing endpoint.
       const sent = claim.kind === 'claimed' && !('missing' in partnerSettings(config()));
       const outcome = claim.kind === 'claimed' ? await postClaimed({ ...input, ordering }, claim.acceptedAt) : lostAttempt(input.attempt);
-      // An ordered head's final failure with WEBHOOK_ORDERING_ON_FAILURE=block ends nothing: its key waits.
-      const blocks = !outcome.succeeded && input.finalOnFailure && ordering !== undefined && !input.webhookIdHeader && config().WEBHOOK_ORDERING_ON_FAILURE === 'block';
+      const blocks = blocksOnFailure(input, ordering, outcome);
       const status: FinalStatus | undefined = outcome.succeeded ? 'delivered' : input.finalOnFailure && !blocks ? 'failed' : undefined;
       const finish = status && { status, finishedAt: new Date().toISOString() };
       const record = { webhook: input.webhook, attempt: { ...outcome, scheduledAt: input.scheduledAt, trigger: input.trigger } };

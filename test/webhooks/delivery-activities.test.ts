@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import zlib from 'node:zlib';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
@@ -310,6 +311,24 @@ describe('webhook activities', function () {
       const again = await deliver(1);
       assert.equal(partner.requests.length, 1);
       assert.deepEqual(again, { outcome: { ...first.outcome, responseBody: 'busy' }, needsRecord: false });
+    });
+
+    it('a second try of a recorded ordered attempt returns its sequence, and settles its place again when it was delivered', async () => {
+      const ordered = { orderingKey: `job:${randomUUID()}` };
+      const place = () => db.knex('ordering_places').where({ webhook_id: ids.webhookId }).first('seq', 'settled_at', 'gap');
+      partner.handler = answer(503);
+      await deliver(1, ordered);
+      // Without its sequence the workflow would send attempt 2 unordered, and nothing would settle the place.
+      assert.equal((await deliver(1, ordered)).sequence, 1);
+      assert.equal((await place()).settled_at, null);
+      partner.handler = answer(204);
+      await deliver(2, { ordering: { key: ordered.orderingKey, sequence: 1 } });
+      // As if the try that recorded the delivery was lost before it settled the place (a worker SIGKILLed).
+      await db.knex('ordering_places').where({ webhook_id: ids.webhookId }).update({ settled_at: null });
+      const again = await deliver(2, { ordering: { key: ordered.orderingKey, sequence: 1 } });
+      assert.deepEqual([again.outcome.succeeded, again.sequence, partner.requests.length], [true, 1, 2]);
+      const settled = await place();
+      assert.deepEqual([settled.seq, settled.settled_at !== null, settled.gap], [1, true, false]);
     });
 
     it('a try that finds its attempt claimed but unrecorded (a lost worker mid-POST) does not POST: the attempt is lost', async () => {
