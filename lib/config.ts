@@ -29,6 +29,8 @@ const secret = z
 
 /** The task queue of the webhook workflows when TEMPORAL_TASK_QUEUE is unset. */
 export const DEFAULT_TASK_QUEUE = 'partner-webhooks';
+/** Per-entity ordering is on unless WEBHOOK_ORDERING=off (docs/partners.md "Order per entity"). */
+export const WEBHOOK_ORDERING_DEFAULT = 'entity';
 
 /** Standard Webhooks secrets: `whsec_` and base64 of 24 to 64 random bytes, space-separated during a rotation. */
 const signingSecrets = z
@@ -116,7 +118,7 @@ const envSchema = z.object({
   /** Seconds a stored webhook may go without a run before the worker looks it up in Temporal (docs/ingestion.md). */
   WEBHOOK_START_DOUBT_SECONDS: positiveInt(86_400).pipe(z.number().min(10, { message: 'must be at least 10 (a start call may take 5 s)' })).default(60),
   /** `entity`: each ordering key's webhooks reach the partner in the order they were accepted (docs/partners.md). */
-  WEBHOOK_ORDERING: z.enum(['entity', 'off'], { message: 'must be entity or off' }).default('off'),
+  WEBHOOK_ORDERING: z.enum(['entity', 'off'], { message: 'must be entity or off' }).default(WEBHOOK_ORDERING_DEFAULT),
   /** An ordered key whose head fails finally: `skip` records the gap and goes on; `block` waits for an operator's skip or retry. */
   WEBHOOK_ORDERING_ON_FAILURE: z.enum(['skip', 'block'], { message: 'must be skip or block' }).default('skip'),
   WORKER_HTTP_PORT: positiveInt(65535).default(3001),

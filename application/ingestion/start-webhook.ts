@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { parseWebhookEvent, toEnvelope, type WebhookEnvelope, type WebhookEventInput } from '../../events/envelope';
-import { DEFAULT_TASK_QUEUE } from '../../lib/config';
+import { DEFAULT_TASK_QUEUE, WEBHOOK_ORDERING_DEFAULT } from '../../lib/config';
 import { DEFAULT_SEND_TIMEOUT_MS } from '../../lib/delivery';
 import { startDeliveryWorkflow, type PreparedWebhook } from '../../temporal/delivery-start';
 import { webhookIds, type WebhookIds } from './ids';
@@ -19,7 +19,7 @@ export type OrderingMode = 'entity' | 'off';
  * `ordering` on, its ordering key (events/ordering-key.ts), which the workflow input carries: a webhook whose
  * input has a key is delivered in its key's order.
  */
-export function prepareWebhook(event: unknown, sendTimeoutMs = DEFAULT_SEND_TIMEOUT_MS, ordering: OrderingMode = 'off'): PreparedWebhook {
+export function prepareWebhook(event: unknown, sendTimeoutMs = DEFAULT_SEND_TIMEOUT_MS, ordering: OrderingMode = WEBHOOK_ORDERING_DEFAULT): PreparedWebhook {
   const parsed = parseWebhookEvent(event);
   if (!parsed.success) throw new WebhookValidationError(parsed.errors);
   const ids = webhookIds(parsed.event);
@@ -36,7 +36,7 @@ export interface StartWebhookOptions {
   readonly taskQueue?: string;
   /** The per-attempt HTTP timeout the worker uses (PARTNER_TIMEOUT_MS); defaults to 30000. */
   readonly sendTimeoutMs?: number;
-  /** WEBHOOK_ORDERING of the service; defaults to its default. */
+  /** WEBHOOK_ORDERING of the service; defaults to its default, `entity`. */
   readonly ordering?: OrderingMode;
 }
 

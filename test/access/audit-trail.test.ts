@@ -97,6 +97,8 @@ describe('audit trail of operator changes (API and CLI, a real dev server)', fun
   const candidate = () => {
     const event = structuredClone(candidateNew);
     event.event_id = `audit-${randomUUID()}`;
+    // A candidate of its own: per-entity ordering would queue one candidate's webhooks behind its waiting one.
+    event.data.candidate.id = `c-${randomUUID()}`;
     return event;
   };
   /** A delivery whose first attempt failed: it waits for attempt 2. */

@@ -93,7 +93,7 @@ describe('POST /internal/v1/webhooks', function () {
     assert.equal(gateway.starts.length, 1);
     const { event_id: _id, ...envelope } = candidateNew;
     const input = await startedInput('webhook-candidate-new-candidate-new-acme-c-77');
-    assert.deepEqual(input, { webhookId: ids.webhookId, eventId: 'candidate-new-acme-c-77', event: envelope, sendTimeoutMs: 30_000 });
+    assert.deepEqual(input, { webhookId: ids.webhookId, eventId: 'candidate-new-acme-c-77', event: envelope, sendTimeoutMs: 30_000, orderingKey: 'candidate:c-77' });
     assert.ok(!JSON.stringify(input).includes(PARTNER_TOKEN), 'the partner token is never workflow input');
     const row = await db.knex('webhook_events').where({ id: ids.webhookId }).first();
     assert.deepEqual(

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { findFreePort } from '../../db/embedded-postgres';
 import type { DevServer } from '../../temporal/dev-server';
 import companySignup from '../fixtures/events/company-signup.json';
+import { withOwnEntity } from '../support/own-entity';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { startPrometheus, type PrometheusAlert, type PrometheusServer } from '../support/prometheus';
@@ -55,7 +56,7 @@ describe('alert rules on a real Prometheus scraping a new deployment (api and wo
   async function send(count: number, prefix: string): Promise<string[]> {
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
-      const response = await internal('/webhooks', { ...companySignup, event_id: `${prefix}-${i}-${randomUUID()}` });
+      const response = await internal('/webhooks', withOwnEntity({ ...companySignup, event_id: `${prefix}-${i}-${randomUUID()}` }));
       const body = (await response.json()) as { webhook_id: string };
       assert.equal(response.status, 202, JSON.stringify(body));
       ids.push(body.webhook_id);

@@ -13,6 +13,7 @@ import { partnerReleasedSignal } from '../../workflows/webhooks/messages';
 import type { WebhookEventInput } from '../../events/envelope';
 import type { DeliverySummary } from '../../workflows/types';
 import companySignup from '../fixtures/events/company-signup.json';
+import { withOwnEntity } from '../support/own-entity';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { createTimeSkippingEnvironment, startTestWorker, type TestWorker } from '../support/temporal';
@@ -58,7 +59,7 @@ describe('an hour-long outage on the time-skipping test server, with the default
   });
 
   const start = (prefix: string) =>
-    startWebhook(env.client, { ...companySignup, event_id: `${prefix}-${randomUUID()}` } as WebhookEventInput, { taskQueue: config.TEMPORAL_TASK_QUEUE, sendTimeoutMs: 1000 });
+    startWebhook(env.client, withOwnEntity({ ...companySignup, event_id: `${prefix}-${randomUUID()}` }) as WebhookEventInput, { taskQueue: config.TEMPORAL_TASK_QUEUE, sendTimeoutMs: 1000 });
   const postsOf = (webhookId: string) => partner.requests.filter((r) => r.method === 'POST' && r.headers['webhook-id'] === webhookId).length;
   const gate = () => db.knex('partner_gate').where({ task_queue: config.TEMPORAL_TASK_QUEUE }).first();
 

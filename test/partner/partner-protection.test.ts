@@ -11,6 +11,7 @@ import { findFreePort } from '../../db/embedded-postgres';
 import type { DevServer } from '../../temporal/dev-server';
 import { LOCAL_SQLITE_PRAGMAS } from '../../temporal/local-temporal';
 import companySignup from '../fixtures/events/company-signup.json';
+import { withOwnEntity } from '../support/own-entity';
 import { runCli, waitForExit } from '../support/cli';
 import { RELEASE_CATCH_UP_MS } from '../../application/partner/partner-recovery';
 import { serviceProcesses, stopServiceFixtures } from '../support/service-processes';
@@ -86,7 +87,7 @@ describe('partner protection on the dev server: the service\'s API and worker pr
   async function send(base: string, count: number, prefix: string): Promise<string[]> {
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
-      const response = await internal(base, '/webhooks', { ...companySignup, event_id: `${prefix}-${i}-${randomUUID()}` });
+      const response = await internal(base, '/webhooks', withOwnEntity({ ...companySignup, event_id: `${prefix}-${i}-${randomUUID()}` }));
       const body = (await response.json()) as { webhook_id: string };
       assert.equal(response.status, 202, JSON.stringify(body));
       ids.push(body.webhook_id);

@@ -101,11 +101,12 @@ describe('erasure on request on the Temporal dev server', function () {
   it("erases a candidate's webhooks: bodies and excerpts gone, the pending one cancelled and never POSTed again, every run gone; again changes nothing", async () => {
     const candidateId = `c-${randomUUID()}`;
     const email = `erase-${randomUUID()}@example.org`;
-    const pending = await waiting(candidateEvent(candidateId, email));
     const done = await delivered(candidateEvent(candidateId, email));
     const original = await delivered(candidateEvent(candidateId, email));
     const redelivery = (await call('POST', `/internal/v1/webhooks/${original.webhook_id}/redeliver`)).body as { webhook_id: string; workflow_id: string };
     await stack.client.workflow.getHandle(redelivery.workflow_id).result();
+    // Last: ordered by candidate (the default), a webhook accepted after the waiting one would queue behind it.
+    const pending = await waiting(candidateEvent(candidateId, email));
     const other = await delivered(candidateEvent(`c-${randomUUID()}`, `other-${randomUUID()}@example.org`));
     const erased = [pending, done, original, redelivery];
     const ids = erased.map((w) => w.webhook_id);

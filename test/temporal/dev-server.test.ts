@@ -73,7 +73,8 @@ describe('webhooks end to end on the Temporal dev server', function () {
     const event = structuredClone(candidateNew);
     event.event_id = `dev-${randomUUID()}`;
     event.data.company.id = companyId;
-    Object.assign(event.data.candidate, fields);
+    // A candidate of its own: per-entity ordering would queue one candidate's webhooks behind its waiting one.
+    Object.assign(event.data.candidate, { id: `c-${randomUUID()}` }, fields);
     return event;
   };
   const webhookIdsWhere = async (query: string) => {

@@ -20,6 +20,7 @@ import { DEFAULT_TASK_QUEUE } from '../../lib/config';
 import { webhookStatusQuery } from '../../workflows/webhooks/messages';
 import type { DeliverySummary } from '../../workflows/types';
 import candidateNew from '../fixtures/events/candidate-new.json';
+import { withOwnEntity } from '../support/own-entity';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { startTestDevServer, startTestWorker, type TestWorker } from '../support/temporal';
 import { eventually } from '../support/eventually';
@@ -74,7 +75,7 @@ describe('Temporal UI shows the webhook deliveries (headless Chromium, dev serve
   const workerConfig = (taskQueue: string) =>
     loadConfig({ TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue, PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: 'ui-test-partner-token', PARTNER_TIMEOUT_MS: '2000' });
   // A short suffix keeps the id readable in the screenshot; 8 hex digits are plenty on a fresh in-memory server.
-  const uniqueEvent = () => ({ ...candidateNew, event_id: `${candidateNew.event_id}-${randomUUID().slice(0, 8)}` }) as WebhookEventInput;
+  const uniqueEvent = () => withOwnEntity({ ...candidateNew, event_id: `${candidateNew.event_id}-${randomUUID().slice(0, 8)}` }) as WebhookEventInput;
   const openWorkflow = (workflowId: string) => page.goto(`${uiUrl}/namespaces/${NAMESPACE}/workflows/${encodeURIComponent(workflowId)}`);
 
   before(async () => {

@@ -76,6 +76,8 @@ describe('webhook operations on the Temporal dev server', function () {
     const event = structuredClone(candidateNew);
     event.event_id = `ops-${randomUUID()}`;
     event.data.company.id = companyId;
+    // A candidate of its own: per-entity ordering would queue one candidate's webhooks behind its waiting one.
+    event.data.candidate.id = `c-${randomUUID()}`;
     return event;
   };
   const requestsFor = (webhookId: string) => partner.requests.filter((r) => r.headers['webhook-id'] === webhookId);

@@ -16,6 +16,7 @@ import { prepareWebhook } from '../../application/ingestion/start-webhook';
 import { createTemporalGateway } from '../../temporal/gateway';
 import { DRAIN_RETRY_DELAY_MS } from '../../activities/webhooks/delivery';
 import companySignup from '../fixtures/events/company-signup.json';
+import { withOwnEntity } from '../support/own-entity';
 import { waitForExit } from '../support/cli';
 import { serviceProcesses, stopServiceFixtures } from '../support/service-processes';
 import { createTestDatabase, type TestDatabase } from '../support/database';
@@ -99,7 +100,7 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
     const [workerA] = await Promise.all([startWorker(queue), startWorker(queue)]);
 
     // Ingestion: each webhook to one of the two APIs; a 503 (Temporal down) is retried with the same event_id.
-    const events = Array.from({ length: TOTAL }, (_, i) => ({ ...companySignup, event_id: `scale-${i}-${randomUUID()}` }));
+    const events = Array.from({ length: TOTAL }, (_, i) => withOwnEntity({ ...companySignup, event_id: `scale-${i}-${randomUUID()}` }));
     const webhookIds = new Set<string>();
     let retried503 = 0;
     async function ingest(base: string, event: object) {
@@ -214,7 +215,7 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
     const ids: string[] = [];
     try {
       for (let i = 0; i < TOTAL; i++) {
-        const prepared = prepareWebhook({ ...companySignup, event_id: `drain-${i}-${randomUUID()}` }, PARTNER_TIMEOUT_MS);
+        const prepared = prepareWebhook(withOwnEntity({ ...companySignup, event_id: `drain-${i}-${randomUUID()}` }), PARTNER_TIMEOUT_MS);
         await acceptWebhook(db.knex, IN_CLEAR, gateway, prepared);
         ids.push(prepared.webhookId);
       }

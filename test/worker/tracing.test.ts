@@ -134,7 +134,7 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
 
     const expected = [
       'api: POST /internal/v1/webhooks',
-      '  api: pg.query:claim-event',
+      '  api: pg.query:claim-ordered-event',
       '  api: StartWorkflow:deliverWebhook',
       '    worker: RunWorkflow:deliverWebhook',
       '      worker: StartActivity:deliverAttempt',
@@ -168,7 +168,7 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
     // workflow time: they are in the order they ended.
     const expected = [
       'api: POST /internal/v1/webhooks',
-      '  api: pg.query:claim-event',
+      '  api: pg.query:claim-ordered-event',
       '  api: StartWorkflow:deliverWebhook',
       '    worker: RunWorkflow:deliverWebhook',
       '      worker: StartActivity:deliverAttempt',
@@ -178,7 +178,7 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
       '      worker: HandleUpdate:retryNow',
       '      worker: StartActivity:deliverAttempt',
       '        worker: RunActivity:deliverAttempt',
-      ...attemptSql('POST 200', 'record-attempt-and-finish').map((line) => `          ${line}`),
+      ...attemptSql('POST 200', 'record-attempt-and-finish', 'later').map((line) => `          ${line}`),
       '  api: pg.query:report-start',
     ];
     const spans = await traceOf(traceId, callerSpanId, expected);
@@ -232,8 +232,11 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
  * The SQL and the POST of one attempt's local activity: claim, POST, then the record in one statement (a
  * data-modifying CTE that writes the attempt and, when the attempt ends the delivery, the final status).
  */
-function attemptSql(post: string, record: 'record-attempt' | 'record-attempt-and-finish'): string[] {
-  return ['worker: pg.query:claim-attempt', `worker: ${post}`, `worker: pg.query:${record}`];
+function attemptSql(post: string, record: 'record-attempt' | 'record-attempt-and-finish', attempt: 'first' | 'later' = 'first'): string[] {
+  // Ordered by entity (the default): the first attempt asks its key's turn, and the last settles its place.
+  const turn = attempt === 'first' ? ['worker: pg.query:take-turn'] : [];
+  const settle = record === 'record-attempt-and-finish' ? ['worker: pg.query:settle-place'] : [];
+  return [...turn, 'worker: pg.query:claim-attempt', `worker: ${post}`, `worker: pg.query:${record}`, ...settle];
 }
 
 /**

@@ -6,6 +6,7 @@ import type http from 'node:http';
 import { loadConfig } from '../../lib/config';
 import { SHORT_TASK_SLOTS, workflowTaskSlots } from '../../worker/worker-options';
 import candidateNew from '../fixtures/events/candidate-new.json';
+import { withOwnEntity } from '../support/own-entity';
 import { eventually } from '../support/eventually';
 import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
 
@@ -37,7 +38,7 @@ describe('delivery worker slots', function () {
 
   it(`holds ${ATTEMPT_SLOTS} first attempts open at once with PARTNER_MAX_CONCURRENCY=${ATTEMPT_SLOTS}, and no more`, async () => {
     const { api, config, db } = stack;
-    const submitted = Array.from({ length: ATTEMPT_SLOTS + 5 }, () => ({ ...candidateNew, event_id: `slots-${randomUUID()}` }));
+    const submitted = Array.from({ length: ATTEMPT_SLOTS + 5 }, () => withOwnEntity({ ...candidateNew, event_id: `slots-${randomUUID()}` }));
     const statuses = await Promise.all(
       submitted.map(async (event) => {
         const response = await fetch(`${api.url}/internal/v1/webhooks`, {
