@@ -109,22 +109,28 @@ async function main() {
   if (shared?.dir) execFileSync('bash', [PG_SCRIPT, '--stop', shared.dir], { stdio: 'inherit' });
 
   let failed = false;
-  console.log(`\nrun-tests: done in ${minutes(Date.now() - started)} (lanes: ${results.map((r) => `${r.n} ${minutes(r.ms)}`).join(', ')})`);
+  const summary = [`\nrun-tests: done in ${minutes(Date.now() - started)} (lanes: ${results.map((r) => `${r.n} ${minutes(r.ms)}`).join(', ')})`];
+  const failures = [];
   for (const server of servers) {
     const totals = { passing: 0, failing: 0, pending: 0 };
     let version = server.label;
-    for (const { runs, laneResult } of results) {
+    for (const { n, runs, laneResult } of results) {
       for (const run of runs.filter((r) => r.server === server.id)) {
         const outcome = laneResult.runs.find((r) => r.server === server.id);
-        const counts = mochaCounts(readText(run.log));
+        const text = readText(run.log);
+        const counts = mochaCounts(text);
+        if (counts.failing) failures.push(`----- failures: lane ${n}, ${run.label} -----\n${failureDetails(text)}`);
         for (const key of Object.keys(totals)) totals[key] += counts[key];
         if (outcome?.version && !process.env.TEST_DATABASE_URL) version = `PostgreSQL ${outcome.version.split(' ')[0]} (system)`;
         // Counted as failed too: a lane that never got to mocha's summary.
         if (outcome?.code !== 0 || !counts.summary) failed = true;
       }
     }
-    console.log(`  ${version}: ${totals.passing} passing, ${totals.failing} failing, ${totals.pending} pending`);
+    summary.push(`  ${version}: ${totals.passing} passing, ${totals.failing} failing, ${totals.pending} pending`);
   }
+  // Last, so that a CI log's tail names what failed and why.
+  if (failures.length) console.log(`\n${failures.join('\n')}`);
+  console.log(summary.join('\n'));
   if (updateTimes) writeTimes(results.flatMap((r) => r.runs.map((run) => run.times)));
   return failed ? 1 : 0;
 }
@@ -303,6 +309,13 @@ function systemMajor() {
   const dir = '/usr/lib/postgresql';
   const majors = fs.existsSync(dir) ? fs.readdirSync(dir).filter((d) => /^\d+$/.test(d)).map(Number).sort((a, b) => a - b) : [];
   return majors.length ? majors[majors.length - 1] : '(to be installed)';
+}
+
+/** mocha's list of failures after its summary, capped so that a log's tail still holds the totals. */
+function failureDetails(text) {
+  const at = text.search(/^\s+\d+ failing/m);
+  const details = at < 0 ? '(no failure list in the log)' : text.slice(at);
+  return details.length > 4000 ? `${details.slice(0, 4000)}\n[… cut at 4,000 characters]` : details;
 }
 
 /** mocha's spec summary: "N passing", "N failing", "N pending". */
