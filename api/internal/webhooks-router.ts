@@ -11,6 +11,7 @@ import { statusWithoutPayload, webhookStatus } from '../../application/webhooks/
 import { parseBulkRedelivery, parseRedeliveryQuery } from '../../application/webhooks/webhook-filter';
 import { readDeliveryLog } from '../../application/webhooks/delivery-log';
 import { cancelWebhook, redeliverMatching, redeliverWebhook, retryWebhookNow } from '../../application/webhooks/webhook-operations';
+import { previewRedelivery } from '../../application/webhooks/redelivery-preview';
 import { operatorOf, requireScope } from './bearer-auth';
 import { answerInternalErrors, countIngestRefusals } from './errors';
 import { startAdmission } from '../../application/ingestion/start-admission';
@@ -61,8 +62,10 @@ export function internalWebhooksRouter({ config, knex, temporalGateway: gateway,
   });
 
   router.post('/redeliver', requireScope(tokens, 'operate'), jsonBody, async function bulkRedeliverRoute(ctx) {
-    const { filter, limit, allowExpiredLinks } = parseBulkRedelivery(ctx.request.body);
-    ctx.body = await redeliverMatching(knex, gateway, operatorOf(ctx), filter, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, atRest, limit, allowExpiredLinks });
+    const { filter, limit, allowExpiredLinks, dryRun } = parseBulkRedelivery(ctx.request.body);
+    ctx.body = dryRun
+      ? await previewRedelivery(knex, operatorOf(ctx), filter, { atRest, limit, allowExpiredLinks })
+      : await redeliverMatching(knex, gateway, operatorOf(ctx), filter, { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, atRest, limit, allowExpiredLinks });
   });
 
   // A RegExp path (it takes no prefix) that leaves out `redeliver`, so that /redeliver, which is POST only, does

@@ -50,6 +50,9 @@ export const bulkRedeliveryBody = z
     status: z.enum(FINISHED_STATUSES, { message: `must be one of ${FINISHED_STATUSES.join(', ')}: only finished deliveries are redelivered` }).optional(),
     limit: wholeCount(MAX_BULK_REDELIVERIES).default(MAX_BULK_REDELIVERIES).meta({ description: 'Start at most this many; call again to go on.' }),
     allow_expired_links: z.boolean({ message: 'must be true or false' }).default(false).meta({ description: ALLOW_EXPIRED_LINKS }),
+    dry_run: z.boolean({ message: 'must be true or false' }).default(false).meta({
+      description: 'Start nothing: answer how many this request would start and skip now (`would_start` for `started`), counted in one query.',
+    }),
   })
   .refine(untilAfterSince, untilAfterSinceIssue);
 
@@ -80,10 +83,10 @@ export function parseLogQuery(query: Record<string, unknown>): { filter: Webhook
   return { filter: toFilter(fields), limit: fields.limit, after: fields.cursor ? decodeLogCursor(fields.cursor) : undefined };
 }
 
-/** A bulk redelivery: which finished webhooks, at most how many to start in this call, and whether dead links may go. */
-export function parseBulkRedelivery(body: unknown): { filter: WebhookFilter; limit: number; allowExpiredLinks: boolean } {
+/** A bulk redelivery: which finished webhooks, at most how many to start in this call, whether dead links may go, and whether only to count. */
+export function parseBulkRedelivery(body: unknown): { filter: WebhookFilter; limit: number; allowExpiredLinks: boolean; dryRun: boolean } {
   const fields = parse(bulkRedeliveryBody, body ?? {});
-  return { filter: toFilter(fields), limit: fields.limit, allowExpiredLinks: fields.allow_expired_links };
+  return { filter: toFilter(fields), limit: fields.limit, allowExpiredLinks: fields.allow_expired_links, dryRun: fields.dry_run };
 }
 
 /** A single redelivery's query: whether the operator allows signed links past their deadline. */

@@ -165,14 +165,15 @@ export interface BulkRedelivery {
  * key yet, newest first, in batches. Each original is redelivered once, however many of its deliveries match.
  */
 export function redeliverMatching(knex: Knex, gateway: TemporalGateway, who: OperatorContext, filter: WebhookFilter, options: BulkRedeliveryOptions): Promise<BulkRedelivery> {
-  const what = { action: 'webhooks.redeliver', target: null, parameters: { ...bulkFilterParameters(filter), limit: options.limit, allow_expired_links: options.allowExpiredLinks ?? false } } as const;
+  const what = { action: 'webhooks.redeliver', target: null, parameters: bulkRedeliveryParameters(filter, options) } as const;
   return auditedCall(knex, who, what, () => asOperation(() => redeliverInBatches(knex, gateway.actingFor(who.actor), filter, options)));
 }
 
-/** A bulk redelivery's filter as its audit row keeps it: the API's field names, the unset ones left out. */
-function bulkFilterParameters(filter: WebhookFilter): Record<string, string> {
+/** A bulk redelivery's request as its audit row keeps it: the API's field names, the unset filters left out. */
+export function bulkRedeliveryParameters(filter: WebhookFilter, options: Pick<BulkRedeliveryOptions, 'limit' | 'allowExpiredLinks'>): Record<string, unknown> {
   const fields = { status: filter.status, event_type: filter.eventType, action: filter.action, company_id: filter.companyId, since: filter.since?.toISOString(), until: filter.until?.toISOString() };
-  return Object.fromEntries(Object.entries(fields).filter((field): field is [string, string] => field[1] !== undefined));
+  const given = Object.fromEntries(Object.entries(fields).filter((field): field is [string, string] => field[1] !== undefined));
+  return { ...given, limit: options.limit, allow_expired_links: options.allowExpiredLinks ?? false };
 }
 
 async function redeliverInBatches(

@@ -8,6 +8,7 @@ import { isCanonicalUuid } from '../../lib/validation';
 import { describeJsonSyntaxError } from '../../lib/describe-error';
 import { parseBulkRedelivery } from '../../application/webhooks/webhook-filter';
 import { readDeliveryLog } from '../../application/webhooks/delivery-log';
+import { previewRedelivery } from '../../application/webhooks/redelivery-preview';
 import { cancelWebhook, redeliverMatching, redeliverWebhook, retryWebhookNow } from '../../application/webhooks/webhook-operations';
 import { webhookStatus } from '../../application/webhooks/webhook-status';
 import { acceptWebhook } from '../../application/ingestion/ingest';
@@ -28,7 +29,7 @@ const USAGE = [
   '       partner-service webhooks retry-now WEBHOOK_ID',
   '       partner-service webhooks cancel WEBHOOK_ID',
   '       partner-service webhooks redeliver WEBHOOK_ID [--allow-expired-links]',
-  '       partner-service webhooks redeliver --all [FILTERS] [--limit N] [--allow-expired-links]',
+  '       partner-service webhooks redeliver --all [FILTERS] [--limit N] [--allow-expired-links] [--dry-run]',
   '',
   'FILE.json holds {"event_id"?, "event_type", "action", "data"}, as POST /internal/v1/webhooks takes it.',
   'FILTERS: --status S --event-type T --action A --company-id C --since ISO --until ISO, as the',
@@ -50,7 +51,9 @@ const USAGE = [
   '             are past their deadline is refused (exit 1), or skipped and counted by --all',
   '             (skipped_expired_links), unless --allow-expired-links is given. A webhook whose',
   '             body was removed (retention, erasure) is refused (exit 1), or skipped and counted',
-  '             by --all (skipped_payload_removed).',
+  '             by --all (skipped_payload_removed). --all --dry-run starts nothing: it prints what the',
+  '             same call would do now, {"dry_run":true,"would_start":N,"skipped_expired_links":E,',
+  '             "skipped_payload_removed":P,"more":B}.',
   '',
   'Operations exit 1 when the webhook does not exist or is in the wrong state (the API\'s 404 and 409).',
 ].join('\n');
@@ -112,23 +115,24 @@ function filterFlags(args: string[], extra: { cursor?: true; redeliver?: true } 
     options: {
       ...FILTER_OPTIONS,
       ...(extra.cursor && { cursor: { type: 'string' } }),
-      ...(extra.redeliver && { all: { type: 'boolean' }, 'allow-expired-links': { type: 'boolean' } }),
+      ...(extra.redeliver && { all: { type: 'boolean' }, 'allow-expired-links': { type: 'boolean' }, 'dry-run': { type: 'boolean' } }),
     },
   });
-  const { 'event-type': eventType, 'company-id': companyId, all, 'allow-expired-links': allowExpiredLinks, ...rest } = values as Record<
+  const { 'event-type': eventType, 'company-id': companyId, all, 'allow-expired-links': allowExpiredLinks, 'dry-run': dryRun, ...rest } = values as Record<
     string,
     string | boolean | undefined
   >;
   const query = Object.fromEntries(Object.entries({ ...rest, event_type: eventType, company_id: companyId }).filter(([, v]) => v !== undefined));
-  return { query, positionals, all: all === true, allowExpiredLinks: allowExpiredLinks === true };
+  return { query, positionals, all: all === true, allowExpiredLinks: allowExpiredLinks === true, dryRun: dryRun === true };
 }
 
 /** list, show, retry-now, cancel, redeliver: the operations of the internal API, on the same code. */
 async function operate(runtime: Runtime, action: string, args: string[]): Promise<number> {
-  const { query, positionals, all, allowExpiredLinks } = filterFlags(args, { cursor: action === 'list' || undefined, redeliver: action === 'redeliver' || undefined });
+  const { query, positionals, all, allowExpiredLinks, dryRun } = filterFlags(args, { cursor: action === 'list' || undefined, redeliver: action === 'redeliver' || undefined });
   const single = action !== 'list' && !(action === 'redeliver' && all);
   if (single && (positionals.length !== 1 || Object.keys(query).length)) throw new UsageError(`${action} takes exactly one WEBHOOK_ID`);
   if (!single && positionals.length) throw new UsageError(`${action} ${all ? '--all ' : ''}takes filters, not a WEBHOOK_ID`);
+  if (dryRun && single) throw new UsageError('--dry-run previews a bulk redelivery: it goes with --all');
   const [webhookId] = positionals;
   if (single && !isCanonicalUuid(webhookId)) throw new NotFoundError('webhook', webhookId);
   const database = await openMigratedDatabase(runtime);
@@ -160,7 +164,8 @@ async function operate(runtime: Runtime, action: string, args: string[]): Promis
     default: {
       if (all) {
         const { filter, limit } = parseBulkRedelivery(query);
-        print(await redeliverMatching(knex, gateway, operator, filter, { sendTimeoutMs, atRest, limit, allowExpiredLinks }));
+        const options = { sendTimeoutMs, atRest, limit, allowExpiredLinks };
+        print(await (dryRun ? previewRedelivery(knex, operator, filter, options) : redeliverMatching(knex, gateway, operator, filter, options)));
         return 0;
       }
       const redelivery = await redeliverWebhook(knex, gateway, operator, webhookId, { sendTimeoutMs, atRest, allowExpiredLinks });

@@ -47,7 +47,9 @@ function filterConditions(filter: WebhookFilter, after?: LogPosition): SqlFragme
   return joinSql(conditions, ' AND ');
 }
 
-const NEWEST_FIRST = raw('ORDER BY e.created_at DESC, e.id DESC');
+/** The log's order (row alias `e`), for an ORDER BY or a window. */
+export const NEWEST_FIRST_ORDER = raw('e.created_at DESC, e.id DESC');
+const NEWEST_FIRST = sql`ORDER BY ${NEWEST_FIRST_ORDER}`;
 
 /** One line of the delivery log. */
 export interface LoggedWebhook {
@@ -119,6 +121,19 @@ export interface RedeliveryCandidate {
   readonly originalId: string;
 }
 
+/** The original a row (alias `e`) stems from: itself, or the webhook it redelivers. */
+export const ORIGINAL_ID = raw('COALESCE(e.redelivery_of, e.id)');
+
+/**
+ * The rows (alias `e`) a bulk redelivery under `key` may send again, after `after`: finished, matching `filter`,
+ * and their original has no started redelivery under `key`. The preview (store/webhooks/redelivery-preview.ts)
+ * counts with the same conditions, so that its count is what the redelivery then starts.
+ */
+export function redeliveryCandidateConditions(filter: WebhookFilter, key: string, after?: LogPosition): SqlFragment {
+  return sql`e.status = ANY(${FINISHED_STATUSES}::text[]) AND ${filterConditions(filter, after)}
+           AND NOT EXISTS (SELECT 1 FROM webhook_events r WHERE r.redelivery_of = ${ORIGINAL_ID} AND r.redelivery_key = ${key} AND r.run_id IS NOT NULL)`;
+}
+
 /**
  * The next `limit` finished webhooks matching `filter` whose original has no started redelivery under `key`,
  * newest first after `after`. Redeliveries this run starts are pending, so they never match themselves.
@@ -131,10 +146,9 @@ export async function findRedeliveryCandidates(
 ): Promise<{ candidates: RedeliveryCandidate[]; last?: LogPosition }> {
   const rows = await runSql<{ id: string; original_id: string; position_us: string }>(
     knex,
-    sql`SELECT e.id, COALESCE(e.redelivery_of, e.id) AS original_id, ${POSITION} AS position_us
+    sql`SELECT e.id, ${ORIGINAL_ID} AS original_id, ${POSITION} AS position_us
           FROM webhook_events e
-         WHERE e.status = ANY(${FINISHED_STATUSES}::text[]) AND ${filterConditions(filter, after)}
-           AND NOT EXISTS (SELECT 1 FROM webhook_events r WHERE r.redelivery_of = COALESCE(e.redelivery_of, e.id) AND r.redelivery_key = ${key} AND r.run_id IS NOT NULL)
+         WHERE ${redeliveryCandidateConditions(filter, key, after)}
          ${NEWEST_FIRST} LIMIT ${limit}`,
   );
   const lastRow = rows.at(-1);

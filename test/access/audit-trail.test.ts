@@ -211,6 +211,24 @@ describe('audit trail of operator changes (API and CLI, a real dev server)', fun
       ]);
     });
 
+    it('a bulk redelivery\'s dry run: one outcome row of webhooks.redeliver with dry_run: true; a bad filter writes none, as for the redelivery', async () => {
+      const filter = { status: 'failed', company_id: `preview-${randomUUID()}`, since: '2020-01-01T00:00:00.000Z' };
+      const preview = await call('POST', '/internal/v1/webhooks/redeliver', { ...filter, limit: 5, dry_run: true }, { 'X-Request-Id': 'req-preview' });
+      assert.deepEqual(preview.body, { dry_run: true, would_start: 0, skipped_expired_links: 0, skipped_payload_removed: 0, more: false });
+      assert.equal(preview.status, 200);
+      // It changes nothing and calls no Temporal: one transaction, so one outcome row and no intent.
+      const preview2 = await call('POST', '/internal/v1/webhooks/redeliver', { ...filter, allow_expired_links: true, dry_run: true }, { 'X-Request-Id': 'req-preview-2' }, downApi);
+      assert.equal(preview2.status, 200, 'a preview needs no Temporal');
+      assert.equal((await call('POST', '/internal/v1/webhooks/redeliver', { ...filter, status: 'waiting', dry_run: true })).status, 400);
+      assert.equal((await call('POST', '/internal/v1/webhooks/redeliver', { ...filter, status: 'waiting' })).status, 400);
+      const all = await stack.db.knex('audit_events').orderBy('seq').select('phase');
+      assert.deepEqual(all.map((r) => r.phase), ['outcome', 'outcome']);
+      assert.deepEqual(await auditRows(), [
+        row('webhooks.redeliver', null, { ...filter, limit: 5, allow_expired_links: false, dry_run: true }, 'succeeded', null, 'req-preview'),
+        row('webhooks.redeliver', null, { ...filter, limit: 10000, allow_expired_links: true, dry_run: true }, 'succeeded', null, 'req-preview-2'),
+      ]);
+    });
+
     it('an erasure: one row with the subject kind and company, never the subject; bad input and a start that failed are failed rows', async () => {
       const email = `ada-${randomUUID()}@example.com`;
       const requested = await call('POST', '/internal/v1/erasures', { email, company_id: 'acme' }, { 'X-Request-Id': 'req-erase' });

@@ -137,6 +137,19 @@ export const webhookResourceSchemas = {
       more: { type: 'boolean', description: 'Matches are left because `limit` was reached.' },
     },
   },
+  BulkRedeliveryPreview: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['dry_run', 'would_start', 'skipped_expired_links', 'skipped_payload_removed', 'more'],
+    description: 'A dry run (`dry_run: true`): what the same request would do now. Nothing is started or written but its audit row.',
+    properties: {
+      dry_run: { type: 'boolean', const: true },
+      would_start: { type: 'integer', minimum: 0, description: 'Redeliveries the same request would start (its `started`).' },
+      skipped_expired_links: { type: 'integer', minimum: 0, description: 'Matching originals it would skip because their signed links are past their deadline.' },
+      skipped_payload_removed: { type: 'integer', minimum: 0, description: 'Matching originals it would skip because their body was removed (retention or erasure).' },
+      more: { type: 'boolean', description: 'Matches would be left because `limit` would be reached.' },
+    },
+  },
 };
 
 /** `POST …/{webhook_id}/<action>`: 202 when accepted, 404 for no such webhook, 409 when its state forbids it. */
@@ -209,7 +222,10 @@ export const webhookPaths = {
       'redeliverWebhooks',
       'Redeliver every finished webhook matching a filter, once per filter',
       {
-        '200': { description: 'How many started; an identical call starts nothing new.', content: json(ref('BulkRedelivery')) },
+        '200': {
+          description: 'How many started; an identical call starts nothing new. With `dry_run: true`, how many it would start, and nothing is started.',
+          content: json({ oneOf: [ref('BulkRedelivery'), ref('BulkRedeliveryPreview')] }),
+        },
         '400': error(`A bad filter, or ${UNTIL_AFTER_SINCE}: one error per field.`),
         '415': error('Not application/json.'),
       },

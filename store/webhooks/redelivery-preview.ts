@@ -1,0 +1,100 @@
+import type { Knex } from 'knex';
+import { joinSql, raw, runSql, sql, type SqlFragment } from '../../db/sql';
+import { SIGNED_LINK_LIFETIMES_MS } from '../../events/signed-links';
+import type { SignedLinkKind } from '../../lib/vocabulary';
+import { NEWEST_FIRST_ORDER, ORIGINAL_ID, redeliveryCandidateConditions, type WebhookFilter } from './delivery-log';
+import { STORED_WEBHOOK_COLUMNS, type StoredWebhookRow } from './webhook-rows';
+
+// What a bulk redelivery would do, counted in one statement however many rows match: the redelivery walks its
+// candidates newest first (application/webhooks/webhook-operations.ts), so the count replays that walk in SQL.
+
+/** A clear body's candidate (`c`, json): whether it carries each kind of signed link, as signedLinkKinds reads it. */
+const KIND_IN_BODY: Readonly<Record<SignedLinkKind, string>> = {
+  files: `json_typeof(c -> 'files') = 'object' AND EXISTS (SELECT 1 FROM json_each(c -> 'files') f WHERE json_typeof(f.value) = 'string')`,
+  // A body is JSON.stringify's text, so the value "file" is written `"file"`; json's text compare spares a
+  // decode that fails on a \u0000 escape anywhere in the answer.
+  file_answers: `json_typeof(c -> 'answers') = 'array' AND EXISTS (SELECT 1 FROM json_array_elements(c -> 'answers') a(v) WHERE json_typeof(a.v) = 'object' AND (a.v -> 'answer_type')::text = '"file"')`,
+};
+const KINDS = Object.keys(KIND_IN_BODY) as SignedLinkKind[];
+
+/** A JS Date reads timestamptz to the millisecond, truncated: the deadlines are compared as signedLinkDeadlines does. */
+const deadline = (kind: SignedLinkKind): SqlFragment => sql`date_trunc('milliseconds', w.accepted_at) + ${`${SIGNED_LINK_LIFETIMES_MS[kind]} milliseconds`}::interval`;
+const SHORTEST = KINDS.reduce((a, b) => (SIGNED_LINK_LIFETIMES_MS[a] <= SIGNED_LINK_LIFETIMES_MS[b] ? a : b));
+/** Before the shortest deadline no link is dead, so a body is read only after it. */
+const pastShortest = (at: string) => sql`${at}::timestamptz > ${deadline(SHORTEST)}`;
+
+/**
+ * Whether the original (alias `w`, its candidate in `c`) has a kind of link past its deadline at `at`. A sealed
+ * body cannot be read here: the caller opens those and passes the ids of the ones with dead links.
+ */
+function linksExpired(at: string, sealedExpired: readonly string[]): SqlFragment {
+  const clear = joinSql(KINDS.map((kind) => sql`(${at}::timestamptz > ${deadline(kind)} AND ${raw(KIND_IN_BODY[kind])})`), ' OR ');
+  return sql`(${pastShortest(at)} AND CASE WHEN w.body_sealed IS NOT NULL THEN w.id = ANY(${sealedExpired}::uuid[])
+                                          ELSE COALESCE(json_typeof(c) = 'object' AND (${clear}), false) END)`;
+}
+
+export interface RedeliveryCount {
+  readonly would_start: number;
+  readonly skipped_expired_links: number;
+  readonly skipped_payload_removed: number;
+  readonly more: boolean;
+}
+
+export interface CountRequest {
+  readonly filter: WebhookFilter;
+  /** The bulk redelivery's key (bulkRedeliveryKey): originals already redelivered under it are no candidates. */
+  readonly key: string;
+  readonly limit: number;
+  /** The clock, as an ISO date-time; null: links past their deadline do not matter (allow_expired_links). */
+  readonly at: string | null;
+  /** Originals with a sealed body whose links are past their deadline at `at`. */
+  readonly sealedExpired: readonly string[];
+}
+
+/**
+ * The redelivery's walk, in one statement: candidates newest first; each original's fate decided at its first
+ * match (started, or skipped for a removed body, checked first, or dead links); the walk stops at the
+ * `limit`-th start, and counts only the skips before it. `more`: a match is left past that stop whose original
+ * was not started (the redelivery's last look, after its starts took their originals out of the anti-join).
+ */
+export async function countRedelivery(knex: Knex, { filter, key, limit, at, sealedExpired }: CountRequest): Promise<RedeliveryCount> {
+  const expired = at === null ? raw('false') : linksExpired(at, sealedExpired);
+  // The candidate of a clear body read after the shortest deadline; OFFSET 0 keeps it one parse a row.
+  const candidate = at === null ? raw('SELECT NULL::json AS c') : sql`SELECT w.body -> 'data' -> 'candidate' AS c WHERE w.body IS NOT NULL AND ${pastShortest(at)} OFFSET 0`;
+  const [row] = await runSql<RedeliveryCount>(
+    knex,
+    sql`WITH matches AS (
+          SELECT ${ORIGINAL_ID} AS original_id, row_number() OVER (ORDER BY ${NEWEST_FIRST_ORDER}) AS pos
+            FROM webhook_events e WHERE ${redeliveryCandidateConditions(filter, key)}
+        ), originals AS (
+          SELECT original_id, min(pos) AS first_pos, max(pos) AS last_pos FROM matches GROUP BY original_id
+        ), fates AS (
+          SELECT o.first_pos, o.last_pos,
+                 CASE WHEN w.payload_removed_at IS NOT NULL THEN 'payload_removed' WHEN ${expired} THEN 'expired_links' ELSE 'start' END AS fate
+            FROM originals o JOIN webhook_events w ON w.id = o.original_id LEFT JOIN LATERAL (${candidate}) b ON true
+        ), stop AS (
+          SELECT first_pos AS pos FROM fates WHERE fate = 'start' ORDER BY first_pos OFFSET ${limit - 1} LIMIT 1
+        ), bound AS (
+          SELECT COALESCE((SELECT pos FROM stop), 9223372036854775807) AS pos, EXISTS (SELECT 1 FROM stop) AS reached
+        )
+        SELECT count(*) FILTER (WHERE f.fate = 'start' AND f.first_pos <= b.pos)::int AS would_start,
+               count(*) FILTER (WHERE f.fate = 'expired_links' AND f.first_pos < b.pos)::int AS skipped_expired_links,
+               count(*) FILTER (WHERE f.fate = 'payload_removed' AND f.first_pos < b.pos)::int AS skipped_payload_removed,
+               COALESCE(bool_or(b.reached AND f.last_pos > b.pos AND (f.fate <> 'start' OR f.first_pos > b.pos)), false) AS more
+          FROM bound b LEFT JOIN fates f ON true`,
+  );
+  return row;
+}
+
+/**
+ * The originals among the candidates whose body is sealed and old enough for a link to be dead at `at`: their
+ * rows as findWebhookById reads them, to open in the application (PostgreSQL holds no key).
+ */
+export function findSealedOriginals(knex: Knex, filter: WebhookFilter, key: string, at: string): Promise<StoredWebhookRow[]> {
+  return runSql<StoredWebhookRow>(
+    knex,
+    sql`SELECT ${STORED_WEBHOOK_COLUMNS} FROM webhook_events w
+         WHERE w.id IN (SELECT ${ORIGINAL_ID} FROM webhook_events e WHERE ${redeliveryCandidateConditions(filter, key)})
+           AND w.body_sealed IS NOT NULL AND ${pastShortest(at)}`,
+  );
+}
