@@ -8,12 +8,10 @@ import { STORED_WEBHOOK_COLUMNS, type StoredWebhookRow } from './webhook-rows';
 // What a bulk redelivery would do, counted in one statement however many rows match: the redelivery walks its
 // candidates newest first (application/webhooks/webhook-operations.ts), so the count replays that walk in SQL.
 
-/** A clear body's candidate (`c`, json): whether it carries each kind of signed link, as signedLinkKinds reads it. */
+/** A clear body's candidate (`c`, jsonb): whether it carries each kind of signed link, as signedLinkKinds reads it. */
 const KIND_IN_BODY: Readonly<Record<SignedLinkKind, string>> = {
-  files: `json_typeof(c -> 'files') = 'object' AND EXISTS (SELECT 1 FROM json_each(c -> 'files') f WHERE json_typeof(f.value) = 'string')`,
-  // A body is JSON.stringify's text, so the value "file" is written `"file"`; json's text compare spares a
-  // decode that fails on a \u0000 escape anywhere in the answer.
-  file_answers: `json_typeof(c -> 'answers') = 'array' AND EXISTS (SELECT 1 FROM json_array_elements(c -> 'answers') a(v) WHERE json_typeof(a.v) = 'object' AND (a.v -> 'answer_type')::text = '"file"')`,
+  files: `jsonb_typeof(c -> 'files') = 'object' AND EXISTS (SELECT 1 FROM jsonb_each(c -> 'files') f WHERE jsonb_typeof(f.value) = 'string')`,
+  file_answers: `jsonb_typeof(c -> 'answers') = 'array' AND EXISTS (SELECT 1 FROM jsonb_array_elements(c -> 'answers') a(v) WHERE jsonb_typeof(a.v) = 'object' AND a.v ->> 'answer_type' = 'file')`,
 };
 const KINDS = Object.keys(KIND_IN_BODY) as SignedLinkKind[];
 
@@ -30,7 +28,7 @@ const pastShortest = (at: string) => sql`${at}::timestamptz > ${deadline(SHORTES
 function linksExpired(at: string, sealedExpired: readonly string[]): SqlFragment {
   const clear = joinSql(KINDS.map((kind) => sql`(${at}::timestamptz > ${deadline(kind)} AND ${raw(KIND_IN_BODY[kind])})`), ' OR ');
   return sql`(${pastShortest(at)} AND CASE WHEN w.body_sealed IS NOT NULL THEN w.id = ANY(${sealedExpired}::uuid[])
-                                          ELSE COALESCE(json_typeof(c) = 'object' AND (${clear}), false) END)`;
+                                          ELSE COALESCE(jsonb_typeof(c) = 'object' AND (${clear}), false) END)`;
 }
 
 export interface RedeliveryCount {
@@ -59,8 +57,10 @@ export interface CountRequest {
  */
 export async function countRedelivery(knex: Knex, { filter, key, limit, at, sealedExpired }: CountRequest): Promise<RedeliveryCount> {
   const expired = at === null ? raw('false') : linksExpired(at, sealedExpired);
-  // The candidate of a clear body read after the shortest deadline; OFFSET 0 keeps it one parse a row.
-  const candidate = at === null ? raw('SELECT NULL::json AS c') : sql`SELECT w.body -> 'data' -> 'candidate' AS c WHERE w.body IS NOT NULL AND ${pastShortest(at)} OFFSET 0`;
+  // The candidate of a clear body read after the shortest deadline, the body parsed once into jsonb (OFFSET 0
+  // keeps the subquery whole): json's operators would parse the text again at each call. jsonb keeps a repeated key's last value, as
+  // JSON.parse does, and ingestion refuses the NUL characters jsonb would refuse (unstorableTextErrors).
+  const candidate = at === null ? raw('SELECT NULL::jsonb AS c') : sql`SELECT w.body::jsonb -> 'data' -> 'candidate' AS c WHERE w.body IS NOT NULL AND ${pastShortest(at)} OFFSET 0`;
   const [row] = await runSql<RedeliveryCount>(
     knex,
     sql`WITH matches AS (

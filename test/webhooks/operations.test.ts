@@ -588,6 +588,7 @@ describe('webhook operations on the Temporal dev server', function () {
       documented(`${one}/redeliver`, 'post', await call('POST', `/${other.webhookId}/redeliver`));
       documented(`${one}/cancel`, 'post', await call('POST', `/${other.webhookId}/cancel`));
       documented(`${root}/redeliver`, 'post', await call('POST', '/redeliver', { status: 'failed', company_id: 'nobody' }));
+      documented(`${root}/redeliver`, 'post', await call('POST', '/redeliver', { status: 'failed', company_id: 'nobody', dry_run: true }));
       documented(`${root}/redeliver`, 'post', await call('POST', '/redeliver', { status: 'waiting' }));
       // The partner controls, each answer against its schema; the pause is lifted at once, since the gate is this file's.
       const partner = '/internal/v1/partner';

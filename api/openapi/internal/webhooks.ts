@@ -150,6 +150,7 @@ export const webhookResourceSchemas = {
       more: { type: 'boolean', description: 'Matches would be left because `limit` would be reached.' },
     },
   },
+  BulkRedeliveryAnswer: { oneOf: [ref('BulkRedelivery'), ref('BulkRedeliveryPreview')] },
 };
 
 /** `POST …/{webhook_id}/<action>`: 202 when accepted, 404 for no such webhook, 409 when its state forbids it. */
@@ -224,7 +225,7 @@ export const webhookPaths = {
       {
         '200': {
           description: 'How many started; an identical call starts nothing new. With `dry_run: true`, how many it would start, and nothing is started.',
-          content: json({ oneOf: [ref('BulkRedelivery'), ref('BulkRedeliveryPreview')] }),
+          content: json(ref('BulkRedeliveryAnswer')),
         },
         '400': error(`A bad filter, or ${UNTIL_AFTER_SINCE}: one error per field.`),
         '415': error('Not application/json.'),
