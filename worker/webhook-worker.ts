@@ -48,8 +48,9 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
   let polling: NativeConnection | undefined;
   observeWorkerGauges(deps);
   const done = (async () => {
-    // Its count of rows under retired keys reads PostgreSQL; the lines that need no query come first.
-    const reported = reportDataAtRest(deps.knex, config, logger);
+    // Its count of rows under retired keys reads PostgreSQL; the lines that need no query come first. Polling
+    // does not wait for it: a large table or a slow PostgreSQL must not delay deliveries.
+    const reported = reportDataAtRest(deps.knex, config, logger).catch((error: unknown) => logger.warn({ err: error }, 'could not report how personal data rests'));
     const settings = partnerSettings(config);
     if ('missing' in settings) {
       // Polling without a partner would burn every attempt; webhooks wait in Temporal until it is configured.
@@ -57,7 +58,6 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
       logger.warn(`${settings.missing} is not set: webhook delivery is paused; the worker does not poll and webhooks wait in Temporal`);
       return reported;
     }
-    await reported;
     installTemporalRuntime(logger, await findFreePort());
     while (!abort.signal.aborted) {
       state = 'connecting';

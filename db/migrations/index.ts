@@ -21,10 +21,13 @@ import * as encryptionAtRest from './019_encryption_at_rest';
 import * as verifiableAudit from './020_verifiable_audit';
 import * as decodeScope from './021_decode_scope';
 import * as entityOrdering from './022_entity_ordering';
+import * as flatYearIndexes from './023_flat_year_indexes';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
   down(knex: Knex): Promise<void>;
+  /** `{ transaction: false }` for a migration that cannot run in one (CREATE INDEX CONCURRENTLY). */
+  config?: { transaction: boolean };
 }
 
 /** Every migration, in order. Listed here rather than read from disk so source and compiled runs agree. */
@@ -51,4 +54,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['020_verifiable_audit', verifiableAudit],
   ['021_decode_scope', decodeScope],
   ['022_entity_ordering', entityOrdering],
+  ['023_flat_year_indexes', flatYearIndexes],
 ];

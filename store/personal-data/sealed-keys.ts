@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { runSql, sql } from '../../db/sql';
+import { raw, runSql, sql } from '../../db/sql';
 
 /** How many bodies or excerpts rest one way: in clear (`storedKeyId` null) or under one stored key id. */
 export interface RestingTexts {
@@ -21,4 +21,49 @@ export async function countRestingTexts(knex: Knex): Promise<RestingTexts[]> {
         ORDER BY 1, 2`,
   );
   return rows.map((row) => ({ kind: row.kind, storedKeyId: row.stored_key_id, count: row.count }));
+}
+
+/** Where each kind of text rests: its table and columns (all fixed names, never input). */
+const RESTING = [
+  { kind: 'body', table: 'webhook_events', keyId: 'body_key_id', rests: '(body IS NOT NULL OR body_sealed IS NOT NULL)' },
+  { kind: 'excerpt', table: 'webhook_attempts', keyId: 'response_body_key_id', rests: '(response_body IS NOT NULL OR response_body_sealed IS NOT NULL)' },
+] as const;
+
+/**
+ * The stored key ids that bodies and excerpts rest under, found by skipping from one id to the next through the
+ * resting-key indexes (migration 023): a few index probes per key id, however many rows rest under each.
+ */
+export async function restingKeyIds(knex: Knex): Promise<Array<{ kind: RestingTexts['kind']; storedKeyId: string }>> {
+  const found = await Promise.all(
+    RESTING.map(async ({ kind, table, keyId, rests }) => {
+      const rows = await runSql<{ key_id: string }>(
+        knex,
+        raw(`WITH RECURSIVE ids(key_id) AS (
+               (SELECT ${keyId} FROM ${table} WHERE ${rests} AND ${keyId} IS NOT NULL ORDER BY 1 LIMIT 1)
+               UNION ALL
+               SELECT (SELECT ${keyId} FROM ${table} WHERE ${rests} AND ${keyId} > ids.key_id ORDER BY 1 LIMIT 1) FROM ids WHERE ids.key_id IS NOT NULL)
+             SELECT key_id FROM ids WHERE key_id IS NOT NULL`),
+      );
+      return rows.map((row) => ({ kind, storedKeyId: row.key_id }));
+    }),
+  );
+  return found.flat();
+}
+
+/**
+ * Counts the bodies and excerpts resting under these stored key ids, and those in clear when `clear`: through the
+ * same indexes, so the rows under other keys (a deployment's millions under its current key) are never read.
+ */
+export async function countRestingUnder(knex: Knex, storedKeyIds: readonly string[], clear: boolean): Promise<RestingTexts[]> {
+  const counts = await Promise.all(
+    RESTING.map(({ kind, table, keyId, rests }) => {
+      // Two statements' worth in one, each an index condition: an OR of the two would read the whole index.
+      const underKeys = sql`SELECT ${raw(keyId)} AS stored_key_id, count(*)::int AS count FROM ${raw(table)} WHERE ${raw(rests)} AND ${raw(keyId)} = ANY(${storedKeyIds}::text[]) GROUP BY 1`;
+      const inClear = raw(`SELECT NULL, count(*)::int FROM ${table} WHERE ${rests} AND ${keyId} IS NULL HAVING count(*) > 0`);
+      return runSql<{ stored_key_id: string | null; count: number }>(knex, clear ? sql`${underKeys} UNION ALL ${inClear}` : underKeys).then((rows) =>
+        rows.map((row) => ({ kind, storedKeyId: row.stored_key_id, count: row.count })),
+      );
+    }),
+  );
+  return counts.flat();
 }

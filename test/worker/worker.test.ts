@@ -110,6 +110,34 @@ describe('webhook worker', function () {
     assert.ok(Date.now() - started < 2000, 'stop() does not wait out the backoff');
   });
 
+  it('connects to Temporal without waiting for its at-rest count: a count held by a lock does not hold the worker', async () => {
+    await db.knex.raw(`INSERT INTO webhook_events (id, event_id, event_type, action, body) VALUES (gen_random_uuid(), 'at-rest-clear', 'company', 'signup', '{}')`);
+    const clearLine = '1 bodies and 0 response excerpts are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: partner-service keys reseal seals them';
+    const trx = await db.knex.transaction();
+    try {
+      await trx.raw('LOCK TABLE webhook_events IN ACCESS EXCLUSIVE MODE');
+      const { logger, entries } = capturingLogger();
+      const port = await closedPort();
+      const key = `k1:${Buffer.alloc(32, 1).toString('base64')}`;
+      const config = loadConfig({ PARTNER_ENDPOINT: 'http://127.0.0.1:9/hook', PARTNER_ACCESS_TOKEN: 'token-xyz', TEMPORAL_ADDRESS: `127.0.0.1:${port}`, PAYLOAD_ENCRYPTION_KEYS: key });
+      const handle = startWebhookWorker({ config, knex: db.knex, logger });
+      try {
+        const unreachable = () => entries().some((l) => l.msg.startsWith('Temporal is unreachable'));
+        for (let waited = 0; !unreachable() && waited < 10_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+        assert.ok(unreachable(), 'the worker went on to Temporal while its count waited for the lock');
+        assert.equal(entries().filter((l) => l.msg === clearLine).length, 0, 'the count cannot have run under the lock');
+        await trx.commit();
+        for (let waited = 0; !entries().some((l) => l.msg === clearLine) && waited < 10_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+        assert.deepEqual(entries().filter((l) => l.msg === clearLine).map((l) => l.level), [40], 'the count ran once the lock was gone');
+      } finally {
+        await handle.stop();
+      }
+    } finally {
+      if (!trx.isCompleted()) await trx.rollback();
+      await db.knex.raw(`DELETE FROM webhook_events WHERE event_id = 'at-rest-clear'`);
+    }
+  });
+
   it('does not poll without a partner endpoint, and says why', async () => {
     const { logger, entries } = capturingLogger();
     const handle = startWebhookWorker({ config: loadConfig({ PARTNER_ACCESS_TOKEN: 'token-xyz', TEMPORAL_ADDRESS: '127.0.0.1:9' }), knex: db.knex, logger });
