@@ -77,16 +77,12 @@ interface PgClient {
 export async function runSql<Row>(knex: Knex, query: SqlFragment): Promise<Row[]> {
   const client = (await knex.client.acquireConnection()) as PgClient;
   try {
-    // Knex's 'query' and 'query-response' events still fire, with the same object, for whoever watches the SQL
-    // (tests, debugging, the benchmarks' statement times).
-    const event = { sql: query.sql, bindings: query.bindings };
-    if (knex.listenerCount('query')) knex.emit('query', event);
-    const rows = await new Promise<Row[]>((resolve, reject) => {
+    // Knex's 'query' event still fires, for whoever watches the SQL (tests, debugging).
+    if (knex.listenerCount('query')) knex.emit('query', { sql: query.sql, bindings: query.bindings });
+    return await new Promise<Row[]>((resolve, reject) => {
       const statement = { name: query.name, text: positionalSql(query.sql), values: query.bindings };
       client.query(statement, (error, result) => (error ? reject(error) : resolve(result.rows as Row[])));
     });
-    if (knex.listenerCount('query-response')) knex.emit('query-response', rows, event);
-    return rows;
   } finally {
     await knex.client.releaseConnection(client);
   }

@@ -19,15 +19,17 @@ export interface ServiceProcess {
 
 /**
  * Runs `node dist/cli/main.js <command>` (the real `partner-service` program) as its own process; `nodeArgs`
- * go to node before the script (e.g. --cpu-prof). `root` is another built checkout's, to measure earlier code.
+ * go to node before the script (e.g. --cpu-prof). `root` is another built checkout's, to measure earlier code;
+ * `onLine` sees each line of its standard output.
  */
-export function spawnService(command: 'api' | 'worker' | 'start', env: NodeJS.ProcessEnv, nodeArgs: readonly string[] = [], root = ROOT): ServiceProcess {
+export function spawnService(command: 'api' | 'worker' | 'start', env: NodeJS.ProcessEnv, nodeArgs: readonly string[] = [], root = ROOT, onLine?: (line: string) => void): ServiceProcess {
   const cli = root === ROOT ? CLI : path.join(root, 'dist', 'cli', 'main.js');
   const child = spawn(process.execPath, [...nodeArgs, cli, command], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   // The worker warns once per failed attempt (thousands in a run): pass on only errors, keep a tail for a crash.
   let tail: string[] = [];
   createInterface({ input: child.stdout! }).on('line', (line) => {
     tail = [...tail.slice(-19), line];
+    onLine?.(line);
     if (/"level":[56]0\b/.test(line)) process.stderr.write(`${line}\n`);
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -60,9 +60,13 @@ export async function countRestingUnder(knex: Knex, storedKeyIds: readonly strin
       // Two statements' worth in one, each an index condition: an OR of the two would read the whole index.
       const underKeys = sql`SELECT ${raw(keyId)} AS stored_key_id, count(*)::int AS count FROM ${raw(table)} WHERE ${raw(rests)} AND ${raw(keyId)} = ANY(${storedKeyIds}::text[]) GROUP BY 1`;
       const inClear = raw(`SELECT NULL, count(*)::int FROM ${table} WHERE ${rests} AND ${keyId} IS NULL HAVING count(*) > 0`);
-      return runSql<{ stored_key_id: string | null; count: number }>(knex, clear ? sql`${underKeys} UNION ALL ${inClear}` : underKeys).then((rows) =>
-        rows.map((row) => ({ kind, storedKeyId: row.stored_key_id, count: row.count })),
-      );
+      // Without parallel workers: the statistics of the whole column (most rows rest nothing, their key id null)
+      // make the planner expect many clear rows and start workers, which cost more than the few entries it reads.
+      return knex.transaction(async (trx) => {
+        await trx.raw('SET LOCAL max_parallel_workers_per_gather = 0');
+        const rows = await runSql<{ stored_key_id: string | null; count: number }>(trx, clear ? sql`${underKeys} UNION ALL ${inClear}` : underKeys);
+        return rows.map((row) => ({ kind, storedKeyId: row.stored_key_id, count: row.count }));
+      });
     }),
   );
   return counts.flat();

@@ -3,9 +3,11 @@ import { planList } from '../../api/scim/engine/handlers';
 import { userResource } from '../../api/scim/users/resource';
 import { migrateLatest, migrateRollbackAll, migrateUp, pendingMigrations } from '../../db/migrate';
 import { migrations } from '../../db/migrations';
+import { createKnex } from '../../db/database';
 import { runSql, sql } from '../../db/sql';
 import * as vocabulary from '../../lib/vocabulary';
 import { type TestDatabase, useTestDatabase } from '../support/database';
+import { eventually } from '../support/eventually';
 
 const tablesOf = async (db: TestDatabase) =>
   (
@@ -82,5 +84,54 @@ describe('migrations', () => {
       "SELECT DISTINCT tablename FROM pg_stats WHERE tablename LIKE 'users_scim_%' ORDER BY 1",
     );
     assert.deepEqual(analyzed.map((row) => row.tablename), ['users_scim_emails_folded_idx', 'users_scim_user_name_folded_idx']);
+  });
+  it('023 builds its indexes CONCURRENTLY: writes go on while a build waits, and a build cut off is built again by the next run', async function () {
+    this.timeout(60_000);
+    const INDEXES = ['audit_events_action', 'webhook_attempts_resting_key', 'webhook_events_company_status', 'webhook_events_redeliveries', 'webhook_events_resting_key'];
+    await migrateRollbackAll(db.knex);
+    for (let k = migrations.findIndex(([next]) => next === '023_flat_year_indexes'); k > 0; k--) await migrateUp(db.knex);
+    const [holder, writer] = [createKnex(db.url, { min: 0, max: 1 }), createKnex(db.url, { min: 0, max: 1 })];
+    const insert = (knex: typeof writer, eventId: string) =>
+      knex.raw(`INSERT INTO webhook_events (id, event_id, event_type, action, body) VALUES (gen_random_uuid(), ?, 'company', 'signup', '{}')`, [eventId]);
+    const building = () =>
+      runSql<{ pid: number; query: string; waiting: boolean }>(
+        db.knex,
+        sql`SELECT pid, query, wait_event_type = 'Lock' AS waiting FROM pg_stat_activity WHERE datname = current_database() AND query ~ '^(CREATE|DROP) INDEX CONCURRENTLY'`,
+      );
+    const valid = async () =>
+      (await runSql<{ name: string; valid: boolean }>(db.knex, sql`SELECT c.relname AS name, i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = ANY(${INDEXES}::text[]) ORDER BY 1`))
+        .map((row) => `${row.name} ${row.valid ? 'valid' : 'INVALID'}`);
+    try {
+      // A writer's transaction left open on webhook_events: a build on that table waits for it to end.
+      let open = await holder.transaction();
+      await insert(open, 'open-1');
+      const cutOff = migrateUp(db.knex).then(() => 'applied', (error: Error) => error.message);
+      await eventually('a build waiting for the open transaction', async () => (await building()).some((b) => b.waiting));
+      const [waitingBuild] = await building();
+      assert.match(waitingBuild.query, /^CREATE INDEX CONCURRENTLY webhook_events_/);
+      // Meanwhile another writer goes on: a plain CREATE INDEX would hold it until the build ended.
+      const started = Date.now();
+      await writer.transaction(async (trx) => {
+        await trx.raw(`SET LOCAL lock_timeout = '5s'`);
+        await insert(trx, 'during-build');
+      });
+      assert.ok(Date.now() - started < 2_000, `an INSERT during the build took ${Date.now() - started} ms`);
+      // The build is cut off (a cancelled statement, as a lost connection or a crash would): an INVALID index is left.
+      await runSql(db.knex, sql`SELECT pg_cancel_backend(${waitingBuild.pid})`);
+      assert.match(await cutOff, /canceling statement/);
+      await open.rollback();
+      assert.ok((await valid()).some((line) => line.endsWith('INVALID')), (await valid()).join(', '));
+      // The next run drops it and builds it again, while a transaction is open once more.
+      open = await holder.transaction();
+      await insert(open, 'open-2');
+      const again = migrateLatest(db.knex);
+      await eventually('the second run waiting', async () => (await building()).some((b) => b.waiting));
+      assert.match((await building())[0].query, /^DROP INDEX CONCURRENTLY IF EXISTS webhook_events_/, 'it drops the INVALID index first');
+      await open.commit();
+      assert.deepEqual(await again, ['023_flat_year_indexes']);
+      assert.deepEqual(await valid(), INDEXES.map((name) => `${name} valid`));
+    } finally {
+      await Promise.all([holder.destroy(), writer.destroy()]);
+    }
   });
 });

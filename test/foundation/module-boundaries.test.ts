@@ -91,7 +91,7 @@ function benchFiles(dir = 'bench'): string[] {
 }
 
 /** bench/ is a harness that measures the service through its public surface, and stays small. */
-const BENCH_MAX_LINES = 4_000;
+const BENCH_MAX_LINES = 4_600;
 
 describe('module boundaries', function () {
   this.timeout(60_000);
@@ -195,7 +195,7 @@ describe('module boundaries', function () {
     assert.deepEqual(callers, []);
   });
 
-  it('bench/ imports nothing from test/, and its TypeScript stays within 4,000 lines', () => {
+  it('bench/ imports nothing from test/, and its TypeScript stays within 4,600 lines', () => {
     const files = benchFiles();
     assert.ok(files.length > 0, 'the probe finds bench/');
     const fromTest = files.flatMap((file) => {
