@@ -33,7 +33,8 @@ export const LOG_STATUS_SQL = raw(`CASE WHEN ${HELD_SQL} THEN 'held' WHEN ${WAIT
 /** The filter's conditions and the page's start, joined with AND, every value bound. */
 function filterConditions(filter: WebhookFilter, after?: LogPosition): SqlFragment {
   const { status, eventType, action, companyId, since, until } = filter;
-  const conditions: SqlFragment[] = [raw('true')];
+  // The page's start first: an index scan starts at the first bound it meets on the time.
+  const conditions: SqlFragment[] = [after ? olderThan('e.created_at', 'e.id', 'uuid', { us: after.createdAtUs, id: after.id }) : raw('true')];
   if (status === 'held') conditions.push(raw(HELD_SQL));
   else if (status === 'waiting') conditions.push(raw(WAITING_SQL));
   else if (status === 'pending') conditions.push(raw(`NOT (${WAITING_SQL}) AND e.status = 'pending' AND e.held_since IS NULL`));
@@ -43,7 +44,6 @@ function filterConditions(filter: WebhookFilter, after?: LogPosition): SqlFragme
   if (companyId !== undefined) conditions.push(sql`e.company_id = ${companyId}`);
   if (since) conditions.push(sql`e.created_at >= ${since.toISOString()}::timestamptz`);
   if (until) conditions.push(sql`e.created_at < ${until.toISOString()}::timestamptz`);
-  if (after) conditions.push(olderThan('e.created_at', 'e.id', 'uuid', { us: after.createdAtUs, id: after.id }));
   return joinSql(conditions, ' AND ');
 }
 
