@@ -21,6 +21,7 @@ import { waitForExit } from '../support/cli';
 import { serviceProcesses, stopServiceFixtures } from '../support/service-processes';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
+import { waitForRunsCompleted } from '../support/runs-completed';
 import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { IN_CLEAR } from '../support/at-rest';
@@ -176,9 +177,8 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
     const connection = await Connection.connect({ address: server.address });
     try {
       const client = new Client({ connection });
-      const completed = async () => (await client.workflow.count(`TaskQueue = "${queue}" AND ExecutionStatus = "Completed"`)).count;
-      await eventually('every run completed', async () => (await completed()) === TOTAL, 60_000);
-      assert.equal((await client.workflow.count(`TaskQueue = "${queue}"`)).count, TOTAL);
+      const runs = await db.knex('webhook_events').whereIn('id', [...webhookIds]).pluck('workflow_id');
+      await waitForRunsCompleted(client, queue, runs, 120_000);
     } finally {
       await connection.close();
     }
