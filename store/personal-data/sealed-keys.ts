@@ -9,25 +9,25 @@ export interface RestingTexts {
   readonly count: number;
 }
 
-/** Counts the stored bodies and excerpts by stored key id, in clear ones included (one scan of each table). */
-export async function countRestingTexts(knex: Knex): Promise<RestingTexts[]> {
-  const rows = await runSql<{ kind: 'body' | 'excerpt'; stored_key_id: string | null; count: number }>(
-    knex,
-    sql`SELECT 'body' AS kind, body_key_id AS stored_key_id, count(*)::int AS count
-          FROM webhook_events WHERE body IS NOT NULL OR body_sealed IS NOT NULL GROUP BY body_key_id
-        UNION ALL
-        SELECT 'excerpt', response_body_key_id, count(*)::int
-          FROM webhook_attempts WHERE response_body IS NOT NULL OR response_body_sealed IS NOT NULL GROUP BY response_body_key_id
-        ORDER BY 1, 2`,
-  );
-  return rows.map((row) => ({ kind: row.kind, storedKeyId: row.stored_key_id, count: row.count }));
-}
-
 /** Where each kind of text rests: its table and columns (all fixed names, never input). */
 const RESTING = [
   { kind: 'body', table: 'webhook_events', keyId: 'body_key_id', rests: '(body IS NOT NULL OR body_sealed IS NOT NULL)' },
   { kind: 'excerpt', table: 'webhook_attempts', keyId: 'response_body_key_id', rests: '(response_body IS NOT NULL OR response_body_sealed IS NOT NULL)' },
 ] as const;
+
+/** Counts the stored bodies and excerpts by stored key id, in clear ones included (one scan of each table). */
+export async function countRestingTexts(knex: Knex): Promise<RestingTexts[]> {
+  const counts = await Promise.all(
+    RESTING.map(async ({ kind, table, keyId, rests }) => {
+      const rows = await runSql<{ stored_key_id: string | null; count: number }>(
+        knex,
+        raw(`SELECT ${keyId} AS stored_key_id, count(*)::int AS count FROM ${table} WHERE ${rests} GROUP BY 1 ORDER BY 1`),
+      );
+      return rows.map((row) => ({ kind, storedKeyId: row.stored_key_id, count: row.count }));
+    }),
+  );
+  return counts.flat();
+}
 
 /**
  * The stored key ids that bodies and excerpts rest under, found by skipping from one id to the next through the
