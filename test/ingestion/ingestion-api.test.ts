@@ -399,6 +399,9 @@ describe('POST /internal/v1/webhooks', function () {
     const view = (await (await get(`${api.url}/internal/v1/webhooks/${webhookId}`)).json()) as Record<string, unknown>;
     assert.deepEqual([view.status, view.run_id], ['not_started', null], 'no run is known, so it does not look accepted');
     server.process.kill('SIGCONT');
+    // A server frozen for seconds may time out its first calls after it resumes (seen beside CI's other lanes):
+    // the retry is made once it answers again, as a client honouring Retry-After would make it.
+    await eventually('Temporal to answer again', async () => gateway.status('warm-up-the-connection').then(() => true, () => false), 30_000);
     const retry = await post(api, candidateNew);
     assert.equal(retry.status, 202, 'the call that records the run is the one that started the delivery');
     assert.equal(((await retry.json()) as Record<string, string>).run_id, await runIdOf(workflowId));
