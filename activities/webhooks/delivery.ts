@@ -32,6 +32,12 @@ import { deleteRun } from '../../temporal/run-deletion';
 import { wakeInOrder } from '../../temporal/ordering-wake';
 import { blockPlace, settlePlace, takeTurn, unblockPlace } from '../../store/ordering/lanes';
 
+/** What one attempt ended: its delivery's final status, if any, and whether its key is now blocked. */
+interface AttemptEnd {
+  readonly status?: FinalStatus;
+  readonly blocks: boolean;
+}
+
 export interface ActivityDependencies {
   /** Read on every send, so a rotated token or endpoint applies to pending retries. */
   readonly config: () => Config;
@@ -119,9 +125,20 @@ export function createActivities({ config, knex, logger, draining, workflowServi
     );
   }
 
-  /** An ordered head's final failure with WEBHOOK_ORDERING_ON_FAILURE=block ends nothing: its key waits. */
-  function blocksOnFailure(input: DeliverAttemptInput, ordering: DeliverAttemptInput['ordering'], outcome: AttemptOutcome): boolean {
-    return !outcome.succeeded && input.finalOnFailure && ordering !== undefined && !input.webhookIdHeader && config().WEBHOOK_ORDERING_ON_FAILURE === 'block';
+  /**
+   * What an attempt's outcome ends: the delivery (delivered, or failed on its last attempt) or nothing yet. An
+   * ordered head's final failure with WEBHOOK_ORDERING_ON_FAILURE=block ends nothing either: its key waits.
+   */
+  function endOf(input: DeliverAttemptInput, ordering: DeliverAttemptInput['ordering'], outcome: AttemptOutcome): AttemptEnd {
+    const blocks = !outcome.succeeded && input.finalOnFailure && ordering !== undefined && !input.webhookIdHeader && config().WEBHOOK_ORDERING_ON_FAILURE === 'block';
+    const status: FinalStatus | undefined = outcome.succeeded ? 'delivered' : input.finalOnFailure && !blocks ? 'failed' : undefined;
+    return { status, blocks };
+  }
+
+  /** Settles an ordered webhook's place once its delivery ended, or blocks its key. A redelivery has no place of its own. */
+  async function settleOrBlock(input: DeliverAttemptInput, ordering: DeliverAttemptInput['ordering'], end: AttemptEnd): Promise<void> {
+    if (end.blocks) await blockPlace(knex, input.webhookId);
+    else if (end.status && ordering && !input.webhookIdHeader) await settleInOrder(input.webhookId, end.status);
   }
 
   return {
@@ -153,12 +170,9 @@ export function createActivities({ config, knex, logger, draining, workflowServi
         // The try that recorded it may have been lost before it settled or blocked its place (a worker killed,
         // PostgreSQL gone): both are idempotent, so this try does them again, or the key would wait forever. Its
         // sequence goes back too, or the next attempt would be sent unordered and never settle.
-        const blocks = blocksOnFailure(input, ordering, claim.outcome);
-        if (blocks) await blockPlace(knex, input.webhookId);
-        else if (ordering && !input.webhookIdHeader && (claim.outcome.succeeded || input.finalOnFailure)) {
-          await settleInOrder(input.webhookId, claim.outcome.succeeded ? 'delivered' : 'failed');
-        }
-        return { outcome: claim.outcome, needsRecord: false, ...(ordering && { sequence: ordering.sequence }), ...(blocks && { blocked: true }) };
+        const end = endOf(input, ordering, claim.outcome);
+        await settleOrBlock(input, ordering, end);
+        return { outcome: claim.outcome, needsRecord: false, ...(ordering && { sequence: ordering.sequence }), ...(end.blocks && { blocked: true }) };
       }
       if (claim.kind === 'erased') {
         // A run that appeared after an erasure (a start in flight, one resolved in doubt, one started elsewhere)
@@ -170,9 +184,8 @@ export function createActivities({ config, knex, logger, draining, workflowServi
       // Only a POST that was made tells the breaker anything: not a lost try, nor a missing endpoint.
       const sent = claim.kind === 'claimed' && !('missing' in partnerSettings(config()));
       const outcome = claim.kind === 'claimed' ? await postClaimed({ ...input, ordering }, claim.acceptedAt) : lostAttempt(input.attempt);
-      const blocks = blocksOnFailure(input, ordering, outcome);
-      const status: FinalStatus | undefined = outcome.succeeded ? 'delivered' : input.finalOnFailure && !blocks ? 'failed' : undefined;
-      const finish = status && { status, finishedAt: new Date().toISOString() };
+      const end = endOf(input, ordering, outcome);
+      const finish = end.status && { status: end.status, finishedAt: new Date().toISOString() };
       const record = { webhook: input.webhook, attempt: { ...outcome, scheduledAt: input.scheduledAt, trigger: input.trigger } };
       const write = storeAttempt(knex, dataAtRest(config()), record, finish, sent ? gateFeedback(outcome) : undefined);
       const written = await withinMs(write, RECORD_TIMEOUT_MS).then(
@@ -196,11 +209,10 @@ export function createActivities({ config, knex, logger, draining, workflowServi
       if (written && finish) {
         webhooksFinished.inc({ status: finish.status });
         logger.info({ webhookId: input.webhookId, status: finish.status }, 'webhook finished');
-        // A redelivery has no place of its own: it only sends its original's number.
-        if (ordering && !input.webhookIdHeader) await settleInOrder(input.webhookId, finish.status);
       }
-      if (blocks) await blockPlace(knex, input.webhookId);
-      return { outcome, needsRecord: !written, ...(ordering && { sequence: ordering.sequence }), ...(blocks && { blocked: true }) };
+      // An end not written yet is settled by the workflow's recordOutcome, once it is.
+      await settleOrBlock(input, ordering, written ? end : { blocks: end.blocks });
+      return { outcome, needsRecord: !written, ...(ordering && { sequence: ordering.sequence }), ...(end.blocks && { blocked: true }) };
     },
 
     /** Retried by Temporal until PostgreSQL accepts it, unless PostgreSQL rejects the data itself. */
