@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
+import { findFreePort } from '../db/embedded-postgres';
 import { StartAbortedError, throwIfStopping, unlessStopping } from '../lib/abort';
 
 export interface DevServerOptions {
@@ -48,7 +49,9 @@ const NAMESPACE = 'default';
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const { executable, port, uiPort, dbFilename, sqlitePragmas = [], uiCodecEndpoint, readyTimeoutMs = 30_000, stopGraceMs = 10_000, signal, onSpawned } = options;
   if (dbFilename) await mkdir(path.dirname(path.resolve(dbFilename)), { recursive: true });
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-format', 'json', '--log-level', 'error'];
+  // The HTTP API and metrics ports too: the CLI's own picks come from the kernel's ephemeral range (see findFreePort).
+  const [httpPort, metricsPort] = [await findFreePort(), await findFreePort()];
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(httpPort), '--metrics-port', String(metricsPort), '--log-format', 'json', '--log-level', 'error'];
   args.push(...(uiPort === undefined ? ['--headless'] : ['--ui-port', String(uiPort), '--ui-disable-news-fetch']));
   if (dbFilename) args.push('--db-filename', path.resolve(dbFilename));
   for (const pragma of sqlitePragmas) args.push('--sqlite-pragma', pragma);
