@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { prepared, raw, runSql, sql } from '../../db/sql';
 import { placeInLaneCtes } from '../ordering/lanes';
 import type { DataAtRest } from '../../lib/at-rest';
+import { eventSubjectKeys } from '../../lib/subject-index';
 import { refuseClearWriteIfKeyed } from '../personal-data/at-rest-settings';
 import { indexKeysOf } from '../personal-data/subject-index-keys';
 import { asStoredWebhook, newWebhookRow, STORED_WEBHOOK_COLUMNS, WebhookRowMissingError, type NewWebhook, type StoredWebhook, type StoredWebhookRow } from '../webhooks/webhook-rows';
@@ -40,10 +41,13 @@ export type EventClaim =
  */
 export async function claimEvent(knex: Knex, atRest: DataAtRest, webhook: NewWebhook): Promise<EventClaim> {
   await refuseClearWriteIfKeyed(knex, atRest);
-  const indexKey = (await indexKeysOf(knex, atRest)).writeWith;
-  const row = newWebhookRow(webhook, false, atRest, indexKey);
-  // An ordered webhook takes its place in its key's lane in this same statement (store/ordering/lanes.ts).
-  const placing = webhook.orderingKey === undefined ? raw('') : sql`, ${placeInLaneCtes(atRest, indexKey, webhook.orderingKey)}`;
+  const indexKeys = await indexKeysOf(knex, atRest);
+  const row = newWebhookRow(webhook, false, atRest, indexKeys.writeWith);
+  // An ordered webhook takes its place in its key's lane in this same statement (store/ordering/lanes.ts), and
+  // the lane learns its subjects.
+  const placing = webhook.orderingKey === undefined
+    ? raw('')
+    : sql`, ${placeInLaneCtes(atRest, indexKeys, webhook.orderingKey, eventSubjectKeys(indexKeys.writeWith.key, webhook.event))}`;
   const [found] = await runSql<StoredWebhookRow>(
     knex,
     prepared(

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { Knex } from 'knex';
 import { prepared, runSql, sql, type SqlFragment } from '../../db/sql';
 import { openText, sealText, type DataAtRest } from '../../lib/at-rest';
-import type { SubjectIndexKey } from '../../lib/subject-index';
+import { eventSubjectKeys, type IndexKeys, type SubjectIndexKey } from '../../lib/subject-index';
 import { indexKeysOf } from '../personal-data/subject-index-keys';
 import { refuseClearWriteIfKeyed } from '../personal-data/at-rest-settings';
 import { newWebhookRow, type NewWebhook } from '../webhooks/webhook-rows';
@@ -16,24 +16,55 @@ export function laneDigest(indexKey: SubjectIndexKey, orderingKey: string): Buff
   return createHmac('sha256', indexKey.key).update(`ordering-key:${orderingKey}`, 'utf8').digest();
 }
 
-const laneKeyBinding = (digest: Buffer) => `ordering_lanes.key_sealed:${digest.toString('hex')}`;
+/** What a lane's sealed key is bound to: its digest, so a key moved to another lane does not open there. */
+export const laneKeyBinding = (digest: Buffer) => `ordering_lanes.key_sealed:${digest.toString('hex')}`;
+
+/** A key's lane digests under every index key listed, the newest first: a lane made under any of them is the key's. */
+export const laneDigests = (indexKeys: IndexKeys, orderingKey: string): Buffer[] =>
+  indexKeys.searchUnder.map((indexKey) => laneDigest(indexKey, orderingKey));
+
+/**
+ * The key's lane among `digests`: the oldest one, so that every placement and every operator's command picks the
+ * same lane even where two were made under two index keys (by a version that looked under the newest key only).
+ */
+const keysLane = (digests: readonly Buffer[]): SqlFragment =>
+  sql`(SELECT id FROM ordering_lanes WHERE key_digest = ANY(${anyDigest(digests)}) ORDER BY id LIMIT 1)`;
+
+/** Digests as one bytea[] parameter (the sql tag binds text arrays): hex, decoded by PostgreSQL. */
+const anyDigest = (digests: readonly Buffer[]): SqlFragment =>
+  sql`ARRAY(SELECT decode(d, 'hex') FROM unnest(${digests.map((digest) => digest.toString('hex'))}::text[]) d)`;
 
 /**
  * The CTEs that place the webhook written by CTE `created` (one row with `id`, or none) at the end of its key's
- * lane: `lane` raises the lane's last sequence (creating the lane), `placed` writes the place. Nothing happens
- * when `created` is empty, so a repeated event_id takes no number. Appended to a WITH list.
+ * lane: `lane` raises the lane's last sequence (creating the lane), `placed` writes the place, `subjects` adds the
+ * webhook's subject keys to the lane's. Nothing happens when `created` is empty, so a repeated event_id takes no
+ * number. The lane is looked up under every listed index key (`found_lane`), so a key keeps its lane across an
+ * index key rotation; only a key with none makes one, under the newest. Appended to a WITH list.
  */
-export function placeInLaneCtes(atRest: DataAtRest, indexKey: SubjectIndexKey, orderingKey: string): SqlFragment {
-  const digest = laneDigest(indexKey, orderingKey);
+export function placeInLaneCtes(atRest: DataAtRest, indexKeys: IndexKeys, orderingKey: string, subjectKeys: readonly string[]): SqlFragment {
+  const digests = laneDigests(indexKeys, orderingKey);
+  const digest = laneDigest(indexKeys.writeWith, orderingKey);
   const key = sealText(atRest, orderingKey, laneKeyBinding(digest));
-  return sql`lane AS (
-      INSERT INTO ordering_lanes AS l (key_digest, key_text, key_sealed, key_key_id, last_seq)
-      SELECT ${digest}::bytea, ${key.clear}::text, ${key.sealed}::bytea, ${key.keyId}::text, 1 FROM created
+  // found_lane re-checks the digest on the row it locks: a lane an erasure cleared meanwhile is not taken.
+  return sql`found_lane AS (
+      UPDATE ordering_lanes l SET last_seq = l.last_seq + 1
+       WHERE l.id = ${keysLane(digests)} AND l.key_digest = ANY(${anyDigest(digests)}) AND EXISTS (SELECT 1 FROM created)
+      RETURNING id, last_seq, key_digest, key_text, key_sealed, key_key_id
+    ), made_lane AS (
+      INSERT INTO ordering_lanes AS l (key_digest, key_text, key_sealed, key_key_id, index_key_id, last_seq)
+      SELECT ${digest}::bytea, ${key.clear}::text, ${key.sealed}::bytea, ${key.keyId}::text, ${indexKeys.writeWith.id}::text, 1
+        FROM created WHERE NOT EXISTS (SELECT 1 FROM found_lane)
       ON CONFLICT (key_digest) DO UPDATE SET last_seq = l.last_seq + 1
       RETURNING id, last_seq, key_digest, key_text, key_sealed, key_key_id
+    ), lane AS (
+      SELECT * FROM found_lane UNION ALL SELECT * FROM made_lane
     ), placed AS (
       INSERT INTO ordering_places (webhook_id, lane_id, seq) SELECT created.id, lane.id, lane.last_seq FROM created, lane
       RETURNING seq
+    ), subjects AS (
+      INSERT INTO ordering_lane_subjects (subject_key, lane_id, key_id)
+      SELECT s.key, lane.id, ${indexKeys.writeWith.id}::text FROM lane, unnest(${subjectKeys}::text[]) s(key)
+      ON CONFLICT DO NOTHING
     )`;
 }
 
@@ -52,13 +83,13 @@ export type LaneTurn =
  */
 export async function takeTurn(knex: Knex, atRest: DataAtRest, webhook: NewWebhook, orderingKey: string): Promise<LaneTurn> {
   await refuseClearWriteIfKeyed(knex, atRest);
-  const indexKey = (await indexKeysOf(knex, atRest)).writeWith;
-  const row = newWebhookRow(webhook, true, atRest, indexKey);
-  let found = await askTurn(knex, atRest, indexKey, row, webhook.webhookId, orderingKey);
+  const indexKeys = await indexKeysOf(knex, atRest);
+  const row = newWebhookRow(webhook, true, atRest, indexKeys.writeWith);
+  let found = await askTurn(knex, atRest, indexKeys, row, webhook, orderingKey);
   // A place written by this statement was judged on the snapshot taken before the lane's lock, blind to places
   // committed meanwhile; and a settle running beside it could not see it to wake it. Asked again once committed,
   // it sees every earlier place, and any settle after this one sees it.
-  if (found.newly_placed) found = await askTurn(knex, atRest, indexKey, row, webhook.webhookId, orderingKey);
+  if (found.newly_placed) found = await askTurn(knex, atRest, indexKeys, row, webhook, orderingKey);
   if (found.seq === null) return { kind: 'unplaced' };
   const sequence = Number(found.seq);
   if (found.behind_id === null) {
@@ -70,14 +101,15 @@ export async function takeTurn(knex: Knex, atRest: DataAtRest, webhook: NewWebho
 }
 
 /** One statement of takeTurn: writes and places the row if it is new, then judges the turn on its snapshot. */
-async function askTurn(knex: Knex, atRest: DataAtRest, indexKey: SubjectIndexKey, row: ReturnType<typeof newWebhookRow>, webhookId: string, orderingKey: string): Promise<TurnRow> {
+async function askTurn(knex: Knex, atRest: DataAtRest, indexKeys: IndexKeys, row: ReturnType<typeof newWebhookRow>, webhook: NewWebhook, orderingKey: string): Promise<TurnRow> {
+  const { webhookId } = webhook;
   const [found] = await runSql<TurnRow>(
     knex,
     prepared(
       'take-turn',
       sql`WITH created AS (
         INSERT INTO webhook_events (${row.columns}) VALUES (${row.values}) ON CONFLICT DO NOTHING RETURNING id
-      ), ${placeInLaneCtes(atRest, indexKey, orderingKey)}, me AS (
+      ), ${placeInLaneCtes(atRest, indexKeys, orderingKey, eventSubjectKeys(indexKeys.writeWith.key, webhook.event))}, me AS (
         SELECT lane.id AS lane_id, placed.seq, lane.key_digest, lane.key_text, lane.key_sealed, lane.key_key_id FROM lane, placed
         UNION ALL
         SELECT p.lane_id, p.seq, l.key_digest, l.key_text, l.key_sealed, l.key_key_id
@@ -281,20 +313,23 @@ export async function unblockPlace(knex: Knex, webhookId: string): Promise<void>
   await runSql(knex, sql`UPDATE ordering_places SET blocked_since = NULL WHERE webhook_id = ${webhookId}::uuid`);
 }
 
-/** The unsettled head of a key's lane: undefined when the key has no lane (or it was erased); `head` null when nothing of it is unsettled. */
+/**
+ * The unsettled head of a key's lane, made under any listed index key: undefined when the key has no lane (or it
+ * was erased); `head` null when nothing of it is unsettled.
+ */
 export async function headOfKey(
   knex: Knex,
   atRest: DataAtRest,
   orderingKey: string,
 ): Promise<{ head: { webhookId: string; workflowId: string; blocked: boolean } | null } | undefined> {
-  const digest = laneDigest((await indexKeysOf(knex, atRest)).writeWith, orderingKey);
+  const digests = laneDigests(await indexKeysOf(knex, atRest), orderingKey);
   const [row] = await runSql<{ head_id: string | null; workflow_id: string | null; blocked: boolean | null }>(
     knex,
     sql`SELECT h.webhook_id AS head_id, w.workflow_id, h.blocked_since IS NOT NULL AS blocked
           FROM ordering_lanes l
           LEFT JOIN LATERAL (SELECT p.webhook_id, p.blocked_since FROM ordering_places p WHERE p.lane_id = l.id AND p.settled_at IS NULL ORDER BY p.seq LIMIT 1) h ON true
           LEFT JOIN webhook_events w ON w.id = h.webhook_id
-         WHERE l.key_digest = ${digest}::bytea`,
+         WHERE l.id = ${keysLane(digests)}`,
   );
   if (!row) return undefined;
   return { head: row.head_id && row.workflow_id ? { webhookId: row.head_id, workflowId: row.workflow_id, blocked: row.blocked === true } : null };

@@ -41,8 +41,8 @@ export interface ErasedCounts {
  * its company, when it names one) has its workflow id recorded in erasure_runs (every run of it is deleted; a
  * test send has none and skips Temporal); a pending delivery (waiting or
  * held) becomes cancelled by erasure; the body and its attempts' response excerpts are removed; the row's
- * subject keys are emptied, so no later erasure finds it again; an ordered webhook's place settles, and a lane
- * left with none but erased webhooks loses its key. The counts go to the erasures row, which also
+ * subject keys are emptied, so no later erasure finds it again; an ordered webhook's place settles, and every
+ * lane of the subject that no unsettled webhook needs loses its key (forgetSubjectLanes). The counts go to the erasures row, which also
  * marks the step done: a retry after a lost reply returns the counts recorded and changes nothing.
  */
 export async function eraseSubjectWebhooks(knex: Knex, erasureId: string): Promise<ErasedCounts> {
@@ -90,17 +90,13 @@ export async function eraseSubjectWebhooks(knex: Knex, erasureId: string): Promi
            WHERE webhook_id = ANY(${counts.ids}::uuid[]) AND (response_body IS NOT NULL OR response_body_sealed IS NOT NULL)`,
     );
     // Ordered webhooks: a cancelled one settles its place, leaving a gap (the ordering sweep wakes what queued
-    // behind it); a lane whose every webhook is erased loses its key, so no candidate id stays behind in it.
+    // behind it).
     await runSql(
       trx,
-      sql`WITH settled AS (
-            UPDATE ordering_places SET gap = gap OR settled_at IS NULL, settled_at = COALESCE(settled_at, now()), waiting_since = NULL
-             WHERE webhook_id = ANY(${counts.ids}::uuid[]) RETURNING lane_id
-          )
-          UPDATE ordering_lanes l SET key_digest = NULL, key_text = NULL, key_sealed = NULL, key_key_id = NULL
-           WHERE l.id IN (SELECT lane_id FROM settled)
-             AND NOT EXISTS (SELECT 1 FROM ordering_places p WHERE p.lane_id = l.id AND NOT (p.webhook_id = ANY(${counts.ids}::uuid[])))`,
+      sql`UPDATE ordering_places SET gap = gap OR settled_at IS NULL, settled_at = COALESCE(settled_at, now()), waiting_since = NULL
+           WHERE webhook_id = ANY(${counts.ids}::uuid[])`,
     );
+    await forgetSubjectLanes(trx, erasure.subject_keys, counts.ids);
     await runSql(
       trx,
       sql`UPDATE erasures SET webhooks_found = ${counts.found}, deliveries_cancelled = ${counts.cancelled}, bodies_removed = ${counts.removed}, updated_at = now()
@@ -108,6 +104,33 @@ export async function eraseSubjectWebhooks(knex: Knex, erasureId: string): Promi
     );
     return { webhooksFound: counts.found, deliveriesCancelled: counts.cancelled, bodiesRemoved: counts.removed };
   });
+}
+
+/**
+ * Every lane of the subject (by the subject keys it learnt at each placement, so also one whose webhooks another
+ * erasure or the purge took, or of the webhooks `ids` found) loses its key, its digest and its subjects once no
+ * unsettled place needs it. Its lanes are locked first, in id order; the decision is a statement of its own, on a
+ * snapshot taken after the locks: a lane that got a place while this erasure waited for it keeps its key.
+ */
+async function forgetSubjectLanes(trx: Knex.Transaction, subjectKeys: readonly string[], ids: readonly string[]): Promise<void> {
+  const locked = await runSql<{ id: string }>(
+    trx,
+    sql`SELECT id FROM ordering_lanes
+         WHERE id IN (SELECT lane_id FROM ordering_lane_subjects WHERE subject_key = ANY(${subjectKeys}::text[])
+                      UNION SELECT lane_id FROM ordering_places WHERE webhook_id = ANY(${ids}::uuid[]))
+         ORDER BY id FOR UPDATE`,
+  );
+  if (locked.length === 0) return;
+  await runSql(
+    trx,
+    sql`WITH quiet AS (
+          UPDATE ordering_lanes l SET key_digest = NULL, key_text = NULL, key_sealed = NULL, key_key_id = NULL, index_key_id = NULL
+           WHERE l.id = ANY(${locked.map(({ id }) => id)}::bigint[])
+             AND NOT EXISTS (SELECT 1 FROM ordering_places p WHERE p.lane_id = l.id AND p.settled_at IS NULL)
+          RETURNING l.id
+        )
+        DELETE FROM ordering_lane_subjects WHERE lane_id IN (SELECT id FROM quiet)`,
+  );
 }
 
 async function recordedCounts(knex: Knex, erasureId: string): Promise<ErasedCounts> {

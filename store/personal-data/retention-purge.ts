@@ -91,22 +91,18 @@ export const removeBodiesStatement = (cutoff: Date, removedAt: Date, limit: numb
     );
 
 /**
- * Deletes at most `limit` webhooks finished before `cutoff`, with their attempts (cascade) and their
- * redeliveries. An original goes only when every redelivery of it is due too: deleting it cascades to them
- * (redelivery_of … ON DELETE CASCADE), so one still running or finished later keeps it. Returns the rows
- * deleted, redeliveries included.
+ * Deletes at most `limit` webhooks finished before `cutoff`, with their attempts and places (cascade) and their
+ * redeliveries, then the lanes those places leave empty. An original goes only when every redelivery of it is due
+ * too: deleting it cascades to them (redelivery_of … ON DELETE CASCADE), so one still running or finished later
+ * keeps it. Returns the rows deleted, redeliveries included.
  */
-export function deleteDueRows(knex: Knex, cutoff: Date, limit = RETENTION_BATCH_SIZE): Promise<number> {
-  return deletedBy(knex, deleteRowsStatement(cutoff, limit));
-}
-
-/** Runs a batch statement that answers how many rows it deleted. */
-async function deletedBy(knex: Knex, statement: SqlFragment): Promise<number> {
-  const [row] = await runSql<{ deleted: number }>(knex, statement);
+export async function deleteDueRows(knex: Knex, cutoff: Date, limit = RETENTION_BATCH_SIZE): Promise<number> {
+  const [row] = await runSql<{ deleted: number; lanes: string[] }>(knex, deleteRowsStatement(cutoff, limit));
+  if (row.lanes.length) await runSql(knex, deleteEmptyLanesStatement(row.lanes));
   return row.deleted;
 }
 
-/** The statement of one batch of row deletions (exported for its EXPLAIN test). */
+/** The statement of one batch of row deletions, naming the lanes it took places from (exported for its EXPLAIN test). */
 export const deleteRowsStatement = (cutoff: Date, limit: number): SqlFragment =>
     prepared(
       'retention-delete-rows',
@@ -120,7 +116,21 @@ export const deleteRowsStatement = (cutoff: Date, limit: number): SqlFragment =>
           ), gone AS (
             DELETE FROM webhook_events WHERE id = ANY((SELECT ids FROM due)::uuid[]) OR redelivery_of = ANY((SELECT ids FROM due)::uuid[]) RETURNING id
           )
-          SELECT count(*)::int AS deleted FROM gone`,
+          SELECT count(*)::int AS deleted,
+                 ARRAY(SELECT DISTINCT p.lane_id::text FROM ordering_places p WHERE p.webhook_id = ANY(ARRAY(SELECT id FROM gone))) AS lanes
+            FROM gone`,
+    );
+
+/**
+ * Deletes those of `lanes` with no place left (their subjects go with them), in the purge's batch. A lane is
+ * compared with its last_seq as this statement read it: one that got a place since (a placement raises it, under
+ * the lane's row lock) keeps its row.
+ */
+export const deleteEmptyLanesStatement = (lanes: readonly string[]): SqlFragment =>
+    prepared(
+      'retention-delete-empty-lanes',
+      sql`DELETE FROM ordering_lanes l USING (SELECT id, last_seq FROM ordering_lanes WHERE id = ANY(${lanes}::bigint[])) c
+           WHERE l.id = c.id AND l.last_seq = c.last_seq AND NOT EXISTS (SELECT 1 FROM ordering_places p WHERE p.lane_id = l.id)`,
     );
 
 /** The actor of the audit.purge rows a scheduled run writes (the CLI's `retention run` writes its own). */

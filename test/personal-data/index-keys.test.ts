@@ -90,7 +90,8 @@ describe('subject index keys: refusals, and a reindex killed half-way and resume
     const resumed = await runCli(['personal-data', 'reindex'], env(both));
     assert.equal(resumed.code, 0, resumed.stderr);
     assert.deepEqual(JSON.parse(resumed.stdout), {
-      index_key_id: 'k2', rows_reindexed: ROWS - movedBeforeKill, rows_unreadable: 0, rows_left: {}, keys_retired: ['development', 'k1'],
+      index_key_id: 'k2', rows_reindexed: ROWS - movedBeforeKill, rows_unreadable: 0, rows_left: {},
+      lanes_reindexed: 0, lanes_unreadable: 0, lanes_left: {}, keys_retired: ['development', 'k1'],
     });
     assert.match(resumed.stderr, /^reindexed \d+ rows$/m);
     assert.equal(await countRows('subject_key_id = ?', ['k2']), ROWS);
@@ -102,6 +103,8 @@ describe('subject index keys: refusals, and a reindex killed half-way and resume
     }
     await assert.rejects(ingest(k1.text, 'c-x'), { message: "SUBJECT_INDEX_KEYS lists key k1 first, which a reindex retired: put the deployment's newest key first" });
     const again = await runCli(['personal-data', 'reindex'], env(k2.text));
-    assert.deepEqual(JSON.parse(again.stdout), { index_key_id: 'k2', rows_reindexed: 0, rows_unreadable: 0, rows_left: {}, keys_retired: [] });
+    assert.deepEqual(JSON.parse(again.stdout), {
+      index_key_id: 'k2', rows_reindexed: 0, rows_unreadable: 0, rows_left: {}, lanes_reindexed: 0, lanes_unreadable: 0, lanes_left: {}, keys_retired: [],
+    });
   });
 });
