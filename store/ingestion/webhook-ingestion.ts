@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { prepared, raw, runSql, sql } from '../../db/sql';
 import { placeInLaneCtes } from '../ordering/lanes';
+import { deleteEmptyLanes } from '../ordering/empty-lanes';
 import type { DataAtRest } from '../../lib/at-rest';
 import { eventSubjectKeys } from '../../lib/subject-index';
 import { refuseClearWriteIfKeyed } from '../personal-data/at-rest-settings';
@@ -87,14 +88,19 @@ export async function recordRun(knex: Knex, webhookId: string, runId: string, { 
 
 /**
  * Removes the row of a webhook whose start failed for certain (true when it did), unless a start was reported or anything was
- * recorded for it since (a run the worker found writes its row again in its claim).
+ * recorded for it since (a run the worker found writes its row again in its claim). Its place goes with it, and
+ * its lane too when that was its only place.
  */
 export async function forgetUnstartedWebhook(knex: Knex, webhookId: string): Promise<boolean> {
-  const deleted = await runSql(
+  const deleted = await runSql<{ lane_id: string | null }>(
     knex,
-    sql`DELETE FROM webhook_events e WHERE e.id = ${webhookId} AND e.run_id IS NULL AND NOT e.start_reported AND e.claimed_attempt = 0
-         AND NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id = e.id) RETURNING e.id`,
+    sql`WITH gone AS (
+          DELETE FROM webhook_events e WHERE e.id = ${webhookId} AND e.run_id IS NULL AND NOT e.start_reported AND e.claimed_attempt = 0
+             AND NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id = e.id) RETURNING e.id
+        )
+        SELECT p.lane_id::text FROM gone LEFT JOIN ordering_places p ON p.webhook_id = gone.id`,
   );
+  await deleteEmptyLanes(knex, deleted.flatMap((row) => (row.lane_id ? [row.lane_id] : [])));
   return deleted.length === 1;
 }
 

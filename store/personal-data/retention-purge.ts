@@ -5,6 +5,7 @@ import { prepared, runSql, sql, type SqlFragment } from '../../db/sql';
 import { purgeAuditEvents, type AuditPurge } from '../access/audit-chain';
 import { insertAuditEvent } from '../access/audit';
 import type { RetentionPolicy } from '../../lib/retention';
+import { deleteEmptyLanes } from '../ordering/empty-lanes';
 
 // The retention purge's statements: each one bounded batch, its own short transaction (autocommit), on the
 // partial indexes webhook_events_payload_due and webhook_events_log_due. Rows another transaction holds are
@@ -98,7 +99,7 @@ export const removeBodiesStatement = (cutoff: Date, removedAt: Date, limit: numb
  */
 export async function deleteDueRows(knex: Knex, cutoff: Date, limit = RETENTION_BATCH_SIZE): Promise<number> {
   const [row] = await runSql<{ deleted: number; lanes: string[] }>(knex, deleteRowsStatement(cutoff, limit));
-  if (row.lanes.length) await runSql(knex, deleteEmptyLanesStatement(row.lanes));
+  await deleteEmptyLanes(knex, row.lanes);
   return row.deleted;
 }
 
@@ -119,18 +120,6 @@ export const deleteRowsStatement = (cutoff: Date, limit: number): SqlFragment =>
           SELECT count(*)::int AS deleted,
                  ARRAY(SELECT DISTINCT p.lane_id::text FROM ordering_places p WHERE p.webhook_id = ANY(ARRAY(SELECT id FROM gone))) AS lanes
             FROM gone`,
-    );
-
-/**
- * Deletes those of `lanes` with no place left (their subjects go with them), in the purge's batch. A lane is
- * compared with its last_seq as this statement read it: one that got a place since (a placement raises it, under
- * the lane's row lock) keeps its row.
- */
-export const deleteEmptyLanesStatement = (lanes: readonly string[]): SqlFragment =>
-    prepared(
-      'retention-delete-empty-lanes',
-      sql`DELETE FROM ordering_lanes l USING (SELECT id, last_seq FROM ordering_lanes WHERE id = ANY(${lanes}::bigint[])) c
-           WHERE l.id = c.id AND l.last_seq = c.last_seq AND NOT EXISTS (SELECT 1 FROM ordering_places p WHERE p.lane_id = l.id)`,
     );
 
 /** The actor of the audit.purge rows a scheduled run writes (the CLI's `retention run` writes its own). */

@@ -1,8 +1,8 @@
-// Ordering lanes and personal data on real PostgreSQL (issue 56, points 2 and 3): the log purge deletes the lanes it
-// leaves empty; an erasure after an erasure, after two partial erasures and after the purge leaves no lane row
-// holding the key, its digest under any listed index key, its sealed form or the subject's keys (plain SQL over
-// every column of ordering_lanes, ordering_places and ordering_lane_subjects); a lane that gets a place while an
-// erasure waits for its lock keeps its key; after an index key rotation an entity keeps its lane, `skip`/`retry`'s
+// Ordering lanes and personal data on real PostgreSQL (issue 56, points 2 and 3): the log purge (and a start that
+// certainly failed) deletes the lanes it leaves empty; an erasure after an erasure, after two partial erasures and
+// after the purge leaves no lane row holding the key, its digest under any listed index key, its sealed form or the
+// subject's keys (plain SQL over every column of ordering_lanes, ordering_places and ordering_lane_subjects); a
+// lane that gets a place while an erasure waits for its lock keeps its key; after an index key rotation an entity keeps its lane, `skip`/`retry`'s
 // lookup finds it, and `personal-data reindex` moves its digest and subjects to the newest key.
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -11,7 +11,7 @@ import { dataAtRest, type DataAtRest } from '../../lib/at-rest';
 import { subjectKey, type SubjectIndexKey, type SubjectKind } from '../../lib/subject-index';
 import { prepareWebhook } from '../../application/ingestion/start-webhook';
 import { reindexSubjects } from '../../application/personal-data/index-keys';
-import { claimEvent } from '../../store/ingestion/webhook-ingestion';
+import { claimEvent, forgetUnstartedWebhook } from '../../store/ingestion/webhook-ingestion';
 import { headOfKey, laneDigest, placeOf, takeTurn } from '../../store/ordering/lanes';
 import { eraseSubjectWebhooks } from '../../store/personal-data/erasure-steps';
 import { insertErasure } from '../../store/personal-data/erasures';
@@ -119,6 +119,18 @@ describe('ordering lanes: purge, erasure and index key rotation', function () {
     assert.equal(Number((await db.knex('ordering_lane_subjects').where({ lane_id: goneLane.id }).count({ n: '*' }))[0].n), 0);
     assert.ok(Number((await db.knex('ordering_lane_subjects').where({ lane_id: keptLane.id }).count({ n: '*' }))[0].n) > 0);
     assert.deepEqual(await rowsHolding([`candidate:${gone}`, laneDigest(i1, `candidate:${gone}`).toString('hex')]), []);
+  });
+
+  it('a start that certainly failed takes its lane with its row when that was its only place', async () => {
+    const [alone, shared] = [`forgot-${randomUUID()}`, `forgot-shared-${randomUUID()}`];
+    const forgotten = await ingest(under(i1), eventFor(alone));
+    const lane = await laneOf(forgotten);
+    assert.equal(await forgetUnstartedWebhook(db.knex, forgotten), true);
+    assert.deepEqual(await db.knex('ordering_lanes').where({ id: lane.id }).pluck('id'), []);
+    const first = await ingest(under(i1), eventFor(shared));
+    const second = await ingest(under(i1), eventFor(shared));
+    assert.equal(await forgetUnstartedWebhook(db.knex, second), true);
+    assert.equal(Number((await laneOf(first)).last_seq), 2, 'the lane with a place left stays');
   });
 
   it('an erasure after an erasure leaves no trace of the key: the lane is cleared, and the next lane of the key too', async () => {
