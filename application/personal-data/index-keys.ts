@@ -2,7 +2,9 @@ import type { Knex } from 'knex';
 import type { Config } from '../../lib/config';
 import { dataAtRest, type DataAtRest } from '../../lib/at-rest';
 import { eventSubjectKeys, type SubjectIndexKey } from '../../lib/subject-index';
-import { lanesLeftByKey, lanesToReindex, lanesWithOlderSubjects, moveLanes, remakeLaneSubjects } from '../../store/ordering/lane-reindex';
+import {
+  lanesLeftByKey, lanesToReindex, lanesWithOlderSubjects, moveLanes, remakeLaneSubjects,
+} from '../../store/ordering/lane-reindex';
 import { indexKeysOf, registerDevelopmentIndexKey, registeredIndexKeys, retireIndexKeys } from '../../store/personal-data/subject-index-keys';
 import { rekeyRows, rowsLeftByKey, rowsToReindex } from '../../store/personal-data/subject-reindex';
 import { openBody } from '../../store/webhooks/webhook-rows';
@@ -34,7 +36,7 @@ export interface ReindexSummary {
   readonly lanes_reindexed: number;
   /** Lanes whose key no listed payload key opens: left under their index key. */
   readonly lanes_unreadable: number;
-  /** Lanes left under each older key, by digest or by subjects of webhooks the purge took: that key stays until they go. */
+  /** Lanes left under each older key, by digest or by subjects of webhooks the purge took: the key stays until they go. */
   readonly lanes_left: Record<string, number>;
   /** Older keys no row or lane uses any more: retired, so processes need not list them. */
   readonly keys_retired: string[];
@@ -42,7 +44,8 @@ export interface ReindexSummary {
 
 /**
  * Moves every row with a body to the newest index key, in id order, batch by batch (`progress` after each), then
- * the ordering lanes, then retires the keys no row or lane uses. Resumable: a run that was killed starts again from the rows still to move.
+ * the ordering lanes, then retires the keys no row or lane uses. Resumable: a run that was killed starts again
+ * from the rows and lanes still to move.
  */
 export async function reindexSubjects(knex: Knex, atRest: DataAtRest, progress: (done: number) => void = () => {}): Promise<ReindexSummary> {
   const { writeWith } = await indexKeysOf(knex, atRest, { fresh: true });
@@ -82,7 +85,11 @@ export async function reindexSubjects(knex: Knex, atRest: DataAtRest, progress: 
  * Ordering lanes after the rows: each lane's digest under the newest key (so a placement finds it there), then its
  * subjects made again from its webhooks, now under the newest key. Batch by batch in lane order.
  */
-async function reindexLanes(knex: Knex, atRest: DataAtRest, newest: SubjectIndexKey): Promise<{ moved: number; unreadable: number }> {
+async function reindexLanes(
+  knex: Knex,
+  atRest: DataAtRest,
+  newest: SubjectIndexKey,
+): Promise<{ moved: number; unreadable: number }> {
   let moved = 0;
   let unreadable = 0;
   for (let after = '0'; ; ) {

@@ -28,7 +28,8 @@ export async function up(knex: Knex): Promise<void> {
     CREATE INDEX IF NOT EXISTS ordering_lane_subjects_lane ON ordering_lane_subjects (lane_id, key_id);
     ALTER TABLE ordering_lanes ADD COLUMN IF NOT EXISTS index_key_id text;
   `);
-  const [{ max }] = (await knex.raw('SELECT coalesce(max(id), 0)::bigint AS max FROM ordering_lanes')).rows as Array<{ max: string }>;
+  const { rows } = await knex.raw('SELECT coalesce(max(id), 0)::bigint AS max FROM ordering_lanes');
+  const [{ max }] = rows as Array<{ max: string }>;
   for (let from = 0; from < Number(max); from += BATCH) {
     await knex.raw(
       `INSERT INTO ordering_lane_subjects (subject_key, lane_id, key_id)
@@ -41,12 +42,14 @@ export async function up(knex: Knex): Promise<void> {
     // The lane's last_seq as read: a placement committed since changes it, and the lane stays.
     await knex.raw(
       `DELETE FROM ordering_lanes l USING (SELECT id, last_seq FROM ordering_lanes WHERE id > ? AND id <= ?) c
-        WHERE l.id = c.id AND l.last_seq = c.last_seq AND NOT EXISTS (SELECT 1 FROM ordering_places p WHERE p.lane_id = l.id)`,
+        WHERE l.id = c.id AND l.last_seq = c.last_seq
+          AND NOT EXISTS (SELECT 1 FROM ordering_places p WHERE p.lane_id = l.id)`,
       [from, from + BATCH],
     );
   }
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.raw('DROP TABLE IF EXISTS ordering_lane_subjects; ALTER TABLE ordering_lanes DROP COLUMN IF EXISTS index_key_id');
+  await knex.raw('DROP TABLE IF EXISTS ordering_lane_subjects');
+  await knex.raw('ALTER TABLE ordering_lanes DROP COLUMN IF EXISTS index_key_id');
 }

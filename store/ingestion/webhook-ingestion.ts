@@ -48,7 +48,8 @@ export async function claimEvent(knex: Knex, atRest: DataAtRest, webhook: NewWeb
   // the lane learns its subjects.
   const placing = webhook.orderingKey === undefined
     ? raw('')
-    : sql`, ${placeInLaneCtes(atRest, indexKeys, webhook.orderingKey, eventSubjectKeys(indexKeys.writeWith.key, webhook.event))}`;
+    : sql`, ${placeInLaneCtes(atRest, indexKeys, webhook.orderingKey, eventSubjectKeys(indexKeys.writeWith.key, webhook.event))
+      }`;
   const [found] = await runSql<StoredWebhookRow>(
     knex,
     prepared(
@@ -95,7 +96,8 @@ export async function forgetUnstartedWebhook(knex: Knex, webhookId: string): Pro
   const deleted = await runSql<{ lane_id: string | null }>(
     knex,
     sql`WITH gone AS (
-          DELETE FROM webhook_events e WHERE e.id = ${webhookId} AND e.run_id IS NULL AND NOT e.start_reported AND e.claimed_attempt = 0
+          DELETE FROM webhook_events e
+           WHERE e.id = ${webhookId} AND e.run_id IS NULL AND NOT e.start_reported AND e.claimed_attempt = 0
              AND NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id = e.id) RETURNING e.id
         )
         SELECT p.lane_id::text FROM gone LEFT JOIN ordering_places p ON p.webhook_id = gone.id`,

@@ -13,7 +13,8 @@ export const deleteEmptyLanesStatement = (lanes: readonly string[]): SqlFragment
   prepared(
     'delete-empty-lanes',
     sql`DELETE FROM ordering_lanes l USING (SELECT id, last_seq FROM ordering_lanes WHERE id = ANY(${lanes}::bigint[])) c
-         WHERE l.id = c.id AND l.last_seq = c.last_seq AND NOT EXISTS (SELECT 1 FROM ordering_places p WHERE p.lane_id = l.id)`,
+         WHERE l.id = c.id AND l.last_seq = c.last_seq
+           AND NOT EXISTS (SELECT 1 FROM ordering_places p WHERE p.lane_id = l.id)`,
   );
 
 export async function deleteEmptyLanes(knex: Knex, lanes: readonly string[]): Promise<void> {

@@ -44,7 +44,8 @@ export async function moveLanes(
   const moves = lanes.flatMap((lane) => {
     let key: string;
     try {
-      key = openText(atRest, { clear: lane.key_text, sealed: lane.key_sealed, keyId: lane.key_key_id }, laneKeyBinding(lane.key_digest))!;
+      const stored = { clear: lane.key_text, sealed: lane.key_sealed, keyId: lane.key_key_id };
+      key = openText(atRest, stored, laneKeyBinding(lane.key_digest))!;
     } catch (error) {
       if (!(error instanceof StoredTextDecryptionError)) throw error;
       unreadable++;
@@ -59,9 +60,10 @@ export async function moveLanes(
   const moved = await runSql(
     knex,
     sql`UPDATE ordering_lanes l
-           SET key_digest = decode(r.to, 'hex'), key_text = r.text, key_sealed = decode(r.sealed, 'base64'), key_key_id = r.key_id,
-               index_key_id = ${newest.id}
-          FROM json_to_recordset(${JSON.stringify(moves)}::json) AS r(id bigint, "from" text, "to" text, text text, sealed text, key_id text)
+           SET key_digest = decode(r.to, 'hex'), key_text = r.text, key_sealed = decode(r.sealed, 'base64'),
+               key_key_id = r.key_id, index_key_id = ${newest.id}
+          FROM json_to_recordset(${JSON.stringify(moves)}::json)
+               AS r(id bigint, "from" text, "to" text, text text, sealed text, key_id text)
          WHERE l.id = r.id AND l.key_digest = decode(r.from, 'hex')
            AND NOT EXISTS (SELECT 1 FROM ordering_lanes o WHERE o.key_digest = decode(r.to, 'hex') AND o.id <> l.id)
      RETURNING l.id`,
@@ -70,7 +72,7 @@ export async function moveLanes(
 }
 
 /** Up to `limit` lanes after `after` that hold subjects made under another index key than `newestId`. */
-export async function lanesWithOlderSubjects(knex: Knex, newestId: string, after: string, limit: number): Promise<string[]> {
+export async function lanesWithOlderSubjects(knex: Knex, newestId: string, after: string, limit: number) {
   const rows = await runSql<{ lane_id: string }>(
     knex,
     sql`SELECT DISTINCT lane_id FROM ordering_lane_subjects
@@ -99,7 +101,8 @@ export async function remakeLaneSubjects(knex: Knex, lanes: readonly string[], n
            WHERE l.id = ANY(${lanes}::bigint[])
              AND l.last_seq = (SELECT count(*) FROM ordering_places p WHERE p.lane_id = l.id)
              AND NOT EXISTS (SELECT 1 FROM ordering_places p JOIN webhook_events w ON w.id = p.webhook_id
-                              WHERE p.lane_id = l.id AND w.subject_keys <> '{}' AND w.subject_key_id IS DISTINCT FROM ${newestId})
+                              WHERE p.lane_id = l.id AND w.subject_keys <> '{}'
+                                AND w.subject_key_id IS DISTINCT FROM ${newestId})
         )
         DELETE FROM ordering_lane_subjects s
          WHERE s.lane_id IN (SELECT id FROM whole) AND s.key_id IS DISTINCT FROM ${newestId}`,

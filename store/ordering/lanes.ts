@@ -41,18 +41,25 @@ const anyDigest = (digests: readonly Buffer[]): SqlFragment =>
  * number. The lane is looked up under every listed index key (`found_lane`), so a key keeps its lane across an
  * index key rotation; only a key with none makes one, under the newest. Appended to a WITH list.
  */
-export function placeInLaneCtes(atRest: DataAtRest, indexKeys: IndexKeys, orderingKey: string, subjectKeys: readonly string[]): SqlFragment {
+export function placeInLaneCtes(
+  atRest: DataAtRest,
+  indexKeys: IndexKeys,
+  orderingKey: string,
+  subjectKeys: readonly string[],
+): SqlFragment {
   const digests = laneDigests(indexKeys, orderingKey);
   const digest = laneDigest(indexKeys.writeWith, orderingKey);
   const key = sealText(atRest, orderingKey, laneKeyBinding(digest));
   // found_lane re-checks the digest on the row it locks: a lane an erasure cleared meanwhile is not taken.
   return sql`found_lane AS (
       UPDATE ordering_lanes l SET last_seq = l.last_seq + 1
-       WHERE l.id = ${keysLane(digests)} AND l.key_digest = ANY(${anyDigest(digests)}) AND EXISTS (SELECT 1 FROM created)
+       WHERE l.id = ${keysLane(digests)} AND l.key_digest = ANY(${anyDigest(digests)})
+         AND EXISTS (SELECT 1 FROM created)
       RETURNING id, last_seq, key_digest, key_text, key_sealed, key_key_id
     ), made_lane AS (
       INSERT INTO ordering_lanes AS l (key_digest, key_text, key_sealed, key_key_id, index_key_id, last_seq)
-      SELECT ${digest}::bytea, ${key.clear}::text, ${key.sealed}::bytea, ${key.keyId}::text, ${indexKeys.writeWith.id}::text, 1
+      SELECT ${digest}::bytea, ${key.clear}::text, ${key.sealed}::bytea, ${key.keyId}::text,
+             ${indexKeys.writeWith.id}::text, 1
         FROM created WHERE NOT EXISTS (SELECT 1 FROM found_lane)
       ON CONFLICT (key_digest) DO UPDATE SET last_seq = l.last_seq + 1
       RETURNING id, last_seq, key_digest, key_text, key_sealed, key_key_id
@@ -101,7 +108,14 @@ export async function takeTurn(knex: Knex, atRest: DataAtRest, webhook: NewWebho
 }
 
 /** One statement of takeTurn: writes and places the row if it is new, then judges the turn on its snapshot. */
-async function askTurn(knex: Knex, atRest: DataAtRest, indexKeys: IndexKeys, row: ReturnType<typeof newWebhookRow>, webhook: NewWebhook, orderingKey: string): Promise<TurnRow> {
+async function askTurn(
+  knex: Knex,
+  atRest: DataAtRest,
+  indexKeys: IndexKeys,
+  row: ReturnType<typeof newWebhookRow>,
+  webhook: NewWebhook,
+  orderingKey: string,
+): Promise<TurnRow> {
   const { webhookId } = webhook;
   const [found] = await runSql<TurnRow>(
     knex,
@@ -109,7 +123,8 @@ async function askTurn(knex: Knex, atRest: DataAtRest, indexKeys: IndexKeys, row
       'take-turn',
       sql`WITH created AS (
         INSERT INTO webhook_events (${row.columns}) VALUES (${row.values}) ON CONFLICT DO NOTHING RETURNING id
-      ), ${placeInLaneCtes(atRest, indexKeys, orderingKey, eventSubjectKeys(indexKeys.writeWith.key, webhook.event))}, me AS (
+      ), ${placeInLaneCtes(atRest, indexKeys, orderingKey, eventSubjectKeys(indexKeys.writeWith.key, webhook.event))
+      }, me AS (
         SELECT lane.id AS lane_id, placed.seq, lane.key_digest, lane.key_text, lane.key_sealed, lane.key_key_id FROM lane, placed
         UNION ALL
         SELECT p.lane_id, p.seq, l.key_digest, l.key_text, l.key_sealed, l.key_key_id

@@ -42,8 +42,8 @@ export interface ErasedCounts {
  * test send has none and skips Temporal); a pending delivery (waiting or
  * held) becomes cancelled by erasure; the body and its attempts' response excerpts are removed; the row's
  * subject keys are emptied, so no later erasure finds it again; an ordered webhook's place settles, and every
- * lane of the subject that no unsettled webhook needs loses its key (forgetSubjectLanes). The counts go to the erasures row, which also
- * marks the step done: a retry after a lost reply returns the counts recorded and changes nothing.
+ * lane of the subject that no unsettled webhook needs loses its key (forgetSubjectLanes). The counts go to the
+ * erasures row, which also marks the step done: a retry after a lost reply returns the counts recorded and changes nothing.
  */
 export async function eraseSubjectWebhooks(knex: Knex, erasureId: string): Promise<ErasedCounts> {
   return knex.transaction(async (trx) => {
@@ -93,7 +93,8 @@ export async function eraseSubjectWebhooks(knex: Knex, erasureId: string): Promi
     // behind it).
     await runSql(
       trx,
-      sql`UPDATE ordering_places SET gap = gap OR settled_at IS NULL, settled_at = COALESCE(settled_at, now()), waiting_since = NULL
+      sql`UPDATE ordering_places
+             SET gap = gap OR settled_at IS NULL, settled_at = COALESCE(settled_at, now()), waiting_since = NULL
            WHERE webhook_id = ANY(${counts.ids}::uuid[])`,
     );
     await forgetSubjectLanes(trx, erasure.subject_keys, counts.ids);
@@ -112,7 +113,7 @@ export async function eraseSubjectWebhooks(knex: Knex, erasureId: string): Promi
  * unsettled place needs it. Its lanes are locked first, in id order; the decision is a statement of its own, on a
  * snapshot taken after the locks: a lane that got a place while this erasure waited for it keeps its key.
  */
-async function forgetSubjectLanes(trx: Knex.Transaction, subjectKeys: readonly string[], ids: readonly string[]): Promise<void> {
+async function forgetSubjectLanes(trx: Knex.Transaction, subjectKeys: readonly string[], ids: readonly string[]) {
   const locked = await runSql<{ id: string }>(
     trx,
     sql`SELECT id FROM ordering_lanes
@@ -124,7 +125,8 @@ async function forgetSubjectLanes(trx: Knex.Transaction, subjectKeys: readonly s
   await runSql(
     trx,
     sql`WITH quiet AS (
-          UPDATE ordering_lanes l SET key_digest = NULL, key_text = NULL, key_sealed = NULL, key_key_id = NULL, index_key_id = NULL
+          UPDATE ordering_lanes l
+             SET key_digest = NULL, key_text = NULL, key_sealed = NULL, key_key_id = NULL, index_key_id = NULL
            WHERE l.id = ANY(${locked.map(({ id }) => id)}::bigint[])
              AND NOT EXISTS (SELECT 1 FROM ordering_places p WHERE p.lane_id = l.id AND p.settled_at IS NULL)
           RETURNING l.id

@@ -103,7 +103,7 @@ export async function deleteDueRows(knex: Knex, cutoff: Date, limit = RETENTION_
   return row.deleted;
 }
 
-/** The statement of one batch of row deletions, naming the lanes it took places from (exported for its EXPLAIN test). */
+/** One batch of row deletions, naming the lanes it took places from (exported for its EXPLAIN test). */
 export const deleteRowsStatement = (cutoff: Date, limit: number): SqlFragment =>
     prepared(
       'retention-delete-rows',
@@ -118,7 +118,8 @@ export const deleteRowsStatement = (cutoff: Date, limit: number): SqlFragment =>
             DELETE FROM webhook_events WHERE id = ANY((SELECT ids FROM due)::uuid[]) OR redelivery_of = ANY((SELECT ids FROM due)::uuid[]) RETURNING id
           )
           SELECT count(*)::int AS deleted,
-                 ARRAY(SELECT DISTINCT p.lane_id::text FROM ordering_places p WHERE p.webhook_id = ANY(ARRAY(SELECT id FROM gone))) AS lanes
+                 ARRAY(SELECT DISTINCT p.lane_id::text FROM ordering_places p
+                        WHERE p.webhook_id = ANY(ARRAY(SELECT id FROM gone))) AS lanes
             FROM gone`,
     );
 

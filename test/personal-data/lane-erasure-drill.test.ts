@@ -31,7 +31,9 @@ describe('drill: no lane keeps an erased person, after an erasure, two partial e
 
   before(async function () {
     this.timeout(120_000);
-    fixtures = await startServiceFixtures('lane-erasure-drill', (req, res) => void res.writeHead(failing.has(String(req.headers['webhook-id'])) ? 503 : 200).end());
+    fixtures = await startServiceFixtures('lane-erasure-drill', (req, res) => {
+      res.writeHead(failing.has(String(req.headers['webhook-id'])) ? 503 : 200).end();
+    });
     await processes.startWorker(queue, { PARTNER_MAX_PER_SECOND: '1000' });
     api = await processes.startApi(queue);
   });
@@ -111,7 +113,8 @@ describe('drill: no lane keeps an erased person, after an erasure, two partial e
     const { candidate, email, sealed } = await personDelivered('partial');
     // The key's next webhook names another address and waits for its retry (503).
     const waiting = await post(candidate, `elsewhere-${randomUUID()}@example.net`, { failing: true });
-    await eventually('the waiting webhook answered 503', async () => Number((await fixtures.db.knex('webhook_attempts').where({ webhook_id: waiting }).count({ n: '*' }))[0].n) > 0, 60_000);
+    const attempts = async () => Number((await fixtures.db.knex('webhook_attempts').where({ webhook_id: waiting }).count({ n: '*' }))[0].n);
+    await eventually('the waiting webhook answered 503', async () => (await attempts()) > 0, 60_000);
 
     assert.equal(await erase({ email }), 1);
     const { rows } = await fixtures.db.knex.raw(
