@@ -242,4 +242,23 @@ describe('ordering lanes: purge, erasure and index key rotation', function () {
     assert.ok(summary.lanes_left.i1 > 0);
     assert.ok(!summary.keys_retired.includes('i1'));
   });
+
+  it('two lanes of one key under two index keys: placements and skip/retry take the older, reindex leaves the other', async () => {
+    const key = `candidate:twin-${randomUUID()}`;
+    // Made by placements that looked under the newest key alone: one under i1, then one under i2.
+    const lane = (indexKey: typeof i1) => ({ key_digest: laneDigest(indexKey, key), key_text: key, index_key_id: indexKey.id });
+    const [older] = await db.knex('ordering_lanes').insert(lane(i1)).returning('id');
+    const [younger] = await db.knex('ordering_lanes').insert(lane(i2)).returning('id');
+    const event = () => ({ ...eventFor(`twin-${randomUUID()}`), ordering_key: key });
+    const [first, second] = [await ingest(under(i2, i1), event()), await ingest(under(i2, i1), event())];
+    assert.deepEqual([(await laneOf(first)).id, (await laneOf(second)).id], [older.id, older.id]);
+    assert.equal(Number((await laneOf(second)).last_seq), 2);
+    assert.equal((await headOfKey(db.knex, under(i2, i1), key))?.head?.webhookId, first);
+    const summary = await reindexSubjects(db.knex, under(i2, i1));
+    assert.ok(summary.lanes_left.i1 >= 1);
+    const digests = await db.knex('ordering_lanes').whereIn('id', [older.id, younger.id]).orderBy('id').pluck('key_digest');
+    const expected = [i1, i2].map((indexKey) => laneDigest(indexKey, key).toString('hex'));
+    assert.deepEqual(digests.map((d: Buffer) => d.toString('hex')), expected);
+    assert.equal(Number((await db.knex('ordering_places').where({ lane_id: younger.id }).count({ n: '*' }))[0].n), 0);
+  });
 });
