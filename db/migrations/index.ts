@@ -22,7 +22,6 @@ import * as verifiableAudit from './020_verifiable_audit';
 import * as decodeScope from './021_decode_scope';
 import * as entityOrdering from './022_entity_ordering';
 import * as flatYearIndexes from './023_flat_year_indexes';
-import * as concurrentAuditPurges from './027_concurrent_audit_purges';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -56,5 +55,4 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['021_decode_scope', decodeScope],
   ['022_entity_ordering', entityOrdering],
   ['023_flat_year_indexes', flatYearIndexes],
-  ['027_concurrent_audit_purges', concurrentAuditPurges],
 ];

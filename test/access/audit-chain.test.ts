@@ -193,7 +193,7 @@ describe('the audit trail as a hash chain: verify, refusals, purge, tampering, c
     /** The second purge, waiting for the first's transaction (pg_stat_activity says it waits on a lock). */
     const waiting = () =>
       eventually('the second purge waiting for the first', async () => {
-        const { rows } = await knex().raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%purge_audit_events%'`);
+        const { rows } = await knex().raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`);
         return rows[0].n === 1;
       });
     let second: Promise<Awaited<ReturnType<typeof purgeDueAuditEvents>>> | undefined;

@@ -128,8 +128,7 @@ describe('migrations', () => {
       await eventually('the second run waiting', async () => (await building()).some((b) => b.waiting));
       assert.match((await building())[0].query, /^DROP INDEX CONCURRENTLY IF EXISTS webhook_events_/, 'it drops the INVALID index first');
       await open.commit();
-      // 023 and every migration after it (none of which the cut-off build reached).
-      assert.deepEqual(await again, migrations.map(([name]) => name).slice(migrations.findIndex(([name]) => name === '023_flat_year_indexes')));
+      assert.deepEqual(await again, ['023_flat_year_indexes']);
       assert.deepEqual(await valid(), INDEXES.map((name) => `${name} valid`));
     } finally {
       await Promise.all([holder.destroy(), writer.destroy()]);
