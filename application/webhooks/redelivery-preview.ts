@@ -2,13 +2,13 @@ import type { Knex } from 'knex';
 import { auditedChange, type OperatorContext } from '../access/audit';
 import { signedLinkDeadlines } from '../../events/signed-links';
 import type { WebhookFilter } from '../../store/webhooks/delivery-log';
-import { countRedelivery, findOriginals } from '../../store/webhooks/redelivery-preview';
+import { findOriginals, windowOriginals, type WindowOriginal } from '../../store/webhooks/redelivery-preview';
 import { asStoredWebhook } from '../../store/webhooks/webhook-rows';
 import { storedEvent } from '../ingestion/start-webhook';
 import { bulkRedeliveryKey, bulkRedeliveryParameters, type BulkRedeliveryOptions } from './webhook-operations';
 
-// A bulk redelivery's dry run: what the same request would start and skip, counted in PostgreSQL without a
-// start, a row or a call to Temporal. It is audited as the redelivery is, with `dry_run: true`.
+// A bulk redelivery's dry run: what the same request would start and skip, counted without a start, a row or a
+// call to Temporal. It is audited as the redelivery is, with `dry_run: true`.
 
 /** The dry run's answer: the redelivery's, with `would_start` for `started`. */
 export interface BulkRedeliveryPreview {
@@ -28,36 +28,53 @@ export function previewRedelivery(knex: Knex, who: OperatorContext, filter: Webh
 }
 
 /**
- * The redelivery's walk replayed over a window of the newest matches, `limit` + 1 at first (the stop and one match
- * past it), doubled while the window neither holds every match nor settles the answer (skips pushed the stop past
- * it, or only started originals' other matches follow it). A sealed body is opened only once the walk certainly
- * reaches its original (at or before the stop, counting each unopened one as a start): it opens at most what the
- * redelivery opens, whatever the number of matches.
+ * The redelivery's walk replayed over the originals of the newest matches (windowOriginals), `limit` + 1 matches at
+ * first (the stop and one past it), doubled while the window neither holds every match nor settles the answer
+ * (skips pushed the stop past it, or only started originals' other matches follow it). A sealed body is opened
+ * only once the walk certainly reaches its original: the next ones up to where `limit` would be reached if each
+ * of them started (openReached). So it opens at most what the redelivery opens, however many webhooks match.
  */
 async function countInSql(knex: Knex, filter: WebhookFilter, { limit, atRest, allowExpiredLinks = false, now = () => new Date() }: PreviewOptions) {
   const key = bulkRedeliveryKey(filter);
   const at = allowExpiredLinks ? null : now();
   // A deployment in clear has no sealed body to open; only the redelivery's checkSignedLinks would fail on one.
-  const sealed = at && atRest.keys.length ? { opened: new Set<string>(), expired: new Set<string>() } : null;
-  for (let window = limit + 1; ; ) {
-    const told = sealed && { opened: [...sealed.opened], expired: [...sealed.expired] };
-    const count = await countRedelivery(knex, { filter, key, limit, at: at && at.toISOString(), sealed: told, window });
-    if (sealed && at && count.unopened.length) {
-      await openSealedOriginals(knex, atRest, count.unopened, at, sealed);
-      continue;
+  const opensSealed = at !== null && atRest.keys.length > 0;
+  /** Sealed originals opened so far: whether their links are dead. */
+  const opened = new Map<string, boolean>();
+  for (let window = limit + 1; ; window *= 2) {
+    const { originals, exhausted } = await windowOriginals(knex, { filter, key, at: at && at.toISOString(), opensSealed, window });
+    const fateOf = (o: WindowOriginal) => (o.fate !== 'sealed' ? o.fate : opened.has(o.id) ? (opened.get(o.id) ? 'expired_links' : 'start') : 'sealed');
+    const skipped = { expired_links: 0, payload_removed: 0 };
+    let started = 0;
+    let stop: number | undefined;
+    for (let i = 0; i < originals.length && stop === undefined; i++) {
+      if (fateOf(originals[i]) === 'sealed') await openReached(knex, atRest, at!, originals.slice(i), limit - started, opened);
+      const fate = fateOf(originals[i]);
+      if (fate === 'start' && ++started === limit) stop = originals[i].first_pos;
+      else if (fate === 'expired_links' || fate === 'payload_removed') skipped[fate]++;
     }
-    const { would_start, skipped_expired_links, skipped_payload_removed, more } = count;
-    if (count.exhausted || (count.reached && more)) return { would_start, skipped_expired_links, skipped_payload_removed, more };
-    window *= 2;
+    const answer = (more: boolean) => ({ would_start: started, skipped_expired_links: skipped.expired_links, skipped_payload_removed: skipped.payload_removed, more });
+    // The redelivery's last look: a match past the stop whose original it did not start.
+    const more = stop !== undefined && originals.some((o) => o.last_pos > stop! && (o.first_pos > stop! || fateOf(o) !== 'start'));
+    if (exhausted || more) return answer(more);
   }
 }
 
-/** Opens the sealed bodies of `ids`, as the redelivery's checkSignedLinks does, and notes which have dead links. */
-async function openSealedOriginals(knex: Knex, atRest: PreviewOptions['atRest'], ids: readonly string[], at: Date, sealed: { opened: Set<string>; expired: Set<string> }) {
-  for (const row of await findOriginals(knex, ids)) {
-    const original = asStoredWebhook(row, atRest);
-    if (signedLinkDeadlines(storedEvent(original), original.acceptedAt).some(({ expiresAt }) => at > expiresAt)) sealed.expired.add(original.webhookId);
+/**
+ * Opens the sealed originals the walk certainly reaches from `ahead[0]` on: those before the `toGo`-th original that
+ * could start (a sealed one counted as a start can only bring the stop nearer). One statement for them all.
+ */
+async function openReached(knex: Knex, atRest: PreviewOptions['atRest'], at: Date, ahead: readonly WindowOriginal[], toGo: number, opened: Map<string, boolean>) {
+  const reached: string[] = [];
+  for (let i = 0, couldStart = 0; i < ahead.length && couldStart < toGo; i++) {
+    const { id, fate } = ahead[i];
+    if (fate === 'sealed' && !opened.has(id)) reached.push(id);
+    if (fate === 'start' || (fate === 'sealed' && opened.get(id) !== true)) couldStart++;
   }
-  // One that vanished meanwhile (purged, erased) is not asked for again.
-  for (const id of ids) sealed.opened.add(id);
+  for (const row of await findOriginals(knex, reached)) {
+    const original = asStoredWebhook(row, atRest);
+    opened.set(original.webhookId, signedLinkDeadlines(storedEvent(original), original.acceptedAt).some(({ expiresAt }) => at > expiresAt));
+  }
+  // One that vanished meanwhile (purged, erased) is not asked for again: counted as a start, as its row was read.
+  for (const id of reached) if (!opened.has(id)) opened.set(id, false);
 }
