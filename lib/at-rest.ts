@@ -56,27 +56,40 @@ const NOTHING: StoredText = { clear: null, sealed: null, keyId: null };
 
 /**
  * The current format's mark in a stored key id: sealed under the key derived for PostgreSQL rows (HKDF), with
- * the row's binding as associated data. A stored id without it is the legacy format: the raw key, no binding.
- * Configured ids cannot hold a colon, so the two forms never meet.
+ * the row's own identity as associated data. `v2:` is the same but for a redelivery's body, which v2 bound to its
+ * original (`redelivery_of`, a column a writer can change); v3 binds every body to its own row. A stored id
+ * without a mark is the legacy format: the raw key, no binding. Configured ids cannot hold a colon, so the forms
+ * never meet.
  */
-const BOUND_FORMAT = 'v2:';
+const CURRENT_FORMAT = 'v3';
+const BOUND_FORMATS = ['v3', 'v2'] as const;
+export type StoredFormat = (typeof BOUND_FORMATS)[number] | 'legacy';
 
 /** The stored key id that text sealed now under `keyId` carries. */
-export const boundKeyId = (keyId: string): string => `${BOUND_FORMAT}${keyId}`;
+export const boundKeyId = (keyId: string): string => `${CURRENT_FORMAT}:${keyId}`;
 
-/** A stored key id read: the configured key's id, and whether it is the current, bound format. */
-export function storedKeyForm(stored: string): { readonly keyId: string; readonly bound: boolean } {
-  return stored.startsWith(BOUND_FORMAT) ? { keyId: stored.slice(BOUND_FORMAT.length), bound: true } : { keyId: stored, bound: false };
+/** A stored key id read: the configured key's id, its format, and whether that format binds the text to its row. */
+export function storedKeyForm(stored: string): { readonly keyId: string; readonly bound: boolean; readonly format: StoredFormat } {
+  const format = BOUND_FORMATS.find((f) => stored.startsWith(`${f}:`));
+  return format ? { keyId: stored.slice(format.length + 1), bound: true, format } : { keyId: stored, bound: false, format: 'legacy' };
 }
 
 /**
- * What a sealed text belongs to, authenticated as its associated data: a body to its webhook, an excerpt to
- * its webhook and attempt. A ciphertext copied to another row, or from one column to the other, does not open.
- * A redelivery is the same webhook to the partner (its webhook-id header is the original's) and its row holds the
- * original's body as it rests, so a body binds to the original's id: `redeliveryOf` when the row is a redelivery.
+ * What a sealed text belongs to, authenticated as its associated data: a body to its own webhook row, an excerpt
+ * to its webhook and attempt. A ciphertext copied to another row, or from one column to the other, does not open;
+ * nor does a redelivery's body whose `redelivery_of` a writer changed, since the body names its own row only.
  */
-export const bodyBinding = (webhookId: string, redeliveryOf?: string | null): string => `webhook_events.body_sealed:${redeliveryOf ?? webhookId}`;
+export const bodyBinding = (webhookId: string): string => `webhook_events.body_sealed:${webhookId}`;
 export const excerptBinding = (webhookId: string, attempt: number): string => `webhook_attempts.response_body_sealed:${webhookId}:${attempt}`;
+
+/**
+ * The binding a stored body was sealed with: its own row's, except a body in format v2 of a redelivery, which was
+ * sealed for its original (`redeliveryOf`) and opens so only until `keys reseal` rewrites it in v3.
+ */
+export function storedBodyBinding(webhookId: string, redeliveryOf: string | null, storedKeyId: string | null): string {
+  const v2Redelivery = storedKeyId !== null && storedKeyForm(storedKeyId).format === 'v2' && redeliveryOf !== null;
+  return bodyBinding(v2Redelivery ? redeliveryOf : webhookId);
+}
 
 /** Seals a text with the first key, bound to its row, or keeps it in clear when no key is set. */
 export function sealText(atRest: DataAtRest, text: string | null, binding: string): StoredText {

@@ -138,10 +138,26 @@ export class NotFoundError extends ServiceError {
   readonly httpStatus = 404;
 
   constructor(
-    readonly kind: 'webhook' | 'erasure' | 'ordering key',
+    readonly kind: 'webhook' | 'erasure',
     readonly id: string,
   ) {
     super(`No ${kind} ${id}.`);
+  }
+
+  apiBody(): InternalErrorBody {
+    return { detail: 'Not found.' };
+  }
+}
+
+/**
+ * An ordering key with no lane: 404. Its message never quotes the key, which may name a candidate
+ * (`candidate:<id>`): the refusal is audited, and the audit trail is append-only, out of any erasure's reach.
+ */
+export class UnknownOrderingKeyError extends ServiceError {
+  readonly httpStatus = 404;
+
+  constructor() {
+    super('No lane for this ordering key: none of its webhooks is recorded, or its key was erased.');
   }
 
   apiBody(): InternalErrorBody {

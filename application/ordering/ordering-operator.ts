@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { DataAtRest } from '../../lib/at-rest';
 import type { BlockedDecision } from '../../lib/delivery';
 import { zodPathErrors } from '../../lib/validation';
-import { InvalidRequestError, NotFoundError, WebhookConflictError } from '../../lib/errors';
+import { InvalidRequestError, UnknownOrderingKeyError, WebhookConflictError } from '../../lib/errors';
 import { MAX_ORDERING_KEY_LENGTH } from '../../events/ordering-key';
 import { headOfKey } from '../../store/ordering/lanes';
 import type { TemporalGateway } from '../../temporal/gateway';
@@ -25,8 +25,9 @@ export interface OrderingDecision {
 
 /**
  * Skips (the head ends as failed, a gap, and the key goes on) or retries (one more attempt now) a key's blocked
- * head. Audited with the head's webhook id as its target (none for a key with no lane), never the key. 404 for
- * a key with no lane, 409 for one whose head is not blocked.
+ * head. Audited with the head's webhook id as its target (none for a key with no lane), never the key nor a
+ * digest of it: no parameter holds it, and no refusal's text quotes it. 404 for a key with no lane, 409 for one
+ * whose head is not blocked.
  */
 export async function decideBlockedKey(
   knex: Knex,
@@ -43,7 +44,7 @@ export async function decideBlockedKey(
   const head = lane?.head;
   // Refused like any other change: a 404 or a 409 is recorded as failed.
   return auditedCall(knex, who, { action: decision === 'skip' ? 'ordering.skip' : 'ordering.retry', target: head?.webhookId ?? null }, async () => {
-    if (!lane) throw new NotFoundError('ordering key', key);
+    if (!lane) throw new UnknownOrderingKeyError();
     if (!head?.blocked) throw new WebhookConflictError(head ? `The key is not blocked: its head, webhook ${head.webhookId}, has not failed finally.` : 'The key is not blocked: every webhook of it has settled.');
     await gateway.actingFor(who.actor).decideBlocked(head.workflowId, decision);
     return { key, webhook_id: head.webhookId, decision };

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { withAdvisoryLock } from '../../db/advisory-lock';
-import { boundKeyId, bodyBinding, dataAtRest, excerptBinding, openText, sealText, storedKeyForm, type DataAtRest } from '../../lib/at-rest';
+import { boundKeyId, bodyBinding, dataAtRest, excerptBinding, openText, sealText, storedBodyBinding, storedKeyForm, type DataAtRest } from '../../lib/at-rest';
 import type { Config } from '../../lib/config';
 import { countRestingTexts } from '../../store/personal-data/sealed-keys';
 import { lockBodiesToReseal, lockExcerptsToReseal, writeResealedBodies, writeResealedExcerpts, type ResealCursor, type Resealed, type ResealRow } from '../../store/personal-data/reseal';
@@ -21,7 +21,7 @@ function resealTarget(atRest: DataAtRest): { readonly keyId: string; readonly st
   return { keyId: newest.id, stored: boundKeyId(newest.id) };
 }
 
-/** How bodies and excerpts rest: by key id and format (`v2`: derived key and row binding; `legacy`; `clear`), and what a reseal has to do. */
+/** How bodies and excerpts rest: by key id and format (`v3`: derived key and own-row binding; `v2`; `legacy`; `clear`), and what a reseal has to do. */
 export async function keysStatus(knex: Knex, config: Config) {
   const atRest = dataAtRest(config);
   const counts = await countRestingTexts(knex);
@@ -33,7 +33,7 @@ export async function keysStatus(knex: Knex, config: Config) {
     listed_key_ids: [...listed],
     stored: counts.map((c) => {
       const form = c.storedKeyId === null ? null : storedKeyForm(c.storedKeyId);
-      return { kind: c.kind, key_id: form?.keyId ?? null, format: form ? (form.bound ? 'v2' : 'legacy') : 'clear', listed: form ? listed.has(form.keyId) : null, count: c.count };
+      return { kind: c.kind, key_id: form?.keyId ?? null, format: form ? form.format : 'clear', listed: form ? listed.has(form.keyId) : null, count: c.count };
     }),
     to_reseal: { bodies, excerpts },
   };
@@ -56,7 +56,9 @@ export interface ResealOptions {
 type Locker = (trx: Knex.Transaction, target: string, after: ResealCursor | null, limit: number) => Promise<ResealRow[]>;
 type Writer = (trx: Knex.Transaction, keyId: string, resealed: readonly Resealed[]) => Promise<void>;
 
-const bindingOf = (row: ResealRow) => (row.attempt === null ? bodyBinding(row.webhookId, row.redeliveryOf) : excerptBinding(row.webhookId, row.attempt));
+/** The binding a text was sealed with (a v2 redelivery's body: its original's), and the one it is sealed with now: its row's own. */
+const sealedBindingOf = (row: ResealRow) => (row.attempt === null ? storedBodyBinding(row.webhookId, row.redeliveryOf ?? null, row.stored.keyId) : excerptBinding(row.webhookId, row.attempt));
+const bindingOf = (row: ResealRow) => (row.attempt === null ? bodyBinding(row.webhookId) : excerptBinding(row.webhookId, row.attempt));
 
 /** Opens and seals one batch's texts again; those no listed key opens are counted and left. */
 function resealBatch(atRest: DataAtRest, rows: readonly ResealRow[]): { resealed: Resealed[]; unreadable: number } {
@@ -64,7 +66,7 @@ function resealBatch(atRest: DataAtRest, rows: readonly ResealRow[]): { resealed
   let unreadable = 0;
   for (const row of rows) {
     try {
-      const text = openText(atRest, row.stored, bindingOf(row))!;
+      const text = openText(atRest, row.stored, sealedBindingOf(row))!;
       resealed.push({ webhookId: row.webhookId, attempt: row.attempt, sealed: sealText(atRest, text, bindingOf(row)).sealed! });
     } catch (error) {
       if (!(error instanceof StoredTextDecryptionError)) throw error;

@@ -123,7 +123,7 @@ async function startRedelivery(knex: Knex, gateway: TemporalGateway, originalId:
   if (!original) throw new NotFoundError('webhook', originalId);
   const { event_type, action } = storedEvent(original);
   checkSignedLinks(original, options);
-  const row = await insertRedelivery(knex, { ...redeliveryIds({ event_type, action, event_id: original.eventId }), originalId, key });
+  const row = await insertRedelivery(knex, options.atRest, { ...redeliveryIds({ event_type, action, event_id: original.eventId }), originalId, key });
   const done = (runId: string, started: boolean) => ({ webhookId: row.webhookId, workflowId: row.workflowId, runId, redeliveryOf: originalId, started });
   if (row.startReported && row.runId) return done(row.runId, false);
   const delivery = storedDelivery({ ...original, webhookId: row.webhookId, workflowId: row.workflowId }, sendTimeoutMs);

@@ -71,11 +71,18 @@ export interface AuditPurge {
 /**
  * Removes up to `limit` of the oldest rows made before `cutoff` (never one younger than 30 days: the database
  * refuses), oldest first, through the database's purge_audit_events(): the only path by which a row leaves.
+ * Purges take turns: each first takes the chain's row lock, which every insert and delete of the trail takes too,
+ * and keeps it to the end of the caller's transaction. Two purges that both read the rows due before either
+ * deleted would otherwise each count the same rows, and the second would stop at a row the first had just
+ * removed as if it were not chained to the anchor (a false blocked_at).
  */
-export async function purgeAuditEvents(knex: Knex, cutoff: Date, limit: number): Promise<AuditPurge> {
-  const [row] = await runSql<{ removed: number; anchor_seq: number; anchor_hash: Buffer; blocked_at: number | null }>(
-    knex,
-    sql`SELECT removed, anchor_seq, anchor_hash, blocked_at FROM purge_audit_events(${cutoff.toISOString()}::timestamptz, ${limit})`,
-  );
-  return { removed: row.removed, anchorSeq: row.anchor_seq, anchorHash: row.anchor_hash, blockedAt: row.blocked_at };
+export function purgeAuditEvents(knex: Knex, cutoff: Date, limit: number): Promise<AuditPurge> {
+  return knex.transaction(async (trx) => {
+    await runSql(trx, sql`SELECT 1 FROM audit_chain WHERE one FOR UPDATE`);
+    const [row] = await runSql<{ removed: number; anchor_seq: number; anchor_hash: Buffer; blocked_at: number | null }>(
+      trx,
+      sql`SELECT removed, anchor_seq, anchor_hash, blocked_at FROM purge_audit_events(${cutoff.toISOString()}::timestamptz, ${limit})`,
+    );
+    return { removed: row.removed, anchorSeq: row.anchor_seq, anchorHash: row.anchor_hash, blockedAt: row.blocked_at };
+  });
 }

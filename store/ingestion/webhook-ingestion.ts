@@ -2,8 +2,8 @@ import type { Knex } from 'knex';
 import { prepared, raw, runSql, sql } from '../../db/sql';
 import { placeInLaneCtes } from '../ordering/lanes';
 import { deleteEmptyLanes } from '../ordering/empty-lanes';
-import type { DataAtRest } from '../../lib/at-rest';
 import { eventSubjectKeys } from '../../lib/subject-index';
+import { bodyBinding, openText, sealText, storedBodyBinding, type DataAtRest } from '../../lib/at-rest';
 import { refuseClearWriteIfKeyed } from '../personal-data/at-rest-settings';
 import { indexKeysOf } from '../personal-data/subject-index-keys';
 import { asStoredWebhook, newWebhookRow, STORED_WEBHOOK_COLUMNS, WebhookRowMissingError, type NewWebhook, type StoredWebhook, type StoredWebhookRow } from '../webhooks/webhook-rows';
@@ -106,7 +106,10 @@ export async function forgetUnstartedWebhook(knex: Knex, webhookId: string): Pro
   return deleted.length === 1;
 }
 
-/** A redelivery's row: the original's event, byte for byte (as it rests, sealed or not), under a new id and workflow. */
+/**
+ * A redelivery's row: the original's event, byte for byte (in clear as it rests, or sealed again for the
+ * redelivery's own id), under a new id and workflow.
+ */
 export interface NewRedelivery {
   readonly webhookId: string;
   readonly workflowId: string;
@@ -118,20 +121,33 @@ export interface NewRedelivery {
 
 /**
  * The redelivery of `originalId` under `key`: the one this call wrote, or the one an earlier call did. An
- * original whose body was removed has nothing to redeliver: no row is written for it.
+ * original whose body was removed has nothing to redeliver: no row is written for it. A sealed body is opened and
+ * sealed again bound to the redelivery's own row, never copied: a body names its own row only (lib/at-rest.ts);
+ * the original's row is read FOR SHARE, so neither a reseal nor an erasure changes it between the read and the write.
  */
 export async function insertRedelivery(
   knex: Knex,
+  atRest: DataAtRest,
   redelivery: NewRedelivery,
 ): Promise<{ webhookId: string; workflowId: string; runId: string | null; startReported: boolean }> {
   const { webhookId, workflowId, originalId, key } = redelivery;
-  const rows = await runSql<{ id: string }>(
-    knex,
-    sql`INSERT INTO webhook_events (id, event_id, event_type, action, company_id, body, body_sealed, body_key_id, subject_keys, subject_key_id, accepted_at, workflow_id, redelivery_of, redelivery_key)
-     SELECT ${webhookId}, event_id, event_type, action, company_id, body, body_sealed, body_key_id, subject_keys, subject_key_id, accepted_at, ${workflowId}, id, ${key}
-       FROM webhook_events WHERE id = ${originalId} AND payload_removed_at IS NULL
-     ON CONFLICT (redelivery_of, redelivery_key) DO NOTHING RETURNING id`,
-  );
+  const rows = await knex.transaction(async (trx) => {
+    const [source] = await runSql<{ body_sealed: Buffer | null; body_key_id: string | null; redelivery_of: string | null }>(
+      trx,
+      sql`SELECT body_sealed, body_key_id, redelivery_of FROM webhook_events WHERE id = ${originalId} AND payload_removed_at IS NULL FOR SHARE`,
+    );
+    if (!source) return [];
+    const text = source.body_sealed && openText(atRest, { clear: null, sealed: source.body_sealed, keyId: source.body_key_id }, storedBodyBinding(originalId, source.redelivery_of, source.body_key_id));
+    const sealed = text ? sealText(atRest, text, bodyBinding(webhookId)) : { sealed: null, keyId: null };
+    return runSql<{ id: string }>(
+      trx,
+      sql`INSERT INTO webhook_events (id, event_id, event_type, action, company_id, body, body_sealed, body_key_id, subject_keys, subject_key_id, accepted_at, workflow_id, redelivery_of, redelivery_key)
+       SELECT ${webhookId}, event_id, event_type, action, company_id, body, ${sealed.sealed}::bytea, ${sealed.keyId}::text,
+              subject_keys, subject_key_id, accepted_at, ${workflowId}, id, ${key}
+         FROM webhook_events WHERE id = ${originalId}
+       ON CONFLICT (redelivery_of, redelivery_key) DO NOTHING RETURNING id`,
+    );
+  });
   if (rows.length === 1) return { webhookId, workflowId, runId: null, startReported: false };
   const [existing] = await runSql<{ id: string; workflow_id: string; run_id: string | null; start_reported: boolean }>(
     knex,

@@ -9,7 +9,7 @@ import type { StoredText } from '../../lib/at-rest';
 /** One stored text to reseal: where it is (its webhook, and its attempt for an excerpt) and how it rests. */
 export interface ResealRow {
   readonly webhookId: string;
-  /** A body's: the original its row redelivers, whose id it is bound to. */
+  /** A body's: the original its row redelivers, whose id a body in format v2 is bound to. */
   readonly redeliveryOf?: string | null;
   readonly attempt: number | null;
   readonly stored: StoredText;

@@ -1,7 +1,7 @@
 import { joinSql, raw, sql, type SqlFragment } from '../../db/sql';
 import { companyIdOf } from '../../events/company-id';
 import { envelopeBody, type WebhookEnvelope } from '../../events/envelope';
-import { bodyBinding, excerptBinding, openText, sealText, type DataAtRest } from '../../lib/at-rest';
+import { bodyBinding, excerptBinding, openText, sealText, storedBodyBinding, type DataAtRest } from '../../lib/at-rest';
 import { eventSubjectKeys, type SubjectIndexKey } from '../../lib/subject-index';
 import type { EventAction, EventType, SignedLinkKind, WebhookStatus } from '../../lib/vocabulary';
 import type { AttemptOutcome, AttemptRecord, WebhookRef } from '../../lib/delivery';
@@ -36,7 +36,7 @@ export function newWebhookRow(
   atRest: DataAtRest,
   indexKey: SubjectIndexKey,
 ): { columns: SqlFragment; values: SqlFragment } {
-  const body = sealText(atRest, envelopeBody(webhook.event), bodyBinding(webhook.webhookId, webhook.redeliveryOf));
+  const body = sealText(atRest, envelopeBody(webhook.event), bodyBinding(webhook.webhookId));
   const values: Record<string, SqlFragment> = {
     id: sql`${webhook.webhookId}::uuid`,
     event_id: sql`${webhook.eventId}::text`,
@@ -61,7 +61,7 @@ export function newWebhookRow(
 
 /**
  * The body's columns as a row holds them: in clear (`body`, a json column) or sealed; all null once removed.
- * `redelivery_of` names the webhook a sealed body is bound to (lib/at-rest.ts, bodyBinding).
+ * `redelivery_of` names, for a body sealed in format v2 only, the webhook it is bound to (lib/at-rest.ts, storedBodyBinding).
  */
 export const BODY_COLUMNS = raw('body, body_sealed, body_key_id, redelivery_of');
 
@@ -78,7 +78,7 @@ export interface BodyColumns {
  */
 export function openBody(atRest: DataAtRest, webhookId: string, row: BodyColumns): WebhookEnvelope | null {
   if (row.body_sealed === null) return row.body;
-  return JSON.parse(openText(atRest, { clear: null, sealed: row.body_sealed, keyId: row.body_key_id }, bodyBinding(webhookId, row.redelivery_of))!) as WebhookEnvelope;
+  return JSON.parse(openText(atRest, { clear: null, sealed: row.body_sealed, keyId: row.body_key_id }, storedBodyBinding(webhookId, row.redelivery_of, row.body_key_id))!) as WebhookEnvelope;
 }
 
 /** A known webhook: its ids, its run once one is known, and the event exactly as it was first stored. */

@@ -6,6 +6,7 @@
 //   PostgreSQL superuser with the triggers off, one row deleted, one edited and two swapped: `audit verify`
 //   names each, with its position, and exits 1;
 // - a purge stops at a tampered row rather than remove the evidence;
+// - two purges at once: each counts only the rows it removed, neither stops at a false blocked row;
 // - 16 callers, 8 through the API and 8 through the CLI's own code, 50 actions each at once: one chain, every row.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -18,6 +19,7 @@ import { purgeDueAuditEvents } from '../../store/personal-data/retention-purge';
 import { resetAuditTrail } from '../support/audit-trail';
 import { startTestApi, type TestApi } from '../support/api';
 import { runCli } from '../support/cli';
+import { eventually } from '../support/eventually';
 
 const DAY = 86_400_000;
 const NEVER_CHANGED = /audit_events rows are never changed$/;
@@ -183,6 +185,39 @@ describe('the audit trail as a hash chain: verify, refusals, purge, tampering, c
     const { code, report } = await cliVerify();
     assert.equal(code, 1);
     assert.deepEqual(report.problems.map(({ kind, position }) => [kind, position]), [['edited', 3]]);
+  });
+
+  it('counts, in two purges at once, only the rows each removed, and records no false blocked row', async () => {
+    for (const days of [400, 300, 200, 100, 90]) await oldRow(days);
+    const cutoff = new Date(Date.now() - 30 * DAY);
+    /** The second purge, waiting for the first's transaction (pg_stat_activity says it waits on a lock). */
+    const waiting = () =>
+      eventually('the second purge waiting for the first', async () => {
+        const { rows } = await knex().raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`);
+        return rows[0].n === 1;
+      });
+    let second: Promise<Awaited<ReturnType<typeof purgeDueAuditEvents>>> | undefined;
+    // The first purge takes 3 of the 5 due rows and holds its transaction open while the second one starts.
+    const first = await knex().transaction(async (trx) => {
+      const purge = await purgeDueAuditEvents(trx, cutoff, 'purge-a', 3);
+      second = purgeDueAuditEvents(knex(), cutoff, 'purge-b');
+      await waiting();
+      return purge;
+    });
+    const other = await second!;
+    assert.deepEqual([first.removed, first.anchorSeq, first.blockedAt], [3, 3, null]);
+    assert.deepEqual([other.removed, other.anchorSeq, other.blockedAt], [2, 5, null]);
+    const recorded = await knex()('audit_events').where({ action: 'audit.purge' }).orderBy('seq').select('actor', 'parameters');
+    assert.deepEqual(recorded.map((r: { actor: string; parameters: { rows_removed: number; anchor_seq: number } }) => [r.actor, r.parameters.rows_removed, r.parameters.anchor_seq]), [['purge-a', 3, 3], ['purge-b', 2, 5]]);
+    const { code, report } = await cliVerify();
+    assert.equal(code, 0, JSON.stringify(report));
+
+    // Two whole purges started together: between them every due row is removed once, and counted once.
+    await resetAuditTrail(knex());
+    for (let n = 0; n < 40; n += 1) await oldRow(400 - n);
+    const both = await Promise.all([purgeDueAuditEvents(knex(), cutoff, 'purge-c', 7), purgeDueAuditEvents(knex(), cutoff, 'purge-d', 7)]);
+    assert.deepEqual([both[0].removed + both[1].removed, both[0].blockedAt, both[1].blockedAt], [14, null, null]);
+    assert.equal(Number((await knex()('audit_events').whereNot({ action: 'audit.purge' }).count({ n: '*' }))[0].n), 26);
   });
 
   it('refuses AUDIT_RETENTION_DAYS below 30 with one line and exit 2', async () => {

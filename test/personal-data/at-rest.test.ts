@@ -35,9 +35,9 @@ describe('data at rest', () => {
     assert.deepEqual(two.subjectKeys, [{ id: 'k2', key: key2 }, { id: 'k1', key: key1 }]);
   });
 
-  it('seals with the first key: IV, ciphertext and tag, with its id in the v2 form beside; a fresh IV each time', () => {
+  it('seals with the first key: IV, ciphertext and tag, with its id in the v3 form beside; a fresh IV each time', () => {
     const sealed = sealText(underBA, TEXT, ROW);
-    assert.deepEqual([sealed.clear, sealed.keyId, sealed.sealed!.length], [null, 'v2:key-b', 12 + Buffer.byteLength(TEXT) + 16]);
+    assert.deepEqual([sealed.clear, sealed.keyId, sealed.sealed!.length], [null, 'v3:key-b', 12 + Buffer.byteLength(TEXT) + 16]);
     assert.equal(sealed.sealed!.indexOf('ada@example.org'), -1);
     assert.notDeepEqual(sealText(underBA, TEXT, ROW).sealed, sealed.sealed);
     assert.equal(openText(underBA, sealed, ROW), TEXT);

@@ -163,14 +163,14 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
     await delivered(ids.sealedA);
 
     const { row, attempts } = await resting(ids.sealedA);
-    assert.deepEqual([row.body, row.body_key_id, row.sealed_type], [null, `v2:${KEY_A.id}`, 'bytea']);
+    assert.deepEqual([row.body, row.body_key_id, row.sealed_type], [null, `v3:${KEY_A.id}`, 'bytea']);
     assert.ok(Buffer.isBuffer(row.body_sealed));
     // IV and tag around a ciphertext as long as the body's bytes.
     const [sent] = requestsOf(ids.sealedA);
     assert.equal(row.body_sealed.length, 12 + Buffer.byteLength(sent.body) + 16);
     assert.equal(attempts.length, 1);
     const [attempt] = attempts;
-    assert.deepEqual([attempt.response_body, attempt.response_body_key_id, attempt.sealed_type], [null, `v2:${KEY_A.id}`, 'bytea']);
+    assert.deepEqual([attempt.response_body, attempt.response_body_key_id, attempt.sealed_type], [null, `v3:${KEY_A.id}`, 'bytea']);
     for (const value of PERSONAL) {
       for (const sealed of [row.body_sealed as Buffer, attempt.response_body_sealed as Buffer]) {
         assert.equal(sealed.indexOf(value), -1, `${value} in clear`);
@@ -210,7 +210,7 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
       assert.deepEqual(receiver.verify(request.body, request.headers as Record<string, string>), JSON.parse(first.body));
     }
     const { row } = await resting(ids.redeliveryA);
-    assert.deepEqual([row.body, row.body_key_id], [null, `v2:${KEY_A.id}`]);
+    assert.deepEqual([row.body, row.body_key_id], [null, `v3:${KEY_A.id}`]);
     assert.equal((await view(api, ids.redeliveryA)).body.event.data.candidate.email, candidate.email);
     await settings.a.stopAll();
   });
@@ -221,7 +221,7 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
     ids.sealedB = await sendCandidate(api);
     await delivered(ids.sealedB);
     const { row, attempts } = await resting(ids.sealedB);
-    assert.deepEqual([row.body, row.body_key_id, attempts.map((a: Record<string, unknown>) => a.response_body_key_id)], [null, `v2:${KEY_B.id}`, [`v2:${KEY_B.id}`]]);
+    assert.deepEqual([row.body, row.body_key_id, attempts.map((a: Record<string, unknown>) => a.response_body_key_id)], [null, `v3:${KEY_B.id}`, [`v3:${KEY_B.id}`]]);
     assert.deepEqual(row.subject_keys, (await resting(ids.clear)).row.subject_keys, 'the subject index does not follow the payload keys');
 
     for (const webhookId of [ids.sealedB, ids.sealedA, ids.clear]) {

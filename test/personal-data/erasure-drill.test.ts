@@ -14,7 +14,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { webhookIds } from '../../application/ingestion/ids';
-import { bodyBinding, dataAtRest, excerptBinding, openText } from '../../lib/at-rest';
+import { dataAtRest, excerptBinding, openText, storedBodyBinding } from '../../lib/at-rest';
 import { loadConfig } from '../../lib/config';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { postWebhook } from '../support/api';
@@ -131,7 +131,7 @@ describe('the adversarial erasure on api and worker processes, a dev server and 
     // Sealed values opened with the keys, each under its row's binding.
     const sealed = [
       ...(await knex('webhook_events').whereNotNull('body_sealed').select('id', 'redelivery_of', 'body_sealed', 'body_key_id')).map((row) => ({
-        where: 'webhook_events.body_sealed', text: openText(atRest, { clear: null, sealed: row.body_sealed, keyId: row.body_key_id }, bodyBinding(row.id, row.redelivery_of))!,
+        where: 'webhook_events.body_sealed', text: openText(atRest, { clear: null, sealed: row.body_sealed, keyId: row.body_key_id }, storedBodyBinding(row.id, row.redelivery_of, row.body_key_id))!,
       })),
       ...(await knex('webhook_attempts').whereNotNull('response_body_sealed').select('webhook_id', 'attempt', 'response_body_sealed', 'response_body_key_id')).map((row) => ({
         where: 'webhook_attempts.response_body_sealed',

@@ -69,6 +69,18 @@ describe('a bulk redelivery\'s dry run (a real dev server)', function () {
     await Promise.all(pending.map((row) => stack.client.workflow.getHandle(row.workflow_id).result()));
   };
 
+  /** This worker holds no key: the redeliveries of a keyed test cannot send, so they are stopped (one may have ended already). */
+  const stopKeyedRedeliveries = async (company: string) => {
+    const started = await stack.db.knex('webhook_events').where({ company_id: company }).whereNotNull('redelivery_of').pluck('workflow_id');
+    await Promise.all(
+      started.map((workflowId: string) =>
+        stack.client.workflow.getHandle(workflowId).terminate('test: no key in this worker').catch((error: unknown) => {
+          if (!(error instanceof WorkflowNotFoundError)) throw error;
+        }),
+      ),
+    );
+  };
+
   it('counts what the same request then starts, over every rule, and starts nothing itself', async () => {
     const company = `preview-${randomUUID().slice(0, 8)}`;
     const filter = { company_id: company, status: 'delivered' };
@@ -159,15 +171,32 @@ describe('a bulk redelivery\'s dry run (a real dev server)', function () {
     assert.equal(await rows(), before);
     const options = { sendTimeoutMs: stack.config.PARTNER_TIMEOUT_MS, atRest: keyed, limit: 10 };
     assert.deepEqual(await redeliverMatching(stack.db.knex, stack.gateway, OPERATOR, filter, options), { started: 2, skipped_expired_links: 1, skipped_payload_removed: 0, more: false });
-    // This worker holds no key: its redeliveries cannot send, so they are stopped here (one may have ended already).
-    const started = await stack.db.knex('webhook_events').where({ company_id: company }).whereNotNull('redelivery_of').pluck('workflow_id');
-    await Promise.all(
-      started.map((workflowId: string) =>
-        stack.client.workflow.getHandle(workflowId).terminate('test: no key in this worker').catch((error: unknown) => {
-          if (!(error instanceof WorkflowNotFoundError)) throw error;
-        }),
-      ),
-    );
+    await stopKeyedRedeliveries(company);
+  });
+
+  it('opens no sealed body past the stop at `limit`, as the redelivery opens none: one no key opens is not reached', async () => {
+    const keyed = dataAtRest(loadConfig({ PAYLOAD_ENCRYPTION_KEYS: `preview:${Buffer.alloc(32, 5).toString('base64')}` }));
+    const unlisted = dataAtRest(loadConfig({ PAYLOAD_ENCRYPTION_KEYS: `gone:${Buffer.alloc(32, 6).toString('base64')}` }));
+    const company = `preview-bound-${randomUUID().slice(0, 8)}`;
+    const [newest, next, oldest] = [await delivered(company, { fileAnswers: false }), await delivered(company), await delivered(company)];
+    // All three old enough for a dead link, so each must be opened to be counted; the oldest under a key no one lists.
+    for (const [id, atRest] of [[newest, keyed], [next, keyed], [oldest, unlisted]] as const) {
+      const { body } = await stack.db.knex('webhook_events').where({ id }).first('body');
+      const sealed = sealText(atRest, JSON.stringify(body), bodyBinding(id));
+      await stack.db.knex('webhook_events').where({ id }).update({ body: null, body_sealed: sealed.sealed, body_key_id: sealed.keyId });
+      await acceptedHoursAgo(id, 3);
+    }
+    await inOrder([newest, next, oldest]);
+    const filter = { companyId: company, status: 'delivered' as const };
+    // At 3 h newest's file link is alive (24 h): the one start; oldest lies past the stop, never opened. With 2, next's
+    // file answer is dead (2 h), so the walk goes on to oldest, which neither the preview nor the redelivery can open.
+    assert.deepEqual(await previewRedelivery(stack.db.knex, OPERATOR, filter, { atRest: keyed, limit: 1 }), {
+      dry_run: true, would_start: 1, skipped_expired_links: 0, skipped_payload_removed: 0, more: true,
+    });
+    assert.deepEqual(await previewRedelivery(stack.db.knex, OPERATOR, filter, { atRest: keyed, limit: 2 }).catch((error: Error) => error.name), 'StoredTextDecryptionError');
+    const options = { sendTimeoutMs: stack.config.PARTNER_TIMEOUT_MS, atRest: keyed, limit: 1 };
+    assert.deepEqual(await redeliverMatching(stack.db.knex, stack.gateway, OPERATOR, filter, options), { started: 1, skipped_expired_links: 0, skipped_payload_removed: 0, more: true });
+    await stopKeyedRedeliveries(company);
   });
 
   describe('the CLI: webhooks redeliver --all --dry-run', () => {
