@@ -6,7 +6,7 @@ import type { WebhookEnvelope } from '../../events/envelope';
 import { openBody } from '../../store/webhooks/webhook-rows';
 import { eventSubjectKeys } from '../../lib/subject-index';
 import { indexKeysOf } from '../../store/personal-data/subject-index-keys';
-import { deleteEveryRun } from '../../temporal/run-deletion';
+import { DELETION_PHASES_MS, deleteEveryRun } from '../../temporal/run-deletion';
 import {
   completeErasure,
   eraseSubjectWebhooks,
@@ -87,26 +87,26 @@ export function createErasureActivities({ config, knex, workflowService }: Erasu
 
     /**
      * One sweep of the erasure's workflow ids: every run Temporal still serves of a settled one is deleted (again,
-     * while its deletion is under way), and one Temporal serves no run of, by workflow id and in a list, is
-     * marked gone. An unsettled one (a start in flight or in doubt) waits: a run may still appear for it. The
-     * record says why the erasure is still pending.
+     * while its deletion is under way). One that no describe, list or history read by workflow id returns a run of
+     * is quiet; quiet again at a look DELETION_PHASES_MS or more later, it is marked gone (a run seen at that look
+     * is deleted and the pause starts over). Between the two looks it costs no call to Temporal: the workflow's
+     * durable timers wait, no activity sleeps. An unsettled one (a start in flight or in doubt) waits: a run may
+     * still appear for it. The record says why the erasure is still pending.
      */
     async sweepErasureRuns(erasureId: string): Promise<ErasureSweep> {
-      const { workflows, left } = await erasureWorkflows(knex, erasureId, WORKFLOWS_PER_SWEEP);
-      let served = 0;
-      let unsettled = 0;
-      for (const { workflowId, settled } of workflows) {
+      const pauseMs = DELETION_PHASES_MS;
+      const { workflows, left, resting } = await erasureWorkflows(knex, erasureId, WORKFLOWS_PER_SWEEP, pauseMs);
+      const looked = { served: 0, unsettled: 0, quiet: 0, gone: 0 };
+      for (const { workflowId, settled, confirming } of workflows) {
         const runs = await deleteEveryRun(workflowService, namespace(), workflowId);
-        if (runs === 0 && settled) {
-          await markErasureWorkflow(knex, erasureId, workflowId, 'gone');
-          continue;
-        }
-        await markErasureWorkflow(knex, erasureId, workflowId, 'deleted');
-        if (settled) served++;
-        else unsettled++;
+        const mark = !settled || runs > 0 ? 'deleted' : confirming ? 'gone' : 'quiet';
+        await markErasureWorkflow(knex, erasureId, workflowId, mark, pauseMs);
+        if (mark === 'deleted') looked[settled ? 'served' : 'unsettled']++;
+        else looked[mark]++;
       }
-      const stillLeft = left - workflows.length + served + unsettled;
-      const reason = pendingReason(stillLeft, served, unsettled);
+      const { served, unsettled, quiet, gone } = looked;
+      const stillLeft = left - gone;
+      const reason = pendingReason({ left: stillLeft, served, unsettled, quiet: quiet + resting });
       const runsDeleted = await notePendingReason(knex, erasureId, reason);
       return { left: stillLeft, unsettled, runsDeleted };
     },
@@ -130,13 +130,26 @@ function openedBody(atRest: DataAtRest, row: UnindexedRow): WebhookEnvelope | un
   }
 }
 
+/** Where a sweep left the erasure's workflow ids still open: counts of each kind. */
+interface SweepCounts {
+  readonly left: number;
+  /** Temporal still served a run of them (deleted again). */
+  readonly served: number;
+  /** Their webhook's start is not settled. */
+  readonly unsettled: number;
+  /** Temporal served no run of them at one look; they wait for the second. */
+  readonly quiet: number;
+}
+
 /** Why an erasure is still pending after a sweep, in words for `erase status`; null when nothing holds it. */
-function pendingReason(left: number, served: number, unsettled: number): string | null {
+function pendingReason({ left, served, unsettled, quiet }: SweepCounts): string | null {
   if (left === 0) return null;
+  const seconds = DELETION_PHASES_MS / 1000;
   const parts = [
     served && `Temporal still serves runs of ${served} of its workflow ids (deleted; Temporal deletes asynchronously)`,
     unsettled && `${unsettled} webhook starts are not settled yet (in flight, or in doubt until the worker resolves them)`,
-    left > served + unsettled && `${left - served - unsettled} workflow ids are not checked yet`,
+    quiet && `${quiet} workflow ids show no run and are looked at again ${seconds} s after (Temporal deletes in phases)`,
+    left > served + unsettled + quiet && `${left - served - unsettled - quiet} workflow ids are not checked yet`,
   ].filter(Boolean);
   return `waiting: ${parts.join('; ')}`;
 }

@@ -23,6 +23,7 @@ import * as decodeScope from './021_decode_scope';
 import * as entityOrdering from './022_entity_ordering';
 import * as flatYearIndexes from './023_flat_year_indexes';
 import * as laneSubjects from './025_lane_subjects';
+import * as erasureQuietRuns from './028_erasure_quiet_runs';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -57,4 +58,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['022_entity_ordering', entityOrdering],
   ['023_flat_year_indexes', flatYearIndexes],
   ['025_lane_subjects', laneSubjects],
+  ['028_erasure_quiet_runs', erasureQuietRuns],
 ];

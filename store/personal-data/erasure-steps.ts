@@ -146,34 +146,68 @@ async function recordedCounts(knex: Knex, erasureId: string): Promise<ErasedCoun
 /**
  * One workflow id whose runs an erasure deletes, all of them (the recorded one, resets, a start that lands
  * late). `settled`: its webhook's start is known (the row has its run, or is gone); until then a run may
- * still appear, so the erasure waits.
+ * still appear, so the erasure waits. `confirming`: a sweep found it quiet at least `pauseMs` ago, and this look
+ * confirms it gone or not.
  */
 export interface ErasureWorkflow {
   readonly workflowId: string;
   readonly settled: boolean;
+  readonly confirming: boolean;
 }
 
-/** The erasure's workflow ids Temporal may still hold (`gone_at` unset), settled ones first. */
-export async function erasureWorkflows(knex: Knex, erasureId: string, limit: number): Promise<{ workflows: ErasureWorkflow[]; left: number }> {
-  const rows = await runSql<{ workflow_id: string; settled: boolean; left: number }>(
+/**
+ * The erasure's workflow ids Temporal may still hold (`gone_at` unset, `left` of them), except those found quiet
+ * less than `pauseMs` ago (`resting`), which wait for their second look: settled ones first, those due for it
+ * first among them.
+ */
+export async function erasureWorkflows(
+  knex: Knex,
+  erasureId: string,
+  limit: number,
+  pauseMs: number,
+): Promise<{ workflows: ErasureWorkflow[]; left: number; resting: number }> {
+  const rows = await runSql<{ workflow_id: string | null; settled: boolean; confirming: boolean; left: number; resting: number }>(
     knex,
-    sql`SELECT r.workflow_id, count(*) OVER ()::int AS left,
-               NOT EXISTS (SELECT 1 FROM webhook_events w WHERE w.id = r.webhook_id AND w.run_id IS NULL AND w.workflow_id IS NOT NULL) AS settled
-          FROM erasure_runs r WHERE r.erasure_id = ${erasureId}::uuid AND r.gone_at IS NULL
-         ORDER BY settled DESC, r.workflow_id LIMIT ${limit}`,
+    sql`WITH open AS (
+          SELECT r.workflow_id, r.quiet_at IS NOT NULL AS confirming,
+                 COALESCE(r.quiet_at > now() - ${pauseMs}::int * interval '1 millisecond', false) AS resting,
+                 NOT EXISTS (SELECT 1 FROM webhook_events w WHERE w.id = r.webhook_id AND w.run_id IS NULL AND w.workflow_id IS NOT NULL) AS settled
+            FROM erasure_runs r WHERE r.erasure_id = ${erasureId}::uuid AND r.gone_at IS NULL
+        ), counts AS (
+          SELECT count(*)::int AS left, (count(*) FILTER (WHERE resting))::int AS resting FROM open
+        )
+        SELECT c.left, c.resting, o.workflow_id, o.settled, o.confirming
+          FROM counts c
+          LEFT JOIN LATERAL (
+            SELECT * FROM open WHERE NOT resting ORDER BY settled DESC, confirming DESC, workflow_id LIMIT ${limit}
+          ) o ON true`,
   );
-  return { workflows: rows.map((row) => ({ workflowId: row.workflow_id, settled: row.settled })), left: rows[0]?.left ?? 0 };
+  const workflows = rows
+    .filter((row) => row.workflow_id !== null)
+    .map((row) => ({ workflowId: row.workflow_id!, settled: row.settled, confirming: row.confirming }));
+  return { workflows, left: rows[0].left, resting: rows[0].resting };
 }
 
-/** Marks a workflow id's runs deleted (`deleted`) or gone from Temporal (`gone`, which also means deleted). */
-export async function markErasureWorkflow(knex: Knex, erasureId: string, workflowId: string, mark: 'deleted' | 'gone'): Promise<void> {
-  await runSql(
-    knex,
-    mark === 'deleted'
-      ? sql`UPDATE erasure_runs SET deleted_at = COALESCE(deleted_at, now()) WHERE erasure_id = ${erasureId}::uuid AND workflow_id = ${workflowId}`
-      : sql`UPDATE erasure_runs SET deleted_at = COALESCE(deleted_at, now()), gone_at = COALESCE(gone_at, now())
-             WHERE erasure_id = ${erasureId}::uuid AND workflow_id = ${workflowId}`,
-  );
+/**
+ * Marks a workflow id's runs `deleted` (Temporal still served one, or its start is unsettled: any quiet look so
+ * far is void), `quiet` (Temporal served none: the first look, kept if one was already recorded) or `gone` (quiet
+ * again at least `pauseMs` after the first look; refused otherwise). Each also means deleted.
+ */
+export async function markErasureWorkflow(
+  knex: Knex,
+  erasureId: string,
+  workflowId: string,
+  mark: 'deleted' | 'quiet' | 'gone',
+  pauseMs: number,
+): Promise<void> {
+  const row = sql`erasure_id = ${erasureId}::uuid AND workflow_id = ${workflowId}`;
+  const statements = {
+    deleted: sql`UPDATE erasure_runs SET deleted_at = COALESCE(deleted_at, now()), quiet_at = NULL WHERE ${row}`,
+    quiet: sql`UPDATE erasure_runs SET deleted_at = COALESCE(deleted_at, now()), quiet_at = COALESCE(quiet_at, now()) WHERE ${row}`,
+    gone: sql`UPDATE erasure_runs SET deleted_at = COALESCE(deleted_at, now()), gone_at = COALESCE(gone_at, now())
+               WHERE ${row} AND quiet_at <= now() - ${pauseMs}::int * interval '1 millisecond'`,
+  };
+  await runSql(knex, statements[mark]);
 }
 
 /** Says on the record why the erasure is still pending (null once nothing holds it), and counts the runs deleted. */
