@@ -117,6 +117,11 @@ export interface DeliveredAttempt {
   /** An ordered webhook's sequence number in its key's lane, from the attempt that had its turn. */
   readonly sequence?: number;
   /**
+   * The key its lane keeps, when it is not the workflow input's `orderingKey`: the event_id was accepted again
+   * with another key, and every attempt sends the first acceptance's.
+   */
+  readonly laneKey?: string;
+  /**
    * The last attempt of an ordered head failed with WEBHOOK_ORDERING_ON_FAILURE=block: nothing final was
    * recorded, and the key waits for an operator's skip or retry.
    */

@@ -25,6 +25,26 @@ export type DeliveryLookup =
   | { readonly kind: 'absent' }
   | { readonly kind: 'unreachable'; readonly reason: string };
 
+/** How a run ended, as Temporal's describe says. */
+export type RunEnd = 'completed' | 'failed' | 'cancelled' | 'terminated' | 'timed_out';
+
+/**
+ * A workflow's current run by one DescribeWorkflowExecution and no query: running (continued-as-new counts, its
+ * next run carries on), ended (how and when), or absent (never started, or deleted).
+ */
+export type RunState =
+  | { readonly kind: 'running'; readonly runId: string }
+  | { readonly kind: 'ended'; readonly runId: string; readonly end: RunEnd; readonly closedAt: string }
+  | { readonly kind: 'absent' };
+
+const RUN_ENDS: Readonly<Record<string, RunEnd>> = {
+  COMPLETED: 'completed',
+  FAILED: 'failed',
+  CANCELLED: 'cancelled',
+  TERMINATED: 'terminated',
+  TIMED_OUT: 'timed_out',
+};
+
 /** Temporal answers NotFound for a run that has closed: an operation on it conflicts with its state. */
 function endedRunConflict(error: unknown): unknown {
   return error instanceof WorkflowNotFoundError ? new WebhookConflictError('The delivery has ended.') : error;
@@ -47,6 +67,8 @@ export interface TemporalGateway {
    * Temporal has none. Throws TemporalUnavailableError when Temporal does not answer.
    */
   runOf(workflowId: string): Promise<string | undefined>;
+  /** The current run's state (RunState). Throws TemporalUnavailableError when Temporal does not answer. */
+  runState(workflowId: string): Promise<RunState>;
   /** Sends the retry-now update. Throws WebhookConflictError when the delivery is not waiting. */
   retryNow(workflowId: string): Promise<RetryNowResult>;
   /** Asks the run to cancel; the workflow records it. Throws WebhookConflictError when the run has ended. */
@@ -160,6 +182,18 @@ export function createTemporalGateway(
               },
             ),
         );
+      },
+      async runState(workflowId) {
+        return call(async (client): Promise<RunState> => {
+          const description = await client.workflow.getHandle(workflowId).describe().catch((error: unknown) => {
+            if (error instanceof WorkflowNotFoundError) return undefined;
+            throw error;
+          });
+          if (!description) return { kind: 'absent' };
+          const end = RUN_ENDS[description.status.name];
+          if (!end) return { kind: 'running', runId: description.runId };
+          return { kind: 'ended', runId: description.runId, end, closedAt: (description.closeTime ?? new Date()).toISOString() };
+        });
       },
       async retryNow(workflowId) {
         return call((client) =>

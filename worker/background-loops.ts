@@ -2,6 +2,7 @@ import { createTemporalGateway } from '../temporal/gateway';
 import { runPartnerRecovery } from '../application/partner/partner-recovery';
 import { runStartResolution } from '../application/ingestion/start-resolution';
 import { runOrderingSweep } from '../application/ordering/ordering-sweep';
+import { erasedInFlightBoundMs } from '../application/ordering/ended-heads';
 import { probePartner } from '../partner-client/partner-probe';
 import type { WorkerDependencies } from './worker-options';
 
@@ -15,7 +16,8 @@ export async function runBackgroundLoops({ config, knex, logger }: WorkerDepende
   const gateway = createTemporalGateway(config, logger);
   const recovery = runPartnerRecovery({ config, knex, logger: logger.child({ component: 'partner-recovery' }), gateway, probe: () => probePartner(config) }, signal);
   const resolution = runStartResolution({ knex, logger: logger.child({ component: 'start-resolution' }), doubtSeconds: config.WEBHOOK_START_DOUBT_SECONDS, gateway }, signal);
-  const ordering = runOrderingSweep({ knex, logger: logger.child({ component: 'ordering-sweep' }), gateway }, signal);
+  const erasedInFlightAfterMs = erasedInFlightBoundMs(config.PARTNER_TIMEOUT_MS);
+  const ordering = runOrderingSweep({ knex, logger: logger.child({ component: 'ordering-sweep' }), gateway, erasedInFlightAfterMs }, signal);
   await Promise.all([recovery, resolution, ordering]);
   await gateway.close();
 }

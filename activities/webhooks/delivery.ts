@@ -172,7 +172,7 @@ export function createActivities({ config, knex, logger, draining, workflowServi
         // sequence goes back too, or the next attempt would be sent unordered and never settle.
         const end = endOf(input, ordering, claim.outcome);
         await settleOrBlock(input, ordering, end);
-        return { outcome: claim.outcome, needsRecord: false, ...(ordering && { sequence: ordering.sequence }), ...(end.blocks && { blocked: true }) };
+        return { outcome: claim.outcome, needsRecord: false, ...placeInResult(input, ordering), ...(end.blocks && { blocked: true }) };
       }
       if (claim.kind === 'erased') {
         // A run that appeared after an erasure (a start in flight, one resolved in doubt, one started elsewhere)
@@ -212,7 +212,7 @@ export function createActivities({ config, knex, logger, draining, workflowServi
       }
       // An end not written yet is settled by the workflow's recordOutcome, once it is.
       await settleOrBlock(input, ordering, written ? end : { blocks: end.blocks });
-      return { outcome, needsRecord: !written, ...(ordering && { sequence: ordering.sequence }), ...(end.blocks && { blocked: true }) };
+      return { outcome, needsRecord: !written, ...placeInResult(input, ordering), ...(end.blocks && { blocked: true }) };
     },
 
     /** Retried by Temporal until PostgreSQL accepts it, unless PostgreSQL rejects the data itself. */
@@ -231,6 +231,16 @@ export function createActivities({ config, knex, logger, draining, workflowServi
 }
 
 export type WebhookActivities = ReturnType<typeof createActivities>;
+
+/**
+ * What an attempt that had its turn tells the workflow of its place: the sequence, and the lane's key when the
+ * workflow's input brought another (a retried event_id), so its later attempts send the first acceptance's key.
+ */
+function placeInResult(input: DeliverAttemptInput, ordering: DeliverAttemptInput['ordering']): Pick<DeliveredAttempt, 'sequence' | 'laneKey'> {
+  if (!ordering) return {};
+  const laneKey = input.orderingKey !== undefined && ordering.key !== input.orderingKey ? ordering.key : undefined;
+  return { sequence: ordering.sequence, ...(laneKey !== undefined && { laneKey }) };
+}
 
 /** An attempt claimed by an earlier try that was lost after it may have POSTed: failed, and never POSTed twice. */
 const lostAttempt = (attempt: number): AttemptOutcome =>

@@ -8,6 +8,7 @@ import { MAX_ORDERING_KEY_LENGTH } from '../../events/ordering-key';
 import { headOfKey } from '../../store/ordering/lanes';
 import type { TemporalGateway } from '../../temporal/gateway';
 import { auditedCall, type OperatorContext } from '../access/audit';
+import { settleEndedHead } from './ended-heads';
 
 // An operator's skip or retry of a key's blocked head (WEBHOOK_ORDERING_ON_FAILURE=block), for
 // POST /internal/v1/ordering/{skip,retry} and `partner-service ordering skip|retry KEY`.
@@ -45,6 +46,8 @@ export async function decideBlockedKey(
   // Refused like any other change: a 404 or a 409 is recorded as failed.
   return auditedCall(knex, who, { action: decision === 'skip' ? 'ordering.skip' : 'ordering.retry', target: head?.webhookId ?? null }, async () => {
     if (!lane) throw new UnknownOrderingKeyError();
+    // A head whose run ended without settling (stopped in Temporal, a rejected claim, a workflow error) is skipped too.
+    if (decision === 'skip' && head && !head.blocked && (await settleEndedHead({ knex, gateway }, head)).settled) return { key, webhook_id: head.webhookId, decision };
     if (!head?.blocked) throw new WebhookConflictError(head ? `The key is not blocked: its head, webhook ${head.webhookId}, has not failed finally.` : 'The key is not blocked: every webhook of it has settled.');
     await gateway.actingFor(who.actor).decideBlocked(head.workflowId, decision);
     return { key, webhook_id: head.webhookId, decision };

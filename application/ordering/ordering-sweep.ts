@@ -2,60 +2,75 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import type { Logger } from '../../lib/logger';
 import { inParallel } from '../../lib/in-parallel';
-import { orderingGaps, orderingWakes } from '../../lib/metrics';
-import { lostWakes, settlePlace, stalledHeads } from '../../store/ordering/lanes';
-import { storeOutcome } from '../../store/webhooks/attempt-record';
+import { orderingWakes } from '../../lib/metrics';
+import { lostWakes, stalledHeads, type SweepCursor } from '../../store/ordering/lanes';
 import type { TemporalGateway } from '../../temporal/gateway';
+import { settleEndedHead } from './ended-heads';
 
 /** How long a queued webhook with nothing ahead waits for its wake before the sweep sends it again. */
 export const LOST_WAKE_AFTER_MS = 30_000;
 /** How often every worker looks. */
-const SWEEP_INTERVAL_MS = 15_000;
+export const SWEEP_INTERVAL_MS = 15_000;
+/** Queued places one pass walks (one statement), so at most this many heads are described per pass. */
+export const SWEEP_WALK_STEP = 200;
 const SWEEP_BATCH = 200;
 const WAKE_CONCURRENCY = 8;
 
 export interface OrderingSweepDependencies {
   readonly knex: Knex;
   readonly logger: Logger;
-  readonly gateway: Pick<TemporalGateway, 'wakeInOrder' | 'status'>;
+  readonly gateway: Pick<TemporalGateway, 'wakeInOrder' | 'runState'>;
+  /** erasedInFlightBoundMs of the deployment's PARTNER_TIMEOUT_MS (application/ordering/ended-heads.ts). */
+  readonly erasedInFlightAfterMs?: number;
+}
+
+/** Where a worker's walk over queued places stands between passes; null: at the oldest. */
+export interface SweepWalk {
+  cursor: SweepCursor | null;
 }
 
 /**
  * Two looks for a key that does not move:
- * - a head whose run was stopped in Temporal (terminated or cancelled outside the service, timed out) ran no
- *   code to settle its place: its outcome is recorded and its place settles, leaving a gap;
+ * - the next SWEEP_WALK_STEP queued places after the walk's cursor, oldest wait first, and the head of each
+ *   lane among them: a head whose run ended in any state without settling its place (stopped in Temporal, a
+ *   claim PostgreSQL rejected, a workflow error), or an erased head whose attempt is over, settles
+ *   (settleEndedHead), and the next webhook of its key is woken. The cursor goes round, so every stalled head is
+ *   looked at once per round of ceil(queued places / SWEEP_WALK_STEP) passes, whatever the backlog;
  * - a queued webhook with nothing unsettled ahead lost its wake (a worker gone between settling and
- *   signalling, Temporal unreachable, a row ahead removed): it is woken again. A wake is harmless twice: the
- *   delivery asks its lane again.
+ *   signalling, Temporal unreachable, a row ahead removed): it is woken again, or settled when its own run
+ *   ended while it was queued. A wake is harmless twice: the delivery asks its lane again.
  * Returns how many heads it settled and how many webhooks it woke.
  */
-export async function sweepOrdering({ knex, gateway }: OrderingSweepDependencies, waitedMs = LOST_WAKE_AFTER_MS): Promise<{ settled: number; woken: number }> {
+export async function sweepOrdering(deps: OrderingSweepDependencies, waitedMs = LOST_WAKE_AFTER_MS, walk: SweepWalk = { cursor: null }): Promise<{ settled: number; woken: number }> {
+  const { knex, gateway } = deps;
   let settled = 0;
-  const heads = await stalledHeads(knex, waitedMs, SWEEP_BATCH);
-  await inParallel(heads.length, WAKE_CONCURRENCY, async (i) => {
-    const head = heads[i];
-    const lookup = await gateway.status(head.workflowId);
-    if (lookup.kind !== 'stopped') return;
-    await storeOutcome(knex, { webhook: { ...head, runId: lookup.runId }, status: lookup.status, finishedAt: lookup.closedAt });
-    if ((await settlePlace(knex, head.webhookId, true)).gapRecorded) orderingGaps.inc();
-    settled++;
-  });
-  const batch = await lostWakes(knex, settled ? 0 : waitedMs, SWEEP_BATCH);
-  let woken = 0;
+  const woken = new Set<string>();
+  const count = (result: { settled: boolean; woke?: string }) => {
+    if (result.settled) settled++;
+    if (result.woke !== undefined) woken.add(result.woke);
+  };
+  const { heads, next } = await stalledHeads(knex, waitedMs, walk.cursor, SWEEP_WALK_STEP);
+  walk.cursor = next;
+  await inParallel(heads.length, WAKE_CONCURRENCY, async (i) => count(await settleEndedHead(deps, heads[i])));
+  const batch = await lostWakes(knex, waitedMs, SWEEP_BATCH);
   await inParallel(batch.length, WAKE_CONCURRENCY, async (i) => {
-    if (await gateway.wakeInOrder(batch[i].workflowId)) woken++;
+    if (woken.has(batch[i].workflowId)) return;
+    if (await gateway.wakeInOrder(batch[i].workflowId)) woken.add(batch[i].workflowId);
+    // No running run took the wake: one that ended while queued settles, so its key goes on.
+    else count(await settleEndedHead(deps, batch[i]));
   });
-  if (woken) orderingWakes.inc({ source: 'sweep' }, woken);
-  return { settled, woken };
+  if (woken.size) orderingWakes.inc({ source: 'sweep' }, woken.size);
+  return { settled, woken: woken.size };
 }
 
 /** The loop every worker runs while it polls; PostgreSQL or Temporal trouble is logged once and tried again. */
 export async function runOrderingSweep(deps: OrderingSweepDependencies, stop: AbortSignal): Promise<void> {
   let lastFailure = '';
+  const walk: SweepWalk = { cursor: null };
   while (!stop.aborted) {
     try {
-      const { settled, woken } = await sweepOrdering(deps);
-      if (settled) deps.logger.warn({ settled }, 'ordering keys whose head was stopped in Temporal go on: each head is recorded as stopped, leaving a gap');
+      const { settled, woken } = await sweepOrdering(deps, LOST_WAKE_AFTER_MS, walk);
+      if (settled) deps.logger.warn({ settled }, 'ordering keys whose head ended without settling go on: each head is recorded as its run ended, a gap unless delivered');
       if (woken) deps.logger.warn({ woken }, 'queued webhooks whose wake was lost were woken by the ordering sweep');
       lastFailure = '';
     } catch (error) {

@@ -14,6 +14,7 @@ import { redeliveryIds } from '../ingestion/ids';
 import { startOrForget } from '../ingestion/ingest';
 import { storedDelivery, storedEvent } from '../ingestion/start-webhook';
 import { auditedCall, type OperatorContext } from '../access/audit';
+import { settleEndedHead } from '../ordering/ended-heads';
 import { type TemporalGateway } from '../../temporal/gateway';
 import { NotFoundError, WebhookConflictError, PayloadRemovedError, ExpiredLinksError, TemporalUnavailableError, OperationUnavailableError } from '../../lib/errors';
 
@@ -61,10 +62,25 @@ async function retryNow(knex: Knex, gateway: TemporalGateway, webhookId: string)
   return gateway.retryNow(workflowId);
 }
 
-/** Asks a pending delivery's run to cancel; the workflow records `cancelled` in PostgreSQL and in WebhookStatus. */
+/**
+ * Asks a pending delivery's run to cancel; the workflow records `cancelled` in PostgreSQL and in WebhookStatus. A
+ * run that had ended without recording its end (Temporal takes a cancel of a closed run, or answers NotFound: 409)
+ * has that end recorded now and its place settled, so an ordered webhook's key does not wait for it.
+ */
 export function cancelWebhook(knex: Knex, gateway: TemporalGateway, who: OperatorContext, webhookId: string): Promise<void> {
   return auditedCall(knex, who, { action: 'webhook.cancel', target: webhookId }, () =>
-    asOperation(async () => gateway.actingFor(who.actor).cancel(runningWorkflow(await findOrThrow(knex, webhookId), 'cancel'))),
+    asOperation(async () => {
+      const workflowId = runningWorkflow(await findOrThrow(knex, webhookId), 'cancel');
+      const settleIfEnded = () => settleEndedHead({ knex, gateway }, { webhookId, workflowId });
+      await gateway
+        .actingFor(who.actor)
+        .cancel(workflowId)
+        .catch(async (error: unknown) => {
+          if (error instanceof WebhookConflictError) await settleIfEnded();
+          throw error;
+        });
+      await settleIfEnded();
+    }),
   );
 }
 

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { Knex } from 'knex';
-import { prepared, runSql, sql, type SqlFragment } from '../../db/sql';
+import { prepared, raw, runSql, sql, type SqlFragment } from '../../db/sql';
 import { openText, sealText, type DataAtRest } from '../../lib/at-rest';
 import { eventSubjectKeys, type IndexKeys, type SubjectIndexKey } from '../../lib/subject-index';
 import { indexKeysOf } from '../personal-data/subject-index-keys';
@@ -233,31 +233,82 @@ export async function orderingBacklog(knex: Knex): Promise<{ readonly queued: nu
   return { queued: row.queued, oldestQueuedSeconds: row.oldest_queued, oldestBlockedSeconds: row.oldest_blocked };
 }
 
-/** The unsettled head of a lane that has kept a webhook queued for a while: its run may have been stopped. */
+/**
+ * A webhook (row alias `w`) whose claimed attempt has no record yet: its POST may be under way (or its worker
+ * was lost mid-POST). An erasure leaves such a webhook's place unsettled, so the next webhook of its key waits.
+ */
+export const ATTEMPT_IN_FLIGHT_SQL = raw(
+  `(w.claimed_attempt > 0 AND NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id = w.id AND a.attempt >= w.claimed_attempt))`,
+);
+
+/** The unsettled head of a lane that has kept a webhook queued for a while: its run may have ended unsettled. */
 export interface StalledHead {
   readonly webhookId: string;
-  readonly eventId: string;
   readonly workflowId: string;
-  readonly runId: string | null;
-  readonly isTest: boolean;
+  /**
+   * An erasure cancelled it while an attempt was in flight (ATTEMPT_IN_FLIGHT_SQL): how long ago, in ms, the
+   * erasure did (its row's finish time); undefined when not erased, or when no attempt is in flight any more.
+   */
+  readonly erasedInFlightForMs?: number;
+  /** An erasure cancelled it and no attempt of it is in flight: it settles without asking Temporal. */
+  readonly erased: boolean;
+}
+
+/** Where the sweep's walk stands: the last queued place it looked at, in (waiting_since, webhook_id) order. */
+export interface SweepCursor {
+  /** waiting_since as PostgreSQL prints it, microseconds kept. */
+  readonly since: string;
+  readonly webhookId: string;
 }
 
 /**
- * The heads of lanes in which a webhook has been queued for `waitedMs` or more: a run terminated in Temporal UI
- * (or timed out) runs no code, so nothing settles its place; the sweep asks Temporal about each.
+ * One step of the sweep's walk over queued places, oldest wait first: the next `limit` places queued for
+ * `waitedMs` or more after `after` (from the oldest when null), and the head of each lane among them once, at
+ * the lane's first queued place behind its head. `next` is where the following step starts: null once the walk
+ * reached the end, so it starts again from the oldest. One statement, at most `limit` places read.
  */
-export async function stalledHeads(knex: Knex, waitedMs: number, limit: number): Promise<StalledHead[]> {
-  const rows = await runSql<{ id: string; event_id: string; workflow_id: string; run_id: string | null; is_test: boolean }>(
+export async function stalledHeads(
+  knex: Knex,
+  waitedMs: number,
+  after: SweepCursor | null,
+  limit: number,
+): Promise<{ heads: StalledHead[]; next: SweepCursor | null; examined: number }> {
+  const rows = await runSql<{
+    since: string; queued_id: string; head_id: string | null; workflow_id: string | null; erased: boolean | null; in_flight: boolean | null; erased_ms: number | null;
+  }>(
     knex,
-    sql`SELECT DISTINCT w.id, w.event_id, w.workflow_id, w.run_id, w.is_test
-          FROM ordering_places q
-          JOIN LATERAL (SELECT p.webhook_id FROM ordering_places p WHERE p.lane_id = q.lane_id AND p.settled_at IS NULL ORDER BY p.seq LIMIT 1) h ON true
-          JOIN webhook_events w ON w.id = h.webhook_id
-         WHERE q.waiting_since IS NOT NULL AND q.settled_at IS NULL AND h.webhook_id <> q.webhook_id
+    prepared(
+      'stalled-heads',
+      sql`WITH walk AS (
+        SELECT q.webhook_id, q.lane_id, q.seq, q.waiting_since FROM ordering_places q
+         WHERE q.waiting_since IS NOT NULL AND q.settled_at IS NULL
            AND q.waiting_since <= clock_timestamp() - ${waitedMs} * interval '1 millisecond'
-         LIMIT ${limit}`,
+           AND q.waiting_since >= COALESCE(${after?.since ?? null}::timestamptz, '-infinity')
+           AND (q.waiting_since, q.webhook_id) > (COALESCE(${after?.since ?? null}::timestamptz, '-infinity'), COALESCE(${after?.webhookId ?? null}::uuid, '00000000-0000-0000-0000-000000000000'))
+         ORDER BY q.waiting_since, q.webhook_id LIMIT ${limit}
+      )
+      SELECT walk.waiting_since::text AS since, walk.webhook_id AS queued_id, head.*
+        FROM walk
+        JOIN LATERAL (SELECT p.webhook_id, p.seq FROM ordering_places p WHERE p.lane_id = walk.lane_id AND p.settled_at IS NULL ORDER BY p.seq LIMIT 1) h ON true
+        -- The head's row, once per lane: at its first queued place behind the head. LIMIT 1 keeps it a lookup by id.
+        LEFT JOIN LATERAL (
+          SELECT w.id AS head_id, w.workflow_id, w.status_reason = 'erasure' AS erased, ${ATTEMPT_IN_FLIGHT_SQL} AS in_flight,
+                 (extract(epoch FROM clock_timestamp() - w.finished_at) * 1000)::float8 AS erased_ms
+            FROM webhook_events w
+           WHERE w.id = h.webhook_id AND h.webhook_id <> walk.webhook_id
+             AND NOT EXISTS (SELECT 1 FROM ordering_places o WHERE o.lane_id = walk.lane_id AND o.settled_at IS NULL AND o.waiting_since IS NOT NULL AND o.seq > h.seq AND o.seq < walk.seq)
+           LIMIT 1
+        ) head ON true
+       ORDER BY walk.waiting_since, walk.webhook_id`,
+    ),
   );
-  return rows.map((row) => ({ webhookId: row.id, eventId: row.event_id, workflowId: row.workflow_id, runId: row.run_id, isTest: row.is_test }));
+  const last = rows.at(-1);
+  const heads = rows.flatMap((row): StalledHead[] => {
+    if (!row.head_id || !row.workflow_id) return [];
+    const erasedInFlight = row.erased === true && row.in_flight === true;
+    return [{ webhookId: row.head_id, workflowId: row.workflow_id, erased: row.erased === true && !erasedInFlight, ...(erasedInFlight && { erasedInFlightForMs: row.erased_ms ?? 0 }) }];
+  });
+  return { heads, next: rows.length === limit && last ? { since: last.since, webhookId: last.queued_id } : null, examined: rows.length };
 }
 
 /** An ordered webhook's key and sequence number (a redelivery sends its original's); undefined when unordered or erased. */

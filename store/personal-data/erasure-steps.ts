@@ -2,6 +2,10 @@ import type { Knex } from 'knex';
 import { raw, runSql, sql } from '../../db/sql';
 import { setSubjectKeys } from './subject-reindex';
 import { BODY_COLUMNS, type BodyColumns } from '../webhooks/webhook-rows';
+import { ATTEMPT_IN_FLIGHT_SQL } from '../ordering/lanes';
+
+/** An erased place (of ordering_places) whose webhook has an attempt in flight. */
+const ERASED_IN_FLIGHT = sql`EXISTS (SELECT 1 FROM webhook_events w WHERE w.id = ordering_places.webhook_id AND ${ATTEMPT_IN_FLIGHT_SQL})`;
 
 // The erasure workflow's statements (workflows/personal-data/erase-subject.ts, activities/personal-data/erasure.ts): the subject index
 // completed for rows written before it, the one transaction that erases the subject's webhooks, and the record
@@ -90,11 +94,12 @@ export async function eraseSubjectWebhooks(knex: Knex, erasureId: string): Promi
            WHERE webhook_id = ANY(${counts.ids}::uuid[]) AND (response_body IS NOT NULL OR response_body_sealed IS NOT NULL)`,
     );
     // Ordered webhooks: a cancelled one settles its place, leaving a gap (the ordering sweep wakes what queued
-    // behind it).
+    // behind it), unless an attempt of it is in flight: that place settles once the attempt is over (its record,
+    // or the ordering sweep after the longest attempt), so the next webhook of its key never overlaps it.
     await runSql(
       trx,
-      sql`UPDATE ordering_places
-             SET gap = gap OR settled_at IS NULL, settled_at = COALESCE(settled_at, now()), waiting_since = NULL
+      sql`UPDATE ordering_places SET gap = gap OR (settled_at IS NULL AND NOT ${ERASED_IN_FLIGHT}),
+                 settled_at = CASE WHEN ${ERASED_IN_FLIGHT} THEN settled_at ELSE COALESCE(settled_at, now()) END, waiting_since = NULL
            WHERE webhook_id = ANY(${counts.ids}::uuid[])`,
     );
     await forgetSubjectLanes(trx, erasure.subject_keys, counts.ids);

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { prepared, raw, runSql, sql } from '../../db/sql';
 import type { DataAtRest } from '../../lib/at-rest';
-import type { RecordAttemptInput, RecordOutcomeInput, StoppedStatus } from '../../lib/delivery';
+import type { RecordAttemptInput, RecordOutcomeInput, StoppedStatus, WebhookRef } from '../../lib/delivery';
 import { refuseClearWriteIfKeyed } from '../personal-data/at-rest-settings';
 import { feedGate, gateChange, type FedGateRow, type GateChange, type GateFeedback } from '../partner/partner-gate';
 import { attemptRow, setRunIds, WebhookRowMissingError } from './webhook-rows';
@@ -64,4 +64,29 @@ export async function storeOutcome(knex: Knex, { webhook, status, finishedAt }: 
          WHERE id = ${webhook.webhookId} RETURNING id`,
   );
   if (rows.length === 0) throw new WebhookRowMissingError(webhook.webhookId);
+}
+
+/**
+ * The final status of an ordered head whose run ended without recording one (the ordering sweep, an operator's
+ * skip). A status already recorded stays. A run stopped from outside records `stopped`; a run that completed or
+ * failed on its own delivered the webhook when one of its recorded attempts succeeded, else it failed. Returns the
+ * row's final status; undefined when the row is gone.
+ */
+export async function storeEndOfRun(
+  knex: Knex,
+  webhook: Pick<WebhookRef, 'webhookId' | 'workflowId' | 'runId'>,
+  stopped: 'cancelled' | 'terminated' | undefined,
+  finishedAt: string,
+): Promise<StoppedStatus | undefined> {
+  const [row] = await runSql<{ status: StoppedStatus }>(
+    knex,
+    sql`UPDATE webhook_events e SET ${setRunIds(webhook, 'e')},
+               status = CASE WHEN e.status <> 'pending' THEN e.status
+                             WHEN ${stopped ?? null}::text IS NOT NULL THEN ${stopped ?? null}::text
+                             WHEN EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id = e.id AND a.succeeded) THEN 'delivered'
+                             ELSE 'failed' END,
+               finished_at = COALESCE(e.finished_at, ${finishedAt}::timestamptz)
+         WHERE e.id = ${webhook.webhookId} RETURNING e.status`,
+  );
+  return row?.status;
 }

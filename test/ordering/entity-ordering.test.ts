@@ -3,13 +3,13 @@
 // a final failure leaves one recorded gap and the key goes on; a cancelled head lets the next one go.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type http from 'node:http';
 import type { Client } from '@temporalio/client';
 import type { ApiServer } from '../../api/server';
 import jobNew from '../fixtures/events/job-new.json';
 import type { TestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import type { PartnerServer } from '../support/partner-server';
+import { orderingPartnerHandler, type OrderingArrival } from '../support/ordering-partner';
 import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
 import { webhookStatusQuery } from '../../workflows/webhooks/messages';
 import { sweepOrdering } from '../../application/ordering/ordering-sweep';
@@ -27,15 +27,6 @@ const gapsTotal = async () => (await metricsRegistry.getSingleMetric('partner_se
 const INTERNAL_TOKEN = 'ordering-internal-token-0123';
 const logger = createLogger('silent');
 
-interface Arrival {
-  readonly key: string | undefined;
-  readonly sequence: number | undefined;
-  readonly webhookId: string;
-  readonly status: number;
-  readonly startedMs: number;
-  readonly endedMs: number;
-}
-
 describe('per-entity ordering on the dev server (WEBHOOK_ORDERING=entity)', function () {
   this.timeout(240_000);
   let stack: WebhookStack;
@@ -43,7 +34,7 @@ describe('per-entity ordering on the dev server (WEBHOOK_ORDERING=entity)', func
   let partner: PartnerServer;
   let api: ApiServer;
   let client: Client;
-  const arrivals: Arrival[] = [];
+  const arrivals: OrderingArrival[] = [];
   /** The partner's answer to one POST, by webhook-id and the number of POSTs of it so far. */
   let answerFor: (webhookId: string, tries: number) => number = () => 204;
   const tries = new Map<string, number>();
@@ -53,20 +44,8 @@ describe('per-entity ordering on the dev server (WEBHOOK_ORDERING=entity)', func
       env: { INTERNAL_API_TOKEN: INTERNAL_TOKEN, WEBHOOK_ORDERING: 'entity', PARTNER_MAX_CONCURRENCY: '50', PARTNER_MAX_PER_SECOND: '100000', PARTNER_BREAKER_FAILURES: '10000' },
       // 10 s, 100 s and 1000 s become 10, 100 and 1000 ms: a final failure takes about a second.
       compressTimers: true,
-      partnerHandler: (req: http.IncomingMessage, res: http.ServerResponse) => {
-        const webhookId = String(req.headers['webhook-id']);
-        const n = (tries.get(webhookId) ?? 0) + 1;
-        tries.set(webhookId, n);
-        const startedMs = performance.now();
-        const status = answerFor(webhookId, n);
-        // Jittered latency, so that concurrent keys interleave and a second POST of one key would overlap.
-        setTimeout(() => {
-          const key = req.headers['webhook-ordering-key'];
-          const sequence = req.headers['webhook-sequence'];
-          arrivals.push({ key: key === undefined ? undefined : String(key), sequence: sequence === undefined ? undefined : Number(sequence), webhookId, status, startedMs, endedMs: performance.now() });
-          res.writeHead(status).end();
-        }, 2 + Math.floor(Math.random() * 15));
-      },
+      // Jittered latency, so that concurrent keys interleave and a second POST of one key would overlap.
+      partnerHandler: orderingPartnerHandler(arrivals, tries, (webhookId, n) => ({ status: answerFor(webhookId, n), delayMs: 2 + Math.floor(Math.random() * 15) })),
     });
     ({ db, partner, api, client } = stack);
   });

@@ -1,6 +1,6 @@
 import type { BlockedDecision } from '../../lib/delivery';
 import type { PreparedWebhook } from '../../temporal/delivery-start';
-import type { DeliveryLookup, TemporalGateway } from '../../temporal/gateway';
+import type { DeliveryLookup, RunState, TemporalGateway } from '../../temporal/gateway';
 import type { RetryNowResult } from '../../workflows/types';
 
 /** Wraps a real gateway (a real Temporal server behind it) and records every start the API asks for. */
@@ -22,6 +22,10 @@ export class RecordingGateway implements TemporalGateway {
 
   runOf(workflowId: string): Promise<string | undefined> {
     return this.inner.runOf(workflowId);
+  }
+
+  runState(workflowId: string): Promise<RunState> {
+    return this.inner.runState(workflowId);
   }
 
   retryNow(workflowId: string): Promise<RetryNowResult> {

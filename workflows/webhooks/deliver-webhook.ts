@@ -1,6 +1,6 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, log, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, log, patched, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { WebhookActivities } from '../../activities/webhooks/delivery';
-import { recordActivities, trackDelivery, type NextAttempt } from './delivery-state';
+import { LANE_KEY_PATCH, recordActivities, trackDelivery, type NextAttempt } from './delivery-state';
 import {
   DEFAULT_SEND_TIMEOUT_MS,
   ERASED_FAILURE_TYPE,
@@ -82,7 +82,12 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
         await delivery.waitWhileHeld(result.held);
       }
       const { outcome, needsRecord } = result;
-      if (result.sequence !== undefined && input.orderingKey !== undefined) ordering = { key: input.orderingKey, sequence: result.sequence };
+      if (result.sequence !== undefined && input.orderingKey !== undefined) {
+        // A retried event_id may have brought another key than its first acceptance's: the lane's is sent, by
+        // every later attempt too.
+        const laneKey = result.laneKey !== undefined && patched(LANE_KEY_PATCH) ? result.laneKey : undefined;
+        ordering = { key: laneKey ?? ordering?.key ?? input.orderingKey, sequence: result.sequence };
+      }
       const attemptRecord: AttemptRecord = { ...outcome, ...next };
       delivery.attempts.push(attemptRecord);
       // A blocked head's failure ends nothing: its key waits for an operator's skip or retry.

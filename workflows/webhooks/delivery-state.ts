@@ -22,6 +22,12 @@ export const holdSummary = (hold: PartnerHold, ceilingAt: string): string =>
 /** The patch of per-entity ordering: a delivery that queues behind an earlier webhook of its key. */
 export const ENTITY_ORDERING_PATCH = 'entity-ordering';
 
+/**
+ * The patch that sends a retried event_id's first accepted ordering key on every attempt: the key its lane keeps,
+ * which the first attempt returns when the workflow's input brought another.
+ */
+export const LANE_KEY_PATCH = 'ordering-key-of-lane';
+
 /** What Temporal UI shows of a queued delivery. */
 export const queuedSummary = (behind: { readonly webhookId: string; readonly sequence: number }): string =>
   `waiting for webhook ${behind.webhookId}, sequence ${behind.sequence} of its key`;
