@@ -166,3 +166,10 @@ export function failedAttempt(attempt: number, { errorClass, errorMessage, start
 
 /** The failure type of an attempt whose webhook an erasure removed: never sent, and not a lost record. */
 export const ERASED_FAILURE_TYPE = 'WebhookErased';
+
+/**
+ * How long after an erasure a head cancelled with an attempt in flight settles without that attempt's record:
+ * the longest an attempt runs (its POST's timeout, PARTNER_TIMEOUT_MS, and the margin its local activity has for
+ * the claim and the record), so the next webhook of its key never overlaps it.
+ */
+export const erasedInFlightBoundMs = (partnerTimeoutMs = DEFAULT_SEND_TIMEOUT_MS) => partnerTimeoutMs + 15_000;

@@ -2,7 +2,7 @@ import { createTemporalGateway } from '../temporal/gateway';
 import { runPartnerRecovery } from '../application/partner/partner-recovery';
 import { runStartResolution } from '../application/ingestion/start-resolution';
 import { runOrderingSweep } from '../application/ordering/ordering-sweep';
-import { erasedInFlightBoundMs } from '../application/ordering/ended-heads';
+import { erasedInFlightBoundMs } from '../lib/delivery';
 import { probePartner } from '../partner-client/partner-probe';
 import type { WorkerDependencies } from './worker-options';
 

@@ -11,6 +11,7 @@ import {
   completeErasure,
   eraseSubjectWebhooks,
   erasureWorkflows,
+  forgetErasureLanes,
   markErasureWorkflow,
   notePendingReason,
   unindexedRows,
@@ -19,6 +20,8 @@ import {
   type UnindexedRow,
 } from '../../store/personal-data/erasure-steps';
 import { StoredTextDecryptionError } from '../../lib/errors';
+import { erasedInFlightBoundMs } from '../../lib/delivery';
+import { wakeInOrder } from '../../temporal/ordering-wake';
 
 export interface ErasureActivityDependencies {
   readonly config: () => Config;
@@ -49,6 +52,14 @@ const REASON_CHARS = 300;
  */
 export function createErasureActivities({ config, knex, workflowService }: ErasureActivityDependencies) {
   const namespace = () => config().temporal.namespace;
+
+  /** The erasure's lanes forgotten once their erased heads are over; the next webhooks woken; the lanes still held. */
+  async function forgetLanes(erasureId: string): Promise<number> {
+    const { next, held } = await forgetErasureLanes(knex, erasureId, erasedInFlightBoundMs(config().PARTNER_TIMEOUT_MS));
+    // A wake that fails is sent again by the ordering sweep, which finds that webhook queued with nothing ahead.
+    for (const { workflowId } of next) await wakeInOrder(workflowService, namespace(), workflowId, 'partner-service-worker').catch(() => false);
+    return held;
+  }
   return {
     /**
      * Gives rows written before the subject index their keys, from their body, in bounded batches from id `after`
@@ -105,8 +116,13 @@ export function createErasureActivities({ config, knex, workflowService }: Erasu
         else looked[mark]++;
       }
       const { served, unsettled, quiet, gone } = looked;
-      const stillLeft = left - gone;
-      const reason = pendingReason({ left: stillLeft, served, unsettled, quiet: quiet + resting });
+      const runsLeft = left - gone;
+      // Once no run is left, the subject's lanes: `completed` is said only when none of them holds the key.
+      const lanesHeld = runsLeft === 0 ? await forgetLanes(erasureId) : 0;
+      const stillLeft = runsLeft + lanesHeld;
+      const reason = lanesHeld
+        ? `waiting: ${lanesHeld} ordering lanes of the subject wait for an attempt in flight to end before their key is removed`
+        : pendingReason({ left: stillLeft, served, unsettled, quiet: quiet + resting });
       const runsDeleted = await notePendingReason(knex, erasureId, reason);
       return { left: stillLeft, unsettled, runsDeleted };
     },

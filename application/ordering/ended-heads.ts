@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { DEFAULT_SEND_TIMEOUT_MS } from '../../lib/delivery';
+import { erasedInFlightBoundMs } from '../../lib/delivery';
 import { orderingGaps } from '../../lib/metrics';
 import { settlePlace, type StalledHead } from '../../store/ordering/lanes';
 import { storeEndOfRun } from '../../store/webhooks/attempt-record';
@@ -9,12 +9,6 @@ import type { RunEnd, TemporalGateway } from '../../temporal/gateway';
 // from outside, a claim PostgreSQL rejected, a workflow error), or an erasure cancelled it. The ordering sweep,
 // `ordering skip` and a cancel of an ended run settle it here.
 
-/**
- * How long after an erasure a head cancelled with an attempt in flight settles without that attempt's record:
- * the longest an attempt runs (its POST's timeout, PARTNER_TIMEOUT_MS, and the margin its local activity has for
- * the claim and the record), so the next webhook of its key never overlaps it.
- */
-export const erasedInFlightBoundMs = (partnerTimeoutMs = DEFAULT_SEND_TIMEOUT_MS) => partnerTimeoutMs + 15_000;
 
 export interface EndedHeadDependencies {
   readonly knex: Knex;

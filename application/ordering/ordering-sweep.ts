@@ -20,7 +20,7 @@ export interface OrderingSweepDependencies {
   readonly knex: Knex;
   readonly logger: Logger;
   readonly gateway: Pick<TemporalGateway, 'wakeInOrder' | 'runState'>;
-  /** erasedInFlightBoundMs of the deployment's PARTNER_TIMEOUT_MS (application/ordering/ended-heads.ts). */
+  /** erasedInFlightBoundMs of the deployment's PARTNER_TIMEOUT_MS (lib/delivery.ts). */
   readonly erasedInFlightAfterMs?: number;
 }
 

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { raw, runSql, sql } from '../../db/sql';
 import { setSubjectKeys } from './subject-reindex';
 import { BODY_COLUMNS, type BodyColumns } from '../webhooks/webhook-rows';
-import { ATTEMPT_IN_FLIGHT_SQL } from '../ordering/lanes';
+import { ATTEMPT_IN_FLIGHT_SQL, settlePlace, type NextInLane } from '../ordering/lanes';
 
 /** An erased place (of ordering_places) whose webhook has an attempt in flight. */
 const ERASED_IN_FLIGHT = sql`EXISTS (SELECT 1 FROM webhook_events w WHERE w.id = ordering_places.webhook_id AND ${ATTEMPT_IN_FLIGHT_SQL})`;
@@ -138,6 +138,48 @@ async function forgetSubjectLanes(trx: Knex.Transaction, subjectKeys: readonly s
         )
         DELETE FROM ordering_lane_subjects WHERE lane_id IN (SELECT id FROM quiet)`,
   );
+}
+
+/** Where the erasure's lanes stand after its runs are gone: the webhooks to wake, and the lanes still held. */
+export interface ErasureLanes {
+  /** The next webhook of each lane whose erased head settled here. */
+  readonly next: NextInLane[];
+  /** Lanes of the subject an erased webhook's attempt in flight still holds: their key stays until it ends. */
+  readonly held: number;
+}
+
+/**
+ * The last lane step of an erasure, once Temporal holds none of its runs: a place the erasing transaction left
+ * unsettled for an attempt in flight settles (a gap) once that attempt is recorded or `inFlightBoundMs` after the
+ * erasure; then every lane of the subject no unsettled place needs is forgotten, as in the erasing transaction.
+ * The erasure is not completed while `held` is above 0, so `completed` means no lane holds the key.
+ */
+export async function forgetErasureLanes(knex: Knex, erasureId: string, inFlightBoundMs: number): Promise<ErasureLanes> {
+  const [erasure] = await runSql<{ subject_keys: string[]; ids: string[] }>(
+    knex,
+    sql`SELECT e.subject_keys, COALESCE(array_agg(r.webhook_id::text) FILTER (WHERE r.webhook_id IS NOT NULL), '{}') AS ids
+          FROM erasures e LEFT JOIN erasure_runs r ON r.erasure_id = e.id
+         WHERE e.id = ${erasureId}::uuid GROUP BY e.subject_keys`,
+  );
+  if (!erasure) throw new Error(`erasure ${erasureId} does not exist`);
+  const ended = await runSql<{ webhook_id: string }>(
+    knex,
+    sql`SELECT p.webhook_id FROM ordering_places p JOIN webhook_events w ON w.id = p.webhook_id
+         WHERE p.webhook_id = ANY(${erasure.ids}::uuid[]) AND p.settled_at IS NULL
+           AND (NOT ${ATTEMPT_IN_FLIGHT_SQL} OR w.finished_at <= clock_timestamp() - ${inFlightBoundMs} * interval '1 millisecond')`,
+  );
+  const next: NextInLane[] = [];
+  for (const { webhook_id: webhookId } of ended) {
+    const settled = await settlePlace(knex, webhookId, true);
+    if (settled.next) next.push(settled.next);
+  }
+  await knex.transaction((trx) => forgetSubjectLanes(trx, erasure.subject_keys, erasure.ids));
+  const [{ held }] = await runSql<{ held: number }>(
+    knex,
+    sql`SELECT count(DISTINCT p.lane_id)::int AS held FROM ordering_places p JOIN ordering_lanes l ON l.id = p.lane_id
+         WHERE p.webhook_id = ANY(${erasure.ids}::uuid[]) AND p.settled_at IS NULL AND l.key_digest IS NOT NULL`,
+  );
+  return { next, held };
 }
 
 async function recordedCounts(knex: Knex, erasureId: string): Promise<ErasedCounts> {
