@@ -13,7 +13,7 @@ import { prepareWebhook } from '../../application/ingestion/start-webhook';
 import { reindexSubjects } from '../../application/personal-data/index-keys';
 import { claimEvent, forgetUnstartedWebhook } from '../../store/ingestion/webhook-ingestion';
 import { headOfKey, laneDigest, placeOf, takeTurn } from '../../store/ordering/lanes';
-import { eraseSubjectWebhooks } from '../../store/personal-data/erasure-steps';
+import { eraseSubjectWebhooks, forgetErasureLanes } from '../../store/personal-data/erasure-steps';
 import { insertErasure } from '../../store/personal-data/erasures';
 import { deleteDueRows } from '../../store/personal-data/retention-purge';
 import candidateNew from '../fixtures/events/candidate-new.json';
@@ -148,6 +148,37 @@ describe('ordering lanes: purge, erasure and index key rotation', function () {
     sealed.push(await sealedOf(second));
     assert.deepEqual(await erase('candidate_id', candidate), { webhooksFound: 1, deliveriesCancelled: 1, bodiesRemoved: 1 });
     assert.deepEqual(await rowsHolding(tracesOf(candidate, sealed)), []);
+  });
+
+  it('an erased head whose attempt is in flight holds its lane until that attempt ends; then no trace stays', async () => {
+    const candidate = `in-flight-${randomUUID()}`;
+    const head = await ingest(under(i1), eventFor(candidate));
+    const sealed = [await sealedOf(head)];
+    // Its first attempt claimed, its POST under way: nothing queued behind it, so no ordering sweep looks at it.
+    await db.knex('webhook_events').where({ id: head }).update({ claimed_attempt: 1 });
+    const id = randomUUID();
+    const keys = [i1, i2].map((key) => subjectKey(key.key, 'candidate_id', candidate)!);
+    await insertErasure(db.knex, { id, subjectKind: 'candidate_id', subjectKeys: keys, keyIds: ['i1', 'i2'], companyId: null, requestedBy: 'test' });
+    assert.equal((await eraseSubjectWebhooks(db.knex, id)).webhooksFound, 1);
+    const boundMs = 60_000;
+    assert.deepEqual(await forgetErasureLanes(db.knex, id, boundMs), { next: [], held: 1 }, 'the attempt may still be sending');
+    assert.notDeepEqual(await rowsHolding(tracesOf(candidate, sealed)), [], 'the lane keeps its key meanwhile');
+    // The attempt is recorded: the place settles as a gap, and the lane forgets the subject.
+    await db.knex('webhook_attempts').insert({ webhook_id: head, attempt: 1, scheduled_at: new Date(), started_at: new Date(), duration_ms: 5, http_status: 503, succeeded: false });
+    assert.deepEqual(await forgetErasureLanes(db.knex, id, boundMs), { next: [], held: 0 });
+    assert.deepEqual(await rowsHolding(tracesOf(candidate, sealed)), []);
+    // A worker lost mid-POST records nothing: the place settles once the bound after the erasure is over.
+    const lost = `lost-${randomUUID()}`;
+    const lostHead = await ingest(under(i1), eventFor(lost));
+    const lostSealed = [await sealedOf(lostHead)];
+    await db.knex('webhook_events').where({ id: lostHead }).update({ claimed_attempt: 1 });
+    const second = randomUUID();
+    const lostKeys = [i1, i2].map((key) => subjectKey(key.key, 'candidate_id', lost)!);
+    await insertErasure(db.knex, { id: second, subjectKind: 'candidate_id', subjectKeys: lostKeys, keyIds: ['i1', 'i2'], companyId: null, requestedBy: 'test' });
+    await eraseSubjectWebhooks(db.knex, second);
+    assert.equal((await forgetErasureLanes(db.knex, second, boundMs)).held, 1);
+    assert.deepEqual(await forgetErasureLanes(db.knex, second, 0), { next: [], held: 0 });
+    assert.deepEqual(await rowsHolding(tracesOf(lost, lostSealed)), []);
   });
 
   /**
