@@ -22,6 +22,7 @@ import * as verifiableAudit from './020_verifiable_audit';
 import * as decodeScope from './021_decode_scope';
 import * as entityOrdering from './022_entity_ordering';
 import * as flatYearIndexes from './023_flat_year_indexes';
+import * as laneKeyIndex from './024_lane_key_index';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -55,4 +56,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['021_decode_scope', decodeScope],
   ['022_entity_ordering', entityOrdering],
   ['023_flat_year_indexes', flatYearIndexes],
+  ['024_lane_key_index', laneKeyIndex],
 ];
