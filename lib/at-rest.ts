@@ -91,6 +91,9 @@ export function storedBodyBinding(webhookId: string, redeliveryOf: string | null
   return bodyBinding(v2Redelivery ? redeliveryOf : webhookId);
 }
 
+/** What a text is, as a decryption error names it: bodies and excerpts unless said. */
+const BODY_OR_EXCERPT = 'a webhook body or response excerpt';
+
 /** Seals a text with the first key, bound to its row, or keeps it in clear when no key is set. */
 export function sealText(atRest: DataAtRest, text: string | null, binding: string): StoredText {
   if (text === null) return NOTHING;
@@ -100,13 +103,13 @@ export function sealText(atRest: DataAtRest, text: string | null, binding: strin
   return { clear: null, sealed, keyId: boundKeyId(first.id) };
 }
 
-/** The text of a stored value, whichever way it was stored; null when there is none. `binding`: its row's. */
-export function openText(atRest: DataAtRest, stored: StoredText, binding: string): string | null {
+/** The text of a stored value, whichever way it was stored; null when there is none. `binding`: its row's; `what`: the text, as an error names it. */
+export function openText(atRest: DataAtRest, stored: StoredText, binding: string, what = BODY_OR_EXCERPT): string | null {
   if (stored.sealed === null) return stored.clear;
   const { keyId, bound } = storedKeyForm(stored.keyId ?? '');
   const key = atRest.keys.find(({ id }) => id === keyId);
   if (!key) {
-    throw new StoredTextDecryptionError(`a webhook body or response excerpt is sealed with key id "${keyId}", which PAYLOAD_ENCRYPTION_KEYS no longer lists: list that key again to read it`);
+    throw new StoredTextDecryptionError(`${what} is sealed with key id "${keyId}", which PAYLOAD_ENCRYPTION_KEYS no longer lists: list that key again to read it`);
   }
   try {
     // The legacy format (before v2): the raw key, no binding; readable until `keys reseal` rewrites it.
@@ -115,6 +118,6 @@ export function openText(atRest: DataAtRest, stored: StoredText, binding: string
   } catch (error) {
     if (!(error instanceof AesGcmOpenError)) throw error;
     const reason = bound && error.reason === 'authentication' ? 'it belongs to another row, or it was altered (or the key under this id changed)' : error.message;
-    throw new StoredTextDecryptionError(`a webhook body or response excerpt sealed with key "${keyId}" does not open: ${reason}`);
+    throw new StoredTextDecryptionError(`${what} sealed with key "${keyId}" does not open: ${reason}`);
   }
 }

@@ -28,6 +28,8 @@ export type HeadState = (typeof HEAD_STATES)[number];
 export interface OrderingKeyStatus {
   /** Null once an erasure removed the key of a lane that still has webhooks of other subjects. */
   readonly key: string | null;
+  /** Only when `key` is null because no listed key opens the lane's key: why, and that the key's next webhook rebuilds it. */
+  readonly key_unreadable?: string;
   readonly head: { readonly webhook_id: string; readonly sequence: number; readonly state: HeadState; readonly attempts: number };
   /** Webhooks of the key waiting behind the head. */
   readonly queued: number;
@@ -50,6 +52,7 @@ export async function orderingStatus(knex: Knex, atRest: DataAtRest, query: Reco
 function keyStatus(row: OrderingKeyRow, now: Date): OrderingKeyStatus {
   return {
     key: row.key,
+    ...(row.keyUnreadable !== undefined && { key_unreadable: `${row.keyUnreadable}; the next webhook of the key rebuilds it` }),
     head: { webhook_id: row.headWebhookId, sequence: row.headSequence, state: HEAD_STATE_OF[row.headStatus] ?? 'stopped', attempts: row.headAttempts },
     queued: row.queued,
     oldest_queued_seconds: row.oldestQueuedSince ? Math.max(0, Math.round((now.getTime() - row.oldestQueuedSince.getTime()) / 1000)) : null,

@@ -7,10 +7,11 @@ import { indexKeysOf } from '../../store/personal-data/subject-index-keys';
 import { DEVELOPMENT_KEY_ID } from '../../lib/subject-index';
 import { SubjectIndexKeyError } from '../../lib/errors';
 
-/** Bodies and excerpts that rest one way, with the key ids (configured form) among them. */
+/** Bodies, excerpts and ordering lane keys that rest one way, with the key ids (configured form) among them. */
 interface RestCount {
   readonly bodies: number;
   readonly excerpts: number;
+  readonly laneKeys: number;
   readonly keyIds: string[];
 }
 
@@ -19,13 +20,31 @@ export function restCount(counts: readonly RestingTexts[], which: (count: Restin
   const selected = counts.filter(which);
   const sum = (kind: RestingTexts['kind']) => selected.filter((c) => c.kind === kind).reduce((total, c) => total + c.count, 0);
   const keyIds = [...new Set(selected.flatMap((c) => (c.storedKeyId === null ? [] : [storedKeyForm(c.storedKeyId).keyId])))].sort();
-  return { bodies: sum('body'), excerpts: sum('excerpt'), keyIds };
+  return { bodies: sum('body'), excerpts: sum('excerpt'), laneKeys: sum('lane_key'), keyIds };
+}
+
+const NAMES: Record<RestingTexts['kind'], readonly [one: string, many: string]> = {
+  body: ['body', 'bodies'],
+  excerpt: ['response excerpt', 'response excerpts'],
+  lane_key: ['ordering lane key', 'ordering lane keys'],
+};
+
+/** The sealed counts as an operator reads them, one per kind and key id (both formats summed): `1 ordering lane key under k1`. */
+export function namedCounts(counts: readonly RestingTexts[]): string[] {
+  const sums = new Map<string, { kind: RestingTexts['kind']; keyId: string; count: number }>();
+  for (const { kind, storedKeyId, count } of counts) {
+    if (storedKeyId === null) continue;
+    const keyId = storedKeyForm(storedKeyId).keyId;
+    const sum = sums.get(`${kind} ${keyId}`) ?? { kind, keyId, count: 0 };
+    sums.set(`${kind} ${keyId}`, { ...sum, count: sum.count + count });
+  }
+  return [...sums.values()].map(({ kind, keyId, count }) => `${count} ${NAMES[kind][count === 1 ? 0 : 1]} under ${keyId}`);
 }
 
 /**
- * Says at the worker's start how personal data rests: sealed under which key, or in clear; how many bodies and
- * excerpts a rotation left under keys no longer listed (unreadable until their key is listed again), and, with
- * keys, how many still rest in clear (written before the keys, `keys reseal` seals them); and whether the subject
+ * Says at the worker's start how personal data rests: sealed under which key, or in clear; how many bodies,
+ * excerpts and ordering lane keys a rotation left under keys no longer listed (unreadable until their key is listed
+ * again; a lane's key is rebuilt by its next webhook), and, with keys, how many still rest in clear (written before the keys, `keys reseal` seals them); and whether the subject
  * index uses the public development key. One line each; the counts, which read PostgreSQL, last.
  */
 export async function reportDataAtRest(knex: Knex, config: Config, logger: Logger): Promise<void> {
@@ -46,7 +65,8 @@ export async function reportDataAtRest(knex: Knex, config: Config, logger: Logge
   });
   if (!counts) return;
   const listed = new Set(atRest.keys.map(({ id }) => id));
-  const unlisted = restCount(counts, (c) => c.storedKeyId !== null && !listed.has(storedKeyForm(c.storedKeyId).keyId));
+  const isUnlisted = (c: RestingTexts) => c.storedKeyId !== null && !listed.has(storedKeyForm(c.storedKeyId).keyId);
+  const { laneKeys: _laneKeys, ...unlisted } = restCount(counts, isUnlisted);
   if (unlisted.bodies + unlisted.excerpts > 0) {
     logger.warn(
       unlisted,
@@ -57,6 +77,21 @@ export async function reportDataAtRest(knex: Knex, config: Config, logger: Logge
   if (encryptWith && clear.bodies + clear.excerpts > 0) {
     const { bodies, excerpts } = clear;
     logger.warn({ bodies, excerpts }, `${bodies} bodies and ${excerpts} response excerpts are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: partner-service keys reseal seals them`);
+  }
+  reportLaneKeys(logger, counts.filter((c) => c.kind === 'lane_key' && isUnlisted(c)), encryptWith ? clear.laneKeys : 0);
+}
+
+/** Ordering lanes' keys under unlisted keys, by name, and those in clear in a keyed deployment: neither stops delivery. */
+function reportLaneKeys(logger: Logger, unlisted: readonly RestingTexts[], inClear: number): void {
+  if (unlisted.length) {
+    const named = namedCounts(unlisted);
+    logger.warn(
+      { laneKeys: unlisted.reduce((total, c) => total + c.count, 0), named },
+      `ordering lane keys rest under key ids PAYLOAD_ENCRYPTION_KEYS no longer lists (${named.join(', ')}): the next webhook of each such key rebuilds its lane's key and is delivered; list the key again and run partner-service keys reseal to reseal them at once`,
+    );
+  }
+  if (inClear > 0) {
+    logger.warn({ laneKeys: inClear }, `${inClear} ordering lane keys are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: partner-service keys reseal seals them`);
   }
 }
 

@@ -1,15 +1,28 @@
 import type { Knex } from 'knex';
 import { withAdvisoryLock } from '../../db/advisory-lock';
-import { boundKeyId, bodyBinding, dataAtRest, excerptBinding, openText, sealText, storedBodyBinding, storedKeyForm, type DataAtRest } from '../../lib/at-rest';
+import { boundKeyId, bodyBinding, dataAtRest, excerptBinding, openText, sealText, storedBodyBinding, storedKeyForm, type DataAtRest, type StoredText } from '../../lib/at-rest';
 import type { Config } from '../../lib/config';
 import { countRestingTexts } from '../../store/personal-data/sealed-keys';
-import { lockBodiesToReseal, lockExcerptsToReseal, writeResealedBodies, writeResealedExcerpts, type ResealCursor, type Resealed, type ResealRow } from '../../store/personal-data/reseal';
+import {
+  lockBodiesToReseal,
+  lockExcerptsToReseal,
+  lockLaneKeysToReseal,
+  writeResealedBodies,
+  writeResealedExcerpts,
+  writeResealedLaneKeys,
+  type LaneKeyToReseal,
+  type ResealCursor,
+  type Resealed,
+  type ResealRow,
+} from '../../store/personal-data/reseal';
+import { laneKeyBinding } from '../../store/ordering/lanes';
 import { auditedCall, type OperatorContext } from '../access/audit';
-import { restCount } from './at-rest-report';
+import { namedCounts, restCount } from './at-rest-report';
 import { InvalidRequestError, StoredTextDecryptionError } from '../../lib/errors';
 
-// `partner-service keys status` and `keys reseal` (docs/personal-data.md, "Key rotation runbook"): how bodies and
-// excerpts rest, by key and format, and their re-encryption under the newest key in the current format.
+// `partner-service keys status` and `keys reseal` (docs/personal-data.md, "Key rotation runbook"): how bodies,
+// excerpts and ordering lane keys rest, by key and format, and their re-encryption under the newest key in the
+// current format.
 
 const LOCK_NAME = 'partner-service keys reseal';
 export const DEFAULT_RESEAL_BATCH = 500;
@@ -21,13 +34,17 @@ function resealTarget(atRest: DataAtRest): { readonly keyId: string; readonly st
   return { keyId: newest.id, stored: boundKeyId(newest.id) };
 }
 
-/** How bodies and excerpts rest: by key id and format (`v3`: derived key and own-row binding; `v2`; `legacy`; `clear`), and what a reseal has to do. */
+/**
+ * How bodies, excerpts and ordering lane keys rest: by key id and format (`v3`: derived key and own-row binding;
+ * `v2`: a redelivery's body bound to its original; `legacy`; `clear`), what rests under keys no longer listed (by
+ * name), and what a reseal has to do.
+ */
 export async function keysStatus(knex: Knex, config: Config) {
   const atRest = dataAtRest(config);
   const counts = await countRestingTexts(knex);
   const target = atRest.keys[0] ? boundKeyId(atRest.keys[0].id) : null;
   const listed = new Set(atRest.keys.map(({ id }) => id));
-  const { bodies, excerpts } = restCount(counts, (c) => target !== null && c.storedKeyId !== target);
+  const { bodies, excerpts, laneKeys } = restCount(counts, (c) => target !== null && c.storedKeyId !== target);
   return {
     encrypt_with: atRest.keys[0]?.id ?? null,
     listed_key_ids: [...listed],
@@ -35,7 +52,8 @@ export async function keysStatus(knex: Knex, config: Config) {
       const form = c.storedKeyId === null ? null : storedKeyForm(c.storedKeyId);
       return { kind: c.kind, key_id: form?.keyId ?? null, format: form ? form.format : 'clear', listed: form ? listed.has(form.keyId) : null, count: c.count };
     }),
-    to_reseal: { bodies, excerpts },
+    under_unlisted_keys: namedCounts(counts.filter((c) => c.storedKeyId !== null && !listed.has(storedKeyForm(c.storedKeyId).keyId))),
+    to_reseal: { bodies, excerpts, lane_keys: laneKeys },
   };
 }
 
@@ -43,6 +61,7 @@ export async function keysStatus(knex: Knex, config: Config) {
 export interface ResealProgress {
   readonly bodies: number;
   readonly excerpts: number;
+  readonly lane_keys: number;
   /** Sealed under a key no longer listed, or failing their tag: left as they are, still to do. */
   readonly unreadable: number;
   readonly batches: number;
@@ -53,21 +72,54 @@ export interface ResealOptions {
   readonly onBatch?: (progress: ResealProgress) => void;
 }
 
-type Locker = (trx: Knex.Transaction, target: string, after: ResealCursor | null, limit: number) => Promise<ResealRow[]>;
-type Writer = (trx: Knex.Transaction, keyId: string, resealed: readonly Resealed[]) => Promise<void>;
+/** A text sealed again: its row, and its new ciphertext. */
+type Sealed<Row> = { readonly row: Row; readonly sealed: Buffer };
 
-/** The binding a text was sealed with (a v2 redelivery's body: its original's), and the one it is sealed with now: its row's own. */
-const sealedBindingOf = (row: ResealRow) => (row.attempt === null ? storedBodyBinding(row.webhookId, row.redeliveryOf ?? null, row.stored.keyId) : excerptBinding(row.webhookId, row.attempt));
-const bindingOf = (row: ResealRow) => (row.attempt === null ? bodyBinding(row.webhookId) : excerptBinding(row.webhookId, row.attempt));
+/** One table a reseal goes through: a batch locked after a cursor, each row's binding, the batch written back. */
+interface ResealTable<Row extends { readonly stored: StoredText }, Cursor> {
+  readonly lock: (trx: Knex.Transaction, target: string, after: Cursor | null, limit: number) => Promise<Row[]>;
+  /** The binding it was sealed with, and the one it is sealed with now (a v2 redelivery's body: its original's, then its own). */
+  readonly sealedWith: (row: Row) => string;
+  readonly binding: (row: Row) => string;
+  readonly cursor: (row: Row) => Cursor;
+  readonly write: (trx: Knex.Transaction, keyId: string, resealed: ReadonlyArray<Sealed<Row>>) => Promise<void>;
+}
+
+const asResealed = (done: ReadonlyArray<Sealed<ResealRow>>): Resealed[] => done.map(({ row, sealed }) => ({ webhookId: row.webhookId, attempt: row.attempt, sealed }));
+
+const BODIES: ResealTable<ResealRow, ResealCursor> = {
+  lock: lockBodiesToReseal,
+  sealedWith: (row) => storedBodyBinding(row.webhookId, row.redeliveryOf ?? null, row.stored.keyId),
+  binding: (row) => bodyBinding(row.webhookId),
+  cursor: (row) => ({ webhookId: row.webhookId, attempt: 0 }),
+  write: (trx, keyId, done) => writeResealedBodies(trx, keyId, asResealed(done)),
+};
+
+const EXCERPTS: ResealTable<ResealRow, ResealCursor> = {
+  lock: lockExcerptsToReseal,
+  sealedWith: (row) => excerptBinding(row.webhookId, row.attempt!),
+  binding: (row) => excerptBinding(row.webhookId, row.attempt!),
+  cursor: (row) => ({ webhookId: row.webhookId, attempt: row.attempt! }),
+  write: (trx, keyId, done) => writeResealedExcerpts(trx, keyId, asResealed(done)),
+};
+
+/** Ordering lanes' keys, bound to their lane's digest (store/ordering/lanes.ts). */
+const LANE_KEYS: ResealTable<LaneKeyToReseal, string> = {
+  lock: lockLaneKeysToReseal,
+  sealedWith: (row) => laneKeyBinding(row.digest),
+  binding: (row) => laneKeyBinding(row.digest),
+  cursor: (row) => row.laneId,
+  write: (trx, keyId, done) => writeResealedLaneKeys(trx, keyId, done.map(({ row, sealed }) => ({ laneId: row.laneId, sealed }))),
+};
 
 /** Opens and seals one batch's texts again; those no listed key opens are counted and left. */
-function resealBatch(atRest: DataAtRest, rows: readonly ResealRow[]): { resealed: Resealed[]; unreadable: number } {
-  const resealed: Resealed[] = [];
+function resealBatch<Row extends { readonly stored: StoredText }, Cursor>(atRest: DataAtRest, table: ResealTable<Row, Cursor>, rows: readonly Row[]) {
+  const resealed: Array<Sealed<Row>> = [];
   let unreadable = 0;
   for (const row of rows) {
     try {
-      const text = openText(atRest, row.stored, sealedBindingOf(row))!;
-      resealed.push({ webhookId: row.webhookId, attempt: row.attempt, sealed: sealText(atRest, text, bindingOf(row)).sealed! });
+      const text = openText(atRest, row.stored, table.sealedWith(row))!;
+      resealed.push({ row, sealed: sealText(atRest, text, table.binding(row)).sealed! });
     } catch (error) {
       if (!(error instanceof StoredTextDecryptionError)) throw error;
       unreadable++;
@@ -83,31 +135,36 @@ const MAX_PASSES = 3;
  * Every text of one table, batch by batch, each batch one short transaction holding only its rows; passes again
  * while the last pass resealed anything (rows skipped because they were held), at most MAX_PASSES.
  */
-async function resealTable(knex: Knex, atRest: DataAtRest, target: string, lock: Locker, write: Writer, options: ResealOptions, progress: () => ResealProgress, add: (done: number, unreadable: number) => void) {
+async function resealTable<Row extends { readonly stored: StoredText }, Cursor>(
+  knex: Knex,
+  atRest: DataAtRest,
+  target: string,
+  table: ResealTable<Row, Cursor>,
+  options: ResealOptions,
+  add: (done: number, unreadable: number) => ResealProgress,
+) {
   for (let pass = 1, resealedInPass = 1; pass <= MAX_PASSES && resealedInPass > 0; pass++) {
     resealedInPass = 0;
-    for (let after: ResealCursor | null = null; ; ) {
-      const rows = await knex.transaction(async (trx) => {
-        const batch = await lock(trx, target, after, options.batchSize);
-        const { resealed, unreadable } = resealBatch(atRest, batch);
-        await write(trx, target, resealed);
-        // A row no listed key opens is met again by every pass: counted once.
-        add(resealed.length, pass === 1 ? unreadable : 0);
+    for (let after: Cursor | null = null; ; ) {
+      const { rows, progress } = await knex.transaction(async (trx) => {
+        const batch = await table.lock(trx, target, after, options.batchSize);
+        const { resealed, unreadable } = resealBatch(atRest, table, batch);
+        await table.write(trx, target, resealed);
         resealedInPass += resealed.length;
-        return batch;
+        // A row no listed key opens is met again by every pass: counted once.
+        return { rows: batch, progress: add(resealed.length, pass === 1 ? unreadable : 0) };
       });
       if (!rows.length) break;
-      options.onBatch?.(progress());
-      const last = rows[rows.length - 1];
-      after = { webhookId: last.webhookId, attempt: last.attempt ?? 0 };
+      options.onBatch?.(progress);
+      after = table.cursor(rows[rows.length - 1]);
       if (rows.length < options.batchSize) break;
     }
   }
 }
 
 /**
- * Seals every body and excerpt not yet under the newest key in the current format (legacy format, an older key,
- * or in clear) under it, bound to its row. One run at a time (an advisory lock); audited as `keys.reseal`.
+ * Seals every body, excerpt and ordering lane key not yet under the newest key in the current format (legacy
+ * format, an older key, or in clear) under it, bound to its row (a lane key to its lane's digest). One run at a time (an advisory lock); audited as `keys.reseal`.
  */
 export async function resealAll(knex: Knex, config: Config, who: OperatorContext, options: ResealOptions): Promise<ResealProgress & { readonly key_id: string }> {
   const atRest = dataAtRest(config);
@@ -115,13 +172,12 @@ export async function resealAll(knex: Knex, config: Config, who: OperatorContext
   return auditedCall(knex, who, { action: 'keys.reseal', target: atRest.keys[0]?.id ?? null, parameters: { batch_size: options.batchSize } }, async () => {
     const target = resealTarget(atRest);
     const ran = await withAdvisoryLock(knex, LOCK_NAME, async () => {
-      let state: ResealProgress = { bodies: 0, excerpts: 0, unreadable: 0, batches: 0 };
-      const progress = () => state;
-      const adder = (kind: 'bodies' | 'excerpts') => (done: number, unreadable: number) => {
-        state = { ...state, [kind]: state[kind] + done, unreadable: state.unreadable + unreadable, batches: state.batches + 1 };
-      };
-      await resealTable(knex, atRest, target.stored, lockBodiesToReseal, writeResealedBodies, options, progress, adder('bodies'));
-      await resealTable(knex, atRest, target.stored, lockExcerptsToReseal, writeResealedExcerpts, options, progress, adder('excerpts'));
+      let state: ResealProgress = { bodies: 0, excerpts: 0, lane_keys: 0, unreadable: 0, batches: 0 };
+      const adder = (kind: 'bodies' | 'excerpts' | 'lane_keys') => (done: number, unreadable: number) =>
+        (state = { ...state, [kind]: state[kind] + done, unreadable: state.unreadable + unreadable, batches: state.batches + 1 });
+      await resealTable(knex, atRest, target.stored, BODIES, options, adder('bodies'));
+      await resealTable(knex, atRest, target.stored, EXCERPTS, options, adder('excerpts'));
+      await resealTable(knex, atRest, target.stored, LANE_KEYS, options, adder('lane_keys'));
       return state;
     });
     if (ran.busy) throw new InvalidRequestError('another reseal is running');

@@ -12,10 +12,10 @@ const USAGE = [
   '',
   'The keys of PAYLOAD_ENCRYPTION_KEYS and what rests under them (docs/personal-data.md, "Key rotation runbook").',
   '',
-  '  status  prints, as JSON, the stored bodies and response excerpts by key id and format (v3: bound to their',
-  '          own row; v2: a redelivery\'s body bound to its original; legacy: before v2; clear), and how many a',
-  '          reseal would rewrite.',
-  '  reseal  seals every body and excerpt not yet under the first key in the v3 format again under it, in',
+  '  status  prints, as JSON, the stored bodies, response excerpts and ordering lane keys by key id and format',
+  '          (v3: bound to their own row; v2: a redelivery\'s body bound to its original; legacy: before v2; clear),',
+  '          what rests under keys no longer listed, and how many a reseal would rewrite.',
+  '  reseal  seals every body, excerpt and lane key not yet under the first key in the v3 format again under it, in',
   `          short transactions of --batch-size rows (default ${DEFAULT_RESEAL_BATCH}, at most 10000), printing a progress`,
   '          line per batch on stderr and the counts as JSON at the end. Safe to stop and run again: what is left',
   '          is read from the rows. One run at a time: a second exits 2. --dry-run only counts.',
@@ -38,7 +38,10 @@ function reseal(args: string[]): DatabaseAction {
     resealAll(knex, runtime.config, { actor: cliActor() }, {
       batchSize: size.data,
       // Progress for the operator, not a log line: it shows at every log level, and never on stdout.
-      onBatch: (p) => process.stderr.write(`keys reseal: batch ${p.batches}: ${p.bodies} bodies and ${p.excerpts} response excerpts resealed, ${p.unreadable} unreadable\n`),
+      onBatch: (p) =>
+        process.stderr.write(
+          `keys reseal: batch ${p.batches}: ${p.bodies} bodies, ${p.excerpts} response excerpts and ${p.lane_keys} ordering lane keys resealed, ${p.unreadable} unreadable\n`,
+        ),
     });
 }
 

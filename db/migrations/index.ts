@@ -22,8 +22,9 @@ import * as verifiableAudit from './020_verifiable_audit';
 import * as decodeScope from './021_decode_scope';
 import * as entityOrdering from './022_entity_ordering';
 import * as flatYearIndexes from './023_flat_year_indexes';
+import * as laneKeyIndex from './024_lane_key_index';
 import * as laneSubjects from './025_lane_subjects';
-import * as erasureQuietRuns from './028_erasure_quiet_runs';
+import * as erasureQuietRuns from './026_erasure_quiet_runs';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -57,6 +58,7 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['021_decode_scope', decodeScope],
   ['022_entity_ordering', entityOrdering],
   ['023_flat_year_indexes', flatYearIndexes],
+  ['024_lane_key_index', laneKeyIndex],
   ['025_lane_subjects', laneSubjects],
-  ['028_erasure_quiet_runs', erasureQuietRuns],
+  ['026_erasure_quiet_runs', erasureQuietRuns],
 ];

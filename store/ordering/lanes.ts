@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { prepared, raw, runSql, sql, type SqlFragment } from '../../db/sql';
 import { openText, sealText, type DataAtRest } from '../../lib/at-rest';
 import { eventSubjectKeys, type IndexKeys, type SubjectIndexKey } from '../../lib/subject-index';
+import { StoredTextDecryptionError } from '../../lib/errors';
 import { indexKeysOf } from '../personal-data/subject-index-keys';
 import { refuseClearWriteIfKeyed } from '../personal-data/at-rest-settings';
 import { newWebhookRow, type NewWebhook } from '../webhooks/webhook-rows';
@@ -101,8 +102,9 @@ export async function takeTurn(knex: Knex, atRest: DataAtRest, webhook: NewWebho
   const sequence = Number(found.seq);
   if (found.behind_id === null) {
     // The key as the lane keeps it: a repeated event_id's request cannot change the key its first one placed.
-    const key = found.key_digest && openText(atRest, { clear: found.key_text, sealed: found.key_sealed, keyId: found.key_key_id }, laneKeyBinding(found.key_digest));
-    return key ? { kind: 'turn', sequence, key } : { kind: 'unplaced' };
+    const lane = openLaneKey(atRest, found);
+    if (lane.unreadable !== undefined) return { kind: 'turn', sequence, key: await rebuildLaneKey(knex, atRest, indexKeys, found, orderingKey) };
+    return lane.key ? { kind: 'turn', sequence, key: lane.key } : { kind: 'unplaced' };
   }
   return { kind: 'queued', sequence, behind: { webhookId: found.behind_id, sequence: Number(found.behind_seq) } };
 }
@@ -311,20 +313,25 @@ export async function stalledHeads(
   return { heads, next: rows.length === limit && last ? { since: last.since, webhookId: last.queued_id } : null, examined: rows.length };
 }
 
-/** An ordered webhook's key and sequence number (a redelivery sends its original's); undefined when unordered or erased. */
+/**
+ * An ordered webhook's key and sequence number (a redelivery sends its original's); undefined when unordered,
+ * erased, or when no listed key opens its lane's key (the redelivery then goes without them: docs/decisions.md).
+ */
 export async function placeOf(knex: Knex, atRest: DataAtRest, webhookId: string): Promise<{ key: string; sequence: number } | undefined> {
   const [row] = await runSql<{ seq: number; key_digest: Buffer | null; key_text: string | null; key_sealed: Buffer | null; key_key_id: string | null }>(
     knex,
     sql`SELECT p.seq, l.key_digest, l.key_text, l.key_sealed, l.key_key_id FROM ordering_places p JOIN ordering_lanes l ON l.id = p.lane_id
          WHERE p.webhook_id = ${webhookId}::uuid`,
   );
-  const key = row?.key_digest && openText(atRest, { clear: row.key_text, sealed: row.key_sealed, keyId: row.key_key_id }, laneKeyBinding(row.key_digest));
+  const key = row && openLaneKey(atRest, row).key;
   return key ? { key, sequence: Number(row.seq) } : undefined;
 }
 
 /** One ordering key with an unsettled webhook: its head and what waits behind it. */
 export interface OrderingKeyRow {
   readonly key: string | null;
+  /** Why `key` is null although the lane has one: no listed key opens it (its next webhook rebuilds it). */
+  readonly keyUnreadable?: string;
   readonly headWebhookId: string;
   readonly headSequence: number;
   /** `blocked`, or the head's status in the delivery log: `pending` (attempting), `waiting` (for a retry), `held` (by the partner gate). */
@@ -358,7 +365,7 @@ export async function orderingKeys(knex: Knex, atRest: DataAtRest, limit: number
          LIMIT ${limit}`,
   );
   return rows.map((row) => ({
-    key: row.key_digest && openText(atRest, { clear: row.key_text, sealed: row.key_sealed, keyId: row.key_key_id }, laneKeyBinding(row.key_digest)),
+    ...laneKeyOf(openLaneKey(atRest, row)),
     headWebhookId: row.head_id,
     headSequence: row.head_seq,
     headStatus: row.head_status,
@@ -367,6 +374,52 @@ export async function orderingKeys(knex: Knex, atRest: DataAtRest, limit: number
     oldestQueuedSince: row.oldest,
     gaps: row.gaps,
   }));
+}
+
+/** A lane's key as its row holds it: the digest it is bound to, and the key in clear or sealed (all null once erased). */
+interface LaneKeyColumns {
+  readonly key_digest: Buffer | null;
+  readonly key_text: string | null;
+  readonly key_sealed: Buffer | null;
+  readonly key_key_id: string | null;
+}
+
+/**
+ * A lane's key, opened: null once erased. `unreadable` (why, naming lane keys) when no listed key opens it: sealed
+ * under a key a rotation removed before `keys reseal` reached it. Such a lane never stops delivery: see takeTurn.
+ */
+function openLaneKey(atRest: DataAtRest, lane: LaneKeyColumns): { readonly key: string | null; readonly unreadable?: string } {
+  if (!lane.key_digest) return { key: null };
+  const stored = { clear: lane.key_text, sealed: lane.key_sealed, keyId: lane.key_key_id };
+  try {
+    return { key: openText(atRest, stored, laneKeyBinding(lane.key_digest), 'an ordering lane key') };
+  } catch (error) {
+    if (!(error instanceof StoredTextDecryptionError)) throw error;
+    return { key: null, unreadable: error.message };
+  }
+}
+
+/** orderingKeys' view of a lane's key: the key, or null and why. */
+const laneKeyOf = ({ key, unreadable }: ReturnType<typeof openLaneKey>) => ({ key, ...(unreadable !== undefined && { keyUnreadable: unreadable }) });
+
+/**
+ * The key of a lane whose stored key no listed key opens, rebuilt from the webhook's own key (docs/decisions.md,
+ * "Lane keys at rest"). The lane's digest is that key's HMAC under an index key: when the webhook's key gives the
+ * lane's digest under a listed index key, it is the lane's key, and it is sealed again under the current key in
+ * place (unless the row changed meanwhile: an erasure, a reseal). Unproven (a lane of another key), the webhook's
+ * key goes with this attempt only and the lane is left as it is.
+ */
+async function rebuildLaneKey(knex: Knex, atRest: DataAtRest, indexKeys: IndexKeys, lane: LaneKeyColumns, orderingKey: string): Promise<string> {
+  const digest = lane.key_digest!;
+  const proven = [indexKeys.writeWith, ...indexKeys.searchUnder].some((indexKey) => laneDigest(indexKey, orderingKey).equals(digest));
+  if (!proven) return orderingKey;
+  const key = sealText(atRest, orderingKey, laneKeyBinding(digest));
+  await runSql(
+    knex,
+    sql`UPDATE ordering_lanes SET key_text = ${key.clear}::text, key_sealed = ${key.sealed}::bytea, key_key_id = ${key.keyId}::text
+         WHERE key_digest = ${digest}::bytea AND key_key_id IS NOT DISTINCT FROM ${lane.key_key_id}::text`,
+  );
+  return orderingKey;
 }
 
 /** Marks an ordered head blocked: it failed finally with WEBHOOK_ORDERING_ON_FAILURE=block. */

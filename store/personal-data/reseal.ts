@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
-import { runSql, sql } from '../../db/sql';
+import { raw, runSql, sql } from '../../db/sql';
 import type { StoredText } from '../../lib/at-rest';
 
-// `keys reseal`'s statements: a batch of bodies (or excerpts) not yet under the target stored key id, locked in
-// primary-key order from a cursor on, and their new ciphertexts written back in one statement. What is left to
+// `keys reseal`'s statements: a batch of bodies (or excerpts, or ordering lane keys) not yet under the target
+// stored key id, locked in primary-key order from a cursor on, and their new ciphertexts written back in one statement. What is left to
 // do is read from the rows themselves, so a run killed half-way is resumed by the next run from the start.
 
 /** One stored text to reseal: where it is (its webhook, and its attempt for an excerpt) and how it rests. */
@@ -62,15 +62,30 @@ export interface Resealed {
   readonly sealed: Buffer;
 }
 
-/** Writes resealed bodies back, in clear column emptied, in one statement. */
-export async function writeResealedBodies(trx: Knex.Transaction, keyId: string, resealed: readonly Resealed[]): Promise<void> {
+/** Where a text keyed by its row's id rests: its table, the id's type and its three columns (fixed names, never input). */
+interface SealedById {
+  readonly table: 'webhook_events' | 'ordering_lanes';
+  readonly idType: 'uuid' | 'bigint';
+  readonly clear: string;
+  readonly sealed: string;
+  readonly keyId: string;
+}
+
+/** Writes texts sealed under `keyId` back to their rows by id, in clear column emptied, in one statement. */
+async function writeSealedById(trx: Knex.Transaction, at: SealedById, keyId: string, resealed: ReadonlyArray<{ readonly id: string; readonly sealed: Buffer }>): Promise<void> {
   if (!resealed.length) return;
   await runSql(
     trx,
-    sql`UPDATE webhook_events AS e SET body = NULL, body_sealed = decode(v.sealed, 'base64'), body_key_id = ${keyId}
-          FROM unnest(${resealed.map((r) => r.webhookId)}::uuid[], ${resealed.map((r) => r.sealed.toString('base64'))}::text[]) AS v(id, sealed)
-         WHERE e.id = v.id`,
+    sql`UPDATE ${raw(at.table)} AS t SET ${raw(at.clear)} = NULL, ${raw(at.sealed)} = decode(v.sealed, 'base64'), ${raw(at.keyId)} = ${keyId}
+          FROM unnest(${resealed.map((r) => r.id)}::${raw(at.idType)}[], ${resealed.map((r) => r.sealed.toString('base64'))}::text[]) AS v(id, sealed)
+         WHERE t.id = v.id`,
   );
+}
+
+/** Writes resealed bodies back, in clear column emptied, in one statement. */
+export async function writeResealedBodies(trx: Knex.Transaction, keyId: string, resealed: readonly Resealed[]): Promise<void> {
+  const at = { table: 'webhook_events', idType: 'uuid', clear: 'body', sealed: 'body_sealed', keyId: 'body_key_id' } as const;
+  await writeSealedById(trx, at, keyId, resealed.map((r) => ({ id: r.webhookId, sealed: r.sealed })));
 }
 
 /** Writes resealed response excerpts back, in clear column emptied, in one statement. */
@@ -83,4 +98,29 @@ export async function writeResealedExcerpts(trx: Knex.Transaction, keyId: string
                AS v(webhook_id, attempt, sealed)
          WHERE a.webhook_id = v.webhook_id AND a.attempt = v.attempt`,
   );
+}
+
+/** An ordering lane's key to reseal: its lane, and the digest its sealed form is bound to. */
+export interface LaneKeyToReseal {
+  readonly laneId: string;
+  readonly digest: Buffer;
+  readonly stored: StoredText;
+}
+
+/** Locks, for the transaction, the next `limit` lane keys after lane `after` not sealed under `target`; as bodies, skipping held lanes. */
+export async function lockLaneKeysToReseal(trx: Knex.Transaction, target: string, after: string | null, limit: number): Promise<LaneKeyToReseal[]> {
+  const rows = await runSql<{ id: string; key_digest: Buffer; key_text: string | null; key_sealed: Buffer | null; key_key_id: string | null }>(
+    trx,
+    sql`SELECT id::text, key_digest, key_text, key_sealed, key_key_id FROM ordering_lanes
+         WHERE id > ${after ?? '0'}::bigint AND (key_text IS NOT NULL OR key_sealed IS NOT NULL) AND key_digest IS NOT NULL
+           AND key_key_id IS DISTINCT FROM ${target}
+         ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
+  );
+  return rows.map((row) => ({ laneId: row.id, digest: row.key_digest, stored: { clear: row.key_text, sealed: row.key_sealed, keyId: row.key_key_id } }));
+}
+
+/** Writes resealed lane keys back, in clear column emptied, in one statement. */
+export async function writeResealedLaneKeys(trx: Knex.Transaction, keyId: string, resealed: ReadonlyArray<{ readonly laneId: string; readonly sealed: Buffer }>): Promise<void> {
+  const at = { table: 'ordering_lanes', idType: 'bigint', clear: 'key_text', sealed: 'key_sealed', keyId: 'key_key_id' } as const;
+  await writeSealedById(trx, at, keyId, resealed.map((r) => ({ id: r.laneId, sealed: r.sealed })));
 }

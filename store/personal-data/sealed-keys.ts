@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import { raw, runSql, sql } from '../../db/sql';
 
-/** How many bodies or excerpts rest one way: in clear (`storedKeyId` null) or under one stored key id. */
+/** How many bodies, excerpts or ordering lane keys rest one way: in clear (`storedKeyId` null) or under one stored key id. */
 export interface RestingTexts {
-  readonly kind: 'body' | 'excerpt';
+  readonly kind: 'body' | 'excerpt' | 'lane_key';
   /** As the row stores it: `v2:<id>` or a legacy `<id>` (lib/at-rest.ts, storedKeyForm); null: in clear. */
   readonly storedKeyId: string | null;
   readonly count: number;
@@ -13,9 +13,10 @@ export interface RestingTexts {
 const RESTING = [
   { kind: 'body', table: 'webhook_events', keyId: 'body_key_id', rests: '(body IS NOT NULL OR body_sealed IS NOT NULL)' },
   { kind: 'excerpt', table: 'webhook_attempts', keyId: 'response_body_key_id', rests: '(response_body IS NOT NULL OR response_body_sealed IS NOT NULL)' },
+  { kind: 'lane_key', table: 'ordering_lanes', keyId: 'key_key_id', rests: '(key_text IS NOT NULL OR key_sealed IS NOT NULL)' },
 ] as const;
 
-/** Counts the stored bodies and excerpts by stored key id, in clear ones included (one scan of each table). */
+/** Counts the stored texts (RESTING) by stored key id, in clear ones included (one scan of each table). */
 export async function countRestingTexts(knex: Knex): Promise<RestingTexts[]> {
   const counts = await Promise.all(
     RESTING.map(async ({ kind, table, keyId, rests }) => {
@@ -30,8 +31,8 @@ export async function countRestingTexts(knex: Knex): Promise<RestingTexts[]> {
 }
 
 /**
- * The stored key ids that bodies and excerpts rest under, found by skipping from one id to the next through the
- * resting-key indexes (migration 023): a few index probes per key id, however many rows rest under each.
+ * The stored key ids that the texts of RESTING rest under, found by skipping from one id to the next through the
+ * resting-key indexes (migrations 023 and 024): a few index probes per key id, however many rows rest under each.
  */
 export async function restingKeyIds(knex: Knex): Promise<Array<{ kind: RestingTexts['kind']; storedKeyId: string }>> {
   const found = await Promise.all(
@@ -51,7 +52,7 @@ export async function restingKeyIds(knex: Knex): Promise<Array<{ kind: RestingTe
 }
 
 /**
- * Counts the bodies and excerpts resting under these stored key ids, and those in clear when `clear`: through the
+ * Counts the texts resting under these stored key ids, and those in clear when `clear`: through the
  * same indexes, so the rows under other keys (a deployment's millions under its current key) are never read.
  */
 export async function countRestingUnder(knex: Knex, storedKeyIds: readonly string[], clear: boolean): Promise<RestingTexts[]> {

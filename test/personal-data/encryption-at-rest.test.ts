@@ -37,6 +37,8 @@ const DEVELOPMENT_KEY_LINE = '40 SUBJECT_INDEX_KEYS is not set: the erasure inde
 const encryptedWith = (keyId: string) => `30 webhook bodies and response excerpts are stored encrypted (AES-256-GCM) with key ${keyId}`;
 /** The clear rows of the first phase, counted at each keyed start until a reseal seals them. */
 const CLEAR_LINE = '40 2 bodies and 2 response excerpts are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: partner-service keys reseal seals them';
+/** The ordering lanes of the first phase's two entities (a company, a candidate), whose keys rest in clear likewise. */
+const CLEAR_LANES_LINE = '40 2 ordering lane keys are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: partner-service keys reseal seals them';
 
 interface LogLine {
   level: number;
@@ -158,7 +160,7 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
   it('with key A: the body and the excerpt are ciphertext under key A in the tables, and in clear at the status URL and in `webhooks show`', async () => {
     const { worker, api } = await startWith(settings.a);
     apiA = api;
-    assert.deepEqual(atRestLines(worker.output.stdout), [encryptedWith('key-a'), DEVELOPMENT_KEY_LINE, CLEAR_LINE]);
+    assert.deepEqual(atRestLines(worker.output.stdout), [encryptedWith('key-a'), DEVELOPMENT_KEY_LINE, CLEAR_LINE, CLEAR_LANES_LINE]);
     ids.sealedA = await sendCandidate(api);
     await delivered(ids.sealedA);
 
@@ -217,7 +219,7 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
 
   it('after a rotation to "B A": new rows are sealed under B, rows under A and in clear still read', async () => {
     const { worker, api } = await startWith(settings.ba);
-    assert.deepEqual(atRestLines(worker.output.stdout), [encryptedWith('key-b'), DEVELOPMENT_KEY_LINE, CLEAR_LINE]);
+    assert.deepEqual(atRestLines(worker.output.stdout), [encryptedWith('key-b'), DEVELOPMENT_KEY_LINE, CLEAR_LINE, CLEAR_LANES_LINE]);
     ids.sealedB = await sendCandidate(api);
     await delivered(ids.sealedB);
     const { row, attempts } = await resting(ids.sealedB);
@@ -241,6 +243,7 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
       DEVELOPMENT_KEY_LINE,
       '40 2 bodies and 2 response excerpts are sealed under key ids PAYLOAD_ENCRYPTION_KEYS no longer lists (key-a): they cannot be read until that key is listed again',
       CLEAR_LINE,
+      CLEAR_LANES_LINE,
     ]);
     const counted = logLines(worker.output.stdout).find((line) => line.msg.includes('no longer lists'))!;
     assert.deepEqual([counted.bodies, counted.excerpts, counted.keyIds], [2, 2, [KEY_A.id]]);

@@ -103,13 +103,13 @@ describe('keys reseal: 100,000 rows from key A to key B, killed half-way and res
   async function status(keys: string) {
     const result = await runCli(['keys', 'status'], keysEnv(keys), fixtures.work);
     assert.equal(result.code, 0, result.stderr);
-    return JSON.parse(result.stdout) as { to_reseal: { bodies: number; excerpts: number }; stored: Array<{ kind: string; key_id: string | null; format: string; count: number }> };
+    return JSON.parse(result.stdout) as { to_reseal: { bodies: number; excerpts: number; lane_keys: number }; stored: Array<{ kind: string; key_id: string | null; format: string; count: number }> };
   }
 
   it('dry run counts every seeded body and excerpt as still to do', async () => {
     const dry = await runCli(['keys', 'reseal', '--dry-run'], keysEnv(setting(KEY_B, KEY_A)), fixtures.work);
     assert.equal(dry.code, 0, dry.stderr);
-    assert.deepEqual(JSON.parse(dry.stdout), { key_id: 'key-b', dry_run: true, bodies: TOTAL_BODIES, excerpts: TOTAL_EXCERPTS });
+    assert.deepEqual(JSON.parse(dry.stdout), { key_id: 'key-b', dry_run: true, bodies: TOTAL_BODIES, excerpts: TOTAL_EXCERPTS, lane_keys: 0 });
   });
 
   it('refuses bad flags and a configuration without keys with one line, exit 2', async () => {
@@ -178,7 +178,7 @@ describe('keys reseal: 100,000 rows from key A to key B, killed half-way and res
 
   it('with key A removed: status shows everything under B in v3, and every body and excerpt opens', async () => {
     const after = await status(setting(KEY_B));
-    assert.deepEqual(after.to_reseal, { bodies: 0, excerpts: 0 });
+    assert.deepEqual(after.to_reseal, { bodies: 0, excerpts: 0, lane_keys: 0 });
     assert.deepEqual(new Set(after.stored.map((s) => `${s.key_id} ${s.format}`)), new Set(['key-b v3']));
     assert.equal(after.stored.filter((s) => s.kind === 'body').reduce((n, s) => n + s.count, 0), TOTAL_BODIES + accepted.length);
 

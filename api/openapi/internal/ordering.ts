@@ -24,7 +24,11 @@ export const orderingSchemas = {
     additionalProperties: false,
     required: ['key', 'head', 'queued', 'oldest_queued_seconds', 'gaps'],
     properties: {
-      key: { type: ['string', 'null'], description: 'The ordering key; null once an erasure removed it from a lane that still holds webhooks of other subjects.' },
+      key: { type: ['string', 'null'], description: 'The ordering key; null once an erasure removed it from a lane that still holds webhooks of other subjects, or while no listed key opens it (`key_unreadable`).' },
+      key_unreadable: {
+        type: 'string',
+        description: 'Only when the lane keeps a key that no key of PAYLOAD_ENCRYPTION_KEYS opens (a rotation removed its key before `keys reseal` reached it): why, naming the key id. The next webhook of the key rebuilds it.',
+      },
       head: {
         type: 'object',
         additionalProperties: false,
