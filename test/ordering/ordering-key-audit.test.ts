@@ -20,7 +20,8 @@ describe('ordering skip and retry never audit the ordering key', function () {
   let test: TestApi;
 
   before(async () => {
-    // No Temporal server: neither refusal reaches Temporal (port 43001 of this test's range, nothing listens).
+    // No Temporal server (port 43001 of this test's range, nothing listens): a skip of a head that is not blocked asks
+    // Temporal whether its run ended, and is refused with a 503; nothing else reaches Temporal.
     test = await startTestApi({ INTERNAL_API_TOKEN: TOKEN, TEMPORAL_ADDRESS: '127.0.0.1:43001' });
     await resetAuditTrail(test.db.knex);
   });
@@ -66,7 +67,10 @@ describe('ordering skip and retry never audit the ordering key', function () {
     const [lane] = (await test.db.knex.raw(`SELECT encode(key_digest, 'hex') AS digest, key_text FROM ordering_lanes`)).rows as Array<{ digest: string; key_text: string }>;
     assert.equal(lane.key_text, KEY, 'the lane exists, keyed to the candidate');
 
-    assert.deepEqual(await operate('skip', KEY), { status: 409, body: { detail: `The key is not blocked: its head, webhook ${webhook.webhookId}, has not failed finally.` } });
+    // A skip asks Temporal whether a head that is not blocked ended without settling: unreachable here, a 503.
+    const skipped = await operate('skip', KEY);
+    assert.equal(skipped.status, 503);
+    assert.equal((skipped.body as { reason: string }).reason, 'temporal_unreachable');
     const retried = await cli('retry', KEY);
     assert.deepEqual([retried.code, retried.stderr.trim()], [1, `The key is not blocked: its head, webhook ${webhook.webhookId}, has not failed finally.`]);
 
