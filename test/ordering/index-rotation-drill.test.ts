@@ -96,7 +96,7 @@ describe('drill: SUBJECT_INDEX_KEYS rotated while an entity head waits for its r
     assert.match(skip.stderr, new RegExp(`The key is not blocked: its head, webhook ${head}, has not failed finally\\.`));
     const unknown = await cli(['ordering', 'skip', `candidate:never-${randomUUID()}`]);
     assert.equal(unknown.code, 1);
-    assert.match(unknown.stderr, /^No ordering key /);
+    assert.match(unknown.stderr, /^No lane for this ordering key: /);
 
     // The partner answers again; the head's retry now goes first, then the next webhook.
     answering = 200;

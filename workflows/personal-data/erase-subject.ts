@@ -12,8 +12,9 @@ const SLOW_SWEEP_INTERVAL = '1 minute';
  * Erases one subject's webhooks (the erasures row it is started for names the subject's HMACs and company):
  * the subject index completed for older rows, then one transaction that cancels, removes and records
  * (store/personal-data/erasure-steps.ts), then sweeps until Temporal serves no run of any of their workflow ids and every
- * start is settled, then the record completed. A workflow id counts as gone at its second quiet look, 30 s or more
- * after the first (the sweep activity keeps the first on the record): these timers wait out the pause. It never gives up: a pending erasure says why on its record.
+ * start is settled, and until no lane of the subject holds its key, then the record completed. A workflow id counts
+ * as gone at its second quiet look, 30 s or more after the first (the sweep activity keeps the first on the
+ * record): these timers wait out the pause. It never gives up: a pending erasure says why on its record.
  * All I/O is in the activities, each idempotent, so a crash anywhere resumes from the history and the record.
  */
 export async function eraseSubject(input: EraseSubjectInput): Promise<ErasureSummary> {
