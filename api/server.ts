@@ -40,7 +40,9 @@ export async function startApiServer(deps: ApiDependencies, port = deps.config.P
 
 /** Serves a Koa application on `port` and `host`, with the graceful close every process of the service uses. */
 export async function serveHttp(app: Koa, port: number, host: string): Promise<ApiServer> {
-  const server = http.createServer(app.callback());
+  const handle = app.callback();
+  // Koa answers its own errors (ctx.onerror): the handler's promise never rejects.
+  const server = http.createServer((req, res) => void handle(req, res));
   server.keepAliveTimeout = 65_000;
   // Open connections, each with the response in flight on it, so that a shutdown can end keep-alive
   // connections once they are answered. Connections are kept rather than responses: a set that every

@@ -3,11 +3,11 @@
 import { startTracing } from '../lib/tracing';
 
 /** Why tracing could not start (a bad OTEL_* value): main() reports it as a configuration error. */
-export const tracingStartError: unknown = (() => {
+export const tracingStartError: Error | undefined = (() => {
   try {
     startTracing();
     return undefined;
   } catch (error) {
-    return error;
+    return error instanceof Error ? error : new Error(String(error));
   }
 })();

@@ -229,7 +229,7 @@ async function letPostgresUserReach(dir: string, logger?: Logger): Promise<void>
 // and its exit hook throws "done is not a function" after a normal stop.
 const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit', 'exit'];
 const processEvents: NodeJS.EventEmitter = process;
-type SignalSnapshot = Map<string, Function[]>;
+type SignalSnapshot = Map<string, ReturnType<NodeJS.EventEmitter['listeners']>>;
 
 function snapshotSignalListeners(): SignalSnapshot {
   return new Map(HOOKED_EVENTS.map((event) => [event, processEvents.listeners(event)]));

@@ -22,7 +22,7 @@ export interface SubjectIndexKey {
  */
 export const EMAIL_ADDRESS_PATTERN = /^[^\s@\ufeff]+@[^\s@\ufeff]+$/u;
 /** A phone number: an optional `+`, then at least 6 digits among spaces and `( ) . / -`. */
-export const PHONE_NUMBER_PATTERN = /^\+?[ ().\/-]*(?:[0-9][ ().\/-]*){6,}$/u;
+export const PHONE_NUMBER_PATTERN = /^\+?[ ()./-]*(?:[0-9][ ()./-]*){6,}$/u;
 /** Some character that is not whitespace: a candidate id that trims to nothing is none. */
 export const NOT_BLANK_PATTERN = /[^\s\ufeff]/u;
 /** Addresses inside free text: the characters that end an address in prose or markup are left out. */

@@ -66,7 +66,11 @@ export const interceptors = (): WorkflowInterceptors => {
     getLogAttributes: (input, next) => (run ? run.outbound.getLogAttributes(input, next) : next(input)),
   };
   const internals: WorkflowInternalsInterceptor = {
-    dispose: (input, next) => (run ? run.internals.dispose(input, next) : next(input)),
+    // The SDK calls dispose without awaiting it; OpenTelemetry's ends the run's spans asynchronously.
+    dispose: (input, next) => {
+      if (run) void run.internals.dispose(input, next);
+      else next(input);
+    },
   };
   return { inbound: [inbound], outbound: [outbound], internals: [internals] };
 };

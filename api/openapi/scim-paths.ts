@@ -8,7 +8,7 @@ import { userResource } from '../scim/users/resource';
 // catalogues that also drive filters and the /Schemas discovery document, so they cannot drift apart.
 
 const SCIM_BASE = '/scim/v2';
-const RESOURCES: readonly ScimResourceDefinition<any, any>[] = [groupResource, userResource];
+const RESOURCES: readonly ScimResourceDefinition[] = [groupResource, userResource];
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const scim = (schema: object) => ({ 'application/scim+json': { schema } });
 
@@ -29,7 +29,7 @@ function attributeSchema(attribute: AttributeDefinition): object {
   return attribute.multiValued ? { type: 'array', items: value, description: attribute.description } : { ...value, description: attribute.description };
 }
 
-function resourceSchema(resource: ScimResourceDefinition<any, any>) {
+function resourceSchema(resource: ScimResourceDefinition) {
   return {
     type: 'object',
     description: `${resource.description} The attributes not asked for with \`attributes\` (or excluded) are absent; id and schemas are always returned.`,
@@ -114,7 +114,7 @@ const COUNT =
   `and a value above ${MAX_COUNT} means ${MAX_COUNT} (RFC 7644 section 3.4.2.4 lets the service provider cap it).`;
 const SORT_BY = 'Attribute to sort by. Empty or absent: no sort, results come in id order (RFC 7644 section 3.4.2.3 makes sorting optional).';
 
-function resourcePaths(resource: ScimResourceDefinition<any, any>, operation: ReturnType<typeof scimOperations>['operation']) {
+function resourcePaths(resource: ScimResourceDefinition, operation: ReturnType<typeof scimOperations>['operation']) {
   const list = `${SCIM_BASE}${resource.endpoint}`;
   return {
     [list]: {

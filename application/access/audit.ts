@@ -19,6 +19,7 @@ export interface AuditedAction {
 }
 
 /** Control characters and lone surrogates, which PostgreSQL's text refuses (NUL) or cannot encode. */
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
 const UNSTORABLE = /[\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 /** Longest error text an audit row keeps. */

@@ -9,6 +9,7 @@ interface AutocannonResult {
 
 type Autocannon = (options: { url: string; connections: number; duration: number; headers: Record<string, string> }) => Promise<AutocannonResult>;
 
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- autocannon ships no types
 const autocannon: Autocannon = require('autocannon');
 
 export interface LoadFigures {

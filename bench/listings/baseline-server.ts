@@ -17,7 +17,7 @@ const PAGE_SIZE = 50;
 void serveInChild(async () => {
   const routes: Record<string, [Statement, Statement]> = JSON.parse(process.env.LISTINGS_ROUTES ?? '{}');
   const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
-  const server = http.createServer(async (req, res) => {
+  const answer = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     try {
       const route = routes[(req.url ?? '').slice(1)];
       const appKey = req.headers['x-app-key'];
@@ -32,7 +32,9 @@ void serveInChild(async () => {
     } catch (error) {
       send(res, 500, { detail: error instanceof Error ? error.message : 'error' });
     }
-  });
+  };
+  // answer catches its own errors: its promise never rejects.
+  const server = http.createServer((req, res) => void answer(req, res));
   return listenOnLoopback(server);
 });
 

@@ -23,15 +23,22 @@ interface Row {
   readonly figures: LoadFigures;
 }
 
-async function getJson(url: string): Promise<any> {
+/** The part of a listing page the bench checks. */
+interface ListingPage {
+  readonly count: number;
+  readonly next: string;
+  readonly results: ReadonlyArray<{ readonly id: number }>;
+}
+
+async function getJson(url: string): Promise<ListingPage> {
   const res = await request(url, { headers: HEADERS });
-  const body = await res.body.json();
+  const body = (await res.body.json()) as ListingPage;
   if (res.statusCode !== 200) throw new Error(`${url} answered ${res.statusCode}: ${JSON.stringify(body)}`);
   return body;
 }
 
 /** Big-company member ids are the odd numbers, so the user at offset n has id 2n + 1. */
-function checkPage(body: any, offset: number): void {
+function checkPage(body: ListingPage, offset: number): void {
   const first = body.results[0]?.id;
   if (body.count !== BIG_COMPANY_MEMBERS || body.results.length !== PAGE_SIZE || first !== 2 * offset + 1) {
     throw new Error(`unexpected page at offset ${offset}: count ${body.count}, ${body.results.length} results, first id ${first}`);

@@ -177,7 +177,7 @@ describe('per-entity ordering under faults: 200 keys x 20 webhooks, 2 APIs, 2 wo
       return Number(count) === TOTAL;
     }, 60_000);
     const drainedMs = performance.now() - began;
-    let completedMs = NaN;
+    let completedMs: number;
     const connection = await Connection.connect({ address: server.address });
     try {
       const client = new Client({ connection });

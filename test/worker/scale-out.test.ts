@@ -136,7 +136,7 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
     // The last ones go in only after the server's restart: both APIs must have reconnected by themselves.
     const AFTER_RESTART = 100;
     let ingestSeconds = NaN;
-    const failedIngestion = ingestRange(0, TOTAL - AFTER_RESTART).then(() => void (ingestSeconds = (Date.now() - began) / 1000), (error: unknown) => error);
+    const failedIngestion = ingestRange(0, TOTAL - AFTER_RESTART).then(() => void (ingestSeconds = (Date.now() - began) / 1000), (error: unknown) => (error instanceof Error ? error : new Error(String(error))));
 
     // The faults. At each kill: the POSTs the partner has received and not answered, and (after the killed
     // process is gone) those whose outcome PostgreSQL has not recorded: the service may POST only these again.

@@ -14,7 +14,7 @@ export interface Token {
 
 const PUNCTUATION: Readonly<Record<string, TokenKind>> = { '(': 'lparen', ')': 'rparen', '[': 'lbracket', ']': 'rbracket' };
 // Attribute paths (with URN prefixes and sub-attributes), operators, keywords and true/false/null.
-const WORD = /[A-Za-z_$][A-Za-z0-9_$:.\-]*/y;
+const WORD = /[A-Za-z_$][A-Za-z0-9_$:.-]*/y;
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 const WHITESPACE = /[ \t\r\n]+/y;
 // A number must not run straight into a name or another fraction: `1abc`, `1.2.3`.

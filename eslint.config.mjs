@@ -1,0 +1,46 @@
+// ESLint (npm run lint): JavaScript's and typescript-eslint's recommended rules, plus the type-aware rules that
+// catch defects a promise-based Temporal service can have (a floating or misused promise, a switch that misses a
+// case). Layout is Prettier's (.prettierrc.json), so no rule here is about layout.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'dist/', 'build/', '.temporal/', '.schemathesis/', 'coverage/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
+      '@typescript-eslint/await-thenable': 'error',
+      // A caught `unknown` rethrown as it came is fine; a string or an object literal thrown is not.
+      '@typescript-eslint/only-throw-error': ['error', { allowThrowingUnknown: true }],
+      '@typescript-eslint/no-unnecessary-type-assertion': 'error',
+      '@typescript-eslint/return-await': ['error', 'in-try-catch'],
+      // A step added to a shutdown before the thing it closes exists reads it before it is assigned.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
+      // A leading underscore names what is left unused on purpose (an omitted property, a required parameter).
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
+    },
+  },
+  {
+    // Tests read JSON bodies and fixtures whose shape is what they assert.
+    files: ['test/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    // The scripts are CommonJS run by node itself.
+    files: ['scripts/**/*.js'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', module: 'writable', process: 'readonly', __dirname: 'readonly', __filename: 'readonly', console: 'readonly' },
+    },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+);
