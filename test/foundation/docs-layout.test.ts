@@ -156,3 +156,25 @@ describe('docs/layout.md', () => {
     assert.equal(createsRouter(' * Built with createRouter() like every other router.'), false);
   });
 });
+
+describe('docs/glossary.md', () => {
+  const rows = readFileSync(path.join(root, 'docs', 'glossary.md'), 'utf8')
+    .split('\n')
+    .filter((line) => /^\|/.test(line) && !/^\|\s*(word|-+)\s*\|/.test(line))
+    .map((line) => line.split('|').slice(1, -1).map((cell) => cell.trim()));
+
+  it('is linked from the README and docs/layout.md', () => {
+    assert.match(readFileSync(path.join(root, 'README.md'), 'utf8'), /\]\(docs\/glossary\.md\)/);
+    assert.match(layoutText, /\]\(glossary\.md\)/);
+  });
+
+  it('defines each word once, in one sentence, with the one file that owns it', () => {
+    assert.ok(rows.length > 50, 'the scan finds the rows');
+    const words = rows.map(([word]) => word.toLowerCase());
+    assert.deepEqual(words.filter((word, index) => words.indexOf(word) !== index), [], 'words defined twice');
+    const oneSentence = (meaning: string) => /^[^.]*(\.\S[^.]*)*\.$/.test(meaning.replace(/`[^`]*`/g, 'x'));
+    const malformed = rows.filter(([, meaning, owner]) => !oneSentence(meaning) || !/^`[^`]+\.(ts|js)`$/.test(owner ?? ''));
+    assert.deepEqual(malformed.map(([word]) => word), [], 'rows that are not one sentence and one owner file');
+    assert.ok(oneSentence('One POST, at most 4 KiB (0.5 s).') && !oneSentence('One. Two.') && !oneSentence('No stop'));
+  });
+});
