@@ -23,7 +23,7 @@ export interface DataAtRest {
   readonly keys: readonly PayloadEncryptionKey[];
   /**
    * SUBJECT_INDEX_KEYS (or SUBJECT_INDEX_KEY as `default`), newest first; empty when neither is set. Which of
-   * them a process may use is the deployment's to say (application/subject-index-keys.ts).
+   * them a process may use is the deployment's to say (store/personal-data/subject-index-keys.ts).
    */
   readonly subjectKeys: readonly SubjectIndexKey[];
 }

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Indexes for the SCIM filter pushdown (api/scim/filter/compile-sql.ts). pg_trgm serves `co` and `ew`
+ * Indexes for the SCIM filter pushdown (api/scim/engine/filter/compile-sql.ts). pg_trgm serves `co` and `ew`
  * (LIKE with a leading wildcard); it is a trusted extension, so the database owner may create it. The
  * case-insensitive indexes are migration 005's: this one once built them on the pg_c_utf8 collation, which
  * PostgreSQL 14 to 16 lack, and 005 replaces them wherever they exist.

@@ -1,10 +1,11 @@
 import type { Knex } from 'knex';
 
 /**
- * Ordering lanes' keys rest like bodies and excerpts (store/personal-data/sealed-keys.ts, RESTING): the worker's
- * start-up report finds the key ids they rest under by skipping through this index, a few probes per key id, and
- * counts only the lanes under unlisted keys or in clear. A deployment has a lane per ordered entity, so
- * CONCURRENTLY, as in migration 023: no transaction, and a failed build's INVALID index is dropped and built again.
+ * Ordering lanes' keys rest like bodies and excerpts (store/personal-data/sealed-keys.ts,
+ * SEALABLE_TEXT_COLUMNS): the worker's start-up report finds the key ids they rest under by skipping through
+ * this index, a few probes per key id, and counts only the lanes under unlisted keys or in clear. A deployment
+ * has a lane per ordered entity, so CONCURRENTLY, as in migration 023: no transaction, and a failed build's
+ * INVALID index is dropped and built again.
  */
 const NAME = 'ordering_lanes_resting_key';
 

@@ -9,17 +9,20 @@ export interface RestingTexts {
   readonly count: number;
 }
 
-/** Where each kind of text rests: its table and columns (all fixed names, never input). */
-const RESTING = [
+/** Each kind of text that rests in clear or sealed: its table and columns (all fixed names, never input). */
+const SEALABLE_TEXT_COLUMNS = [
   { kind: 'body', table: 'webhook_events', keyId: 'body_key_id', rests: '(body IS NOT NULL OR body_sealed IS NOT NULL)' },
   { kind: 'excerpt', table: 'webhook_attempts', keyId: 'response_body_key_id', rests: '(response_body IS NOT NULL OR response_body_sealed IS NOT NULL)' },
   { kind: 'lane_key', table: 'ordering_lanes', keyId: 'key_key_id', rests: '(key_text IS NOT NULL OR key_sealed IS NOT NULL)' },
 ] as const;
 
-/** Counts the stored texts (RESTING) by stored key id, in clear ones included (one scan of each table). */
+/**
+ * Counts the stored texts (SEALABLE_TEXT_COLUMNS) by stored key id, in clear ones included (one scan of each
+ * table).
+ */
 export async function countRestingTexts(knex: Knex): Promise<RestingTexts[]> {
   const counts = await Promise.all(
-    RESTING.map(async ({ kind, table, keyId, rests }) => {
+    SEALABLE_TEXT_COLUMNS.map(async ({ kind, table, keyId, rests }) => {
       const rows = await runSql<{ stored_key_id: string | null; count: number }>(
         knex,
         raw(`SELECT ${keyId} AS stored_key_id, count(*)::int AS count FROM ${table} WHERE ${rests} GROUP BY 1 ORDER BY 1`),
@@ -31,12 +34,13 @@ export async function countRestingTexts(knex: Knex): Promise<RestingTexts[]> {
 }
 
 /**
- * The stored key ids that the texts of RESTING rest under, found by skipping from one id to the next through the
- * resting-key indexes (migrations 023 and 024): a few index probes per key id, however many rows rest under each.
+ * The stored key ids that the texts of SEALABLE_TEXT_COLUMNS rest under, found by skipping from one id to the
+ * next through the resting-key indexes (migrations 023 and 024): a few index probes per key id, however many
+ * rows rest under each.
  */
 export async function restingKeyIds(knex: Knex): Promise<Array<{ kind: RestingTexts['kind']; storedKeyId: string }>> {
   const found = await Promise.all(
-    RESTING.map(async ({ kind, table, keyId, rests }) => {
+    SEALABLE_TEXT_COLUMNS.map(async ({ kind, table, keyId, rests }) => {
       const rows = await runSql<{ key_id: string }>(
         knex,
         raw(`WITH RECURSIVE ids(key_id) AS (
@@ -57,7 +61,7 @@ export async function restingKeyIds(knex: Knex): Promise<Array<{ kind: RestingTe
  */
 export async function countRestingUnder(knex: Knex, storedKeyIds: readonly string[], clear: boolean): Promise<RestingTexts[]> {
   const counts = await Promise.all(
-    RESTING.map(({ kind, table, keyId, rests }) => {
+    SEALABLE_TEXT_COLUMNS.map(({ kind, table, keyId, rests }) => {
       // Two statements' worth in one, each an index condition: an OR of the two would read the whole index.
       const underKeys = sql`SELECT ${raw(keyId)} AS stored_key_id, count(*)::int AS count FROM ${raw(table)} WHERE ${raw(rests)} AND ${raw(keyId)} = ANY(${storedKeyIds}::text[]) GROUP BY 1`;
       const inClear = raw(`SELECT NULL, count(*)::int FROM ${table} WHERE ${rests} AND ${keyId} IS NULL HAVING count(*) > 0`);

@@ -4,8 +4,8 @@ import path from 'node:path';
 
 const root = path.resolve(__dirname, '../..');
 
-/** The pages that name repository paths: the README, every page of docs/ and the benchmarks. */
-const PAGES = ['README.md', 'BENCHMARKS.md', ...readdirSync(path.join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+/** The pages that name repository paths: the README, CONTRIBUTING, every page of docs/ and the benchmarks. */
+const PAGES = ['README.md', 'CONTRIBUTING.md', 'BENCHMARKS.md', ...readdirSync(path.join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
 
 /** Built or local state, absent from a fresh checkout: a path under them is not checked. */
 const GENERATED = new Set(['node_modules', 'dist', 'build', '.data', '.temporal', '.prof', '.git']);
