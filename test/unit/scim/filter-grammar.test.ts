@@ -19,6 +19,38 @@ function refusal(filter: string): string {
   assert.fail(`${filter} parsed`);
 }
 
+/** Each filter the tokenizer refuses, with the detail of its 400. */
+const TOKEN_REFUSALS: Readonly<Record<string, string>> = {
+  "a eq 'x'": 'Single quotes are not allowed at position 6; quote strings with double quotes',
+  'a eq "x': 'Unterminated string starting at position 6',
+  'a eq "\\q"': 'Invalid escape \\q at position 7',
+  'a eq "\\u12G4"': 'Invalid \\u escape at position 7: expected four hexadecimal digits',
+  'a eq "\\u0000"': 'The NUL character (\\u0000) at position 7 is not allowed',
+  'a eq "x\ty"': 'Control character U+0009 at position 8 must be escaped inside a string',
+  'a eq 1abc': 'Malformed number at position 6',
+  'a eq 1.2.3': 'Malformed number at position 6',
+  'a eq #': "Unexpected character '#' at position 6",
+  'a eq \u0001': 'Unexpected character U+0001 at position 6',
+};
+
+/** Each filter the parser refuses, with the detail of its 400. */
+const PARSE_REFUSALS: Readonly<Record<string, string>> = {
+  '   ': 'The filter is empty',
+  'not a pr': "Expected '(' after 'not' at position 1, found 'a'",
+  'a pr and': "Expected an attribute name, '(' or 'not' at position 9, found the end of the filter",
+  'or a pr': "Expected an attribute name, '(' or 'not' at position 1, found 'or'",
+  'a': "Expected an operator after 'a' at position 2, found the end of the filter",
+  'a like "x"': "Unknown operator 'like' at position 3; expected one of eq, ne, co, sw, ew, gt, lt, ge, le, pr",
+  'a eq': "Missing value after 'a eq' at position 3: found the end of the filter",
+  'a eq x': "The value 'x' at position 6 must be a double-quoted string, a number, true, false or null",
+  '(a pr': "Missing ')' to close '(' at position 1: found the end of the filter at position 6",
+  'a pr)': "Unexpected ')' at position 5: it closes nothing",
+  'a pr b pr': "Unexpected 'b' at position 6: expected 'and', 'or' or the end of the filter",
+  'a[b[c pr]]': "Nested value filters are not allowed: '[' at position 4",
+  'a[b pr': "Missing ']' to close '[' at position 2: found the end of the filter at position 7",
+  'a.b.c pr': "'a.b.c' at position 1 is not a valid attribute name",
+};
+
 describe('SCIM filter tokenizer', () => {
   it('splits words, punctuation, strings and numbers with their 1-based positions, then an end token', () => {
     const tokens = tokenize('emails[type eq "work"] and x gt -2.5');
@@ -39,39 +71,13 @@ describe('SCIM filter tokenizer', () => {
     assert.deepEqual(tokenize('urn:x:y:User:name.given_$-1').map((t) => t.text), ['urn:x:y:User:name.given_$-1', '']);
   });
 
-  for (const [filter, detail] of [
-    ["a eq 'x'", 'Single quotes are not allowed at position 6; quote strings with double quotes'],
-    ['a eq "x', 'Unterminated string starting at position 6'],
-    ['a eq "\\q"', 'Invalid escape \\q at position 7'],
-    ['a eq "\\u12G4"', 'Invalid \\u escape at position 7: expected four hexadecimal digits'],
-    ['a eq "\\u0000"', 'The NUL character (\\u0000) at position 7 is not allowed'],
-    ['a eq "x\ty"', 'Control character U+0009 at position 8 must be escaped inside a string'],
-    ['a eq 1abc', 'Malformed number at position 6'],
-    ['a eq 1.2.3', 'Malformed number at position 6'],
-    ['a eq #', "Unexpected character '#' at position 6"],
-    ['a eq \u0001', 'Unexpected character U+0001 at position 6'],
-  ] as const) {
+  for (const [filter, detail] of Object.entries(TOKEN_REFUSALS)) {
     it(`refuses ${JSON.stringify(filter)}: ${detail}`, () => assert.equal(refusal(filter), detail));
   }
 });
 
 describe('SCIM filter parser: errors', () => {
-  for (const [filter, detail] of [
-    ['   ', 'The filter is empty'],
-    ['not a pr', "Expected '(' after 'not' at position 1, found 'a'"],
-    ['a pr and', "Expected an attribute name, '(' or 'not' at position 9, found the end of the filter"],
-    ['or a pr', "Expected an attribute name, '(' or 'not' at position 1, found 'or'"],
-    ['a', "Expected an operator after 'a' at position 2, found the end of the filter"],
-    ['a like "x"', "Unknown operator 'like' at position 3; expected one of eq, ne, co, sw, ew, gt, lt, ge, le, pr"],
-    ['a eq', "Missing value after 'a eq' at position 3: found the end of the filter"],
-    ['a eq x', "The value 'x' at position 6 must be a double-quoted string, a number, true, false or null"],
-    ['(a pr', "Missing ')' to close '(' at position 1: found the end of the filter at position 6"],
-    ['a pr)', "Unexpected ')' at position 5: it closes nothing"],
-    ['a pr b pr', "Unexpected 'b' at position 6: expected 'and', 'or' or the end of the filter"],
-    ['a[b[c pr]]', "Nested value filters are not allowed: '[' at position 4"],
-    ['a[b pr', "Missing ']' to close '[' at position 2: found the end of the filter at position 7"],
-    ['a.b.c pr', "'a.b.c' at position 1 is not a valid attribute name"],
-  ] as const) {
+  for (const [filter, detail] of Object.entries(PARSE_REFUSALS)) {
     it(`refuses ${JSON.stringify(filter)}: ${detail}`, () => assert.equal(refusal(filter), detail));
   }
 
