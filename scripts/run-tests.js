@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// What `npm test` runs after the build: every test file on the embedded PostgreSQL 18, and the files that use a
-// test database on the system's PostgreSQL too (Debian's 15: a throw-away cluster of
+// What `npm test` runs after the build and the unit tier (`npm run test:unit`: test/unit/, which needs no server
+// and is left out here unless named): every other test file on the embedded PostgreSQL 18, and the files that use
+// a test database on the system's PostgreSQL too (Debian's 15: a throw-away cluster of
 // scripts/start-system-postgres.sh, or TEST_DATABASE_URL's server), split into PIS_TEST_LANES mocha processes
 // that run at once (3 by default). Two whole suites one after the other take about 55 minutes on 2 cores.
 //   node scripts/run-tests.js [FILE|DIR ...] [--update-times | --plan]
@@ -136,12 +137,15 @@ async function main() {
 }
 
 /** Test files under the given files and folders (test/ by default), as sorted repository paths. */
+/** The files named, or every test file under test/ but the unit tier's (test/unit/ ran before the lanes). */
 function testFiles(targets) {
   const found = new Set();
+  const unit = path.join(root, 'test', 'unit') + path.sep;
   for (const target of targets.length ? targets : ['test']) {
     const full = path.resolve(root, target);
     const entries = fs.statSync(full).isDirectory()
-      ? fs.readdirSync(full, { recursive: true }).map((entry) => path.join(full, entry)).filter((f) => f.endsWith('.test.ts'))
+      ? fs.readdirSync(full, { recursive: true }).map((entry) => path.join(full, entry))
+        .filter((f) => f.endsWith('.test.ts') && (targets.length > 0 || !f.startsWith(unit)))
       : [full];
     for (const file of entries) found.add(path.relative(root, file).split(path.sep).join('/'));
   }

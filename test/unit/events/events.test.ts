@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseWebhookEvent, companyIdOf, toEnvelope, type WebhookEventInput } from '../../events';
-import candidateNew from '../fixtures/events/candidate-new.json';
-import candidateShort from '../fixtures/events/candidate-new-short.json';
-import companySignup from '../fixtures/events/company-signup.json';
-import jobDynamicUpdate from '../fixtures/events/job-dynamic-update.json';
-import jobNew from '../fixtures/events/job-new.json';
+import { parseWebhookEvent, companyIdOf, toEnvelope, type WebhookEventInput } from '../../../events';
+import candidateNew from '../../fixtures/events/candidate-new.json';
+import candidateShort from '../../fixtures/events/candidate-new-short.json';
+import companySignup from '../../fixtures/events/company-signup.json';
+import jobDynamicUpdate from '../../fixtures/events/job-dynamic-update.json';
+import jobNew from '../../fixtures/events/job-new.json';
 
 type Json = Record<string, any>;
 const clone = <T>(value: T): T => structuredClone(value);
@@ -126,7 +126,7 @@ describe('webhook event schemas', () => {
 });
 
 describe('examples/events', () => {
-  const folder = path.join(__dirname, '..', '..', 'examples', 'events');
+  const folder = path.join(__dirname, '..', '..', '..', 'examples', 'events');
 
   it('holds one valid event, without an event_id, for each type/action pair the spec shows', () => {
     const files = readdirSync(folder).filter((f) => f.endsWith('.json')).sort();

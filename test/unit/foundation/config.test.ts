@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { loadConfig } from '../../lib/config';
-import { ConfigError } from '../../lib/errors';
+import { loadConfig } from '../../../lib/config';
+import { ConfigError } from '../../../lib/errors';
 
 describe('configuration', () => {
   it('has documented defaults when nothing is set', () => {

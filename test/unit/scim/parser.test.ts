@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import type { FilterNode } from '../../api/scim/engine/filter/ast';
-import { parseFilter } from '../../api/scim/engine/filter/parser';
+import type { FilterNode } from '../../../api/scim/engine/filter/ast';
+import { parseFilter } from '../../../api/scim/engine/filter/parser';
 
 /** Renders a syntax tree compactly: operators prefix, paths and values as written. */
 function show(node: FilterNode): string {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import type { Client } from '@temporalio/client';
-import { prepareWebhook, startWebhook } from '../../index';
-import candidateNew from '../fixtures/events/candidate-new.json';
-import { WebhookValidationError } from '../../lib/errors';
+import { prepareWebhook, startWebhook } from '../../../index';
+import candidateNew from '../../fixtures/events/candidate-new.json';
+import { WebhookValidationError } from '../../../lib/errors';
 
 describe('startWebhook (exported for upstream Temporal clients)', () => {
   it('rejects an invalid event with the path-level errors before touching Temporal', async () => {

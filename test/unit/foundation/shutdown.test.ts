@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
-import { StartAbortedError, unlessStopping } from '../../lib/abort';
-import { createLogger } from '../../lib/logger';
-import { Shutdown } from '../../lib/shutdown';
+import { StartAbortedError, unlessStopping } from '../../../lib/abort';
+import { createLogger } from '../../../lib/logger';
+import { Shutdown } from '../../../lib/shutdown';
 
 describe('Shutdown', () => {
   it('runs the steps last registered first, a withPrevious step at the same time as the one before it', async () => {

@@ -2,11 +2,11 @@
 // text that cannot be opened says (the key id, never the text).
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { bodyBinding, dataAtRest, excerptBinding, openText, sealText } from '../../lib/at-rest';
-import { sealBytes } from '../../lib/aes-gcm';
-import { purposeKey } from '../../lib/key-derivation';
-import { loadConfig } from '../../lib/config';
-import { StoredTextDecryptionError } from '../../lib/errors';
+import { bodyBinding, dataAtRest, excerptBinding, openText, sealText } from '../../../lib/at-rest';
+import { sealBytes } from '../../../lib/aes-gcm';
+import { purposeKey } from '../../../lib/key-derivation';
+import { loadConfig } from '../../../lib/config';
+import { StoredTextDecryptionError } from '../../../lib/errors';
 
 const setting = (...ids: string[]) => ids.map((id) => `${id}:${randomBytes(32).toString('base64')}`);
 const TEXT = 'accepted ada@example.org (Example) ✓';

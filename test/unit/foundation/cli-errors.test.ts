@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { parseArgs } from 'node:util';
-import { failureOf, type CliFailure } from '../../cli/errors';
-import { commandLogLevel } from '../../cli/log-level';
-import { UsageError, InvalidRequestError, WebhookValidationError, NotFoundError, WebhookConflictError, ExpiredLinksError, WebhookStartConflictError, TemporalSetupError, TemporalUnavailableError, OperationUnavailableError, ConfigError, CommandFailure, DirectoryImportError, UnknownCompaniesError, DatabaseUnusableError } from '../../lib/errors';
+import { failureOf, type CliFailure } from '../../../cli/errors';
+import { commandLogLevel } from '../../../cli/log-level';
+import { UsageError, InvalidRequestError, WebhookValidationError, NotFoundError, WebhookConflictError, ExpiredLinksError, WebhookStartConflictError, TemporalSetupError, TemporalUnavailableError, OperationUnavailableError, ConfigError, CommandFailure, DirectoryImportError, UnknownCompaniesError, DatabaseUnusableError } from '../../../lib/errors';
 
 const command = { name: 'webhooks', usage: 'Usage: partner-service webhooks …' };
 const map = (error: unknown, verbose = false): CliFailure => failureOf(error, command, { verbose });

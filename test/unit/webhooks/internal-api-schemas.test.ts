@@ -1,20 +1,20 @@
 // The internal API's queries and bodies in /openapi.json are the JSON Schema of the zod schemas the routes check
 // with, not a second statement of their rules; where zod metadata carries a rule (the pause reason's pattern),
 // Ajv and zod accept exactly the same values.
-import { orderingStatusQuery } from '../../application/ordering/ordering-status';
-import { orderingKeyRequest } from '../../application/ordering/ordering-operator';
+import { orderingStatusQuery } from '../../../application/ordering/ordering-status';
+import { orderingKeyRequest } from '../../../application/ordering/ordering-operator';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import type { z } from 'zod';
-import { limitRequest, MAX_PAUSE_REASON, pauseRequest } from '../../application/partner/partner-operator';
-import { erasureRequest } from '../../application/personal-data/erasure';
-import { auditQuery } from '../../application/access/audit-log';
-import { bulkRedeliveryBody, listQuery, redeliveryQuery } from '../../application/webhooks/webhook-filter';
-import { openApiDocument } from '../../api/openapi/document';
-import { zodJsonSchema } from '../../api/openapi/zod-json-schema';
-import { deref, documentSchemas, type Doc } from '../support/openapi';
+import { limitRequest, MAX_PAUSE_REASON, pauseRequest } from '../../../application/partner/partner-operator';
+import { erasureRequest } from '../../../application/personal-data/erasure';
+import { auditQuery } from '../../../application/access/audit-log';
+import { bulkRedeliveryBody, listQuery, redeliveryQuery } from '../../../application/webhooks/webhook-filter';
+import { openApiDocument } from '../../../api/openapi/document';
+import { zodJsonSchema } from '../../../api/openapi/zod-json-schema';
+import { deref, documentSchemas, type Doc } from '../../support/openapi';
 
 /** Every input of an internal operation that a zod schema checks, by `<operationId> <query|body>`. */
 const CHECKED: Record<string, z.ZodType> = {
@@ -74,7 +74,7 @@ describe('internal API schemas in /openapi.json', () => {
   });
 
   it('the internal paths (every module of api/openapi/internal/) state no input rule by hand', () => {
-    const folder = path.join(__dirname, '..', '..', 'api', 'openapi', 'internal');
+    const folder = path.join(__dirname, '..', '..', '..', 'api', 'openapi', 'internal');
     const files = readdirSync(folder).filter((file) => file.endsWith('.ts'));
     assert.ok(files.length >= 5, 'the probe reads every module of the internal paths');
     for (const file of files) assert.deepEqual(readFileSync(path.join(folder, file), 'utf8').match(/\b(pattern|minLength|maxLength|default|queryParameter)\b/g), null, file);

@@ -3,12 +3,12 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { defaultPayloadConverter, METADATA_ENCODING_KEY, type Payload } from '@temporalio/common';
-import candidateNew from '../fixtures/events/candidate-new.json';
-import { AesGcmPayloadCodec, ENCRYPTED_ENCODING, KEY_DERIVATION, KEY_DERIVATION_METADATA, KEY_ID_METADATA, PayloadDecryptionError } from '../../temporal/payload-codec';
-import { sealBytes } from '../../lib/aes-gcm';
+import candidateNew from '../../fixtures/events/candidate-new.json';
+import { AesGcmPayloadCodec, ENCRYPTED_ENCODING, KEY_DERIVATION, KEY_DERIVATION_METADATA, KEY_ID_METADATA, PayloadDecryptionError } from '../../../temporal/payload-codec';
+import { sealBytes } from '../../../lib/aes-gcm';
 import { temporal } from '@temporalio/proto';
-import { dataConverterFor } from '../../temporal/settings';
-import { loadConfig } from '../../lib/config';
+import { dataConverterFor } from '../../../temporal/settings';
+import { loadConfig } from '../../../lib/config';
 
 const newKey = (id: string) => ({ id, key: randomBytes(32) });
 const text = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? []).toString('utf8');

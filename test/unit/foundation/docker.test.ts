@@ -4,10 +4,10 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { loadConfig } from '../../lib/config';
-import { WEBHOOK_SEARCH_ATTRIBUTES } from '../../temporal/search-attributes';
+import { loadConfig } from '../../../lib/config';
+import { WEBHOOK_SEARCH_ATTRIBUTES } from '../../../temporal/search-attributes';
 
-const ROOT = path.join(__dirname, '..', '..');
+const ROOT = path.join(__dirname, '..', '..', '..');
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 
 interface Service {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describeError, describeJsonSyntaxError } from '../../lib/describe-error';
+import { describeError, describeJsonSyntaxError } from '../../../lib/describe-error';
 
 describe('describeError', () => {
   it('never answers with an empty reason or "undefined"', () => {

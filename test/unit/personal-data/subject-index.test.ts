@@ -3,8 +3,8 @@
 // process may index with given the deployment's.
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { toEnvelope, type WebhookEnvelope, type WebhookEventInput } from '../../events/envelope';
-import { DEVELOPMENT_INDEX_KEY, DEVELOPMENT_SUBJECT_INDEX_KEY } from '../../lib/at-rest';
+import { toEnvelope, type WebhookEnvelope, type WebhookEventInput } from '../../../events/envelope';
+import { DEVELOPMENT_INDEX_KEY, DEVELOPMENT_SUBJECT_INDEX_KEY } from '../../../lib/at-rest';
 import fc from 'fast-check';
 import {
   decideIndexKeys,
@@ -18,10 +18,10 @@ import {
   type RegisteredIndexKey,
   type SubjectIndexKey,
   type SubjectKind,
-} from '../../lib/subject-index';
-import candidateNew from '../fixtures/events/candidate-new.json';
-import companySignup from '../fixtures/events/company-signup.json';
-import jobNew from '../fixtures/events/job-new.json';
+} from '../../../lib/subject-index';
+import candidateNew from '../../fixtures/events/candidate-new.json';
+import companySignup from '../../fixtures/events/company-signup.json';
+import jobNew from '../../fixtures/events/job-new.json';
 
 const SECRET = Buffer.alloc(32, 5);
 const hmac = (secret: Buffer, text: string) => createHmac('sha256', secret).update(text).digest('hex');

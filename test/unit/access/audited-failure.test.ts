@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { auditedFailure } from '../../application/access/audit';
+import { auditedFailure } from '../../../application/access/audit';
 
 describe('auditedFailure', () => {
   it('keeps an error as its kind and message', () => {
