@@ -5,7 +5,7 @@ import { dataAtRest } from '../../lib/at-rest';
 import type { Config } from '../../lib/config';
 import type { AttemptOutcome, DeliverAttemptInput } from '../../lib/delivery';
 import type { Logger } from '../../lib/logger';
-import { partnerVerdict } from '../../lib/partner-states';
+import { partnerAnswer } from '../../lib/partner-states';
 import { claimAttempt, type AttemptClaim } from '../../store/webhooks/attempt-claim';
 import type { GateChange, GateClaim, GateFeedback } from '../../store/partner/partner-gate';
 import { drainingFailure, failPermanentlyOnRejectedData } from '../webhooks/attempt-failures';
@@ -51,7 +51,7 @@ export function createGateSteps({ config, knex, logger, draining }: GateStepsDep
       const current = config();
       return {
         taskQueue: current.TEMPORAL_TASK_QUEUE,
-        verdict: partnerVerdict(outcome.httpStatus),
+        answer: partnerAnswer(outcome.httpStatus),
         retryAfterSeconds: outcome.retryAfterMs === undefined ? null : outcome.retryAfterMs / 1000,
         breakerFailures: current.PARTNER_BREAKER_FAILURES,
         probeIntervalMs: current.PARTNER_PROBE_INTERVAL_MS,

@@ -45,23 +45,23 @@ WITH gate AS (
          WHERE g.task_queue = $4 AND NOT $5::boolean AND (SELECT open FROM open)
            AND g.next_send_at < clock_timestamp() + make_interval(secs => $6::float8)
         RETURNING g.next_send_at - make_interval(secs => 1.0 / COALESCE(g.max_per_second, $7::int)) AS send_at
-      ), go AS (
+      ), may_send AS (
         SELECT (SELECT open FROM open)
-           AND ($8::boolean OR EXISTS (SELECT 1 FROM slot WHERE send_at <= clock_timestamp() + interval '1 millisecond')) AS go
+           AND ($8::boolean OR EXISTS (SELECT 1 FROM slot WHERE send_at <= clock_timestamp() + interval '1 millisecond')) AS may_send
       ), claim AS (
       INSERT INTO webhook_events AS e (id, event_id, event_type, action, company_id, body, body_sealed, body_key_id, subject_keys, subject_key_id, workflow_id, run_id, is_test, start_reported, redelivery_of, redelivery_key, claimed_attempt, held_since, held_queue)
       SELECT $9::uuid, $10::text, $11::text, $12::text, $13::text, $14::json, $15::bytea, $16::text, $17::text[], $18::text, $19::text, $20::text, $21::boolean, $22::boolean, $23::uuid, $24::text,
-             CASE WHEN go THEN $25::smallint ELSE 0 END,
+             CASE WHEN may_send THEN $25::smallint ELSE 0 END,
              CASE WHEN NOT open THEN date_trunc('milliseconds', clock_timestamp()) END,
              CASE WHEN NOT open THEN $26::text END
-        FROM go, open
+        FROM may_send, open
       ON CONFLICT (id) DO UPDATE
          SET claimed_attempt = GREATEST(e.claimed_attempt, EXCLUDED.claimed_attempt), held_since = EXCLUDED.held_since,
              held_queue = COALESCE(EXCLUDED.held_queue, e.held_queue), workflow_id = COALESCE(e.workflow_id, $27), run_id = COALESCE(e.run_id, $28), updated_at = now()
-       WHERE e.claimed_attempt < $29 AND ((SELECT go FROM go) OR NOT (SELECT open FROM open)) AND e.payload_removed_at IS NULL
+       WHERE e.claimed_attempt < $29 AND ((SELECT may_send FROM may_send) OR NOT (SELECT open FROM open)) AND e.payload_removed_at IS NULL
       RETURNING accepted_at, claimed_attempt = $30 AS claimed, held_since IS NOT NULL AS held
     )
-    SELECT (SELECT accepted_at FROM claim WHERE claimed) AS accepted_at, (SELECT go FROM go) AS go,
+    SELECT (SELECT accepted_at FROM claim WHERE claimed) AS accepted_at, (SELECT may_send FROM may_send) AS may_send,
              (SELECT (extract(epoch FROM send_at - clock_timestamp()) * 1000)::float8 FROM slot) AS send_in_ms,
              (SELECT state FROM gate) AS state, (SELECT pause_reason FROM gate) AS pause_reason,
              (SELECT CASE WHEN next_send_at > clock_timestamp() THEN (extract(epoch FROM next_send_at - clock_timestamp()) * 1000)::float8 END FROM gate)

@@ -60,14 +60,14 @@ export function claimStatement(atRest: DataAtRest, indexKey: SubjectIndexKey, we
     sql`WITH ${claimGateCtes(gate)}, claim AS (
       INSERT INTO webhook_events AS e (${row.columns}, claimed_attempt, held_since, held_queue)
       SELECT ${row.values},
-             CASE WHEN go THEN ${attempt}::smallint ELSE 0 END,
+             CASE WHEN may_send THEN ${attempt}::smallint ELSE 0 END,
              CASE WHEN NOT open THEN date_trunc('milliseconds', clock_timestamp()) END,
              CASE WHEN NOT open THEN ${gate.taskQueue}::text END
-        FROM go, open
+        FROM may_send, open
       ON CONFLICT (id) DO UPDATE
          SET claimed_attempt = GREATEST(e.claimed_attempt, EXCLUDED.claimed_attempt), held_since = EXCLUDED.held_since,
              held_queue = COALESCE(EXCLUDED.held_queue, e.held_queue), ${setRunIds(webhook, 'e')}
-       WHERE e.claimed_attempt < ${attempt} AND ((SELECT go FROM go) OR NOT (SELECT open FROM open)) AND e.payload_removed_at IS NULL
+       WHERE e.claimed_attempt < ${attempt} AND ((SELECT may_send FROM may_send) OR NOT (SELECT open FROM open)) AND e.payload_removed_at IS NULL
       RETURNING accepted_at, claimed_attempt = ${attempt} AS claimed, held_since IS NOT NULL AS held
     )
     SELECT (SELECT accepted_at FROM claim WHERE claimed) AS accepted_at, ${CLAIM_GATE_COLUMNS},

@@ -38,7 +38,7 @@ const attempt: AttemptRecord = {
 };
 
 const gate = { taskQueue: 'partner-deliveries', maxPerSecond: 50, bypassHold: false, slotReserved: false };
-const feedback = { taskQueue: 'partner-deliveries', verdict: 'answered', retryAfterSeconds: null, breakerFailures: 5, probeIntervalMs: 30_000 } as const;
+const feedback = { taskQueue: 'partner-deliveries', answer: 'answered', retryAfterSeconds: null, breakerFailures: 5, probeIntervalMs: 30_000 } as const;
 
 /** A bound value as the example binds it, shortened to one line. */
 function shown(value: SqlValue): string {
