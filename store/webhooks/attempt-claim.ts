@@ -50,7 +50,7 @@ export async function claimAttempt(knex: Knex, atRest: DataAtRest, webhook: NewW
 
 /**
  * The claim's one statement, with the partner gate's CTEs (store/partner/partner-gate.ts) spliced in. Printed
- * whole, as PostgreSQL receives it, in docs/sql/attempt-claim.sql (test/webhooks/attempt-statements.test.ts).
+ * whole, as PostgreSQL receives it, in docs/sql/attempt-claim.md (test/webhooks/attempt-statements.test.ts).
  */
 export function claimStatement(atRest: DataAtRest, indexKey: SubjectIndexKey, webhook: NewWebhook, attempt: number, gate: GateClaim): SqlFragment {
   // A run another Temporal client started has no row yet: the claim writes it, told of its start already.

@@ -36,7 +36,7 @@ export async function storeAttempt(
 
 /**
  * The record's one statement, with the partner gate's CTE (feedGate, store/partner/partner-gate.ts) spliced in.
- * Printed whole, as PostgreSQL receives it, in docs/sql/attempt-record.sql (test/webhooks/attempt-statements.test.ts).
+ * Printed whole, as PostgreSQL receives it, in docs/sql/attempt-record.md (test/webhooks/attempt-statements.test.ts).
  */
 export function recordStatement(atRest: DataAtRest, { webhook, attempt }: RecordAttemptInput, finish?: WebhookFinish, feedback?: GateFeedback): SqlFragment {
   const finishing = finish ? sql`, status = ${unlessErased(finish.status)}, finished_at = COALESCE(finished_at, ${finish.finishedAt}::timestamptz)` : raw('');

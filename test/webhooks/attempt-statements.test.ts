@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { positionalSql, type SqlFragment, type SqlValue } from '../../db/sql';
 import { toEnvelope, type WebhookEventInput } from '../../events/envelope';
@@ -12,8 +12,9 @@ import { IN_CLEAR } from '../support/at-rest';
 
 // The statements an attempt's claim and record send are assembled from two files (store/webhooks/ and the
 // partner gate's parts in store/partner/partner-gate.ts). docs/sql/ holds each whole, as PostgreSQL receives it,
-// for review to read; this test fails when a committed file differs from what the code assembles. Needs no
-// server. After a change to a statement: WRITE_SQL=1 npx mocha test/webhooks/attempt-statements.test.ts
+// for review to read (Markdown: a generated print, not code); this test fails when a committed file differs
+// from what the code assembles. Needs no server. After a change to a statement:
+// WRITE_SQL=1 npx mocha test/webhooks/attempt-statements.test.ts
 
 const root = path.resolve(__dirname, '../..');
 
@@ -50,31 +51,35 @@ function shown(value: SqlValue): string {
 
 /** One statement as review reads it: what it is, its prepared name, its example's bound values, its text with $n. */
 function printed(title: string, statement: SqlFragment): string {
-  const values = statement.bindings.map((value, i) => `--   $${i + 1} = ${shown(value)}`);
+  const values = statement.bindings.map((value, i) => `- \`$${i + 1}\` = \`${shown(value)}\``);
   const text = positionalSql(statement.sql).split('\n').map((line) => line.trimEnd()).join('\n');
-  return [`-- ${title}.`, `-- Prepared as \`${statement.name}\`. Bound values of the test's example:`, ...values, '', `${text};`, ''].join('\n');
+  return [`## ${title}`, '', `Prepared as \`${statement.name}\`. Bound values of the test's example:`, '', ...values, '', '```sql', `${text};`, '```', ''].join('\n');
 }
 
-function file(source: string, statements: string[]): string {
+function file(title: string, source: string, statements: string[]): string {
   return [
-    '-- Written by test/webhooks/attempt-statements.test.ts; do not edit. Assembled by',
-    `-- ${source}.`,
-    '-- After a change to the statement: WRITE_SQL=1 npx mocha test/webhooks/attempt-statements.test.ts',
+    `# ${title}`,
+    '',
+    'Written by `test/webhooks/attempt-statements.test.ts`; do not edit.',
+    `Assembled by ${source}, as PostgreSQL receives it.`,
+    'After a change to the statement: `WRITE_SQL=1 npx mocha test/webhooks/attempt-statements.test.ts`.',
     '',
     ...statements,
   ].join('\n');
 }
 
 const FILES: Record<string, () => string> = {
-  'docs/sql/attempt-claim.sql': () =>
-    file('store/webhooks/attempt-claim.ts (claimStatement, with claimGateCtes and CLAIM_GATE_COLUMNS of store/partner/partner-gate.ts)', [
-      printed("The attempt's claim", claimStatement(IN_CLEAR, DEVELOPMENT_INDEX_KEY, { ...webhook, event: toEnvelope(candidateNew as WebhookEventInput) }, 1, gate)),
-    ]),
-  'docs/sql/attempt-record.sql': () =>
-    file('store/webhooks/attempt-record.ts (recordStatement, with feedGate of store/partner/partner-gate.ts)', [
-      printed("The attempt's record, by the record activity (no final status, no feedback to the gate)", recordStatement(IN_CLEAR, { webhook, attempt })),
+  'docs/sql/attempt-claim.md': () =>
+    file(
+      "The attempt's claim",
+      '`store/webhooks/attempt-claim.ts` (`claimStatement`, with `claimGateCtes` and `CLAIM_GATE_COLUMNS` of `store/partner/partner-gate.ts`)',
+      [printed("The claim", claimStatement(IN_CLEAR, DEVELOPMENT_INDEX_KEY, { ...webhook, event: toEnvelope(candidateNew as WebhookEventInput) }, 1, gate))],
+    ),
+  'docs/sql/attempt-record.md': () =>
+    file("The attempt's record", '`store/webhooks/attempt-record.ts` (`recordStatement`, with `feedGate` of `store/partner/partner-gate.ts`)', [
+      printed('By the record activity (no final status, no feedback to the gate)', recordStatement(IN_CLEAR, { webhook, attempt })),
       printed(
-        "The attempt's record, by the attempt that ends the delivery, with its POST's feedback to the gate",
+        "By the attempt that ends the delivery, with its POST's feedback to the gate",
         recordStatement(IN_CLEAR, { webhook, attempt }, { status: 'delivered', finishedAt: '2026-01-02T03:04:05.060Z' }, feedback),
       ),
     ]),
@@ -84,7 +89,10 @@ describe('the attempt statements printed in docs/sql/', () => {
   for (const [name, assembled] of Object.entries(FILES)) {
     it(`${name} is the statement the code assembles`, () => {
       const target = path.join(root, name);
-      if (process.env.WRITE_SQL === '1') writeFileSync(target, assembled());
+      if (process.env.WRITE_SQL === '1') {
+        mkdirSync(path.dirname(target), { recursive: true });
+        writeFileSync(target, assembled());
+      }
       assert.equal(readFileSync(target, 'utf8'), assembled(), `${name} differs from the code: WRITE_SQL=1 npx mocha test/webhooks/attempt-statements.test.ts`);
     });
   }
