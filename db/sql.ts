@@ -55,7 +55,7 @@ export function joinSql(fragments: readonly SqlFragment[], separator: string): S
 export const prepared = (name: string, statement: SqlFragment): SqlFragment => ({ ...statement, name });
 
 /** `?` placeholders as pg's `$n`: the engine's SQL text holds no other `?` (values are always bound). */
-const positionalSql = (sql: string): string => {
+export const positionalSql = (sql: string): string => {
   let position = 0;
   return sql.replace(/\?/g, () => `$${++position}`);
 };

@@ -5,7 +5,7 @@
 // | state       | entered by                                                      | left by                                     |
 // |-------------|-----------------------------------------------------------------|---------------------------------------------|
 // | `paused`    | an operator's pause (pauseGate)                                 | an operator's resume (resumeGate)           |
-// | `tripped`   | PARTNER_BREAKER_FAILURES `failing` verdicts in a row (feedGate) | a probe's `answered` verdict (closeBreaker) |
+// | `tripped`   | PARTNER_BREAKER_FAILURES `failing` answers in a row (feedGate)  | a probe's answer, `answered` (closeBreaker) |
 // | `throttled` | a 429 or 503 answer with Retry-After (feedGate)                 | the Retry-After time passing                |
 // | `active`    | none of the holds above in force                                | any hold coming into force                  |
 //
@@ -35,15 +35,15 @@ export const HOLD_PRECEDENCE: readonly HoldState[] = ['paused', 'tripped', 'thro
  * 4XX refusing one payload, which is that webhook's own failure and never holds the others; resets the count,
  * and closes a tripped breaker when a probe gets it.
  */
-export type PartnerVerdict = 'failing' | 'answered';
+export type PartnerAnswer = 'failing' | 'answered';
 
 /** No answer (null), a 5XX or a 429 is `failing`; anything else is `answered`. */
-export const partnerVerdict = (httpStatus: number | null): PartnerVerdict =>
+export const partnerAnswer = (httpStatus: number | null): PartnerAnswer =>
   httpStatus === null || httpStatus >= 500 || httpStatus === 429 ? 'failing' : 'answered';
 
 /** What one probe of a tripped breaker found. */
 export interface ProbeResult {
-  readonly verdict: PartnerVerdict;
+  readonly answer: PartnerAnswer;
   readonly httpStatus: number | null;
   readonly errorClass: string | null;
 }

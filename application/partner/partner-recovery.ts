@@ -130,8 +130,8 @@ export async function recoveryTick(
   if (gate.state === 'tripped') {
     if (!(await claimProbe(knex, taskQueue, config.PARTNER_PROBE_INTERVAL_MS))) return gate.state;
     const result = await probe();
-    partnerProbes.inc({ outcome: result.verdict });
-    if (result.verdict === 'failing') {
+    partnerProbes.inc({ outcome: result.answer });
+    if (result.answer === 'failing') {
       logger.warn({ httpStatus: result.httpStatus, errorClass: result.errorClass, nextProbeInMs: config.PARTNER_PROBE_INTERVAL_MS }, 'partner probe failed: deliveries stay held');
       return gate.state;
     }

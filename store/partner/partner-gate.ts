@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { prepared, raw, runSql, sql, type SqlFragment } from '../../db/sql';
-import { HOLD_PRECEDENCE, type HoldState, type PartnerState, type PartnerVerdict } from '../../lib/partner-states';
+import { HOLD_PRECEDENCE, type HoldState, type PartnerAnswer, type PartnerState } from '../../lib/partner-states';
 
 // Every statement on the partner gate (db/migrations/014_partner_gate.ts): one row per delivery task queue,
 // whose states and transitions lib/partner-states.ts defines. The attempt's claim and record compose their
@@ -200,12 +200,12 @@ export async function markReleased(knex: Knex, held: HeldDelivery): Promise<void
 // The attempt's record: an answer's transitions (trip, throttle, the breaker's count).
 
 /**
- * What one POST's outcome tells the gate (its verdict, lib/partner-states.ts), and the settings it is judged
+ * What one POST's outcome tells the gate (its answer, lib/partner-states.ts), and the settings it is judged
  * by. Only the attempt's own record carries it, so a retried record never counts twice.
  */
 export interface GateFeedback {
   readonly taskQueue: string;
-  readonly verdict: PartnerVerdict;
+  readonly answer: PartnerAnswer;
   /** A Retry-After the partner sent with a 429 or 503, already capped. */
   readonly retryAfterSeconds: number | null;
   /** PARTNER_BREAKER_FAILURES: this many failing answers in a row trip the breaker. */
@@ -233,8 +233,8 @@ export interface FedGateRow {
  * before, so a healthy partner's records never touch the gate row.
  */
 export function feedGate(feedback: GateFeedback | undefined, recordedNow: SqlFragment): SqlFragment {
-  const verdict = feedback?.verdict ?? null;
-  const failing = sql`${verdict}::text = 'failing'`;
+  const answer = feedback?.answer ?? null;
+  const failing = sql`${answer}::text = 'failing'`;
   const retryAfter = sql`${feedback?.retryAfterSeconds ?? null}::float8`;
   const trips = sql`(tripped_at IS NULL AND ${failing} AND consecutive_failures + 1 >= ${feedback?.breakerFailures ?? 0}::int)`;
   return sql`UPDATE partner_gate SET
@@ -246,7 +246,7 @@ export function feedGate(feedback: GateFeedback | undefined, recordedNow: SqlFra
          retry_after_until = CASE WHEN ${retryAfter} IS NULL THEN retry_after_until
                                   ELSE GREATEST(retry_after_until, now() + make_interval(secs => ${retryAfter})) END,
          updated_at = now()
-       WHERE task_queue = ${feedback?.taskQueue ?? null} AND ${verdict}::text IS NOT NULL AND ${recordedNow}
+       WHERE task_queue = ${feedback?.taskQueue ?? null} AND ${answer}::text IS NOT NULL AND ${recordedNow}
          AND (${failing} OR consecutive_failures > 0 OR ${retryAfter} IS NOT NULL)
       RETURNING tripped_at = now() AS tripped, CASE WHEN throttled_since = now() THEN retry_after_until END AS throttled_until`;
 }
@@ -275,7 +275,7 @@ export const SEND_SLOT_HORIZON_MS = 1000;
 /**
  * The claim's gate and slot, as the first CTEs of its statement: `gate` (the state), `open` (nothing holds the
  * delivery), `slot` (the deployment's next send slot, GCRA: slots 1/cap apart, so no second sees more than the
- * cap plus one) and `go` (the attempt may be claimed and POSTed now).
+ * cap plus one) and `may_send` (the attempt may be claimed and POSTed now).
  */
 export function claimGateCtes(gate: GateClaim): SqlFragment {
   const rate = sql`1.0 / COALESCE(g.max_per_second, ${gate.maxPerSecond}::int)`;
@@ -288,21 +288,21 @@ export function claimGateCtes(gate: GateClaim): SqlFragment {
          WHERE g.task_queue = ${gate.taskQueue} AND NOT ${gate.slotReserved}::boolean AND (SELECT open FROM open)
            AND g.next_send_at < clock_timestamp() + make_interval(secs => ${SEND_SLOT_HORIZON_MS / 1000}::float8)
         RETURNING g.next_send_at - make_interval(secs => ${rate}) AS send_at
-      ), go AS (
+      ), may_send AS (
         SELECT (SELECT open FROM open)
-           AND (${gate.slotReserved}::boolean OR EXISTS (SELECT 1 FROM slot WHERE send_at <= clock_timestamp() + interval '1 millisecond')) AS go
+           AND (${gate.slotReserved}::boolean OR EXISTS (SELECT 1 FROM slot WHERE send_at <= clock_timestamp() + interval '1 millisecond')) AS may_send
       )`;
 }
 
 /** The claim statement's columns of claimGateCtes, as ClaimGateRow. */
-export const CLAIM_GATE_COLUMNS = raw(`(SELECT go FROM go) AS go,
+export const CLAIM_GATE_COLUMNS = raw(`(SELECT may_send FROM may_send) AS may_send,
              (SELECT (extract(epoch FROM send_at - clock_timestamp()) * 1000)::float8 FROM slot) AS send_in_ms,
              (SELECT state FROM gate) AS state, (SELECT pause_reason FROM gate) AS pause_reason,
              (SELECT CASE WHEN next_send_at > clock_timestamp() THEN (extract(epoch FROM next_send_at - clock_timestamp()) * 1000)::float8 END FROM gate)
                AS next_send_in_ms`);
 
 export interface ClaimGateRow {
-  go: boolean;
+  may_send: boolean;
   send_in_ms: number | null;
   /** Null: the queue has no gate row yet. */
   state: PartnerState | null;
@@ -315,7 +315,7 @@ export type SlotWait = { readonly kind: 'slot'; readonly sendInMs: number } | { 
 
 /** The wait for a send slot the claim's gate parts found, if the gate was open but gave no slot now. */
 export function slotWait(row: ClaimGateRow, gate: GateClaim): SlotWait | undefined {
-  if (row.go || (row.state !== 'active' && !gate.bypassHold)) return undefined;
+  if (row.may_send || (row.state !== 'active' && !gate.bypassHold)) return undefined;
   if (row.send_in_ms !== null) return { kind: 'slot', sendInMs: row.send_in_ms };
   if (!gate.slotReserved) return { kind: 'throttled', retryInMs: (row.next_send_in_ms ?? 0) - SEND_SLOT_HORIZON_MS };
   return undefined;

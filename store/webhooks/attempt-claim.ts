@@ -1,8 +1,9 @@
 import type { Knex } from 'knex';
-import { prepared, runSql, sql } from '../../db/sql';
+import { prepared, runSql, sql, type SqlFragment } from '../../db/sql';
 import type { DataAtRest } from '../../lib/at-rest';
 import type { AttemptOutcome } from '../../lib/delivery';
 import type { HoldState } from '../../lib/partner-states';
+import type { SubjectIndexKey } from '../../lib/subject-index';
 import { refuseClearWriteIfKeyed } from '../personal-data/at-rest-settings';
 import { CLAIM_GATE_COLUMNS, claimGateCtes, ensureGate, slotWait, type ClaimGateRow, type GateClaim, type SlotWait } from '../partner/partner-gate';
 import { indexKeysOf } from '../personal-data/subject-index-keys';
@@ -35,30 +36,8 @@ export type AttemptClaim =
  */
 export async function claimAttempt(knex: Knex, atRest: DataAtRest, webhook: NewWebhook, attempt: number, gate: GateClaim): Promise<AttemptClaim> {
   await refuseClearWriteIfKeyed(knex, atRest);
-  // A run another Temporal client started has no row yet: the claim writes it, told of its start already.
-  const row = newWebhookRow(webhook, true, atRest, (await indexKeysOf(knex, atRest)).writeWith);
-  const [claimed] = await runSql<ClaimRow>(
-    knex,
-    prepared(
-      'claim-attempt',
-      sql`WITH ${claimGateCtes(gate)}, claim AS (
-        INSERT INTO webhook_events AS e (${row.columns}, claimed_attempt, held_since, held_queue)
-        SELECT ${row.values},
-               CASE WHEN go THEN ${attempt}::smallint ELSE 0 END,
-               CASE WHEN NOT open THEN date_trunc('milliseconds', clock_timestamp()) END,
-               CASE WHEN NOT open THEN ${gate.taskQueue}::text END
-          FROM go, open
-        ON CONFLICT (id) DO UPDATE
-           SET claimed_attempt = GREATEST(e.claimed_attempt, EXCLUDED.claimed_attempt), held_since = EXCLUDED.held_since,
-               held_queue = COALESCE(EXCLUDED.held_queue, e.held_queue), ${setRunIds(webhook, 'e')}
-         WHERE e.claimed_attempt < ${attempt} AND ((SELECT go FROM go) OR NOT (SELECT open FROM open)) AND e.payload_removed_at IS NULL
-        RETURNING accepted_at, claimed_attempt = ${attempt} AS claimed, held_since IS NOT NULL AS held
-      )
-      SELECT (SELECT accepted_at FROM claim WHERE claimed) AS accepted_at, ${CLAIM_GATE_COLUMNS},
-             EXISTS (SELECT 1 FROM claim WHERE held) AS held,
-             EXISTS (SELECT 1 FROM webhook_events WHERE id = ${webhook.webhookId}::uuid AND payload_removed_at IS NOT NULL) AS erased`,
-    ),
-  );
+  const indexKey = (await indexKeysOf(knex, atRest)).writeWith;
+  const [claimed] = await runSql<ClaimRow>(knex, claimStatement(atRest, indexKey, webhook, attempt, gate));
   if (claimed.accepted_at) return { kind: 'claimed', acceptedAt: claimed.accepted_at };
   if (claimed.erased) return { kind: 'erased' };
   if (claimed.held) return { kind: 'held', state: claimed.state as HoldState, pauseReason: claimed.pause_reason };
@@ -67,6 +46,34 @@ export async function claimAttempt(knex: Knex, atRest: DataAtRest, webhook: NewW
     return claimAttempt(knex, atRest, webhook, attempt, gate);
   }
   return slotWait(claimed, gate) ?? earlierClaim(knex, atRest, webhook.webhookId, attempt);
+}
+
+/**
+ * The claim's one statement, with the partner gate's CTEs (store/partner/partner-gate.ts) spliced in. Printed
+ * whole, as PostgreSQL receives it, in docs/sql/attempt-claim.md (test/webhooks/attempt-statements.test.ts).
+ */
+export function claimStatement(atRest: DataAtRest, indexKey: SubjectIndexKey, webhook: NewWebhook, attempt: number, gate: GateClaim): SqlFragment {
+  // A run another Temporal client started has no row yet: the claim writes it, told of its start already.
+  const row = newWebhookRow(webhook, true, atRest, indexKey);
+  return prepared(
+    'claim-attempt',
+    sql`WITH ${claimGateCtes(gate)}, claim AS (
+      INSERT INTO webhook_events AS e (${row.columns}, claimed_attempt, held_since, held_queue)
+      SELECT ${row.values},
+             CASE WHEN may_send THEN ${attempt}::smallint ELSE 0 END,
+             CASE WHEN NOT open THEN date_trunc('milliseconds', clock_timestamp()) END,
+             CASE WHEN NOT open THEN ${gate.taskQueue}::text END
+        FROM may_send, open
+      ON CONFLICT (id) DO UPDATE
+         SET claimed_attempt = GREATEST(e.claimed_attempt, EXCLUDED.claimed_attempt), held_since = EXCLUDED.held_since,
+             held_queue = COALESCE(EXCLUDED.held_queue, e.held_queue), ${setRunIds(webhook, 'e')}
+       WHERE e.claimed_attempt < ${attempt} AND ((SELECT may_send FROM may_send) OR NOT (SELECT open FROM open)) AND e.payload_removed_at IS NULL
+      RETURNING accepted_at, claimed_attempt = ${attempt} AS claimed, held_since IS NOT NULL AS held
+    )
+    SELECT (SELECT accepted_at FROM claim WHERE claimed) AS accepted_at, ${CLAIM_GATE_COLUMNS},
+           EXISTS (SELECT 1 FROM claim WHERE held) AS held,
+           EXISTS (SELECT 1 FROM webhook_events WHERE id = ${webhook.webhookId}::uuid AND payload_removed_at IS NOT NULL) AS erased`,
+  );
 }
 
 interface ClaimRow extends ClaimGateRow {

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { prepared, raw, runSql, sql } from '../../db/sql';
+import { prepared, raw, runSql, sql, type SqlFragment } from '../../db/sql';
 import type { DataAtRest } from '../../lib/at-rest';
 import type { RecordAttemptInput, RecordOutcomeInput, StoppedStatus, WebhookRef } from '../../lib/delivery';
 import { refuseClearWriteIfKeyed } from '../personal-data/at-rest-settings';
@@ -29,14 +29,22 @@ export async function storeAttempt(
   feedback?: GateFeedback,
 ): Promise<GateChange> {
   await refuseClearWriteIfKeyed(knex, atRest);
+  const [{ found, ...fed }] = await runSql<FedGateRow & { found: number }>(knex, recordStatement(atRest, { webhook, attempt }, finish, feedback));
+  if (found === 0) throw new WebhookRowMissingError(webhook.webhookId);
+  return gateChange(fed);
+}
+
+/**
+ * The record's one statement, with the partner gate's CTE (feedGate, store/partner/partner-gate.ts) spliced in.
+ * Printed whole, as PostgreSQL receives it, in docs/sql/attempt-record.md (test/webhooks/attempt-statements.test.ts).
+ */
+export function recordStatement(atRest: DataAtRest, { webhook, attempt }: RecordAttemptInput, finish?: WebhookFinish, feedback?: GateFeedback): SqlFragment {
   const finishing = finish ? sql`, status = ${unlessErased(finish.status)}, finished_at = COALESCE(finished_at, ${finish.finishedAt}::timestamptz)` : raw('');
   // An attempt in flight when an erasure removed the payload: its outcome is kept, its excerpt is not.
   const recorded = attemptRow(webhook, attempt, atRest, raw('row.keeps_payload'));
-  const [{ found, ...fed }] = await runSql<FedGateRow & { found: number }>(
-    knex,
-    prepared(
-      finish ? 'record-attempt-and-finish' : 'record-attempt',
-      sql`WITH row AS (
+  return prepared(
+    finish ? 'record-attempt-and-finish' : 'record-attempt',
+    sql`WITH row AS (
       UPDATE webhook_events SET ${setRunIds(webhook)}${finishing} WHERE id = ${webhook.webhookId} RETURNING id, payload_removed_at IS NULL AS keeps_payload
     ), recorded AS (
       INSERT INTO webhook_attempts (webhook_id, ${recorded.columns})
@@ -47,10 +55,7 @@ export async function storeAttempt(
       ${feedGate(feedback, raw('EXISTS (SELECT 1 FROM recorded)'))}
     )
     SELECT count(*)::int AS found, (SELECT tripped FROM fed) AS tripped, (SELECT throttled_until FROM fed) AS throttled_until FROM row`,
-    ),
   );
-  if (found === 0) throw new WebhookRowMissingError(webhook.webhookId);
-  return gateChange(fed);
 }
 
 /** The status a record writes, unless an erasure cancelled the delivery: that status and its reason stay. */

@@ -140,8 +140,8 @@ describe('module boundaries', function () {
     assert.deepEqual(Object.fromEntries(CAPABILITIES.map((capability) => [capability, present(capability)])), {
       ingestion: ['application', 'store'],
       webhooks: ['application', 'store', 'activities', 'workflows'],
-      ordering: ['application', 'store'],
-      partner: ['application', 'store'],
+      ordering: ['application', 'store', 'activities'],
+      partner: ['application', 'store', 'activities'],
       'personal-data': ['application', 'store', 'activities', 'workflows'],
       access: ['application', 'store'],
     });
