@@ -20,7 +20,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { openApiDocument } from '../../api/openapi/document';
 import { commands } from '../../cli/commands';
 import { cliActor } from '../../lib/actor';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { REVOCATION_BOUND_MS, SHARED_TOKEN_WARNING } from '../../application/access/token-checker';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { runCli, startCli, waitForExit } from '../support/cli';
 import { useTestDatabase } from '../support/database';
 

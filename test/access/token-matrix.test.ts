@@ -24,7 +24,7 @@ import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import { TOKEN_SCOPES, type TokenScope } from '../../lib/vocabulary';
 import type { Knex } from '../../db/database';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { startTestApi, type TestApi } from '../support/api';
 import { runCli, startCli, waitForExit } from '../support/cli';

@@ -9,7 +9,7 @@ import { commands } from '../../cli/commands';
 import { SHARED_TOKEN_WARNING } from '../../application/access/token-checker';
 import { CLI, runCli, startCli, waitForExit } from '../support/cli';
 import { createEmptyDatabase, createTestDatabase, useTestDatabase, type TestDatabase } from '../support/database';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import companySignup from '../fixtures/events/company-signup.json';
 import { closedPort, startPartnerServer } from '../support/partner-server';
 import { eventually } from '../support/eventually';

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { listProcesses } from '../../lib/child-processes';
 import { CLI } from '../support/cli';
 import companySignup from '../fixtures/events/company-signup.json';

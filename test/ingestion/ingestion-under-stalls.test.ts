@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { webhookIds } from '../../application/ingestion/ids';
 import { postWebhook } from '../support/api';
 import { eventually } from '../support/eventually';

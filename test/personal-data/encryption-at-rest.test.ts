@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { Webhook } from 'standardwebhooks';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { DEVELOPMENT_SUBJECT_INDEX_KEY } from '../../lib/at-rest';
 import { subjectKey } from '../../lib/subject-index';
 import type { DevServer } from '../../temporal/dev-server';

@@ -2,7 +2,7 @@
 // PostgreSQL, one Temporal server and one partner, and SIGKILLed together when the file is done.
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import type { DevServer } from '../../temporal/dev-server';
 import { startPartnerServer, type PartnerHandler, type PartnerServer } from './partner-server';
 import { startCli, waitForExit } from './cli';

@@ -10,7 +10,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { startApiServer, type ApiServer } from '../../api/server';
 import { uiCodecEndpoint } from '../../api/codec/router';
 import type { WebhookEventInput } from '../../events/envelope';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { loadConfig, type Config } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import type { DevServer } from '../../temporal/dev-server';

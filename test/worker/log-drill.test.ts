@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { writeFile } from 'node:fs/promises';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { prepareWebhook } from '../../application/ingestion/start-webhook';
 import type { DevServer } from '../../temporal/dev-server';
 import candidateNew from '../fixtures/events/candidate-new-short.json';

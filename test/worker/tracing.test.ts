@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import type { ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import type { DevServer } from '../../temporal/dev-server';
 import { webhookStatusQuery } from '../../workflows/webhooks/messages';
 import type { DeliverySummary } from '../../workflows/types';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import { startWebhook } from '../../application/ingestion/start-webhook';
