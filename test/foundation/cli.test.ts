@@ -13,8 +13,7 @@ import { findFreePort } from '../../lib/ports';
 import companySignup from '../fixtures/events/company-signup.json';
 import { closedPort, startPartnerServer } from '../support/partner-server';
 import { eventually } from '../support/eventually';
-
-const logLines = (stdout: string) => stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+import { logLines } from '../support/log-lines';
 
 describe('partner-service CLI', () => {
   let tmp: string;
@@ -299,7 +298,7 @@ describe('partner-service CLI', () => {
       try {
         await started;
         // Temporal is configured, so this is not the fully embedded mode: no partner means delivery waits, as ever.
-        assert.equal(logLines(output.stdout).find((l) => /^partner service started/.test(l.msg)).partnerInbox, 'off');
+        assert.equal(logLines(output.stdout).find((l) => /^partner service started/.test(l.msg))!.partnerInbox, 'off');
         assert.ok(logLines(output.stdout).some((l) => l.msg === 'PARTNER_ENDPOINT is not set: webhook delivery is paused; the worker does not poll and webhooks wait in Temporal'), output.stdout);
         assert.ok(!logLines(output.stdout).some((l) => /local partner inbox/.test(l.msg)), output.stdout);
         const url = await runCli(['db', 'url'], env, cwd);
@@ -354,7 +353,7 @@ describe('partner-service CLI', () => {
         assert.ok(lines.some((l) => l.msg === 'DATABASE_URL is not set: using embedded PostgreSQL'));
         assert.ok(lines.some((l) => /imported the demo directory/.test(l.msg) && l.summary.users.inserted === 5));
 
-        const line = lines.find((l) => /^partner service started/.test(l.msg));
+        const line = lines.find((l) => /^partner service started/.test(l.msg))!;
         assert.equal(line.temporalSource, 'temporal CLI');
         const inbox: string = line.partnerInbox;
         // 3002 when free; another process on this machine may hold it.
@@ -366,7 +365,7 @@ describe('partner-service CLI', () => {
           `no PARTNER_ENDPOINT: webhooks are delivered to the local partner inbox at ${inbox} (a loopback receiver that answers 204); ` +
             'set PARTNER_ENDPOINT and PARTNER_ACCESS_TOKEN to deliver to a real partner',
         );
-        assert.ok(lines.indexOf(loud) < lines.indexOf(line));
+        assert.ok(lines.indexOf(loud!) < lines.indexOf(line));
 
         // The newcomer's next command, from the same directory. `webhooks send` reaches Temporal at
         // 127.0.0.1:7233; only when another server holds that port did start's dev server take another.

@@ -19,6 +19,7 @@ import { eventually } from '../support/eventually';
 import { serviceProcesses } from '../support/service-processes';
 import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
+import { logLines } from '../support/log-lines';
 
 const INTERNAL_TOKEN = 'at-rest-internal-token-0123456';
 const SIGNING_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
@@ -39,13 +40,6 @@ const encryptedWith = (keyId: string) => `30 webhook bodies and response excerpt
 const CLEAR_LINE = '40 2 bodies and 2 response excerpts are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: partner-service keys reseal seals them';
 /** The ordering lanes of the first phase's two entities (a company, a candidate), whose keys rest in clear likewise. */
 const CLEAR_LANES_LINE = '40 2 ordering lane keys are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: partner-service keys reseal seals them';
-
-interface LogLine {
-  level: number;
-  msg: string;
-  [field: string]: unknown;
-}
-const logLines = (stdout: string): LogLine[] => stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as LogLine);
 
 describe('bodies and response excerpts at rest: the service\'s API and worker processes through a key rotation', function () {
   this.timeout(120_000);

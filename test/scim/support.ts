@@ -32,6 +32,9 @@ export async function scimGet(
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
 
+/** The ids of a SCIM list answer's resources, in the order it lists them. */
+export const idsOf = (body: { Resources: Array<{ id: string }> }): string[] => body.Resources.map((resource) => resource.id);
+
 /** Group ids of the known dataset: group n has id groupId(n). */
 export const groupId = (n: number) => `00000000-0000-4000-a000-${String(n).padStart(12, '0')}`;
 

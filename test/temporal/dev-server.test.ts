@@ -25,6 +25,7 @@ import { encodedHistoryBytes, occurrencesIn } from '../support/history';
 import { tempDir } from '../support/temporal';
 import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
 import type { PartnerServer } from '../support/partner-server';
+import { logLines } from '../support/log-lines';
 
 const INTERNAL_TOKEN = 'dev-server-internal-token-0123';
 const PARTNER_TOKEN = 'dev-server-partner-token-abcdef';
@@ -262,7 +263,7 @@ describe('webhooks end to end on the Temporal dev server', function () {
       WORKER_HTTP_PORT: String(await findFreePort()),
     });
     assert.equal(code, 1);
-    const errors = stdout.trim().split('\n').map((line) => JSON.parse(line)).filter((line) => line.level >= 50);
+    const errors = logLines(stdout).filter((line) => line.level >= 50);
     assert.equal(errors.length, 1);
     assert.match(errors[0].msg, new RegExp(`^Temporal refused to register the webhook search attributes in namespace ${namespace} \\(.+\\); register them once with: temporal operator search-attribute create --name WebhookEventType --name WebhookAction --name WebhookStatus --name CompanyId --type Keyword --namespace ${namespace}$`));
   });

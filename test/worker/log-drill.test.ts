@@ -18,6 +18,7 @@ import { createTestDatabase, type TestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
+import { linesOf } from '../support/log-lines';
 
 const INTERNAL_TOKEN = 'log-drill-internal-token-0123';
 
@@ -279,4 +280,3 @@ describe('log drill: no personal data in any log line of the service at LOG_LEVE
   }
 });
 
-const linesOf = (text: string) => text.split('\n').filter((line) => line.trim() !== '');
