@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import candidateNew from '../fixtures/events/candidate-new-short.json';
-import { postWebhook } from '../support/api';
+import { submitWebhook } from '../support/api';
 import { runCli } from '../support/cli';
 import { eventually } from '../support/eventually';
 import { useProxiedService } from '../support/proxied-service';
@@ -24,9 +24,7 @@ describe('audit crash drill: the api killed between a cancel intent and its outc
     await processes.startWorker(queue);
     const api = await processes.startApi(queue, { TEMPORAL_ADDRESS: `127.0.0.1:${proxy.port}` });
     const { db } = fixtures;
-    const accepted = await postWebhook(api, TOKEN, { ...candidateNew, event_id: `crash-${randomUUID()}` });
-    assert.equal(accepted.status, 202);
-    const { webhook_id: webhookId } = (await accepted.json()) as { webhook_id: string };
+    const { webhook_id: webhookId } = await submitWebhook(api, TOKEN, { ...candidateNew, event_id: `crash-${randomUUID()}` });
     await eventually('the first attempt failed', async () => (await db.knex('webhook_attempts').where({ webhook_id: webhookId })).length === 1);
 
     // Requests to Temporal are held from now on: the cancel writes its intent, then waits on its call.

@@ -13,6 +13,7 @@ import { insertApp, insertCompany, insertJob } from '../listings/support';
 import { seedDataset, USERS } from '../scim/support';
 import { eventually } from '../support/eventually';
 import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
+import { postWebhook } from '../support/api';
 
 export const CONTRACT_APP = { appId: 'contract-app', key: 'contract-app-key-0123456789' };
 export const CONTRACT_INTERNAL_TOKEN = 'contract-internal-token-0123456';
@@ -38,7 +39,7 @@ async function seedDirectory(knex: Knex): Promise<void> {
 async function seedWebhooks(apiUrl: string): Promise<void> {
   const headers = { authorization: `Bearer ${CONTRACT_INTERNAL_TOKEN}`, 'content-type': 'application/json' };
   for (const eventId of ['contract-delivered', 'contract-failing']) {
-    const res = await fetch(`${apiUrl}/internal/v1/webhooks`, { method: 'POST', headers, body: JSON.stringify({ ...candidateNew, event_id: eventId }) });
+    const res = await postWebhook(apiUrl, CONTRACT_INTERNAL_TOKEN, { ...candidateNew, event_id: eventId });
     if (res.status !== 202) throw new Error(`seeding ${eventId}: ${res.status} ${await res.text()}`);
   }
   const view = async (webhookId: string) => {

@@ -14,6 +14,7 @@ import companySignup from '../fixtures/events/company-signup.json';
 import { closedPort, startPartnerServer } from '../support/partner-server';
 import { eventually } from '../support/eventually';
 import { logLines } from '../support/log-lines';
+import { submitWebhook } from '../support/api';
 
 describe('partner-service CLI', () => {
   let tmp: string;
@@ -247,12 +248,7 @@ describe('partner-service CLI', () => {
         assert.deepEqual(await decoded.json(), { payloads: [] });
         assert.ok(existsSync(path.join(cwd, '.data', 'temporal', 'dev-server.sqlite')));
 
-        const response = await fetch(`${api}/internal/v1/webhooks`, {
-          method: 'POST',
-          headers: { authorization: 'Bearer start-internal-token-0123456789', 'content-type': 'application/json' },
-          body: JSON.stringify({ ...companySignup, event_id: `start-${process.pid}-${Date.now()}` }),
-        });
-        assert.equal(response.status, 202);
+        await submitWebhook(api, 'start-internal-token-0123456789', { ...companySignup, event_id: `start-${process.pid}-${Date.now()}` });
         const deadline = Date.now() + 30_000;
         while (partner.requests.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
         assert.equal(partner.requests.length, 1);

@@ -8,6 +8,7 @@ import { findFreePort } from '../../lib/ports';
 import { listProcesses } from '../../lib/child-processes';
 import { CLI } from '../support/cli';
 import companySignup from '../fixtures/events/company-signup.json';
+import { postWebhook } from '../support/api';
 
 // `partner-service start` with nothing configured (embedded PostgreSQL, a Temporal dev server, the partner inbox),
 // stopped by a signal at each step of its start-up and once it is ready: it exits 0 within STOP_BOUND_MS of the
@@ -66,11 +67,7 @@ async function startAndStop(work: string, moment: Moment, signal: NodeJS.Signals
       while (alive) {
         const ready = await fetch(`${api}/readyz`).then(async (r) => ({ status: r.status, body: await r.json() }), () => undefined);
         if (ready?.status === 200) {
-          const response = await fetch(`${api}/internal/v1/webhooks`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ ...companySignup, event_id: `start-stop-${process.pid}-${Date.now()}` }),
-          });
+          const response = await postWebhook(api, INTERNAL_TOKEN, { ...companySignup, event_id: `start-stop-${process.pid}-${Date.now()}` });
           firstReadyAnswer = { body: ready.body, webhookStatus: response.status };
           return;
         }

@@ -18,6 +18,7 @@ import { waitForRunsCompleted } from '../support/runs-completed';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { serviceProcesses, stopServiceFixtures } from '../support/service-processes';
 import { startTestDevServer, tempDir } from '../support/temporal';
+import { submitWebhook } from '../support/api';
 
 const INTERNAL_TOKEN = 'ordering-drill-token-0123456';
 const KEYS = 200;
@@ -132,14 +133,7 @@ describe('per-entity ordering under faults: 200 keys x 20 webhooks, 2 APIs, 2 wo
           const ids: string[] = [];
           accepted.set(`job:${jobId}`, ids);
           for (let i = 0; i < PER_KEY; i++) {
-            const response = await fetch(`${apis[i % 2]}/internal/v1/webhooks`, {
-              method: 'POST',
-              headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
-              body: JSON.stringify(jobEvent(jobId, i)),
-            });
-            const body = (await response.json()) as { webhook_id: string };
-            assert.equal(response.status, 202, JSON.stringify(body));
-            ids.push(body.webhook_id);
+            ids.push((await submitWebhook(apis[i % 2], INTERNAL_TOKEN, jobEvent(jobId, i))).webhook_id);
           }
         }
       }),

@@ -20,6 +20,7 @@ import { serviceProcesses } from '../support/service-processes';
 import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { logLines } from '../support/log-lines';
+import { postWebhook, submitWebhook } from '../support/api';
 
 const INTERNAL_TOKEN = 'at-rest-internal-token-0123456';
 const SIGNING_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
@@ -87,13 +88,7 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
   }
 
   async function send(api: string, event: object): Promise<string> {
-    const response = await fetch(`${api}/internal/v1/webhooks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify(event),
-    });
-    assert.equal(response.status, 202, await response.clone().text());
-    return ((await response.json()) as { webhook_id: string }).webhook_id;
+    return (await submitWebhook(api, INTERNAL_TOKEN, event)).webhook_id;
   }
   const sendCandidate = (api: string) => send(api, { ...candidateNew, event_id: `at-rest-${randomUUID()}` });
 
@@ -283,11 +278,7 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
     const { rows: [{ since }] } = await db.knex.raw('SELECT encrypted_since AS since FROM data_at_rest_settings');
     const before = await db.knex.raw('SELECT (SELECT count(*) FROM webhook_events)::int AS rows, (SELECT count(*) FROM webhook_attempts)::int AS attempts');
     const api = await settings.none.startApi(taskQueue);
-    const response = await fetch(`${api}/internal/v1/webhooks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ ...candidateNew, event_id: `at-rest-${randomUUID()}` }),
-    });
+    const response = await postWebhook(api, INTERNAL_TOKEN, { ...candidateNew, event_id: `at-rest-${randomUUID()}` });
     assert.deepEqual([response.status, await response.json()], [
       503,
       {

@@ -26,6 +26,7 @@ import { tempDir } from '../support/temporal';
 import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
 import type { PartnerServer } from '../support/partner-server';
 import { logLines } from '../support/log-lines';
+import { postWebhook } from '../support/api';
 
 const INTERNAL_TOKEN = 'dev-server-internal-token-0123';
 const PARTNER_TOKEN = 'dev-server-partner-token-abcdef';
@@ -63,11 +64,7 @@ describe('webhooks end to end on the Temporal dev server', function () {
   });
 
   const submit = async (event: object, url = api.url) => {
-    const response = await fetch(`${url}/internal/v1/webhooks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify(event),
-    });
+    const response = await postWebhook(url, INTERNAL_TOKEN, event);
     return { status: response.status, body: (await response.json()) as Record<string, string> };
   };
   const candidateOf = (companyId: string, fields: Record<string, unknown> = {}) => {

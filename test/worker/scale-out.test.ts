@@ -25,6 +25,7 @@ import { waitForRunsCompleted } from '../support/runs-completed';
 import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { IN_CLEAR } from '../support/at-rest';
+import { postWebhook } from '../support/api';
 
 const INTERNAL_TOKEN = 'scale-internal-token-0123456';
 
@@ -106,11 +107,7 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
     let retried503 = 0;
     async function ingest(base: string, event: object) {
       for (let tries = 1; ; tries++) {
-        const response = await fetch(`${base}/internal/v1/webhooks`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
-          body: JSON.stringify(event),
-        });
+        const response = await postWebhook(base, INTERNAL_TOKEN, event);
         const body = (await response.json()) as { webhook_id: string };
         if (response.status === 503 && tries < 200) {
           retried503++;

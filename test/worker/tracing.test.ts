@@ -19,6 +19,7 @@ import { startTestDevServer, tempDir, testWorkflowBundle } from '../support/temp
 import { workerTracing } from '../../worker/tracing';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
+import { submitWebhook } from '../support/api';
 
 const INTERNAL_TOKEN = 'tracing-internal-token-8c1f2a9d';
 const PARTNER_TOKEN = 'tracing-partner-token-must-not-leak-5b7e';
@@ -100,13 +101,7 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
   });
 
   const ingest = async (traceparent: string, eventId: string) => {
-    const response = await fetch(`${apiUrl}/internal/v1/webhooks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json', traceparent },
-      body: JSON.stringify({ ...candidateNew, event_id: eventId }),
-    });
-    assert.equal(response.status, 202, await response.clone().text());
-    return (await response.json()) as { webhook_id: string; workflow_id: string };
+    return submitWebhook(apiUrl, INTERNAL_TOKEN, { ...candidateNew, event_id: eventId }, { headers: { traceparent } });
   };
 
   /**
