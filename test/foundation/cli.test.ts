@@ -15,6 +15,7 @@ import { closedPort, startPartnerServer } from '../support/partner-server';
 import { eventually } from '../support/eventually';
 import { logLines } from '../support/log-lines';
 import { submitWebhook } from '../support/api';
+import { CODEC_TOKEN, INTERNAL_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
 describe('partner-service CLI', () => {
   let tmp: string;
@@ -212,11 +213,11 @@ describe('partner-service CLI', () => {
         PATH: process.env.PATH,
         PORT: String(apiPort),
         PARTNER_ENDPOINT: partner.url,
-        PARTNER_ACCESS_TOKEN: 'start-partner-token',
-        INTERNAL_API_TOKEN: 'start-internal-token-0123456789',
+        PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
+        INTERNAL_API_TOKEN: INTERNAL_TOKEN,
         // Encrypted payloads, and the dev server's UI wired to the codec server.
         PAYLOAD_ENCRYPTION_KEYS: `start-key:${Buffer.alloc(32, 7).toString('base64')}`,
-        CODEC_AUTH_TOKEN: 'start-codec-token-0123456789',
+        CODEC_AUTH_TOKEN: CODEC_TOKEN,
       };
       const cwd = await mkdtemp(path.join(tmp, 'stack-'));
       const { child, output, started } = startCli(['start'], env, cwd, /"msg":"partner service started/);
@@ -238,7 +239,7 @@ describe('partner-service CLI', () => {
         assert.equal((await fetch(line.temporalUi)).status, 200);
         assert.equal(line.codec, `${api}/codec`);
         const uiSettings = (await (await fetch(`${line.temporalUi}/api/v1/settings`)).json()) as { Codec: { Endpoint: string } };
-        assert.equal(uiSettings.Codec.Endpoint, `${api}/codec/ui/start-codec-token-0123456789`);
+        assert.equal(uiSettings.Codec.Endpoint, `${api}/codec/ui/${CODEC_TOKEN}`);
         const preflight = await fetch(`${uiSettings.Codec.Endpoint}/decode`, {
           method: 'OPTIONS',
           headers: { origin: line.temporalUi, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace' },
@@ -248,11 +249,11 @@ describe('partner-service CLI', () => {
         assert.deepEqual(await decoded.json(), { payloads: [] });
         assert.ok(existsSync(path.join(cwd, '.data', 'temporal', 'dev-server.sqlite')));
 
-        await submitWebhook(api, 'start-internal-token-0123456789', { ...companySignup, event_id: `start-${process.pid}-${Date.now()}` });
+        await submitWebhook(api, INTERNAL_TOKEN, { ...companySignup, event_id: `start-${process.pid}-${Date.now()}` });
         const deadline = Date.now() + 30_000;
         while (partner.requests.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
         assert.equal(partner.requests.length, 1);
-        assert.equal(partner.requests[0].headers.authorization, 'Bearer start-partner-token');
+        assert.equal(partner.requests[0].headers.authorization, `Bearer ${PARTNER_TOKEN}`);
       } finally {
         child.kill('SIGTERM');
         await partner.close();

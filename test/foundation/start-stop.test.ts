@@ -9,6 +9,7 @@ import { listProcesses } from '../../lib/child-processes';
 import { CLI } from '../support/cli';
 import companySignup from '../fixtures/events/company-signup.json';
 import { postWebhook } from '../support/api';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
 // `partner-service start` with nothing configured (embedded PostgreSQL, a Temporal dev server, the partner inbox),
 // stopped by a signal at each step of its start-up and once it is ready: it exits 0 within STOP_BOUND_MS of the
@@ -16,7 +17,6 @@ import { postWebhook } from '../support/api';
 // the first 200 of /readyz means the worker polls and a webhook is accepted.
 
 const STOP_BOUND_MS = 2000;
-const INTERNAL_TOKEN = 'start-stop-internal-token-0123456789';
 
 /** When the signal is sent: ms after the spawn, a log line (the step it announces is then under way), or ready. */
 type Moment = { afterMs: number } | { onLog: RegExp } | 'ready';

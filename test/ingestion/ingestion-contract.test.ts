@@ -14,8 +14,8 @@ import { schemaArbitrary } from '../support/schema-arbitrary';
 import { startTestDevServer } from '../support/temporal';
 import { RecordingGateway } from '../support/recording-gateway';
 import { postWebhook, submitWebhook } from '../support/api';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
-const INTERNAL_TOKEN = 'internal-token-0123456789abcdef';
 const logger = createLogger('silent');
 const RUNS = 150;
 

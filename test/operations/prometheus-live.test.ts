@@ -19,9 +19,9 @@ import { serviceProcesses } from '../support/service-processes';
 import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { DEFAULT_TASK_QUEUE } from '../../lib/config';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
 const RULES = path.join(__dirname, '..', '..', 'deploy', 'prometheus', 'partner-alerts.yml');
-const INTERNAL_TOKEN = 'prometheus-live-internal-token-01';
 // The task queue the rules name (NoWorkerPolling): the worker must poll it for those rules to see it.
 const TASK_QUEUE = DEFAULT_TASK_QUEUE;
 const HEALTHY_SECONDS = 65;

@@ -21,11 +21,11 @@ import { ensureSearchAttributes } from '../../temporal/register-search-attribute
 import type { WebhookEventInput } from '../../events/envelope';
 import { metricsRegistry } from '../../lib/metrics';
 import { postWebhook } from '../support/api';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
 /** partner_service_ordering_gaps_total of this process. */
 const gapsTotal = async () => (await metricsRegistry.getSingleMetric('partner_service_ordering_gaps_total')!.get()).values[0]?.value ?? 0;
 
-const INTERNAL_TOKEN = 'ordering-internal-token-0123';
 const logger = createLogger('silent');
 
 describe('per-entity ordering on the dev server (WEBHOOK_ORDERING=entity)', function () {

@@ -11,8 +11,8 @@ import { runCli } from '../support/cli';
 import { eventually } from '../support/eventually';
 import { serviceProcesses, startServiceFixtures, stopServiceFixtures, type StartedServiceFixtures } from '../support/service-processes';
 import { submitWebhook } from '../support/api';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
-const INTERNAL_TOKEN = 'lane-drill-internal-token-0123';
 const [K1, K2] = ['k1', 'k2'].map((id) => ({ id, key: randomBytes(32) }));
 const setting = (...keys: Array<typeof K1>) => keys.map(({ id, key }) => `${id}:${key.toString('base64')}`).join(' ');
 

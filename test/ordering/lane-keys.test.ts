@@ -14,8 +14,8 @@ import { reportDataAtRest } from '../../application/personal-data/at-rest-report
 import { capturingLogger } from '../support/capturing-logger';
 import { eventually } from '../support/eventually';
 import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
-const INTERNAL_TOKEN = 'lane-keys-internal-token-0123';
 const [K0, K1, K2] = ['k0', 'k1', 'k2'].map((id) => ({ id, key: randomBytes(32) }));
 const setting = (...keys: Array<typeof K1>) => keys.map(({ id, key }) => `${id}:${key.toString('base64')}`).join(' ');
 const atRestOf = (...keys: Array<typeof K1>) => dataAtRest(loadConfig({ PAYLOAD_ENCRYPTION_KEYS: setting(...keys) }));

@@ -19,8 +19,8 @@ import { startPartnerServer, type PartnerServer } from '../support/partner-serve
 import { serviceProcesses, stopServiceFixtures } from '../support/service-processes';
 import { startTestDevServer, tempDir } from '../support/temporal';
 import { submitWebhook } from '../support/api';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
-const INTERNAL_TOKEN = 'ordering-drill-token-0123456';
 const KEYS = 200;
 const PER_KEY = 20;
 const TOTAL = KEYS * PER_KEY;

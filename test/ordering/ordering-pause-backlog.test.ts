@@ -11,8 +11,8 @@ import { probePartner } from '../../partner-client/partner-probe';
 import jobNew from '../fixtures/events/job-new.json';
 import { eventually } from '../support/eventually';
 import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
-const INTERNAL_TOKEN = 'ordering-backlog-token-0123';
 const KEYS = 50;
 const PER_KEY = 40;
 const CAP = 40;

@@ -19,8 +19,7 @@ import { createTestDatabase, type TestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
-
-const INTERNAL_TOKEN = 'protect-internal-token-0123456';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
 interface Arrival {
   readonly method: string;

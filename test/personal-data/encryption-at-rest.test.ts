@@ -21,8 +21,8 @@ import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { logLines } from '../support/log-lines';
 import { postWebhook, submitWebhook } from '../support/api';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
-const INTERNAL_TOKEN = 'at-rest-internal-token-0123456';
 const SIGNING_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 const [KEY_A, KEY_B] = ['key-a', 'key-b'].map((id) => ({ id, setting: `${id}:${randomBytes(32).toString('base64')}` }));
 const { candidate } = candidateNew.data;

@@ -13,8 +13,8 @@ import { CLI, runCli, waitForExit } from '../support/cli';
 import { eventually } from '../support/eventually';
 import { serviceProcesses, startServiceFixtures, stopServiceFixtures, type StartedServiceFixtures } from '../support/service-processes';
 import { postWebhook } from '../support/api';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
-const INTERNAL_TOKEN = 'reseal-internal-token-0123456789';
 const [KEY_A, KEY_B] = ['key-a', 'key-b'].map((id) => ({ id, key: randomBytes(32) }));
 const setting = (...keys: Array<typeof KEY_A>) => keys.map(({ id, key }) => `${id}:${key.toString('base64')}`).join(' ');
 const BODY = JSON.stringify({ ...candidateShort, event_id: 'seeded' });

@@ -27,9 +27,7 @@ import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
 import type { PartnerServer } from '../support/partner-server';
 import { logLines } from '../support/log-lines';
 import { postWebhook } from '../support/api';
-
-const INTERNAL_TOKEN = 'dev-server-internal-token-0123';
-const PARTNER_TOKEN = 'dev-server-partner-token-abcdef';
+import { INTERNAL_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
 describe('webhooks end to end on the Temporal dev server', function () {
   this.timeout(60_000);

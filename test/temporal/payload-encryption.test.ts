@@ -21,10 +21,9 @@ import { historyPayloads, leftInClear, occurrencesIn } from '../support/history'
 import { requireTemporalBinary, testWorkflowBundle } from '../support/temporal';
 import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
 import { submitWebhook } from '../support/api';
+import { INTERNAL_TOKEN, CODEC_TOKEN } from '../support/tokens';
 
 const run = promisify(execFile);
-const INTERNAL_TOKEN = 'encryption-internal-token-0123';
-const CODEC_TOKEN = 'encryption-codec-token-0123456';
 const { email, phone_number: phone, message } = candidateNew.data.candidate;
 
 describe('payload encryption on the Temporal dev server', function () {

@@ -22,8 +22,8 @@ import { startTestDevServer, tempDir } from '../support/temporal';
 import { makeTestCertificates, startTlsProxy, type TestCertificates, type TlsProxy } from '../support/tls-proxy';
 import { capturingLogger } from '../support/capturing-logger';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
-const INTERNAL_TOKEN = 'tls-internal-token-0123456789';
 const API_KEY = `tls-api-key-${randomUUID()}`;
 const UNTRUSTED = "the server's certificate is not trusted: is TEMPORAL_TLS_SERVER_CA_CERT_PATH (or _DATA) the CA that signed it?";
 const NO_CLIENT_CERT = 'the server demands a client certificate: set TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH (or _DATA)';

@@ -24,10 +24,10 @@ import { eventually } from '../support/eventually';
 import { occurrencesIn } from '../support/history';
 import { startTestDevServer, startTestWorker, type TestWorker } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
+import { CODEC_TOKEN } from '../support/tokens';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const NAMESPACE = 'default';
-const CODEC_TOKEN = 'ui-codec-token-0123456789abcdef';
 const { email, phone_number: phone } = candidateNew.data.candidate;
 
 describe('Temporal UI shows encrypted payloads decoded by the codec server (headless Chromium, dev server)', function () {

@@ -30,8 +30,8 @@ import { closedPort, type PartnerServer } from '../support/partner-server';
 import { IN_CLEAR } from '../support/at-rest';
 import { OPERATOR } from '../support/operator';
 import { ExpiredLinksError } from '../../lib/errors';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
-const INTERNAL_TOKEN = 'operations-internal-token-0123';
 const run = promisify(execFile);
 const ROOT = path.join(__dirname, '..', '..');
 const { EventType } = temporal.api.enums.v1;

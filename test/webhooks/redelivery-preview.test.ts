@@ -14,8 +14,8 @@ import { loadConfig } from '../../lib/config';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { OPERATOR } from '../support/operator';
 import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
-const INTERNAL_TOKEN = 'preview-internal-token-0123456';
 const run = promisify(execFile);
 const ROOT = path.join(__dirname, '..', '..');
 

@@ -19,8 +19,7 @@ import { eventually } from '../support/eventually';
 import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { linesOf } from '../support/log-lines';
-
-const INTERNAL_TOKEN = 'log-drill-internal-token-0123';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
 /** One candidate's personal data, distinctive enough that any copy of it in a log line is found. */
 function candidate(n: number) {

@@ -26,8 +26,7 @@ import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { IN_CLEAR } from '../support/at-rest';
 import { postWebhook } from '../support/api';
-
-const INTERNAL_TOKEN = 'scale-internal-token-0123456';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
 describe('scale-out on the dev server: two APIs, two workers, one task queue', function () {
   let work: string;

@@ -20,9 +20,8 @@ import { workerTracing } from '../../worker/tracing';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { submitWebhook } from '../support/api';
+import { INTERNAL_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
-const INTERNAL_TOKEN = 'tracing-internal-token-8c1f2a9d';
-const PARTNER_TOKEN = 'tracing-partner-token-must-not-leak-5b7e';
 
 const API_SERVICE = 'partner-integration-service';
 const WORKER_SERVICE = 'partner-integration-worker';
