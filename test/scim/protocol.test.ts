@@ -4,13 +4,9 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { scimRouter } from '../../api/scim/router';
 import { loadConfig } from '../../lib/config';
-import { groupId, scimGet, startScimApi, type ScimApi } from './support';
+import { groupId, scimGet, startScimApi, ERROR_URN, LIST_URN, GROUP_URN, USER_URN, type ScimApi } from './support';
 import { SCIM_TOKEN } from '../support/tokens';
 
-const ERROR_URN = 'urn:ietf:params:scim:api:messages:2.0:Error';
-const LIST_URN = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
-const GROUP_URN = 'urn:ietf:params:scim:schemas:core:2.0:Group';
-const USER_URN = 'urn:ietf:params:scim:schemas:core:2.0:User';
 const SCIM_JSON = 'application/scim+json; charset=utf-8';
 
 describe('SCIM protocol: discovery, media types, methods', () => {
