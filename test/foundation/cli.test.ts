@@ -58,7 +58,7 @@ describe('partner-service CLI', () => {
       [{ SUBJECT_INDEX_KEY: key(16) }, 'SUBJECT_INDEX_KEY must hold 32 to 64 bytes in base64 (openssl rand -base64 32)'],
     ];
     // A partner and a database that would let each command go on: only the key stops it.
-    const env = { PARTNER_ENDPOINT: 'http://127.0.0.1:9/hooks', PARTNER_ACCESS_TOKEN: 'cli-partner-token', DATABASE_URL: 'postgres://127.0.0.1:9/none' };
+    const env = { PARTNER_ENDPOINT: 'http://127.0.0.1:9/hooks', PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, DATABASE_URL: 'postgres://127.0.0.1:9/none' };
     const cwd = await mkdtemp(path.join(tmp, 'at-rest-'));
     for (const command of ['start', 'api', 'worker']) {
       for (const [setting, message] of refused) {
@@ -86,7 +86,7 @@ describe('partner-service CLI', () => {
         PATH: process.env.PATH,
         DATABASE_URL: db.url,
         PARTNER_ENDPOINT: 'http://127.0.0.1:9/hooks',
-        PARTNER_ACCESS_TOKEN: 'port-clash-token',
+        PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
         TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}`,
         WORKER_HTTP_PORT: String(port),
         LOG_LEVEL: 'silent',

@@ -14,7 +14,7 @@ import { schemaArbitrary } from '../support/schema-arbitrary';
 import { startTestDevServer } from '../support/temporal';
 import { RecordingGateway } from '../support/recording-gateway';
 import { postWebhook, submitWebhook } from '../support/api';
-import { INTERNAL_TOKEN } from '../support/tokens';
+import { INTERNAL_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
 const logger = createLogger('silent');
 const RUNS = 150;
@@ -31,7 +31,7 @@ describe('POST /internal/v1/webhooks accepts every request its documented body a
     server = await startTestDevServer();
     const env = { INTERNAL_API_TOKEN: INTERNAL_TOKEN, TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: 'ingestion-contract-test' };
     gateway = new RecordingGateway(createTemporalGateway(loadConfig(env), logger));
-    api = await startApiServer({ config: loadConfig({ PARTNER_ACCESS_TOKEN: 'partner-token', ...env }), knex: db.knex, logger, temporalGateway: gateway }, 0, '127.0.0.1');
+    api = await startApiServer({ config: loadConfig({ PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, ...env }), knex: db.knex, logger, temporalGateway: gateway }, 0, '127.0.0.1');
     doc = await (await fetch(`${api.url}/openapi.json`)).json();
   });
   after(async () => {

@@ -21,7 +21,7 @@ import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { logLines } from '../support/log-lines';
 import { postWebhook, submitWebhook } from '../support/api';
-import { INTERNAL_TOKEN } from '../support/tokens';
+import { INTERNAL_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
 const SIGNING_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 const [KEY_A, KEY_B] = ['key-a', 'key-b'].map((id) => ({ id, setting: `${id}:${randomBytes(32).toString('base64')}` }));
@@ -288,7 +288,7 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
     ]);
     const refused = `this deployment stores webhook bodies and response excerpts encrypted (since ${(since as Date).toISOString()}), and PAYLOAD_ENCRYPTION_KEYS is not set in this process: nothing was written`;
     const eventFile = require.resolve('../fixtures/events/candidate-new.json');
-    const env = { ...settings.none.common(taskQueue), PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: 'service-partner-token' };
+    const env = { ...settings.none.common(taskQueue), PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: PARTNER_TOKEN };
     for (const command of ['send', 'send-test']) {
       assert.deepEqual(await runCli(['webhooks', command, eventFile], env, work), { code: 2, stdout: '', stderr: `partner-service webhooks: ${refused}\n` }, command);
     }

@@ -23,7 +23,7 @@ import { eventually } from '../support/eventually';
 import { serviceProcesses, startServiceFixtures, stopServiceFixtures, type StartedServiceFixtures } from '../support/service-processes';
 import { requireTemporalBinary } from '../support/temporal';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
-import { INTERNAL_TOKEN } from '../support/tokens';
+import { INTERNAL_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
 const KEYS = {
   PAYLOAD_ENCRYPTION_KEYS: `drill:${randomBytes(32).toString('base64')}`,
@@ -70,7 +70,7 @@ describe('the adversarial erasure on api and worker processes, a dev server and 
     return { status: response.status, body: (await response.json()) as Record<string, any> };
   };
   const cli = (args: string[], stdin?: string) =>
-    runSourceCli(args, { ...processes.common(queue), PARTNER_ENDPOINT: fixtures.partner.url, PARTNER_ACCESS_TOKEN: 'service-partner-token' } as Record<string, string>, stdin);
+    runSourceCli(args, { ...processes.common(queue), PARTNER_ENDPOINT: fixtures.partner.url, PARTNER_ACCESS_TOKEN: PARTNER_TOKEN } as Record<string, string>, stdin);
   const eventOf = (candidate: Record<string, unknown>) => {
     const event = structuredClone(candidateNew) as typeof candidateNew & { event_id: string };
     event.event_id = `drill-${randomUUID()}`;

@@ -8,6 +8,7 @@ import { startPartnerServer, type PartnerHandler, type PartnerServer } from './p
 import { startCli, waitForExit } from './cli';
 import { createTestDatabase, type TestDatabase } from './database';
 import { startTestDevServer, tempDir } from './temporal';
+import { PARTNER_TOKEN } from './tokens';
 
 export type ServiceChild = ReturnType<typeof startCli>['child'];
 
@@ -40,7 +41,7 @@ export function serviceProcesses(setting: () => ServiceSetting, env: Record<stri
       const { work, partnerUrl } = setting();
       const worker = startCli(
         ['worker'],
-        { PARTNER_ENDPOINT: partnerUrl, PARTNER_ACCESS_TOKEN: 'service-partner-token', ...common(taskQueue), WORKER_HTTP_PORT: String(await findFreePort()), ...extra },
+        { PARTNER_ENDPOINT: partnerUrl, PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, ...common(taskQueue), WORKER_HTTP_PORT: String(await findFreePort()), ...extra },
         work,
         /webhook worker polling/,
       );

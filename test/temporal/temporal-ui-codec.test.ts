@@ -24,7 +24,7 @@ import { eventually } from '../support/eventually';
 import { occurrencesIn } from '../support/history';
 import { startTestDevServer, startTestWorker, type TestWorker } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
-import { CODEC_TOKEN } from '../support/tokens';
+import { CODEC_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const NAMESPACE = 'default';
@@ -58,7 +58,7 @@ describe('Temporal UI shows encrypted payloads decoded by the codec server (head
       TEMPORAL_ADDRESS: server.address,
       TEMPORAL_TASK_QUEUE: `ui-codec-${randomUUID()}`,
       PARTNER_ENDPOINT: partner.url,
-      PARTNER_ACCESS_TOKEN: 'ui-codec-partner-token',
+      PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
       PAYLOAD_ENCRYPTION_KEYS: `ui-key:${randomBytes(32).toString('base64')}`,
       CODEC_AUTH_TOKEN: CODEC_TOKEN,
       CODEC_CORS_ORIGINS: server.uiUrl!,

@@ -29,6 +29,7 @@ import { gapsBetweenSends, timerDurations } from '../support/history-timing';
 import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { IN_CLEAR } from '../support/at-rest';
+import { PARTNER_TOKEN } from '../support/tokens';
 
 const PARTNER_TIMEOUT_MS = 2000;
 
@@ -88,7 +89,7 @@ describe('delivery drills on the dev server', function () {
         TEMPORAL_ADDRESS: `127.0.0.1:${serverPort}`,
         TEMPORAL_TASK_QUEUE: taskQueue,
         PARTNER_ENDPOINT: partner.url,
-        PARTNER_ACCESS_TOKEN: 'drill-partner-token',
+        PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
         PARTNER_TIMEOUT_MS: String(PARTNER_TIMEOUT_MS),
         WORKER_HTTP_PORT: String(await findFreePort()),
         LOG_LEVEL: 'info',

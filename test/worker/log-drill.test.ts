@@ -19,7 +19,7 @@ import { eventually } from '../support/eventually';
 import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { linesOf } from '../support/log-lines';
-import { INTERNAL_TOKEN } from '../support/tokens';
+import { INTERNAL_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
 /** One candidate's personal data, distinctive enough that any copy of it in a log line is found. */
 function candidate(n: number) {
@@ -124,7 +124,7 @@ describe('log drill: no personal data in any log line of the service at LOG_LEVE
     const statusOf = async (webhookId: string) => (await call('GET', `/webhooks/${webhookId}`)).body;
     const liveState = async (webhookId: string) => ((await statusOf(webhookId)).live as { state?: string } | null)?.state;
     const cli = async (...args: string[]) => {
-      const result = await runCli([...args, '--verbose'], { ...processes.common(queue), PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: 'drill-token', ...keys }, work);
+      const result = await runCli([...args, '--verbose'], { ...processes.common(queue), PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, ...keys }, work);
       cliRuns.push({ args, result });
       return result;
     };

@@ -26,7 +26,7 @@ import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { IN_CLEAR } from '../support/at-rest';
 import { postWebhook } from '../support/api';
-import { INTERNAL_TOKEN } from '../support/tokens';
+import { INTERNAL_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
 describe('scale-out on the dev server: two APIs, two workers, one task queue', function () {
   let work: string;
@@ -86,7 +86,7 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
   const countPosts = () => [...posts.values()].reduce((n, a) => n + a.length, 0);
   const processes = serviceProcesses(() => ({ work, databaseUrl: db.url, temporalPort: serverPort, partnerUrl: partner.url }), {
     INTERNAL_API_TOKEN: INTERNAL_TOKEN,
-    PARTNER_ACCESS_TOKEN: 'scale-partner-token',
+    PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
     PARTNER_TIMEOUT_MS: '5000',
   });
   const { startWorker, startApi, kill } = processes;
