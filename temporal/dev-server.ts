@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
-import { findFreePort } from '../db/embedded-postgres';
+import { findFreePort } from '../lib/ports';
 import { StartAbortedError, throwIfStopping, unlessStopping } from '../lib/abort';
 
 export interface DevServerOptions {

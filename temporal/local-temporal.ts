@@ -1,8 +1,7 @@
-import net from 'node:net';
 import path from 'node:path';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
-import { findFreePort } from '../db/embedded-postgres';
+import { preferPort } from '../lib/ports';
 import { findTemporalBinary } from './binaries';
 import { startDevServer } from './dev-server';
 import { StartAbortedError } from '../lib/abort';
@@ -23,18 +22,6 @@ const nothingToStop = async () => undefined;
  * twice the throughput; production runs Temporal on its own cluster (see README).
  */
 export const LOCAL_SQLITE_PRAGMAS: readonly string[] = ['journal_mode=wal', 'synchronous=normal'];
-
-/**
- * The conventional port on 127.0.0.1 when it is free (so `temporal workflow list` and the documented URLs
- * work as is), else any free one.
- */
-export async function preferPort(port: number): Promise<number> {
-  const free = await new Promise<boolean>((resolve) => {
-    const probe = net.createServer().once('error', () => resolve(false));
-    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
-  });
-  return free ? port : findFreePort();
-}
 
 export interface LocalTemporalOptions {
   /** The remote codec endpoint the dev server's UI calls to show decrypted payloads. */

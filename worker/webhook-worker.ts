@@ -4,7 +4,7 @@ import { partnerSettings } from '../lib/config';
 import { ensureSearchAttributes } from '../temporal/register-search-attributes';
 import { connectWithBackoff } from './temporal-connection';
 import { installTemporalRuntime } from './temporal-runtime';
-import { findFreePort } from '../db/embedded-postgres';
+import { findFreePort } from '../lib/ports';
 import { reportDataAtRest } from '../application/personal-data/at-rest-report';
 import { TemporalSetupError } from '../lib/errors';
 import { webhookWorkerOptions, type WorkerDependencies } from './worker-options';

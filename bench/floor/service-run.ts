@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Knex } from 'knex';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { childPids, commandLine, commandName } from '../harness/proc';
 import { spawnService, type ServiceProcess } from '../harness/service';
 import {

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { findTemporalBinary } from '../../temporal/binaries';
 import { startDevServer, type DevServer } from '../../temporal/dev-server';
 import { LOCAL_SQLITE_PRAGMAS } from '../../temporal/local-temporal';

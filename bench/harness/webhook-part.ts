@@ -9,7 +9,7 @@ import type { WebhookEventInput } from '../../events/envelope';
 import { inParallel } from '../../lib/in-parallel';
 import { countActions, type DeliveryHistory } from './history';
 import type { PartnerServer } from './partner';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { runSql, sql } from '../../db/sql';
 import { cpuSeconds, machineBusySeconds, postgresCpuClock, sampleRss } from './proc';
 import { quantiles } from './stats';

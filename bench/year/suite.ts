@@ -20,7 +20,7 @@ import { median, quantiles } from '../harness/stats';
 import type { BenchmarkSuite } from '../harness/suite';
 import { benchTemporalBinary, startBenchTemporal } from '../harness/temporal';
 import { ingest, INTERNAL_API_TOKEN, serviceEnv } from '../harness/webhook-part';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { LOG_DAYS, PAYLOAD_DAYS, seedYear, type SeedFigures } from './seed';
 import type { Statement } from '../harness/statements';
 

@@ -5,18 +5,17 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import candidateNew from '../fixtures/events/candidate-new-short.json';
-import { postWebhook } from '../support/api';
+import { submitWebhook } from '../support/api';
 import { runCli } from '../support/cli';
 import { eventually } from '../support/eventually';
 import { useProxiedService } from '../support/proxied-service';
 import { answer } from '../support/partner-server';
-
-const TOKEN = 'audit-crash-drill-token-0123';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
 describe('audit crash drill: the api killed between a cancel intent and its outcome', function () {
   this.timeout(180_000);
   // Every attempt fails, so the delivery waits 10 s, then 100 s: pending long enough to cancel.
-  const { processes, service } = useProxiedService('audit-crash-drill', answer(503), { INTERNAL_API_TOKEN: TOKEN });
+  const { processes, service } = useProxiedService('audit-crash-drill', answer(503), { INTERNAL_API_TOKEN: INTERNAL_TOKEN });
 
   it('keeps the intent row, which audit list shows without an outcome, and the chain verifies', async () => {
     const { fixtures, proxy } = service();
@@ -24,14 +23,12 @@ describe('audit crash drill: the api killed between a cancel intent and its outc
     await processes.startWorker(queue);
     const api = await processes.startApi(queue, { TEMPORAL_ADDRESS: `127.0.0.1:${proxy.port}` });
     const { db } = fixtures;
-    const accepted = await postWebhook(api, TOKEN, { ...candidateNew, event_id: `crash-${randomUUID()}` });
-    assert.equal(accepted.status, 202);
-    const { webhook_id: webhookId } = (await accepted.json()) as { webhook_id: string };
+    const { webhook_id: webhookId } = await submitWebhook(api, INTERNAL_TOKEN, { ...candidateNew, event_id: `crash-${randomUUID()}` });
     await eventually('the first attempt failed', async () => (await db.knex('webhook_attempts').where({ webhook_id: webhookId })).length === 1);
 
     // Requests to Temporal are held from now on: the cancel writes its intent, then waits on its call.
     proxy.delay({ toServer: 120_000 });
-    const cancel = fetch(`${api}/internal/v1/webhooks/${webhookId}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'x-request-id': 'crash-drill-cancel' } }).catch(
+    const cancel = fetch(`${api}/internal/v1/webhooks/${webhookId}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'x-request-id': 'crash-drill-cancel' } }).catch(
       (error: unknown) => error,
     );
     await eventually('the intent row', async () => (await db.knex('audit_events').where({ action: 'webhook.cancel', phase: 'intent' })).length === 1, 10_000);

@@ -19,6 +19,7 @@ import { eventually } from '../support/eventually';
 import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
 import { closedPort } from '../support/partner-server';
 import { resetAuditTrail } from '../support/audit-trail';
+import { PARTNER_TOKEN } from '../support/tokens';
 
 const { EventType } = temporal.api.enums.v1;
 const ACTOR = 'ops-bot';
@@ -262,7 +263,7 @@ describe('audit trail of operator changes (API and CLI, a real dev server)', fun
         TEMPORAL_ADDRESS: stack.server.address,
         TEMPORAL_TASK_QUEUE: queue(),
         PARTNER_ENDPOINT: stack.partner.url,
-        PARTNER_ACCESS_TOKEN: 'stack-partner-token-abcdef',
+        PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
         LOG_LEVEL: 'warn',
         ...env,
       });

@@ -5,12 +5,13 @@
 import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { startCli, waitForExit } from '../support/cli';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { startPrometheus, type PrometheusServer } from '../support/prometheus';
 import { tempDir } from '../support/temporal';
+import { logLines } from '../support/log-lines';
 
 const RULES = path.join(__dirname, '..', '..', 'deploy', 'prometheus', 'partner-alerts.yml');
 const GUESSED = 'guessed-token-0123456789abcdef';
@@ -89,7 +90,7 @@ describe('AuthFailuresBurst on a real Prometheus scraping an api process', funct
     );
 
     // One warn line a refusal, and not the token, nor its start.
-    const lines = api.output.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = logLines(api.output.stdout);
     const refusals = lines.filter((line) => line.msg === REFUSAL);
     assert.equal(refusals.length, BURST + 11);
     const partnerLines = refusals.filter((line) => line.route === '/internal/v1/partner');

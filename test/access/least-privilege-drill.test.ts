@@ -20,7 +20,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { openApiDocument } from '../../api/openapi/document';
 import { commands } from '../../cli/commands';
 import { cliActor } from '../../lib/actor';
@@ -36,6 +36,7 @@ import { historyTexts } from '../support/history';
 import { internalOperations } from '../support/openapi';
 import { startTestDevServer, tempDir } from '../support/temporal';
 import { answerByScript, startPartnerServer, type PartnerServer } from '../support/partner-server';
+import { linesOf } from '../support/log-lines';
 
 const { EventType } = temporal.api.enums.v1;
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -454,4 +455,3 @@ describe('least-privilege drill: named tokens, every operator action audited wit
   });
 });
 
-const linesOf = (text: string) => text.split('\n').filter((line) => line.trim() !== '');

@@ -5,9 +5,10 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { REVOCATION_BOUND_MS, SHARED_TOKEN_WARNING } from '../../application/access/token-checker';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { runCli, startCli, waitForExit } from '../support/cli';
 import { useTestDatabase } from '../support/database';
+import { logLines } from '../support/log-lines';
 
 const SHARED_TOKEN = 'revocation-shared-token-0123456789';
 
@@ -79,7 +80,7 @@ describe('token revocation across api processes', function () {
 
     // The shared-token warning: once in the process that has INTERNAL_API_TOKEN, never in the other; no token in any line.
     const warnings = (output: string) =>
-      output.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { level: number; msg: string }).filter((line) => line.msg === SHARED_TOKEN_WARNING);
+      logLines(output).filter((line) => line.msg === SHARED_TOKEN_WARNING);
     assert.deepEqual(warnings(first.output.stdout).map((line) => line.level), [40], first.output.stdout);
     assert.deepEqual(warnings(second.output.stdout), []);
     for (const api of [first, second]) {

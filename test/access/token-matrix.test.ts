@@ -24,13 +24,14 @@ import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import { TOKEN_SCOPES, type TokenScope } from '../../lib/vocabulary';
 import type { Knex } from '../../db/database';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { startTestApi, type TestApi } from '../support/api';
 import { runCli, startCli, waitForExit } from '../support/cli';
 import { useTestDatabase } from '../support/database';
 import { authFailuresDuring } from '../support/metrics-text';
 import { internalOperations } from '../support/openapi';
+import { logLines } from '../support/log-lines';
 
 const SHARED_TOKEN = 'matrix-shared-token-0123456789abcdef';
 /** The scopes the issue gives each operation: the document must state exactly these. */
@@ -365,7 +366,7 @@ describe('a revoked decode token on a running api process', function () {
     assert.ok(refusedAfter <= REVOCATION_BOUND_MS, `refused ${refusedAfter} ms after the revocation`);
     assert.equal(await uiDecode(codecToken), 200);
 
-    const lines = api.output.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { level: number; msg: string; reason?: string; route?: string; method?: string; request_id?: string });
+    const lines = logLines(api.output.stdout);
     assert.deepEqual(lines.filter((line) => line.msg === CODEC_SHARED_TOKEN_WARNING).map((line) => line.level), [40]);
     const refusals = lines.filter((line) => line.msg === 'request refused by an auth check');
     assert.ok(refusals.length >= 2, api.output.stdout);

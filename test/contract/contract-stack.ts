@@ -13,9 +13,10 @@ import { insertApp, insertCompany, insertJob } from '../listings/support';
 import { seedDataset, USERS } from '../scim/support';
 import { eventually } from '../support/eventually';
 import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
+import { postWebhook } from '../support/api';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
 export const CONTRACT_APP = { appId: 'contract-app', key: 'contract-app-key-0123456789' };
-export const CONTRACT_INTERNAL_TOKEN = 'contract-internal-token-0123456';
 
 /** The seeded webhooks; schemathesis.toml draws their ids (UUIDv5 of the event ids) for `webhook_id`. */
 export const SEEDED_WEBHOOKS = {
@@ -36,9 +37,9 @@ async function seedDirectory(knex: Knex): Promise<void> {
 
 /** Starts both seeded webhooks through the API; waits until the first is delivered and the second's first attempt failed. */
 async function seedWebhooks(apiUrl: string): Promise<void> {
-  const headers = { authorization: `Bearer ${CONTRACT_INTERNAL_TOKEN}`, 'content-type': 'application/json' };
+  const headers = { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' };
   for (const eventId of ['contract-delivered', 'contract-failing']) {
-    const res = await fetch(`${apiUrl}/internal/v1/webhooks`, { method: 'POST', headers, body: JSON.stringify({ ...candidateNew, event_id: eventId }) });
+    const res = await postWebhook(apiUrl, INTERNAL_TOKEN, { ...candidateNew, event_id: eventId });
     if (res.status !== 202) throw new Error(`seeding ${eventId}: ${res.status} ${await res.text()}`);
   }
   const view = async (webhookId: string) => {
@@ -54,7 +55,7 @@ async function seedWebhooks(apiUrl: string): Promise<void> {
 /** The stack with the internal API enabled and the contract's seed; `env` adds configuration. */
 export async function startContractStack(env: Record<string, string> = {}): Promise<WebhookStack> {
   const stack = await startWebhookStack({
-    env: { INTERNAL_API_TOKEN: CONTRACT_INTERNAL_TOKEN, PARTNER_MAX_PER_SECOND: '1000', ...env },
+    env: { INTERNAL_API_TOKEN: INTERNAL_TOKEN, PARTNER_MAX_PER_SECOND: '1000', ...env },
     // Every delivery but the failing seed is accepted at once, so fuzzed events end quickly.
     partnerHandler: (req, res) => res.writeHead(req.headers['webhook-id'] === SEEDED_WEBHOOKS.failing ? 503 : 204).end(),
   });

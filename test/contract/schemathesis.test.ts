@@ -6,15 +6,15 @@ import { readFileSync } from 'node:fs';
 import { seedDataset } from '../scim/support';
 import { startTestApi } from '../support/api';
 import type { WebhookStack } from '../support/webhook-stack';
-import { CONTRACT_APP, CONTRACT_INTERNAL_TOKEN, SEEDED_ERASURE, SEEDED_WEBHOOKS, startContractStack } from './contract-stack';
+import { CONTRACT_APP, SEEDED_ERASURE, SEEDED_WEBHOOKS, startContractStack } from './contract-stack';
 import { CONFIG_FILE, runSchemathesis } from './schemathesis-cli';
+import { SCIM_TOKEN, INTERNAL_TOKEN } from '../support/tokens';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 /** Bounded so the test takes about two minutes on a 2-core machine; the seed makes CI runs repeat exactly. */
 const MAX_EXAMPLES = process.env.PIS_SCHEMATHESIS_EXAMPLES ?? '25';
 const SEED = process.env.PIS_SCHEMATHESIS_SEED ?? '31';
-const SCIM_TOKEN = 'contract-scim-token-0123456789';
-const credentials = { PIS_APP_ID: CONTRACT_APP.appId, PIS_APP_KEY: CONTRACT_APP.key, PIS_INTERNAL_TOKEN: CONTRACT_INTERNAL_TOKEN };
+const credentials = { PIS_APP_ID: CONTRACT_APP.appId, PIS_APP_KEY: CONTRACT_APP.key, PIS_INTERNAL_TOKEN: INTERNAL_TOKEN };
 const options = (url: string) => [`${url}/openapi.json`, '--checks', 'all', '--max-examples', MAX_EXAMPLES, '--seed', SEED, '--output-sanitize', 'false'];
 
 /** Counts the operations of the served document, so the run is checked against the document itself. */
@@ -65,7 +65,7 @@ describe('contract: schemathesis over the whole /openapi.json', function () {
   it('with SCIM_BEARER_TOKEN set, the SCIM operations demand it, exactly as the document then says', async () => {
     // The other deployment of the SCIM routes: its document requires the token. SCIM needs no Temporal (the
     // shared internal token is set only so that the run has a credential for every scheme the document names).
-    const api = await startTestApi({ SCIM_BEARER_TOKEN: SCIM_TOKEN, INTERNAL_API_TOKEN: CONTRACT_INTERNAL_TOKEN }, seedDataset);
+    const api = await startTestApi({ SCIM_BEARER_TOKEN: SCIM_TOKEN, INTERNAL_API_TOKEN: INTERNAL_TOKEN }, seedDataset);
     try {
       const operations = await operationsOf(api.api.url, '/scim/v2');
       assert.equal(operations, 9);

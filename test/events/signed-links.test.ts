@@ -19,6 +19,7 @@ import { createTestDatabase, type TestDatabase } from '../support/database';
 import { answer, startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { capturingLogger } from '../support/capturing-logger';
 import { IN_CLEAR } from '../support/at-rest';
+import { PARTNER_TOKEN } from '../support/tokens';
 
 /** deliverAttempt where the partner gate is open: it never answers held here. */
 type DeliverAttemptOnly = (input: DeliverAttemptInput) => Promise<DeliveredAttempt>;
@@ -81,7 +82,7 @@ describe('signed links and their deadlines', () => {
       await insertWebhook(db.knex, IN_CLEAR, { ...webhook, event, runId: null });
       const { accepted_at: acceptedAt } = await db.knex('webhook_events').where({ id: ids.webhookId }).first('accepted_at');
       const captured = capturingLogger();
-      const config = loadConfig({ PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: 'links-token-0123' });
+      const config = loadConfig({ PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: PARTNER_TOKEN });
       const activities = createActivities({ config: () => config, knex: db.knex, logger: captured.logger, now: () => new Date(acceptedAt.getTime() + afterMs) });
       const input: DeliverAttemptInput = { webhookId: ids.webhookId, attempt: 1, event, scheduledAt: acceptedAt.toISOString(), finalOnFailure: false, webhook };
       const delivered: DeliveredAttempt = await env.run(activities.deliverAttempt as DeliverAttemptOnly, input);

@@ -9,6 +9,7 @@ import { URL_PATTERN } from '../../events/fields';
 import { documentSchemas, openApi31Validator, type Doc } from '../support/openapi';
 import { startTestApi, type TestApi } from '../support/api';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
+import { INTERNAL_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const EVENT_FILES = ['examples/events', 'test/fixtures/events'].flatMap((dir) =>
@@ -54,7 +55,7 @@ describe('webhook catalog in /openapi.json', function () {
   const errorsOf = (validate: { errors?: unknown }) => JSON.stringify(validate.errors);
 
   before(async () => {
-    api = await startTestApi({ INTERNAL_API_TOKEN: 'internal-token-0123456789abcdef' });
+    api = await startTestApi({ INTERNAL_API_TOKEN: INTERNAL_TOKEN });
     doc = await (await fetch(`${api.api.url}/openapi.json`)).json();
     schemaAt = documentSchemas(doc);
     partner = await startPartnerServer();
@@ -139,7 +140,7 @@ describe('webhook catalog in /openapi.json', function () {
 
   it('describes every header a real signed, ordered delivery carries, and each value matches its schema', async () => {
     const event = readEvent('examples/events/candidate-new.json');
-    const settings = { endpoint: partner.url, token: 'partner-token', timeoutMs: 5000, signingSecrets: [Buffer.from('a'.repeat(32)), Buffer.from('b'.repeat(32))] };
+    const settings = { endpoint: partner.url, token: PARTNER_TOKEN, timeoutMs: 5000, signingSecrets: [Buffer.from('a'.repeat(32)), Buffer.from('b'.repeat(32))] };
     const ordering = { key: 'candidate:c-77', sequence: 12 };
     const outcome = await postWebhook(settings, { webhookId: '0b0e8a34-3c1e-4d6f-9a0b-5e2f7c1d9e01', attempt: 1, event: toEnvelope(event), ordering });
     assert.equal(outcome.httpStatus, 200);
@@ -160,7 +161,7 @@ describe('webhook catalog in /openapi.json', function () {
     assert.deepEqual(optional, ['webhook-ordering-key', 'webhook-sequence', 'webhook-signature']);
     assert.deepEqual(operation.security, [{ PartnerToken: [] }]);
     assert.deepEqual(doc.components.securitySchemes.PartnerToken.scheme, 'bearer');
-    assert.equal(received.headers.authorization, 'Bearer partner-token');
+    assert.equal(received.headers.authorization, `Bearer ${PARTNER_TOKEN}`);
     assert.equal(received.headers['content-type'], 'application/json');
     assert.equal(bodyOf('candidate/new')(JSON.parse(received.body)), true);
   });

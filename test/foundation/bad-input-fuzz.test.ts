@@ -6,9 +6,8 @@ import http from 'node:http';
 import fc from 'fast-check';
 import { startTestApi, type TestApi } from '../support/api';
 import { closedPort } from '../support/partner-server';
+import { INTERNAL_TOKEN, CODEC_TOKEN } from '../support/tokens';
 
-const INTERNAL_TOKEN = 'fuzz-internal-token-0123456789';
-const CODEC_TOKEN = 'fuzz-codec-token-0123456789';
 const WEBHOOK_ID = '00000000-0000-4000-8000-000000000000';
 const AUTH = { authorization: `Bearer ${INTERNAL_TOKEN}` };
 

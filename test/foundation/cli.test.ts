@@ -9,12 +9,13 @@ import { commands } from '../../cli/commands';
 import { SHARED_TOKEN_WARNING } from '../../application/access/token-checker';
 import { CLI, runCli, startCli, waitForExit } from '../support/cli';
 import { createEmptyDatabase, createTestDatabase, useTestDatabase, type TestDatabase } from '../support/database';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import companySignup from '../fixtures/events/company-signup.json';
 import { closedPort, startPartnerServer } from '../support/partner-server';
 import { eventually } from '../support/eventually';
-
-const logLines = (stdout: string) => stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+import { logLines } from '../support/log-lines';
+import { submitWebhook } from '../support/api';
+import { CODEC_TOKEN, INTERNAL_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
 describe('partner-service CLI', () => {
   let tmp: string;
@@ -57,7 +58,7 @@ describe('partner-service CLI', () => {
       [{ SUBJECT_INDEX_KEY: key(16) }, 'SUBJECT_INDEX_KEY must hold 32 to 64 bytes in base64 (openssl rand -base64 32)'],
     ];
     // A partner and a database that would let each command go on: only the key stops it.
-    const env = { PARTNER_ENDPOINT: 'http://127.0.0.1:9/hooks', PARTNER_ACCESS_TOKEN: 'cli-partner-token', DATABASE_URL: 'postgres://127.0.0.1:9/none' };
+    const env = { PARTNER_ENDPOINT: 'http://127.0.0.1:9/hooks', PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, DATABASE_URL: 'postgres://127.0.0.1:9/none' };
     const cwd = await mkdtemp(path.join(tmp, 'at-rest-'));
     for (const command of ['start', 'api', 'worker']) {
       for (const [setting, message] of refused) {
@@ -85,7 +86,7 @@ describe('partner-service CLI', () => {
         PATH: process.env.PATH,
         DATABASE_URL: db.url,
         PARTNER_ENDPOINT: 'http://127.0.0.1:9/hooks',
-        PARTNER_ACCESS_TOKEN: 'port-clash-token',
+        PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
         TEMPORAL_ADDRESS: `127.0.0.1:${await closedPort()}`,
         WORKER_HTTP_PORT: String(port),
         LOG_LEVEL: 'silent',
@@ -212,11 +213,11 @@ describe('partner-service CLI', () => {
         PATH: process.env.PATH,
         PORT: String(apiPort),
         PARTNER_ENDPOINT: partner.url,
-        PARTNER_ACCESS_TOKEN: 'start-partner-token',
-        INTERNAL_API_TOKEN: 'start-internal-token-0123456789',
+        PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
+        INTERNAL_API_TOKEN: INTERNAL_TOKEN,
         // Encrypted payloads, and the dev server's UI wired to the codec server.
         PAYLOAD_ENCRYPTION_KEYS: `start-key:${Buffer.alloc(32, 7).toString('base64')}`,
-        CODEC_AUTH_TOKEN: 'start-codec-token-0123456789',
+        CODEC_AUTH_TOKEN: CODEC_TOKEN,
       };
       const cwd = await mkdtemp(path.join(tmp, 'stack-'));
       const { child, output, started } = startCli(['start'], env, cwd, /"msg":"partner service started/);
@@ -238,7 +239,7 @@ describe('partner-service CLI', () => {
         assert.equal((await fetch(line.temporalUi)).status, 200);
         assert.equal(line.codec, `${api}/codec`);
         const uiSettings = (await (await fetch(`${line.temporalUi}/api/v1/settings`)).json()) as { Codec: { Endpoint: string } };
-        assert.equal(uiSettings.Codec.Endpoint, `${api}/codec/ui/start-codec-token-0123456789`);
+        assert.equal(uiSettings.Codec.Endpoint, `${api}/codec/ui/${CODEC_TOKEN}`);
         const preflight = await fetch(`${uiSettings.Codec.Endpoint}/decode`, {
           method: 'OPTIONS',
           headers: { origin: line.temporalUi, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace' },
@@ -248,16 +249,11 @@ describe('partner-service CLI', () => {
         assert.deepEqual(await decoded.json(), { payloads: [] });
         assert.ok(existsSync(path.join(cwd, '.data', 'temporal', 'dev-server.sqlite')));
 
-        const response = await fetch(`${api}/internal/v1/webhooks`, {
-          method: 'POST',
-          headers: { authorization: 'Bearer start-internal-token-0123456789', 'content-type': 'application/json' },
-          body: JSON.stringify({ ...companySignup, event_id: `start-${process.pid}-${Date.now()}` }),
-        });
-        assert.equal(response.status, 202);
+        await submitWebhook(api, INTERNAL_TOKEN, { ...companySignup, event_id: `start-${process.pid}-${Date.now()}` });
         const deadline = Date.now() + 30_000;
         while (partner.requests.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
         assert.equal(partner.requests.length, 1);
-        assert.equal(partner.requests[0].headers.authorization, 'Bearer start-partner-token');
+        assert.equal(partner.requests[0].headers.authorization, `Bearer ${PARTNER_TOKEN}`);
       } finally {
         child.kill('SIGTERM');
         await partner.close();
@@ -299,7 +295,7 @@ describe('partner-service CLI', () => {
       try {
         await started;
         // Temporal is configured, so this is not the fully embedded mode: no partner means delivery waits, as ever.
-        assert.equal(logLines(output.stdout).find((l) => /^partner service started/.test(l.msg)).partnerInbox, 'off');
+        assert.equal(logLines(output.stdout).find((l) => /^partner service started/.test(l.msg))!.partnerInbox, 'off');
         assert.ok(logLines(output.stdout).some((l) => l.msg === 'PARTNER_ENDPOINT is not set: webhook delivery is paused; the worker does not poll and webhooks wait in Temporal'), output.stdout);
         assert.ok(!logLines(output.stdout).some((l) => /local partner inbox/.test(l.msg)), output.stdout);
         const url = await runCli(['db', 'url'], env, cwd);
@@ -354,7 +350,7 @@ describe('partner-service CLI', () => {
         assert.ok(lines.some((l) => l.msg === 'DATABASE_URL is not set: using embedded PostgreSQL'));
         assert.ok(lines.some((l) => /imported the demo directory/.test(l.msg) && l.summary.users.inserted === 5));
 
-        const line = lines.find((l) => /^partner service started/.test(l.msg));
+        const line = lines.find((l) => /^partner service started/.test(l.msg))!;
         assert.equal(line.temporalSource, 'temporal CLI');
         const inbox: string = line.partnerInbox;
         // 3002 when free; another process on this machine may hold it.
@@ -366,7 +362,7 @@ describe('partner-service CLI', () => {
           `no PARTNER_ENDPOINT: webhooks are delivered to the local partner inbox at ${inbox} (a loopback receiver that answers 204); ` +
             'set PARTNER_ENDPOINT and PARTNER_ACCESS_TOKEN to deliver to a real partner',
         );
-        assert.ok(lines.indexOf(loud) < lines.indexOf(line));
+        assert.ok(lines.indexOf(loud!) < lines.indexOf(line));
 
         // The newcomer's next command, from the same directory. `webhooks send` reaches Temporal at
         // 127.0.0.1:7233; only when another server holds that port did start's dev server take another.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createKnex } from '../../db/database';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import { startApiServer, type ApiServer } from '../../api/server';

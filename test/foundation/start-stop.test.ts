@@ -4,10 +4,12 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { listProcesses } from '../../lib/child-processes';
 import { CLI } from '../support/cli';
 import companySignup from '../fixtures/events/company-signup.json';
+import { postWebhook } from '../support/api';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
 // `partner-service start` with nothing configured (embedded PostgreSQL, a Temporal dev server, the partner inbox),
 // stopped by a signal at each step of its start-up and once it is ready: it exits 0 within STOP_BOUND_MS of the
@@ -15,7 +17,6 @@ import companySignup from '../fixtures/events/company-signup.json';
 // the first 200 of /readyz means the worker polls and a webhook is accepted.
 
 const STOP_BOUND_MS = 2000;
-const INTERNAL_TOKEN = 'start-stop-internal-token-0123456789';
 
 /** When the signal is sent: ms after the spawn, a log line (the step it announces is then under way), or ready. */
 type Moment = { afterMs: number } | { onLog: RegExp } | 'ready';
@@ -66,11 +67,7 @@ async function startAndStop(work: string, moment: Moment, signal: NodeJS.Signals
       while (alive) {
         const ready = await fetch(`${api}/readyz`).then(async (r) => ({ status: r.status, body: await r.json() }), () => undefined);
         if (ready?.status === 200) {
-          const response = await fetch(`${api}/internal/v1/webhooks`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ ...companySignup, event_id: `start-stop-${process.pid}-${Date.now()}` }),
-          });
+          const response = await postWebhook(api, INTERNAL_TOKEN, { ...companySignup, event_id: `start-stop-${process.pid}-${Date.now()}` });
           firstReadyAnswer = { body: ready.body, webhookStatus: response.status };
           return;
         }

@@ -21,10 +21,9 @@ import { type TestDatabase, useTestDatabase } from '../support/database';
 import { answer, closedPort, startPartnerServer } from '../support/partner-server';
 import { RecordingGateway } from '../support/recording-gateway';
 import { IN_CLEAR } from '../support/at-rest';
+import { INTERNAL_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
-const INTERNAL_TOKEN = 'internal-token-0123456789abcdef';
 const COMPRESS_TIMERS = require.resolve('../support/compress-timers');
-const PARTNER_TOKEN = 'partner-token-must-not-leak-42';
 const logger = createLogger('silent');
 
 async function serve(db: TestDatabase, env: Record<string, string>, temporalGateway?: RecordingGateway | ReturnType<typeof createTemporalGateway>) {

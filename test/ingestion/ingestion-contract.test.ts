@@ -13,8 +13,9 @@ import { documentSchemas, type Doc } from '../support/openapi';
 import { schemaArbitrary } from '../support/schema-arbitrary';
 import { startTestDevServer } from '../support/temporal';
 import { RecordingGateway } from '../support/recording-gateway';
+import { postWebhook, submitWebhook } from '../support/api';
+import { INTERNAL_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
-const INTERNAL_TOKEN = 'internal-token-0123456789abcdef';
 const logger = createLogger('silent');
 const RUNS = 150;
 
@@ -30,7 +31,7 @@ describe('POST /internal/v1/webhooks accepts every request its documented body a
     server = await startTestDevServer();
     const env = { INTERNAL_API_TOKEN: INTERNAL_TOKEN, TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: 'ingestion-contract-test' };
     gateway = new RecordingGateway(createTemporalGateway(loadConfig(env), logger));
-    api = await startApiServer({ config: loadConfig({ PARTNER_ACCESS_TOKEN: 'partner-token', ...env }), knex: db.knex, logger, temporalGateway: gateway }, 0, '127.0.0.1');
+    api = await startApiServer({ config: loadConfig({ PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, ...env }), knex: db.knex, logger, temporalGateway: gateway }, 0, '127.0.0.1');
     doc = await (await fetch(`${api.url}/openapi.json`)).json();
   });
   after(async () => {
@@ -48,11 +49,7 @@ describe('POST /internal/v1/webhooks accepts every request its documented body a
     const pairs = new Set<string>();
     await fc.assert(
       fc.asyncProperty(requests, async (request) => {
-        const response = await fetch(`${api.url}/internal/v1/webhooks`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
-          body: JSON.stringify(request),
-        });
+        const response = await postWebhook(api.url, INTERNAL_TOKEN, request);
         const answer = await response.text();
         assert.ok([200, 202].includes(response.status), `${response.status} ${answer} for ${JSON.stringify(request)}`);
         const { event_type, action } = request as { event_type: string; action: string };
@@ -70,11 +67,6 @@ describe('POST /internal/v1/webhooks accepts every request its documented body a
     const valid = documentSchemas(doc)('#/components/schemas/WebhookEvent');
     const refused = { event_type: 'job', action: 'new', data: {} };
     assert.equal(valid(refused), false);
-    const response = await fetch(`${api.url}/internal/v1/webhooks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify(refused),
-    });
-    assert.equal(response.status, 400);
+    await submitWebhook(api.url, INTERNAL_TOKEN, refused, { status: 400 });
   });
 });

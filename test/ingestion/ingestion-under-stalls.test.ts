@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { webhookIds } from '../../application/ingestion/ids';
 import { postWebhook } from '../support/api';
 import { eventually } from '../support/eventually';
@@ -12,8 +12,8 @@ import { sample } from '../support/metrics-text';
 import { useProxiedService } from '../support/proxied-service';
 import jobNew from '../fixtures/events/job-new.json';
 import { answer } from '../support/partner-server';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
-const TOKEN = 'stall-drill-internal-token-0123';
 const CALLERS = 24;
 const BOUND = 12;
 const STALL_MS = 6500;
@@ -29,7 +29,7 @@ interface Answer {
 
 describe('ingestion while the way to Temporal stalls past the start deadline', function () {
   this.timeout(300_000);
-  const { processes, service } = useProxiedService('ingestion-under-stalls', answer(204), { INTERNAL_API_TOKEN: TOKEN });
+  const { processes, service } = useProxiedService('ingestion-under-stalls', answer(204), { INTERNAL_API_TOKEN: INTERNAL_TOKEN });
 
   it('delivers every 202, settles every outcome_unknown within 2 minutes (delivered or gone), and answers no 5xx but the documented 503s', async () => {
     const { fixtures, proxy } = service();
@@ -37,7 +37,7 @@ describe('ingestion while the way to Temporal stalls past the start deadline', f
     const workerPort = await findFreePort();
     await processes.startWorker(queue, { WEBHOOK_START_DOUBT_SECONDS: '10', WORKER_HTTP_PORT: String(workerPort) });
     const api = await processes.startApi(queue, { TEMPORAL_ADDRESS: `127.0.0.1:${proxy.port}`, INGEST_MAX_STARTS_IN_FLIGHT: String(BOUND) });
-    const post = (event: object) => postWebhook(api, TOKEN, event);
+    const post = (event: object) => postWebhook(api, INTERNAL_TOKEN, event);
     const { db, partner } = fixtures;
     assert.equal((await post({ ...jobNew, event_id: `warm-up-${randomUUID()}` })).status, 202, 'the api is connected before the stalls');
 

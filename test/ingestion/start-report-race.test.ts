@@ -14,6 +14,7 @@ import { eventually } from '../support/eventually';
 import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
 import { IN_CLEAR } from '../support/at-rest';
 import { OPERATOR } from '../support/operator';
+import { postWebhook } from '../support/api';
 
 describe('a start the worker overtakes', function () {
   this.timeout(120_000);
@@ -43,12 +44,7 @@ describe('a start the worker overtakes', function () {
     await stack?.close();
   });
 
-  const post = (event: unknown) =>
-    fetch(`${api.url}/internal/v1/webhooks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${stack.config.INTERNAL_API_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify(event),
-    });
+  const post = (event: unknown) => postWebhook(api.url, stack.config.INTERNAL_API_TOKEN, event);
 
   it('answers 202 to the call that started the delivery, and 200 to a repeat', async () => {
     const event = { ...jobNew, event_id: `race-${randomUUID()}` };

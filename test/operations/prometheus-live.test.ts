@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import type { DevServer } from '../../temporal/dev-server';
 import companySignup from '../fixtures/events/company-signup.json';
 import { withOwnEntity } from '../support/own-entity';
@@ -18,11 +18,12 @@ import { startPrometheus, type PrometheusAlert, type PrometheusServer } from '..
 import { serviceProcesses } from '../support/service-processes';
 import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
+import { DEFAULT_TASK_QUEUE } from '../../lib/config';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
 const RULES = path.join(__dirname, '..', '..', 'deploy', 'prometheus', 'partner-alerts.yml');
-const INTERNAL_TOKEN = 'prometheus-live-internal-token-01';
 // The task queue the rules name (NoWorkerPolling): the worker must poll it for those rules to see it.
-const TASK_QUEUE = 'partner-webhooks';
+const TASK_QUEUE = DEFAULT_TASK_QUEUE;
 const HEALTHY_SECONDS = 65;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

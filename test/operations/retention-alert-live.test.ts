@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import type { DevServer } from '../../temporal/dev-server';
 import { runCli } from '../support/cli';
 import { createTestDatabase, type TestDatabase } from '../support/database';

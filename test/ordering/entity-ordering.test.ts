@@ -20,11 +20,12 @@ import { startWebhook } from '../../application/ingestion/start-webhook';
 import { ensureSearchAttributes } from '../../temporal/register-search-attributes';
 import type { WebhookEventInput } from '../../events/envelope';
 import { metricsRegistry } from '../../lib/metrics';
+import { postWebhook } from '../support/api';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
 /** partner_service_ordering_gaps_total of this process. */
 const gapsTotal = async () => (await metricsRegistry.getSingleMetric('partner_service_ordering_gaps_total')!.get()).values[0]?.value ?? 0;
 
-const INTERNAL_TOKEN = 'ordering-internal-token-0123';
 const logger = createLogger('silent');
 
 describe('per-entity ordering on the dev server (WEBHOOK_ORDERING=entity)', function () {
@@ -60,11 +61,7 @@ describe('per-entity ordering on the dev server (WEBHOOK_ORDERING=entity)', func
   });
 
   const post = async (body: unknown) => {
-    const response = await fetch(`${api.url}/internal/v1/webhooks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
+    const response = await postWebhook(api.url, INTERNAL_TOKEN, body);
     return { status: response.status, body: (await response.json()) as Record<string, unknown> };
   };
   const jobEvent = (jobId: string, action = 'update') => ({ ...structuredClone(jobNew), action, event_id: `ordering-${randomUUID()}`, data: { ...structuredClone(jobNew.data), job: { ...jobNew.data.job, id: jobId } } });

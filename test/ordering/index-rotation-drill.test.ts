@@ -8,12 +8,12 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import candidateNew from '../fixtures/events/candidate-new.json';
-import { postWebhook } from '../support/api';
+import { submitWebhook } from '../support/api';
 import { runCli } from '../support/cli';
 import { eventually } from '../support/eventually';
 import { serviceProcesses, startServiceFixtures, stopServiceFixtures, type StartedServiceFixtures } from '../support/service-processes';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
-const TOKEN = 'index-rotation-drill-token-0001';
 const i1 = `i1:${randomBytes(32).toString('base64')}`;
 const i2 = `i2:${randomBytes(32).toString('base64')}`;
 
@@ -24,7 +24,7 @@ describe('drill: SUBJECT_INDEX_KEYS rotated while an entity head waits for its r
   let answering = 503;
   const arrivals: Array<{ webhookId: string; status: number; sequence: string | undefined; key: string | undefined }> = [];
   const payloadKeys = `p1:${randomBytes(32).toString('base64')}`;
-  const processes = serviceProcesses(() => fixtures.setting(), { INTERNAL_API_TOKEN: TOKEN, PAYLOAD_ENCRYPTION_KEYS: payloadKeys });
+  const processes = serviceProcesses(() => fixtures.setting(), { INTERNAL_API_TOKEN: INTERNAL_TOKEN, PAYLOAD_ENCRYPTION_KEYS: payloadKeys });
 
   before(async function () {
     this.timeout(90_000);
@@ -49,9 +49,7 @@ describe('drill: SUBJECT_INDEX_KEYS rotated while an entity head waits for its r
     return event;
   };
   const post = async (api: string) => {
-    const response = await postWebhook(api, TOKEN, eventOf());
-    assert.equal(response.status, 202);
-    return String(((await response.json()) as { webhook_id: string }).webhook_id);
+    return (await submitWebhook(api, INTERNAL_TOKEN, eventOf())).webhook_id;
   };
   const cli = (args: string[]) => runCli(args, { ...processes.common(queue), SUBJECT_INDEX_KEYS: `${i2} ${i1}` });
 
@@ -101,7 +99,7 @@ describe('drill: SUBJECT_INDEX_KEYS rotated while an entity head waits for its r
     // The partner answers again; the head's retry now goes first, then the next webhook.
     answering = 200;
     // retry-now answers 409 while an attempt is being sent (the 10 s retry): that attempt gets the 200 instead.
-    const headers = { authorization: `Bearer ${TOKEN}` };
+    const headers = { authorization: `Bearer ${INTERNAL_TOKEN}` };
     await eventually('the head retried now, or its attempt in flight answered', async () => {
       if (arrivals.some((a) => a.webhookId === head && a.status === 200)) return true;
       return (await fetch(`${after}/internal/v1/webhooks/${head}/retry-now`, { method: 'POST', headers })).status === 202;

@@ -10,8 +10,9 @@ import jobNew from '../fixtures/events/job-new.json';
 import { runCli } from '../support/cli';
 import { eventually } from '../support/eventually';
 import { serviceProcesses, startServiceFixtures, stopServiceFixtures, type StartedServiceFixtures } from '../support/service-processes';
+import { submitWebhook } from '../support/api';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
-const INTERNAL_TOKEN = 'lane-drill-internal-token-0123';
 const [K1, K2] = ['k1', 'k2'].map((id) => ({ id, key: randomBytes(32) }));
 const setting = (...keys: Array<typeof K1>) => keys.map(({ id, key }) => `${id}:${key.toString('base64')}`).join(' ');
 
@@ -67,13 +68,7 @@ describe('drill: the payload-key runbook with ordered entities (api, worker, dev
 
   const post = async (api: string, jobId: string, action: string) => {
     const event = { ...structuredClone(jobNew), action, event_id: `drill-${randomUUID()}`, data: { ...structuredClone(jobNew.data), job: { ...jobNew.data.job, id: jobId } } };
-    const response = await fetch(`${api}/internal/v1/webhooks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify(event),
-    });
-    assert.equal(response.status, 202);
-    return ((await response.json()) as { webhook_id: string }).webhook_id;
+    return (await submitWebhook(api, INTERNAL_TOKEN, event)).webhook_id;
   };
   const statusOf = async (webhookId: string) => (await fixtures.db.knex('webhook_events').where({ id: webhookId }).first('status'))?.status;
   const delivered = (webhookId: string) =>

@@ -14,8 +14,9 @@ import { reportDataAtRest } from '../../application/personal-data/at-rest-report
 import { capturingLogger } from '../support/capturing-logger';
 import { eventually } from '../support/eventually';
 import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
+import { INTERNAL_TOKEN } from '../support/tokens';
+import { internalCall } from '../support/api';
 
-const INTERNAL_TOKEN = 'lane-keys-internal-token-0123';
 const [K0, K1, K2] = ['k0', 'k1', 'k2'].map((id) => ({ id, key: randomBytes(32) }));
 const setting = (...keys: Array<typeof K1>) => keys.map(({ id, key }) => `${id}:${key.toString('base64')}`).join(' ');
 const atRestOf = (...keys: Array<typeof K1>) => dataAtRest(loadConfig({ PAYLOAD_ENCRYPTION_KEYS: setting(...keys) }));
@@ -45,14 +46,7 @@ describe('ordering lane keys at rest: counted, resealed, and rebuilt when no lis
 
   after(() => stack?.close());
 
-  const call = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${stack.api.url}/internal/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-  };
+  const call = (method: string, path: string, body?: unknown) => internalCall(`${stack.api.url}/internal/v1${path}`, INTERNAL_TOKEN, method, body);
   const jobEvent = (jobId: string, action = 'update') => ({ ...structuredClone(jobNew), action, event_id: `lane-${randomUUID()}`, data: { ...structuredClone(jobNew.data), job: { ...jobNew.data.job, id: jobId } } });
   const digestOf = async (key: string) => laneDigest((await indexKeysOf(stack.db.knex, dataAtRest(stack.config))).writeWith, key);
   const laneOf = async (key: string): Promise<LaneRow> =>

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import type { DevServer } from '../../temporal/dev-server';
 import jobNew from '../fixtures/events/job-new.json';
 import { createTestDatabase, type TestDatabase } from '../support/database';
@@ -18,8 +18,9 @@ import { waitForRunsCompleted } from '../support/runs-completed';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { serviceProcesses, stopServiceFixtures } from '../support/service-processes';
 import { startTestDevServer, tempDir } from '../support/temporal';
+import { submitWebhook } from '../support/api';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
-const INTERNAL_TOKEN = 'ordering-drill-token-0123456';
 const KEYS = 200;
 const PER_KEY = 20;
 const TOTAL = KEYS * PER_KEY;
@@ -132,14 +133,7 @@ describe('per-entity ordering under faults: 200 keys x 20 webhooks, 2 APIs, 2 wo
           const ids: string[] = [];
           accepted.set(`job:${jobId}`, ids);
           for (let i = 0; i < PER_KEY; i++) {
-            const response = await fetch(`${apis[i % 2]}/internal/v1/webhooks`, {
-              method: 'POST',
-              headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
-              body: JSON.stringify(jobEvent(jobId, i)),
-            });
-            const body = (await response.json()) as { webhook_id: string };
-            assert.equal(response.status, 202, JSON.stringify(body));
-            ids.push(body.webhook_id);
+            ids.push((await submitWebhook(apis[i % 2], INTERNAL_TOKEN, jobEvent(jobId, i))).webhook_id);
           }
         }
       }),

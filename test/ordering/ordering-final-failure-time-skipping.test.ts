@@ -25,6 +25,7 @@ import { sendsOf } from '../support/history-timing';
 import { OPERATOR } from '../support/operator';
 import { createTimeSkippingEnvironment, startTestWorker, type TestWorker } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
+import { PARTNER_TOKEN } from '../support/tokens';
 
 type History = temporal.api.history.v1.IHistory;
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -63,7 +64,7 @@ for (const onFailure of ['skip', 'block'] as const) {
       config = loadConfig({
         TEMPORAL_ADDRESS: env.address,
         TEMPORAL_TASK_QUEUE: `ordering-ts-${randomUUID()}`,
-        PARTNER_ACCESS_TOKEN: 'ordering-ts-token',
+        PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
         PARTNER_ENDPOINT: partner.url,
         PARTNER_TIMEOUT_MS: '1000',
         WEBHOOK_ORDERING: 'entity',

@@ -23,8 +23,8 @@ import { claimEvent } from '../../store/ingestion/webhook-ingestion';
 import { eraseSubjectWebhooks } from '../../store/personal-data/erasure-steps';
 import { storeEndOfRun } from '../../store/webhooks/attempt-record';
 import { toEnvelope, type WebhookEventInput } from '../../events/envelope';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
-const INTERNAL_TOKEN = 'heads-settle-internal-token-0123';
 const logger = createLogger('silent');
 
 describe('every head of an ordering key settles (dev server, WEBHOOK_ORDERING=entity)', function () {

@@ -11,8 +11,8 @@ import { IN_CLEAR } from '../support/at-rest';
 import { resetAuditTrail } from '../support/audit-trail';
 import { prepareWebhook } from '../../application/ingestion/start-webhook';
 import { claimEvent } from '../../store/ingestion/webhook-ingestion';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
-const TOKEN = 'ordering-audit-token-0123';
 const KEY = 'candidate:c-77';
 
 describe('ordering skip and retry never audit the ordering key', function () {
@@ -22,7 +22,7 @@ describe('ordering skip and retry never audit the ordering key', function () {
   before(async () => {
     // No Temporal server (port 43001 of this test's range, nothing listens): a skip of a head that is not blocked asks
     // Temporal whether its run ended, and is refused with a 503; nothing else reaches Temporal.
-    test = await startTestApi({ INTERNAL_API_TOKEN: TOKEN, TEMPORAL_ADDRESS: '127.0.0.1:43001' });
+    test = await startTestApi({ INTERNAL_API_TOKEN: INTERNAL_TOKEN, TEMPORAL_ADDRESS: '127.0.0.1:43001' });
     await resetAuditTrail(test.db.knex);
   });
   after(() => test?.close());
@@ -30,7 +30,7 @@ describe('ordering skip and retry never audit the ordering key', function () {
   const operate = async (path: 'skip' | 'retry', key: string) => {
     const response = await fetch(`${test.api.url}/internal/v1/ordering/${path}`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({ key }),
     });
     return { status: response.status, body: (await response.json()) as unknown };

@@ -11,8 +11,9 @@ import { probePartner } from '../../partner-client/partner-probe';
 import jobNew from '../fixtures/events/job-new.json';
 import { eventually } from '../support/eventually';
 import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
+import { INTERNAL_TOKEN } from '../support/tokens';
+import { internalCall } from '../support/api';
 
-const INTERNAL_TOKEN = 'ordering-backlog-token-0123';
 const KEYS = 50;
 const PER_KEY = 40;
 const CAP = 40;
@@ -45,14 +46,7 @@ describe('a pause with an ordered backlog of 2,000 webhooks over 50 keys (WEBHOO
     await stack?.close();
   });
 
-  const call = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${stack.api.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-  };
+  const call = (method: string, path: string, body?: unknown) => internalCall(`${stack.api.url}${path}`, INTERNAL_TOKEN, method, body);
 
   it('holds only the heads, wakes about one per key on resume, and drains within the cap, each key in order', async () => {
     assert.equal((await call('POST', '/internal/v1/partner/pause', { reason: 'ordering backlog test' })).status, 200);

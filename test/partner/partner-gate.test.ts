@@ -23,8 +23,7 @@ import { capturingLogger } from '../support/capturing-logger';
 import { IN_CLEAR } from '../support/at-rest';
 import { OPERATOR } from '../support/operator';
 import { InvalidRequestError } from '../../lib/errors';
-
-const TOKEN = 'gate-partner-token-0123';
+import { PARTNER_TOKEN } from '../support/tokens';
 
 describe('partner gate (PostgreSQL, loopback partner, the worker activities and the partner recovery)', function () {
   this.timeout(30_000);
@@ -45,7 +44,7 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
   function configFor(extra: Record<string, string> = {}): Config {
     return loadConfig({
       PARTNER_ENDPOINT: partner.url,
-      PARTNER_ACCESS_TOKEN: TOKEN,
+      PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
       PARTNER_TIMEOUT_MS: '2000',
       TEMPORAL_TASK_QUEUE: `gate-${randomUUID()}`,
       ...extra,
@@ -162,7 +161,7 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     partner.requests.length = 0;
     assert.equal(await recoveryTick(recovery), 'tripped');
     assert.equal(await recoveryTick(recovery), 'tripped', 'the next probe waits for its interval');
-    assert.deepEqual(partner.requests.map((r) => [r.method, r.headers.authorization]), [['HEAD', `Bearer ${TOKEN}`]]);
+    assert.deepEqual(partner.requests.map((r) => [r.method, r.headers.authorization]), [['HEAD', `Bearer ${PARTNER_TOKEN}`]]);
     await new Promise((r) => setTimeout(r, 1100));
     partner.handler = answer(405);
     assert.equal(await recoveryTick(recovery), 'active');

@@ -8,14 +8,14 @@ import { startPartnerInbox, type PartnerInbox } from '../../api/partner-inbox/st
 import { INBOX_CAPACITY, type InboxDelivery } from '../../api/partner-inbox/delivery-ring';
 import jobNew from '../../examples/events/job-new.json';
 import { capturingLogger } from '../support/capturing-logger';
+import { PARTNER_TOKEN } from '../support/tokens';
 
-const TOKEN = 'inbox-partner-token-0123';
 const SECRET = randomBytes(32);
 const OTHER_SECRET = randomBytes(32);
 const BODY = JSON.stringify(jobNew);
 
 /** The request the worker sends: its headers, its signature, its body. */
-function signedRequest(webhookId: string, body = BODY, { token = TOKEN, secrets = [SECRET] } = {}) {
+function signedRequest(webhookId: string, body = BODY, { token = PARTNER_TOKEN, secrets = [SECRET] } = {}) {
   const headers = webhookHeaders(token, webhookId, Date.now());
   headers['webhook-signature'] = webhookSignature(secrets, webhookId, headers['webhook-timestamp'], body);
   return { headers, body };
@@ -42,7 +42,7 @@ describe('the partner inbox', function () {
   beforeEach(async () => {
     logs = capturingLogger();
     // The second secret stands for a rotation: a partner accepts a request that either one signed.
-    inbox = await startPartnerInbox({ token: TOKEN, signingSecrets: [SECRET, OTHER_SECRET], logger: logs.logger, port: 0 });
+    inbox = await startPartnerInbox({ token: PARTNER_TOKEN, signingSecrets: [SECRET, OTHER_SECRET], logger: logs.logger, port: 0 });
   });
   afterEach(async () => inbox.close());
 
@@ -70,9 +70,9 @@ describe('the partner inbox', function () {
     assert.equal(delivery.headers['webhook-signature'], request.headers['webhook-signature']);
     assert.equal(delivery.headers['content-type'], 'application/json');
     assert.ok(Math.abs(Date.parse(delivery.received_at) - Date.now()) < 5000);
-    assert.ok(!JSON.stringify(await deliveries()).includes(TOKEN), 'the token never leaves the request');
+    assert.ok(!JSON.stringify(await deliveries()).includes(PARTNER_TOKEN), 'the token never leaves the request');
     const logged = logs.lines.join('');
-    assert.ok(!logged.includes(TOKEN));
+    assert.ok(!logged.includes(PARTNER_TOKEN));
     assert.match(logged, /"msg":"partner inbox received a webhook"/);
     assert.match(logged, /"authorizationCheck":"valid","signatureCheck":"valid"/);
   });
@@ -82,7 +82,7 @@ describe('the partner inbox', function () {
     assert.equal((await find('inbox-rotated')).checks.signature, 'valid');
     const timestamp = new Date();
     const signature = new Webhook(OTHER_SECRET.toString('base64')).sign('inbox-library', timestamp, BODY);
-    const headers = { ...webhookHeaders(TOKEN, 'inbox-library', timestamp.getTime()), 'webhook-signature': signature };
+    const headers = { ...webhookHeaders(PARTNER_TOKEN, 'inbox-library', timestamp.getTime()), 'webhook-signature': signature };
     await post({ headers, body: BODY });
     assert.equal((await find('inbox-library')).checks.signature, 'valid');
   });
@@ -140,7 +140,7 @@ describe('the partner inbox', function () {
     assert.ok(!page.includes('<b>'), 'no markup from a header');
     assert.ok(page.includes('Senior Backend Engineer'), 'the body is shown');
     assert.ok(page.includes('authorization: valid') && page.includes('signature: valid'));
-    assert.ok(page.includes('Bearer ***') && !page.includes(TOKEN));
+    assert.ok(page.includes('Bearer ***') && !page.includes(PARTNER_TOKEN));
     assert.ok(page.indexOf('inbox-page-&lt;b&gt;') < page.indexOf('inbox-page-first'), 'newest first');
     assert.doesNotMatch(page, /(src|href)="(https?:)?\/\//, 'no external asset');
   });

@@ -18,6 +18,7 @@ import { createTestDatabase, type TestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { createTimeSkippingEnvironment, startTestWorker, type TestWorker } from '../support/temporal';
 import { answer, startPartnerServer, type PartnerServer } from '../support/partner-server';
+import { PARTNER_TOKEN } from '../support/tokens';
 
 const HOUR_MS = 3_600_000;
 
@@ -31,7 +32,7 @@ describe('an hour-long outage on the time-skipping test server, with the default
   let guard: Promise<void>;
   const config = loadConfig({
     TEMPORAL_TASK_QUEUE: `outage-ts-${randomUUID()}`,
-    PARTNER_ACCESS_TOKEN: 'outage-ts-token',
+    PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
     PARTNER_ENDPOINT: 'http://127.0.0.1:9/unset',
     PARTNER_TIMEOUT_MS: '1000',
     // Probes run on the wall clock: short, so the partner's return is seen within the test.

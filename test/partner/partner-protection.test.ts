@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type http from 'node:http';
 import { Client, Connection } from '@temporalio/client';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import type { DevServer } from '../../temporal/dev-server';
 import { LOCAL_SQLITE_PRAGMAS } from '../../temporal/local-temporal';
 import companySignup from '../fixtures/events/company-signup.json';
@@ -19,8 +19,7 @@ import { createTestDatabase, type TestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
-
-const INTERNAL_TOKEN = 'protect-internal-token-0123456';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
 interface Arrival {
   readonly method: string;

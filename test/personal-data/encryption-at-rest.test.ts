@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { Webhook } from 'standardwebhooks';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { DEVELOPMENT_SUBJECT_INDEX_KEY } from '../../lib/at-rest';
 import { subjectKey } from '../../lib/subject-index';
 import type { DevServer } from '../../temporal/dev-server';
@@ -19,8 +19,10 @@ import { eventually } from '../support/eventually';
 import { serviceProcesses } from '../support/service-processes';
 import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
+import { logLines } from '../support/log-lines';
+import { postWebhook, submitWebhook } from '../support/api';
+import { INTERNAL_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
-const INTERNAL_TOKEN = 'at-rest-internal-token-0123456';
 const SIGNING_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 const [KEY_A, KEY_B] = ['key-a', 'key-b'].map((id) => ({ id, setting: `${id}:${randomBytes(32).toString('base64')}` }));
 const { candidate } = candidateNew.data;
@@ -39,13 +41,6 @@ const encryptedWith = (keyId: string) => `30 webhook bodies and response excerpt
 const CLEAR_LINE = '40 2 bodies and 2 response excerpts are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: partner-service keys reseal seals them';
 /** The ordering lanes of the first phase's two entities (a company, a candidate), whose keys rest in clear likewise. */
 const CLEAR_LANES_LINE = '40 2 ordering lane keys are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: partner-service keys reseal seals them';
-
-interface LogLine {
-  level: number;
-  msg: string;
-  [field: string]: unknown;
-}
-const logLines = (stdout: string): LogLine[] => stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as LogLine);
 
 describe('bodies and response excerpts at rest: the service\'s API and worker processes through a key rotation', function () {
   this.timeout(120_000);
@@ -93,13 +88,7 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
   }
 
   async function send(api: string, event: object): Promise<string> {
-    const response = await fetch(`${api}/internal/v1/webhooks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify(event),
-    });
-    assert.equal(response.status, 202, await response.clone().text());
-    return ((await response.json()) as { webhook_id: string }).webhook_id;
+    return (await submitWebhook(api, INTERNAL_TOKEN, event)).webhook_id;
   }
   const sendCandidate = (api: string) => send(api, { ...candidateNew, event_id: `at-rest-${randomUUID()}` });
 
@@ -289,11 +278,7 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
     const { rows: [{ since }] } = await db.knex.raw('SELECT encrypted_since AS since FROM data_at_rest_settings');
     const before = await db.knex.raw('SELECT (SELECT count(*) FROM webhook_events)::int AS rows, (SELECT count(*) FROM webhook_attempts)::int AS attempts');
     const api = await settings.none.startApi(taskQueue);
-    const response = await fetch(`${api}/internal/v1/webhooks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ ...candidateNew, event_id: `at-rest-${randomUUID()}` }),
-    });
+    const response = await postWebhook(api, INTERNAL_TOKEN, { ...candidateNew, event_id: `at-rest-${randomUUID()}` });
     assert.deepEqual([response.status, await response.json()], [
       503,
       {
@@ -303,7 +288,7 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
     ]);
     const refused = `this deployment stores webhook bodies and response excerpts encrypted (since ${(since as Date).toISOString()}), and PAYLOAD_ENCRYPTION_KEYS is not set in this process: nothing was written`;
     const eventFile = require.resolve('../fixtures/events/candidate-new.json');
-    const env = { ...settings.none.common(taskQueue), PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: 'service-partner-token' };
+    const env = { ...settings.none.common(taskQueue), PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: PARTNER_TOKEN };
     for (const command of ['send', 'send-test']) {
       assert.deepEqual(await runCli(['webhooks', command, eventFile], env, work), { code: 2, stdout: '', stderr: `partner-service webhooks: ${refused}\n` }, command);
     }

@@ -20,6 +20,7 @@ import candidateNew from '../fixtures/events/candidate-new.json';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { answer, startPartnerServer, type PartnerServer } from '../support/partner-server';
+import { PARTNER_TOKEN } from '../support/tokens';
 
 type DeliverAttemptOnly = (input: DeliverAttemptInput) => Promise<DeliveredAttempt>;
 
@@ -36,7 +37,7 @@ describe('an attempt of an erased webhook', function () {
   before(async () => {
     db = await createTestDatabase();
     partner = await startPartnerServer();
-    config = loadConfig({ PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: 'partner-token-erased-1', PARTNER_TIMEOUT_MS: '2000' });
+    config = loadConfig({ PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, PARTNER_TIMEOUT_MS: '2000' });
     activities = createActivities({ config: () => config, knex: db.knex, logger: createLogger('silent') });
   });
   after(async () => {

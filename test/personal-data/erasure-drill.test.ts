@@ -23,8 +23,8 @@ import { eventually } from '../support/eventually';
 import { serviceProcesses, startServiceFixtures, stopServiceFixtures, type StartedServiceFixtures } from '../support/service-processes';
 import { requireTemporalBinary } from '../support/temporal';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
+import { INTERNAL_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
-const TOKEN = 'erasure-drill-internal-token-01';
 const KEYS = {
   PAYLOAD_ENCRYPTION_KEYS: `drill:${randomBytes(32).toString('base64')}`,
   SUBJECT_INDEX_KEYS: `idx:${randomBytes(32).toString('base64')}`,
@@ -39,7 +39,7 @@ describe('the adversarial erasure on api and worker processes, a dev server and 
   const queue = `erasure-drill-${randomUUID()}`;
   /** What `before` starts: the fixtures, a proxy in front of the dev server, a client, and two api processes' URLs. */
   let fixtures: StartedServiceFixtures, proxy: TcpProxy, client: Client, api: string, heldApi: string;
-  const processes = serviceProcesses(() => fixtures.setting(), { INTERNAL_API_TOKEN: TOKEN, ...KEYS });
+  const processes = serviceProcesses(() => fixtures.setting(), { INTERNAL_API_TOKEN: INTERNAL_TOKEN, ...KEYS });
 
   before(async function () {
     this.timeout(90_000);
@@ -64,13 +64,13 @@ describe('the adversarial erasure on api and worker processes, a dev server and 
   const call = async (method: 'GET' | 'POST', url: string, body?: unknown) => {
     const response = await fetch(url, {
       method,
-      headers: { authorization: `Bearer ${TOKEN}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: response.status, body: (await response.json()) as Record<string, any> };
   };
   const cli = (args: string[], stdin?: string) =>
-    runSourceCli(args, { ...processes.common(queue), PARTNER_ENDPOINT: fixtures.partner.url, PARTNER_ACCESS_TOKEN: 'service-partner-token' } as Record<string, string>, stdin);
+    runSourceCli(args, { ...processes.common(queue), PARTNER_ENDPOINT: fixtures.partner.url, PARTNER_ACCESS_TOKEN: PARTNER_TOKEN } as Record<string, string>, stdin);
   const eventOf = (candidate: Record<string, unknown>) => {
     const event = structuredClone(candidateNew) as typeof candidateNew & { event_id: string };
     event.event_id = `drill-${randomUUID()}`;
@@ -79,7 +79,7 @@ describe('the adversarial erasure on api and worker processes, a dev server and 
   };
   const idsOf = (event: ReturnType<typeof eventOf>) => webhookIds({ event_type: 'candidate', action: 'new', event_id: event.event_id });
   const accept = async (event: object, through = api) => {
-    const response = await postWebhook(through, TOKEN, event);
+    const response = await postWebhook(through, INTERNAL_TOKEN, event);
     const body = (await response.json()) as { webhook_id: string; workflow_id: string };
     assert.equal(response.status, 202, JSON.stringify(body));
     return body;
@@ -185,7 +185,7 @@ describe('the adversarial erasure on api and worker processes, a dev server and 
     await accept(eventOf({}), heldApi);
     proxy.delay({ toServer: HOLD_MS });
     const heldEvent = eventOf({ id: person.id });
-    const heldAnswer = postWebhook(heldApi, TOKEN, heldEvent);
+    const heldAnswer = postWebhook(heldApi, INTERNAL_TOKEN, heldEvent);
     const heldId = idsOf(heldEvent);
     await eventually('the held row written', async () => (await statusOf(heldId.webhookId)) === 'pending');
     const byId = await call('POST', `${api}/internal/v1/erasures`, { candidate_id: person.id });

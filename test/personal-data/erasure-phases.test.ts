@@ -22,9 +22,9 @@ import { internalCall, postWebhook } from '../support/api';
 import { eventually } from '../support/eventually';
 import { serviceProcesses, startServiceFixtures, stopServiceFixtures, type StartedServiceFixtures } from '../support/service-processes';
 import { requireTemporalBinary } from '../support/temporal';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
 const run = promisify(execFile);
-const TOKEN = 'erasure-phases-internal-token-01';
 const DRILLS = 20;
 /** A person's webhooks: delivered, delivered and reset, waiting for its retry. */
 const WEBHOOKS_PER_PERSON = 3;
@@ -35,7 +35,7 @@ describe('an erasure says completed only after the last of Temporal deletion pha
   let fixtures: StartedServiceFixtures, api: string;
   /** Webhook ids the partner answers 500, so their run waits for its retry. */
   const failing = new Set<string>();
-  const processes = serviceProcesses(() => fixtures.setting(), { INTERNAL_API_TOKEN: TOKEN });
+  const processes = serviceProcesses(() => fixtures.setting(), { INTERNAL_API_TOKEN: INTERNAL_TOKEN });
 
   before(async function () {
     this.timeout(90_000);
@@ -71,7 +71,7 @@ describe('an erasure says completed only after the last of Temporal deletion pha
     event.event_id = `phases-${randomUUID()}`;
     Object.assign(event.data.candidate, { id: candidateId, email });
     if (fails) failing.add(webhookIds({ event_type: 'candidate', action: 'new', event_id: event.event_id }).webhookId);
-    const response = await postWebhook(api, TOKEN, event);
+    const response = await postWebhook(api, INTERNAL_TOKEN, event);
     const accepted = (await response.json()) as { webhook_id: string; workflow_id: string };
     assert.equal(response.status, 202, JSON.stringify(accepted));
     return accepted;
@@ -106,7 +106,7 @@ describe('an erasure says completed only after the last of Temporal deletion pha
       await deliveredAndReset(email, record('reset')),
       await waiting(email, record('waiting')),
     ];
-    const requested = await internalCall(`${api}/internal/v1/erasures`, TOKEN, 'POST', { email });
+    const requested = await internalCall(`${api}/internal/v1/erasures`, INTERNAL_TOKEN, 'POST', { email });
     assert.equal(requested.status, 202, JSON.stringify(requested.body));
     const started = Date.now();
     let view: Record<string, any> = {};
@@ -114,7 +114,7 @@ describe('an erasure says completed only after the last of Temporal deletion pha
     const reasons: string[] = [];
     // Read every 100 ms: the CLI asks within that of the record's completion.
     await eventually(`drill ${n}: erasure completed`, async () => {
-      const answer = await internalCall(`${api}/internal/v1/erasures/${requested.body.erasure_id}`, TOKEN);
+      const answer = await internalCall(`${api}/internal/v1/erasures/${requested.body.erasure_id}`, INTERNAL_TOKEN);
       assert.equal(answer.status, 200);
       view = answer.body;
       const reason = `${view.pending_reason}`;

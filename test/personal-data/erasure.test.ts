@@ -18,8 +18,8 @@ import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
 import { eventually } from '../support/eventually';
 import { startTestWorker, testWorkflowBundle } from '../support/temporal';
 import { documentedAnswers, type Doc } from '../support/openapi';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
-const INTERNAL_TOKEN = 'erasure-internal-token-0123456';
 const PHONE_MESSAGE = 'must be a phone number: digits with its country code (+44 20 7946 0000), spaces and + - . ( ) / allowed';
 
 describe('erasure on request on the Temporal dev server', function () {

@@ -12,8 +12,9 @@ import candidateShort from '../fixtures/events/candidate-new-short.json';
 import { CLI, runCli, waitForExit } from '../support/cli';
 import { eventually } from '../support/eventually';
 import { serviceProcesses, startServiceFixtures, stopServiceFixtures, type StartedServiceFixtures } from '../support/service-processes';
+import { postWebhook } from '../support/api';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
-const INTERNAL_TOKEN = 'reseal-internal-token-0123456789';
 const [KEY_A, KEY_B] = ['key-a', 'key-b'].map((id) => ({ id, key: randomBytes(32) }));
 const setting = (...keys: Array<typeof KEY_A>) => keys.map(({ id, key }) => `${id}:${key.toString('base64')}`).join(' ');
 const BODY = JSON.stringify({ ...candidateShort, event_id: 'seeded' });
@@ -90,11 +91,7 @@ describe('keys reseal: 100,000 rows from key A to key B, killed half-way and res
   const keysEnv = (keys: string) => ({ ...both.common(taskQueue), PAYLOAD_ENCRYPTION_KEYS: keys });
 
   async function post(api: string): Promise<number> {
-    const response = await fetch(`${api}/internal/v1/webhooks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ ...candidateShort, event_id: `reseal-live-${randomUUID()}` }),
-    });
+    const response = await postWebhook(api, INTERNAL_TOKEN, { ...candidateShort, event_id: `reseal-live-${randomUUID()}` });
     if (response.status === 202) accepted.push(((await response.json()) as { webhook_id: string }).webhook_id);
     return response.status;
   }

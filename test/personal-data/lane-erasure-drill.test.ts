@@ -15,8 +15,8 @@ import { postWebhook } from '../support/api';
 import { runCli } from '../support/cli';
 import { eventually } from '../support/eventually';
 import { serviceProcesses, startServiceFixtures, stopServiceFixtures, type StartedServiceFixtures } from '../support/service-processes';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
-const TOKEN = 'lane-erasure-drill-token-000001';
 const INDEX_KEY = randomBytes(32);
 const KEYS = { PAYLOAD_ENCRYPTION_KEYS: `drill:${randomBytes(32).toString('base64')}`, SUBJECT_INDEX_KEYS: `idx:${INDEX_KEY.toString('base64')}` };
 
@@ -27,7 +27,7 @@ describe('drill: no lane keeps an erased person, after an erasure, two partial e
   const queue = `lane-erasure-${randomUUID()}`;
   /** Webhook ids the partner answers 503 (a retry waits); the others 200. */
   const failing = new Set<string>();
-  const processes = serviceProcesses(() => fixtures.setting(), { INTERNAL_API_TOKEN: TOKEN, ...KEYS });
+  const processes = serviceProcesses(() => fixtures.setting(), { INTERNAL_API_TOKEN: INTERNAL_TOKEN, ...KEYS });
 
   before(async function () {
     this.timeout(120_000);
@@ -42,14 +42,14 @@ describe('drill: no lane keeps an erased person, after an erasure, two partial e
     await stopServiceFixtures(processes, fixtures ?? {});
   });
 
-  const authorised = { authorization: `Bearer ${TOKEN}` };
+  const authorised = { authorization: `Bearer ${INTERNAL_TOKEN}` };
   /** Posts a webhook of `candidate` whose body names `email` (answered 503 at every attempt when `failing`); its webhook id. */
   const post = async (candidate: string, email: string, { failing: fails = false } = {}) => {
     const event = structuredClone(candidateNew) as typeof candidateNew & { event_id: string };
     event.event_id = `lane-drill-${randomUUID()}`;
     Object.assign(event.data.candidate, { id: candidate, email });
     if (fails) failing.add(webhookIds({ event_type: 'candidate', action: 'new', event_id: event.event_id }).webhookId);
-    const response = await postWebhook(api, TOKEN, event);
+    const response = await postWebhook(api, INTERNAL_TOKEN, event);
     assert.equal(response.status, 202);
     return String(((await response.json()) as { webhook_id: string }).webhook_id);
   };

@@ -6,8 +6,8 @@ import { removeDueBodies } from '../../store/personal-data/retention-purge';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { runCli } from '../support/cli';
 import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
+import { INTERNAL_TOKEN } from '../support/tokens';
 
-const TOKEN = 'removed-payload-internal-token';
 const DAY = 86_400_000;
 
 describe('a webhook whose body the retention purge removed', function () {
@@ -20,7 +20,7 @@ describe('a webhook whose body the retention purge removed', function () {
   const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
     const response = await fetch(`${stack.api.url}/internal/v1/webhooks${path}`, {
       method,
-      headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: response.status, type: response.headers.get('content-type'), body: (await response.json()) as Record<string, any> };
@@ -29,7 +29,7 @@ describe('a webhook whose body the retention purge removed', function () {
     runCli(args, { PATH: process.env.PATH, DATABASE_URL: stack.db.url, TEMPORAL_ADDRESS: stack.server.address, TEMPORAL_TASK_QUEUE: stack.config.TEMPORAL_TASK_QUEUE });
 
   before(async () => {
-    stack = await startWebhookStack({ env: { INTERNAL_API_TOKEN: TOKEN } });
+    stack = await startWebhookStack({ env: { INTERNAL_API_TOKEN: INTERNAL_TOKEN } });
     for (const key of ['removed', 'kept'] as const) {
       const event = { ...structuredClone(candidateNew), event_id: `removed-${randomUUID()}` };
       event.data.company.id = company;

@@ -9,6 +9,7 @@ import { useTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { startTestDevServer } from '../support/temporal';
 import { capturingLogger } from '../support/capturing-logger';
+import { PARTNER_TOKEN } from '../support/tokens';
 
 const DAY = 86_400_000;
 
@@ -26,7 +27,7 @@ describe('retention schedule and workflow (a real dev server, two workers)', fun
   const configFor = (extra: Record<string, string> = {}): Config =>
     loadConfig({
       PARTNER_ENDPOINT: 'http://127.0.0.1:9/hook',
-      PARTNER_ACCESS_TOKEN: 'token-xyz',
+      PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
       TEMPORAL_ADDRESS: server.address,
       TEMPORAL_TASK_QUEUE: taskQueue,
       WEBHOOK_PAYLOAD_RETENTION_DAYS: '1',

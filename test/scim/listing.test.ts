@@ -1,13 +1,8 @@
 import assert from 'node:assert/strict';
 import { request } from 'undici';
 import type { Knex } from '../../db/database';
-import { groupId, scimGet, seedDataset, startScimApi, type ScimApi } from './support';
+import { groupId, idsOf, scimGet, seedDataset, startScimApi, ERROR_URN, LIST_URN, GROUP_URN, type ScimApi } from './support';
 
-const GROUP_URN = 'urn:ietf:params:scim:schemas:core:2.0:Group';
-const LIST_URN = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
-const ERROR_URN = 'urn:ietf:params:scim:api:messages:2.0:Error';
-
-const idsOf = (body: { Resources: Array<{ id: string }> }) => body.Resources.map((r) => r.id);
 
 /** Records the SQL the API sends, to prove what it does not load. */
 function recordQueries(knex: Knex): { sql: string[]; stop(): void } {

@@ -4,9 +4,9 @@ import { deref, documentSchemas, openApi31Validator, type Doc } from '../support
 import { openApiDocument } from '../../api/openapi/document';
 import { loadConfig } from '../../lib/config';
 import { groupId, scimGet, startScimApi, type ScimApi, type ScimReply } from './support';
+import { SCIM_TOKEN } from '../support/tokens';
 
-const TOKEN = 'scim-token-0123456789abcdef';
-const auth = { authorization: `Bearer ${TOKEN}` };
+const auth = { authorization: `Bearer ${SCIM_TOKEN}` };
 
 describe('SCIM: OpenAPI document', () => {
   let scim: ScimApi;
@@ -22,7 +22,7 @@ describe('SCIM: OpenAPI document', () => {
   }
 
   before(async () => {
-    scim = await startScimApi({ SCIM_BEARER_TOKEN: TOKEN });
+    scim = await startScimApi({ SCIM_BEARER_TOKEN: SCIM_TOKEN });
     doc = await (await fetch(`${scim.api.url}/openapi.json`)).json();
     schemaAt = documentSchemas(doc);
   });

@@ -4,14 +4,10 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { scimRouter } from '../../api/scim/router';
 import { loadConfig } from '../../lib/config';
-import { groupId, scimGet, startScimApi, type ScimApi } from './support';
+import { groupId, scimGet, startScimApi, ERROR_URN, LIST_URN, GROUP_URN, USER_URN, type ScimApi } from './support';
+import { SCIM_TOKEN } from '../support/tokens';
 
-const ERROR_URN = 'urn:ietf:params:scim:api:messages:2.0:Error';
-const LIST_URN = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
-const GROUP_URN = 'urn:ietf:params:scim:schemas:core:2.0:Group';
-const USER_URN = 'urn:ietf:params:scim:schemas:core:2.0:User';
 const SCIM_JSON = 'application/scim+json; charset=utf-8';
-const TOKEN = 'scim-test-token-0123456789abcdef';
 
 describe('SCIM protocol: discovery, media types, methods', () => {
   let scim: ScimApi;
@@ -209,7 +205,7 @@ describe('SCIM authentication', () => {
   describe('with SCIM_BEARER_TOKEN set', () => {
     let scim: ScimApi;
     before(async () => {
-      scim = await startScimApi({ SCIM_BEARER_TOKEN: TOKEN });
+      scim = await startScimApi({ SCIM_BEARER_TOKEN: SCIM_TOKEN });
     });
     after(async () => scim.close());
 
@@ -222,8 +218,8 @@ describe('SCIM authentication', () => {
     for (const [label, headers] of [
       ['no Authorization header', {}],
       ['a wrong token', { Authorization: 'Bearer wrong-token-0123456789abcdef' }],
-      ['a token that is a prefix of the right one', { Authorization: `Bearer ${TOKEN.slice(0, -1)}` }],
-      ['the right token under another scheme', { Authorization: `Basic ${TOKEN}` }],
+      ['a token that is a prefix of the right one', { Authorization: `Bearer ${SCIM_TOKEN.slice(0, -1)}` }],
+      ['the right token under another scheme', { Authorization: `Basic ${SCIM_TOKEN}` }],
       ['an empty bearer', { Authorization: 'Bearer ' }],
     ] as const) {
       it(`answers 401 with the SCIM error body for ${label}`, async () => {
@@ -231,7 +227,7 @@ describe('SCIM authentication', () => {
         assert.equal(reply.status, 401);
         assert.equal(reply.headers.get('www-authenticate'), 'Bearer realm="SCIM"');
         assert.deepEqual(reply.body, unauthorized);
-        assert.equal(JSON.stringify(reply.body).includes(TOKEN), false);
+        assert.equal(JSON.stringify(reply.body).includes(SCIM_TOKEN), false);
       });
     }
 
@@ -239,10 +235,10 @@ describe('SCIM authentication', () => {
       const { gained, text } = await authFailuresDuring(scim.api.url, async () => {
         await scimGet(scim.base, '/Groups');
         await scimGet(scim.base, '/Users/1', [], { headers: { Authorization: 'Bearer wrong-token-0123456789abcdef' } });
-        assert.equal((await scimGet(scim.base, '/Groups', [], { headers: { Authorization: `Bearer ${TOKEN}` } })).status, 200);
+        assert.equal((await scimGet(scim.base, '/Groups', [], { headers: { Authorization: `Bearer ${SCIM_TOKEN}` } })).status, 200);
       });
       assert.deepEqual(gained, { 'missing_token /scim/v2/Groups': 1, 'invalid_token /scim/v2/Users/:id': 1 });
-      assert.ok(!text.includes('wrong-token') && !text.includes(TOKEN));
+      assert.ok(!text.includes('wrong-token') && !text.includes(SCIM_TOKEN));
     });
 
     it('guards discovery and unsupported methods too', async () => {
@@ -256,18 +252,18 @@ describe('SCIM authentication', () => {
         assert.equal(reply.status, 401);
         assert.deepEqual(reply.body, unauthorized);
       }
-      const reply = await scimGet(scim.base, '/Users', [['filter', 'userName eq "ada@example.test"']], { headers: { Authorization: `Bearer ${TOKEN}` } });
+      const reply = await scimGet(scim.base, '/Users', [['filter', 'userName eq "ada@example.test"']], { headers: { Authorization: `Bearer ${SCIM_TOKEN}` } });
       assert.equal(reply.status, 200);
       assert.deepEqual(reply.body.Resources.map((r: { id: string }) => r.id), ['1']);
     });
 
     it('serves requests that carry the token (scheme in any case) and advertises the scheme', async () => {
       for (const scheme of ['Bearer', 'bearer']) {
-        const reply = await scimGet(scim.base, `/Groups/${groupId(1)}`, [], { headers: { Authorization: `${scheme} ${TOKEN}` } });
+        const reply = await scimGet(scim.base, `/Groups/${groupId(1)}`, [], { headers: { Authorization: `${scheme} ${SCIM_TOKEN}` } });
         assert.equal(reply.status, 200);
         assert.equal(reply.body.displayName, 'Engineering');
       }
-      const config = await scimGet(scim.base, '/ServiceProviderConfig', [], { headers: { Authorization: `Bearer ${TOKEN}` } });
+      const config = await scimGet(scim.base, '/ServiceProviderConfig', [], { headers: { Authorization: `Bearer ${SCIM_TOKEN}` } });
       assert.deepEqual(config.body.authenticationSchemes, [{
         type: 'oauthbearertoken',
         name: 'Bearer token',
@@ -314,7 +310,7 @@ describe('SCIM authentication', () => {
 
     it('warns once when SCIM runs without a token, and not when one is set', () => {
       assert.deepEqual(warningsWhenBuilt({}), ['SCIM_BEARER_TOKEN is not set: /scim/v2 answers requests without credentials']);
-      assert.deepEqual(warningsWhenBuilt({ SCIM_BEARER_TOKEN: TOKEN }), []);
+      assert.deepEqual(warningsWhenBuilt({ SCIM_BEARER_TOKEN: SCIM_TOKEN }), []);
     });
   });
 });

@@ -32,6 +32,15 @@ export async function scimGet(
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
 
+/** The schema URNs a SCIM answer names (RFC 7643, RFC 7644), as the tests expect them to the letter. */
+export const USER_URN = 'urn:ietf:params:scim:schemas:core:2.0:User';
+export const GROUP_URN = 'urn:ietf:params:scim:schemas:core:2.0:Group';
+export const LIST_URN = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
+export const ERROR_URN = 'urn:ietf:params:scim:api:messages:2.0:Error';
+
+/** The ids of a SCIM list answer's resources, in the order it lists them. */
+export const idsOf = (body: { Resources: Array<{ id: string }> }): string[] => body.Resources.map((resource) => resource.id);
+
 /** Group ids of the known dataset: group n has id groupId(n). */
 export const groupId = (n: number) => `00000000-0000-4000-a000-${String(n).padStart(12, '0')}`;
 

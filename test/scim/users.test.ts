@@ -1,12 +1,7 @@
 import assert from 'node:assert/strict';
 import { request } from 'undici';
-import { groupId, GROUPS, scimGet, startScimApi, USERS, type ScimApi } from './support';
+import { groupId, GROUPS, idsOf, scimGet, startScimApi, USERS, ERROR_URN, LIST_URN, USER_URN, type ScimApi } from './support';
 
-const USER_URN = 'urn:ietf:params:scim:schemas:core:2.0:User';
-const LIST_URN = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
-const ERROR_URN = 'urn:ietf:params:scim:api:messages:2.0:Error';
-
-const idsOf = (body: { Resources: Array<{ id: string }> }) => body.Resources.map((r) => r.id);
 
 describe('SCIM Users: resources, paging, sorting, projection and ETags', () => {
   let scim: ScimApi;

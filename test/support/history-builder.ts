@@ -5,6 +5,7 @@
 // types and ids.
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS, type AttemptOutcome } from '../../lib/delivery';
 import { recordsTaskQueue, type DeliverWebhookInput } from '../../workflows/types';
+import { DEFAULT_TASK_QUEUE } from '../../lib/config';
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 const jsonPayload = (value: unknown) => ({ metadata: { encoding: b64('json/plain') }, data: b64(JSON.stringify(value)) });
@@ -17,7 +18,6 @@ const keywordPayload = (value: string) => ({
 export type AttemptResult = AttemptOutcome | 'claim-rejected';
 
 export const HISTORY_START = Date.parse('2025-03-01T09:00:00.000Z');
-export const TASK_QUEUE = 'partner-webhooks';
 /** The message of a claim, or a record, that PostgreSQL rejected for what it contains. */
 export const REJECTED_MESSAGE = 'PostgreSQL rejected the record (SQLSTATE 23514): check constraint';
 
@@ -45,7 +45,7 @@ class HistoryBuilder {
 
   /** Scheduled and started: the task an attempt runs in. */
   startWorkflowTask(): { scheduled: string; started: string } {
-    const scheduled = this.add('WORKFLOW_TASK_SCHEDULED', { taskQueue: { name: TASK_QUEUE }, startToCloseTimeout: '10s', attempt: 1 });
+    const scheduled = this.add('WORKFLOW_TASK_SCHEDULED', { taskQueue: { name: DEFAULT_TASK_QUEUE }, startToCloseTimeout: '10s', attempt: 1 });
     const started = this.add('WORKFLOW_TASK_STARTED', { scheduledEventId: scheduled, identity: 'fixture', requestId: `wft-${scheduled}` });
     return { scheduled, started };
   }
@@ -89,7 +89,7 @@ class HistoryBuilder {
     return this.add('ACTIVITY_TASK_SCHEDULED', {
       activityId: String(seq),
       activityType: { name: type },
-      taskQueue: { name: recordsTaskQueue(TASK_QUEUE) },
+      taskQueue: { name: recordsTaskQueue(DEFAULT_TASK_QUEUE) },
       workflowTaskCompletedEventId: completed,
     });
   }
@@ -142,7 +142,7 @@ export function buildDeliveryHistory(options: DeliveryHistoryOptions, companyId?
   const indexedFields = Object.fromEntries(Object.entries(startAttributes(input, companyId)).map(([key, value]) => [key, keywordPayload(value)]));
   h.add('WORKFLOW_EXECUTION_STARTED', {
     workflowType: { name: 'deliverWebhook' },
-    taskQueue: { name: TASK_QUEUE },
+    taskQueue: { name: DEFAULT_TASK_QUEUE },
     input: { payloads: [jsonPayload(input)] },
     workflowTaskTimeout: '10s',
     originalExecutionRunId: 'fixture-run-id',

@@ -1,4 +1,4 @@
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 

@@ -2,12 +2,13 @@
 // PostgreSQL, one Temporal server and one partner, and SIGKILLed together when the file is done.
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import type { DevServer } from '../../temporal/dev-server';
 import { startPartnerServer, type PartnerHandler, type PartnerServer } from './partner-server';
 import { startCli, waitForExit } from './cli';
 import { createTestDatabase, type TestDatabase } from './database';
 import { startTestDevServer, tempDir } from './temporal';
+import { PARTNER_TOKEN } from './tokens';
 
 export type ServiceChild = ReturnType<typeof startCli>['child'];
 
@@ -40,7 +41,7 @@ export function serviceProcesses(setting: () => ServiceSetting, env: Record<stri
       const { work, partnerUrl } = setting();
       const worker = startCli(
         ['worker'],
-        { PARTNER_ENDPOINT: partnerUrl, PARTNER_ACCESS_TOKEN: 'service-partner-token', ...common(taskQueue), WORKER_HTTP_PORT: String(await findFreePort()), ...extra },
+        { PARTNER_ENDPOINT: partnerUrl, PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, ...common(taskQueue), WORKER_HTTP_PORT: String(await findFreePort()), ...extra },
         work,
         /webhook worker polling/,
       );

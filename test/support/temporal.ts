@@ -6,7 +6,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker, type NativeConnection } from '@temporalio/worker';
 import type { Knex } from 'knex';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { findTemporalBinary, type TemporalBinary } from '../../temporal/binaries';
 import { startDevServer, type DevServer } from '../../temporal/dev-server';
 import { ensureSearchAttributes } from '../../temporal/register-search-attributes';

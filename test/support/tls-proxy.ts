@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { eventually } from './eventually';
 import { tempDir } from './temporal';
 

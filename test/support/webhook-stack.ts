@@ -11,6 +11,7 @@ import type { DevServer } from '../../temporal/dev-server';
 import { startPartnerServer, type PartnerHandler, type PartnerServer } from './partner-server';
 import { createTestDatabase, type TestDatabase } from './database';
 import { startTestDevServer, startTestWorker, type TestWorker } from './temporal';
+import { INTERNAL_TOKEN, PARTNER_TOKEN } from './tokens';
 
 const COMPRESS_TIMERS = require.resolve('./compress-timers');
 
@@ -49,9 +50,9 @@ export async function startWebhookStack({ env = {}, partnerHandler, compressTime
     TEMPORAL_ADDRESS: server.address,
     TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`,
     PARTNER_ENDPOINT: partner.url,
-    PARTNER_ACCESS_TOKEN: 'stack-partner-token-abcdef',
+    PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
     PARTNER_TIMEOUT_MS: '2000',
-    INTERNAL_API_TOKEN: 'stack-internal-token-0123456',
+    INTERNAL_API_TOKEN: INTERNAL_TOKEN,
     ...env,
   });
   const gateway = createTemporalGateway(config, logger);

@@ -9,13 +9,13 @@ import { AesGcmPayloadCodec } from '../../temporal/payload-codec';
 import { payloadsFromJson, payloadsToJson } from '../../api/codec/payloads-json';
 import { uiCodecEndpoint } from '../../api/codec/router';
 import { startTestApi, type TestApi } from '../support/api';
+import { CODEC_TOKEN } from '../support/tokens';
 
-const TOKEN = 'codec-token-0123456789abcdef';
 const UI_ORIGIN = 'http://127.0.0.1:8233';
 const KEY = { id: 'k-2025', key: randomBytes(32) };
 const ENV = {
   PAYLOAD_ENCRYPTION_KEYS: `${KEY.id}:${KEY.key.toString('base64')}`,
-  CODEC_AUTH_TOKEN: TOKEN,
+  CODEC_AUTH_TOKEN: CODEC_TOKEN,
   CODEC_CORS_ORIGINS: `${UI_ORIGIN}, https://ui.example.com`,
 };
 
@@ -26,7 +26,7 @@ describe('codec server (/codec)', function () {
   let service: TestApi;
   let url: string;
 
-  const post = (path: string, body: unknown, headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` }) =>
+  const post = (path: string, body: unknown, headers: Record<string, string> = { authorization: `Bearer ${CODEC_TOKEN}` }) =>
     fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
   const preflight = (path: string, origin: string) =>
     fetch(`${url}${path}`, {
@@ -43,13 +43,13 @@ describe('codec server (/codec)', function () {
 
   it('is not mounted without PAYLOAD_ENCRYPTION_KEYS, and is with the keys alone (for named tokens of scope decode)', async () => {
     const cases: Array<[Record<string, string>, number, unknown]> = [
-      [{ CODEC_AUTH_TOKEN: TOKEN }, 404, { detail: 'Not found.' }],
+      [{ CODEC_AUTH_TOKEN: CODEC_TOKEN }, 404, { detail: 'Not found.' }],
       [{ PAYLOAD_ENCRYPTION_KEYS: ENV.PAYLOAD_ENCRYPTION_KEYS }, 401, { detail: 'Invalid token.' }],
     ];
     for (const [env, status, body] of cases) {
       const other = await startTestApi(env);
       try {
-        const response = await fetch(`${other.api.url}/codec/decode`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: '{}' });
+        const response = await fetch(`${other.api.url}/codec/decode`, { method: 'POST', headers: { authorization: `Bearer ${CODEC_TOKEN}` }, body: '{}' });
         assert.deepEqual([response.status, await response.json()], [status, body], JSON.stringify(Object.keys(env)));
       } finally {
         await other.close();
@@ -65,11 +65,11 @@ describe('codec server (/codec)', function () {
         assert.equal(missing.headers.get('www-authenticate'), 'Bearer realm="codec"');
         assert.deepEqual(await missing.json(), { detail: 'Authentication credentials were not provided.' });
 
-        const wrong = await post(`/codec/${action}`, candidatePayloads(), { authorization: `Bearer ${TOKEN}x` });
+        const wrong = await post(`/codec/${action}`, candidatePayloads(), { authorization: `Bearer ${CODEC_TOKEN}x` });
         assert.equal(wrong.status, 401);
         assert.deepEqual(await wrong.json(), { detail: 'Invalid token.' });
 
-        const wrongPath = await post(`/codec/ui/${TOKEN.slice(0, -1)}/${action}`, candidatePayloads(), {});
+        const wrongPath = await post(`/codec/ui/${CODEC_TOKEN.slice(0, -1)}/${action}`, candidatePayloads(), {});
         assert.equal(wrongPath.status, 401);
         assert.deepEqual(await wrongPath.json(), { detail: 'Invalid token.' });
       }
@@ -83,7 +83,7 @@ describe('codec server (/codec)', function () {
 
   describe('CORS', () => {
     it('answers a preflight from a listed origin with exactly the codec headers', async () => {
-      for (const path of ['/codec/decode', '/codec/encode', `/codec/ui/${TOKEN}/decode`]) {
+      for (const path of ['/codec/decode', '/codec/encode', `/codec/ui/${CODEC_TOKEN}/decode`]) {
         const response = await preflight(path, UI_ORIGIN);
         assert.equal(response.status, 204, path);
         assert.deepEqual(corsHeaders(response), {
@@ -102,14 +102,14 @@ describe('codec server (/codec)', function () {
         const response = await preflight('/codec/decode', origin);
         assert.equal(response.status, 204, origin);
         assert.deepEqual(corsHeaders(response), { vary: 'Origin' }, origin);
-        const actual = await post('/codec/decode', candidatePayloads(), { authorization: `Bearer ${TOKEN}`, origin });
+        const actual = await post('/codec/decode', candidatePayloads(), { authorization: `Bearer ${CODEC_TOKEN}`, origin });
         assert.equal(actual.status, 200);
         assert.deepEqual(corsHeaders(actual), { vary: 'Origin' }, origin);
       }
     });
 
     it('lets a listed origin read answers, errors included', async () => {
-      const ok = await post('/codec/decode', candidatePayloads(), { authorization: `Bearer ${TOKEN}`, origin: UI_ORIGIN });
+      const ok = await post('/codec/decode', candidatePayloads(), { authorization: `Bearer ${CODEC_TOKEN}`, origin: UI_ORIGIN });
       assert.deepEqual(corsHeaders(ok), { 'access-control-allow-origin': UI_ORIGIN, 'access-control-allow-credentials': 'true', vary: 'Origin' });
       const denied = await post('/codec/decode', candidatePayloads(), { origin: UI_ORIGIN });
       assert.equal(denied.status, 401);
@@ -136,7 +136,7 @@ describe('codec server (/codec)', function () {
 
       // What the worker's codec wrote, the server decodes (the UI's case), through the UI's path form.
       const [fromWorker] = await new AesGcmPayloadCodec([KEY]).encode([defaultPayloadConverter.toPayload({ email: 'grace@example.org' })]);
-      const viaUiPath = await fetch(`${uiCodecEndpoint(url, TOKEN)}/decode`, {
+      const viaUiPath = await fetch(`${uiCodecEndpoint(url, CODEC_TOKEN)}/decode`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-namespace': 'default', origin: UI_ORIGIN },
         body: JSON.stringify(payloadsToJson([fromWorker])),
@@ -172,7 +172,7 @@ describe('codec server (/codec)', function () {
         assert.equal(response.status, 400, JSON.stringify(body));
         assert.deepEqual(await response.json(), { detail: 'Invalid payloads: expected {"payloads": [{"metadata": {…}, "data": "…"}]} in proto3 JSON.', errors }, JSON.stringify(body));
       }
-      const text = await post('/codec/encode', 'payloads', { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/plain' });
+      const text = await post('/codec/encode', 'payloads', { authorization: `Bearer ${CODEC_TOKEN}`, 'content-type': 'text/plain' });
       assert.equal(text.status, 415);
     });
 

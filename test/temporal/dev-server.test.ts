@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { startApiServer, type ApiServer } from '../../api/server';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import type { Config } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import type { DevServer } from '../../temporal/dev-server';
@@ -25,9 +25,9 @@ import { encodedHistoryBytes, occurrencesIn } from '../support/history';
 import { tempDir } from '../support/temporal';
 import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
 import type { PartnerServer } from '../support/partner-server';
-
-const INTERNAL_TOKEN = 'dev-server-internal-token-0123';
-const PARTNER_TOKEN = 'dev-server-partner-token-abcdef';
+import { logLines } from '../support/log-lines';
+import { postWebhook } from '../support/api';
+import { INTERNAL_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
 describe('webhooks end to end on the Temporal dev server', function () {
   this.timeout(60_000);
@@ -62,11 +62,7 @@ describe('webhooks end to end on the Temporal dev server', function () {
   });
 
   const submit = async (event: object, url = api.url) => {
-    const response = await fetch(`${url}/internal/v1/webhooks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify(event),
-    });
+    const response = await postWebhook(url, INTERNAL_TOKEN, event);
     return { status: response.status, body: (await response.json()) as Record<string, string> };
   };
   const candidateOf = (companyId: string, fields: Record<string, unknown> = {}) => {
@@ -262,7 +258,7 @@ describe('webhooks end to end on the Temporal dev server', function () {
       WORKER_HTTP_PORT: String(await findFreePort()),
     });
     assert.equal(code, 1);
-    const errors = stdout.trim().split('\n').map((line) => JSON.parse(line)).filter((line) => line.level >= 50);
+    const errors = logLines(stdout).filter((line) => line.level >= 50);
     assert.equal(errors.length, 1);
     assert.match(errors[0].msg, new RegExp(`^Temporal refused to register the webhook search attributes in namespace ${namespace} \\(.+\\); register them once with: temporal operator search-attribute create --name WebhookEventType --name WebhookAction --name WebhookStatus --name CompanyId --type Keyword --namespace ${namespace}$`));
   });

@@ -20,10 +20,10 @@ import candidateNew from '../fixtures/events/candidate-new.json';
 import { historyPayloads, leftInClear, occurrencesIn } from '../support/history';
 import { requireTemporalBinary, testWorkflowBundle } from '../support/temporal';
 import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
+import { submitWebhook } from '../support/api';
+import { INTERNAL_TOKEN, CODEC_TOKEN } from '../support/tokens';
 
 const run = promisify(execFile);
-const INTERNAL_TOKEN = 'encryption-internal-token-0123';
-const CODEC_TOKEN = 'encryption-codec-token-0123456';
 const { email, phone_number: phone, message } = candidateNew.data.candidate;
 
 describe('payload encryption on the Temporal dev server', function () {
@@ -52,13 +52,7 @@ describe('payload encryption on the Temporal dev server', function () {
     });
     ({ server, config, api, connection, client: rawClient } = stack);
 
-    const response = await fetch(`${api.url}/internal/v1/webhooks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ ...candidateNew, event_id: `encrypted-${randomUUID()}` }),
-    });
-    assert.equal(response.status, 202);
-    workflowId = ((await response.json()) as { workflow_id: string }).workflow_id;
+    workflowId = (await submitWebhook(api.url, INTERNAL_TOKEN, { ...candidateNew, event_id: `encrypted-${randomUUID()}` })).workflow_id;
     // The client with the codec reads the result; the raw one would get ciphertext.
     const codecClient = new Client({ connection, dataConverter: dataConverterFor(config) });
     const summary: DeliverySummary = await codecClient.workflow.getHandle(workflowId).result();

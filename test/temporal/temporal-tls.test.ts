@@ -22,8 +22,8 @@ import { startTestDevServer, tempDir } from '../support/temporal';
 import { makeTestCertificates, startTlsProxy, type TestCertificates, type TlsProxy } from '../support/tls-proxy';
 import { capturingLogger } from '../support/capturing-logger';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
+import { INTERNAL_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
-const INTERNAL_TOKEN = 'tls-internal-token-0123456789';
 const API_KEY = `tls-api-key-${randomUUID()}`;
 const UNTRUSTED = "the server's certificate is not trusted: is TEMPORAL_TLS_SERVER_CA_CERT_PATH (or _DATA) the CA that signed it?";
 const NO_CLIENT_CERT = 'the server demands a client certificate: set TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH (or _DATA)';
@@ -78,7 +78,7 @@ describe('Temporal over TLS (nginx in front of a dev server): mTLS and API key',
   const serviceEnv = (temporal: Record<string, string>, taskQueue: string) => ({
     INTERNAL_API_TOKEN: INTERNAL_TOKEN,
     PARTNER_ENDPOINT: partner.url,
-    PARTNER_ACCESS_TOKEN: 'tls-partner-token-abcdef',
+    PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
     PARTNER_TIMEOUT_MS: '2000',
     TEMPORAL_TASK_QUEUE: taskQueue,
     ...temporal,

@@ -10,7 +10,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { startApiServer, type ApiServer } from '../../api/server';
 import { uiCodecEndpoint } from '../../api/codec/router';
 import type { WebhookEventInput } from '../../events/envelope';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { loadConfig, type Config } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import type { DevServer } from '../../temporal/dev-server';
@@ -24,10 +24,10 @@ import { eventually } from '../support/eventually';
 import { occurrencesIn } from '../support/history';
 import { startTestDevServer, startTestWorker, type TestWorker } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
+import { CODEC_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const NAMESPACE = 'default';
-const CODEC_TOKEN = 'ui-codec-token-0123456789abcdef';
 const { email, phone_number: phone } = candidateNew.data.candidate;
 
 describe('Temporal UI shows encrypted payloads decoded by the codec server (headless Chromium, dev server)', function () {
@@ -58,7 +58,7 @@ describe('Temporal UI shows encrypted payloads decoded by the codec server (head
       TEMPORAL_ADDRESS: server.address,
       TEMPORAL_TASK_QUEUE: `ui-codec-${randomUUID()}`,
       PARTNER_ENDPOINT: partner.url,
-      PARTNER_ACCESS_TOKEN: 'ui-codec-partner-token',
+      PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
       PAYLOAD_ENCRYPTION_KEYS: `ui-key:${randomBytes(32).toString('base64')}`,
       CODEC_AUTH_TOKEN: CODEC_TOKEN,
       CODEC_CORS_ORIGINS: server.uiUrl!,

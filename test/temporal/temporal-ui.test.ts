@@ -25,6 +25,7 @@ import { createTestDatabase, type TestDatabase } from '../support/database';
 import { startTestDevServer, startTestWorker, type TestWorker } from '../support/temporal';
 import { eventually } from '../support/eventually';
 import { answer, startPartnerServer, type PartnerServer } from '../support/partner-server';
+import { PARTNER_TOKEN } from '../support/tokens';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const NAMESPACE = 'default';
@@ -73,7 +74,7 @@ describe('Temporal UI shows the webhook deliveries (headless Chromium, dev serve
   let failedId: string;
 
   const workerConfig = (taskQueue: string) =>
-    loadConfig({ TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue, PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: 'ui-test-partner-token', PARTNER_TIMEOUT_MS: '2000' });
+    loadConfig({ TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue, PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, PARTNER_TIMEOUT_MS: '2000' });
   // A short suffix keeps the id readable in the screenshot; 8 hex digits are plenty on a fresh in-memory server.
   const uniqueEvent = () => withOwnEntity({ ...candidateNew, event_id: `${candidateNew.event_id}-${randomUUID().slice(0, 8)}` }) as WebhookEventInput;
   const openWorkflow = (workflowId: string) => page.goto(`${uiUrl}/namespaces/${NAMESPACE}/workflows/${encodeURIComponent(workflowId)}`);

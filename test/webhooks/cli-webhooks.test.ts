@@ -6,9 +6,9 @@ import candidateNew from '../fixtures/events/candidate-new.json';
 import { runSourceCli } from '../support/cli';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { answer, closedPort, startPartnerServer, type PartnerServer } from '../support/partner-server';
+import { PARTNER_TOKEN } from '../support/tokens';
 
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'events', 'candidate-new.json');
-const TOKEN = 'cli-partner-token-5555';
 
 interface CliResult {
   code: number;
@@ -26,7 +26,7 @@ describe('partner-service webhooks', function () {
     runSourceCli(['webhooks', ...args], {
       DATABASE_URL: db.url,
       PARTNER_ENDPOINT: partner.url,
-      PARTNER_ACCESS_TOKEN: TOKEN,
+      PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
       PARTNER_TIMEOUT_MS: '2000',
       LOG_LEVEL: 'warn',
       ...env,
@@ -61,7 +61,7 @@ describe('partner-service webhooks', function () {
       },
     );
     assert.equal(partner.requests.length, 1);
-    assert.equal(partner.requests[0].headers.authorization, `Bearer ${TOKEN}`);
+    assert.equal(partner.requests[0].headers.authorization, `Bearer ${PARTNER_TOKEN}`);
     assert.equal(partner.requests[0].headers['webhook-id'], report.webhook_id);
     const { event_id: _id, ...envelope } = candidateNew;
     assert.deepEqual(JSON.parse(partner.requests[0].body), envelope);
@@ -71,7 +71,7 @@ describe('partner-service webhooks', function () {
     assert.ok(row.finished_at instanceof Date);
     const attempts = await db.knex('webhook_attempts').where({ webhook_id: report.webhook_id });
     assert.deepEqual(attempts.map((a) => [a.attempt, a.http_status, a.succeeded, a.is_test, a.response_body]), [[1, 200, true, true, 'thanks']]);
-    assert.ok(!result.stdout.includes(TOKEN) && !result.stderr.includes(TOKEN));
+    assert.ok(!result.stdout.includes(PARTNER_TOKEN) && !result.stderr.includes(PARTNER_TOKEN));
   });
 
   it('send-test exits 1 on a failure and records it', async () => {

@@ -23,16 +23,16 @@ import { answer, closedPort, startPartnerServer, type PartnerServer } from '../s
 import { startTcpProxy } from '../support/tcp-proxy';
 import { capturingLogger } from '../support/capturing-logger';
 import { IN_CLEAR } from '../support/at-rest';
+import { PARTNER_TOKEN } from '../support/tokens';
 
 /** deliverAttempt where the partner gate is open: it never answers held here. */
 type DeliverAttemptOnly = (input: DeliverAttemptInput) => Promise<DeliveredAttempt>;
 
-const TOKEN = 'partner-token-AAAA-1111';
 const event = candidateNew as WebhookEventInput;
 const ids = webhookIds(event);
 const envelope = toEnvelope(event);
 
-function configFor(endpoint: string, token = TOKEN, timeoutMs = 400): Config {
+function configFor(endpoint: string, token = PARTNER_TOKEN, timeoutMs = 400): Config {
   return loadConfig({ PARTNER_ENDPOINT: endpoint, PARTNER_ACCESS_TOKEN: token, PARTNER_TIMEOUT_MS: String(timeoutMs) });
 }
 
@@ -84,7 +84,7 @@ describe('webhook activities', function () {
       assert.equal(request.headers['accept-encoding'], 'gzip, deflate');
       assert.equal(request.headers.accept, '*/*');
       assert.equal(request.headers.connection, 'keep-alive');
-      assert.equal(request.headers.authorization, `Bearer ${TOKEN}`);
+      assert.equal(request.headers.authorization, `Bearer ${PARTNER_TOKEN}`);
       assert.equal(request.headers['content-type'], 'application/json');
       assert.equal(request.headers['user-agent'], USER_AGENT);
       assert.match(USER_AGENT, /^partner-integration-service\/\d+\.\d+\.\d+ /);
@@ -157,7 +157,7 @@ describe('webhook activities', function () {
 
     it('uses the timeout the workflow sized the activity for when it is shorter than PARTNER_TIMEOUT_MS', async () => {
       partner.handler = () => {}; // never answers
-      config = configFor(partner.url, TOKEN, 5000);
+      config = configFor(partner.url, PARTNER_TOKEN, 5000);
       const outcome = await send(1, 300);
       assert.equal(outcome.errorClass, 'timeout');
       assert.ok(outcome.durationMs >= 290 && outcome.durationMs < 2000, `duration ${outcome.durationMs}`);
@@ -200,7 +200,7 @@ describe('webhook activities', function () {
       await sendWith(1);
       config = configFor(partner.url, 'rotated-token-BBBB-2222');
       await sendWith(2);
-      assert.deepEqual(partner.requests.map((r) => r.headers.authorization), [`Bearer ${TOKEN}`, 'Bearer rotated-token-BBBB-2222']);
+      assert.deepEqual(partner.requests.map((r) => r.headers.authorization), [`Bearer ${PARTNER_TOKEN}`, 'Bearer rotated-token-BBBB-2222']);
     });
 
     it('keeps only the first 4 KiB of the response body, on a character boundary', async () => {
@@ -219,7 +219,7 @@ describe('webhook activities', function () {
     });
 
     it('records a failure without any request when PARTNER_ENDPOINT is not configured', async () => {
-      config = loadConfig({ PARTNER_ACCESS_TOKEN: TOKEN });
+      config = loadConfig({ PARTNER_ACCESS_TOKEN: PARTNER_TOKEN });
       const outcome = await send();
       assert.equal(outcome.errorClass, 'other');
       assert.equal(outcome.errorMessage, 'PARTNER_ENDPOINT is not configured');
@@ -229,9 +229,9 @@ describe('webhook activities', function () {
     it('never puts the token into the outcome or the logs', async () => {
       partner.handler = answer(401, 'unauthorized');
       const outcome = await send();
-      assert.ok(!JSON.stringify(outcome).includes(TOKEN));
+      assert.ok(!JSON.stringify(outcome).includes(PARTNER_TOKEN));
       assert.ok(logs.length > 0, 'the attempt was logged');
-      assert.ok(!logs.join('').includes(TOKEN));
+      assert.ok(!logs.join('').includes(PARTNER_TOKEN));
     });
   });
 

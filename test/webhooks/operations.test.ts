@@ -30,8 +30,9 @@ import { closedPort, type PartnerServer } from '../support/partner-server';
 import { IN_CLEAR } from '../support/at-rest';
 import { OPERATOR } from '../support/operator';
 import { ExpiredLinksError } from '../../lib/errors';
+import { INTERNAL_TOKEN } from '../support/tokens';
+import { internalCall } from '../support/api';
 
-const INTERNAL_TOKEN = 'operations-internal-token-0123';
 const run = promisify(execFile);
 const ROOT = path.join(__dirname, '..', '..');
 const { EventType } = temporal.api.enums.v1;
@@ -64,14 +65,7 @@ describe('webhook operations on the Temporal dev server', function () {
   });
 
   const call = (method: 'GET' | 'POST', path: string, body?: unknown) => callAt('/internal/v1/webhooks', method, path, body);
-  const callAt = async (prefix: string, method: 'GET' | 'POST', path: string, body?: unknown) => {
-    const response = await fetch(`${api.url}${prefix}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: response.status, body: (await response.json()) as Record<string, any> };
-  };
+  const callAt = (prefix: string, method: 'GET' | 'POST', path: string, body?: unknown) => internalCall(`${api.url}${prefix}${path}`, INTERNAL_TOKEN, method, body);
   const candidate = (companyId = 'acme') => {
     const event = structuredClone(candidateNew);
     event.event_id = `ops-${randomUUID()}`;

@@ -14,8 +14,9 @@ import { loadConfig } from '../../lib/config';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { OPERATOR } from '../support/operator';
 import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
+import { INTERNAL_TOKEN } from '../support/tokens';
+import { internalCall } from '../support/api';
 
-const INTERNAL_TOKEN = 'preview-internal-token-0123456';
 const run = promisify(execFile);
 const ROOT = path.join(__dirname, '..', '..');
 
@@ -29,14 +30,7 @@ describe('a bulk redelivery\'s dry run (a real dev server)', function () {
 
   after(() => stack?.close());
 
-  const call = async (path: string, body?: unknown) => {
-    const response = await fetch(`${stack.api.url}/internal/v1/webhooks${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: response.status, body: (await response.json()) as Record<string, any> };
-  };
+  const call = (path: string, body?: unknown) => internalCall(`${stack.api.url}/internal/v1/webhooks${path}`, INTERNAL_TOKEN, 'POST', body);
   type Links = { files?: boolean; fileAnswers?: boolean };
   /** A candidate event of `company`, with or without a signed file link and a file answer. */
   const candidate = (company: string, { files = true, fileAnswers = true }: Links = {}) => {

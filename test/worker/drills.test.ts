@@ -9,7 +9,8 @@ import { rm } from 'node:fs/promises';
 import { Client, Connection } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { createKnex, ensureDatabase } from '../../db/database';
-import { findFreePort, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../db/embedded-postgres';
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { migrateLatest } from '../../db/migrate';
 import { registerDevelopmentIndexKey } from '../../store/personal-data/subject-index-keys';
 import { loadConfig } from '../../lib/config';
@@ -28,6 +29,7 @@ import { gapsBetweenSends, timerDurations } from '../support/history-timing';
 import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { IN_CLEAR } from '../support/at-rest';
+import { PARTNER_TOKEN } from '../support/tokens';
 
 const PARTNER_TIMEOUT_MS = 2000;
 
@@ -87,7 +89,7 @@ describe('delivery drills on the dev server', function () {
         TEMPORAL_ADDRESS: `127.0.0.1:${serverPort}`,
         TEMPORAL_TASK_QUEUE: taskQueue,
         PARTNER_ENDPOINT: partner.url,
-        PARTNER_ACCESS_TOKEN: 'drill-partner-token',
+        PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
         PARTNER_TIMEOUT_MS: String(PARTNER_TIMEOUT_MS),
         WORKER_HTTP_PORT: String(await findFreePort()),
         LOG_LEVEL: 'info',

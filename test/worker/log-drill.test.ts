@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { writeFile } from 'node:fs/promises';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { prepareWebhook } from '../../application/ingestion/start-webhook';
 import type { DevServer } from '../../temporal/dev-server';
 import candidateNew from '../fixtures/events/candidate-new-short.json';
@@ -18,8 +18,8 @@ import { createTestDatabase, type TestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
-
-const INTERNAL_TOKEN = 'log-drill-internal-token-0123';
+import { linesOf } from '../support/log-lines';
+import { INTERNAL_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
 /** One candidate's personal data, distinctive enough that any copy of it in a log line is found. */
 function candidate(n: number) {
@@ -124,7 +124,7 @@ describe('log drill: no personal data in any log line of the service at LOG_LEVE
     const statusOf = async (webhookId: string) => (await call('GET', `/webhooks/${webhookId}`)).body;
     const liveState = async (webhookId: string) => ((await statusOf(webhookId)).live as { state?: string } | null)?.state;
     const cli = async (...args: string[]) => {
-      const result = await runCli([...args, '--verbose'], { ...processes.common(queue), PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: 'drill-token', ...keys }, work);
+      const result = await runCli([...args, '--verbose'], { ...processes.common(queue), PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, ...keys }, work);
       cliRuns.push({ args, result });
       return result;
     };
@@ -279,4 +279,3 @@ describe('log drill: no personal data in any log line of the service at LOG_LEVE
   }
 });
 
-const linesOf = (text: string) => text.split('\n').filter((line) => line.trim() !== '');

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import type { DevServer } from '../../temporal/dev-server';
@@ -25,8 +25,8 @@ import { waitForRunsCompleted } from '../support/runs-completed';
 import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { IN_CLEAR } from '../support/at-rest';
-
-const INTERNAL_TOKEN = 'scale-internal-token-0123456';
+import { postWebhook } from '../support/api';
+import { INTERNAL_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
 describe('scale-out on the dev server: two APIs, two workers, one task queue', function () {
   let work: string;
@@ -86,7 +86,7 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
   const countPosts = () => [...posts.values()].reduce((n, a) => n + a.length, 0);
   const processes = serviceProcesses(() => ({ work, databaseUrl: db.url, temporalPort: serverPort, partnerUrl: partner.url }), {
     INTERNAL_API_TOKEN: INTERNAL_TOKEN,
-    PARTNER_ACCESS_TOKEN: 'scale-partner-token',
+    PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
     PARTNER_TIMEOUT_MS: '5000',
   });
   const { startWorker, startApi, kill } = processes;
@@ -106,11 +106,7 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
     let retried503 = 0;
     async function ingest(base: string, event: object) {
       for (let tries = 1; ; tries++) {
-        const response = await fetch(`${base}/internal/v1/webhooks`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
-          body: JSON.stringify(event),
-        });
+        const response = await postWebhook(base, INTERNAL_TOKEN, event);
         const body = (await response.json()) as { webhook_id: string };
         if (response.status === 503 && tries < 200) {
           retried503++;

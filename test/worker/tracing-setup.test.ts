@@ -6,6 +6,7 @@ import { runCli } from '../support/cli';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
+import { PARTNER_TOKEN } from '../support/tokens';
 
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'events', 'candidate-new.json');
 const CLIENT = 3;
@@ -32,7 +33,7 @@ describe('tracing set-up of the CLI (OTEL_* variables)', function () {
       PATH: process.env.PATH ?? '',
       DATABASE_URL: db.url,
       PARTNER_ENDPOINT: partner.url,
-      PARTNER_ACCESS_TOKEN: 'setup-partner-token-0a1b2c3d',
+      PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
       LOG_LEVEL: 'warn',
       ...otel,
     });

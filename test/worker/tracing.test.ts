@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import type { ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import type { DevServer } from '../../temporal/dev-server';
 import { webhookStatusQuery } from '../../workflows/webhooks/messages';
 import type { DeliverySummary } from '../../workflows/types';
@@ -19,9 +19,9 @@ import { startTestDevServer, tempDir, testWorkflowBundle } from '../support/temp
 import { workerTracing } from '../../worker/tracing';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
+import { submitWebhook } from '../support/api';
+import { INTERNAL_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
-const INTERNAL_TOKEN = 'tracing-internal-token-8c1f2a9d';
-const PARTNER_TOKEN = 'tracing-partner-token-must-not-leak-5b7e';
 
 const API_SERVICE = 'partner-integration-service';
 const WORKER_SERVICE = 'partner-integration-worker';
@@ -100,13 +100,7 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
   });
 
   const ingest = async (traceparent: string, eventId: string) => {
-    const response = await fetch(`${apiUrl}/internal/v1/webhooks`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json', traceparent },
-      body: JSON.stringify({ ...candidateNew, event_id: eventId }),
-    });
-    assert.equal(response.status, 202, await response.clone().text());
-    return (await response.json()) as { webhook_id: string; workflow_id: string };
+    return submitWebhook(apiUrl, INTERNAL_TOKEN, { ...candidateNew, event_id: eventId }, { headers: { traceparent } });
   };
 
   /**

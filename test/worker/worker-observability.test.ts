@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { Client, Connection } from '@temporalio/client';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import type { DevServer } from '../../temporal/dev-server';
@@ -21,6 +21,7 @@ import { startTestDevServer, tempDir } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { IN_CLEAR } from '../support/at-rest';
 import { sample } from '../support/metrics-text';
+import { PARTNER_TOKEN } from '../support/tokens';
 
 const logger = createLogger('silent');
 
@@ -70,7 +71,7 @@ describe('the standalone worker serves /healthz, /readyz and /metrics on its own
         TEMPORAL_ADDRESS: temporalAddress,
         TEMPORAL_TASK_QUEUE: taskQueue,
         PARTNER_ENDPOINT: partner.url,
-        PARTNER_ACCESS_TOKEN: 'observability-partner-token',
+        PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
         WORKER_HTTP_PORT: String(port),
         LOG_LEVEL: 'info',
       },

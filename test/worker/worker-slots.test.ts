@@ -9,6 +9,7 @@ import candidateNew from '../fixtures/events/candidate-new.json';
 import { withOwnEntity } from '../support/own-entity';
 import { eventually } from '../support/eventually';
 import { startWebhookStack, type WebhookStack } from '../support/webhook-stack';
+import { postWebhook } from '../support/api';
 
 const ATTEMPT_SLOTS = 60;
 
@@ -41,11 +42,7 @@ describe('delivery worker slots', function () {
     const submitted = Array.from({ length: ATTEMPT_SLOTS + 5 }, () => withOwnEntity({ ...candidateNew, event_id: `slots-${randomUUID()}` }));
     const statuses = await Promise.all(
       submitted.map(async (event) => {
-        const response = await fetch(`${api.url}/internal/v1/webhooks`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${config.INTERNAL_API_TOKEN}`, 'content-type': 'application/json' },
-          body: JSON.stringify(event),
-        });
+        const response = await postWebhook(api.url, config.INTERNAL_API_TOKEN, event);
         return response.status;
       }),
     );

@@ -18,6 +18,7 @@ import { eventually } from '../support/eventually';
 import { startTestDevServer, startTestWorker, type TestWorker } from '../support/temporal';
 import { startPartnerServer, type PartnerServer } from '../support/partner-server';
 import { IN_CLEAR } from '../support/at-rest';
+import { PARTNER_TOKEN } from '../support/tokens';
 
 const { RoutingConfigUpdateState, VersioningBehavior } = temporal.api.enums.v1;
 const DEPLOYMENT = 'partner-webhooks-test';
@@ -50,7 +51,7 @@ describe('worker versioning (WORKER_BUILD_ID)', function () {
       TEMPORAL_ADDRESS: server.address,
       TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`,
       PARTNER_ENDPOINT: partner.url,
-      PARTNER_ACCESS_TOKEN: 'versioning-partner-token',
+      PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
       PARTNER_TIMEOUT_MS: '2000',
       WORKER_DEPLOYMENT_NAME: DEPLOYMENT,
     };

@@ -15,6 +15,7 @@ import { scenarios } from '../fixtures/webhook-histories/scenarios';
 import { closedPort } from '../support/partner-server';
 import { installQuietTemporalRuntime } from '../support/temporal-runtime';
 import { capturingLogger } from '../support/capturing-logger';
+import { PARTNER_TOKEN } from '../support/tokens';
 
 const quietBundler = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
 
@@ -42,7 +43,7 @@ describe('webhook worker', function () {
   it('runs the activities with the partner limits from configuration', () => {
     const config = loadConfig({
       PARTNER_ENDPOINT: 'http://127.0.0.1:9/hook',
-      PARTNER_ACCESS_TOKEN: 'token-xyz',
+      PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
       PARTNER_MAX_CONCURRENCY: '7',
       PARTNER_MAX_PER_SECOND: '13',
       PARTNER_TIMEOUT_MS: '20000',
@@ -98,7 +99,7 @@ describe('webhook worker', function () {
   it('waits for an unreachable Temporal with one warning, and stops promptly', async () => {
     const { logger, entries } = capturingLogger();
     const port = await closedPort();
-    const config = loadConfig({ PARTNER_ENDPOINT: 'http://127.0.0.1:9/hook', PARTNER_ACCESS_TOKEN: 'token-xyz', TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
+    const config = loadConfig({ PARTNER_ENDPOINT: 'http://127.0.0.1:9/hook', PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
     const handle = startWebhookWorker({ config, knex: db.knex, logger });
     await new Promise((r) => setTimeout(r, 1500));
     const warnings = entries().filter((l) => l.level === 40 && !AT_REST_LINES.includes(l.msg));
@@ -119,7 +120,7 @@ describe('webhook worker', function () {
       const { logger, entries } = capturingLogger();
       const port = await closedPort();
       const key = `k1:${Buffer.alloc(32, 1).toString('base64')}`;
-      const config = loadConfig({ PARTNER_ENDPOINT: 'http://127.0.0.1:9/hook', PARTNER_ACCESS_TOKEN: 'token-xyz', TEMPORAL_ADDRESS: `127.0.0.1:${port}`, PAYLOAD_ENCRYPTION_KEYS: key });
+      const config = loadConfig({ PARTNER_ENDPOINT: 'http://127.0.0.1:9/hook', PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, TEMPORAL_ADDRESS: `127.0.0.1:${port}`, PAYLOAD_ENCRYPTION_KEYS: key });
       const handle = startWebhookWorker({ config, knex: db.knex, logger });
       try {
         const unreachable = () => entries().some((l) => l.msg.startsWith('Temporal is unreachable'));
@@ -140,7 +141,7 @@ describe('webhook worker', function () {
 
   it('does not poll without a partner endpoint, and says why', async () => {
     const { logger, entries } = capturingLogger();
-    const handle = startWebhookWorker({ config: loadConfig({ PARTNER_ACCESS_TOKEN: 'token-xyz', TEMPORAL_ADDRESS: '127.0.0.1:9' }), knex: db.knex, logger });
+    const handle = startWebhookWorker({ config: loadConfig({ PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, TEMPORAL_ADDRESS: '127.0.0.1:9' }), knex: db.knex, logger });
     await handle.done;
     // The index key's line reads PostgreSQL (the deployment's keys), so it comes after the lines that need no query.
     assert.deepEqual(entries().map((l) => [l.level, l.msg]), [

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { findFreePort } from '../../db/embedded-postgres';
+import { findFreePort } from '../../lib/ports';
 import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import { startWebhook } from '../../application/ingestion/start-webhook';
@@ -14,6 +14,7 @@ import { createTestDatabase, type TestDatabase } from '../support/database';
 import { gapsBetweenSends, timerDurations } from '../support/history-timing';
 import { createTimeSkippingEnvironment, startTestWorker, type TestWorker } from '../support/temporal';
 import { answer, startPartnerServer, type PartnerHandler, type PartnerServer } from '../support/partner-server';
+import { PARTNER_TOKEN } from '../support/tokens';
 
 const SCHEDULE_MS = [10_000, 100_000, 1_000_000];
 const PARTNER_TIMEOUT_MS = 1000;
@@ -35,7 +36,7 @@ describe('webhook schedule on the time-skipping test server', function () {
     const worker = (taskQueue: string, endpoint: string) =>
       startTestWorker(
         {
-          config: loadConfig({ TEMPORAL_TASK_QUEUE: taskQueue, PARTNER_ENDPOINT: endpoint, PARTNER_ACCESS_TOKEN: 'ts-token', PARTNER_TIMEOUT_MS: String(PARTNER_TIMEOUT_MS) }),
+          config: loadConfig({ TEMPORAL_TASK_QUEUE: taskQueue, PARTNER_ENDPOINT: endpoint, PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, PARTNER_TIMEOUT_MS: String(PARTNER_TIMEOUT_MS) }),
           knex: db.knex,
           logger,
         },

@@ -11,7 +11,8 @@ import { renderHistory } from '../fixtures/webhook-histories/generate';
 import { scenarios, type Scenario } from '../fixtures/webhook-histories/scenarios';
 import type { CapturedActivity, CapturedStatus, CapturedTimer, CaptureSinks } from '../support/capture-interceptors';
 import { installQuietTemporalRuntime } from '../support/temporal-runtime';
-import { buildDeliveryHistory, REJECTED_MESSAGE, TASK_QUEUE } from '../support/history-builder';
+import { buildDeliveryHistory, REJECTED_MESSAGE } from '../support/history-builder';
+import { DEFAULT_TASK_QUEUE } from '../../lib/config';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'webhook-histories');
 const TOKEN = 'fixture-partner-token-0f9c1d';
@@ -99,7 +100,7 @@ describe('deliverWebhook replay over hand-built histories', function () {
     startToCloseTimeout: '30 seconds',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
     summary: undefined,
-    taskQueue: recordsTaskQueue(TASK_QUEUE),
+    taskQueue: recordsTaskQueue(DEFAULT_TASK_QUEUE),
   };
 
   it('keeps every JSON history in test/fixtures in step with its scenario', () => {
@@ -160,7 +161,7 @@ describe('deliverWebhook replay over hand-built histories', function () {
       // "-records" sibling, which a real worker names after TEMPORAL_TASK_QUEUE.
       const onNamedQueue = ({ seq: _seq, taskQueue, ...rest }: CapturedActivity) => ({
         ...rest,
-        taskQueue: taskQueue?.replace(/^fake_replay_queue-\d+(?=-records$)/, TASK_QUEUE),
+        taskQueue: taskQueue?.replace(/^fake_replay_queue-\d+(?=-records$)/, DEFAULT_TASK_QUEUE),
       });
       assert.deepEqual(captured.activities.map(onNamedQueue), expected);
       assert.deepEqual(captured.activities.map((a) => a.seq), expected.map((_, i) => i + 1));
