@@ -27,7 +27,10 @@ function optionalPaths(schema: JsonSchema, prefix = ''): string[] {
   });
 }
 
-/** One specified pair: the envelope with its constants and typed data, `event_id` and `ordering_key` kept only for ingestion. */
+/**
+ * One specified pair: the envelope with its constants and typed data, `event_id` and `ordering_key` kept only for
+ * ingestion.
+ */
 function pairSchema(pair: Pair, ingestion: boolean) {
   const [eventType, action] = pair.split('/');
   const schema = webhookRequestSchema.extend({ event_type: z.literal(eventType!), action: z.literal(action!), data: SPECIFIED_EVENTS[pair] });
