@@ -43,7 +43,10 @@ export interface TokenChecker {
 export interface TokenCheckerOptions {
   readonly knex: Knex;
   readonly logger: Logger;
-  /** INTERNAL_API_TOKEN: a token with every scope of the internal API (not `decode`), compared in constant time like the named ones. */
+  /**
+   * INTERNAL_API_TOKEN: a token with every scope of the internal API (not `decode`), compared in constant time like the
+   * named ones.
+   */
   readonly sharedToken?: string;
   readonly refreshMs?: number;
   readonly boundMs?: number;

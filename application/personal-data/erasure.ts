@@ -29,7 +29,10 @@ const SUBJECT_FIELDS = {
   }),
 } as const;
 
-/** The body of an erasure request: one subject (a candidate's id, an e-mail address or a phone number), and optionally a company. */
+/**
+ * The body of an erasure request: one subject (a candidate's id, an e-mail address or a phone number), and optionally a
+ * company.
+ */
 export const erasureRequest = z.union([
   z.strictObject({ candidate_id: SUBJECT_FIELDS.candidate_id, company_id: companyId }),
   z.strictObject({ email: SUBJECT_FIELDS.email, company_id: companyId }),
@@ -48,7 +51,8 @@ export function parseErasureRequest(body: unknown): { kind: SubjectKind; value: 
     throw new InvalidRequestError([{ path: '(root)', message: given.length ? 'give one of candidate_id, email or phone, not several' : 'give candidate_id, email or phone' }]);
   }
   const [kind] = given;
-  // The branch of the subject given (the union's in SUBJECT_KINDS order) says what is wrong: the union's own issue names no field.
+  // The branch of the subject given (the union's in SUBJECT_KINDS order) says what is wrong: the union's own issue
+  // names no field.
   const parsed = erasureRequest.options[SUBJECT_KINDS.indexOf(kind)].safeParse(body);
   if (!parsed.success) throw new InvalidRequestError(zodPathErrors(parsed.error));
   const request = parsed.data as Record<string, string | undefined>;

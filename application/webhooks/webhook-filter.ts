@@ -26,7 +26,9 @@ const filterFields = {
 const untilAfterSince = (value: { since?: Date; until?: Date }) => !value.since || !value.until || value.since < value.until;
 const untilAfterSinceIssue = { message: 'must be later than since', path: ['until'] };
 
-/** The delivery log's query string (GET /internal/v1/webhooks); the OpenAPI document's parameters are generated from it. */
+/**
+ * The delivery log's query string (GET /internal/v1/webhooks); the OpenAPI document's parameters are generated from it.
+ */
 export const listQuery = z
   .strictObject({
     ...filterFields,
@@ -43,7 +45,10 @@ const ALLOW_EXPIRED_LINKS =
   'Redeliver even when the event\'s signed links are past their deadline (candidate files 24 h, file answers 2 h after the event was accepted). ' +
   'Without it such an event is refused with 409 (bulk: skipped and counted).';
 
-/** The bulk redelivery's body (POST /internal/v1/webhooks/redeliver); the OpenAPI document's schema is generated from it. */
+/**
+ * The bulk redelivery's body (POST /internal/v1/webhooks/redeliver); the OpenAPI document's schema is generated from
+ * it.
+ */
 export const bulkRedeliveryBody = z
   .strictObject({
     ...filterFields,
@@ -83,7 +88,10 @@ export function parseLogQuery(query: Record<string, unknown>): { filter: Webhook
   return { filter: toFilter(fields), limit: fields.limit, after: fields.cursor ? decodeLogCursor(fields.cursor) : undefined };
 }
 
-/** A bulk redelivery: which finished webhooks, at most how many to start in this call, whether dead links may go, and whether only to count. */
+/**
+ * A bulk redelivery: which finished webhooks, at most how many to start in this call, whether dead links may go, and
+ * whether only to count.
+ */
 export function parseBulkRedelivery(body: unknown): { filter: WebhookFilter; limit: number; allowExpiredLinks: boolean; dryRun: boolean } {
   const fields = parse(bulkRedeliveryBody, body ?? {});
   return { filter: toFilter(fields), limit: fields.limit, allowExpiredLinks: fields.allow_expired_links, dryRun: fields.dry_run };
