@@ -45,7 +45,8 @@ export const startCommand: Command = {
       await refuseToStartWithoutKeys(database.knex, runtime.config);
       throwIfStopping(signal);
       await importDemoDirectoryIfEmpty(database.knex, logger);
-      // Development mode: with no index key set, a deployment that never had one indexes with the public development key.
+      // Development mode: with no index key set, a deployment that never had one indexes with the public development
+      // key.
       await useDevelopmentIndexKeyWhenUnkeyed(database.knex, runtime.config);
       throwIfStopping(signal);
       const codecEndpoint = localCodecEndpoint(runtime.config);
