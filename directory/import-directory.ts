@@ -26,7 +26,9 @@ export interface SectionSummary {
 
 export type ImportSummary = Record<string, SectionSummary> & { durationMs?: number };
 
-/** Namespace of the deterministic ids given to groups imported without an id (UUID v5 of external_id or displayName). */
+/**
+ * Namespace of the deterministic ids given to groups imported without an id (UUID v5 of external_id or displayName).
+ */
 const GROUP_ID_NAMESPACE = '2a6f1d0e-3b7c-4f55-9c1e-6d2b8a4e7f90';
 // One jsonb parameter per chunk keeps statements parameterised and the round trips few.
 const CHUNK = 5000;
