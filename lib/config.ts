@@ -113,13 +113,19 @@ const envSchema = z.object({
   PARTNER_PROBE_INTERVAL_MS: positiveInt(3_600_000).default(30_000),
   /** The longest one delivery is held (pause, breaker or Retry-After); then it goes on with its schedule. */
   PARTNER_HOLD_CEILING_MS: positiveInt(30 * 86_400_000).default(86_400_000),
-  /** Webhook starts one api process has in flight at once; past it POST /internal/v1/webhooks answers 503 `overloaded` (docs/ingestion.md). */
+  /**
+   * Webhook starts one api process has in flight at once; past it POST /internal/v1/webhooks answers 503 `overloaded`
+   * (docs/ingestion.md).
+   */
   INGEST_MAX_STARTS_IN_FLIGHT: positiveInt(100_000).default(128),
   /** Seconds a stored webhook may go without a run before the worker looks it up in Temporal (docs/ingestion.md). */
   WEBHOOK_START_DOUBT_SECONDS: positiveInt(86_400).pipe(z.number().min(10, { message: 'must be at least 10 (a start call may take 5 s)' })).default(60),
   /** `entity`: each ordering key's webhooks reach the partner in the order they were accepted (docs/partners.md). */
   WEBHOOK_ORDERING: z.enum(['entity', 'off'], { message: 'must be entity or off' }).default(WEBHOOK_ORDERING_DEFAULT),
-  /** An ordered key whose head fails finally: `skip` records the gap and goes on; `block` waits for an operator's skip or retry. */
+  /**
+   * An ordered key whose head fails finally: `skip` records the gap and goes on; `block` waits for an operator's skip
+   * or retry.
+   */
   WEBHOOK_ORDERING_ON_FAILURE: z.enum(['skip', 'block'], { message: 'must be skip or block' }).default('skip'),
   WORKER_HTTP_PORT: positiveInt(65535).default(3001),
   /** Unset: PARTNER_MAX_CONCURRENCY + 40 (worker/webhook-worker.ts `workflowTaskSlots`). */

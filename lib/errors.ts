@@ -5,7 +5,10 @@ import type { IngestRefusalReason } from './vocabulary';
 // (api/internal/errors.ts looks them up), and the exit code and stderr lines (cli/errors.ts looks them up).
 // The listings and SCIM answer in their own formats (DRF, RFC 7644): their errors stay with their routers.
 
-/** The one error body of the internal API: `detail` always; `errors` per JSON path; `reason` a code, or Temporal's words. */
+/**
+ * The one error body of the internal API: `detail` always; `errors` per JSON path; `reason` a code, or Temporal's
+ * words.
+ */
 export interface InternalErrorBody {
   readonly detail: string;
   readonly errors?: readonly PathError[];

@@ -40,14 +40,20 @@ function defaultConfigFile(env: Record<string, string>): string | undefined {
   return dir ? path.join(dir, 'temporalio', 'temporal.toml') : undefined;
 }
 
-/** The environment as envconfig should see it: empty values count as unset, as everywhere in lib/config.ts (except gRPC headers, where empty removes a header of the file). */
+/**
+ * The environment as envconfig should see it: empty values count as unset, as everywhere in lib/config.ts (except gRPC
+ * headers, where empty removes a header of the file).
+ */
 function presentVariables(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(
     Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && (entry[1] !== '' || entry[0].startsWith('TEMPORAL_GRPC_META_'))),
   );
 }
 
-/** Reads the connection settings from `env` and the temporal.toml profile; throws ConfigError naming the setting at fault. */
+/**
+ * Reads the connection settings from `env` and the temporal.toml profile; throws ConfigError naming the setting at
+ * fault.
+ */
 export function loadTemporalConnection(rawEnv: NodeJS.ProcessEnv): TemporalConnectionConfig {
   const env = presentVariables(rawEnv);
   const file = env.TEMPORAL_CONFIG_FILE ?? defaultConfigFile(env);
