@@ -88,9 +88,9 @@ export async function recordRun(knex: Knex, webhookId: string, runId: string, { 
 }
 
 /**
- * Removes the row of a webhook whose start failed for certain (true when it did), unless a start was reported or anything was
- * recorded for it since (a run the worker found writes its row again in its claim). Its place goes with it, and
- * its lane too when that was its only place.
+ * Removes the row of a webhook whose start failed for certain (true when it did), unless a start was reported or
+ * anything was recorded for it since (a run the worker found writes its row again in its claim). Its place goes with
+ * it, and its lane too when that was its only place.
  */
 export async function forgetUnstartedWebhook(knex: Knex, webhookId: string): Promise<boolean> {
   const deleted = await runSql<{ lane_id: string | null }>(

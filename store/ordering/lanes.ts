@@ -334,7 +334,10 @@ export interface OrderingKeyRow {
   readonly keyUnreadable?: string;
   readonly headWebhookId: string;
   readonly headSequence: number;
-  /** `blocked`, or the head's status in the delivery log: `pending` (attempting), `waiting` (for a retry), `held` (by the partner gate). */
+  /**
+   * `blocked`, or the head's status in the delivery log: `pending` (attempting), `waiting` (for a retry), `held` (by
+   * the partner gate).
+   */
   readonly headStatus: string;
   readonly headAttempts: number;
   readonly queued: number;
@@ -376,7 +379,9 @@ export async function orderingKeys(knex: Knex, atRest: DataAtRest, limit: number
   }));
 }
 
-/** A lane's key as its row holds it: the digest it is bound to, and the key in clear or sealed (all null once erased). */
+/**
+ * A lane's key as its row holds it: the digest it is bound to, and the key in clear or sealed (all null once erased).
+ */
 interface LaneKeyColumns {
   readonly key_digest: Buffer | null;
   readonly key_text: string | null;

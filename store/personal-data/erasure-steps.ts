@@ -7,9 +7,10 @@ import { ATTEMPT_IN_FLIGHT_SQL, settlePlace, type NextInLane } from '../ordering
 /** An erased place (of ordering_places) whose webhook has an attempt in flight. */
 const ERASED_IN_FLIGHT = sql`EXISTS (SELECT 1 FROM webhook_events w WHERE w.id = ordering_places.webhook_id AND ${ATTEMPT_IN_FLIGHT_SQL})`;
 
-// The erasure workflow's statements (workflows/personal-data/erase-subject.ts, activities/personal-data/erasure.ts): the subject index
-// completed for rows written before it, the one transaction that erases the subject's webhooks, and the record
-// of the Temporal workflow ids whose runs it deletes. Each is idempotent, so a retried or replayed step changes nothing twice.
+// The erasure workflow's statements (workflows/personal-data/erase-subject.ts, activities/personal-data/erasure.ts):
+// the subject index completed for rows written before it, the one transaction that erases the subject's webhooks, and
+// the record of the Temporal workflow ids whose runs it deletes. Each is idempotent, so a retried or replayed step
+// changes nothing twice.
 
 /** A row written before the subject index, with its body (in clear or sealed) to compute the keys from. */
 export interface UnindexedRow extends BodyColumns {
@@ -29,7 +30,10 @@ export async function unindexedRows(knex: Knex, after: string | null, limit: num
   );
 }
 
-/** Writes each row's keys under index key `keyId` ({} for a body naming no subject), unless a concurrent write set them first. */
+/**
+ * Writes each row's keys under index key `keyId` ({} for a body naming no subject), unless a concurrent write set them
+ * first.
+ */
 export const writeSubjectKeys = (knex: Knex, rows: ReadonlyArray<{ id: string; keys: readonly string[] }>, keyId: string): Promise<number> =>
   setSubjectKeys(knex, rows, keyId, raw('w.subject_keys IS NULL'));
 
@@ -47,7 +51,8 @@ export interface ErasedCounts {
  * held) becomes cancelled by erasure; the body and its attempts' response excerpts are removed; the row's
  * subject keys are emptied, so no later erasure finds it again; an ordered webhook's place settles, and every
  * lane of the subject that no unsettled webhook needs loses its key (forgetSubjectLanes). The counts go to the
- * erasures row, which also marks the step done: a retry after a lost reply returns the counts recorded and changes nothing.
+ * erasures row, which also marks the step done: a retry after a lost reply returns the counts recorded and changes
+ * nothing.
  */
 export async function eraseSubjectWebhooks(knex: Knex, erasureId: string): Promise<ErasedCounts> {
   return knex.transaction(async (trx) => {

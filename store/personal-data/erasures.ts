@@ -8,7 +8,10 @@ import type { SubjectKind } from '../../lib/subject-index';
 export interface NewErasure {
   readonly id: string;
   readonly subjectKind: SubjectKind;
-  /** The subject's HMAC under each index key searched (lib/subject-index.ts): the only form of the subject the record keeps. */
+  /**
+   * The subject's HMAC under each index key searched (lib/subject-index.ts): the only form of the subject the record
+   * keeps.
+   */
   readonly subjectKeys: readonly string[];
   /** The ids of those keys, in the same order. */
   readonly keyIds: readonly string[];
@@ -56,7 +59,10 @@ export interface ErasureView {
   readonly runs_deleted: number | null;
   /** Runs Temporal no longer knows (their deletion is asynchronous); null until the runs are recorded. */
   readonly runs_gone: number | null;
-  /** Why a pending erasure is not completed yet (a step failing and retried, runs Temporal still serves, starts not settled); null once nothing holds it. */
+  /**
+   * Why a pending erasure is not completed yet (a step failing and retried, runs Temporal still serves, starts not
+   * settled); null once nothing holds it.
+   */
   readonly pending_reason: string | null;
   /** The subject index keys it searched under (their ids). */
   readonly index_key_ids: string[];

@@ -3,8 +3,9 @@ import { raw, runSql, sql } from '../../db/sql';
 import type { StoredText } from '../../lib/at-rest';
 
 // `keys reseal`'s statements: a batch of bodies (or excerpts, or ordering lane keys) not yet under the target
-// stored key id, locked in primary-key order from a cursor on, and their new ciphertexts written back in one statement. What is left to
-// do is read from the rows themselves, so a run killed half-way is resumed by the next run from the start.
+// stored key id, locked in primary-key order from a cursor on, and their new ciphertexts written back in one statement.
+// What is left to do is read from the rows themselves, so a run killed half-way is resumed by the next run from the
+// start.
 
 /** One stored text to reseal: where it is (its webhook, and its attempt for an excerpt) and how it rests. */
 export interface ResealRow {
@@ -38,7 +39,10 @@ export async function lockBodiesToReseal(trx: Knex.Transaction, target: string, 
   return rows.map((row) => ({ webhookId: row.id, redeliveryOf: row.redelivery_of, attempt: null, stored: { clear: row.body, sealed: row.body_sealed, keyId: row.body_key_id } }));
 }
 
-/** Locks, for the transaction, the next `limit` response excerpts after `after` that are not sealed under `target`; as bodies, skipping held rows. */
+/**
+ * Locks, for the transaction, the next `limit` response excerpts after `after` that are not sealed under `target`; as
+ * bodies, skipping held rows.
+ */
 export async function lockExcerptsToReseal(trx: Knex.Transaction, target: string, after: ResealCursor | null, limit: number): Promise<ResealRow[]> {
   const { webhookId, attempt } = after ?? START;
   const rows = await runSql<{ webhook_id: string; attempt: number; response_body: string | null; response_body_sealed: Buffer | null; response_body_key_id: string | null }>(
@@ -62,7 +66,9 @@ export interface Resealed {
   readonly sealed: Buffer;
 }
 
-/** Where a text keyed by its row's id rests: its table, the id's type and its three columns (fixed names, never input). */
+/**
+ * Where a text keyed by its row's id rests: its table, the id's type and its three columns (fixed names, never input).
+ */
 interface SealedById {
   readonly table: 'webhook_events' | 'ordering_lanes';
   readonly idType: 'uuid' | 'bigint';
@@ -107,7 +113,10 @@ export interface LaneKeyToReseal {
   readonly stored: StoredText;
 }
 
-/** Locks, for the transaction, the next `limit` lane keys after lane `after` not sealed under `target`; as bodies, skipping held lanes. */
+/**
+ * Locks, for the transaction, the next `limit` lane keys after lane `after` not sealed under `target`; as bodies,
+ * skipping held lanes.
+ */
 export async function lockLaneKeysToReseal(trx: Knex.Transaction, target: string, after: string | null, limit: number): Promise<LaneKeyToReseal[]> {
   const rows = await runSql<{ id: string; key_digest: Buffer; key_text: string | null; key_sealed: Buffer | null; key_key_id: string | null }>(
     trx,

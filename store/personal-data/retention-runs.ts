@@ -90,8 +90,8 @@ export async function latestRetentionRun(knex: Knex, taskQueue: string): Promise
 }
 
 /**
- * Purges what is due under the run's cutoffs (store/personal-data/retention-purge.ts), adding each batch's counts to its
- * record as it goes, so a run cut short still says what it removed.
+ * Purges what is due under the run's cutoffs (store/personal-data/retention-purge.ts), adding each batch's counts to
+ * its record as it goes, so a run cut short still says what it removed.
  */
 export function purgeForRun(knex: Knex, run: Pick<RetentionRun, 'id'> & PurgeCutoffs, removedAt: Date, options: PurgeOptions = {}): Promise<PurgeProgress> {
   return purgeDue(knex, run, removedAt, {

@@ -17,7 +17,10 @@ export async function registeredIndexKeys(knex: Knex): Promise<RegisteredIndexKe
   return rows.map((row) => ({ id: row.key_id, fingerprint: row.fingerprint, retired: row.retired }));
 }
 
-/** Records that the deployment indexes under `key`; a no-op when its id is registered already (a retired key stays retired). */
+/**
+ * Records that the deployment indexes under `key`; a no-op when its id is registered already (a retired key stays
+ * retired).
+ */
 export async function registerIndexKey(knex: Knex, key: SubjectIndexKey): Promise<void> {
   await runSql(knex, sql`INSERT INTO subject_index_keys (key_id, fingerprint) VALUES (${key.id}, ${indexKeyFingerprint(key)}) ON CONFLICT (key_id) DO NOTHING`);
 }

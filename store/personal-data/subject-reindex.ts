@@ -44,7 +44,10 @@ export async function setSubjectKeys(
   return written.length;
 }
 
-/** Writes each row's keys under `newestId`, unless the row changed meanwhile (an erasure emptied it, another run moved it). */
+/**
+ * Writes each row's keys under `newestId`, unless the row changed meanwhile (an erasure emptied it, another run moved
+ * it).
+ */
 export const rekeyRows = (knex: Knex, rows: ReadonlyArray<{ id: string; from: string | null; keys: readonly string[] }>, newestId: string): Promise<number> =>
   setSubjectKeys(knex, rows, newestId, raw(`w.subject_key_id IS NOT DISTINCT FROM (r.value ->> 'from') AND w.payload_removed_at IS NULL AND w.subject_keys <> '{}'`));
 

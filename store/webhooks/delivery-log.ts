@@ -27,7 +27,10 @@ const WAITING_SQL = `e.status = 'pending' AND e.held_since IS NULL AND EXISTS (S
 /** The next attempt waits for the partner gate to open (store/partner/partner-gate.ts). */
 const HELD_SQL = `e.status = 'pending' AND e.held_since IS NOT NULL`;
 const POSITION = microsecondsOf('e.created_at');
-/** A row's status in the log (row alias `e`): `held` and `waiting` split from `pending`; the ordering status uses it too. */
+/**
+ * A row's status in the log (row alias `e`): `held` and `waiting` split from `pending`; the ordering status uses it
+ * too.
+ */
 export const LOG_STATUS_SQL = raw(`CASE WHEN ${HELD_SQL} THEN 'held' WHEN ${WAITING_SQL} THEN 'waiting' ELSE e.status END`);
 
 /** The filter's conditions and the page's start, joined with AND, every value bound. */

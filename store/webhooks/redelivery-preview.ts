@@ -15,7 +15,9 @@ const KIND_IN_BODY: Readonly<Record<SignedLinkKind, string>> = {
 };
 const KINDS = Object.keys(KIND_IN_BODY) as SignedLinkKind[];
 
-/** A JS Date reads timestamptz to the millisecond, truncated: the deadlines are compared as signedLinkDeadlines does. */
+/**
+ * A JS Date reads timestamptz to the millisecond, truncated: the deadlines are compared as signedLinkDeadlines does.
+ */
 const deadline = (kind: SignedLinkKind): SqlFragment => sql`date_trunc('milliseconds', w.accepted_at) + ${`${SIGNED_LINK_LIFETIMES_MS[kind]} milliseconds`}::interval`;
 const SHORTEST = KINDS.reduce((a, b) => (SIGNED_LINK_LIFETIMES_MS[a] <= SIGNED_LINK_LIFETIMES_MS[b] ? a : b));
 /** Before the shortest deadline no link is dead, so a body is read only after it. */
@@ -67,8 +69,8 @@ export async function windowOriginals(knex: Knex, { filter, key, at, opensSealed
   const expired = at === null ? raw('false') : linksExpired(at);
   const unknown = at === null || !opensSealed ? raw('false') : unopened(at);
   // The candidate of a clear body read after the shortest deadline, the body parsed once into jsonb (OFFSET 0
-  // keeps the subquery whole): json's operators would parse the text again at each call. jsonb keeps a repeated key's last value, as
-  // JSON.parse does, and ingestion refuses the NUL characters jsonb would refuse (unstorableTextErrors).
+  // keeps the subquery whole): json's operators would parse the text again at each call. jsonb keeps a repeated key's
+  // last value, as JSON.parse does, and ingestion refuses the NUL characters jsonb would refuse (unstorableTextErrors).
   const candidate = at === null ? raw('SELECT NULL::jsonb AS c') : sql`SELECT w.body::jsonb -> 'data' -> 'candidate' AS c WHERE w.body IS NOT NULL AND ${pastShortest(at)} OFFSET 0`;
   const rows = await runSql<WindowOriginal & { matched: number }>(
     knex,

@@ -61,7 +61,8 @@ export function newWebhookRow(
 
 /**
  * The body's columns as a row holds them: in clear (`body`, a json column) or sealed; all null once removed.
- * `redelivery_of` names, for a body sealed in format v2 only, the webhook it is bound to (lib/at-rest.ts, storedBodyBinding).
+ * `redelivery_of` names, for a body sealed in format v2 only, the webhook it is bound to (lib/at-rest.ts,
+ * storedBodyBinding).
  */
 export const BODY_COLUMNS = raw('body, body_sealed, body_key_id, redelivery_of');
 
