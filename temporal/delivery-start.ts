@@ -5,7 +5,10 @@ import { COMPANY_ID, WEBHOOK_ACTION, WEBHOOK_EVENT_TYPE } from './search-attribu
 import type { deliverWebhook } from '../workflows/webhooks/deliver-webhook';
 import type { DeliverWebhookInput } from '../workflows/types';
 
-/** A validated event with its ids and the workflow input built from it (application/ingestion/start-webhook.ts prepares it). */
+/**
+ * A validated event with its ids and the workflow input built from it (application/ingestion/start-webhook.ts prepares
+ * it).
+ */
 export interface PreparedWebhook {
   readonly eventId: string;
   readonly webhookId: string;
