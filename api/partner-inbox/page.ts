@@ -20,7 +20,9 @@ function prettyBody(body: string): string {
 }
 
 const verdict = (name: string, result: string) =>
-  `<span class="check ${result === 'valid' ? 'ok' : result === 'not signed' ? 'none' : 'bad'}">${escapeHtml(name)}: ${escapeHtml(result)}</span>`;
+  `<span class="check ` +
+    `${result === 'valid' ? 'ok' : result === 'not signed' ? 'none' : 'bad'}">${escapeHtml(name)}: ` +
+    `${escapeHtml(result)}</span>`;
 
 function deliverySection(delivery: InboxDelivery): string {
   const event = delivery.event_type && delivery.action ? `${delivery.event_type}/${delivery.action}` : 'not a webhook envelope';
@@ -39,7 +41,8 @@ function deliverySection(delivery: InboxDelivery): string {
 export function inboxPage(deliveries: readonly InboxDelivery[]): string {
   const list = deliveries.length
     ? deliveries.map(deliverySection).join('\n')
-    : '<p>No delivery yet. Send one: <code>npx partner-service webhooks send examples/events/job-new.json</code>, then reload.</p>';
+    : '<p>No delivery yet. Send one: <code>npx partner-service webhooks send ' +
+      'examples/events/job-new.json</code>, then reload.</p>';
   return `<!doctype html>
 <html lang="en">
 <head>
