@@ -61,7 +61,8 @@ export async function verifyAuditTrail(knex: Knex): Promise<ChainReport> {
       kind: 'anchor_unrecorded',
       position: ends.anchorSeq,
       id: null,
-      detail: `the anchor (${ends.anchorSeq}) is not the one the last audit.purge row recorded (${anchorExpected.seq}): rows were removed outside the purge`,
+      detail: `the anchor (${ends.anchorSeq}) is not the one the last audit.purge row recorded ` +
+        `(${anchorExpected.seq}): rows were removed outside the purge`,
     });
   }
 
@@ -101,7 +102,8 @@ export async function verifyAuditTrail(knex: Knex): Promise<ChainReport> {
           expectedPrev = row.hash;
           continue;
         }
-        report({ kind: 'reordered', position: row.seq, id: row.id, detail: `row ${row.seq} (id ${row.id}) is not chained to the row before it: rows were moved, or removed and renumbered` });
+        report({ kind: 'reordered', position: row.seq, id: row.id, detail: `row ${row.seq} (id ${row.id}) is not chained to the row before it: rows were moved, or removed and ` +
+          `renumbered` });
       }
       last = row;
       expectedSeq = row.seq + 1;

@@ -93,7 +93,8 @@ export const pauseRequest = z.strictObject({
     .refine(isStorableText, { message: 'must be text PostgreSQL can store' })
     .meta({
       pattern: PAUSE_REASON_PATTERN,
-      description: `Why, for the status and the log: 1 to ${MAX_PAUSE_REASON} characters once the white space around it is trimmed, no NUL.`,
+      description: `Why, for the status and the log: 1 to ${MAX_PAUSE_REASON} characters once the white space around it is ` +
+        `trimmed, no NUL.`,
     }),
 });
 

@@ -74,13 +74,16 @@ export async function reportDataAtRest(knex: Knex, config: Config, logger: Logge
   if (unlisted.bodies + unlisted.excerpts > 0) {
     logger.warn(
       unlisted,
-      `${unlisted.bodies} bodies and ${unlisted.excerpts} response excerpts are sealed under key ids PAYLOAD_ENCRYPTION_KEYS no longer lists (${unlisted.keyIds.join(', ')}): they cannot be read until that key is listed again`,
+      `${unlisted.bodies} bodies and ${unlisted.excerpts} response excerpts are sealed under key ids ` +
+        `PAYLOAD_ENCRYPTION_KEYS no longer lists (${unlisted.keyIds.join(', ')}): they cannot be read until that ` +
+        `key is listed again`,
     );
   }
   const clear = restCount(counts, (c) => c.storedKeyId === null);
   if (encryptWith && clear.bodies + clear.excerpts > 0) {
     const { bodies, excerpts } = clear;
-    logger.warn({ bodies, excerpts }, `${bodies} bodies and ${excerpts} response excerpts are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: partner-service keys reseal seals them`);
+    logger.warn({ bodies, excerpts }, `${bodies} bodies and ${excerpts} response excerpts are stored in clear although PAYLOAD_ENCRYPTION_KEYS ` +
+      `is set: partner-service keys reseal seals them`);
   }
   reportLaneKeys(logger, counts.filter((c) => c.kind === 'lane_key' && isUnlisted(c)), encryptWith ? clear.laneKeys : 0);
 }
@@ -93,11 +96,14 @@ function reportLaneKeys(logger: Logger, unlisted: readonly RestingTexts[], inCle
     const named = namedCounts(unlisted);
     logger.warn(
       { laneKeys: unlisted.reduce((total, c) => total + c.count, 0), named },
-      `ordering lane keys rest under key ids PAYLOAD_ENCRYPTION_KEYS no longer lists (${named.join(', ')}): the next webhook of each such key rebuilds its lane's key and is delivered; list the key again and run partner-service keys reseal to reseal them at once`,
+      `ordering lane keys rest under key ids PAYLOAD_ENCRYPTION_KEYS no longer lists (${named.join(', ')}): ` +
+        `the next webhook of each such key rebuilds its lane's key and is delivered; list the key again and run ` +
+        `partner-service keys reseal to reseal them at once`,
     );
   }
   if (inClear > 0) {
-    logger.warn({ laneKeys: inClear }, `${inClear} ordering lane keys are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: partner-service keys reseal seals them`);
+    logger.warn({ laneKeys: inClear }, `${inClear} ordering lane keys are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: ` +
+      `partner-service keys reseal seals them`);
   }
 }
 

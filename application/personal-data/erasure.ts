@@ -25,7 +25,8 @@ const SUBJECT_FIELDS = {
     description: 'An e-mail address anywhere in a body: the candidate\'s, a request author\'s, or inside a message, an answer or a custom field (compared without case; any script).',
   }),
   phone: text.regex(PHONE_NUMBER_PATTERN, { message: 'must be a phone number: digits with its country code (+44 20 7946 0000), spaces and + - . ( ) / allowed' }).meta({
-    description: "The candidate's phone number, as `data.candidate.phone_number` carries it; compared by its digits, with the country code.",
+    description: "The candidate's phone number, as `data.candidate.phone_number` carries it; compared by its digits, with " +
+      "the country code.",
   }),
 } as const;
 

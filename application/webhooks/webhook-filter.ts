@@ -33,7 +33,8 @@ export const listQuery = z
   .strictObject({
     ...filterFields,
     status: z.enum(LOG_STATUSES).optional().meta({
-      description: '`held`: the next attempt waits for the partner gate to open; `waiting`: an attempt failed and the next one is due; `pending`: not started or sending.',
+      description: '`held`: the next attempt waits for the partner gate to open; `waiting`: an attempt failed and the next ' +
+        'one is due; `pending`: not started or sending.',
     }),
     limit: wholeCount(MAX_LOG_PAGE).default(DEFAULT_LOG_PAGE),
     cursor: z.string().optional().meta({ description: 'From a `next` link; opaque. Empty or absent: the first page.' }),
@@ -56,7 +57,8 @@ export const bulkRedeliveryBody = z
     limit: wholeCount(MAX_BULK_REDELIVERIES).default(MAX_BULK_REDELIVERIES).meta({ description: 'Start at most this many; call again to go on.' }),
     allow_expired_links: z.boolean({ message: 'must be true or false' }).default(false).meta({ description: ALLOW_EXPIRED_LINKS }),
     dry_run: z.boolean({ message: 'must be true or false' }).default(false).meta({
-      description: 'Start nothing: answer how many this request would start and skip now (`would_start` for `started`), counted in one query.',
+      description: 'Start nothing: answer how many this request would start and skip now (`would_start` for `started`), ' +
+        'counted in one query.',
     }),
   })
   .refine(untilAfterSince, untilAfterSinceIssue);
