@@ -116,7 +116,8 @@ export function openText(atRest: DataAtRest, stored: StoredText, binding: string
   const { keyId, bound } = storedKeyForm(stored.keyId ?? '');
   const key = atRest.keys.find(({ id }) => id === keyId);
   if (!key) {
-    throw new StoredTextDecryptionError(`${what} is sealed with key id "${keyId}", which PAYLOAD_ENCRYPTION_KEYS no longer lists: list that key again to read it`);
+    throw new StoredTextDecryptionError(`${what} is sealed with key id "${keyId}", which PAYLOAD_ENCRYPTION_KEYS no longer lists: list that key ` +
+      `again to read it`);
   }
   try {
     // The legacy format (before v2): the raw key, no binding; readable until `keys reseal` rewrites it.

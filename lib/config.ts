@@ -85,7 +85,8 @@ const corsOrigins = z
   .pipe(
     z.array(
       z.string().refine((origin) => URL.canParse(origin) && /^https?:$/.test(new URL(origin).protocol) && new URL(origin).origin === origin, {
-        message: 'must be origins such as https://temporal.example.com (scheme, host, optional port; no path), separated by commas or spaces',
+        message: 'must be origins such as https://temporal.example.com (scheme, host, optional port; no path), ' +
+          'separated by commas or spaces',
       }),
     ),
   );
@@ -172,7 +173,8 @@ const envSchema = z.object({
   WEBHOOK_LOG_RETENTION_DAYS: positiveInt(36_500).default(90),
   /** Days an audit row (an operator's change) is kept; the retention purge deletes older ones (docs/access.md). */
   AUDIT_RETENTION_DAYS: positiveInt(36_500)
-    .refine((days) => days >= MIN_AUDIT_RETENTION_DAYS, { message: `must be at least ${MIN_AUDIT_RETENTION_DAYS}: the database keeps every audit row that long (docs/access.md)` })
+    .refine((days) => days >= MIN_AUDIT_RETENTION_DAYS, { message: `must be at least ${MIN_AUDIT_RETENTION_DAYS}: the database keeps every audit row that long ` +
+      `(docs/access.md)` })
     .default(365),
   // URL-safe: Temporal UI is given it inside the codec endpoint's path.
   CODEC_AUTH_TOKEN: secret.pipe(z.string().regex(/^[A-Za-z0-9._~-]+$/, { message: 'must contain only letters, digits and . _ ~ - (it goes into a URL path)' })).optional(),
@@ -205,10 +207,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration: ${variable} ${issue.message}`);
   }
   if (parsed.data.SUBJECT_INDEX_KEYS && parsed.data.SUBJECT_INDEX_KEY) {
-    throw new ConfigError('Invalid configuration: set SUBJECT_INDEX_KEYS or SUBJECT_INDEX_KEY, not both (SUBJECT_INDEX_KEY=K is SUBJECT_INDEX_KEYS=default:K)');
+    throw new ConfigError('Invalid configuration: set SUBJECT_INDEX_KEYS or SUBJECT_INDEX_KEY, not both (SUBJECT_INDEX_KEY=K is ' +
+      'SUBJECT_INDEX_KEYS=default:K)');
   }
   if (parsed.data.WEBHOOK_LOG_RETENTION_DAYS < parsed.data.WEBHOOK_PAYLOAD_RETENTION_DAYS) {
-    throw new ConfigError('Invalid configuration: WEBHOOK_LOG_RETENTION_DAYS must be at least WEBHOOK_PAYLOAD_RETENTION_DAYS (a row outlives its body)');
+    throw new ConfigError('Invalid configuration: WEBHOOK_LOG_RETENTION_DAYS must be at least WEBHOOK_PAYLOAD_RETENTION_DAYS (a row ' +
+      'outlives its body)');
   }
   return { ...parsed.data, temporal: loadTemporalConnection(env) };
 }

@@ -99,7 +99,8 @@ export const observeOldestQueuedWith = databaseCountGauge(
  */
 export const observeOldestBlockedWith = databaseCountGauge(
   'partner_service_ordering_oldest_blocked_seconds',
-  'Seconds the longest-blocked ordered head has waited for an operator (WEBHOOK_ORDERING_ON_FAILURE=block; 0 when none is blocked)',
+  'Seconds the longest-blocked ordered head has waited for an operator (WEBHOOK_ORDERING_ON_FAILURE=block; 0 ' +
+    'when none is blocked)',
 );
 
 /** Probes of a tripped breaker, by what the partner did: `answered` closes the breaker, `failing` keeps it. */
@@ -194,7 +195,8 @@ let readOldestBody: (() => Promise<Date | null>) | undefined;
  */
 export const oldestStoredBodySeconds = new Gauge({
   name: 'partner_service_oldest_stored_body_age_seconds',
-  help: 'Age of the oldest stored body of a finished webhook since it finished, in seconds (0 when none; from PostgreSQL)',
+  help: 'Age of the oldest stored body of a finished webhook since it finished, in seconds (0 when none; from ' +
+    'PostgreSQL)',
   registers: [metricsRegistry],
   async collect() {
     if (!readOldestBody) return;
@@ -287,6 +289,7 @@ export async function metricsText(): Promise<string> {
     return `${own}\n${await response.text()}`;
   } catch (error) {
     // The service's own series still answer; the gap in temporal_* series shows the exporter's trouble.
-    return `${own}\n# the Temporal SDK's metrics are unavailable: ${error instanceof Error ? error.message : String(error)}\n`;
+    return `${own}\n# the Temporal SDK's metrics are unavailable: ` +
+      `${error instanceof Error ? error.message : String(error)}\n`;
   }
 }
