@@ -44,7 +44,8 @@ export interface AuditEvent {
   readonly hash: string;
 }
 
-const HAS_OUTCOME = raw(`(e.phase = 'outcome' OR EXISTS (SELECT 1 FROM audit_events o WHERE o.operation_id = e.operation_id AND o.phase = 'outcome'))`);
+const HAS_OUTCOME = raw(`(e.phase = 'outcome' OR EXISTS (SELECT 1 FROM audit_events o WHERE o.operation_id = e.operation_id AND ` +
+  `o.phase = 'outcome'))`);
 
 function filterConditions({ since, actor, action, unsettled }: AuditFilter, after?: AuditPosition): SqlFragment {
   const conditions: SqlFragment[] = [raw('true')];

@@ -240,7 +240,8 @@ export async function orderingBacklog(knex: Knex): Promise<{ readonly queued: nu
  * was lost mid-POST). An erasure leaves such a webhook's place unsettled, so the next webhook of its key waits.
  */
 export const ATTEMPT_IN_FLIGHT_SQL = raw(
-  `(w.claimed_attempt > 0 AND NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id = w.id AND a.attempt >= w.claimed_attempt))`,
+  `(w.claimed_attempt > 0 AND NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id = w.id AND ` +
+    `a.attempt >= w.claimed_attempt))`,
 );
 
 /** The unsettled head of a lane that has kept a webhook queued for a while: its run may have ended unsettled. */

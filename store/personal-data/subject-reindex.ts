@@ -49,7 +49,8 @@ export async function setSubjectKeys(
  * it).
  */
 export const rekeyRows = (knex: Knex, rows: ReadonlyArray<{ id: string; from: string | null; keys: readonly string[] }>, newestId: string): Promise<number> =>
-  setSubjectKeys(knex, rows, newestId, raw(`w.subject_key_id IS NOT DISTINCT FROM (r.value ->> 'from') AND w.payload_removed_at IS NULL AND w.subject_keys <> '{}'`));
+  setSubjectKeys(knex, rows, newestId, raw(`w.subject_key_id IS NOT DISTINCT FROM (r.value ->> 'from') AND w.payload_removed_at IS NULL AND ` +
+    `w.subject_keys <> '{}'`));
 
 /**
  * Rows still holding subject keys made under each key id other than `newestId` ('' for rows from before key ids):

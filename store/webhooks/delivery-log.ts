@@ -23,7 +23,8 @@ export interface LogPosition {
 }
 
 /** The last attempt is recorded and the row still pending, not held: the delivery waits for its next attempt. */
-const WAITING_SQL = `e.status = 'pending' AND e.held_since IS NULL AND EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id = e.id AND a.attempt >= e.claimed_attempt)`;
+const WAITING_SQL = `e.status = 'pending' AND e.held_since IS NULL AND EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id ` +
+  `= e.id AND a.attempt >= e.claimed_attempt)`;
 /** The next attempt waits for the partner gate to open (store/partner/partner-gate.ts). */
 const HELD_SQL = `e.status = 'pending' AND e.held_since IS NOT NULL`;
 const POSITION = microsecondsOf('e.created_at');

@@ -10,8 +10,10 @@ import { STORED_WEBHOOK_COLUMNS, type StoredWebhookRow } from './webhook-rows';
 
 /** A clear body's candidate (`c`, jsonb): whether it carries each kind of signed link, as signedLinkKinds reads it. */
 const KIND_IN_BODY: Readonly<Record<SignedLinkKind, string>> = {
-  files: `jsonb_typeof(c -> 'files') = 'object' AND EXISTS (SELECT 1 FROM jsonb_each(c -> 'files') f WHERE jsonb_typeof(f.value) = 'string')`,
-  file_answers: `jsonb_typeof(c -> 'answers') = 'array' AND EXISTS (SELECT 1 FROM jsonb_array_elements(c -> 'answers') a(v) WHERE jsonb_typeof(a.v) = 'object' AND a.v ->> 'answer_type' = 'file')`,
+  files: `jsonb_typeof(c -> 'files') = 'object' AND EXISTS (SELECT 1 FROM jsonb_each(c -> 'files') f WHERE ` +
+    `jsonb_typeof(f.value) = 'string')`,
+  file_answers: `jsonb_typeof(c -> 'answers') = 'array' AND EXISTS (SELECT 1 FROM jsonb_array_elements(c -> 'answers') a(v) ` +
+    `WHERE jsonb_typeof(a.v) = 'object' AND a.v ->> 'answer_type' = 'file')`,
 };
 const KINDS = Object.keys(KIND_IN_BODY) as SignedLinkKind[];
 

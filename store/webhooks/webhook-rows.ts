@@ -98,7 +98,8 @@ export interface StoredWebhook {
   readonly acceptedAt: Date;
 }
 
-export const STORED_WEBHOOK_COLUMNS = raw(`id, event_id, workflow_id, run_id, start_reported, ${BODY_COLUMNS.sql}, payload_removed_at, payload_removed_reason, accepted_at`);
+export const STORED_WEBHOOK_COLUMNS = raw(`id, event_id, workflow_id, run_id, start_reported, ${BODY_COLUMNS.sql}, payload_removed_at, ` +
+  `payload_removed_reason, accepted_at`);
 
 export interface StoredWebhookRow extends BodyColumns {
   id: string;
@@ -157,7 +158,8 @@ export function attemptRow(
 
 /** The columns of an attempt as its outcome, and as the status URL shows it (snake_case JSON) once opened. */
 export const ATTEMPT_COLUMNS = raw(
-  'attempt, trigger, scheduled_at, started_at, duration_ms, http_status, error_class, error_message, response_body, response_body_sealed, response_body_key_id, succeeded, expired_links, recorded_at',
+  'attempt, trigger, scheduled_at, started_at, duration_ms, http_status, error_class, error_message, ' +
+    'response_body, response_body_sealed, response_body_key_id, succeeded, expired_links, recorded_at',
 );
 
 /** An attempt as the status URL shows it: its excerpt in clear, whichever way it rests. */
