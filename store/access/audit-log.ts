@@ -61,7 +61,8 @@ function filterConditions({ since, actor, action, unsettled }: AuditFilter, afte
 export async function listAuditEvents(knex: Knex, filter: AuditFilter, { limit, after }: PageRequest<AuditPosition>): Promise<{ events: AuditEvent[]; next?: AuditPosition }> {
   const rows = await runSql<AuditEvent & { position_us: string }>(
     knex,
-    sql`SELECT id, seq, at, actor, action, target, parameters, phase, operation_id, outcome, ${HAS_OUTCOME} AS outcome_recorded, error, request_id,
+    sql`SELECT id, seq, at, actor, action, target, parameters, phase, operation_id, outcome,
+      ${HAS_OUTCOME} AS outcome_recorded, error, request_id,
                encode(hash, 'hex') AS hash, ${microsecondsOf('at')} AS position_us
           FROM audit_events e WHERE ${filterConditions(filter, after)} ORDER BY at DESC, id DESC LIMIT ${limit + 1}`,
   );

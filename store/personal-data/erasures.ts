@@ -23,7 +23,8 @@ export async function insertErasure(knex: Knex, erasure: NewErasure): Promise<vo
   await runSql(
     knex,
     sql`INSERT INTO erasures (id, subject_kind, subject_key, subject_keys, subject_key_ids, company_id, requested_by)
-        VALUES (${erasure.id}::uuid, ${erasure.subjectKind}, ${erasure.subjectKeys[0]}, ${erasure.subjectKeys}::text[], ${erasure.keyIds}::text[],
+        VALUES (${erasure.id}::uuid, ${erasure.subjectKind}, ${erasure.subjectKeys[0]}, ${erasure.subjectKeys}::text[],
+          ${erasure.keyIds}::text[],
                 ${erasure.companyId}, ${erasure.requestedBy})`,
   );
 }
@@ -40,7 +41,8 @@ export const ERASURE_OVERDUE_SECONDS = 15 * 60;
 export async function countOverdueErasures(knex: Knex): Promise<number> {
   const [row] = await runSql<{ n: number }>(
     knex,
-    sql`SELECT count(*)::int AS n FROM erasures WHERE status = 'pending' AND requested_at < now() - make_interval(secs => ${ERASURE_OVERDUE_SECONDS})`,
+    sql`SELECT count(*)::int AS n FROM erasures WHERE status = 'pending'
+      AND requested_at < now() - make_interval(secs => ${ERASURE_OVERDUE_SECONDS})`,
   );
   return row.n;
 }
@@ -76,7 +78,8 @@ export async function readErasure(knex: Knex, id: string): Promise<ErasureView |
     sql`SELECT e.id AS erasure_id, e.status, e.subject_kind, e.company_id, e.requested_by, e.requested_at,
                e.webhooks_found, e.deliveries_cancelled, e.bodies_removed, e.runs_deleted,
                CASE WHEN e.webhooks_found IS NOT NULL
-                    THEN (SELECT count(*)::int FROM erasure_runs r WHERE r.erasure_id = e.id AND r.gone_at IS NOT NULL) END AS runs_gone,
+                    THEN (SELECT count(*)::int FROM erasure_runs r WHERE r.erasure_id = e.id AND r.gone_at IS NOT NULL)
+                      END AS runs_gone,
                e.pending_reason, e.subject_key_ids AS index_key_ids, e.completed_at, e.updated_at
           FROM erasures e WHERE e.id = ${id}::uuid`,
   );

@@ -33,7 +33,8 @@ export async function lockBodiesToReseal(trx: Knex.Transaction, target: string, 
   const rows = await runSql<{ id: string; body: string | null; body_sealed: Buffer | null; body_key_id: string | null; redelivery_of: string | null }>(
     trx,
     sql`SELECT id, body::text AS body, body_sealed, body_key_id, redelivery_of FROM webhook_events
-         WHERE id > ${(after ?? START).webhookId}::uuid AND (body IS NOT NULL OR body_sealed IS NOT NULL) AND body_key_id IS DISTINCT FROM ${target}
+         WHERE id > ${(after ?? START).webhookId}::uuid AND (body IS NOT NULL OR body_sealed IS NOT NULL)
+           AND body_key_id IS DISTINCT FROM ${target}
          ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
   );
   return rows.map((row) => ({ webhookId: row.id, redeliveryOf: row.redelivery_of, attempt: null, stored: { clear: row.body, sealed: row.body_sealed, keyId: row.body_key_id } }));
@@ -49,7 +50,8 @@ export async function lockExcerptsToReseal(trx: Knex.Transaction, target: string
     trx,
     sql`SELECT webhook_id, attempt, response_body, response_body_sealed, response_body_key_id FROM webhook_attempts
          WHERE (webhook_id, attempt) > (${webhookId}::uuid, ${attempt}::smallint)
-           AND (response_body IS NOT NULL OR response_body_sealed IS NOT NULL) AND response_body_key_id IS DISTINCT FROM ${target}
+           AND (response_body IS NOT NULL OR response_body_sealed IS NOT NULL)
+           AND response_body_key_id IS DISTINCT FROM ${target}
          ORDER BY webhook_id, attempt LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
   );
   return rows.map((row) => ({
@@ -82,8 +84,10 @@ async function writeSealedById(trx: Knex.Transaction, at: SealedById, keyId: str
   if (!resealed.length) return;
   await runSql(
     trx,
-    sql`UPDATE ${raw(at.table)} AS t SET ${raw(at.clear)} = NULL, ${raw(at.sealed)} = decode(v.sealed, 'base64'), ${raw(at.keyId)} = ${keyId}
-          FROM unnest(${resealed.map((r) => r.id)}::${raw(at.idType)}[], ${resealed.map((r) => r.sealed.toString('base64'))}::text[]) AS v(id, sealed)
+    sql`UPDATE ${raw(at.table)} AS t SET ${raw(at.clear)} = NULL, ${raw(at.sealed)} = decode(v.sealed, 'base64'),
+      ${raw(at.keyId)} = ${keyId}
+          FROM unnest(${resealed.map((r) => r.id)}::${raw(at.idType)}[],
+            ${resealed.map((r) => r.sealed.toString('base64'))}::text[]) AS v(id, sealed)
          WHERE t.id = v.id`,
   );
 }
@@ -99,8 +103,11 @@ export async function writeResealedExcerpts(trx: Knex.Transaction, keyId: string
   if (!resealed.length) return;
   await runSql(
     trx,
-    sql`UPDATE webhook_attempts AS a SET response_body = NULL, response_body_sealed = decode(v.sealed, 'base64'), response_body_key_id = ${keyId}
-          FROM unnest(${resealed.map((r) => r.webhookId)}::uuid[], ${resealed.map((r) => String(r.attempt))}::smallint[], ${resealed.map((r) => r.sealed.toString('base64'))}::text[])
+    sql`UPDATE webhook_attempts AS a SET response_body = NULL, response_body_sealed = decode(v.sealed, 'base64'),
+      response_body_key_id = ${keyId}
+          FROM unnest(${resealed.map((r) => r.webhookId)}::uuid[],
+            ${resealed.map((r) => String(r.attempt))}::smallint[],
+              ${resealed.map((r) => r.sealed.toString('base64'))}::text[])
                AS v(webhook_id, attempt, sealed)
          WHERE a.webhook_id = v.webhook_id AND a.attempt = v.attempt`,
   );
@@ -121,7 +128,8 @@ export async function lockLaneKeysToReseal(trx: Knex.Transaction, target: string
   const rows = await runSql<{ id: string; key_digest: Buffer; key_text: string | null; key_sealed: Buffer | null; key_key_id: string | null }>(
     trx,
     sql`SELECT id::text, key_digest, key_text, key_sealed, key_key_id FROM ordering_lanes
-         WHERE id > ${after ?? '0'}::bigint AND (key_text IS NOT NULL OR key_sealed IS NOT NULL) AND key_digest IS NOT NULL
+         WHERE id > ${after ?? '0'}::bigint AND (key_text IS NOT NULL OR key_sealed IS NOT NULL)
+           AND key_digest IS NOT NULL
            AND key_key_id IS DISTINCT FROM ${target}
          ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
   );

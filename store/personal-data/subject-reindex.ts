@@ -16,7 +16,8 @@ export async function rowsToReindex(knex: Knex, newestId: string, after: string 
   return runSql<RowToReindex>(
     knex,
     sql`SELECT id, subject_key_id, ${BODY_COLUMNS} FROM webhook_events
-         WHERE payload_removed_at IS NULL AND subject_keys IS NOT NULL AND (subject_key_id IS NULL OR subject_key_id <> ${newestId})
+         WHERE payload_removed_at IS NULL AND subject_keys IS NOT NULL
+           AND (subject_key_id IS NULL OR subject_key_id <> ${newestId})
            AND id > COALESCE(${after}::uuid, '00000000-0000-0000-0000-000000000000')
          ORDER BY id LIMIT ${limit}`,
   );

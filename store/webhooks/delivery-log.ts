@@ -84,7 +84,8 @@ export async function listWebhooks(
     sql`SELECT e.id AS webhook_id, e.event_id, e.event_type, e.action, e.company_id,
                ${LOG_STATUS_SQL} AS status,
                (SELECT count(*)::int FROM webhook_attempts a WHERE a.webhook_id = e.id) AS attempts,
-               COALESCE((SELECT a.expired_links FROM webhook_attempts a WHERE a.webhook_id = e.id ORDER BY a.attempt DESC LIMIT 1), '{}') AS expired_links,
+               COALESCE((SELECT a.expired_links FROM webhook_attempts a WHERE a.webhook_id = e.id
+                 ORDER BY a.attempt DESC LIMIT 1), '{}') AS expired_links,
                e.redelivery_of, e.is_test, e.created_at, e.finished_at, ${POSITION} AS position_us
           FROM webhook_events e WHERE ${filterConditions(filter, after)} ${NEWEST_FIRST} LIMIT ${limit + 1}`,
   );
@@ -114,7 +115,8 @@ export async function findOperableWebhook(knex: Knex, webhookId: string): Promis
   const [row] = await runSql<{ id: string; status: WebhookStatus; waiting: boolean; workflow_id: string | null; run_id: string | null; redelivery_of: string | null }>(
     knex,
     // Named, so an operation's trace says which statement it ran.
-    prepared('find-operable-webhook', sql`SELECT e.id, e.status, (${raw(WAITING_SQL)}) AS waiting, e.workflow_id, e.run_id, e.redelivery_of FROM webhook_events e WHERE e.id = ${webhookId}`),
+    prepared('find-operable-webhook', sql`SELECT e.id, e.status, (${raw(WAITING_SQL)}) AS waiting, e.workflow_id,
+      e.run_id, e.redelivery_of FROM webhook_events e WHERE e.id = ${webhookId}`),
   );
   return row && { webhookId: row.id, status: row.status, waiting: row.waiting, workflowId: row.workflow_id, runId: row.run_id, redeliveryOf: row.redelivery_of };
 }
@@ -135,7 +137,8 @@ export const ORIGINAL_ID = raw('COALESCE(e.redelivery_of, e.id)');
  */
 export function redeliveryCandidateConditions(filter: WebhookFilter, key: string, after?: LogPosition): SqlFragment {
   return sql`e.status = ANY(${FINISHED_STATUSES}::text[]) AND ${filterConditions(filter, after)}
-           AND NOT EXISTS (SELECT 1 FROM webhook_events r WHERE r.redelivery_of = ${ORIGINAL_ID} AND r.redelivery_key = ${key} AND r.run_id IS NOT NULL)`;
+           AND NOT EXISTS (SELECT 1 FROM webhook_events r WHERE r.redelivery_of = ${ORIGINAL_ID}
+             AND r.redelivery_key = ${key} AND r.run_id IS NOT NULL)`;
 }
 
 /**

@@ -201,8 +201,10 @@ export const asAttemptOutcome = (row: AttemptView): AttemptOutcome => ({
 
 /** The columns of a webhook as the status URL shows it, with its attempts beside. */
 export const WEBHOOK_VIEW_COLUMNS = raw(
-  `id AS webhook_id, event_id, event_type, action, company_id, workflow_id, run_id, status, status_reason, redelivery_of, is_test,
-   accepted_at, created_at, updated_at, finished_at, held_since, payload_removed_at, payload_removed_reason, body, body_sealed, body_key_id`,
+  `id AS webhook_id, event_id, event_type, action, company_id, workflow_id, run_id, status, status_reason,
+    redelivery_of, is_test,
+   accepted_at, created_at, updated_at, finished_at, held_since, payload_removed_at, payload_removed_reason, body,
+     body_sealed, body_key_id`,
 );
 
 /** A webhook as the status URL shows it, its body opened: `event` is null once the body was removed. */
@@ -237,4 +239,5 @@ export function openWebhookView(atRest: DataAtRest, { body, body_sealed, body_ke
 
 /** The SET list that gives a row its workflow and run ids, where it has none yet. */
 export const setRunIds = (webhook: Pick<WebhookRef, 'workflowId' | 'runId'>, table = 'webhook_events') =>
-  sql`workflow_id = COALESCE(${raw(table)}.workflow_id, ${webhook.workflowId}), run_id = COALESCE(${raw(table)}.run_id, ${webhook.runId}), updated_at = now()`;
+  sql`workflow_id = COALESCE(${raw(table)}.workflow_id, ${webhook.workflowId}),
+    run_id = COALESCE(${raw(table)}.run_id, ${webhook.runId}), updated_at = now()`;
