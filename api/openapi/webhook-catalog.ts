@@ -130,7 +130,8 @@ function deliveryHeaders() {
       description:
         "Sent when the webhook is ordered (WEBHOOK_ORDERING=entity): its key, the upstream system's " +
           "`ordering_key` or `company:<id>`, " +
-        '`job:<data.job.id>` or `candidate:<data.candidate.id>`. A key\'s webhooks arrive in sequence order, one at a time. See docs/partners.md.',
+        '`job:<data.job.id>` or `candidate:<data.candidate.id>`. A key\'s webhooks arrive in sequence order, ' +
+          'one at a time. See docs/partners.md.',
       schema: { type: 'string', minLength: 1, maxLength: 256 },
     },
     {

@@ -70,7 +70,8 @@ export const webhookResourceSchemas = {
       event: { type: ['object', 'null'], description: `The exact body every attempt sends; null once it was removed (payload_removed_at). ${NEEDS_READ}` },
       attempts: { type: 'array', items: ref('Attempt') },
       live: {
-        description: 'Null once the status is final. Otherwise the workflow\'s own state, or (source database) why Temporal did not answer.',
+        description: 'Null once the status is final. Otherwise the workflow\'s own state, or (source database) why Temporal ' +
+          'did not answer.',
         oneOf: [
           { type: 'null' },
           {
@@ -221,7 +222,9 @@ export const webhookPaths = {
             '`subject_index_key`: this api process lacks the subject index keys the deployment indexes ' +
               'personal data under (docs/personal-data.md#index-keys); nothing was stored (Retry-After: 30). ' +
               'Another replica takes the same request.',
-            `\`token_store_unavailable\`: ${TOKEN_STORE_UNAVAILABLE.replace(/^or \(`reason` token_store_unavailable\) /, '')}.`,
+            '`token_store_unavailable`: ' +
+              TOKEN_STORE_UNAVAILABLE.replace(/^or \(`reason` token_store_unavailable\) /, '') +
+              '.',
           ].join(' '),
           content: json(ref('IngestRefusal')),
         },
