@@ -22,7 +22,8 @@ const companyId = text.optional().meta({ description: "Only this company's webho
 const SUBJECT_FIELDS = {
   candidate_id: text.regex(NOT_BLANK_PATTERN, { message: 'must not be blank' }).meta({ description: "The candidate's id, as `data.candidate.id` carries it." }),
   email: text.regex(EMAIL_ADDRESS_PATTERN, { message: 'must be an e-mail address' }).meta({
-    description: 'An e-mail address anywhere in a body: the candidate\'s, a request author\'s, or inside a message, an answer or a custom field (compared without case; any script).',
+    description: 'An e-mail address anywhere in a body: the candidate\'s, a request author\'s, or inside a message, an ' +
+      'answer or a custom field (compared without case; any script).',
   }),
   phone: text.regex(PHONE_NUMBER_PATTERN, { message: 'must be a phone number: digits with its country code (+44 20 7946 0000), spaces and + - . ( ) / allowed' }).meta({
     description: "The candidate's phone number, as `data.candidate.phone_number` carries it; compared by its digits, with " +

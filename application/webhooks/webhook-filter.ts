@@ -43,7 +43,8 @@ export const listQuery = z
 
 /** What `allow_expired_links` means, in the bulk body and the single redelivery's query alike. */
 const ALLOW_EXPIRED_LINKS =
-  'Redeliver even when the event\'s signed links are past their deadline (candidate files 24 h, file answers 2 h after the event was accepted). ' +
+  'Redeliver even when the event\'s signed links are past their deadline (candidate files 24 h, file answers 2 ' +
+    'h after the event was accepted). ' +
   'Without it such an event is refused with 409 (bulk: skipped and counted).';
 
 /**
