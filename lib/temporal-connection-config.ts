@@ -72,7 +72,8 @@ export function loadTemporalConnection(rawEnv: NodeJS.ProcessEnv): TemporalConne
 
   // envconfig reads it but the TypeScript SDK has no such option: refuse it rather than silently verify.
   if (env.TEMPORAL_TLS_DISABLE_HOST_VERIFICATION === 'true' || env.TEMPORAL_TLS_DISABLE_HOST_VERIFICATION === '1') {
-    throw invalid('TEMPORAL_TLS_DISABLE_HOST_VERIFICATION is not supported by the TypeScript SDK: name the certificate\'s host with TEMPORAL_TLS_SERVER_NAME instead');
+    throw invalid('TEMPORAL_TLS_DISABLE_HOST_VERIFICATION is not supported by the TypeScript SDK: name the certificate\'s ' +
+      'host with TEMPORAL_TLS_SERVER_NAME instead');
   }
   const address = profile.address;
   if (address !== undefined && !hostPort.safeParse(address).success) throw invalid(`${nameOf('TEMPORAL_ADDRESS', 'address')} must be host:port`);

@@ -8,8 +8,9 @@ import { prepared, raw, runSql, sql } from '../../db/sql';
  * A row's canonical content, computed here rather than by the database's audit_event_content(): the same
  * expression, so that the verifier does not trust a function stored in the database it checks.
  */
-const CONTENT = `jsonb_build_array(to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), actor, action, target,
-                                  parameters, outcome, error, request_id, phase, operation_id)::text`;
+const CONTENT = `jsonb_build_array(to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                                  actor, action, target, parameters, outcome, error, request_id,
+                                  phase, operation_id)::text`;
 
 /** Where the chain starts (the last row purged; seq 0 and zeros before any purge) and ends (the last row). */
 export interface ChainEnds {
