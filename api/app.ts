@@ -24,8 +24,9 @@ export type RouterFactory = (deps: ApiDependencies) => Router;
 export const API_ROUTERS: readonly RouterFactory[] = [healthRouter, metricsRouter, listingsRouter, openApiRouter, docsRouter, scimRouter, internalWebhooksRouter, internalOrderingRouter, internalPartnerRouter, internalErasuresRouter, internalAuditRouter, codecRouter];
 
 /**
- * Builds the Koa application (the API's routers unless others are given, as the worker's own port does). Unknown paths (404) and methods a router does not serve (405, set by
- * allowedMethods without a body) answer in DRF's `{"detail"}` shape unless a route module answered itself.
+ * Builds the Koa application (the API's routers unless others are given, as the worker's own port does). Unknown paths
+ * (404) and methods a router does not serve (405, set by allowedMethods without a body) answer in DRF's `{"detail"}`
+ * shape unless a route module answered itself.
  */
 export function createApp(deps: ApiDependencies, routerFactories: readonly RouterFactory[] = API_ROUTERS): Koa {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });

@@ -14,7 +14,9 @@ export const requestMetrics: Middleware = async function requestMetrics(ctx, nex
   }
 };
 
-/** `GET /metrics` in the Prometheus text format, unauthenticated like /healthz (expose it on internal networks only). */
+/**
+ * `GET /metrics` in the Prometheus text format, unauthenticated like /healthz (expose it on internal networks only).
+ */
 export function metricsRouter(): Router {
   const router = createRouter();
   router.get('/metrics', async function metrics(ctx) {

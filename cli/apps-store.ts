@@ -49,7 +49,8 @@ export async function listPartnerApps(knex: Knex): Promise<AppSummary[]> {
       'a.created_at',
       'a.revoked_at',
       knex.raw("CASE WHEN a.revoked_at IS NULL THEN 'active' ELSE 'revoked' END AS status"),
-      knex.raw("COALESCE(array_agg(g.company_id ORDER BY g.company_id) FILTER (WHERE g.company_id IS NOT NULL), '{}') AS companies"),
+      knex.raw("COALESCE(array_agg(g.company_id ORDER BY g.company_id) FILTER (WHERE g.company_id IS NOT NULL), '{}') " +
+        "AS companies"),
     );
 }
 

@@ -6,7 +6,10 @@ export interface CommandContext {
   readonly verbose: boolean;
 }
 
-/** One `partner-service` subcommand. `run` returns the process exit code, or throws for main's error map (cli/errors.ts). */
+/**
+ * One `partner-service` subcommand. `run` returns the process exit code, or throws for main's error map
+ * (cli/errors.ts).
+ */
 export interface Command {
   readonly name: string;
   /** One line for `--help`. */

@@ -19,7 +19,8 @@ export const microsecondsOf = (timeColumn: string): SqlFragment => raw(`(extract
  */
 export function olderThan(timeColumn: string, idColumn: string, idType: 'uuid' | 'bigint', position: { readonly us: string; readonly id: string }): SqlFragment {
   const time = sql`timestamptz 'epoch' + ${position.us}::bigint * interval '1 microsecond'`;
-  return sql`${raw(timeColumn)} <= ${time} AND (${raw(timeColumn)}, ${raw(idColumn)}) < (${time}, ${position.id}::${raw(idType)})`;
+  return sql`${raw(timeColumn)} <= ${time} AND (${raw(timeColumn)}, ${raw(idColumn)}) <
+    (${time}, ${position.id}::${raw(idType)})`;
 }
 
 /**

@@ -26,7 +26,9 @@ export interface SectionSummary {
 
 export type ImportSummary = Record<string, SectionSummary> & { durationMs?: number };
 
-/** Namespace of the deterministic ids given to groups imported without an id (UUID v5 of external_id or displayName). */
+/**
+ * Namespace of the deterministic ids given to groups imported without an id (UUID v5 of external_id or displayName).
+ */
 const GROUP_ID_NAMESPACE = '2a6f1d0e-3b7c-4f55-9c1e-6d2b8a4e7f90';
 // One jsonb parameter per chunk keeps statements parameterised and the round trips few.
 const CHUNK = 5000;
@@ -136,9 +138,11 @@ async function writeSnapshot(trx: Knex.Transaction, s: DirectorySnapshot, groupI
       SELECT id, first_name, last_name, email_primary, emails, is_agency_user FROM jsonb_to_recordset(?::jsonb)
         AS r(id bigint, first_name text, last_name text, email_primary text, emails text[], is_agency_user boolean)
       ON CONFLICT (id) DO UPDATE SET first_name = EXCLUDED.first_name, last_name = EXCLUDED.last_name,
-        email_primary = EXCLUDED.email_primary, emails = EXCLUDED.emails, is_agency_user = EXCLUDED.is_agency_user, updated_at = now()
+        email_primary = EXCLUDED.email_primary, emails = EXCLUDED.emails, is_agency_user = EXCLUDED.is_agency_user,
+          updated_at = now()
       WHERE (users.first_name, users.last_name, users.email_primary, users.emails, users.is_agency_user)
-        IS DISTINCT FROM (EXCLUDED.first_name, EXCLUDED.last_name, EXCLUDED.email_primary, EXCLUDED.emails, EXCLUDED.is_agency_user)`);
+        IS DISTINCT FROM (EXCLUDED.first_name, EXCLUDED.last_name, EXCLUDED.email_primary, EXCLUDED.emails,
+          EXCLUDED.is_agency_user)`);
     track('users', rows.length, written, deleted);
   }
 
@@ -150,13 +154,16 @@ async function writeSnapshot(trx: Knex.Transaction, s: DirectorySnapshot, groupI
     const deleted = replace ? await deleteAbsent(trx, 'jobs', ['id'], ['text'], [rows.map((r) => r.id)]) : 0;
     const written = await upsertInChunks(trx, rows, `
       INSERT INTO jobs (id, company_id, internal_id, internal_reference, title, from_date, to_date)
-      SELECT id, company_id, internal_id, internal_reference, title, from_date, to_date FROM jsonb_to_recordset(?::jsonb)
-        AS r(id text, company_id text, internal_id bigint, internal_reference text, title text, from_date date, to_date date)
+      SELECT id, company_id, internal_id, internal_reference, title, from_date, to_date
+        FROM jsonb_to_recordset(?::jsonb)
+        AS r(id text, company_id text, internal_id bigint, internal_reference text, title text, from_date date,
+          to_date date)
       ON CONFLICT (id) DO UPDATE SET company_id = EXCLUDED.company_id, internal_id = EXCLUDED.internal_id,
         internal_reference = EXCLUDED.internal_reference, title = EXCLUDED.title, from_date = EXCLUDED.from_date,
         to_date = EXCLUDED.to_date, updated_at = now()
       WHERE (jobs.company_id, jobs.internal_id, jobs.internal_reference, jobs.title, jobs.from_date, jobs.to_date)
-        IS DISTINCT FROM (EXCLUDED.company_id, EXCLUDED.internal_id, EXCLUDED.internal_reference, EXCLUDED.title, EXCLUDED.from_date, EXCLUDED.to_date)`);
+        IS DISTINCT FROM (EXCLUDED.company_id, EXCLUDED.internal_id, EXCLUDED.internal_reference, EXCLUDED.title,
+          EXCLUDED.from_date, EXCLUDED.to_date)`);
     track('jobs', rows.length, written, deleted);
   }
 
@@ -215,14 +222,17 @@ async function writeGroups(trx: Knex.Transaction, groups: NonNullable<DirectoryS
   // member list differs, so re-importing the same file leaves the same state.
   const updated = await trx.raw(`
     WITH member_changes AS (
-      (SELECT m.group_id, m.member_user_id, m.member_group_id FROM scim_group_members m JOIN incoming_groups g ON g.id = m.group_id
+      (SELECT m.group_id, m.member_user_id, m.member_group_id FROM scim_group_members m
+        JOIN incoming_groups g ON g.id = m.group_id
        EXCEPT SELECT group_id, member_user_id, member_group_id FROM incoming_members)
       UNION
       (SELECT group_id, member_user_id, member_group_id FROM incoming_members
-       EXCEPT SELECT m.group_id, m.member_user_id, m.member_group_id FROM scim_group_members m JOIN incoming_groups g ON g.id = m.group_id)
+       EXCEPT SELECT m.group_id, m.member_user_id, m.member_group_id FROM scim_group_members m
+         JOIN incoming_groups g ON g.id = m.group_id)
     )
     UPDATE scim_groups g SET external_id = r.external_id, display_name = r.display_name,
-      created = COALESCE(r.created, g.created), last_modified = COALESCE(r.last_modified, now()), version = g.version + 1
+      created = COALESCE(r.created, g.created), last_modified = COALESCE(r.last_modified, now()),
+        version = g.version + 1
     FROM incoming_groups r
     WHERE g.id = r.id AND (
       (g.external_id, g.display_name) IS DISTINCT FROM (r.external_id, r.display_name)
@@ -231,14 +241,16 @@ async function writeGroups(trx: Knex.Transaction, groups: NonNullable<DirectoryS
       OR EXISTS (SELECT 1 FROM member_changes c WHERE c.group_id = r.id))`);
   const inserted = await trx.raw(`
     INSERT INTO scim_groups (id, external_id, display_name, created, last_modified)
-    SELECT id, external_id, display_name, COALESCE(created, now()), COALESCE(last_modified, created, now()) FROM incoming_groups
+    SELECT id, external_id, display_name, COALESCE(created, now()), COALESCE(last_modified, created, now())
+      FROM incoming_groups
     ON CONFLICT (id) DO NOTHING`);
 
   // The file's member list is the whole truth for each group it contains.
   const membersRemoved = await trx.raw(`
     DELETE FROM scim_group_members m USING incoming_groups g WHERE m.group_id = g.id AND NOT EXISTS (
       SELECT 1 FROM incoming_members i WHERE i.group_id = m.group_id
-        AND i.member_user_id IS NOT DISTINCT FROM m.member_user_id AND i.member_group_id IS NOT DISTINCT FROM m.member_group_id)`);
+        AND i.member_user_id IS NOT DISTINCT FROM m.member_user_id
+          AND i.member_group_id IS NOT DISTINCT FROM m.member_group_id)`);
   const membersAdded = await trx.raw(`
     INSERT INTO scim_group_members (group_id, member_user_id, member_group_id)
     SELECT group_id, member_user_id, member_group_id FROM incoming_members ON CONFLICT DO NOTHING`);
@@ -266,7 +278,8 @@ async function writeApps(trx: Knex.Transaction, apps: NonNullable<DirectorySnaps
     else if (!sameKey || current.name !== (app.name ?? app.app_id) || current.companies.join('\n') !== companies.join('\n')) written.updated++;
     await trx.raw(
       `INSERT INTO partner_apps (app_id, name, key_salt, key_hash) VALUES (?, ?, ?, ?)
-       ON CONFLICT (app_id) DO UPDATE SET name = EXCLUDED.name, key_salt = EXCLUDED.key_salt, key_hash = EXCLUDED.key_hash`,
+       ON CONFLICT (app_id) DO UPDATE SET name = EXCLUDED.name, key_salt = EXCLUDED.key_salt,
+         key_hash = EXCLUDED.key_hash`,
       [app.app_id, app.name ?? app.app_id, salt, hash]);
   }
   await trx.raw('DELETE FROM partner_app_companies WHERE app_id = ANY(?::text[])', [appIds]);
@@ -286,7 +299,8 @@ async function upsertInChunks(trx: Knex.Transaction, rows: object[], upsert: str
   for (let i = 0; i < rows.length; i += CHUNK) {
     const { rows: [counts] } = await trx.raw<{ rows: Array<{ inserted: number; updated: number }> }>(
       `WITH written AS (${upsert} RETURNING (xmax = 0) AS inserted)
-       SELECT count(*) FILTER (WHERE inserted)::int AS inserted, count(*) FILTER (WHERE NOT inserted)::int AS updated FROM written`,
+       SELECT count(*) FILTER (WHERE inserted)::int AS inserted, count(*) FILTER (WHERE NOT inserted)::int AS updated
+         FROM written`,
       [JSON.stringify(rows.slice(i, i + CHUNK))],
     );
     written.inserted += counts.inserted;

@@ -28,7 +28,9 @@ export const datetimeField = z
  * refuses one that is not), an optional port, then anything but spaces. Every such value passes the URL parser
  * below; zod's own JSON Schema (`format: uri`) would also promise values like `HTTP:` that the parser refuses.
  */
-export const URL_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://([A-Za-z0-9]+(-[A-Za-z0-9]+)*\\.)*[A-Za-z][A-Za-z0-9]*(-[A-Za-z0-9]+)*(:[0-9]{1,4})?([/?#][^\\s\\u0000]*)?$';
+export const URL_PATTERN =
+  '^[Hh][Tt][Tt][Pp][Ss]?://([A-Za-z0-9]+(-[A-Za-z0-9]+)*\\.)*' +
+  '[A-Za-z][A-Za-z0-9]*(-[A-Za-z0-9]+)*(:[0-9]{1,4})?([/?#][^\\s\\u0000]*)?$';
 
 export const urlField = z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' }).meta({ pattern: URL_PATTERN });
 

@@ -15,7 +15,9 @@ import { StoredTextDecryptionError } from './errors';
  */
 export const DEVELOPMENT_SUBJECT_INDEX_KEY = createHash('sha256').update('partner-integration-service development subject index key').digest();
 
-/** The development key as a listed key: `partner-service start` registers it for a deployment with no key of its own. */
+/**
+ * The development key as a listed key: `partner-service start` registers it for a deployment with no key of its own.
+ */
 export const DEVELOPMENT_INDEX_KEY: SubjectIndexKey = { id: 'development', key: DEVELOPMENT_SUBJECT_INDEX_KEY };
 
 export interface DataAtRest {
@@ -31,7 +33,9 @@ export interface DataAtRest {
 type AtRestSettings = Pick<Config, 'PAYLOAD_ENCRYPTION_KEYS' | 'SUBJECT_INDEX_KEYS' | 'SUBJECT_INDEX_KEY'>;
 const built = new WeakMap<AtRestSettings, DataAtRest>();
 
-/** The at-rest settings of a configuration; one value per configuration object, since the worker reads it per attempt. */
+/**
+ * The at-rest settings of a configuration; one value per configuration object, since the worker reads it per attempt.
+ */
 export function dataAtRest(config: AtRestSettings): DataAtRest {
   let atRest = built.get(config);
   if (!atRest) {
@@ -103,13 +107,17 @@ export function sealText(atRest: DataAtRest, text: string | null, binding: strin
   return { clear: null, sealed, keyId: boundKeyId(first.id) };
 }
 
-/** The text of a stored value, whichever way it was stored; null when there is none. `binding`: its row's; `what`: the text, as an error names it. */
+/**
+ * The text of a stored value, whichever way it was stored; null when there is none. `binding`: its row's; `what`: the
+ * text, as an error names it.
+ */
 export function openText(atRest: DataAtRest, stored: StoredText, binding: string, what = BODY_OR_EXCERPT): string | null {
   if (stored.sealed === null) return stored.clear;
   const { keyId, bound } = storedKeyForm(stored.keyId ?? '');
   const key = atRest.keys.find(({ id }) => id === keyId);
   if (!key) {
-    throw new StoredTextDecryptionError(`${what} is sealed with key id "${keyId}", which PAYLOAD_ENCRYPTION_KEYS no longer lists: list that key again to read it`);
+    throw new StoredTextDecryptionError(`${what} is sealed with key id "${keyId}", which PAYLOAD_ENCRYPTION_KEYS no longer lists: list that key ` +
+      `again to read it`);
   }
   try {
     // The legacy format (before v2): the raw key, no binding; readable until `keys reseal` rewrites it.

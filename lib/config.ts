@@ -85,7 +85,8 @@ const corsOrigins = z
   .pipe(
     z.array(
       z.string().refine((origin) => URL.canParse(origin) && /^https?:$/.test(new URL(origin).protocol) && new URL(origin).origin === origin, {
-        message: 'must be origins such as https://temporal.example.com (scheme, host, optional port; no path), separated by commas or spaces',
+        message: 'must be origins such as https://temporal.example.com (scheme, host, optional port; no path), ' +
+          'separated by commas or spaces',
       }),
     ),
   );
@@ -113,13 +114,19 @@ const envSchema = z.object({
   PARTNER_PROBE_INTERVAL_MS: positiveInt(3_600_000).default(30_000),
   /** The longest one delivery is held (pause, breaker or Retry-After); then it goes on with its schedule. */
   PARTNER_HOLD_CEILING_MS: positiveInt(30 * 86_400_000).default(86_400_000),
-  /** Webhook starts one api process has in flight at once; past it POST /internal/v1/webhooks answers 503 `overloaded` (docs/ingestion.md). */
+  /**
+   * Webhook starts one api process has in flight at once; past it POST /internal/v1/webhooks answers 503 `overloaded`
+   * (docs/ingestion.md).
+   */
   INGEST_MAX_STARTS_IN_FLIGHT: positiveInt(100_000).default(128),
   /** Seconds a stored webhook may go without a run before the worker looks it up in Temporal (docs/ingestion.md). */
   WEBHOOK_START_DOUBT_SECONDS: positiveInt(86_400).pipe(z.number().min(10, { message: 'must be at least 10 (a start call may take 5 s)' })).default(60),
   /** `entity`: each ordering key's webhooks reach the partner in the order they were accepted (docs/partners.md). */
   WEBHOOK_ORDERING: z.enum(['entity', 'off'], { message: 'must be entity or off' }).default(WEBHOOK_ORDERING_DEFAULT),
-  /** An ordered key whose head fails finally: `skip` records the gap and goes on; `block` waits for an operator's skip or retry. */
+  /**
+   * An ordered key whose head fails finally: `skip` records the gap and goes on; `block` waits for an operator's skip
+   * or retry.
+   */
   WEBHOOK_ORDERING_ON_FAILURE: z.enum(['skip', 'block'], { message: 'must be skip or block' }).default('skip'),
   WORKER_HTTP_PORT: positiveInt(65535).default(3001),
   /** Unset: PARTNER_MAX_CONCURRENCY + 40 (worker/webhook-worker.ts `workflowTaskSlots`). */
@@ -166,7 +173,8 @@ const envSchema = z.object({
   WEBHOOK_LOG_RETENTION_DAYS: positiveInt(36_500).default(90),
   /** Days an audit row (an operator's change) is kept; the retention purge deletes older ones (docs/access.md). */
   AUDIT_RETENTION_DAYS: positiveInt(36_500)
-    .refine((days) => days >= MIN_AUDIT_RETENTION_DAYS, { message: `must be at least ${MIN_AUDIT_RETENTION_DAYS}: the database keeps every audit row that long (docs/access.md)` })
+    .refine((days) => days >= MIN_AUDIT_RETENTION_DAYS, { message: `must be at least ${MIN_AUDIT_RETENTION_DAYS}: the database keeps every audit row that long ` +
+      `(docs/access.md)` })
     .default(365),
   // URL-safe: Temporal UI is given it inside the codec endpoint's path.
   CODEC_AUTH_TOKEN: secret.pipe(z.string().regex(/^[A-Za-z0-9._~-]+$/, { message: 'must contain only letters, digits and . _ ~ - (it goes into a URL path)' })).optional(),
@@ -199,10 +207,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration: ${variable} ${issue.message}`);
   }
   if (parsed.data.SUBJECT_INDEX_KEYS && parsed.data.SUBJECT_INDEX_KEY) {
-    throw new ConfigError('Invalid configuration: set SUBJECT_INDEX_KEYS or SUBJECT_INDEX_KEY, not both (SUBJECT_INDEX_KEY=K is SUBJECT_INDEX_KEYS=default:K)');
+    throw new ConfigError('Invalid configuration: set SUBJECT_INDEX_KEYS or SUBJECT_INDEX_KEY, not both (SUBJECT_INDEX_KEY=K is ' +
+      'SUBJECT_INDEX_KEYS=default:K)');
   }
   if (parsed.data.WEBHOOK_LOG_RETENTION_DAYS < parsed.data.WEBHOOK_PAYLOAD_RETENTION_DAYS) {
-    throw new ConfigError('Invalid configuration: WEBHOOK_LOG_RETENTION_DAYS must be at least WEBHOOK_PAYLOAD_RETENTION_DAYS (a row outlives its body)');
+    throw new ConfigError('Invalid configuration: WEBHOOK_LOG_RETENTION_DAYS must be at least WEBHOOK_PAYLOAD_RETENTION_DAYS (a row ' +
+      'outlives its body)');
   }
   return { ...parsed.data, temporal: loadTemporalConnection(env) };
 }

@@ -26,7 +26,9 @@ export function quotedValueOf(error: DatabaseErrorLike): string | undefined {
   return error.code.startsWith('22') ? /: (".*")$/s.exec(error.message)?.[1] : undefined;
 }
 
-/** The error's message with a data exception's quoted value replaced: `invalid input syntax for type uuid: "[value]"`. */
+/**
+ * The error's message with a data exception's quoted value replaced: `invalid input syntax for type uuid: "[value]"`.
+ */
 export function databaseErrorMessage(error: DatabaseErrorLike): string {
   const value = quotedValueOf(error);
   return value === undefined ? error.message : error.message.slice(0, -value.length) + VALUE_PLACEHOLDER;

@@ -5,7 +5,10 @@ import type { IngestRefusalReason } from './vocabulary';
 // (api/internal/errors.ts looks them up), and the exit code and stderr lines (cli/errors.ts looks them up).
 // The listings and SCIM answer in their own formats (DRF, RFC 7644): their errors stay with their routers.
 
-/** The one error body of the internal API: `detail` always; `errors` per JSON path; `reason` a code, or Temporal's words. */
+/**
+ * The one error body of the internal API: `detail` always; `errors` per JSON path; `reason` a code, or Temporal's
+ * words.
+ */
 export interface InternalErrorBody {
   readonly detail: string;
   readonly errors?: readonly PathError[];
@@ -182,8 +185,10 @@ export class ExpiredLinksError extends WebhookConflictError {
   constructor(expired: readonly { kind: string; expiresAt: Date }[], acceptedAt: Date) {
     const deadlines = expired.map(({ kind, expiresAt }) => `${kind} expired at ${expiresAt.toISOString()}`).join(', ');
     super(
-      `The event's signed links are past their deadline (${deadlines}; the event was accepted at ${acceptedAt.toISOString()}), ` +
-        'so a redelivery would send dead links. Redeliver with allow_expired_links (CLI: --allow-expired-links) to send them anyway.',
+      `The event's signed links are past their deadline (${deadlines}; the event was accepted at ` +
+        `${acceptedAt.toISOString()}), ` +
+        'so a redelivery would send dead links. Redeliver with allow_expired_links (CLI: ' +
+          '--allow-expired-links) to send them anyway.',
     );
   }
 }
@@ -211,7 +216,8 @@ export class WebhookStartConflictError extends WebhookConflictError {
 export class TemporalSetupError extends ServiceError {
   apiBody(): InternalErrorBody {
     return {
-      detail: "The request was not carried out because Temporal refused the service's configuration. An operator must fix it; retrying will not help.",
+      detail: "The request was not carried out because Temporal refused the service's configuration. An operator must " +
+        "fix it; retrying will not help.",
       reason: this.message,
     };
   }
@@ -254,14 +260,16 @@ export class TemporalUnavailableError extends TemporalOutageError {
 
   apiBody(): InternalErrorBody {
     const detail = this.outcomeUnknown
-      ? `Temporal did not answer in time (${this.reason}): the webhook may or may not have been accepted. Retry with the same event_id to learn which; it is never delivered twice.`
+      ? `Temporal did not answer in time (${this.reason}): the webhook may or may not have been accepted. Retry ` +
+        `with the same event_id to learn which; it is never delivered twice.`
       : `Temporal is unreachable (${this.reason}): nothing was stored. Retry later with the same event_id.`;
     return { detail, reason: this.code };
   }
 
   cliMessage() {
     // The one case that must not say "not accepted": the start may have happened.
-    if (this.outcomeUnknown) return `Webhook outcome unknown: Temporal did not answer in time (${this.reason}); send it again with the same event_id to learn whether it was accepted.`;
+    if (this.outcomeUnknown) return `Webhook outcome unknown: Temporal did not answer in time (${this.reason}); send it again with the same ` +
+      `event_id to learn whether it was accepted.`;
     return `Webhook not accepted: ${this.message}`;
   }
 
@@ -282,7 +290,8 @@ export class OperationUnavailableError extends TemporalOutageError {
 
   apiBody(): InternalErrorBody {
     const detail = this.outcomeUnknown
-      ? 'Temporal did not answer in time: the operation may or may not have taken effect. Check the webhook before retrying.'
+      ? 'Temporal did not answer in time: the operation may or may not have taken effect. Check the webhook ' +
+        'before retrying.'
       : 'Temporal is unavailable: nothing was changed. Retry later.';
     return { detail, reason: this.reason };
   }
@@ -302,7 +311,8 @@ export class IngestionOverloadedError extends ServiceError {
   }
 
   apiBody(): InternalErrorBody {
-    return { detail: `This api process already has ${this.limit} webhook starts in flight: nothing was stored. Retry after Retry-After with the same event_id.`, reason: this.code };
+    return { detail: `This api process already has ${this.limit} webhook starts in flight: nothing was stored. Retry after ` +
+      `Retry-After with the same event_id.`, reason: this.code };
   }
 
   ingestRefusal() {
@@ -321,8 +331,10 @@ export class ErasureNotStartedError extends ServiceError {
   ) {
     super(
       outcomeUnknown
-        ? `Erasure ${erasureId} may or may not have started: Temporal did not answer in time (${reason}). Check its status before sending the request again.`
-        : `The erasure was not started, since Temporal is unavailable (${reason}): nothing was recorded or erased. Send the request again later.`,
+        ? `Erasure ${erasureId} may or may not have started: Temporal did not answer in time (${reason}). Check ` +
+          `its status before sending the request again.`
+        : `The erasure was not started, since Temporal is unavailable (${reason}): nothing was recorded or ` +
+          `erased. Send the request again later.`,
     );
   }
 
@@ -355,7 +367,8 @@ export class SubjectIndexKeyError extends ConfigError {
   }
 
   apiBody(): InternalErrorBody {
-    return { detail: `This process cannot index personal data as the deployment does (${this.message}): nothing was stored. An operator must fix its configuration.`, reason: this.code };
+    return { detail: `This process cannot index personal data as the deployment does (${this.message}): nothing was stored. An ` +
+      `operator must fix its configuration.`, reason: this.code };
   }
 
   ingestRefusal() {
@@ -373,12 +386,15 @@ export class EncryptionRequiredError extends ServiceError {
 
   constructor(readonly encryptedSince: Date) {
     super(
-      `this deployment stores webhook bodies and response excerpts encrypted (since ${encryptedSince.toISOString()}), and PAYLOAD_ENCRYPTION_KEYS is not set in this process: nothing was written`,
+      `this deployment stores webhook bodies and response excerpts encrypted (since ` +
+        `${encryptedSince.toISOString()}), and PAYLOAD_ENCRYPTION_KEYS is not set in this process: nothing was ` +
+        `written`,
     );
   }
 
   apiBody(): InternalErrorBody {
-    const detail = `This deployment stores webhook bodies encrypted (since ${this.encryptedSince.toISOString()}), and this process was started without PAYLOAD_ENCRYPTION_KEYS: nothing was stored. An operator must set the keys.`;
+    const detail = `This deployment stores webhook bodies encrypted (since ${this.encryptedSince.toISOString()}), and this ` +
+      `process was started without PAYLOAD_ENCRYPTION_KEYS: nothing was stored. An operator must set the keys.`;
     return { detail, reason: 'encryption_required' };
   }
 
@@ -395,7 +411,8 @@ export class EncryptionRequiredError extends ServiceError {
 export class StoredTextDecryptionError extends ServiceError {
   apiBody(): InternalErrorBody {
     // Not a fault of the request: the data rests under a key the service was started without.
-    return { detail: "The webhook's data cannot be read with the keys this service was started with; an operator must list its key again.", reason: this.message };
+    return { detail: "The webhook's data cannot be read with the keys this service was started with; an operator must list its " +
+      "key again.", reason: this.message };
   }
 
   cliMessage() {

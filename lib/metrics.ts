@@ -6,7 +6,9 @@ import { INGEST_REFUSAL_REASONS } from './vocabulary';
 export const metricsRegistry = new Registry();
 collectDefaultMetrics({ register: metricsRegistry, prefix: 'partner_service_' });
 
-/** `route` is the matched route pattern (e.g. /v1/companies/:company_pk/users), never a raw path, to bound cardinality. */
+/**
+ * `route` is the matched route pattern (e.g. /v1/companies/:company_pk/users), never a raw path, to bound cardinality.
+ */
 export const httpRequestDuration = new Histogram({
   name: 'partner_service_http_request_duration_seconds',
   help: 'HTTP request duration by method, route pattern and status',
@@ -92,10 +94,13 @@ export const observeOldestQueuedWith = databaseCountGauge(
   'Seconds the longest-queued ordered webhook has waited behind its key (head-of-line wait; 0 when none is queued)',
 );
 
-/** How long the longest-blocked ordered head has been blocked, in seconds (0 with none): what OrderingKeyBlocked reads. */
+/**
+ * How long the longest-blocked ordered head has been blocked, in seconds (0 with none): what OrderingKeyBlocked reads.
+ */
 export const observeOldestBlockedWith = databaseCountGauge(
   'partner_service_ordering_oldest_blocked_seconds',
-  'Seconds the longest-blocked ordered head has waited for an operator (WEBHOOK_ORDERING_ON_FAILURE=block; 0 when none is blocked)',
+  'Seconds the longest-blocked ordered head has waited for an operator (WEBHOOK_ORDERING_ON_FAILURE=block; 0 ' +
+    'when none is blocked)',
 );
 
 /** Probes of a tripped breaker, by what the partner did: `answered` closes the breaker, `failing` keeps it. */
@@ -190,7 +195,8 @@ let readOldestBody: (() => Promise<Date | null>) | undefined;
  */
 export const oldestStoredBodySeconds = new Gauge({
   name: 'partner_service_oldest_stored_body_age_seconds',
-  help: 'Age of the oldest stored body of a finished webhook since it finished, in seconds (0 when none; from PostgreSQL)',
+  help: 'Age of the oldest stored body of a finished webhook since it finished, in seconds (0 when none; from ' +
+    'PostgreSQL)',
   registers: [metricsRegistry],
   async collect() {
     if (!readOldestBody) return;
@@ -245,7 +251,9 @@ export const countOverdueErasuresWith = databaseCountGauge(
   'Erasures pending for more than 15 minutes since their request (the whole deployment, from PostgreSQL)',
 );
 
-/** How the worker resolved a start in doubt: `recorded` (Temporal had the run) or `removed` (it had none: the row went). */
+/**
+ * How the worker resolved a start in doubt: `recorded` (Temporal had the run) or `removed` (it had none: the row went).
+ */
 export const webhookStartResolutions = counterOf(
   'partner_service_webhook_start_resolutions_total',
   'Webhook starts in doubt the worker resolved, by outcome (recorded, removed)',
@@ -281,6 +289,7 @@ export async function metricsText(): Promise<string> {
     return `${own}\n${await response.text()}`;
   } catch (error) {
     // The service's own series still answer; the gap in temporal_* series shows the exporter's trouble.
-    return `${own}\n# the Temporal SDK's metrics are unavailable: ${error instanceof Error ? error.message : String(error)}\n`;
+    return `${own}\n# the Temporal SDK's metrics are unavailable: ` +
+      `${error instanceof Error ? error.message : String(error)}\n`;
   }
 }

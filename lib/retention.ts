@@ -3,7 +3,10 @@
 import type { Config } from './config';
 import type { RetentionTrigger } from './vocabulary';
 
-/** How long a finished webhook keeps its body, and its row (docs/personal-data.md, "Retention"), and an audit row its place. */
+/**
+ * How long a finished webhook keeps its body, and its row (docs/personal-data.md, "Retention"), and an audit row its
+ * place.
+ */
 export interface RetentionPolicy {
   readonly payloadDays: number;
   readonly logDays: number;

@@ -140,8 +140,10 @@ export function decideIndexKeys(registered: readonly RegisteredIndexKey[], confi
     if (developmentInUse && others.length === 0) return { writeWith: development, searchUnder: [development] };
     throw new SubjectIndexKeyError(
       others.length
-        ? `SUBJECT_INDEX_KEYS is not set, but this deployment indexes personal data under key ${others.join(', ')}: give this process the deployment's SUBJECT_INDEX_KEYS`
-        : 'SUBJECT_INDEX_KEYS is not set: set it (docs/personal-data.md#index-keys); only partner-service start indexes with the public development key',
+        ? `SUBJECT_INDEX_KEYS is not set, but this deployment indexes personal data under key ` +
+          `${others.join(', ')}: give this process the deployment's SUBJECT_INDEX_KEYS`
+        : 'SUBJECT_INDEX_KEYS is not set: set it (docs/personal-data.md#index-keys); only partner-service start ' +
+          'indexes with the public development key',
     );
   }
   for (const key of configured) {
@@ -151,11 +153,13 @@ export function decideIndexKeys(registered: readonly RegisteredIndexKey[], confi
     }
   }
   if (registered.some((key) => key.id === configured[0].id && key.retired)) {
-    throw new SubjectIndexKeyError(`SUBJECT_INDEX_KEYS lists key ${configured[0].id} first, which a reindex retired: put the deployment's newest key first`);
+    throw new SubjectIndexKeyError(`SUBJECT_INDEX_KEYS lists key ${configured[0].id} first, which a reindex retired: put the deployment's ` +
+      `newest key first`);
   }
   const missing = others.filter((id) => !configured.some((key) => key.id === id));
   if (missing.length) {
-    throw new SubjectIndexKeyError(`this deployment indexes personal data under key ${missing.join(', ')}, which SUBJECT_INDEX_KEYS does not list: keep it listed until partner-service personal-data reindex retires it`);
+    throw new SubjectIndexKeyError(`this deployment indexes personal data under key ${missing.join(', ')}, which SUBJECT_INDEX_KEYS does not ` +
+      `list: keep it listed until partner-service personal-data reindex retires it`);
   }
   return { writeWith: configured[0], searchUnder: developmentInUse ? [...configured, development] : configured };
 }

@@ -40,14 +40,20 @@ function defaultConfigFile(env: Record<string, string>): string | undefined {
   return dir ? path.join(dir, 'temporalio', 'temporal.toml') : undefined;
 }
 
-/** The environment as envconfig should see it: empty values count as unset, as everywhere in lib/config.ts (except gRPC headers, where empty removes a header of the file). */
+/**
+ * The environment as envconfig should see it: empty values count as unset, as everywhere in lib/config.ts (except gRPC
+ * headers, where empty removes a header of the file).
+ */
 function presentVariables(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(
     Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && (entry[1] !== '' || entry[0].startsWith('TEMPORAL_GRPC_META_'))),
   );
 }
 
-/** Reads the connection settings from `env` and the temporal.toml profile; throws ConfigError naming the setting at fault. */
+/**
+ * Reads the connection settings from `env` and the temporal.toml profile; throws ConfigError naming the setting at
+ * fault.
+ */
 export function loadTemporalConnection(rawEnv: NodeJS.ProcessEnv): TemporalConnectionConfig {
   const env = presentVariables(rawEnv);
   const file = env.TEMPORAL_CONFIG_FILE ?? defaultConfigFile(env);
@@ -66,7 +72,8 @@ export function loadTemporalConnection(rawEnv: NodeJS.ProcessEnv): TemporalConne
 
   // envconfig reads it but the TypeScript SDK has no such option: refuse it rather than silently verify.
   if (env.TEMPORAL_TLS_DISABLE_HOST_VERIFICATION === 'true' || env.TEMPORAL_TLS_DISABLE_HOST_VERIFICATION === '1') {
-    throw invalid('TEMPORAL_TLS_DISABLE_HOST_VERIFICATION is not supported by the TypeScript SDK: name the certificate\'s host with TEMPORAL_TLS_SERVER_NAME instead');
+    throw invalid('TEMPORAL_TLS_DISABLE_HOST_VERIFICATION is not supported by the TypeScript SDK: name the certificate\'s ' +
+      'host with TEMPORAL_TLS_SERVER_NAME instead');
   }
   const address = profile.address;
   if (address !== undefined && !hostPort.safeParse(address).success) throw invalid(`${nameOf('TEMPORAL_ADDRESS', 'address')} must be host:port`);

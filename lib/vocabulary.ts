@@ -1,6 +1,6 @@
 // The domain's closed vocabularies. Migrations freeze their own literals in CHECK constraints;
-// test/foundation/migrations.test.ts fails when these lists and the database's constraints drift apart, so adding a value
-// means adding a migration that widens its constraint. Partner protection's states are in partner-states.ts,
+// test/foundation/migrations.test.ts fails when these lists and the database's constraints drift apart, so adding a
+// value means adding a migration that widens its constraint. Partner protection's states are in partner-states.ts,
 // beside their transitions (no column stores them).
 
 export const COMPANY_ROLES = ['admin', 'owner', 'manager', 'member'] as const;
@@ -46,7 +46,9 @@ export const RETENTION_TRIGGERS = ['schedule', 'manual'] as const;
  */
 export const TOKEN_SCOPES = ['ingest', 'read', 'operate', 'erase', 'decode'] as const;
 
-/** The scopes of the shared INTERNAL_API_TOKEN: the internal API's, not `decode` (the codec has its own shared token). */
+/**
+ * The scopes of the shared INTERNAL_API_TOKEN: the internal API's, not `decode` (the codec has its own shared token).
+ */
 export const INTERNAL_API_SCOPES = ['ingest', 'read', 'operate', 'erase'] as const satisfies readonly TokenScope[];
 
 /**

@@ -1,4 +1,6 @@
-/** A Retry-After holds deliveries at most this long (Standard Webhooks asks senders to honour it; Hook0 caps at 10 h). */
+/**
+ * A Retry-After holds deliveries at most this long (Standard Webhooks asks senders to honour it; Hook0 caps at 10 h).
+ */
 export const RETRY_AFTER_CAP_MS = 60 * 60 * 1000;
 
 /**

@@ -79,7 +79,8 @@ export function createClientConnections(config: Config, logger: Logger, { connec
           throw error;
         }
         failedAt = Date.now();
-        failure = `cannot connect to ${address} (${await clientConnectionFailureInWords(error, address, config.temporal)})`;
+        failure = `cannot connect to ${address} ` +
+          `(${await clientConnectionFailureInWords(error, address, config.temporal)})`;
         logger.warn({ address, reason: failure }, `Temporal is unreachable at ${address}: no webhook is accepted until it answers`);
         throw new TemporalUnavailableError(failure);
       }

@@ -35,7 +35,8 @@ export function connectionFailureInWords(error: unknown, credentials?: Connectio
   if (/CertificateRequired|certificate required|BadCertificate|bad certificate|UnknownCA|unknown ca\b|status: 400 Bad Request|HTTP status code 400/i.test(text)) {
     return credentials?.clientCertificate
       ? 'the server refused the client certificate'
-      : 'the server demands a client certificate: set TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH (or _DATA)';
+      : 'the server demands a client certificate: set TEMPORAL_TLS_CLIENT_CERT_PATH and ' +
+        'TEMPORAL_TLS_CLIENT_KEY_PATH (or _DATA)';
   }
   if (/UNAUTHENTICATED|PERMISSION_DENIED|status: 401 Unauthorized|HTTP status code 401|status: 403 Forbidden|HTTP status code 403/i.test(text)) {
     return credentials?.apiKey ? 'the API key was refused: is TEMPORAL_API_KEY right?' : 'the server demands an API key: set TEMPORAL_API_KEY';

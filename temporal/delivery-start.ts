@@ -5,7 +5,10 @@ import { COMPANY_ID, WEBHOOK_ACTION, WEBHOOK_EVENT_TYPE } from './search-attribu
 import type { deliverWebhook } from '../workflows/webhooks/deliver-webhook';
 import type { DeliverWebhookInput } from '../workflows/types';
 
-/** A validated event with its ids and the workflow input built from it (application/ingestion/start-webhook.ts prepares it). */
+/**
+ * A validated event with its ids and the workflow input built from it (application/ingestion/start-webhook.ts prepares
+ * it).
+ */
 export interface PreparedWebhook {
   readonly eventId: string;
   readonly webhookId: string;
@@ -35,8 +38,10 @@ export async function startDeliveryWorkflow(client: Client, webhook: PreparedWeb
         { key: WEBHOOK_ACTION, value: event.action },
         ...(companyId ? [{ key: COMPANY_ID, value: companyId }] : []),
       ],
-      staticSummary: `${event.event_type}/${event.action} ${redeliveryOf ? 'redelivery' : 'webhook'}${companyId ? ` of company ${companyId}` : ''}`,
-      staticDetails: `event_id ${webhook.eventId}, webhook_id ${webhook.webhookId}${redeliveryOf ? `, redelivery of webhook ${redeliveryOf}` : ''}`,
+      staticSummary: `${event.event_type}/${event.action} ` +
+        `${redeliveryOf ? 'redelivery' : 'webhook'}${companyId ? ` of company ${companyId}` : ''}`,
+      staticDetails: `event_id ${webhook.eventId}, webhook_id ` +
+        `${webhook.webhookId}${redeliveryOf ? `, redelivery of webhook ${redeliveryOf}` : ''}`,
       // The link back to the original, readable in Temporal UI and by any client.
       ...(redeliveryOf && { memo: { redelivery_of: redeliveryOf } }),
     });

@@ -79,7 +79,9 @@ export interface TemporalGateway {
   wakeInOrder(workflowId: string): Promise<boolean>;
   /** An operator's skip or retry of a blocked ordered head. Throws WebhookConflictError when it is not blocked. */
   decideBlocked(workflowId: string, decision: BlockedDecision): Promise<void>;
-  /** Starts (or finds) the `eraseSubject` workflow of a recorded erasure. Throws TemporalUnavailableError for an outage. */
+  /**
+   * Starts (or finds) the `eraseSubject` workflow of a recorded erasure. Throws TemporalUnavailableError for an outage.
+   */
   startErasure(erasureId: string): Promise<void>;
   /**
    * The same gateway, on the same connection, whose calls carry `actor` in their client identity
@@ -129,7 +131,8 @@ export function createTemporalGateway(
 
     return {
       async start(webhook) {
-        // Eager starts are ingestion's, under the default identity; an actor's start (a redelivery) goes through its own client.
+        // Eager starts are ingestion's, under the default identity; an actor's start (a redelivery) goes through its
+        // own client.
         const eager = identity === undefined ? eagerStart() : undefined;
         const { connection, client } = eager ?? (await connectAs(identity));
         try {

@@ -62,7 +62,8 @@ export class AesGcmPayloadCodec implements PayloadCodec {
     if (id === undefined) throw new PayloadDecryptionError(`Cannot decrypt a payload: it has no ${KEY_ID_METADATA} metadata`);
     const key = this.keys.get(id);
     if (!key) {
-      throw new PayloadDecryptionError(`Cannot decrypt a payload: its encryption key id "${id}" is not in PAYLOAD_ENCRYPTION_KEYS (ids: ${[...this.keys.keys()].join(', ')})`);
+      throw new PayloadDecryptionError(`Cannot decrypt a payload: its encryption key id "${id}" is not in PAYLOAD_ENCRYPTION_KEYS (ids: ` +
+        `${[...this.keys.keys()].join(', ')})`);
     }
     const derivation = text(payload.metadata?.[KEY_DERIVATION_METADATA]);
     if (derivation !== undefined && derivation !== KEY_DERIVATION) throw new PayloadDecryptionError(`Cannot decrypt a payload: unknown ${KEY_DERIVATION_METADATA} "${derivation}"`);

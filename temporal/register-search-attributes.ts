@@ -8,7 +8,8 @@ type OperatorService = temporal.api.operatorservice.v1.OperatorService;
 const KEYWORD = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
 
 /** What an operator types to register the attributes by hand, for servers that refuse the operator API. */
-export const REGISTER_BY_HAND = `temporal operator search-attribute create ${WEBHOOK_SEARCH_ATTRIBUTES.map((key) => `--name ${key.name}`).join(' ')} --type Keyword`;
+export const REGISTER_BY_HAND = `temporal operator search-attribute create ` +
+  `${WEBHOOK_SEARCH_ATTRIBUTES.map((key) => `--name ${key.name}`).join(' ')} --type Keyword`;
 
 /**
  * Registers the webhook search attributes that `namespace` lacks (Keyword, through the operator service).
@@ -25,7 +26,8 @@ export async function ensureSearchAttributes(connection: { operatorService: Oper
     const existing = customAttributes ?? {};
     const wrongType = wanted.filter((name) => name in existing && existing[name] !== KEYWORD);
     if (wrongType.length) {
-      throw new TemporalSetupError(`Temporal namespace ${namespace} has ${wrongType.join(', ')} with a type other than Keyword; the webhooks need Keyword`);
+      throw new TemporalSetupError(`Temporal namespace ${namespace} has ${wrongType.join(', ')} with a type other than Keyword; the ` +
+        `webhooks need Keyword`);
     }
     missing = wanted.filter((name) => !(name in existing));
   } catch (error) {
@@ -56,6 +58,7 @@ function asSetupError(error: unknown, namespace: string): unknown {
   if (error instanceof TemporalSetupError || !isRefusal(error)) return error;
   const reason = refusalReason(error);
   return new TemporalSetupError(
-    `Temporal refused to register the webhook search attributes in namespace ${namespace} (${reason}); register them once with: ${REGISTER_BY_HAND} --namespace ${namespace}`,
+    `Temporal refused to register the webhook search attributes in namespace ${namespace} (${reason}); ` +
+      `register them once with: ${REGISTER_BY_HAND} --namespace ${namespace}`,
   );
 }

@@ -21,7 +21,8 @@ function retentionSchedule(config: Config): Omit<ScheduleUpdateOptions<ScheduleO
       // The schedule appends the action's time, so each run has an id of its own.
       workflowId: retentionScheduleId(taskQueue),
       args: [{ trigger: 'schedule' }],
-      staticSummary: `webhook retention: bodies after ${config.WEBHOOK_PAYLOAD_RETENTION_DAYS} days, rows after ${config.WEBHOOK_LOG_RETENTION_DAYS} days`,
+      staticSummary: `webhook retention: bodies after ${config.WEBHOOK_PAYLOAD_RETENTION_DAYS} days, rows after ` +
+        `${config.WEBHOOK_LOG_RETENTION_DAYS} days`,
     },
     // A run still going when the next is due (a big backlog) goes on alone; a missed hour is not made up.
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: RETENTION_INTERVAL },
@@ -58,8 +59,9 @@ export function namespaceRetentionWarning(retentionSeconds: number | undefined, 
   const days = retentionSeconds / (DAY_MS / 1000);
   if (days <= config.WEBHOOK_PAYLOAD_RETENTION_DAYS) return undefined;
   return (
-    `Temporal namespace ${namespace} keeps closed workflow runs for ${days} days, longer than WEBHOOK_PAYLOAD_RETENTION_DAYS ` +
-    `(${config.WEBHOOK_PAYLOAD_RETENTION_DAYS}): webhook bodies stay in those runs' histories until then; shorten it with ` +
+    `Temporal namespace ${namespace} keeps closed workflow runs for ${days} days, ` +
+    `longer than WEBHOOK_PAYLOAD_RETENTION_DAYS (${config.WEBHOOK_PAYLOAD_RETENTION_DAYS}): ` +
+    `webhook bodies stay in those runs' histories until then; shorten it with ` +
     `temporal operator namespace update -n ${namespace} --retention ${config.WEBHOOK_PAYLOAD_RETENTION_DAYS * 24}h`
   );
 }
@@ -76,7 +78,8 @@ export async function setUpRetention(connection: NativeConnection, { config, log
     const outcome = await ensureRetentionSchedule(connection, config);
     logger.info({ scheduleId, every: RETENTION_INTERVAL }, `retention schedule ${outcome}`);
   } catch (error) {
-    logger.error({ err: error, scheduleId }, 'the retention schedule could not be created or updated: the purge does not run on its own until a worker starts with it');
+    logger.error({ err: error, scheduleId }, 'the retention schedule could not be created or updated: the purge does not run on its own until a worker ' +
+      'starts with it');
   }
   try {
     const retentionSeconds = await readNamespaceRetention(connection.workflowService, config.temporal.namespace);

@@ -35,7 +35,8 @@ export async function connectWithBackoff(
       if (attempt === 1) {
         logger.warn(
           { address, reason },
-          `Temporal is unreachable at ${address}: webhook delivery is paused; retrying with backoff (up to every ${maxDelayMs / 1000} s)`,
+          `Temporal is unreachable at ${address}: webhook delivery is paused; retrying with backoff (up to ` +
+            `every ${maxDelayMs / 1000} s)`,
         );
       } else {
         logger.debug({ address, attempt, reason, nextDelayMs: delay }, 'Temporal still unreachable');

@@ -24,7 +24,10 @@ export interface DeliverWebhookInput {
    * earlier webhook of the key has settled. Never in a search attribute, a summary or a log line.
    */
   readonly orderingKey?: string;
-  /** A redelivery of an ordered webhook: the original's key and sequence number, sent as its headers. It goes out of band. */
+  /**
+   * A redelivery of an ordered webhook: the original's key and sequence number, sent as its headers. It goes out of
+   * band.
+   */
   readonly ordering?: { readonly key: string; readonly sequence: number };
 }
 

@@ -8,8 +8,10 @@ export const CODEC_SHARED_TOKEN_ACTOR = 'CODEC_AUTH_TOKEN';
 
 /** Logged once when the codec is mounted with CODEC_AUTH_TOKEN set (never the token itself). */
 export const CODEC_SHARED_TOKEN_WARNING =
-  'CODEC_AUTH_TOKEN is set: it is a shared token that decrypts every Temporal payload, and it cannot be revoked without a restart; ' +
-  'give each person or tool a named token with the scope decode (partner-service tokens create --scope decode), then unset it (docs/access.md, "Tokens and scopes")';
+  'CODEC_AUTH_TOKEN is set: it is a shared token that decrypts every Temporal payload, and it cannot be ' +
+    'revoked without a restart; ' +
+  'give each person or tool a named token with the scope decode (partner-service tokens create --scope ' +
+    'decode), then unset it (docs/access.md, "Tokens and scopes")';
 
 /**
  * The codec's two token forms, each checked like the internal API's tokens: CODEC_AUTH_TOKEN (compared in

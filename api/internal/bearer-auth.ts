@@ -18,7 +18,10 @@ export interface AuthenticatedState extends AuthFailureState {
   scopes: readonly TokenScope[];
 }
 
-/** Who makes a request's change, for the audit trail: its actor (set by requireScope) and its request id (api/request-id.ts). */
+/**
+ * Who makes a request's change, for the audit trail: its actor (set by requireScope) and its request id
+ * (api/request-id.ts).
+ */
 export function operatorOf(ctx: { state: Partial<AuthenticatedState & RequestIdState> }): OperatorContext {
   if (ctx.state.actor === undefined) throw new Error('operatorOf needs requireScope before it');
   return { actor: ctx.state.actor, requestId: ctx.state.requestId };

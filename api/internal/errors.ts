@@ -2,7 +2,10 @@ import type { Middleware } from 'koa';
 import { ingestRefusals } from '../../lib/metrics';
 import { ServiceError } from '../../lib/errors';
 
-/** Counts the ingestion's 503s by their reason (partner_service_ingest_refusals_total); the answer is left to answerInternalErrors. */
+/**
+ * Counts the ingestion's 503s by their reason (partner_service_ingest_refusals_total); the answer is left to
+ * answerInternalErrors.
+ */
 export const countIngestRefusals: Middleware = async function countIngestRefusals(_ctx, next) {
   try {
     await next();
@@ -13,7 +16,10 @@ export const countIngestRefusals: Middleware = async function countIngestRefusal
   }
 };
 
-/** Turns every expected failure below it into its own status, headers and body (lib/errors.ts); anything else goes on to the app's 500. */
+/**
+ * Turns every expected failure below it into its own status, headers and body (lib/errors.ts); anything else goes on to
+ * the app's 500.
+ */
 export const answerInternalErrors: Middleware = async function answerInternalErrors(ctx, next) {
   try {
     await next();

@@ -4,7 +4,10 @@ import { InternalApiError } from '../../lib/errors';
 
 export const JSON_BODY_LIMIT = '1mb';
 
-/** Parses a JSON request body (up to `limit`) into ctx.request.body; wrong media types and bad JSON get 415/413/400, never 5xx. */
+/**
+ * Parses a JSON request body (up to `limit`) into ctx.request.body; wrong media types and bad JSON get 415/413/400,
+ * never 5xx.
+ */
 export function jsonBodyUpTo(limit: string): Middleware {
   const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: limit, parsedMethods: ['POST'] });
   return async function jsonBody(ctx, next) {

@@ -30,7 +30,8 @@ const parameters = (versions: readonly string[]) => ({
     name: PAGE_PARAM,
     in: 'query',
     required: false,
-    description: `1-based page number, or "${LAST_PAGE}". A page that is not a positive integer or lies past the end answers 404.`,
+    description: `1-based page number, or "${LAST_PAGE}". A page that is not a positive integer or lies past the end ` +
+      `answers 404.`,
     schema: { oneOf: [{ type: 'integer', minimum: 1, default: 1 }, { type: 'string', const: LAST_PAGE }] },
   },
   PageSize: {
@@ -126,8 +127,10 @@ export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'SCIM_BEAR
       version: '1.0.0',
       description:
         'Read-only, paged listings of the users of a company and of a job, with Django REST Framework conventions. ' +
-        'Every request carries X-App-Id and X-App-Key; an app reads only the companies it was granted, and their jobs.\n\n' +
-        'The read-only SCIM 2.0 service provider is under /scim/v2. The webhooks the service POSTs to the partner endpoint ' +
+        'Every request carries X-App-Id and X-App-Key; an app reads only the companies it was granted, and ' +
+          'their jobs.\n\n' +
+        'The read-only SCIM 2.0 service provider is under /scim/v2. The webhooks the service POSTs to the ' +
+          'partner endpoint ' +
         'are listed under Webhooks, each with the JSON Schema of its body.\n\n' +
         SIGNATURE_GUIDE,
     },
@@ -161,8 +164,10 @@ export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'SCIM_BEAR
           type: 'http',
           scheme: 'bearer',
           description:
-            'A named token made by `partner-service tokens create`, with the scopes each operation names (ingest, read, operate, erase), ' +
-            'or the shared INTERNAL_API_TOKEN, which has each of those. The scope decode is for the codec server (/codec), outside this document.',
+            'A named token made by `partner-service tokens create`, with the scopes each operation names ' +
+              '(ingest, read, operate, erase), ' +
+            'or the shared INTERNAL_API_TOKEN, which has each of those. The scope decode is for the codec ' +
+              'server (/codec), outside this document.',
         },
       },
     },

@@ -32,7 +32,8 @@ function attributeSchema(attribute: AttributeDefinition): object {
 function resourceSchema(resource: ScimResourceDefinition) {
   return {
     type: 'object',
-    description: `${resource.description} The attributes not asked for with \`attributes\` (or excluded) are absent; id and schemas are always returned.`,
+    description: `${resource.description} The attributes not asked for with \`attributes\` (or excluded) are absent; id and ` +
+      `schemas are always returned.`,
     required: ['schemas', 'id'],
     properties: {
       schemas: { type: 'array', items: { type: 'string' }, contains: { const: resource.schema } },
@@ -110,9 +111,11 @@ function scimOperations(secured: boolean) {
 // a negative count means 0, and the service provider may cap count (this one at MAX_COUNT).
 const START_INDEX = '1-based index of the first result. Any integer: a value below 1 means 1 (RFC 7644 section 3.4.2.4).';
 const COUNT =
-  `Results per page, default ${DEFAULT_COUNT}. Any integer: a negative value means 0 (only totalResults is answered), ` +
+  `Results per page, default ${DEFAULT_COUNT}. Any integer: a negative value means 0 (only totalResults is ` +
+    `answered), ` +
   `and a value above ${MAX_COUNT} means ${MAX_COUNT} (RFC 7644 section 3.4.2.4 lets the service provider cap it).`;
-const SORT_BY = 'Attribute to sort by. Empty or absent: no sort, results come in id order (RFC 7644 section 3.4.2.3 makes sorting optional).';
+const SORT_BY = 'Attribute to sort by. Empty or absent: no sort, results come in id order (RFC 7644 section 3.4.2.3 makes ' +
+  'sorting optional).';
 
 function resourcePaths(resource: ScimResourceDefinition, operation: ReturnType<typeof scimOperations>['operation']) {
   const list = `${SCIM_BASE}${resource.endpoint}`;
@@ -120,7 +123,8 @@ function resourcePaths(resource: ScimResourceDefinition, operation: ReturnType<t
     [list]: {
       get: operation(`list${resource.name}s`, `List ${resource.name} resources (read-only)`, ref(`Scim${resource.name}List`), {
         parameters: [
-          query('filter', 'A SCIM filter (RFC 7644 section 3.4.2.2), e.g. `displayName eq "Engineering"`. A malformed one, an empty one included, is 400 invalidFilter.'),
+          query('filter', 'A SCIM filter (RFC 7644 section 3.4.2.2), e.g. `displayName eq "Engineering"`. A malformed one, an ' +
+            'empty one included, is 400 invalidFilter.'),
           query('startIndex', START_INDEX, { type: 'integer', default: 1 }),
           query('count', COUNT, { type: 'integer', default: DEFAULT_COUNT }),
           query('sortBy', SORT_BY),

@@ -1,8 +1,10 @@
 /** The receiver's guide to the signature, shown in the reference page (Markdown in info.description). */
 export const SIGNATURE_GUIDE = `## Verifying a webhook
 
-Every delivery carries \`Authorization: Bearer <token>\` (the token agreed with the service), \`webhook-id\` and \`webhook-timestamp\`.
-When signing is on, \`webhook-signature\` holds one or more space-separated \`v1,<signature>\` entries (Standard Webhooks):
+Every delivery carries \`Authorization: Bearer <token>\` (the token agreed with the service), ` +
+  `\`webhook-id\` and \`webhook-timestamp\`.
+When signing is on, ` +
+  `\`webhook-signature\` holds one or more space-separated \`v1,<signature>\` entries (Standard Webhooks):
 
 1. Take the raw request body, exactly as received (do not re-serialise the JSON).
 2. Build \`{webhook-id}.{webhook-timestamp}.{body}\`.

@@ -17,7 +17,8 @@ const storableKey = { pattern: STORABLE_TEXT, not: { const: '__proto__' } };
 
 export const storableJson: JsonSchema = {
   description:
-    'Any JSON value the service can store: no NUL character in any string or key, and no key `__proto__` (the JSON parser ' +
+    'Any JSON value the service can store: no NUL character in any string or key, and no key `__proto__` (the ' +
+      'JSON parser ' +
     'refuses prototype poisoning).',
   anyOf: [
     { type: ['null', 'boolean', 'number'] },

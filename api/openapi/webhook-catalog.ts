@@ -27,7 +27,10 @@ function optionalPaths(schema: JsonSchema, prefix = ''): string[] {
   });
 }
 
-/** One specified pair: the envelope with its constants and typed data, `event_id` and `ordering_key` kept only for ingestion. */
+/**
+ * One specified pair: the envelope with its constants and typed data, `event_id` and `ordering_key` kept only for
+ * ingestion.
+ */
 function pairSchema(pair: Pair, ingestion: boolean) {
   const [eventType, action] = pair.split('/');
   const schema = webhookRequestSchema.extend({ event_type: z.literal(eventType!), action: z.literal(action!), data: SPECIFIED_EVENTS[pair] });
@@ -84,9 +87,13 @@ function ingestionBody(): JsonSchema {
   return {
     description:
       'One event: exactly one of the specified pairs (typed data) or any other pair (data is any JSON object). ' +
-      '`event_id` is the idempotency key, generated when absent. `ordering_key` (1 to 256 characters) orders the webhook with the others of its key when WEBHOOK_ORDERING=entity, over the key derived from the data (docs/partners.md). Beyond the schema the service refuses, with 400, ' +
-      `text containing NUL or unpaired surrogates and data nested deeper than ${MAX_JSON_DEPTH} levels (PostgreSQL cannot store them), ` +
-      'and any object key named `__proto__`: the JSON parser refuses prototype poisoning. The schemas state the NUL and `__proto__` rules.',
+      '`event_id` is the idempotency key, generated when absent. `ordering_key` (1 to 256 characters) orders ' +
+        'the webhook with the others of its key when WEBHOOK_ORDERING=entity, over the key derived from the data ' +
+        '(docs/partners.md). Beyond the schema the service refuses, with 400, ' +
+      `text containing NUL or unpaired surrogates and data nested deeper than ${MAX_JSON_DEPTH} levels ` +
+        `(PostgreSQL cannot store them), ` +
+      'and any object key named `__proto__`: the JSON parser refuses prototype poisoning. The schemas state ' +
+        'the NUL and `__proto__` rules.',
     oneOf: [...PAIRS.map((pair) => ref(`${pascal(pair)}Event`)), ref('OtherEvent')],
   };
 }
@@ -106,7 +113,8 @@ function deliveryHeaders() {
     accept: 'Always `*/*` (spec 4.1).',
     connection: 'Always `keep-alive` (spec 4.1).',
     'user-agent': 'The service and its version.',
-    'webhook-id': 'The webhook id; the same on every attempt and on a redelivery, so a receiver de-duplicates on it (Standard Webhooks).',
+    'webhook-id': 'The webhook id; the same on every attempt and on a redelivery, so a receiver de-duplicates on it ' +
+      '(Standard Webhooks).',
     'webhook-timestamp': 'Unix seconds when this attempt started; signed together with webhook-id and the body.',
   };
   // OpenAPI ignores header parameters named Authorization and Content-Type: the security scheme and the
@@ -120,8 +128,10 @@ function deliveryHeaders() {
       in: 'header',
       required: false,
       description:
-        "Sent when the webhook is ordered (WEBHOOK_ORDERING=entity): its key, the upstream system's `ordering_key` or `company:<id>`, " +
-        '`job:<data.job.id>` or `candidate:<data.candidate.id>`. A key\'s webhooks arrive in sequence order, one at a time. See docs/partners.md.',
+        "Sent when the webhook is ordered (WEBHOOK_ORDERING=entity): its key, the upstream system's " +
+          "`ordering_key` or `company:<id>`, " +
+        '`job:<data.job.id>` or `candidate:<data.candidate.id>`. A key\'s webhooks arrive in sequence order, ' +
+          'one at a time. See docs/partners.md.',
       schema: { type: 'string', minLength: 1, maxLength: 256 },
     },
     {
@@ -129,8 +139,10 @@ function deliveryHeaders() {
       in: 'header',
       required: false,
       description:
-        "Sent with webhook-ordering-key: the webhook's place in its key, from 1. A number missing between two that arrive is a gap: that " +
-        'webhook failed finally and the key went on (WEBHOOK_ORDERING_ON_FAILURE=skip). A redelivery keeps its original number.',
+        "Sent with webhook-ordering-key: the webhook's place in its key, from 1. A number missing between two " +
+          "that arrive is a gap: that " +
+        'webhook failed finally and the key went on (WEBHOOK_ORDERING_ON_FAILURE=skip). A redelivery keeps its ' +
+          'original number.',
       schema: { type: 'string', pattern: '^[1-9][0-9]*$' },
     },
   );
@@ -139,7 +151,8 @@ function deliveryHeaders() {
     in: 'header',
     required: false,
     description:
-      'Sent when PARTNER_SIGNING_SECRETS is set: space-separated `v1,<base64 HMAC-SHA256>` entries over `{webhook-id}.{webhook-timestamp}.{body}`, ' +
+      'Sent when PARTNER_SIGNING_SECRETS is set: space-separated `v1,<base64 HMAC-SHA256>` entries over ' +
+        '`{webhook-id}.{webhook-timestamp}.{body}`, ' +
       'one per secret during a rotation (Standard Webhooks). See docs/partners.md.',
     schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]+=*( v1,[A-Za-z0-9+/]+=*)*$' },
   });
@@ -157,14 +170,16 @@ function deliveryOperation(operationId: string, summary: string, description: st
     post: {
       operationId,
       summary,
-      description: `${description} Sent as POST to the partner endpoint with \`Authorization: Bearer <PARTNER_ACCESS_TOKEN>\` and \`Content-Type: application/json\`.`,
+      description: `${description} Sent as POST to the partner endpoint with \`Authorization: Bearer ` +
+        `<PARTNER_ACCESS_TOKEN>\` and \`Content-Type: application/json\`.`,
       tags: ['webhooks'],
       security: [{ PartnerToken: [] }],
       parameters: deliveryHeaders(),
       requestBody: { required: true, content: { 'application/json': { schema: ref(schema) } } },
       responses: {
         '2XX': { description: 'Delivered. The response body is ignored.' },
-        default: { description: 'Any other status (3XX to 6XX; redirects are not followed), a network error or a timeout: the attempt failed and is retried.' },
+        default: { description: 'Any other status (3XX to 6XX; redirects are not followed), a network error or a timeout: the attempt ' +
+          'failed and is retried.' },
       },
     },
   };

@@ -30,7 +30,10 @@ export function zodJsonSchema(schema: z.ZodType): JsonSchema {
   return storable(rest);
 }
 
-/** The query parameters an object schema checks, in its order: each field's schema, its description lifted to the parameter. */
+/**
+ * The query parameters an object schema checks, in its order: each field's schema, its description lifted to the
+ * parameter.
+ */
 export function zodQueryParameters(schema: z.ZodType): JsonSchema[] {
   const object = zodJsonSchema(schema);
   const required = new Set((object.required ?? []) as string[]);

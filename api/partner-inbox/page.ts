@@ -20,7 +20,9 @@ function prettyBody(body: string): string {
 }
 
 const verdict = (name: string, result: string) =>
-  `<span class="check ${result === 'valid' ? 'ok' : result === 'not signed' ? 'none' : 'bad'}">${escapeHtml(name)}: ${escapeHtml(result)}</span>`;
+  `<span class="check ` +
+    `${result === 'valid' ? 'ok' : result === 'not signed' ? 'none' : 'bad'}">${escapeHtml(name)}: ` +
+    `${escapeHtml(result)}</span>`;
 
 function deliverySection(delivery: InboxDelivery): string {
   const event = delivery.event_type && delivery.action ? `${delivery.event_type}/${delivery.action}` : 'not a webhook envelope';
@@ -29,7 +31,8 @@ function deliverySection(delivery: InboxDelivery): string {
     .join('');
   return `<section>
 <h2>${escapeHtml(event)} <small>${escapeHtml(delivery.received_at)}</small></h2>
-<p>webhook-id <code>${escapeHtml(delivery.webhook_id ?? 'none')}</code> ${verdict('authorization', delivery.checks.authorization)} ${verdict('signature', delivery.checks.signature)}</p>
+<p>webhook-id <code>${escapeHtml(delivery.webhook_id ?? 'none')}</code> ` +
+  `${verdict('authorization', delivery.checks.authorization)} ${verdict('signature', delivery.checks.signature)}</p>
 <details><summary>headers</summary><table>${headers}</table></details>
 <pre>${escapeHtml(prettyBody(delivery.body))}</pre>
 </section>`;
@@ -39,7 +42,8 @@ function deliverySection(delivery: InboxDelivery): string {
 export function inboxPage(deliveries: readonly InboxDelivery[]): string {
   const list = deliveries.length
     ? deliveries.map(deliverySection).join('\n')
-    : '<p>No delivery yet. Send one: <code>npx partner-service webhooks send examples/events/job-new.json</code>, then reload.</p>';
+    : '<p>No delivery yet. Send one: <code>npx partner-service webhooks send ' +
+      'examples/events/job-new.json</code>, then reload.</p>';
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -52,14 +56,16 @@ code, pre, td, th { font-family: ui-monospace, monospace; font-size: 13px; }
 section { border-top: 1px solid #ccc; padding: .5rem 0; }
 h2 small { font-weight: normal; color: #666; font-size: 13px; }
 pre { background: #f6f6f6; padding: .75rem; overflow: auto; max-height: 24rem; }
-table { border-collapse: collapse; } th { text-align: left; padding-right: 1rem; vertical-align: top; } td { word-break: break-all; }
+table { border-collapse: collapse; } th { text-align: left; padding-right: 1rem; vertical-align: top; } ` +
+  `td { word-break: break-all; }
 .check { padding: 0 .4rem; border-radius: 3px; margin-left: .5rem; }
 .ok { background: #d9f2dd; } .bad { background: #f8d7d7; } .none { background: #eee; }
 </style>
 </head>
 <body>
 <h1>Partner inbox</h1>
-<p>A loopback receiver that <code>partner-service start</code> runs as the partner endpoint (<code>POST /webhooks</code>)
+<p>A loopback receiver that <code>partner-service start</code> runs as the partner endpoint ` +
+  `(<code>POST /webhooks</code>)
 when none of <code>DATABASE_URL</code>, Temporal and <code>PARTNER_ENDPOINT</code> is configured. It answers every
 delivery with 204 and keeps the last ones in memory, newest first (reload for new ones); JSON at
 <a href="/deliveries">/deliveries</a>. To deliver to a real partner, set <code>PARTNER_ENDPOINT</code> and

@@ -61,7 +61,8 @@ export async function verifyAuditTrail(knex: Knex): Promise<ChainReport> {
       kind: 'anchor_unrecorded',
       position: ends.anchorSeq,
       id: null,
-      detail: `the anchor (${ends.anchorSeq}) is not the one the last audit.purge row recorded (${anchorExpected.seq}): rows were removed outside the purge`,
+      detail: `the anchor (${ends.anchorSeq}) is not the one the last audit.purge row recorded ` +
+        `(${anchorExpected.seq}): rows were removed outside the purge`,
     });
   }
 
@@ -90,7 +91,9 @@ export async function verifyAuditTrail(knex: Knex): Promise<ChainReport> {
         const following = batch[i + 1] ?? next[0];
         // Two rows in each other's place: each links to what the other should.
         if (following && following.seq === row.seq + 1 && row.prev_hash.equals(following.hash) && following.prev_hash.equals(expectedPrev) && rowHash(following).equals(following.hash)) {
-          const detail = `rows ${row.seq} (id ${row.id}) and ${following.seq} (id ${following.id}) are in each other's place`;
+          const detail =
+            `rows ${row.seq} (id ${row.id}) and ${following.seq} (id ${following.id}) ` +
+            `are in each other's place`;
           report({ kind: 'reordered', position: row.seq, id: row.id, detail });
           report({ kind: 'reordered', position: following.seq, id: following.id, detail });
           rows += 1;
@@ -101,7 +104,8 @@ export async function verifyAuditTrail(knex: Knex): Promise<ChainReport> {
           expectedPrev = row.hash;
           continue;
         }
-        report({ kind: 'reordered', position: row.seq, id: row.id, detail: `row ${row.seq} (id ${row.id}) is not chained to the row before it: rows were moved, or removed and renumbered` });
+        report({ kind: 'reordered', position: row.seq, id: row.id, detail: `row ${row.seq} (id ${row.id}) is not chained to the row before it: rows were moved, or removed and ` +
+          `renumbered` });
       }
       last = row;
       expectedSeq = row.seq + 1;

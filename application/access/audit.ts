@@ -3,14 +3,18 @@ import type { Knex } from 'knex';
 import type { AuditAction } from '../../lib/vocabulary';
 import { insertAuditEvent, type AuditEntry } from '../../store/access/audit';
 
-/** Who is acting: the audit trail's actor (a token's name, INTERNAL_API_TOKEN, or `cli:<user>@<host>`) and the request. */
+/**
+ * Who is acting: the audit trail's actor (a token's name, INTERNAL_API_TOKEN, or `cli:<user>@<host>`) and the request.
+ */
 export interface OperatorContext {
   readonly actor: string;
   /** The API request's id (X-Request-Id); none for the CLI. */
   readonly requestId?: string;
 }
 
-/** What an audited change does: its action, its target (a webhook id, the task queue, a token name) and its parameters. */
+/**
+ * What an audited change does: its action, its target (a webhook id, the task queue, a token name) and its parameters.
+ */
 export interface AuditedAction {
   readonly action: AuditAction;
   readonly target: string | null;

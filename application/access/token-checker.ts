@@ -19,8 +19,10 @@ export const REVOCATION_BOUND_MS = 5_000;
 
 /** Logged once when an api process starts with INTERNAL_API_TOKEN set (never the token itself). */
 export const SHARED_TOKEN_WARNING =
-  'INTERNAL_API_TOKEN is set: it is a shared token with every scope of the internal API (ingest, read, operate, erase), and the audit trail names its holder only as INTERNAL_API_TOKEN; ' +
-  'give each caller a named token with only the scopes it needs (partner-service tokens create), then unset it (docs/access.md, "Tokens and scopes")';
+  'INTERNAL_API_TOKEN is set: it is a shared token with every scope of the internal API (ingest, read, ' +
+    'operate, erase), and the audit trail names its holder only as INTERNAL_API_TOKEN; ' +
+  'give each caller a named token with only the scopes it needs (partner-service tokens create), then unset it ' +
+    '(docs/access.md, "Tokens and scopes")';
 
 export type TokenCheck =
   | { readonly kind: 'missing' }
@@ -43,7 +45,10 @@ export interface TokenChecker {
 export interface TokenCheckerOptions {
   readonly knex: Knex;
   readonly logger: Logger;
-  /** INTERNAL_API_TOKEN: a token with every scope of the internal API (not `decode`), compared in constant time like the named ones. */
+  /**
+   * INTERNAL_API_TOKEN: a token with every scope of the internal API (not `decode`), compared in constant time like the
+   * named ones.
+   */
   readonly sharedToken?: string;
   readonly refreshMs?: number;
   readonly boundMs?: number;
@@ -83,7 +88,8 @@ export function createTokenChecker({ knex, logger, sharedToken, refreshMs = TOKE
       if (failing) logger.info('the internal API tokens are read from PostgreSQL again');
       failing = false;
     } catch (error) {
-      if (!failing) logger.warn({ reason: describeError(error) }, `the internal API tokens cannot be reloaded from PostgreSQL: named tokens are refused after ${boundMs / 1000} s without a reload`);
+      if (!failing) logger.warn({ reason: describeError(error) }, `the internal API tokens cannot be reloaded from PostgreSQL: named tokens are refused after ` +
+        `${boundMs / 1000} s without a reload`);
       failing = true;
       return;
     }
@@ -92,7 +98,8 @@ export function createTokenChecker({ knex, logger, sharedToken, refreshMs = TOKE
   const reloadOnce = () => (reloading ??= reload().finally(() => (reloading = undefined)));
 
   function checkNamed(id: string, presented: string): TokenCheck {
-    if (now() - loadedAt > boundMs) return { kind: 'unavailable', detail: `Named tokens cannot be checked: the token list has not been read from PostgreSQL for more than ${boundMs / 1000} s. Retry later.` };
+    if (now() - loadedAt > boundMs) return { kind: 'unavailable', detail: `Named tokens cannot be checked: the token list has not been read from PostgreSQL for more than ` +
+      `${boundMs / 1000} s. Retry later.` };
     const token = tokens.get(id);
     if (!token || !verifyAppKey(presented, token.hashed)) return INVALID;
     if (token.revokedAt) return { kind: 'invalid', detail: 'Invalid token: it has been revoked.', reason: 'revoked' };

@@ -23,7 +23,8 @@ export interface TokenRequest {
 
 function tokenName(name: string): string {
   if (!TOKEN_NAME.test(name)) {
-    throw new InvalidRequestError(`invalid token name ${JSON.stringify(name)}: 1 to 63 characters of a-z, 0-9, ".", "_" and "-", starting with a letter or a digit`);
+    throw new InvalidRequestError(`invalid token name ${JSON.stringify(name)}: 1 to 63 characters of a-z, 0-9, ".", "_" and "-", starting ` +
+      `with a letter or a digit`);
   }
   return name;
 }
@@ -40,7 +41,8 @@ function expiryOf(duration: string, now: Date): Date {
   const match = DURATION.exec(duration);
   if (!match) {
     const negative = /^-\d+[dhm]$/.test(duration);
-    throw new InvalidRequestError(`--expires-in ${JSON.stringify(duration)} is ${negative ? 'negative' : 'not a duration'}: give a positive whole number of days, hours or minutes, such as 90d, 12h or 30m`);
+    throw new InvalidRequestError(`--expires-in ${JSON.stringify(duration)} is ${negative ? 'negative' : 'not a duration'}: give a positive ` +
+      `whole number of days, hours or minutes, such as 90d, 12h or 30m`);
   }
   const ms = Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
   if (ms === 0) throw new InvalidRequestError(`--expires-in ${JSON.stringify(duration)} is zero: give a positive duration, such as 90d, 12h or 30m`);
@@ -73,7 +75,8 @@ export async function createApiToken(knex: Knex, who: OperatorContext, request: 
   const what = { action: 'token.create', target: request.name, parameters: { scopes: request.scopes, expires_at: request.expiresAt?.toISOString() ?? null } } as const;
   await auditedChange(knex, who, what, async (trx) => {
     const inserted = await insertApiToken(trx, { id: issued.id, name: request.name, scopes: request.scopes, hashed: issued.hashed, createdBy: who.actor, expiresAt: request.expiresAt });
-    if (!inserted) throw new InvalidRequestError(`a token named ${JSON.stringify(request.name)} exists already (live or revoked): names are never reused, choose another`);
+    if (!inserted) throw new InvalidRequestError(`a token named ${JSON.stringify(request.name)} exists already (live or revoked): names are never reused, ` +
+      `choose another`);
   });
   return { name: request.name, scopes: request.scopes, expires_at: request.expiresAt, token: issued.secret };
 }

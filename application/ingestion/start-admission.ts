@@ -3,7 +3,10 @@ import { IngestionOverloadedError } from '../../lib/errors';
 
 /** Admits a webhook start while fewer than `limit` are in flight in this process, else refuses it at once. */
 export interface StartAdmission {
-  /** Runs `start` holding one of the `limit` places; throws IngestionOverloadedError, without running it, when none is free. */
+  /**
+   * Runs `start` holding one of the `limit` places; throws IngestionOverloadedError, without running it, when none is
+   * free.
+   */
   admit<T>(start: () => Promise<T>): Promise<T>;
 }
 

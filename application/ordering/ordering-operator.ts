@@ -46,7 +46,8 @@ export async function decideBlockedKey(
   // Refused like any other change: a 404 or a 409 is recorded as failed.
   return auditedCall(knex, who, { action: decision === 'skip' ? 'ordering.skip' : 'ordering.retry', target: head?.webhookId ?? null }, async () => {
     if (!lane) throw new UnknownOrderingKeyError();
-    // A head whose run ended without settling (stopped in Temporal, a rejected claim, a workflow error) is skipped too.
+    // A head whose run ended without settling (stopped in Temporal, a rejected claim, a workflow error) is skipped
+    // too.
     if (decision === 'skip' && head && !head.blocked && (await settleEndedHead({ knex, gateway }, head)).settled) return { key, webhook_id: head.webhookId, decision };
     if (!head?.blocked) throw new WebhookConflictError(head ? `The key is not blocked: its head, webhook ${head.webhookId}, has not failed finally.` : 'The key is not blocked: every webhook of it has settled.');
     await gateway.actingFor(who.actor).decideBlocked(head.workflowId, decision);

@@ -28,7 +28,10 @@ export type HeadState = (typeof HEAD_STATES)[number];
 export interface OrderingKeyStatus {
   /** Null once an erasure removed the key of a lane that still has webhooks of other subjects. */
   readonly key: string | null;
-  /** Only when `key` is null because no listed key opens the lane's key: why, and that the key's next webhook rebuilds it. */
+  /**
+   * Only when `key` is null because no listed key opens the lane's key: why, and that the key's next webhook rebuilds
+   * it.
+   */
   readonly key_unreadable?: string;
   readonly head: { readonly webhook_id: string; readonly sequence: number; readonly state: HeadState; readonly attempts: number };
   /** Webhooks of the key waiting behind the head. */

@@ -70,7 +70,8 @@ export async function runOrderingSweep(deps: OrderingSweepDependencies, stop: Ab
   while (!stop.aborted) {
     try {
       const { settled, woken } = await sweepOrdering(deps, LOST_WAKE_AFTER_MS, walk);
-      if (settled) deps.logger.warn({ settled }, 'ordering keys whose head ended without settling go on: each head is recorded as its run ended, a gap unless delivered');
+      if (settled) deps.logger.warn({ settled }, 'ordering keys whose head ended without settling go on: each head is recorded as its run ended, a gap ' +
+        'unless delivered');
       if (woken) deps.logger.warn({ woken }, 'queued webhooks whose wake was lost were woken by the ordering sweep');
       lastFailure = '';
     } catch (error) {

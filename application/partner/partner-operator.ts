@@ -80,7 +80,9 @@ const JS_SPACE = '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u
  * The checks below (trimmed, 1 to MAX_PAUSE_REASON characters, no NUL) as one pattern, for the OpenAPI
  * document: zod's JSON Schema cannot see a length counted after a trim.
  */
-const PAUSE_REASON_PATTERN = `^[${JS_SPACE}]*[^${JS_SPACE}\\u0000](?:[^\\u0000]{0,${MAX_PAUSE_REASON - 2}}[^${JS_SPACE}\\u0000])?[${JS_SPACE}]*$`;
+const PAUSE_REASON_PATTERN =
+  `^[${JS_SPACE}]*[^${JS_SPACE}\\u0000]` +
+  `(?:[^\\u0000]{0,${MAX_PAUSE_REASON - 2}}[^${JS_SPACE}\\u0000])?[${JS_SPACE}]*$`;
 
 /** The body of a pause; the OpenAPI document's schema is generated from it. */
 export const pauseRequest = z.strictObject({
@@ -93,7 +95,8 @@ export const pauseRequest = z.strictObject({
     .refine(isStorableText, { message: 'must be text PostgreSQL can store' })
     .meta({
       pattern: PAUSE_REASON_PATTERN,
-      description: `Why, for the status and the log: 1 to ${MAX_PAUSE_REASON} characters once the white space around it is trimmed, no NUL.`,
+      description: `Why, for the status and the log: 1 to ${MAX_PAUSE_REASON} characters once the white space around it is ` +
+        `trimmed, no NUL.`,
     }),
 });
 

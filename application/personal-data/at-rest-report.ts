@@ -29,7 +29,10 @@ const NAMES: Record<RestingTexts['kind'], readonly [one: string, many: string]> 
   lane_key: ['ordering lane key', 'ordering lane keys'],
 };
 
-/** The sealed counts as an operator reads them, one per kind and key id (both formats summed): `1 ordering lane key under k1`. */
+/**
+ * The sealed counts as an operator reads them, one per kind and key id (both formats summed): `1 ordering lane key
+ * under k1`.
+ */
 export function namedCounts(counts: readonly RestingTexts[]): string[] {
   const sums = new Map<string, { kind: RestingTexts['kind']; keyId: string; count: number }>();
   for (const { kind, storedKeyId, count } of counts) {
@@ -44,8 +47,9 @@ export function namedCounts(counts: readonly RestingTexts[]): string[] {
 /**
  * Says at the worker's start how personal data rests: sealed under which key, or in clear; how many bodies,
  * excerpts and ordering lane keys a rotation left under keys no longer listed (unreadable until their key is listed
- * again; a lane's key is rebuilt by its next webhook), and, with keys, how many still rest in clear (written before the keys, `keys reseal` seals them); and whether the subject
- * index uses the public development key. One line each; the counts, which read PostgreSQL, last.
+ * again; a lane's key is rebuilt by its next webhook), and, with keys, how many still rest in clear (written before the
+ * keys, `keys reseal` seals them); and whether the subject index uses the public development key. One line each; the
+ * counts, which read PostgreSQL, last.
  */
 export async function reportDataAtRest(knex: Knex, config: Config, logger: Logger): Promise<void> {
   const atRest = dataAtRest(config);
@@ -70,28 +74,36 @@ export async function reportDataAtRest(knex: Knex, config: Config, logger: Logge
   if (unlisted.bodies + unlisted.excerpts > 0) {
     logger.warn(
       unlisted,
-      `${unlisted.bodies} bodies and ${unlisted.excerpts} response excerpts are sealed under key ids PAYLOAD_ENCRYPTION_KEYS no longer lists (${unlisted.keyIds.join(', ')}): they cannot be read until that key is listed again`,
+      `${unlisted.bodies} bodies and ${unlisted.excerpts} response excerpts are sealed under key ids ` +
+        `PAYLOAD_ENCRYPTION_KEYS no longer lists (${unlisted.keyIds.join(', ')}): they cannot be read until that ` +
+        `key is listed again`,
     );
   }
   const clear = restCount(counts, (c) => c.storedKeyId === null);
   if (encryptWith && clear.bodies + clear.excerpts > 0) {
     const { bodies, excerpts } = clear;
-    logger.warn({ bodies, excerpts }, `${bodies} bodies and ${excerpts} response excerpts are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: partner-service keys reseal seals them`);
+    logger.warn({ bodies, excerpts }, `${bodies} bodies and ${excerpts} response excerpts are stored in clear although PAYLOAD_ENCRYPTION_KEYS ` +
+      `is set: partner-service keys reseal seals them`);
   }
   reportLaneKeys(logger, counts.filter((c) => c.kind === 'lane_key' && isUnlisted(c)), encryptWith ? clear.laneKeys : 0);
 }
 
-/** Ordering lanes' keys under unlisted keys, by name, and those in clear in a keyed deployment: neither stops delivery. */
+/**
+ * Ordering lanes' keys under unlisted keys, by name, and those in clear in a keyed deployment: neither stops delivery.
+ */
 function reportLaneKeys(logger: Logger, unlisted: readonly RestingTexts[], inClear: number): void {
   if (unlisted.length) {
     const named = namedCounts(unlisted);
     logger.warn(
       { laneKeys: unlisted.reduce((total, c) => total + c.count, 0), named },
-      `ordering lane keys rest under key ids PAYLOAD_ENCRYPTION_KEYS no longer lists (${named.join(', ')}): the next webhook of each such key rebuilds its lane's key and is delivered; list the key again and run partner-service keys reseal to reseal them at once`,
+      `ordering lane keys rest under key ids PAYLOAD_ENCRYPTION_KEYS no longer lists (${named.join(', ')}): ` +
+        `the next webhook of each such key rebuilds its lane's key and is delivered; list the key again and run ` +
+        `partner-service keys reseal to reseal them at once`,
     );
   }
   if (inClear > 0) {
-    logger.warn({ laneKeys: inClear }, `${inClear} ordering lane keys are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: partner-service keys reseal seals them`);
+    logger.warn({ laneKeys: inClear }, `${inClear} ordering lane keys are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: ` +
+      `partner-service keys reseal seals them`);
   }
 }
 

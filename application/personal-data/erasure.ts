@@ -22,14 +22,19 @@ const companyId = text.optional().meta({ description: "Only this company's webho
 const SUBJECT_FIELDS = {
   candidate_id: text.regex(NOT_BLANK_PATTERN, { message: 'must not be blank' }).meta({ description: "The candidate's id, as `data.candidate.id` carries it." }),
   email: text.regex(EMAIL_ADDRESS_PATTERN, { message: 'must be an e-mail address' }).meta({
-    description: 'An e-mail address anywhere in a body: the candidate\'s, a request author\'s, or inside a message, an answer or a custom field (compared without case; any script).',
+    description: 'An e-mail address anywhere in a body: the candidate\'s, a request author\'s, or inside a message, an ' +
+      'answer or a custom field (compared without case; any script).',
   }),
   phone: text.regex(PHONE_NUMBER_PATTERN, { message: 'must be a phone number: digits with its country code (+44 20 7946 0000), spaces and + - . ( ) / allowed' }).meta({
-    description: "The candidate's phone number, as `data.candidate.phone_number` carries it; compared by its digits, with the country code.",
+    description: "The candidate's phone number, as `data.candidate.phone_number` carries it; compared by its digits, with " +
+      "the country code.",
   }),
 } as const;
 
-/** The body of an erasure request: one subject (a candidate's id, an e-mail address or a phone number), and optionally a company. */
+/**
+ * The body of an erasure request: one subject (a candidate's id, an e-mail address or a phone number), and optionally a
+ * company.
+ */
 export const erasureRequest = z.union([
   z.strictObject({ candidate_id: SUBJECT_FIELDS.candidate_id, company_id: companyId }),
   z.strictObject({ email: SUBJECT_FIELDS.email, company_id: companyId }),
@@ -48,7 +53,8 @@ export function parseErasureRequest(body: unknown): { kind: SubjectKind; value: 
     throw new InvalidRequestError([{ path: '(root)', message: given.length ? 'give one of candidate_id, email or phone, not several' : 'give candidate_id, email or phone' }]);
   }
   const [kind] = given;
-  // The branch of the subject given (the union's in SUBJECT_KINDS order) says what is wrong: the union's own issue names no field.
+  // The branch of the subject given (the union's in SUBJECT_KINDS order) says what is wrong: the union's own issue
+  // names no field.
   const parsed = erasureRequest.options[SUBJECT_KINDS.indexOf(kind)].safeParse(body);
   if (!parsed.success) throw new InvalidRequestError(zodPathErrors(parsed.error));
   const request = parsed.data as Record<string, string | undefined>;

@@ -36,7 +36,9 @@ export interface ReindexSummary {
   readonly lanes_reindexed: number;
   /** Lanes whose key no listed payload key opens: left under their index key. */
   readonly lanes_unreadable: number;
-  /** Lanes left under each older key, by digest or by subjects of webhooks the purge took: the key stays until they go. */
+  /**
+   * Lanes left under each older key, by digest or by subjects of webhooks the purge took: the key stays until they go.
+   */
   readonly lanes_left: Record<string, number>;
   /** Older keys no row or lane uses any more: retired, so processes need not list them. */
   readonly keys_retired: string[];

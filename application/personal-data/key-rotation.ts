@@ -78,7 +78,10 @@ type Sealed<Row> = { readonly row: Row; readonly sealed: Buffer };
 /** One table a reseal goes through: a batch locked after a cursor, each row's binding, the batch written back. */
 interface ResealTable<Row extends { readonly stored: StoredText }, Cursor> {
   readonly lock: (trx: Knex.Transaction, target: string, after: Cursor | null, limit: number) => Promise<Row[]>;
-  /** The binding it was sealed with, and the one it is sealed with now (a v2 redelivery's body: its original's, then its own). */
+  /**
+   * The binding it was sealed with, and the one it is sealed with now (a v2 redelivery's body: its original's, then its
+   * own).
+   */
   readonly sealedWith: (row: Row) => string;
   readonly binding: (row: Row) => string;
   readonly cursor: (row: Row) => Cursor;
@@ -164,7 +167,8 @@ async function resealTable<Row extends { readonly stored: StoredText }, Cursor>(
 
 /**
  * Seals every body, excerpt and ordering lane key not yet under the newest key in the current format (legacy
- * format, an older key, or in clear) under it, bound to its row (a lane key to its lane's digest). One run at a time (an advisory lock); audited as `keys.reseal`.
+ * format, an older key, or in clear) under it, bound to its row (a lane key to its lane's digest). One run at a time
+ * (an advisory lock); audited as `keys.reseal`.
  */
 export async function resealAll(knex: Knex, config: Config, who: OperatorContext, options: ResealOptions): Promise<ResealProgress & { readonly key_id: string }> {
   const atRest = dataAtRest(config);

@@ -26,12 +26,15 @@ const filterFields = {
 const untilAfterSince = (value: { since?: Date; until?: Date }) => !value.since || !value.until || value.since < value.until;
 const untilAfterSinceIssue = { message: 'must be later than since', path: ['until'] };
 
-/** The delivery log's query string (GET /internal/v1/webhooks); the OpenAPI document's parameters are generated from it. */
+/**
+ * The delivery log's query string (GET /internal/v1/webhooks); the OpenAPI document's parameters are generated from it.
+ */
 export const listQuery = z
   .strictObject({
     ...filterFields,
     status: z.enum(LOG_STATUSES).optional().meta({
-      description: '`held`: the next attempt waits for the partner gate to open; `waiting`: an attempt failed and the next one is due; `pending`: not started or sending.',
+      description: '`held`: the next attempt waits for the partner gate to open; `waiting`: an attempt failed and the next ' +
+        'one is due; `pending`: not started or sending.',
     }),
     limit: wholeCount(MAX_LOG_PAGE).default(DEFAULT_LOG_PAGE),
     cursor: z.string().optional().meta({ description: 'From a `next` link; opaque. Empty or absent: the first page.' }),
@@ -40,10 +43,14 @@ export const listQuery = z
 
 /** What `allow_expired_links` means, in the bulk body and the single redelivery's query alike. */
 const ALLOW_EXPIRED_LINKS =
-  'Redeliver even when the event\'s signed links are past their deadline (candidate files 24 h, file answers 2 h after the event was accepted). ' +
+  'Redeliver even when the event\'s signed links are past their deadline (candidate files 24 h, file answers 2 ' +
+    'h after the event was accepted). ' +
   'Without it such an event is refused with 409 (bulk: skipped and counted).';
 
-/** The bulk redelivery's body (POST /internal/v1/webhooks/redeliver); the OpenAPI document's schema is generated from it. */
+/**
+ * The bulk redelivery's body (POST /internal/v1/webhooks/redeliver); the OpenAPI document's schema is generated from
+ * it.
+ */
 export const bulkRedeliveryBody = z
   .strictObject({
     ...filterFields,
@@ -51,7 +58,8 @@ export const bulkRedeliveryBody = z
     limit: wholeCount(MAX_BULK_REDELIVERIES).default(MAX_BULK_REDELIVERIES).meta({ description: 'Start at most this many; call again to go on.' }),
     allow_expired_links: z.boolean({ message: 'must be true or false' }).default(false).meta({ description: ALLOW_EXPIRED_LINKS }),
     dry_run: z.boolean({ message: 'must be true or false' }).default(false).meta({
-      description: 'Start nothing: answer how many this request would start and skip now (`would_start` for `started`), counted in one query.',
+      description: 'Start nothing: answer how many this request would start and skip now (`would_start` for `started`), ' +
+        'counted in one query.',
     }),
   })
   .refine(untilAfterSince, untilAfterSinceIssue);
@@ -83,7 +91,10 @@ export function parseLogQuery(query: Record<string, unknown>): { filter: Webhook
   return { filter: toFilter(fields), limit: fields.limit, after: fields.cursor ? decodeLogCursor(fields.cursor) : undefined };
 }
 
-/** A bulk redelivery: which finished webhooks, at most how many to start in this call, whether dead links may go, and whether only to count. */
+/**
+ * A bulk redelivery: which finished webhooks, at most how many to start in this call, whether dead links may go, and
+ * whether only to count.
+ */
 export function parseBulkRedelivery(body: unknown): { filter: WebhookFilter; limit: number; allowExpiredLinks: boolean; dryRun: boolean } {
   const fields = parse(bulkRedeliveryBody, body ?? {});
   return { filter: toFilter(fields), limit: fields.limit, allowExpiredLinks: fields.allow_expired_links, dryRun: fields.dry_run };

@@ -6,7 +6,8 @@ import { verifyAuditTrail } from '../../application/access/audit-verify';
 import { UsageError } from '../../lib/errors';
 
 const USAGE = [
-  'Usage: partner-service audit list [--since ISO] [--actor NAME] [--action ACTION] [--unsettled] [--limit N] [--cursor C]',
+  'Usage: partner-service audit list [--since ISO] [--actor NAME] [--action ACTION] [--unsettled] [--limit N] ' +
+    '[--cursor C]',
   '       partner-service audit verify',
   '',
   'The audit trail: every change an operator made, through the internal API or the CLI (docs/access.md,',

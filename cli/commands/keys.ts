@@ -16,7 +16,8 @@ const USAGE = [
   '          (v3: bound to their own row; v2: a redelivery\'s body bound to its original; legacy: before v2; clear),',
   '          what rests under keys no longer listed, and how many a reseal would rewrite.',
   '  reseal  seals every body, excerpt and lane key not yet under the first key in the v3 format again under it, in',
-  `          short transactions of --batch-size rows (default ${DEFAULT_RESEAL_BATCH}, at most 10000), printing a progress`,
+  `          short transactions of --batch-size rows (default ${DEFAULT_RESEAL_BATCH}, at most 10000), ` +
+    `printing a progress`,
   '          line per batch on stderr and the counts as JSON at the end. Safe to stop and run again: what is left',
   '          is read from the rows. One run at a time: a second exits 2. --dry-run only counts.',
   '          Recorded in the audit trail as keys.reseal, as cli:<user>@<host>.',
@@ -40,7 +41,8 @@ function reseal(args: string[]): DatabaseAction {
       // Progress for the operator, not a log line: it shows at every log level, and never on stdout.
       onBatch: (p) =>
         process.stderr.write(
-          `keys reseal: batch ${p.batches}: ${p.bodies} bodies, ${p.excerpts} response excerpts and ${p.lane_keys} ordering lane keys resealed, ${p.unreadable} unreadable\n`,
+          `keys reseal: batch ${p.batches}: ${p.bodies} bodies, ${p.excerpts} response excerpts and ` +
+            `${p.lane_keys} ordering lane keys resealed, ${p.unreadable} unreadable\n`,
         ),
     });
 }

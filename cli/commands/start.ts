@@ -20,7 +20,8 @@ import { workerPolling } from '../../worker/readiness';
 export const startCommand: Command = {
   name: 'start',
   auditActions: { '': [] },
-  summary: 'All in one: migrate, import the demo directory into an empty database, run Temporal, serve the API, run the worker',
+  summary: 'All in one: migrate, import the demo directory into an empty database, run Temporal, serve the API, run the ' +
+    'worker',
   usage: [
     'Usage: partner-service start',
     '',
@@ -46,7 +47,8 @@ export const startCommand: Command = {
       await refuseToStartWithoutKeys(database.knex, runtime.config);
       throwIfStopping(signal);
       await importDemoDirectoryIfEmpty(database.knex, logger);
-      // Development mode: with no index key set, a deployment that never had one indexes with the public development key.
+      // Development mode: with no index key set, a deployment that never had one indexes with the public development
+      // key.
       await useDevelopmentIndexKeyWhenUnkeyed(database.knex, runtime.config);
       throwIfStopping(signal);
       const codecEndpoint = localCodecEndpoint(runtime.config);
@@ -93,7 +95,8 @@ export const startCommand: Command = {
       };
       logger.info(
         { ...urls, temporalSource: temporal.source },
-        `partner service started: API ${urls.api}, OpenAPI ${urls.openapi}, SCIM ${urls.scim}, Temporal ${urls.temporal}, Temporal UI ${urls.temporalUi}, partner inbox ${urls.partnerInbox}`,
+        `partner service started: API ${urls.api}, OpenAPI ${urls.openapi}, SCIM ${urls.scim}, Temporal ` +
+          `${urls.temporal}, Temporal UI ${urls.temporalUi}, partner inbox ${urls.partnerInbox}`,
       );
       return 0;
     });
@@ -125,7 +128,8 @@ async function startLocalPartnerInbox(config: Config, logger: Logger, shutdown: 
   shutdown.add('partner inbox', () => inbox.close());
   logger.warn(
     { partnerInbox: inbox.url, partnerEndpoint: inbox.endpoint },
-    `no PARTNER_ENDPOINT: webhooks are delivered to the local partner inbox at ${inbox.url} (a loopback receiver that answers 204); ` +
+    `no PARTNER_ENDPOINT: webhooks are delivered to the local partner inbox at ${inbox.url} (a loopback ` +
+      `receiver that answers 204); ` +
       'set PARTNER_ENDPOINT and PARTNER_ACCESS_TOKEN to deliver to a real partner',
   );
   return {

@@ -75,13 +75,16 @@ export async function up(knex: Knex): Promise<void> {
       group_id         uuid NOT NULL REFERENCES scim_groups (id) ON DELETE CASCADE,
       member_user_id   bigint REFERENCES users (id) ON DELETE CASCADE,
       member_group_id  uuid REFERENCES scim_groups (id) ON DELETE CASCADE,
-      type             text GENERATED ALWAYS AS (CASE WHEN member_user_id IS NOT NULL THEN 'User' ELSE 'Group' END) STORED,
+      type             text GENERATED ALWAYS AS (CASE WHEN member_user_id IS NOT NULL THEN 'User' ELSE 'Group' END)
+        STORED,
       value            text GENERATED ALWAYS AS (COALESCE(member_user_id::text, member_group_id::text)) STORED,
       CHECK (num_nonnulls(member_user_id, member_group_id) = 1),
       CHECK (member_group_id IS DISTINCT FROM group_id)
     );
-    CREATE UNIQUE INDEX scim_group_members_user_uq ON scim_group_members (group_id, member_user_id) WHERE member_user_id IS NOT NULL;
-    CREATE UNIQUE INDEX scim_group_members_group_uq ON scim_group_members (group_id, member_group_id) WHERE member_group_id IS NOT NULL;
+    CREATE UNIQUE INDEX scim_group_members_user_uq ON scim_group_members (group_id, member_user_id)
+      WHERE member_user_id IS NOT NULL;
+    CREATE UNIQUE INDEX scim_group_members_group_uq ON scim_group_members (group_id, member_group_id)
+      WHERE member_group_id IS NOT NULL;
     CREATE INDEX scim_group_members_user_idx ON scim_group_members (member_user_id);
     CREATE INDEX scim_group_members_member_group_idx ON scim_group_members (member_group_id);
 

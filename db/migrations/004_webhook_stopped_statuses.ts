@@ -17,6 +17,7 @@ export async function down(knex: Knex): Promise<void> {
   await knex.raw(`
     UPDATE webhook_events SET status = 'failed' WHERE status IN ('cancelled', 'terminated');
     ALTER TABLE webhook_events DROP CONSTRAINT webhook_events_status_check;
-    ALTER TABLE webhook_events ADD CONSTRAINT webhook_events_status_check CHECK (status IN ('pending', 'delivered', 'failed'));
+    ALTER TABLE webhook_events ADD CONSTRAINT webhook_events_status_check
+      CHECK (status IN ('pending', 'delivered', 'failed'));
   `);
 }

@@ -10,17 +10,22 @@ import type { Knex } from 'knex';
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
     CREATE COLLATION IF NOT EXISTS pis_fold (provider = icu, locale = 'und');
-    DROP INDEX IF EXISTS scim_groups_display_name_folded_idx, scim_groups_display_name_trgm_idx, scim_group_members_value_folded_idx;
-    CREATE INDEX scim_groups_display_name_folded_idx ON scim_groups ((lower(display_name COLLATE pis_fold) COLLATE "C"));
-    CREATE INDEX scim_groups_display_name_trgm_idx ON scim_groups USING gin ((lower(display_name COLLATE pis_fold) COLLATE "C") gin_trgm_ops);
+    DROP INDEX IF EXISTS scim_groups_display_name_folded_idx, scim_groups_display_name_trgm_idx,
+      scim_group_members_value_folded_idx;
+    CREATE INDEX scim_groups_display_name_folded_idx ON scim_groups
+      ((lower(display_name COLLATE pis_fold) COLLATE "C"));
+    CREATE INDEX scim_groups_display_name_trgm_idx ON scim_groups
+      USING gin ((lower(display_name COLLATE pis_fold) COLLATE "C") gin_trgm_ops);
     -- Membership lookups: members[value eq ...], members eq ...
-    CREATE INDEX scim_group_members_value_folded_idx ON scim_group_members ((lower(value COLLATE pis_fold) COLLATE "C"), group_id);
+    CREATE INDEX scim_group_members_value_folded_idx ON scim_group_members
+      ((lower(value COLLATE pis_fold) COLLATE "C"), group_id);
   `);
 }
 
 export async function down(knex: Knex): Promise<void> {
   await knex.raw(`
-    DROP INDEX IF EXISTS scim_groups_display_name_folded_idx, scim_groups_display_name_trgm_idx, scim_group_members_value_folded_idx;
+    DROP INDEX IF EXISTS scim_groups_display_name_folded_idx, scim_groups_display_name_trgm_idx,
+      scim_group_members_value_folded_idx;
     DROP COLLATION IF EXISTS pis_fold;
   `);
 }

@@ -7,7 +7,8 @@ import type { Knex } from 'knex';
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
-    ALTER TABLE webhook_events ADD COLUMN claimed_attempt smallint NOT NULL DEFAULT 0 CHECK (claimed_attempt BETWEEN 0 AND 4);
+    ALTER TABLE webhook_events ADD COLUMN claimed_attempt smallint NOT NULL DEFAULT 0
+      CHECK (claimed_attempt BETWEEN 0 AND 4);
   `);
 }
 

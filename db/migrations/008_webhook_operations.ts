@@ -32,6 +32,7 @@ export async function down(knex: Knex): Promise<void> {
     DROP INDEX webhook_events_redelivery_key;
     DROP INDEX webhook_events_event_id_key;
     ALTER TABLE webhook_events ADD CONSTRAINT webhook_events_event_id_key UNIQUE (event_id);
-    ALTER TABLE webhook_events DROP CONSTRAINT webhook_events_redelivery_check, DROP COLUMN redelivery_key, DROP COLUMN redelivery_of;
+    ALTER TABLE webhook_events DROP CONSTRAINT webhook_events_redelivery_check, DROP COLUMN redelivery_key,
+      DROP COLUMN redelivery_of;
   `);
 }

@@ -53,7 +53,8 @@ export async function up(knex: Knex): Promise<void> {
 
     CREATE FUNCTION company_listing_counts_open() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
-      INSERT INTO company_listing_counts (company_id, total) SELECT id, 0 FROM inserted ORDER BY id ON CONFLICT DO NOTHING;
+      INSERT INTO company_listing_counts (company_id, total) SELECT id, 0 FROM inserted ORDER BY id
+        ON CONFLICT DO NOTHING;
       RETURN NULL;
     END $$;
 
@@ -112,9 +113,11 @@ export async function up(knex: Knex): Promise<void> {
     CREATE FUNCTION company_users_listing_update() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       PERFORM company_listing_apply(
-        ARRAY(SELECT company_id FROM (SELECT company_id, 1 AS d FROM after_rows UNION ALL SELECT company_id, -1 FROM before_rows) m
+        ARRAY(SELECT company_id FROM (SELECT company_id, 1 AS d FROM after_rows UNION ALL SELECT company_id, -1
+          FROM before_rows) m
               GROUP BY company_id ORDER BY company_id),
-        ARRAY(SELECT sum(d) FROM (SELECT company_id, 1 AS d FROM after_rows UNION ALL SELECT company_id, -1 FROM before_rows) m
+        ARRAY(SELECT sum(d) FROM (SELECT company_id, 1 AS d FROM after_rows UNION ALL SELECT company_id, -1
+          FROM before_rows) m
               GROUP BY company_id ORDER BY company_id),
         ARRAY(SELECT DISTINCT company_id FROM (
           (SELECT company_id, user_id FROM after_rows WHERE role IN ('admin', 'owner')
@@ -150,7 +153,8 @@ export async function up(knex: Knex): Promise<void> {
     -- TRUNCATE holds an ACCESS EXCLUSIVE lock, so a plain recount of everything is safe; the backfill too.
     CREATE FUNCTION listing_counts_recount_all() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
-      UPDATE company_listing_counts c SET total = (SELECT count(*) FROM company_users cu WHERE cu.company_id = c.company_id);
+      UPDATE company_listing_counts c SET total = (SELECT count(*) FROM company_users cu
+        WHERE cu.company_id = c.company_id);
       UPDATE job_listing_counts jc SET total = job_listing_total(j.id, j.company_id) FROM jobs j WHERE j.id = jc.job_id;
       RETURN NULL;
     END $$;
@@ -160,13 +164,15 @@ export async function up(knex: Knex): Promise<void> {
     CREATE TRIGGER job_listing_counts_open AFTER INSERT ON jobs
       REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION job_listing_counts_open();
     CREATE TRIGGER job_listing_counts_moved AFTER UPDATE ON jobs
-      REFERENCING OLD TABLE AS before_rows NEW TABLE AS after_rows FOR EACH STATEMENT EXECUTE FUNCTION job_listing_counts_moved();
+      REFERENCING OLD TABLE AS before_rows NEW TABLE AS after_rows FOR EACH STATEMENT
+        EXECUTE FUNCTION job_listing_counts_moved();
     CREATE TRIGGER company_users_listing_insert AFTER INSERT ON company_users
       REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION company_users_listing_insert();
     CREATE TRIGGER company_users_listing_delete AFTER DELETE ON company_users
       REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION company_users_listing_delete();
     CREATE TRIGGER company_users_listing_update AFTER UPDATE ON company_users
-      REFERENCING OLD TABLE AS before_rows NEW TABLE AS after_rows FOR EACH STATEMENT EXECUTE FUNCTION company_users_listing_update();
+      REFERENCING OLD TABLE AS before_rows NEW TABLE AS after_rows FOR EACH STATEMENT
+        EXECUTE FUNCTION company_users_listing_update();
     CREATE TRIGGER company_users_listing_truncate AFTER TRUNCATE ON company_users
       FOR EACH STATEMENT EXECUTE FUNCTION listing_counts_recount_all();
     CREATE TRIGGER job_users_listing_insert AFTER INSERT ON job_users
@@ -174,7 +180,8 @@ export async function up(knex: Knex): Promise<void> {
     CREATE TRIGGER job_users_listing_delete AFTER DELETE ON job_users
       REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION job_users_listing_delete();
     CREATE TRIGGER job_users_listing_update AFTER UPDATE ON job_users
-      REFERENCING OLD TABLE AS before_rows NEW TABLE AS after_rows FOR EACH STATEMENT EXECUTE FUNCTION job_users_listing_update();
+      REFERENCING OLD TABLE AS before_rows NEW TABLE AS after_rows FOR EACH STATEMENT
+        EXECUTE FUNCTION job_users_listing_update();
     CREATE TRIGGER job_users_listing_truncate AFTER TRUNCATE ON job_users
       FOR EACH STATEMENT EXECUTE FUNCTION listing_counts_recount_all();
 

@@ -4,7 +4,8 @@ import type { Knex } from 'knex';
  * The partner gate: one row per delivery task queue, shared by every worker of that queue. It holds an
  * operator's pause, the circuit breaker, a partner's Retry-After, the rate cap in force and the next free send
  * slot, so one cap and one hold cover the whole deployment. A held delivery is marked in its own row
- * (`held_since`, and the queue whose gate holds it) so it can be counted, listed and released oldest first. Literals are frozen here.
+ * (`held_since`, and the queue whose gate holds it) so it can be counted, listed and released oldest first. Literals
+ * are frozen here.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`

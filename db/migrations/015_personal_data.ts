@@ -26,19 +26,24 @@ export async function up(knex: Knex): Promise<void> {
       ADD COLUMN subject_keys text[],
       ADD CONSTRAINT webhook_events_body_key_check CHECK ((body_sealed IS NULL) = (body_key_id IS NULL)),
       ADD CONSTRAINT webhook_events_body_check CHECK (
-        CASE WHEN payload_removed_at IS NULL THEN (body IS NULL) <> (body_sealed IS NULL) ELSE body IS NULL AND body_sealed IS NULL END),
-      ADD CONSTRAINT webhook_events_removed_check CHECK ((payload_removed_at IS NULL) = (payload_removed_reason IS NULL));
+        CASE WHEN payload_removed_at IS NULL THEN (body IS NULL) <> (body_sealed IS NULL)
+          ELSE body IS NULL AND body_sealed IS NULL END),
+      ADD CONSTRAINT webhook_events_removed_check
+        CHECK ((payload_removed_at IS NULL) = (payload_removed_reason IS NULL));
     ALTER TABLE webhook_attempts
       ADD COLUMN response_body_sealed bytea,
       ADD COLUMN response_body_key_id text,
-      ADD CONSTRAINT webhook_attempts_response_key_check CHECK ((response_body_sealed IS NULL) = (response_body_key_id IS NULL)),
+      ADD CONSTRAINT webhook_attempts_response_key_check CHECK
+        ((response_body_sealed IS NULL) = (response_body_key_id IS NULL)),
       ADD CONSTRAINT webhook_attempts_response_check CHECK (response_body IS NULL OR response_body_sealed IS NULL);
 
     CREATE INDEX webhook_events_subject_keys ON webhook_events USING gin (subject_keys);
-    CREATE INDEX webhook_events_payload_due ON webhook_events (finished_at) WHERE payload_removed_at IS NULL AND finished_at IS NOT NULL;
+    CREATE INDEX webhook_events_payload_due ON webhook_events (finished_at) WHERE payload_removed_at IS NULL
+      AND finished_at IS NOT NULL;
     CREATE INDEX webhook_events_log_due ON webhook_events (finished_at) WHERE finished_at IS NOT NULL;
     CREATE INDEX webhook_events_body_key ON webhook_events (body_key_id) WHERE body_key_id IS NOT NULL;
-    CREATE INDEX webhook_events_unindexed ON webhook_events (id) WHERE subject_keys IS NULL AND payload_removed_at IS NULL;
+    CREATE INDEX webhook_events_unindexed ON webhook_events (id) WHERE subject_keys IS NULL
+      AND payload_removed_at IS NULL;
 
     CREATE TABLE retention_runs (
       id             bigserial PRIMARY KEY,
@@ -86,14 +91,17 @@ export async function up(knex: Knex): Promise<void> {
 export async function down(knex: Knex): Promise<void> {
   await knex.raw(`
     DROP TABLE erasure_runs, erasures, retention_runs;
-    DROP INDEX webhook_events_subject_keys, webhook_events_payload_due, webhook_events_log_due, webhook_events_body_key, webhook_events_unindexed;
+    DROP INDEX webhook_events_subject_keys, webhook_events_payload_due, webhook_events_log_due, webhook_events_body_key,
+      webhook_events_unindexed;
     ALTER TABLE webhook_attempts
       DROP CONSTRAINT webhook_attempts_response_check, DROP CONSTRAINT webhook_attempts_response_key_check,
       DROP COLUMN response_body_sealed, DROP COLUMN response_body_key_id;
     DELETE FROM webhook_events WHERE body IS NULL;
     ALTER TABLE webhook_events
-      DROP CONSTRAINT webhook_events_removed_check, DROP CONSTRAINT webhook_events_body_check, DROP CONSTRAINT webhook_events_body_key_check,
-      DROP COLUMN subject_keys, DROP COLUMN status_reason, DROP COLUMN payload_removed_reason, DROP COLUMN payload_removed_at,
+      DROP CONSTRAINT webhook_events_removed_check, DROP CONSTRAINT webhook_events_body_check,
+        DROP CONSTRAINT webhook_events_body_key_check,
+      DROP COLUMN subject_keys, DROP COLUMN status_reason, DROP COLUMN payload_removed_reason,
+        DROP COLUMN payload_removed_at,
       DROP COLUMN body_key_id, DROP COLUMN body_sealed,
       ALTER COLUMN body SET NOT NULL;
   `);

@@ -13,7 +13,8 @@ export async function up(knex: Knex): Promise<void> {
     CREATE TABLE api_tokens (
       id           uuid PRIMARY KEY,
       name         text NOT NULL UNIQUE CHECK (name ~ '^[a-z0-9][a-z0-9._-]{0,62}$'),
-      scopes       text[] NOT NULL CHECK (cardinality(scopes) > 0 AND scopes <@ ARRAY['ingest', 'read', 'operate', 'erase']),
+      scopes       text[] NOT NULL CHECK (cardinality(scopes) > 0
+        AND scopes <@ ARRAY['ingest', 'read', 'operate', 'erase']),
       salt         bytea NOT NULL,
       hash         bytea NOT NULL,
       created_at   timestamptz NOT NULL DEFAULT now(),
@@ -45,7 +46,8 @@ export async function up(knex: Knex): Promise<void> {
     BEGIN
       RAISE EXCEPTION 'audit_events rows are never changed' USING ERRCODE = 'insufficient_privilege';
     END $$;
-    CREATE TRIGGER audit_events_append_only BEFORE UPDATE ON audit_events FOR EACH ROW EXECUTE FUNCTION audit_events_append_only();
+    CREATE TRIGGER audit_events_append_only BEFORE UPDATE ON audit_events FOR EACH ROW
+      EXECUTE FUNCTION audit_events_append_only();
   `);
 }
 

@@ -8,7 +8,8 @@ import type { Knex } from 'knex';
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
     ALTER TABLE webhook_events ADD COLUMN start_checked_at timestamptz;
-    CREATE INDEX webhook_events_without_run ON webhook_events (created_at) WHERE run_id IS NULL AND workflow_id IS NOT NULL;
+    CREATE INDEX webhook_events_without_run ON webhook_events (created_at) WHERE run_id IS NULL
+      AND workflow_id IS NOT NULL;
   `);
 }
 

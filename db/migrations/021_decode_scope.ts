@@ -7,7 +7,8 @@ import type { Knex } from 'knex';
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
     ALTER TABLE api_tokens DROP CONSTRAINT api_tokens_scopes_check,
-      ADD CONSTRAINT api_tokens_scopes_check CHECK (cardinality(scopes) > 0 AND scopes <@ ARRAY['ingest', 'read', 'operate', 'erase', 'decode']);
+      ADD CONSTRAINT api_tokens_scopes_check CHECK (cardinality(scopes) > 0
+        AND scopes <@ ARRAY['ingest', 'read', 'operate', 'erase', 'decode']);
   `);
 }
 
@@ -15,6 +16,7 @@ export async function up(knex: Knex): Promise<void> {
 export async function down(knex: Knex): Promise<void> {
   await knex.raw(`
     ALTER TABLE api_tokens DROP CONSTRAINT api_tokens_scopes_check,
-      ADD CONSTRAINT api_tokens_scopes_check CHECK (cardinality(scopes) > 0 AND scopes <@ ARRAY['ingest', 'read', 'operate', 'erase']);
+      ADD CONSTRAINT api_tokens_scopes_check CHECK (cardinality(scopes) > 0
+        AND scopes <@ ARRAY['ingest', 'read', 'operate', 'erase']);
   `);
 }

@@ -39,7 +39,8 @@ export async function up(knex: Knex): Promise<void> {
       UNIQUE (lane_id, seq)
     );
     CREATE INDEX ordering_places_open_idx ON ordering_places (lane_id, seq) WHERE settled_at IS NULL;
-    CREATE INDEX ordering_places_waiting_idx ON ordering_places (waiting_since) WHERE waiting_since IS NOT NULL AND settled_at IS NULL;
+    CREATE INDEX ordering_places_waiting_idx ON ordering_places (waiting_since) WHERE waiting_since IS NOT NULL
+      AND settled_at IS NULL;
     ALTER TABLE webhook_attempts DROP CONSTRAINT webhook_attempts_attempt_check,
       ADD CONSTRAINT webhook_attempts_attempt_check CHECK (attempt >= 1);
     ALTER TABLE webhook_events DROP CONSTRAINT webhook_events_claimed_attempt_check,

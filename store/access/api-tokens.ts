@@ -40,7 +40,8 @@ export async function insertApiToken(knex: Knex, token: NewApiToken): Promise<bo
   const rows = await runSql(
     knex,
     sql`INSERT INTO api_tokens (id, name, scopes, salt, hash, created_by, expires_at)
-        VALUES (${token.id}::uuid, ${token.name}, ${token.scopes}::text[], ${token.hashed.salt}, ${token.hashed.hash}, ${token.createdBy}, ${token.expiresAt?.toISOString() ?? null}::timestamptz)
+        VALUES (${token.id}::uuid, ${token.name}, ${token.scopes}::text[], ${token.hashed.salt}, ${token.hashed.hash},
+          ${token.createdBy}, ${token.expiresAt?.toISOString() ?? null}::timestamptz)
         ON CONFLICT (name) DO NOTHING RETURNING id`,
   );
   return rows.length === 1;
@@ -50,7 +51,8 @@ export async function insertApiToken(knex: Knex, token: NewApiToken): Promise<bo
 export async function revokeApiToken(knex: Knex, name: string, revokedBy: string): Promise<boolean> {
   const rows = await runSql(
     knex,
-    sql`UPDATE api_tokens SET revoked_at = now(), revoked_by = ${revokedBy} WHERE name = ${name} AND revoked_at IS NULL RETURNING id`,
+    sql`UPDATE api_tokens SET revoked_at = now(), revoked_by = ${revokedBy} WHERE name = ${name} AND revoked_at IS NULL
+      RETURNING id`,
   );
   return rows.length === 1;
 }
@@ -59,7 +61,8 @@ export async function revokeApiToken(knex: Knex, name: string, revokedBy: string
 export async function listApiTokens(knex: Knex): Promise<ApiTokenView[]> {
   const rows = await runSql<{ name: string; scopes: TokenScope[]; created_at: Date; created_by: string; expires_at: Date | null; revoked_at: Date | null; last_used_at: Date | null }>(
     knex,
-    sql`SELECT name, scopes, created_at, created_by, expires_at, revoked_at, last_used_at FROM api_tokens ORDER BY created_at, name`,
+    sql`SELECT name, scopes, created_at, created_by, expires_at, revoked_at, last_used_at FROM api_tokens
+      ORDER BY created_at, name`,
   );
   return rows.map((r) => ({ name: r.name, scopes: r.scopes, createdAt: r.created_at, createdBy: r.created_by, expiresAt: r.expires_at, revokedAt: r.revoked_at, lastUsedAt: r.last_used_at }));
 }

@@ -8,8 +8,9 @@ import { prepared, raw, runSql, sql } from '../../db/sql';
  * A row's canonical content, computed here rather than by the database's audit_event_content(): the same
  * expression, so that the verifier does not trust a function stored in the database it checks.
  */
-const CONTENT = `jsonb_build_array(to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), actor, action, target,
-                                  parameters, outcome, error, request_id, phase, operation_id)::text`;
+const CONTENT = `jsonb_build_array(to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                                  actor, action, target, parameters, outcome, error, request_id,
+                                  phase, operation_id)::text`;
 
 /** Where the chain starts (the last row purged; seq 0 and zeros before any purge) and ends (the last row). */
 export interface ChainEnds {
@@ -40,7 +41,8 @@ export interface ChainedRow {
 export function chainedRowsAfter(knex: Knex, afterSeq: number, limit: number): Promise<ChainedRow[]> {
   return runSql<ChainedRow>(
     knex,
-    prepared('audit-chain-rows', sql`SELECT id, seq, prev_hash, hash, ${raw(CONTENT)} AS content FROM audit_events WHERE seq > ${afterSeq} ORDER BY seq LIMIT ${limit}`),
+    prepared('audit-chain-rows', sql`SELECT id, seq, prev_hash, hash, ${raw(CONTENT)} AS content FROM audit_events
+      WHERE seq > ${afterSeq} ORDER BY seq LIMIT ${limit}`),
   );
 }
 
@@ -54,7 +56,8 @@ export async function rowsBeforeAnchor(knex: Knex, anchorSeq: number): Promise<n
 export async function recordedAnchor(knex: Knex): Promise<{ seq: number; hash: string } | undefined> {
   const [row] = await runSql<{ anchor_seq: number; anchor_hash: string }>(
     knex,
-    sql`SELECT (parameters->>'anchor_seq')::bigint AS anchor_seq, parameters->>'anchor_hash' AS anchor_hash FROM audit_events
+    sql`SELECT (parameters->>'anchor_seq')::bigint AS anchor_seq, parameters->>'anchor_hash' AS anchor_hash
+      FROM audit_events
          WHERE action = 'audit.purge' AND outcome = 'succeeded' ORDER BY seq DESC LIMIT 1`,
   );
   return row && { seq: Number(row.anchor_seq), hash: row.anchor_hash };
@@ -81,7 +84,8 @@ export function purgeAuditEvents(knex: Knex, cutoff: Date, limit: number): Promi
     await runSql(trx, sql`SELECT 1 FROM audit_chain WHERE one FOR UPDATE`);
     const [row] = await runSql<{ removed: number; anchor_seq: number; anchor_hash: Buffer; blocked_at: number | null }>(
       trx,
-      sql`SELECT removed, anchor_seq, anchor_hash, blocked_at FROM purge_audit_events(${cutoff.toISOString()}::timestamptz, ${limit})`,
+      sql`SELECT removed, anchor_seq, anchor_hash, blocked_at
+        FROM purge_audit_events(${cutoff.toISOString()}::timestamptz, ${limit})`,
     );
     return { removed: row.removed, anchorSeq: row.anchor_seq, anchorHash: row.anchor_hash, blockedAt: row.blocked_at };
   });

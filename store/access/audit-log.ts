@@ -44,7 +44,8 @@ export interface AuditEvent {
   readonly hash: string;
 }
 
-const HAS_OUTCOME = raw(`(e.phase = 'outcome' OR EXISTS (SELECT 1 FROM audit_events o WHERE o.operation_id = e.operation_id AND o.phase = 'outcome'))`);
+const HAS_OUTCOME = raw(`(e.phase = 'outcome' OR EXISTS (SELECT 1 FROM audit_events o WHERE o.operation_id = e.operation_id AND ` +
+  `o.phase = 'outcome'))`);
 
 function filterConditions({ since, actor, action, unsettled }: AuditFilter, after?: AuditPosition): SqlFragment {
   const conditions: SqlFragment[] = [raw('true')];
@@ -60,7 +61,8 @@ function filterConditions({ since, actor, action, unsettled }: AuditFilter, afte
 export async function listAuditEvents(knex: Knex, filter: AuditFilter, { limit, after }: PageRequest<AuditPosition>): Promise<{ events: AuditEvent[]; next?: AuditPosition }> {
   const rows = await runSql<AuditEvent & { position_us: string }>(
     knex,
-    sql`SELECT id, seq, at, actor, action, target, parameters, phase, operation_id, outcome, ${HAS_OUTCOME} AS outcome_recorded, error, request_id,
+    sql`SELECT id, seq, at, actor, action, target, parameters, phase, operation_id, outcome,
+      ${HAS_OUTCOME} AS outcome_recorded, error, request_id,
                encode(hash, 'hex') AS hash, ${microsecondsOf('at')} AS position_us
           FROM audit_events e WHERE ${filterConditions(filter, after)} ORDER BY at DESC, id DESC LIMIT ${limit + 1}`,
   );

@@ -30,7 +30,8 @@ export async function insertAuditEvent(knex: Knex, entry: AuditEntry): Promise<v
     prepared(
       'insert-audit-event',
       sql`INSERT INTO audit_events (operation_id, phase, actor, action, target, parameters, outcome, error, request_id)
-          VALUES (${entry.operationId}::uuid, ${entry.phase}, ${entry.actor}, ${entry.action}, ${entry.target}, ${JSON.stringify(entry.parameters)}::jsonb, ${entry.outcome}, ${entry.error}, ${entry.requestId})`,
+          VALUES (${entry.operationId}::uuid, ${entry.phase}, ${entry.actor}, ${entry.action}, ${entry.target},
+            ${JSON.stringify(entry.parameters)}::jsonb, ${entry.outcome}, ${entry.error}, ${entry.requestId})`,
     ),
   );
 }

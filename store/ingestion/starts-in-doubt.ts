@@ -25,7 +25,8 @@ export async function takeStartsInDoubt(knex: Knex, doubtSeconds: number, limit:
       sql`UPDATE webhook_events SET start_checked_at = now()
            WHERE id IN (SELECT id FROM webhook_events
                          WHERE ${IN_DOUBT(doubtSeconds)}
-                           AND (start_checked_at IS NULL OR start_checked_at < now() - make_interval(secs => ${doubtSeconds}))
+                           AND (start_checked_at IS NULL OR start_checked_at < now() -
+                             make_interval(secs => ${doubtSeconds}))
                          ORDER BY created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
              AND run_id IS NULL
        RETURNING id, workflow_id`,

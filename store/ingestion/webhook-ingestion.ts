@@ -55,7 +55,8 @@ export async function claimEvent(knex: Knex, atRest: DataAtRest, webhook: NewWeb
     prepared(
       webhook.orderingKey === undefined ? 'claim-event' : 'claim-ordered-event',
       sql`WITH created AS (
-        INSERT INTO webhook_events (${row.columns}) VALUES (${row.values}) ON CONFLICT DO NOTHING RETURNING ${STORED_WEBHOOK_COLUMNS}
+        INSERT INTO webhook_events (${row.columns}) VALUES (${row.values}) ON CONFLICT DO NOTHING
+          RETURNING ${STORED_WEBHOOK_COLUMNS}
       )${placing}
       SELECT * FROM created
       UNION ALL
@@ -83,14 +84,15 @@ export async function recordRun(knex: Knex, webhookId: string, runId: string, { 
         sql`UPDATE webhook_events SET run_id = COALESCE(run_id, ${runId}), start_reported = true, updated_at = now()
              WHERE id = ${webhookId} AND NOT start_reported RETURNING id`,
       )
-    : sql`UPDATE webhook_events SET run_id = ${runId}, updated_at = now() WHERE id = ${webhookId} AND run_id IS NULL RETURNING id`;
+    : sql`UPDATE webhook_events SET run_id = ${runId}, updated_at = now() WHERE id = ${webhookId} AND run_id IS NULL
+      RETURNING id`;
   return (await runSql(knex, statement)).length === 1;
 }
 
 /**
- * Removes the row of a webhook whose start failed for certain (true when it did), unless a start was reported or anything was
- * recorded for it since (a run the worker found writes its row again in its claim). Its place goes with it, and
- * its lane too when that was its only place.
+ * Removes the row of a webhook whose start failed for certain (true when it did), unless a start was reported or
+ * anything was recorded for it since (a run the worker found writes its row again in its claim). Its place goes with
+ * it, and its lane too when that was its only place.
  */
 export async function forgetUnstartedWebhook(knex: Knex, webhookId: string): Promise<boolean> {
   const deleted = await runSql<{ lane_id: string | null }>(
@@ -134,15 +136,18 @@ export async function insertRedelivery(
   const rows = await knex.transaction(async (trx) => {
     const [source] = await runSql<{ body_sealed: Buffer | null; body_key_id: string | null; redelivery_of: string | null }>(
       trx,
-      sql`SELECT body_sealed, body_key_id, redelivery_of FROM webhook_events WHERE id = ${originalId} AND payload_removed_at IS NULL FOR SHARE`,
+      sql`SELECT body_sealed, body_key_id, redelivery_of FROM webhook_events WHERE id = ${originalId}
+        AND payload_removed_at IS NULL FOR SHARE`,
     );
     if (!source) return [];
     const text = source.body_sealed && openText(atRest, { clear: null, sealed: source.body_sealed, keyId: source.body_key_id }, storedBodyBinding(originalId, source.redelivery_of, source.body_key_id));
     const sealed = text ? sealText(atRest, text, bodyBinding(webhookId)) : { sealed: null, keyId: null };
     return runSql<{ id: string }>(
       trx,
-      sql`INSERT INTO webhook_events (id, event_id, event_type, action, company_id, body, body_sealed, body_key_id, subject_keys, subject_key_id, accepted_at, workflow_id, redelivery_of, redelivery_key)
-       SELECT ${webhookId}, event_id, event_type, action, company_id, body, ${sealed.sealed}::bytea, ${sealed.keyId}::text,
+      sql`INSERT INTO webhook_events (id, event_id, event_type, action, company_id, body, body_sealed, body_key_id,
+        subject_keys, subject_key_id, accepted_at, workflow_id, redelivery_of, redelivery_key)
+       SELECT ${webhookId}, event_id, event_type, action, company_id, body, ${sealed.sealed}::bytea,
+         ${sealed.keyId}::text,
               subject_keys, subject_key_id, accepted_at, ${workflowId}, id, ${key}
          FROM webhook_events WHERE id = ${originalId}
        ON CONFLICT (redelivery_of, redelivery_key) DO NOTHING RETURNING id`,
@@ -151,7 +156,8 @@ export async function insertRedelivery(
   if (rows.length === 1) return { webhookId, workflowId, runId: null, startReported: false };
   const [existing] = await runSql<{ id: string; workflow_id: string; run_id: string | null; start_reported: boolean }>(
     knex,
-    sql`SELECT id, workflow_id, run_id, start_reported FROM webhook_events WHERE redelivery_of = ${originalId} AND redelivery_key = ${key}`,
+    sql`SELECT id, workflow_id, run_id, start_reported FROM webhook_events WHERE redelivery_of = ${originalId}
+      AND redelivery_key = ${key}`,
   );
   if (!existing) throw new WebhookRowMissingError(originalId);
   return { webhookId: existing.id, workflowId: existing.workflow_id, runId: existing.run_id, startReported: existing.start_reported };

@@ -12,7 +12,8 @@ import { prepared, runSql, sql, type SqlFragment } from '../../db/sql';
 export const deleteEmptyLanesStatement = (lanes: readonly string[]): SqlFragment =>
   prepared(
     'delete-empty-lanes',
-    sql`DELETE FROM ordering_lanes l USING (SELECT id, last_seq FROM ordering_lanes WHERE id = ANY(${lanes}::bigint[])) c
+    sql`DELETE FROM ordering_lanes l USING (SELECT id, last_seq FROM ordering_lanes WHERE id = ANY(${lanes}::bigint[]))
+      c
          WHERE l.id = c.id AND l.last_seq = c.last_seq
            AND NOT EXISTS (SELECT 1 FROM ordering_places p WHERE p.lane_id = l.id)`,
   );

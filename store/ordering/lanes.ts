@@ -67,7 +67,8 @@ export function placeInLaneCtes(
     ), lane AS (
       SELECT * FROM found_lane UNION ALL SELECT * FROM made_lane
     ), placed AS (
-      INSERT INTO ordering_places (webhook_id, lane_id, seq) SELECT created.id, lane.id, lane.last_seq FROM created, lane
+      INSERT INTO ordering_places (webhook_id, lane_id, seq) SELECT created.id, lane.id, lane.last_seq
+        FROM created, lane
       RETURNING seq
     ), subjects AS (
       INSERT INTO ordering_lane_subjects (subject_key, lane_id, key_id)
@@ -127,7 +128,8 @@ async function askTurn(
         INSERT INTO webhook_events (${row.columns}) VALUES (${row.values}) ON CONFLICT DO NOTHING RETURNING id
       ), ${placeInLaneCtes(atRest, indexKeys, orderingKey, eventSubjectKeys(indexKeys.writeWith.key, webhook.event))
       }, me AS (
-        SELECT lane.id AS lane_id, placed.seq, lane.key_digest, lane.key_text, lane.key_sealed, lane.key_key_id FROM lane, placed
+        SELECT lane.id AS lane_id, placed.seq, lane.key_digest, lane.key_text, lane.key_sealed, lane.key_key_id
+          FROM lane, placed
         UNION ALL
         SELECT p.lane_id, p.seq, l.key_digest, l.key_text, l.key_sealed, l.key_key_id
           FROM ordering_places p JOIN ordering_lanes l ON l.id = p.lane_id
@@ -137,10 +139,12 @@ async function askTurn(
          WHERE p.lane_id = me.lane_id AND p.seq < me.seq AND p.settled_at IS NULL
          ORDER BY p.seq DESC LIMIT 1
       ), waiting AS (
-        UPDATE ordering_places SET waiting_since = CASE WHEN EXISTS (SELECT 1 FROM behind) THEN COALESCE(waiting_since, clock_timestamp()) END
+        UPDATE ordering_places SET waiting_since = CASE WHEN EXISTS (SELECT 1 FROM behind)
+          THEN COALESCE(waiting_since, clock_timestamp()) END
          WHERE webhook_id = ${webhookId}::uuid AND EXISTS (SELECT 1 FROM me)
       )
-      SELECT me.seq, me.key_digest, me.key_text, me.key_sealed, me.key_key_id, behind.webhook_id AS behind_id, behind.seq AS behind_seq,
+      SELECT me.seq, me.key_digest, me.key_text, me.key_sealed, me.key_key_id, behind.webhook_id AS behind_id,
+        behind.seq AS behind_seq,
              EXISTS (SELECT 1 FROM placed) AS newly_placed
         FROM (SELECT 1) one LEFT JOIN me ON true LEFT JOIN behind ON true`,
     ),
@@ -182,10 +186,12 @@ export async function settlePlace(knex: Knex, webhookId: string, gap: boolean): 
     prepared(
       'settle-place',
       sql`WITH before AS (
-        SELECT webhook_id, settled_at IS NULL AS open FROM ordering_places WHERE webhook_id = ${webhookId}::uuid FOR UPDATE
+        SELECT webhook_id, settled_at IS NULL AS open FROM ordering_places WHERE webhook_id = ${webhookId}::uuid
+          FOR UPDATE
       ), settled AS (
         UPDATE ordering_places p
-           SET settled_at = COALESCE(p.settled_at, clock_timestamp()), waiting_since = NULL, blocked_since = NULL, gap = p.gap OR (b.open AND ${gap}::boolean)
+           SET settled_at = COALESCE(p.settled_at, clock_timestamp()), waiting_since = NULL, blocked_since = NULL,
+             gap = p.gap OR (b.open AND ${gap}::boolean)
           FROM before b WHERE p.webhook_id = b.webhook_id
         RETURNING p.lane_id, p.seq, b.open AND ${gap}::boolean AS counted
       ), counted AS (
@@ -213,8 +219,10 @@ export async function lostWakes(knex: Knex, waitedMs: number, limit: number): Pr
   const rows = await runSql<{ webhook_id: string; workflow_id: string }>(
     knex,
     sql`SELECT q.webhook_id, w.workflow_id FROM ordering_places q JOIN webhook_events w ON w.id = q.webhook_id
-         WHERE q.waiting_since IS NOT NULL AND q.settled_at IS NULL AND q.waiting_since <= clock_timestamp() - ${waitedMs} * interval '1 millisecond'
-           AND NOT EXISTS (SELECT 1 FROM ordering_places p WHERE p.lane_id = q.lane_id AND p.seq < q.seq AND p.settled_at IS NULL)
+         WHERE q.waiting_since IS NOT NULL AND q.settled_at IS NULL
+           AND q.waiting_since <= clock_timestamp() - ${waitedMs} * interval '1 millisecond'
+           AND NOT EXISTS (SELECT 1 FROM ordering_places p WHERE p.lane_id = q.lane_id AND p.seq < q.seq
+             AND p.settled_at IS NULL)
          ORDER BY q.waiting_since LIMIT ${limit}`,
   );
   return rows.map((row) => ({ webhookId: row.webhook_id, workflowId: row.workflow_id }));
@@ -240,7 +248,8 @@ export async function orderingBacklog(knex: Knex): Promise<{ readonly queued: nu
  * was lost mid-POST). An erasure leaves such a webhook's place unsettled, so the next webhook of its key waits.
  */
 export const ATTEMPT_IN_FLIGHT_SQL = raw(
-  `(w.claimed_attempt > 0 AND NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id = w.id AND a.attempt >= w.claimed_attempt))`,
+  `(w.claimed_attempt > 0 AND NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id = w.id AND ` +
+    `a.attempt >= w.claimed_attempt))`,
 );
 
 /** The unsettled head of a lane that has kept a webhook queued for a while: its run may have ended unsettled. */
@@ -286,19 +295,23 @@ export async function stalledHeads(
          WHERE q.waiting_since IS NOT NULL AND q.settled_at IS NULL
            AND q.waiting_since <= clock_timestamp() - ${waitedMs} * interval '1 millisecond'
            AND q.waiting_since >= COALESCE(${after?.since ?? null}::timestamptz, '-infinity')
-           AND (q.waiting_since, q.webhook_id) > (COALESCE(${after?.since ?? null}::timestamptz, '-infinity'), COALESCE(${after?.webhookId ?? null}::uuid, '00000000-0000-0000-0000-000000000000'))
+           AND (q.waiting_since, q.webhook_id) > (COALESCE(${after?.since ?? null}::timestamptz, '-infinity'),
+             COALESCE(${after?.webhookId ?? null}::uuid, '00000000-0000-0000-0000-000000000000'))
          ORDER BY q.waiting_since, q.webhook_id LIMIT ${limit}
       )
       SELECT walk.waiting_since::text AS since, walk.webhook_id AS queued_id, head.*
         FROM walk
-        JOIN LATERAL (SELECT p.webhook_id, p.seq FROM ordering_places p WHERE p.lane_id = walk.lane_id AND p.settled_at IS NULL ORDER BY p.seq LIMIT 1) h ON true
+        JOIN LATERAL (SELECT p.webhook_id, p.seq FROM ordering_places p WHERE p.lane_id = walk.lane_id
+          AND p.settled_at IS NULL ORDER BY p.seq LIMIT 1) h ON true
         -- The head's row, once per lane: at its first queued place behind the head. LIMIT 1 keeps it a lookup by id.
         LEFT JOIN LATERAL (
-          SELECT w.id AS head_id, w.workflow_id, w.status_reason = 'erasure' AS erased, ${ATTEMPT_IN_FLIGHT_SQL} AS in_flight,
+          SELECT w.id AS head_id, w.workflow_id, w.status_reason = 'erasure' AS erased,
+            ${ATTEMPT_IN_FLIGHT_SQL} AS in_flight,
                  (extract(epoch FROM clock_timestamp() - w.finished_at) * 1000)::float8 AS erased_ms
             FROM webhook_events w
            WHERE w.id = h.webhook_id AND h.webhook_id <> walk.webhook_id
-             AND NOT EXISTS (SELECT 1 FROM ordering_places o WHERE o.lane_id = walk.lane_id AND o.settled_at IS NULL AND o.waiting_since IS NOT NULL AND o.seq > h.seq AND o.seq < walk.seq)
+             AND NOT EXISTS (SELECT 1 FROM ordering_places o WHERE o.lane_id = walk.lane_id AND o.settled_at IS NULL
+               AND o.waiting_since IS NOT NULL AND o.seq > h.seq AND o.seq < walk.seq)
            LIMIT 1
         ) head ON true
        ORDER BY walk.waiting_since, walk.webhook_id`,
@@ -320,7 +333,8 @@ export async function stalledHeads(
 export async function placeOf(knex: Knex, atRest: DataAtRest, webhookId: string): Promise<{ key: string; sequence: number } | undefined> {
   const [row] = await runSql<{ seq: number; key_digest: Buffer | null; key_text: string | null; key_sealed: Buffer | null; key_key_id: string | null }>(
     knex,
-    sql`SELECT p.seq, l.key_digest, l.key_text, l.key_sealed, l.key_key_id FROM ordering_places p JOIN ordering_lanes l ON l.id = p.lane_id
+    sql`SELECT p.seq, l.key_digest, l.key_text, l.key_sealed, l.key_key_id FROM ordering_places p
+      JOIN ordering_lanes l ON l.id = p.lane_id
          WHERE p.webhook_id = ${webhookId}::uuid`,
   );
   const key = row && openLaneKey(atRest, row).key;
@@ -334,7 +348,10 @@ export interface OrderingKeyRow {
   readonly keyUnreadable?: string;
   readonly headWebhookId: string;
   readonly headSequence: number;
-  /** `blocked`, or the head's status in the delivery log: `pending` (attempting), `waiting` (for a retry), `held` (by the partner gate). */
+  /**
+   * `blocked`, or the head's status in the delivery log: `pending` (attempting), `waiting` (for a retry), `held` (by
+   * the partner gate).
+   */
   readonly headStatus: string;
   readonly headAttempts: number;
   readonly queued: number;
@@ -354,11 +371,14 @@ export async function orderingKeys(knex: Knex, atRest: DataAtRest, limit: number
                h.webhook_id AS head_id, h.seq::int AS head_seq,
                CASE WHEN h.blocked_since IS NOT NULL THEN 'blocked' ELSE ${LOG_STATUS_SQL} END AS head_status,
                (SELECT count(*)::int FROM webhook_attempts a WHERE a.webhook_id = e.id) AS head_attempts,
-               (SELECT count(*)::int FROM ordering_places q WHERE q.lane_id = l.id AND q.settled_at IS NULL AND q.seq > h.seq) AS queued,
-               (SELECT min(q.waiting_since) FROM ordering_places q WHERE q.lane_id = l.id AND q.settled_at IS NULL AND q.seq > h.seq) AS oldest
+               (SELECT count(*)::int FROM ordering_places q WHERE q.lane_id = l.id AND q.settled_at IS NULL
+                 AND q.seq > h.seq) AS queued,
+               (SELECT min(q.waiting_since) FROM ordering_places q WHERE q.lane_id = l.id AND q.settled_at IS NULL
+                 AND q.seq > h.seq) AS oldest
           FROM open_lanes o
           JOIN ordering_lanes l ON l.id = o.lane_id
-          JOIN LATERAL (SELECT p.webhook_id, p.seq, p.blocked_since FROM ordering_places p WHERE p.lane_id = l.id AND p.settled_at IS NULL ORDER BY p.seq LIMIT 1) h ON true
+          JOIN LATERAL (SELECT p.webhook_id, p.seq, p.blocked_since FROM ordering_places p WHERE p.lane_id = l.id
+            AND p.settled_at IS NULL ORDER BY p.seq LIMIT 1) h ON true
           JOIN webhook_events e ON e.id = h.webhook_id
          WHERE NOT ${blockedOnly}::boolean OR h.blocked_since IS NOT NULL
          ORDER BY oldest NULLS LAST, l.id
@@ -376,7 +396,9 @@ export async function orderingKeys(knex: Knex, atRest: DataAtRest, limit: number
   }));
 }
 
-/** A lane's key as its row holds it: the digest it is bound to, and the key in clear or sealed (all null once erased). */
+/**
+ * A lane's key as its row holds it: the digest it is bound to, and the key in clear or sealed (all null once erased).
+ */
 interface LaneKeyColumns {
   readonly key_digest: Buffer | null;
   readonly key_text: string | null;
@@ -416,7 +438,8 @@ async function rebuildLaneKey(knex: Knex, atRest: DataAtRest, indexKeys: IndexKe
   const key = sealText(atRest, orderingKey, laneKeyBinding(digest));
   await runSql(
     knex,
-    sql`UPDATE ordering_lanes SET key_text = ${key.clear}::text, key_sealed = ${key.sealed}::bytea, key_key_id = ${key.keyId}::text
+    sql`UPDATE ordering_lanes SET key_text = ${key.clear}::text, key_sealed = ${key.sealed}::bytea,
+      key_key_id = ${key.keyId}::text
          WHERE key_digest = ${digest}::bytea AND key_key_id IS NOT DISTINCT FROM ${lane.key_key_id}::text`,
   );
   return orderingKey;
@@ -424,7 +447,8 @@ async function rebuildLaneKey(knex: Knex, atRest: DataAtRest, indexKeys: IndexKe
 
 /** Marks an ordered head blocked: it failed finally with WEBHOOK_ORDERING_ON_FAILURE=block. */
 export async function blockPlace(knex: Knex, webhookId: string): Promise<void> {
-  await runSql(knex, sql`UPDATE ordering_places SET blocked_since = COALESCE(blocked_since, clock_timestamp()) WHERE webhook_id = ${webhookId}::uuid AND settled_at IS NULL`);
+  await runSql(knex, sql`UPDATE ordering_places SET blocked_since = COALESCE(blocked_since, clock_timestamp())
+    WHERE webhook_id = ${webhookId}::uuid AND settled_at IS NULL`);
 }
 
 /** A blocked head goes again (an operator's retry): no longer blocked unless that attempt fails too. */
@@ -446,7 +470,8 @@ export async function headOfKey(
     knex,
     sql`SELECT h.webhook_id AS head_id, w.workflow_id, h.blocked_since IS NOT NULL AS blocked
           FROM ordering_lanes l
-          LEFT JOIN LATERAL (SELECT p.webhook_id, p.blocked_since FROM ordering_places p WHERE p.lane_id = l.id AND p.settled_at IS NULL ORDER BY p.seq LIMIT 1) h ON true
+          LEFT JOIN LATERAL (SELECT p.webhook_id, p.blocked_since FROM ordering_places p WHERE p.lane_id = l.id
+            AND p.settled_at IS NULL ORDER BY p.seq LIMIT 1) h ON true
           LEFT JOIN webhook_events w ON w.id = h.webhook_id
          WHERE l.id = ${keysLane(digests)}`,
   );

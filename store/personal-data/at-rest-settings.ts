@@ -6,10 +6,15 @@ import { EncryptionRequiredError } from '../../lib/errors';
 // Whether this deployment is keyed: PostgreSQL records when a process with PAYLOAD_ENCRYPTION_KEYS first
 // started (migration 019), and a process without keys then writes no body or excerpt in clear.
 
-/** A database not migrated to 019 yet (`migrate` and the worker open it before migrating, or without): undefined_table. */
+/**
+ * A database not migrated to 019 yet (`migrate` and the worker open it before migrating, or without): undefined_table.
+ */
 const notMigratedYet = (error: unknown) => (error as { code?: string } | null)?.code === '42P01';
 
-/** Records that the deployment is keyed, once; later calls change nothing. Before migration 019, the next start records it. */
+/**
+ * Records that the deployment is keyed, once; later calls change nothing. Before migration 019, the next start records
+ * it.
+ */
 export async function recordEncryptedSince(knex: Knex): Promise<void> {
   await runSql(knex, sql`INSERT INTO data_at_rest_settings DEFAULT VALUES ON CONFLICT DO NOTHING`).catch((error: unknown) => {
     if (!notMigratedYet(error)) throw error;

@@ -5,11 +5,13 @@ import { BODY_COLUMNS, type BodyColumns } from '../webhooks/webhook-rows';
 import { ATTEMPT_IN_FLIGHT_SQL, settlePlace, type NextInLane } from '../ordering/lanes';
 
 /** An erased place (of ordering_places) whose webhook has an attempt in flight. */
-const ERASED_IN_FLIGHT = sql`EXISTS (SELECT 1 FROM webhook_events w WHERE w.id = ordering_places.webhook_id AND ${ATTEMPT_IN_FLIGHT_SQL})`;
+const ERASED_IN_FLIGHT = sql`EXISTS (SELECT 1 FROM webhook_events w WHERE w.id = ordering_places.webhook_id
+  AND ${ATTEMPT_IN_FLIGHT_SQL})`;
 
-// The erasure workflow's statements (workflows/personal-data/erase-subject.ts, activities/personal-data/erasure.ts): the subject index
-// completed for rows written before it, the one transaction that erases the subject's webhooks, and the record
-// of the Temporal workflow ids whose runs it deletes. Each is idempotent, so a retried or replayed step changes nothing twice.
+// The erasure workflow's statements (workflows/personal-data/erase-subject.ts, activities/personal-data/erasure.ts):
+// the subject index completed for rows written before it, the one transaction that erases the subject's webhooks, and
+// the record of the Temporal workflow ids whose runs it deletes. Each is idempotent, so a retried or replayed step
+// changes nothing twice.
 
 /** A row written before the subject index, with its body (in clear or sealed) to compute the keys from. */
 export interface UnindexedRow extends BodyColumns {
@@ -24,12 +26,16 @@ export async function unindexedRows(knex: Knex, after: string | null, limit: num
   return runSql<UnindexedRow>(
     knex,
     sql`SELECT id, ${BODY_COLUMNS} FROM webhook_events
-         WHERE subject_keys IS NULL AND payload_removed_at IS NULL AND id > COALESCE(${after}::uuid, '00000000-0000-0000-0000-000000000000')
+         WHERE subject_keys IS NULL AND payload_removed_at IS NULL
+           AND id > COALESCE(${after}::uuid, '00000000-0000-0000-0000-000000000000')
          ORDER BY id LIMIT ${limit}`,
   );
 }
 
-/** Writes each row's keys under index key `keyId` ({} for a body naming no subject), unless a concurrent write set them first. */
+/**
+ * Writes each row's keys under index key `keyId` ({} for a body naming no subject), unless a concurrent write set them
+ * first.
+ */
 export const writeSubjectKeys = (knex: Knex, rows: ReadonlyArray<{ id: string; keys: readonly string[] }>, keyId: string): Promise<number> =>
   setSubjectKeys(knex, rows, keyId, raw('w.subject_keys IS NULL'));
 
@@ -47,7 +53,8 @@ export interface ErasedCounts {
  * held) becomes cancelled by erasure; the body and its attempts' response excerpts are removed; the row's
  * subject keys are emptied, so no later erasure finds it again; an ordered webhook's place settles, and every
  * lane of the subject that no unsettled webhook needs loses its key (forgetSubjectLanes). The counts go to the
- * erasures row, which also marks the step done: a retry after a lost reply returns the counts recorded and changes nothing.
+ * erasures row, which also marks the step done: a retry after a lost reply returns the counts recorded and changes
+ * nothing.
  */
 export async function eraseSubjectWebhooks(knex: Knex, erasureId: string): Promise<ErasedCounts> {
   return knex.transaction(async (trx) => {
@@ -82,7 +89,8 @@ export async function eraseSubjectWebhooks(knex: Knex, erasureId: string): Promi
                    subject_keys = '{}'
               FROM found f WHERE w.id = f.id
           )
-          SELECT count(*)::int AS found, (count(*) FILTER (WHERE cancels))::int AS cancelled, (count(*) FILTER (WHERE removes))::int AS removed,
+          SELECT count(*)::int AS found, (count(*) FILTER (WHERE cancels))::int AS cancelled,
+            (count(*) FILTER (WHERE removes))::int AS removed,
                  COALESCE(array_agg(id::text), '{}') AS ids
             FROM found`,
     );
@@ -91,7 +99,8 @@ export async function eraseSubjectWebhooks(knex: Knex, erasureId: string): Promi
     await runSql(
       trx,
       sql`UPDATE webhook_attempts SET response_body = NULL, response_body_sealed = NULL, response_body_key_id = NULL
-           WHERE webhook_id = ANY(${counts.ids}::uuid[]) AND (response_body IS NOT NULL OR response_body_sealed IS NOT NULL)`,
+           WHERE webhook_id = ANY(${counts.ids}::uuid[]) AND
+             (response_body IS NOT NULL OR response_body_sealed IS NOT NULL)`,
     );
     // Ordered webhooks: a cancelled one settles its place, leaving a gap (the ordering sweep wakes what queued
     // behind it), unless an attempt of it is in flight: that place settles once the attempt is over (its record,
@@ -99,13 +108,15 @@ export async function eraseSubjectWebhooks(knex: Knex, erasureId: string): Promi
     await runSql(
       trx,
       sql`UPDATE ordering_places SET gap = gap OR (settled_at IS NULL AND NOT ${ERASED_IN_FLIGHT}),
-                 settled_at = CASE WHEN ${ERASED_IN_FLIGHT} THEN settled_at ELSE COALESCE(settled_at, now()) END, waiting_since = NULL
+                 settled_at = CASE WHEN ${ERASED_IN_FLIGHT} THEN settled_at
+                   ELSE COALESCE(settled_at, now()) END, waiting_since = NULL
            WHERE webhook_id = ANY(${counts.ids}::uuid[])`,
     );
     await forgetSubjectLanes(trx, erasure.subject_keys, counts.ids);
     await runSql(
       trx,
-      sql`UPDATE erasures SET webhooks_found = ${counts.found}, deliveries_cancelled = ${counts.cancelled}, bodies_removed = ${counts.removed}, updated_at = now()
+      sql`UPDATE erasures SET webhooks_found = ${counts.found}, deliveries_cancelled = ${counts.cancelled},
+        bodies_removed = ${counts.removed}, updated_at = now()
            WHERE id = ${erasureId}::uuid`,
     );
     return { webhooksFound: counts.found, deliveriesCancelled: counts.cancelled, bodiesRemoved: counts.removed };
@@ -157,7 +168,8 @@ export interface ErasureLanes {
 export async function forgetErasureLanes(knex: Knex, erasureId: string, inFlightBoundMs: number): Promise<ErasureLanes> {
   const [erasure] = await runSql<{ subject_keys: string[]; ids: string[] }>(
     knex,
-    sql`SELECT e.subject_keys, COALESCE(array_agg(r.webhook_id::text) FILTER (WHERE r.webhook_id IS NOT NULL), '{}') AS ids
+    sql`SELECT e.subject_keys,
+               COALESCE(array_agg(r.webhook_id::text) FILTER (WHERE r.webhook_id IS NOT NULL), '{}') AS ids
           FROM erasures e LEFT JOIN erasure_runs r ON r.erasure_id = e.id
          WHERE e.id = ${erasureId}::uuid GROUP BY e.subject_keys`,
   );
@@ -166,7 +178,8 @@ export async function forgetErasureLanes(knex: Knex, erasureId: string, inFlight
     knex,
     sql`SELECT p.webhook_id FROM ordering_places p JOIN webhook_events w ON w.id = p.webhook_id
          WHERE p.webhook_id = ANY(${erasure.ids}::uuid[]) AND p.settled_at IS NULL
-           AND (NOT ${ATTEMPT_IN_FLIGHT_SQL} OR w.finished_at <= clock_timestamp() - ${inFlightBoundMs} * interval '1 millisecond')`,
+           AND (NOT ${ATTEMPT_IN_FLIGHT_SQL} OR w.finished_at <= clock_timestamp() - ${inFlightBoundMs} * interval
+             '1 millisecond')`,
   );
   const next: NextInLane[] = [];
   for (const { webhook_id: webhookId } of ended) {
@@ -218,7 +231,8 @@ export async function erasureWorkflows(
     sql`WITH open AS (
           SELECT r.workflow_id, r.quiet_at IS NOT NULL AS confirming,
                  COALESCE(r.quiet_at > now() - ${pauseMs}::int * interval '1 millisecond', false) AS resting,
-                 NOT EXISTS (SELECT 1 FROM webhook_events w WHERE w.id = r.webhook_id AND w.run_id IS NULL AND w.workflow_id IS NOT NULL) AS settled
+                 NOT EXISTS (SELECT 1 FROM webhook_events w WHERE w.id = r.webhook_id AND w.run_id IS NULL
+                   AND w.workflow_id IS NOT NULL) AS settled
             FROM erasure_runs r WHERE r.erasure_id = ${erasureId}::uuid AND r.gone_at IS NULL
         ), counts AS (
           SELECT count(*)::int AS left, (count(*) FILTER (WHERE resting))::int AS resting FROM open
@@ -250,7 +264,8 @@ export async function markErasureWorkflow(
   const row = sql`erasure_id = ${erasureId}::uuid AND workflow_id = ${workflowId}`;
   const statements = {
     deleted: sql`UPDATE erasure_runs SET deleted_at = COALESCE(deleted_at, now()), quiet_at = NULL WHERE ${row}`,
-    quiet: sql`UPDATE erasure_runs SET deleted_at = COALESCE(deleted_at, now()), quiet_at = COALESCE(quiet_at, now()) WHERE ${row}`,
+    quiet: sql`UPDATE erasure_runs SET deleted_at = COALESCE(deleted_at, now()), quiet_at = COALESCE(quiet_at, now())
+      WHERE ${row}`,
     gone: sql`UPDATE erasure_runs SET deleted_at = COALESCE(deleted_at, now()), gone_at = COALESCE(gone_at, now())
                WHERE ${row} AND quiet_at <= now() - ${pauseMs}::int * interval '1 millisecond'`,
   };
@@ -263,7 +278,8 @@ export async function notePendingReason(knex: Knex, erasureId: string, reason: s
     knex,
     sql`UPDATE erasures
            SET pending_reason = ${reason}, updated_at = now(),
-               runs_deleted = (SELECT count(*)::int FROM erasure_runs WHERE erasure_id = ${erasureId}::uuid AND deleted_at IS NOT NULL)
+               runs_deleted = (SELECT count(*)::int FROM erasure_runs WHERE erasure_id = ${erasureId}::uuid
+                 AND deleted_at IS NOT NULL)
          WHERE id = ${erasureId}::uuid RETURNING runs_deleted`,
   );
   return row.runs_deleted;
@@ -273,6 +289,7 @@ export async function notePendingReason(knex: Knex, erasureId: string, reason: s
 export async function completeErasure(knex: Knex, erasureId: string): Promise<void> {
   await runSql(
     knex,
-    sql`UPDATE erasures SET status = 'completed', pending_reason = NULL, completed_at = COALESCE(completed_at, now()), updated_at = now() WHERE id = ${erasureId}::uuid`,
+    sql`UPDATE erasures SET status = 'completed', pending_reason = NULL, completed_at = COALESCE(completed_at, now()),
+      updated_at = now() WHERE id = ${erasureId}::uuid`,
   );
 }

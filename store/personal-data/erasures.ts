@@ -8,7 +8,10 @@ import type { SubjectKind } from '../../lib/subject-index';
 export interface NewErasure {
   readonly id: string;
   readonly subjectKind: SubjectKind;
-  /** The subject's HMAC under each index key searched (lib/subject-index.ts): the only form of the subject the record keeps. */
+  /**
+   * The subject's HMAC under each index key searched (lib/subject-index.ts): the only form of the subject the record
+   * keeps.
+   */
   readonly subjectKeys: readonly string[];
   /** The ids of those keys, in the same order. */
   readonly keyIds: readonly string[];
@@ -20,7 +23,8 @@ export async function insertErasure(knex: Knex, erasure: NewErasure): Promise<vo
   await runSql(
     knex,
     sql`INSERT INTO erasures (id, subject_kind, subject_key, subject_keys, subject_key_ids, company_id, requested_by)
-        VALUES (${erasure.id}::uuid, ${erasure.subjectKind}, ${erasure.subjectKeys[0]}, ${erasure.subjectKeys}::text[], ${erasure.keyIds}::text[],
+        VALUES (${erasure.id}::uuid, ${erasure.subjectKind}, ${erasure.subjectKeys[0]}, ${erasure.subjectKeys}::text[],
+          ${erasure.keyIds}::text[],
                 ${erasure.companyId}, ${erasure.requestedBy})`,
   );
 }
@@ -37,7 +41,8 @@ export const ERASURE_OVERDUE_SECONDS = 15 * 60;
 export async function countOverdueErasures(knex: Knex): Promise<number> {
   const [row] = await runSql<{ n: number }>(
     knex,
-    sql`SELECT count(*)::int AS n FROM erasures WHERE status = 'pending' AND requested_at < now() - make_interval(secs => ${ERASURE_OVERDUE_SECONDS})`,
+    sql`SELECT count(*)::int AS n FROM erasures WHERE status = 'pending'
+      AND requested_at < now() - make_interval(secs => ${ERASURE_OVERDUE_SECONDS})`,
   );
   return row.n;
 }
@@ -56,7 +61,10 @@ export interface ErasureView {
   readonly runs_deleted: number | null;
   /** Runs Temporal no longer knows (their deletion is asynchronous); null until the runs are recorded. */
   readonly runs_gone: number | null;
-  /** Why a pending erasure is not completed yet (a step failing and retried, runs Temporal still serves, starts not settled); null once nothing holds it. */
+  /**
+   * Why a pending erasure is not completed yet (a step failing and retried, runs Temporal still serves, starts not
+   * settled); null once nothing holds it.
+   */
   readonly pending_reason: string | null;
   /** The subject index keys it searched under (their ids). */
   readonly index_key_ids: string[];
@@ -70,7 +78,8 @@ export async function readErasure(knex: Knex, id: string): Promise<ErasureView |
     sql`SELECT e.id AS erasure_id, e.status, e.subject_kind, e.company_id, e.requested_by, e.requested_at,
                e.webhooks_found, e.deliveries_cancelled, e.bodies_removed, e.runs_deleted,
                CASE WHEN e.webhooks_found IS NOT NULL
-                    THEN (SELECT count(*)::int FROM erasure_runs r WHERE r.erasure_id = e.id AND r.gone_at IS NOT NULL) END AS runs_gone,
+                    THEN (SELECT count(*)::int FROM erasure_runs r WHERE r.erasure_id = e.id AND r.gone_at IS NOT NULL)
+                      END AS runs_gone,
                e.pending_reason, e.subject_key_ids AS index_key_ids, e.completed_at, e.updated_at
           FROM erasures e WHERE e.id = ${id}::uuid`,
   );

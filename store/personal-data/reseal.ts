@@ -3,8 +3,9 @@ import { raw, runSql, sql } from '../../db/sql';
 import type { StoredText } from '../../lib/at-rest';
 
 // `keys reseal`'s statements: a batch of bodies (or excerpts, or ordering lane keys) not yet under the target
-// stored key id, locked in primary-key order from a cursor on, and their new ciphertexts written back in one statement. What is left to
-// do is read from the rows themselves, so a run killed half-way is resumed by the next run from the start.
+// stored key id, locked in primary-key order from a cursor on, and their new ciphertexts written back in one statement.
+// What is left to do is read from the rows themselves, so a run killed half-way is resumed by the next run from the
+// start.
 
 /** One stored text to reseal: where it is (its webhook, and its attempt for an excerpt) and how it rests. */
 export interface ResealRow {
@@ -32,20 +33,25 @@ export async function lockBodiesToReseal(trx: Knex.Transaction, target: string, 
   const rows = await runSql<{ id: string; body: string | null; body_sealed: Buffer | null; body_key_id: string | null; redelivery_of: string | null }>(
     trx,
     sql`SELECT id, body::text AS body, body_sealed, body_key_id, redelivery_of FROM webhook_events
-         WHERE id > ${(after ?? START).webhookId}::uuid AND (body IS NOT NULL OR body_sealed IS NOT NULL) AND body_key_id IS DISTINCT FROM ${target}
+         WHERE id > ${(after ?? START).webhookId}::uuid AND (body IS NOT NULL OR body_sealed IS NOT NULL)
+           AND body_key_id IS DISTINCT FROM ${target}
          ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
   );
   return rows.map((row) => ({ webhookId: row.id, redeliveryOf: row.redelivery_of, attempt: null, stored: { clear: row.body, sealed: row.body_sealed, keyId: row.body_key_id } }));
 }
 
-/** Locks, for the transaction, the next `limit` response excerpts after `after` that are not sealed under `target`; as bodies, skipping held rows. */
+/**
+ * Locks, for the transaction, the next `limit` response excerpts after `after` that are not sealed under `target`; as
+ * bodies, skipping held rows.
+ */
 export async function lockExcerptsToReseal(trx: Knex.Transaction, target: string, after: ResealCursor | null, limit: number): Promise<ResealRow[]> {
   const { webhookId, attempt } = after ?? START;
   const rows = await runSql<{ webhook_id: string; attempt: number; response_body: string | null; response_body_sealed: Buffer | null; response_body_key_id: string | null }>(
     trx,
     sql`SELECT webhook_id, attempt, response_body, response_body_sealed, response_body_key_id FROM webhook_attempts
          WHERE (webhook_id, attempt) > (${webhookId}::uuid, ${attempt}::smallint)
-           AND (response_body IS NOT NULL OR response_body_sealed IS NOT NULL) AND response_body_key_id IS DISTINCT FROM ${target}
+           AND (response_body IS NOT NULL OR response_body_sealed IS NOT NULL)
+           AND response_body_key_id IS DISTINCT FROM ${target}
          ORDER BY webhook_id, attempt LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
   );
   return rows.map((row) => ({
@@ -62,7 +68,9 @@ export interface Resealed {
   readonly sealed: Buffer;
 }
 
-/** Where a text keyed by its row's id rests: its table, the id's type and its three columns (fixed names, never input). */
+/**
+ * Where a text keyed by its row's id rests: its table, the id's type and its three columns (fixed names, never input).
+ */
 interface SealedById {
   readonly table: 'webhook_events' | 'ordering_lanes';
   readonly idType: 'uuid' | 'bigint';
@@ -76,8 +84,10 @@ async function writeSealedById(trx: Knex.Transaction, at: SealedById, keyId: str
   if (!resealed.length) return;
   await runSql(
     trx,
-    sql`UPDATE ${raw(at.table)} AS t SET ${raw(at.clear)} = NULL, ${raw(at.sealed)} = decode(v.sealed, 'base64'), ${raw(at.keyId)} = ${keyId}
-          FROM unnest(${resealed.map((r) => r.id)}::${raw(at.idType)}[], ${resealed.map((r) => r.sealed.toString('base64'))}::text[]) AS v(id, sealed)
+    sql`UPDATE ${raw(at.table)} AS t SET ${raw(at.clear)} = NULL, ${raw(at.sealed)} = decode(v.sealed, 'base64'),
+      ${raw(at.keyId)} = ${keyId}
+          FROM unnest(${resealed.map((r) => r.id)}::${raw(at.idType)}[],
+            ${resealed.map((r) => r.sealed.toString('base64'))}::text[]) AS v(id, sealed)
          WHERE t.id = v.id`,
   );
 }
@@ -93,8 +103,11 @@ export async function writeResealedExcerpts(trx: Knex.Transaction, keyId: string
   if (!resealed.length) return;
   await runSql(
     trx,
-    sql`UPDATE webhook_attempts AS a SET response_body = NULL, response_body_sealed = decode(v.sealed, 'base64'), response_body_key_id = ${keyId}
-          FROM unnest(${resealed.map((r) => r.webhookId)}::uuid[], ${resealed.map((r) => String(r.attempt))}::smallint[], ${resealed.map((r) => r.sealed.toString('base64'))}::text[])
+    sql`UPDATE webhook_attempts AS a SET response_body = NULL, response_body_sealed = decode(v.sealed, 'base64'),
+      response_body_key_id = ${keyId}
+          FROM unnest(${resealed.map((r) => r.webhookId)}::uuid[],
+            ${resealed.map((r) => String(r.attempt))}::smallint[],
+              ${resealed.map((r) => r.sealed.toString('base64'))}::text[])
                AS v(webhook_id, attempt, sealed)
          WHERE a.webhook_id = v.webhook_id AND a.attempt = v.attempt`,
   );
@@ -107,12 +120,16 @@ export interface LaneKeyToReseal {
   readonly stored: StoredText;
 }
 
-/** Locks, for the transaction, the next `limit` lane keys after lane `after` not sealed under `target`; as bodies, skipping held lanes. */
+/**
+ * Locks, for the transaction, the next `limit` lane keys after lane `after` not sealed under `target`; as bodies,
+ * skipping held lanes.
+ */
 export async function lockLaneKeysToReseal(trx: Knex.Transaction, target: string, after: string | null, limit: number): Promise<LaneKeyToReseal[]> {
   const rows = await runSql<{ id: string; key_digest: Buffer; key_text: string | null; key_sealed: Buffer | null; key_key_id: string | null }>(
     trx,
     sql`SELECT id::text, key_digest, key_text, key_sealed, key_key_id FROM ordering_lanes
-         WHERE id > ${after ?? '0'}::bigint AND (key_text IS NOT NULL OR key_sealed IS NOT NULL) AND key_digest IS NOT NULL
+         WHERE id > ${after ?? '0'}::bigint AND (key_text IS NOT NULL OR key_sealed IS NOT NULL)
+           AND key_digest IS NOT NULL
            AND key_key_id IS DISTINCT FROM ${target}
          ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
   );

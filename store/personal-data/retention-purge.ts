@@ -77,16 +77,19 @@ export const removeBodiesStatement = (cutoff: Date, removedAt: Date, limit: numb
       'retention-remove-bodies',
       sql`WITH due AS (
             UPDATE webhook_events SET body = NULL, body_sealed = NULL, body_key_id = NULL,
-                   payload_removed_at = ${removedAt.toISOString()}, payload_removed_reason = 'retention', updated_at = now()
+                   payload_removed_at = ${removedAt.toISOString()}, payload_removed_reason = 'retention',
+                     updated_at = now()
              WHERE id = ANY(ARRAY(
                      SELECT id FROM webhook_events
-                      WHERE payload_removed_at IS NULL AND finished_at IS NOT NULL AND finished_at < ${cutoff.toISOString()}
+                      WHERE payload_removed_at IS NULL AND finished_at IS NOT NULL
+                        AND finished_at < ${cutoff.toISOString()}
                       ORDER BY finished_at LIMIT ${limit} FOR UPDATE SKIP LOCKED))
                AND payload_removed_at IS NULL
             RETURNING id
           ), excerpts AS (
             UPDATE webhook_attempts SET response_body = NULL, response_body_sealed = NULL, response_body_key_id = NULL
-             WHERE webhook_id = ANY(ARRAY(SELECT id FROM due)) AND (response_body IS NOT NULL OR response_body_sealed IS NOT NULL)
+             WHERE webhook_id = ANY(ARRAY(SELECT id FROM due))
+               AND (response_body IS NOT NULL OR response_body_sealed IS NOT NULL)
           )
           SELECT count(*)::int AS removed FROM due`,
     );
@@ -112,10 +115,12 @@ export const deleteRowsStatement = (cutoff: Date, limit: number): SqlFragment =>
               SELECT e.id FROM webhook_events e
                WHERE e.finished_at IS NOT NULL AND e.finished_at < ${cutoff.toISOString()}
                  AND NOT EXISTS (SELECT 1 FROM webhook_events r
-                                  WHERE r.redelivery_of = e.id AND (r.finished_at IS NULL OR r.finished_at >= ${cutoff.toISOString()}))
+                                  WHERE r.redelivery_of = e.id
+                                    AND (r.finished_at IS NULL OR r.finished_at >= ${cutoff.toISOString()}))
                ORDER BY e.finished_at LIMIT ${limit} FOR UPDATE SKIP LOCKED) AS ids
           ), gone AS (
-            DELETE FROM webhook_events WHERE id = ANY((SELECT ids FROM due)::uuid[]) OR redelivery_of = ANY((SELECT ids FROM due)::uuid[]) RETURNING id
+            DELETE FROM webhook_events WHERE id = ANY((SELECT ids FROM due)::uuid[])
+              OR redelivery_of = ANY((SELECT ids FROM due)::uuid[]) RETURNING id
           )
           SELECT count(*)::int AS deleted,
                  ARRAY(SELECT DISTINCT p.lane_id::text FROM ordering_places p
@@ -230,5 +235,6 @@ export async function oldestStoredBody(knex: Knex): Promise<Date | null> {
 
 export const OLDEST_BODY_STATEMENT = prepared(
   'retention-oldest-body',
-  sql`SELECT min(finished_at) AS finished_at FROM webhook_events WHERE payload_removed_at IS NULL AND finished_at IS NOT NULL`,
+  sql`SELECT min(finished_at) AS finished_at FROM webhook_events WHERE payload_removed_at IS NULL
+    AND finished_at IS NOT NULL`,
 );

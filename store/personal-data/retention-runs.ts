@@ -60,7 +60,8 @@ export async function insertRetentionRun(
   const [row] = await runSql<RetentionRunRow>(
     knex,
     sql`INSERT INTO retention_runs (task_queue, trigger, started_at, payload_cutoff, log_cutoff)
-        VALUES (${run.taskQueue}, ${run.trigger}, ${run.startedAt.toISOString()}, ${run.payloadCutoff.toISOString()}, ${run.logCutoff.toISOString()})
+        VALUES (${run.taskQueue}, ${run.trigger}, ${run.startedAt.toISOString()}, ${run.payloadCutoff.toISOString()},
+          ${run.logCutoff.toISOString()})
         RETURNING *`,
   );
   return asRun(row);
@@ -70,7 +71,8 @@ export async function insertRetentionRun(
 export async function addRetentionCounts(knex: Knex, runId: string, batch: PurgeCounts): Promise<void> {
   await runSql(
     knex,
-    sql`UPDATE retention_runs SET bodies_removed = bodies_removed + ${batch.bodiesRemoved}, rows_deleted = rows_deleted + ${batch.rowsDeleted}
+    sql`UPDATE retention_runs SET bodies_removed = bodies_removed + ${batch.bodiesRemoved},
+      rows_deleted = rows_deleted + ${batch.rowsDeleted}
          WHERE id = ${runId}`,
   );
 }
@@ -78,7 +80,8 @@ export async function addRetentionCounts(knex: Knex, runId: string, batch: Purge
 export async function finishRetentionRun(knex: Knex, runId: string, finishedAt: Date): Promise<RetentionRun> {
   const [row] = await runSql<RetentionRunRow>(
     knex,
-    sql`UPDATE retention_runs SET finished_at = COALESCE(finished_at, ${finishedAt.toISOString()}) WHERE id = ${runId} RETURNING *`,
+    sql`UPDATE retention_runs SET finished_at = COALESCE(finished_at, ${finishedAt.toISOString()}) WHERE id = ${runId}
+      RETURNING *`,
   );
   return asRun(row);
 }
@@ -90,8 +93,8 @@ export async function latestRetentionRun(knex: Knex, taskQueue: string): Promise
 }
 
 /**
- * Purges what is due under the run's cutoffs (store/personal-data/retention-purge.ts), adding each batch's counts to its
- * record as it goes, so a run cut short still says what it removed.
+ * Purges what is due under the run's cutoffs (store/personal-data/retention-purge.ts), adding each batch's counts to
+ * its record as it goes, so a run cut short still says what it removed.
  */
 export function purgeForRun(knex: Knex, run: Pick<RetentionRun, 'id'> & PurgeCutoffs, removedAt: Date, options: PurgeOptions = {}): Promise<PurgeProgress> {
   return purgeDue(knex, run, removedAt, {

@@ -12,14 +12,19 @@ const LOOK_AGAIN_MS = 30_000;
 export async function registeredIndexKeys(knex: Knex): Promise<RegisteredIndexKey[]> {
   const rows = await runSql<{ key_id: string; fingerprint: string; retired: boolean }>(
     knex,
-    prepared('read-subject-index-keys', sql`SELECT key_id, fingerprint, retired_at IS NOT NULL AS retired FROM subject_index_keys ORDER BY registered_at, key_id`),
+    prepared('read-subject-index-keys', sql`SELECT key_id, fingerprint, retired_at IS NOT NULL AS retired
+      FROM subject_index_keys ORDER BY registered_at, key_id`),
   );
   return rows.map((row) => ({ id: row.key_id, fingerprint: row.fingerprint, retired: row.retired }));
 }
 
-/** Records that the deployment indexes under `key`; a no-op when its id is registered already (a retired key stays retired). */
+/**
+ * Records that the deployment indexes under `key`; a no-op when its id is registered already (a retired key stays
+ * retired).
+ */
 export async function registerIndexKey(knex: Knex, key: SubjectIndexKey): Promise<void> {
-  await runSql(knex, sql`INSERT INTO subject_index_keys (key_id, fingerprint) VALUES (${key.id}, ${indexKeyFingerprint(key)}) ON CONFLICT (key_id) DO NOTHING`);
+  await runSql(knex, sql`INSERT INTO subject_index_keys (key_id, fingerprint)
+    VALUES (${key.id}, ${indexKeyFingerprint(key)}) ON CONFLICT (key_id) DO NOTHING`);
 }
 
 /**
@@ -30,7 +35,8 @@ export async function registerDevelopmentIndexKey(knex: Knex): Promise<void> {
   await runSql(
     knex,
     sql`INSERT INTO subject_index_keys (key_id, fingerprint)
-        SELECT ${DEVELOPMENT_INDEX_KEY.id}, ${indexKeyFingerprint(DEVELOPMENT_INDEX_KEY)} WHERE NOT EXISTS (SELECT 1 FROM subject_index_keys)
+        SELECT ${DEVELOPMENT_INDEX_KEY.id}, ${indexKeyFingerprint(DEVELOPMENT_INDEX_KEY)}
+          WHERE NOT EXISTS (SELECT 1 FROM subject_index_keys)
         ON CONFLICT (key_id) DO NOTHING`,
   );
 }

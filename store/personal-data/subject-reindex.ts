@@ -16,7 +16,8 @@ export async function rowsToReindex(knex: Knex, newestId: string, after: string 
   return runSql<RowToReindex>(
     knex,
     sql`SELECT id, subject_key_id, ${BODY_COLUMNS} FROM webhook_events
-         WHERE payload_removed_at IS NULL AND subject_keys IS NOT NULL AND (subject_key_id IS NULL OR subject_key_id <> ${newestId})
+         WHERE payload_removed_at IS NULL AND subject_keys IS NOT NULL
+           AND (subject_key_id IS NULL OR subject_key_id <> ${newestId})
            AND id > COALESCE(${after}::uuid, '00000000-0000-0000-0000-000000000000')
          ORDER BY id LIMIT ${limit}`,
   );
@@ -44,9 +45,13 @@ export async function setSubjectKeys(
   return written.length;
 }
 
-/** Writes each row's keys under `newestId`, unless the row changed meanwhile (an erasure emptied it, another run moved it). */
+/**
+ * Writes each row's keys under `newestId`, unless the row changed meanwhile (an erasure emptied it, another run moved
+ * it).
+ */
 export const rekeyRows = (knex: Knex, rows: ReadonlyArray<{ id: string; from: string | null; keys: readonly string[] }>, newestId: string): Promise<number> =>
-  setSubjectKeys(knex, rows, newestId, raw(`w.subject_key_id IS NOT DISTINCT FROM (r.value ->> 'from') AND w.payload_removed_at IS NULL AND w.subject_keys <> '{}'`));
+  setSubjectKeys(knex, rows, newestId, raw(`w.subject_key_id IS NOT DISTINCT FROM (r.value ->> 'from') AND w.payload_removed_at IS NULL AND ` +
+    `w.subject_keys <> '{}'`));
 
 /**
  * Rows still holding subject keys made under each key id other than `newestId` ('' for rows from before key ids):

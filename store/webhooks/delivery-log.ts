@@ -23,11 +23,15 @@ export interface LogPosition {
 }
 
 /** The last attempt is recorded and the row still pending, not held: the delivery waits for its next attempt. */
-const WAITING_SQL = `e.status = 'pending' AND e.held_since IS NULL AND EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id = e.id AND a.attempt >= e.claimed_attempt)`;
+const WAITING_SQL = `e.status = 'pending' AND e.held_since IS NULL AND EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id ` +
+  `= e.id AND a.attempt >= e.claimed_attempt)`;
 /** The next attempt waits for the partner gate to open (store/partner/partner-gate.ts). */
 const HELD_SQL = `e.status = 'pending' AND e.held_since IS NOT NULL`;
 const POSITION = microsecondsOf('e.created_at');
-/** A row's status in the log (row alias `e`): `held` and `waiting` split from `pending`; the ordering status uses it too. */
+/**
+ * A row's status in the log (row alias `e`): `held` and `waiting` split from `pending`; the ordering status uses it
+ * too.
+ */
 export const LOG_STATUS_SQL = raw(`CASE WHEN ${HELD_SQL} THEN 'held' WHEN ${WAITING_SQL} THEN 'waiting' ELSE e.status END`);
 
 /** The filter's conditions and the page's start, joined with AND, every value bound. */
@@ -80,7 +84,8 @@ export async function listWebhooks(
     sql`SELECT e.id AS webhook_id, e.event_id, e.event_type, e.action, e.company_id,
                ${LOG_STATUS_SQL} AS status,
                (SELECT count(*)::int FROM webhook_attempts a WHERE a.webhook_id = e.id) AS attempts,
-               COALESCE((SELECT a.expired_links FROM webhook_attempts a WHERE a.webhook_id = e.id ORDER BY a.attempt DESC LIMIT 1), '{}') AS expired_links,
+               COALESCE((SELECT a.expired_links FROM webhook_attempts a WHERE a.webhook_id = e.id
+                 ORDER BY a.attempt DESC LIMIT 1), '{}') AS expired_links,
                e.redelivery_of, e.is_test, e.created_at, e.finished_at, ${POSITION} AS position_us
           FROM webhook_events e WHERE ${filterConditions(filter, after)} ${NEWEST_FIRST} LIMIT ${limit + 1}`,
   );
@@ -110,7 +115,8 @@ export async function findOperableWebhook(knex: Knex, webhookId: string): Promis
   const [row] = await runSql<{ id: string; status: WebhookStatus; waiting: boolean; workflow_id: string | null; run_id: string | null; redelivery_of: string | null }>(
     knex,
     // Named, so an operation's trace says which statement it ran.
-    prepared('find-operable-webhook', sql`SELECT e.id, e.status, (${raw(WAITING_SQL)}) AS waiting, e.workflow_id, e.run_id, e.redelivery_of FROM webhook_events e WHERE e.id = ${webhookId}`),
+    prepared('find-operable-webhook', sql`SELECT e.id, e.status, (${raw(WAITING_SQL)}) AS waiting, e.workflow_id,
+      e.run_id, e.redelivery_of FROM webhook_events e WHERE e.id = ${webhookId}`),
   );
   return row && { webhookId: row.id, status: row.status, waiting: row.waiting, workflowId: row.workflow_id, runId: row.run_id, redeliveryOf: row.redelivery_of };
 }
@@ -131,7 +137,8 @@ export const ORIGINAL_ID = raw('COALESCE(e.redelivery_of, e.id)');
  */
 export function redeliveryCandidateConditions(filter: WebhookFilter, key: string, after?: LogPosition): SqlFragment {
   return sql`e.status = ANY(${FINISHED_STATUSES}::text[]) AND ${filterConditions(filter, after)}
-           AND NOT EXISTS (SELECT 1 FROM webhook_events r WHERE r.redelivery_of = ${ORIGINAL_ID} AND r.redelivery_key = ${key} AND r.run_id IS NOT NULL)`;
+           AND NOT EXISTS (SELECT 1 FROM webhook_events r WHERE r.redelivery_of = ${ORIGINAL_ID}
+             AND r.redelivery_key = ${key} AND r.run_id IS NOT NULL)`;
 }
 
 /**

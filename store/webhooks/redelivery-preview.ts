@@ -10,12 +10,16 @@ import { STORED_WEBHOOK_COLUMNS, type StoredWebhookRow } from './webhook-rows';
 
 /** A clear body's candidate (`c`, jsonb): whether it carries each kind of signed link, as signedLinkKinds reads it. */
 const KIND_IN_BODY: Readonly<Record<SignedLinkKind, string>> = {
-  files: `jsonb_typeof(c -> 'files') = 'object' AND EXISTS (SELECT 1 FROM jsonb_each(c -> 'files') f WHERE jsonb_typeof(f.value) = 'string')`,
-  file_answers: `jsonb_typeof(c -> 'answers') = 'array' AND EXISTS (SELECT 1 FROM jsonb_array_elements(c -> 'answers') a(v) WHERE jsonb_typeof(a.v) = 'object' AND a.v ->> 'answer_type' = 'file')`,
+  files: `jsonb_typeof(c -> 'files') = 'object' AND EXISTS (SELECT 1 FROM jsonb_each(c -> 'files') f WHERE ` +
+    `jsonb_typeof(f.value) = 'string')`,
+  file_answers: `jsonb_typeof(c -> 'answers') = 'array' AND EXISTS (SELECT 1 FROM jsonb_array_elements(c -> 'answers') a(v) ` +
+    `WHERE jsonb_typeof(a.v) = 'object' AND a.v ->> 'answer_type' = 'file')`,
 };
 const KINDS = Object.keys(KIND_IN_BODY) as SignedLinkKind[];
 
-/** A JS Date reads timestamptz to the millisecond, truncated: the deadlines are compared as signedLinkDeadlines does. */
+/**
+ * A JS Date reads timestamptz to the millisecond, truncated: the deadlines are compared as signedLinkDeadlines does.
+ */
 const deadline = (kind: SignedLinkKind): SqlFragment => sql`date_trunc('milliseconds', w.accepted_at) + ${`${SIGNED_LINK_LIFETIMES_MS[kind]} milliseconds`}::interval`;
 const SHORTEST = KINDS.reduce((a, b) => (SIGNED_LINK_LIFETIMES_MS[a] <= SIGNED_LINK_LIFETIMES_MS[b] ? a : b));
 /** Before the shortest deadline no link is dead, so a body is read only after it. */
@@ -67,22 +71,26 @@ export async function windowOriginals(knex: Knex, { filter, key, at, opensSealed
   const expired = at === null ? raw('false') : linksExpired(at);
   const unknown = at === null || !opensSealed ? raw('false') : unopened(at);
   // The candidate of a clear body read after the shortest deadline, the body parsed once into jsonb (OFFSET 0
-  // keeps the subquery whole): json's operators would parse the text again at each call. jsonb keeps a repeated key's last value, as
-  // JSON.parse does, and ingestion refuses the NUL characters jsonb would refuse (unstorableTextErrors).
-  const candidate = at === null ? raw('SELECT NULL::jsonb AS c') : sql`SELECT w.body::jsonb -> 'data' -> 'candidate' AS c WHERE w.body IS NOT NULL AND ${pastShortest(at)} OFFSET 0`;
+  // keeps the subquery whole): json's operators would parse the text again at each call. jsonb keeps a repeated key's
+  // last value, as JSON.parse does, and ingestion refuses the NUL characters jsonb would refuse (unstorableTextErrors).
+  const candidate = at === null ? raw('SELECT NULL::jsonb AS c') : sql`SELECT w.body::jsonb -> 'data' -> 'candidate' AS c
+    WHERE w.body IS NOT NULL AND ${pastShortest(at)} OFFSET 0`;
   const rows = await runSql<WindowOriginal & { matched: number }>(
     knex,
     // An original that matches itself (nearly every one) is read with its match: only the originals of matching
     // redeliveries are looked up again. The window is read newest first through the same index as the
     // redelivery's candidate queries, and stops at `window` rows.
     sql`WITH matches AS (
-          SELECT e.original_id, row_number() OVER (ORDER BY ${NEWEST_FIRST_ORDER}) AS pos, e.own, e.id, e.payload_removed_at, e.accepted_at, e.sealed, e.body
-            FROM (SELECT ${ORIGINAL_ID} AS original_id, e.redelivery_of IS NULL AS own, e.id, e.created_at, e.payload_removed_at, e.accepted_at,
+          SELECT e.original_id, row_number() OVER (ORDER BY ${NEWEST_FIRST_ORDER}) AS pos, e.own, e.id,
+            e.payload_removed_at, e.accepted_at, e.sealed, e.body
+            FROM (SELECT ${ORIGINAL_ID} AS original_id, e.redelivery_of IS NULL AS own, e.id, e.created_at,
+              e.payload_removed_at, e.accepted_at,
                          e.body_sealed IS NOT NULL AS sealed, e.body
                     FROM webhook_events e WHERE ${redeliveryCandidateConditions(filter, key)}
                    ORDER BY ${NEWEST_FIRST_ORDER} LIMIT ${window}) e
         ), originals AS (
-          SELECT original_id, min(pos) AS first_pos, max(pos) AS last_pos, bool_or(own) AS matched FROM matches GROUP BY original_id
+          SELECT original_id, min(pos) AS first_pos, max(pos) AS last_pos, bool_or(own) AS matched FROM matches
+            GROUP BY original_id
         ), sources AS (
           SELECT id, payload_removed_at, accepted_at, sealed, body FROM matches WHERE own
           UNION ALL

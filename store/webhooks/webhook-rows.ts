@@ -61,7 +61,8 @@ export function newWebhookRow(
 
 /**
  * The body's columns as a row holds them: in clear (`body`, a json column) or sealed; all null once removed.
- * `redelivery_of` names, for a body sealed in format v2 only, the webhook it is bound to (lib/at-rest.ts, storedBodyBinding).
+ * `redelivery_of` names, for a body sealed in format v2 only, the webhook it is bound to (lib/at-rest.ts,
+ * storedBodyBinding).
  */
 export const BODY_COLUMNS = raw('body, body_sealed, body_key_id, redelivery_of');
 
@@ -97,7 +98,8 @@ export interface StoredWebhook {
   readonly acceptedAt: Date;
 }
 
-export const STORED_WEBHOOK_COLUMNS = raw(`id, event_id, workflow_id, run_id, start_reported, ${BODY_COLUMNS.sql}, payload_removed_at, payload_removed_reason, accepted_at`);
+export const STORED_WEBHOOK_COLUMNS = raw(`id, event_id, workflow_id, run_id, start_reported, ${BODY_COLUMNS.sql}, payload_removed_at, ` +
+  `payload_removed_reason, accepted_at`);
 
 export interface StoredWebhookRow extends BodyColumns {
   id: string;
@@ -156,7 +158,8 @@ export function attemptRow(
 
 /** The columns of an attempt as its outcome, and as the status URL shows it (snake_case JSON) once opened. */
 export const ATTEMPT_COLUMNS = raw(
-  'attempt, trigger, scheduled_at, started_at, duration_ms, http_status, error_class, error_message, response_body, response_body_sealed, response_body_key_id, succeeded, expired_links, recorded_at',
+  'attempt, trigger, scheduled_at, started_at, duration_ms, http_status, error_class, error_message, ' +
+    'response_body, response_body_sealed, response_body_key_id, succeeded, expired_links, recorded_at',
 );
 
 /** An attempt as the status URL shows it: its excerpt in clear, whichever way it rests. */
@@ -198,8 +201,10 @@ export const asAttemptOutcome = (row: AttemptView): AttemptOutcome => ({
 
 /** The columns of a webhook as the status URL shows it, with its attempts beside. */
 export const WEBHOOK_VIEW_COLUMNS = raw(
-  `id AS webhook_id, event_id, event_type, action, company_id, workflow_id, run_id, status, status_reason, redelivery_of, is_test,
-   accepted_at, created_at, updated_at, finished_at, held_since, payload_removed_at, payload_removed_reason, body, body_sealed, body_key_id`,
+  `id AS webhook_id, event_id, event_type, action, company_id, workflow_id, run_id, status, status_reason,
+    redelivery_of, is_test,
+   accepted_at, created_at, updated_at, finished_at, held_since, payload_removed_at, payload_removed_reason, body,
+     body_sealed, body_key_id`,
 );
 
 /** A webhook as the status URL shows it, its body opened: `event` is null once the body was removed. */
@@ -234,4 +239,5 @@ export function openWebhookView(atRest: DataAtRest, { body, body_sealed, body_ke
 
 /** The SET list that gives a row its workflow and run ids, where it has none yet. */
 export const setRunIds = (webhook: Pick<WebhookRef, 'workflowId' | 'runId'>, table = 'webhook_events') =>
-  sql`workflow_id = COALESCE(${raw(table)}.workflow_id, ${webhook.workflowId}), run_id = COALESCE(${raw(table)}.run_id, ${webhook.runId}), updated_at = now()`;
+  sql`workflow_id = COALESCE(${raw(table)}.workflow_id, ${webhook.workflowId}),
+    run_id = COALESCE(${raw(table)}.run_id, ${webhook.runId}), updated_at = now()`;

@@ -2,18 +2,23 @@ import { continueAsNew, proxyActivities, sleep, workflowInfo } from '@temporalio
 import type { ErasureActivities } from '../../activities/personal-data/erasure';
 import { recordsTaskQueue, type EraseSubjectInput, type ErasureSummary } from '../types';
 
-/** How often the erasure sweeps Temporal in its first 15 minutes (deletion is asynchronous, starts settle within ~75 s). */
+/**
+ * How often the erasure sweeps Temporal in its first 15 minutes (deletion is asynchronous, starts settle within ~75 s).
+ */
 const SWEEP_INTERVAL = '5 seconds';
-/** Sweeps at that pace (15 minutes); after them an erasure is overdue (the ErasureOverdue alert) and sweeps every minute. */
+/**
+ * Sweeps at that pace (15 minutes); after them an erasure is overdue (the ErasureOverdue alert) and sweeps every
+ * minute.
+ */
 const QUICK_SWEEPS = 180;
 const SLOW_SWEEP_INTERVAL = '1 minute';
 
 /**
  * Erases one subject's webhooks (the erasures row it is started for names the subject's HMACs and company):
  * the subject index completed for older rows, then one transaction that cancels, removes and records
- * (store/personal-data/erasure-steps.ts), then sweeps until Temporal serves no run of any of their workflow ids and every
- * start is settled, and until no lane of the subject holds its key, then the record completed. A workflow id counts
- * as gone at its second quiet look, 30 s or more after the first (the sweep activity keeps the first on the
+ * (store/personal-data/erasure-steps.ts), then sweeps until Temporal serves no run of any of their workflow ids and
+ * every start is settled, and until no lane of the subject holds its key, then the record completed. A workflow id
+ * counts as gone at its second quiet look, 30 s or more after the first (the sweep activity keeps the first on the
  * record): these timers wait out the pause. It never gives up: a pending erasure says why on its record.
  * All I/O is in the activities, each idempotent, so a crash anywhere resumes from the history and the record.
  */

@@ -44,7 +44,9 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
   const timeoutMs = input.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
 
   let status: FinalStatus = 'failed';
-  /** An ordered webhook's key and sequence number, once its first attempt had its turn (a redelivery's from the start). */
+  /**
+   * An ordered webhook's key and sequence number, once its first attempt had its turn (a redelivery's from the start).
+   */
   let ordering: { key: string; sequence: number } | undefined = input.ordering;
   let next: NextAttempt = { scheduledAt: new Date().toISOString(), trigger: 'schedule' };
   try {

@@ -17,7 +17,8 @@ const HOLD_WORDS: Record<PartnerHold['state'], string> = {
 
 /** What Temporal UI shows of a held delivery: why, and the latest it waits until. */
 export const holdSummary = (hold: PartnerHold, ceilingAt: string): string =>
-  `held: ${HOLD_WORDS[hold.state]}${hold.pauseReason ? ` (${hold.pauseReason})` : ''}; the attempt waits for the hold to end, at the latest until ${ceilingAt}`;
+  `held: ${HOLD_WORDS[hold.state]}${hold.pauseReason ? ` (${hold.pauseReason})` : ''}; the attempt waits for ` +
+    `the hold to end, at the latest until ${ceilingAt}`;
 
 /** The patch of per-entity ordering: a delivery that queues behind an earlier webhook of its key. */
 export const ENTITY_ORDERING_PATCH = 'entity-ordering';

@@ -18,10 +18,12 @@ export const auditSchemas = {
       action: { type: 'string', enum: [...AUDIT_ACTIONS] },
       target: { type: ['string', 'null'], description: 'A webhook id, the task queue, a token name; null where the action has none.' },
       parameters: { type: 'object', description: 'What the change was asked with: never a secret nor personal data.' },
-      phase: { type: 'string', enum: [...AUDIT_PHASES], description: '`intent`: written before a call to Temporal (or another step outside one transaction); `outcome`: how it ended, or a change made in one transaction.' },
+      phase: { type: 'string', enum: [...AUDIT_PHASES], description: '`intent`: written before a call to Temporal (or another step outside one transaction); `outcome`: how ' +
+        'it ended, or a change made in one transaction.' },
       operation_id: { type: 'string', format: 'uuid', description: 'Shared by an intent and its outcome.' },
       outcome: { type: ['string', 'null'], enum: [...AUDIT_OUTCOMES, null], description: 'Null on an intent row.' },
-      outcome_recorded: { type: 'boolean', description: 'False only for an intent whose outcome row does not exist (a crash between the two, or a call still running).' },
+      outcome_recorded: { type: 'boolean', description: 'False only for an intent whose outcome row does not exist (a crash between the two, or a call still ' +
+        'running).' },
       error: { type: ['string', 'null'], description: 'Why the change failed; null when it succeeded.' },
       request_id: { type: ['string', 'null'], description: "The API request's X-Request-Id; null for the CLI." },
       hash: { type: 'string', description: "SHA-256 over the previous row's hash and this row's content, in 64 hex digits." },
@@ -78,7 +80,8 @@ export const auditPaths = {
   '/internal/v1/audit/verify': {
     get: {
       operationId: 'verifyAuditTrail',
-      summary: "Walks the audit trail's hash chain and names every row missing, edited or out of place (as `partner-service audit verify`)",
+      summary: "Walks the audit trail's hash chain and names every row missing, edited or out of place (as " +
+        "`partner-service audit verify`)",
       tags: ['internal'],
       ...scoped(['read']),
       responses: {

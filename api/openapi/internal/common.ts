@@ -29,14 +29,17 @@ export const challenge = { 'WWW-Authenticate': { schema: { type: 'string' }, des
 export const authErrors = {
   '401': { ...error('No bearer token, or an unknown, revoked or expired one; `detail` says which.'), headers: challenge },
   '403': {
-    ...error('The token does not have the scope the operation needs: `reason` is `missing_scope` and `detail` names the token and the scope.'),
+    ...error('The token does not have the scope the operation needs: `reason` is `missing_scope` and `detail` names the ' +
+      'token and the scope.'),
     headers: { 'WWW-Authenticate': { schema: { type: 'string' }, description: 'Bearer realm="internal", error="insufficient_scope", scope="<the scopes>".' } },
   },
 };
-export const TOKEN_STORE_UNAVAILABLE = `or (\`reason\` token_store_unavailable) a named token cannot be checked: this process has not read the tokens from PostgreSQL for over ${REVOCATION_BOUND_MS / 1000} s`;
+export const TOKEN_STORE_UNAVAILABLE = `or (\`reason\` token_store_unavailable) a named token cannot be checked: this process has not read the tokens ` +
+  `from PostgreSQL for over ${REVOCATION_BOUND_MS / 1000} s`;
 export const commonErrors = {
   ...authErrors,
-  '503': error(`Temporal is unavailable or did not answer in time (\`detail\` says whether anything may have changed), ${TOKEN_STORE_UNAVAILABLE}. Has Retry-After.`),
+  '503': error(`Temporal is unavailable or did not answer in time (\`detail\` says whether anything may have changed), ` +
+    `${TOKEN_STORE_UNAVAILABLE}. Has Retry-After.`),
 };
 
 /** The operation's security requirement (any one of `scopes`) and the sentence its description starts with. */
@@ -80,7 +83,8 @@ export const getOne = (scopes: readonly [TokenScope, ...TokenScope[]], parameter
 /** The refusals of a route that reads and writes PostgreSQL only, which no Temporal outage can reach. */
 export const postgresOnlyErrors = {
   ...authErrors,
-  '503': error(`A named token cannot be checked (\`reason\` token_store_unavailable): this process has not read the tokens from PostgreSQL for over ${REVOCATION_BOUND_MS / 1000} s. Has Retry-After.`),
+  '503': error(`A named token cannot be checked (\`reason\` token_store_unavailable): this process has not read the tokens ` +
+    `from PostgreSQL for over ${REVOCATION_BOUND_MS / 1000} s. Has Retry-After.`),
 };
 
 export const badBody = { '400': error('Invalid JSON or field: one error per field.'), '413': error('Body over 1 MB.'), '415': error('Not application/json.') };

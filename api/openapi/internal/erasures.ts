@@ -24,7 +24,8 @@ export const erasureSchemas = {
         type: 'string',
         enum: ['pending', 'completed'],
         description:
-          '`completed`: every body found is removed, every start of those webhooks is settled, and Temporal serves no run of their workflow ids (not by run id, not by workflow id, not in a list).',
+          '`completed`: every body found is removed, every start of those webhooks is settled, and Temporal ' +
+            'serves no run of their workflow ids (not by run id, not by workflow id, not in a list).',
       },
       subject_kind: { type: 'string', enum: [...SUBJECT_KINDS], description: 'The record keeps the kind and an HMAC of the subject, never the subject.' },
       company_id: { type: ['string', 'null'] },
@@ -33,10 +34,13 @@ export const erasureSchemas = {
       webhooks_found: { type: ['integer', 'null'], minimum: 0, description: 'Null until the webhooks are erased.' },
       deliveries_cancelled: { type: ['integer', 'null'], minimum: 0, description: 'Pending deliveries cancelled (status `cancelled`, status_reason `erasure`).' },
       bodies_removed: { type: ['integer', 'null'], minimum: 0, description: 'Bodies removed by this erasure (those the retention purge had removed are not counted).' },
-      runs_deleted: { type: ['integer', 'null'], minimum: 0, description: 'Workflow ids whose runs (every run: resets and late starts too) were deleted; null until the deletes are made. A test send has none.' },
+      runs_deleted: { type: ['integer', 'null'], minimum: 0, description: 'Workflow ids whose runs (every run: resets and late starts too) were deleted; null until the deletes ' +
+        'are made. A test send has none.' },
       runs_gone: { type: ['integer', 'null'], minimum: 0, description: 'Of those, the workflow ids Temporal serves no run of any more (deletion is asynchronous).' },
-      pending_reason: { type: ['string', 'null'], description: 'Why a pending erasure is not completed yet: a step failing and retried, runs Temporal still serves, or starts not settled. Null once nothing holds it.' },
-      index_key_ids: { type: 'array', items: { type: 'string' }, description: 'The ids of the subject index keys it searched under (SUBJECT_INDEX_KEYS; `development` for the development key).' },
+      pending_reason: { type: ['string', 'null'], description: 'Why a pending erasure is not completed yet: a step failing and retried, runs Temporal still serves, or ' +
+        'starts not settled. Null once nothing holds it.' },
+      index_key_ids: { type: 'array', items: { type: 'string' }, description: 'The ids of the subject index keys it searched under (SUBJECT_INDEX_KEYS; `development` for the ' +
+        'development key).' },
       completed_at: nullable(dateTime),
       updated_at: dateTime,
       status_url: { type: 'string' },
@@ -55,7 +59,8 @@ export const erasurePaths = {
       {
         '202': { description: 'Recorded; the erasure runs in the background. Location is its status URL.', content: json(ref('ErasureAccepted')) },
         ...badBody,
-        '400': error('Invalid JSON, both subjects or neither, an empty candidate_id, a malformed e-mail address: one error per field.'),
+        '400': error('Invalid JSON, both subjects or neither, an empty candidate_id, a malformed e-mail address: one error ' +
+          'per field.'),
         '500': error("Temporal refused the service's configuration."),
       },
       { requestBody: { required: true, content: json(ref('ErasureRequest')) } },

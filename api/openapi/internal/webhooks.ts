@@ -61,14 +61,17 @@ export const webhookResourceSchemas = {
       created_at: dateTime,
       updated_at: dateTime,
       finished_at: nullable(dateTime),
-      held_since: { ...nullable(dateTime), description: 'Set while the next attempt waits for the partner gate to open (pause, breaker, Retry-After); that attempt is not spent.' },
+      held_since: { ...nullable(dateTime), description: 'Set while the next attempt waits for the partner gate to open (pause, breaker, Retry-After); that ' +
+        'attempt is not spent.' },
       status_reason: { type: ['string', 'null'], enum: ['erasure', null], description: '`erasure`: an erasure request cancelled this delivery before it was sent.' },
-      payload_removed_at: { ...nullable(dateTime), description: 'When the body and the response excerpts were removed (by the retention purge or an erasure); the delivery log keeps the rest.' },
+      payload_removed_at: { ...nullable(dateTime), description: 'When the body and the response excerpts were removed (by the retention purge or an erasure); the ' +
+        'delivery log keeps the rest.' },
       payload_removed_reason: { type: ['string', 'null'], enum: ['retention', 'erasure', null] },
       event: { type: ['object', 'null'], description: `The exact body every attempt sends; null once it was removed (payload_removed_at). ${NEEDS_READ}` },
       attempts: { type: 'array', items: ref('Attempt') },
       live: {
-        description: 'Null once the status is final. Otherwise the workflow\'s own state, or (source database) why Temporal did not answer.',
+        description: 'Null once the status is final. Otherwise the workflow\'s own state, or (source database) why Temporal ' +
+          'did not answer.',
         oneOf: [
           { type: 'null' },
           {
@@ -82,7 +85,8 @@ export const webhookResourceSchemas = {
       },
       signed_links: {
         type: 'array',
-        description: 'Each kind of signed link the event carries: the time after which its links are certainly dead, and whether that time has passed.',
+        description: 'Each kind of signed link the event carries: the time after which its links are certainly dead, and ' +
+          'whether that time has passed.',
         items: {
           type: 'object',
           additionalProperties: false,
@@ -141,7 +145,8 @@ export const webhookResourceSchemas = {
     type: 'object',
     additionalProperties: false,
     required: ['dry_run', 'would_start', 'skipped_expired_links', 'skipped_payload_removed', 'more'],
-    description: 'A dry run (`dry_run: true`): what the same request would do now. Nothing is started or written but its audit row.',
+    description: 'A dry run (`dry_run: true`): what the same request would do now. Nothing is started or written but its ' +
+      'audit row.',
     properties: {
       dry_run: { type: 'boolean', const: true },
       would_start: { type: 'integer', minimum: 0, description: 'Redeliveries the same request would start (its `started`).' },
@@ -199,17 +204,27 @@ export const webhookPaths = {
         '202': { description: 'This call started the delivery.', content: json(ref('AcceptedWebhook')) },
         '400': error('Invalid event or JSON.'),
         '413': error('Body over 1 MB.'),
-        '409': error('Concurrent requests with this event_id kept changing its row: nothing was accepted by this one. Retry the same request; has Retry-After.'),
+        '409': error('Concurrent requests with this event_id kept changing its row: nothing was accepted by this one. Retry ' +
+          'the same request; has Retry-After.'),
         '415': error('Not application/json.'),
         '500': error("Temporal refused the service's configuration."),
         '503': {
           description: [
-            'Not accepted, or not known to be: `reason` says which, and Retry-After says when to retry (always with the same event_id).',
-            '`overloaded`: this api process already has INGEST_MAX_STARTS_IN_FLIGHT starts in flight; nothing was stored (Retry-After: 1).',
+            'Not accepted, or not known to be: `reason` says which, and Retry-After says when to retry (always ' +
+              'with the same event_id).',
+            '`overloaded`: this api process already has INGEST_MAX_STARTS_IN_FLIGHT starts in flight; nothing ' +
+              'was stored (Retry-After: 1).',
             '`temporal_unreachable`: Temporal could not be reached; nothing was stored (Retry-After: 30).',
-            '`outcome_unknown`: Temporal did not answer in time; the webhook may or may not have been accepted (Retry-After: 5). A retry answers 202 (200 when another retry was first) whichever it was, and never starts a second delivery; unretried, the worker settles it within WEBHOOK_START_DOUBT_SECONDS plus 15 s (75 s as shipped): the delivery goes on, or nothing is kept.',
-            '`subject_index_key`: this api process lacks the subject index keys the deployment indexes personal data under (docs/personal-data.md#index-keys); nothing was stored (Retry-After: 30). Another replica takes the same request.',
-            `\`token_store_unavailable\`: ${TOKEN_STORE_UNAVAILABLE.replace(/^or \(`reason` token_store_unavailable\) /, '')}.`,
+            '`outcome_unknown`: Temporal did not answer in time; the webhook may or may not have been accepted ' +
+              '(Retry-After: 5). A retry answers 202 (200 when another retry was first) whichever it was, and ' +
+              'never starts a second delivery; unretried, the worker settles it within ' +
+              'WEBHOOK_START_DOUBT_SECONDS plus 15 s (75 s as shipped): the delivery goes on, or nothing is kept.',
+            '`subject_index_key`: this api process lacks the subject index keys the deployment indexes ' +
+              'personal data under (docs/personal-data.md#index-keys); nothing was stored (Retry-After: 30). ' +
+              'Another replica takes the same request.',
+            '`token_store_unavailable`: ' +
+              TOKEN_STORE_UNAVAILABLE.replace(/^or \(`reason` token_store_unavailable\) /, '') +
+              '.',
           ].join(' '),
           content: json(ref('IngestRefusal')),
         },
@@ -224,7 +239,8 @@ export const webhookPaths = {
       'Redeliver every finished webhook matching a filter, once per filter',
       {
         '200': {
-          description: 'How many started; an identical call starts nothing new. With `dry_run: true`, how many it would start, and nothing is started.',
+          description: 'How many started; an identical call starts nothing new. With `dry_run: true`, how many it would ' +
+            'start, and nothing is started.',
           content: json(ref('BulkRedeliveryAnswer')),
         },
         '400': error(`A bad filter, or ${UNTIL_AFTER_SINCE}: one error per field.`),
@@ -240,7 +256,8 @@ export const webhookPaths = {
     { description: 'Cancellation requested.', schema: 'CancelRequested' }, 'The delivery has ended.'),
   '/internal/v1/webhooks/{webhook_id}/redeliver': webhookAction('redeliverWebhook', 'Start a new delivery of a finished webhook, with the same webhook-id header',
     { description: 'The redelivery started.', schema: 'Redelivery' },
-    "The delivery has not finished, or the event's signed links are past their deadline and allow_expired_links is not true (`detail` names the deadlines).",
+    "The delivery has not finished, or the event's signed links are past their deadline and " +
+      "allow_expired_links is not true (`detail` names the deadlines).",
     {
       parameters: zodQueryParameters(redeliveryQuery),
       responses: { '400': error('allow_expired_links is neither true nor false.') },

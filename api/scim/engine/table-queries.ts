@@ -25,11 +25,13 @@ export function tableQueries({ from, columns, counter, idEquals, rendered }: Tab
     ...(rendered && {
       renderedPage(where: SqlFragment, order: SqlFragment, limit: number, offset: number, include: boolean, baseUrl: string) {
         // json_strip_nulls also writes compact JSON, as JSON.stringify does, keeping the key order.
-        return sql`SELECT json_strip_nulls(${rendered(include, baseUrl)})::text AS resource FROM ${from} WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`;
+        return sql`SELECT json_strip_nulls(${rendered(include, baseUrl)})::text AS resource FROM ${from} WHERE ${where}
+          ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`;
       },
     }),
     page(where, order, limit, offset, include) {
-      return sql`SELECT ${columns(include)} FROM ${from} WHERE ${where} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`;
+      return sql`SELECT ${columns(include)} FROM ${from} WHERE ${where} ORDER BY ${order}
+        LIMIT ${limit} OFFSET ${offset}`;
     },
     /** Unfiltered, the total is the counter row, not a count of the table. */
     count(where: SqlFragment) {

@@ -25,13 +25,15 @@ export interface GroupRow {
   readonly members?: MemberRow[] | null;
 }
 
-const GROUP_COLUMNS = sql`g.id, g.external_id, g.display_name, ${utcText('g.created')} AS created, ${utcText('g.last_modified')} AS last_modified, g.version`;
+const GROUP_COLUMNS = sql`g.id, g.external_id, g.display_name, ${utcText('g.created')} AS created,
+  ${utcText('g.last_modified')} AS last_modified, g.version`;
 
 /**
  * A group's members as a JSON array, users first (by id), then groups. A correlated subquery, so page
  * and members come in one statement; PostgreSQL evaluates it only for the rows that survive LIMIT.
  */
-const MEMBERS_COLUMN = sql`(SELECT json_agg(json_build_object('value', m.value, 'type', m.type, 'display', ${MEMBER_DISPLAY})
+const MEMBERS_COLUMN = sql`(SELECT json_agg(json_build_object('value', m.value, 'type', m.type, 'display',
+  ${MEMBER_DISPLAY})
       ORDER BY m.member_user_id NULLS LAST, m.member_group_id)
     FROM scim_group_members m ${MEMBER_JOINS} WHERE m.group_id = g.id) AS members`;
 
@@ -41,7 +43,8 @@ const MEMBERS_COLUMN = sql`(SELECT json_agg(json_build_object('value', m.value, 
  */
 function renderedGroup(withMembers: boolean, baseUrl: string): SqlFragment {
   const members = withMembers
-    ? sql`(SELECT json_agg(json_build_object('value', m.value, 'display', NULLIF(${MEMBER_DISPLAY}, ''), 'type', m.type, '$ref', ${memberReferenceSql(baseUrl)})
+    ? sql`(SELECT json_agg(json_build_object('value', m.value, 'display', NULLIF(${MEMBER_DISPLAY}, ''), 'type', m.type,
+      '$ref', ${memberReferenceSql(baseUrl)})
         ORDER BY m.member_user_id NULLS LAST, m.member_group_id)
       FROM scim_group_members m ${MEMBER_JOINS} WHERE m.group_id = g.id)`
     : raw('NULL');
@@ -49,7 +52,8 @@ function renderedGroup(withMembers: boolean, baseUrl: string): SqlFragment {
     'schemas', json_build_array(${GROUP_SCHEMA_URN}::text), 'id', g.id, 'externalId', NULLIF(g.external_id, ''),
     'displayName', g.display_name, 'members', ${members},
     'meta', json_build_object('resourceType', ${GROUP_RESOURCE_TYPE}::text, 'created', ${utcText('g.created')},
-      'lastModified', ${utcText('g.last_modified')}, 'location', ${resourceLocationSql(baseUrl, GROUPS_ENDPOINT, raw('g.id::text'))},
+      'lastModified', ${utcText('g.last_modified')}, 'location',
+        ${resourceLocationSql(baseUrl, GROUPS_ENDPOINT, raw('g.id::text'))},
       'version', ${weakEtagSql('g.version')}))`;
 }
 

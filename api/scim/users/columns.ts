@@ -20,5 +20,7 @@ export const LAST_MODIFIED = raw('u.updated_at');
  * without touching `updated_at`; so the tag hashes `updated_at` with the (id, version) of each group the
  * user is in. Epoch seconds, not timestamptz text, so the session time zone cannot change it.
  */
-export const USER_VERSION = sql`('W/"' || left(md5(extract(epoch FROM u.updated_at)::text || COALESCE((SELECT string_agg(vg.id::text || ':' || vg.version, ',' ORDER BY vg.id)
-    FROM scim_group_members vm JOIN scim_groups vg ON vg.id = vm.group_id WHERE vm.member_user_id = u.id), '')), 16) || '"')`;
+export const USER_VERSION = sql`('W/"' || left(md5(extract(epoch FROM u.updated_at)::text || COALESCE(
+    (SELECT string_agg(vg.id::text || ':' || vg.version, ',' ORDER BY vg.id)
+       FROM scim_group_members vm JOIN scim_groups vg ON vg.id = vm.group_id
+      WHERE vm.member_user_id = u.id), '')), 16) || '"')`;

@@ -121,7 +121,8 @@ class FilterCompiler {
       const value = findAttribute(attribute.definition.subAttributes, 'value');
       if (!attribute.definition.multiValued || !value) {
         throw invalidFilter(
-          `'${attribute.name}' is a complex attribute; compare one of its sub-attributes, such as ${attribute.name}.${exampleSubAttribute(attribute.definition)}`,
+          `'${attribute.name}' is a complex attribute; compare one of its sub-attributes, such as ` +
+            `${attribute.name}.${exampleSubAttribute(attribute.definition)}`,
         );
       }
       // `members eq "1"` means `members.value eq "1"` (RFC 7644 section 3.4.2.2; Entra and AWS send it).
@@ -137,7 +138,8 @@ class FilterCompiler {
     if (literal.kind !== 'string') {
       const type = attribute.definition.type === 'dateTime' ? 'dateTime' : 'string';
       throw invalidFilter(
-        `'${attribute.name}' is a ${type} attribute; the ${literal.kind} ${literal.text} at position ${literal.position} cannot be compared with it, use a double-quoted string`,
+        `'${attribute.name}' is a ${type} attribute; the ${literal.kind} ${literal.text} at position ` +
+          `${literal.position} cannot be compared with it, use a double-quoted string`,
       );
     }
     if (attribute.definition.type === 'dateTime') return this.compareDateTime(attribute, operator, literal.value, literal.position);
@@ -151,7 +153,8 @@ class FilterCompiler {
   private compareBoolean(attribute: ResolvedAttribute, operator: CompareOperator, literal: Literal): Predicate {
     if (literal.kind !== 'boolean') {
       throw invalidFilter(
-        `'${attribute.name}' is a boolean attribute; the ${literal.kind} ${literal.text} at position ${literal.position} cannot be compared with it, use true or false`,
+        `'${attribute.name}' is a boolean attribute; the ${literal.kind} ${literal.text} at position ` +
+          `${literal.position} cannot be compared with it, use true or false`,
       );
     }
     if (operator !== 'eq' && operator !== 'ne') {
@@ -168,7 +171,8 @@ class FilterCompiler {
     const instant = normaliseDateTime(value);
     if (!instant) {
       throw invalidFilter(
-        `"${value}" at position ${position} is not a valid dateTime; expected a form like 2024-05-01T12:00:00Z or 2024-05-01T14:00:00+02:00`,
+        `"${value}" at position ${position} is not a valid dateTime; expected a form like 2024-05-01T12:00:00Z ` +
+          `or 2024-05-01T14:00:00+02:00`,
       );
     }
     const { expression, joined } = this.leaf(attribute);

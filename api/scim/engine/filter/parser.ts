@@ -131,7 +131,8 @@ class FilterParser {
     const end = this.peek();
     if (end.kind !== close) {
       throw invalidFilter(
-        `Missing '${closeText}' to close '${open.text}' at position ${open.position}: found ${describe(end)} at position ${end.position}`,
+        `Missing '${closeText}' to close '${open.text}' at position ${open.position}: found ${describe(end)} ` +
+          `at position ${end.position}`,
       );
     }
     this.index += 1;
