@@ -1,12 +1,12 @@
 // How one attempt's answer is judged, without a partner server: the error class of a request that got no
-// answer, the breaker's verdict, a Retry-After's delay, and the 4 KiB of body that is kept.
+// answer, the partner's answer as the breaker reads it, a Retry-After's delay, and the 4 KiB of body that is kept.
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { classifyRequestError } from '../../../partner-client/error-class';
 import { readBodyPrefix, utf8Prefix } from '../../../partner-client/response-body';
 import { RETRY_AFTER_CAP_MS, retryAfterMs } from '../../../partner-client/retry-after';
-import { partnerVerdict } from '../../../lib/partner-states';
+import { partnerAnswer } from '../../../lib/partner-states';
 
 /** undici's shape: a TypeError('fetch failed') whose cause is the socket's error. */
 const wrapped = (code: string, message = `${code} happened`) => Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error(message), { code }) });
@@ -41,10 +41,10 @@ describe('the error class of a request with no answer', () => {
   });
 });
 
-describe("the breaker's verdict on an answer", () => {
+describe("the breaker's reading of an answer (partnerAnswer)", () => {
   it('counts no answer, a 5XX and a 429 as failing, anything else (4XX included) as answered', () => {
     const statuses = [null, 500, 503, 599, 429, 200, 204, 302, 400, 404, 410, 499];
-    assert.deepEqual(statuses.map(partnerVerdict), ['failing', 'failing', 'failing', 'failing', 'failing', 'answered', 'answered', 'answered', 'answered', 'answered', 'answered', 'answered']);
+    assert.deepEqual(statuses.map(partnerAnswer), ['failing', 'failing', 'failing', 'failing', 'failing', 'answered', 'answered', 'answered', 'answered', 'answered', 'answered', 'answered']);
   });
 });
 
