@@ -8,5 +8,5 @@ import type { DefaultContext, DefaultState } from 'koa';
  * default list (TRACE, PROPFIND, …).
  */
 export function createRouter<StateT = DefaultState, ContextT = DefaultContext>(options: Omit<RouterOptions, 'methods'> = {}): Router<StateT, ContextT> {
-  return new Router<StateT, ContextT>({ ...options, methods: [...http.METHODS] } as RouterOptions);
+  return new Router<StateT, ContextT>({ ...options, methods: [...http.METHODS] });
 }

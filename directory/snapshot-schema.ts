@@ -122,5 +122,5 @@ export function validItemsOf(input: unknown): DirectorySnapshot {
       return readable ? { id: rawId } : undefined;
     });
   }
-  return snapshot as DirectorySnapshot;
+  return snapshot;
 }

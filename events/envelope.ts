@@ -109,7 +109,7 @@ function prefixPath(prefix: string, path: string): string {
 
 /** The envelope the partner receives (spec 4.1): exactly event_type, action and data. */
 export function toEnvelope(event: WebhookEventInput): WebhookEnvelope {
-  return { event_type: event.event_type, action: event.action, data: event.data } as WebhookEnvelope;
+  return { event_type: event.event_type, action: event.action, data: event.data };
 }
 
 /**

@@ -59,7 +59,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 
   const child = spawn(executable, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
+  child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   // A parent that dies without stop() must not leave the server running.
   const stopWithParent = () => child.kill('SIGTERM');

@@ -61,7 +61,7 @@ export function docsRouter(_deps: ApiDependencies): Router {
     ctx.body = PAGE;
   });
   router.get('/docs/assets/:file', function referenceAsset(ctx) {
-    const file = files.get(ctx.params.file!);
+    const file = files.get(ctx.params.file);
     if (!file) return;
     ctx.set('Cache-Control', 'public, max-age=3600');
     ctx.set('X-Content-Type-Options', 'nosniff');

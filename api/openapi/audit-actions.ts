@@ -41,5 +41,5 @@ export function withAuditActions<T extends Record<string, object>>(paths: T): T 
     });
     return [path, Object.fromEntries(entries)];
   });
-  return Object.fromEntries(described) as unknown as T;
+  return Object.fromEntries(described);
 }

@@ -14,7 +14,7 @@ const SPEC_SECTION: Record<Pair, string> = { 'company/signup': '2.2', 'job/new':
 const PAIRS = Object.keys(SPECIFIED_EVENTS) as Pair[];
 
 /** `company/signup` → `CompanySignup`: the component names of a pair. */
-const pascal = (pair: string) => pair.split(/[/_-]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+const pascal = (pair: string) => pair.split(/[/_-]/).map((w) => w[0].toUpperCase() + w.slice(1)).join('');
 
 /** Every optional property, as dotted paths, so the entry's description states which fields may be absent. */
 function optionalPaths(schema: JsonSchema, prefix = ''): string[] {
@@ -33,7 +33,7 @@ function optionalPaths(schema: JsonSchema, prefix = ''): string[] {
  */
 function pairSchema(pair: Pair, ingestion: boolean) {
   const [eventType, action] = pair.split('/');
-  const schema = webhookRequestSchema.extend({ event_type: z.literal(eventType!), action: z.literal(action!), data: SPECIFIED_EVENTS[pair] });
+  const schema = webhookRequestSchema.extend({ event_type: z.literal(eventType), action: z.literal(action), data: SPECIFIED_EVENTS[pair] });
   return zodJsonSchema(ingestion ? schema : schema.omit({ event_id: true, ordering_key: true }));
 }
 

@@ -55,7 +55,7 @@ async function countInSql(knex: Knex, filter: WebhookFilter, { limit, atRest, al
     }
     const answer = (more: boolean) => ({ would_start: started, skipped_expired_links: skipped.expired_links, skipped_payload_removed: skipped.payload_removed, more });
     // The redelivery's last look: a match past the stop whose original it did not start.
-    const more = stop !== undefined && originals.some((o) => o.last_pos > stop! && (o.first_pos > stop! || fateOf(o) !== 'start'));
+    const more = stop !== undefined && originals.some((o) => o.last_pos > stop && (o.first_pos > stop || fateOf(o) !== 'start'));
     if (exhausted || more) return answer(more);
   }
 }

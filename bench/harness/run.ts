@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   } finally {
     await server.stop();
   }
-  await writeSections(values.out!, sections, argv);
+  await writeSections(values.out, sections, argv);
   progress(`wrote ${values.out === '-' ? 'stdout' : values.out}`);
 }
 

@@ -27,7 +27,7 @@ export function spawnService(command: 'api' | 'worker' | 'start', env: NodeJS.Pr
   const child = spawn(process.execPath, [...nodeArgs, cli, command], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   // The worker warns once per failed attempt (thousands in a run): pass on only errors, keep a tail for a crash.
   let tail: string[] = [];
-  createInterface({ input: child.stdout! }).on('line', (line) => {
+  createInterface({ input: child.stdout }).on('line', (line) => {
     tail = [...tail.slice(-19), line];
     onLine?.(line);
     if (/"level":[56]0\b/.test(line)) process.stderr.write(`${line}\n`);

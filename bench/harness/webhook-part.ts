@@ -46,7 +46,7 @@ export const EVENT: WebhookEventInput = { ...candidateNew, event_id: 'bench-cand
  */
 export function benchEvent(prefix: string, i: number, keys = Infinity): WebhookEventInput {
   const data = EVENT.data as typeof candidateNew.data;
-  return { ...EVENT, event_id: `${prefix}-${i}`, data: { ...data, candidate: { ...data.candidate, id: `${prefix}-k${i % keys}` } } } as WebhookEventInput;
+  return { ...EVENT, event_id: `${prefix}-${i}`, data: { ...data, candidate: { ...data.candidate, id: `${prefix}-k${i % keys}` } } };
 }
 
 /** `start`: the single process of `partner-service start` (API and worker). */

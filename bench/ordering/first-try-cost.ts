@@ -53,7 +53,7 @@ export async function measureFirstTryCost(o: { databaseUrl: string; knex: Knex; 
     const prefix = `cost-${o.ordering}-${Date.now().toString(36)}`;
     const samples: Array<{ events: number; statements: number }> = [];
     for (let i = 0; i <= o.samples; i++) {
-      const { webhookId, workflowId } = webhookIds(benchEvent(`${prefix}-${i}`, 0) as Parameters<typeof webhookIds>[0]);
+      const { webhookId, workflowId } = webhookIds(benchEvent(`${prefix}-${i}`, 0));
       let statements = 0;
       const count = (query: { bindings?: unknown[] }) => {
         if ((query.bindings ?? []).includes(webhookId)) statements++;

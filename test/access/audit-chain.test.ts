@@ -251,7 +251,7 @@ describe('the audit trail as a hash chain: verify, refusals, purge, tampering, c
     process.stdout.write = ((chunk: string | Uint8Array) => {
       printed += String(chunk).split('\n').length - 1;
       return true;
-    }) as typeof process.stdout.write;
+    });
     const started = Date.now();
     try {
       await Promise.all([...Array.from({ length: CALLERS }, (_, c) => apiCaller(c)), ...Array.from({ length: CALLERS }, (_, c) => cliCaller(c))]);

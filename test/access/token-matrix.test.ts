@@ -263,7 +263,7 @@ describe('codec server: the scope decode, CODEC_AUTH_TOKEN and the auth-failure 
       headers: { 'content-type': 'application/json', ...(token && { authorization: `Bearer ${token}` }) },
       body: JSON.stringify(payloads),
     });
-    return { status: res.status, body: (await res.json()) as unknown, challenge: res.headers.get('www-authenticate') };
+    return { status: res.status, body: (await res.json()), challenge: res.headers.get('www-authenticate') };
   };
   /** The codec's UI form: the token in the path, as Temporal UI is given it. */
   const uiPath = (token: string, action: string) => `${new URL(uiCodecEndpoint(api.api.url, token)).pathname}/${action}`;

@@ -362,7 +362,7 @@ describe('partner-service CLI', () => {
           `no PARTNER_ENDPOINT: webhooks are delivered to the local partner inbox at ${inbox} (a loopback receiver that answers 204); ` +
             'set PARTNER_ENDPOINT and PARTNER_ACCESS_TOKEN to deliver to a real partner',
         );
-        assert.ok(lines.indexOf(loud!) < lines.indexOf(line));
+        assert.ok(lines.indexOf(loud) < lines.indexOf(line));
 
         // The newcomer's next command, from the same directory. `webhooks send` reaches Temporal at
         // 127.0.0.1:7233; only when another server holds that port did start's dev server take another.

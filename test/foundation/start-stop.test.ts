@@ -56,8 +56,8 @@ async function startAndStop(work: string, moment: Moment, signal: NodeJS.Signals
   });
   const exit = exited(child);
   let stdout = '';
-  child.stdout!.on('data', (d) => (stdout += d));
-  child.stderr!.on('data', (d) => (stdout += d));
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stdout += d));
   try {
     let firstReadyAnswer: Run['firstReady'];
     let alive = true;

@@ -33,7 +33,7 @@ describe('ordering skip and retry never audit the ordering key', function () {
       headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({ key }),
     });
-    return { status: response.status, body: (await response.json()) as unknown };
+    return { status: response.status, body: (await response.json()) };
   };
   const cli = (decision: 'skip' | 'retry', key: string) =>
     runCli(['ordering', decision, key], { PATH: process.env.PATH, DATABASE_URL: test.db.url, TEMPORAL_ADDRESS: '127.0.0.1:43001' });

@@ -138,7 +138,7 @@ describe('an attempt of an erased webhook', function () {
     // A second webhook of the candidate, in the shared lane behind the other candidate's: queued, nothing sent.
     const second = { ...(structuredClone(event) as WebhookEventInput), event_id: `erased-second-${randomUUID()}` };
     const secondIds = webhookIds(second);
-    const queued = await env.run(activities.deliverAttempt as (input: DeliverAttemptInput) => Promise<unknown>, ordered(shared, { event: second, ids: secondIds }));
+    const queued = await env.run(activities.deliverAttempt, ordered(shared, { event: second, ids: secondIds }));
     assert.deepEqual(queued, { queued: { sequence: 2, behind: { webhookId: otherIds.webhookId, sequence: 1 } } });
     await writeSubjectKeys(db.knex, [{ id: secondIds.webhookId, keys: eventSubjectKeys(DEVELOPMENT_SUBJECT_INDEX_KEY, toEnvelope(second)) }], 'development');
 

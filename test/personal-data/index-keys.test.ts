@@ -80,7 +80,7 @@ describe('subject index keys: refusals, and a reindex killed half-way and resume
     const both = `${k2.text} ${k1.text}`;
     const first = startCli(['personal-data', 'reindex'], env(both), process.cwd(), /$^/);
     first.started.catch(() => undefined);
-    await new Promise<void>((resolve) => first.child.stderr!.on('data', () => /^reindexed \d+ rows$/m.test(first.output.stderr) && resolve()));
+    await new Promise<void>((resolve) => first.child.stderr.on('data', () => /^reindexed \d+ rows$/m.test(first.output.stderr) && resolve()));
     first.child.kill('SIGKILL');
     await waitForExit(first.child);
     const movedBeforeKill = await countRows('subject_key_id = ?', ['k2']);

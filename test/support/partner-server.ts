@@ -41,7 +41,7 @@ export function answerByScript(script: ReadonlyMap<string, readonly number[]>): 
 export async function startPartnerServer(handler: PartnerHandler = answer(200)): Promise<PartnerServer> {
   const requests: ReceivedRequest[] = [];
   const sockets = new Set<import('node:net').Socket>();
-  const partner = { handler } as { handler: PartnerHandler };
+  const partner = { handler };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));

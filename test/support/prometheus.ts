@@ -66,7 +66,7 @@ export async function startPrometheus({ work, rulesFile, targets }: PrometheusOp
     { cwd: work, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
+  child.stderr.on('data', (d) => (stderr += d));
   const spawned = new Promise<void>((resolve, reject) => {
     child.on('spawn', resolve);
     child.on('error', (error: NodeJS.ErrnoException) =>

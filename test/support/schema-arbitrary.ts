@@ -25,7 +25,7 @@ const extraFields = fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }).map(
 
 function stringOf(schema: Schema): fc.Arbitrary<string> {
   const base = schema.format && FORMATS[schema.format]
-    ? FORMATS[schema.format]!
+    ? FORMATS[schema.format]
     : schema.pattern
       ? fc.stringMatching(new RegExp(schema.pattern))
       : fc.string({ maxLength: 20 });
@@ -62,6 +62,6 @@ export function schemaArbitrary(doc: Doc, node: Schema): fc.Arbitrary<unknown> {
   if (branches) return fc.oneof(...branches.map((branch: Schema) => schemaArbitrary(doc, { ...schema, oneOf: undefined, anyOf: undefined, ...branch })));
   if (schema.not && !schema.type) return jsonValue(1);
   if (Array.isArray(schema.type)) return fc.oneof(...schema.type.map((type: string) => schemaArbitrary(doc, { ...schema, type })));
-  if (schema.type) return byType[schema.type]!(doc, schema);
+  if (schema.type) return byType[schema.type](doc, schema);
   return jsonValue(2);
 }

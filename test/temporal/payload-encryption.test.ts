@@ -65,11 +65,11 @@ describe('payload encryption on the Temporal dev server', function () {
   it('stores no e-mail, phone number or message in clear: every payload but search attributes and core\'s marker data is encrypted', () => {
     for (const secret of [email, phone, message]) assert.equal(occurrencesIn(history, secret), 0, secret);
     const payloads = historyPayloads<Payload>(history);
-    const encrypted = payloads.filter(({ payload }) => Buffer.from(payload.metadata![METADATA_ENCODING_KEY]!).toString() === ENCRYPTED_ENCODING);
+    const encrypted = payloads.filter(({ payload }) => Buffer.from(payload.metadata![METADATA_ENCODING_KEY]).toString() === ENCRYPTED_ENCODING);
     // The input, the attempts' markers and results, the records' inputs: a delivery with a retry has many.
     assert.ok(encrypted.length >= 6, `${encrypted.length} encrypted payloads`);
     assert.deepEqual(payloads.filter((p) => !encrypted.includes(p) && !leftInClear(p.path)).map((p) => p.path), []);
-    assert.ok(encrypted.every(({ payload }) => Buffer.from(payload.metadata![KEY_ID_METADATA]!).toString() === 'current'));
+    assert.ok(encrypted.every(({ payload }) => Buffer.from(payload.metadata![KEY_ID_METADATA]).toString() === 'current'));
   });
 
   it('stores none in what `temporal workflow show --output json` prints without a codec', async () => {

@@ -628,7 +628,7 @@ describe('webhook operations on the Temporal dev server', function () {
   describe('with Temporal unreachable', () => {
     it('shows the database view of a pending webhook and says so; operations answer 503', async () => {
       const port = await closedPort();
-      const offline = loadConfig({ ...process.env, INTERNAL_API_TOKEN: INTERNAL_TOKEN, TEMPORAL_ADDRESS: `127.0.0.1:${port}` } as never);
+      const offline = loadConfig({ ...process.env, INTERNAL_API_TOKEN: INTERNAL_TOKEN, TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
       const offlineStarter = createTemporalGateway(offline, logger, { connectTimeoutMs: 500 });
       const offlineApi = await startApiServer({ config: offline, knex: db.knex, logger, temporalGateway: offlineStarter }, 0, '127.0.0.1');
       try {

@@ -36,13 +36,13 @@ export function installNoServerGuard(): void {
   installed = true;
   net.Socket.prototype.connect = function connect(...args: unknown[]): never {
     refuse(`a connection to ${describeTarget(args)}`);
-  } as typeof net.Socket.prototype.connect;
+  };
   net.Server.prototype.listen = function listen(...args: unknown[]): never {
     refuse(`a server listening on ${describeTarget(args)}`);
   } as typeof net.Server.prototype.listen;
   dgram.Socket.prototype.bind = function bind(): never {
     refuse('a UDP socket');
-  } as typeof dgram.Socket.prototype.bind;
+  };
   for (const name of ['spawn', 'spawnSync', 'execFile', 'execFileSync', 'exec', 'execSync', 'fork'] as const) {
     const original = child_process[name] as (...args: unknown[]) => unknown;
     (child_process as Record<string, unknown>)[name] = function guarded(this: unknown, command: unknown, ...rest: unknown[]): unknown {

@@ -43,8 +43,8 @@ describe('AES-256-GCM payload codec', () => {
     const config = loadConfig({ PAYLOAD_ENCRYPTION_KEYS: `${current.id}:${current.key.toString('base64')}` });
     const { payloadCodecs } = dataConverterFor(config);
     assert.equal(payloadCodecs?.length, 1);
-    const payloads = await payloadCodecs![0].encode([plainPayload(candidateNew), plainPayload('second')]);
-    const decoded = await payloadCodecs![0].decode(payloads);
+    const payloads = await payloadCodecs[0].encode([plainPayload(candidateNew), plainPayload('second')]);
+    const decoded = await payloadCodecs[0].decode(payloads);
     assert.deepEqual(decoded.map((p) => defaultPayloadConverter.fromPayload(p)), [candidateNew, 'second']);
     assert.deepEqual(dataConverterFor(loadConfig({})), {});
   });
