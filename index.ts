@@ -11,11 +11,12 @@ export { WebhookValidationError } from './lib/errors';
 export { webhookIds, type WebhookIds } from './application/ingestion/ids';
 export * from './events';
 export { webhookStatusQuery } from './workflows/webhooks/messages';
-export { WEBHOOK_SEARCH_ATTRIBUTES, WEBHOOK_EVENT_TYPE, WEBHOOK_ACTION, WEBHOOK_STATUS, COMPANY_ID } from './temporal/search-attributes';
+export {
+  WEBHOOK_SEARCH_ATTRIBUTES,
+  WEBHOOK_EVENT_TYPE,
+  WEBHOOK_ACTION,
+  WEBHOOK_STATUS,
+  COMPANY_ID,
+} from './temporal/search-attributes';
 export type { AttemptRecord } from './lib/delivery';
-export type {
-  DeliverWebhookInput,
-  DeliveryState,
-  DeliverySummary,
-  WebhookDeliveryStatus,
-} from './workflows/types';
+export type { DeliverWebhookInput, DeliveryState, DeliverySummary, WebhookDeliveryStatus } from './workflows/types';

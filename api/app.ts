@@ -21,7 +21,20 @@ import { tracingEnabled } from '../lib/tracing';
 export type RouterFactory = (deps: ApiDependencies) => Router;
 
 /** Route modules, mounted in this order. Each one answers errors in its own API's format. */
-export const API_ROUTERS: readonly RouterFactory[] = [healthRouter, metricsRouter, listingsRouter, openApiRouter, docsRouter, scimRouter, internalWebhooksRouter, internalOrderingRouter, internalPartnerRouter, internalErasuresRouter, internalAuditRouter, codecRouter];
+export const API_ROUTERS: readonly RouterFactory[] = [
+  healthRouter,
+  metricsRouter,
+  listingsRouter,
+  openApiRouter,
+  docsRouter,
+  scimRouter,
+  internalWebhooksRouter,
+  internalOrderingRouter,
+  internalPartnerRouter,
+  internalErasuresRouter,
+  internalAuditRouter,
+  codecRouter,
+];
 
 /**
  * Builds the Koa application (the API's routers unless others are given, as the worker's own port does). Unknown paths

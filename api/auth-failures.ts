@@ -24,7 +24,9 @@ type MatchedLayer = { readonly path: unknown; readonly name?: string | null; rea
  */
 export function routeLabel(ctx: Context): string {
   // The first route of the method is the one that answers (a later catch-all such as SCIM's only falls back).
-  const route = ((ctx as { matched?: MatchedLayer[] }).matched ?? []).find((layer) => layer.methods.includes(ctx.method));
+  const route = ((ctx as { matched?: MatchedLayer[] }).matched ?? []).find((layer) =>
+    layer.methods.includes(ctx.method),
+  );
   if (typeof route?.path === 'string') return route.path;
   return route?.name ?? 'unmatched';
 }
@@ -39,7 +41,17 @@ export function countAuthFailures(logger: Logger): Middleware<AuthFailureState &
       if (failure && (ctx.status === 401 || ctx.status === 403)) {
         const route = routeLabel(ctx);
         authFailures.inc({ reason: failure.reason, route });
-        logger.warn({ reason: failure.reason, route, method: ctx.method, status: ctx.status, request_id: ctx.state.requestId, actor: failure.actor }, 'request refused by an auth check');
+        logger.warn(
+          {
+            reason: failure.reason,
+            route,
+            method: ctx.method,
+            status: ctx.status,
+            request_id: ctx.state.requestId,
+            actor: failure.actor,
+          },
+          'request refused by an auth check',
+        );
       }
     }
   };

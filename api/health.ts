@@ -15,7 +15,10 @@ export interface ReadinessCheck {
  * check is ready). The extra checks are the dependencies' `readinessChecks` unless given: `api` has none, a
  * `worker` and `start` add the worker's Temporal polling.
  */
-export function healthRouter(deps: ApiDependencies, extraChecks: readonly ReadinessCheck[] = deps.readinessChecks ?? []): Router {
+export function healthRouter(
+  deps: ApiDependencies,
+  extraChecks: readonly ReadinessCheck[] = deps.readinessChecks ?? [],
+): Router {
   const { knex, logger } = deps;
   const router = createRouter();
   router.get('/healthz', function liveness(ctx) {

@@ -7,6 +7,8 @@ import type { DefaultContext, DefaultState } from 'koa';
  * a path has answers 405 with `Allow` (RFC 9110) instead of @koa/router's 501 for methods outside its short
  * default list (TRACE, PROPFIND, …).
  */
-export function createRouter<StateT = DefaultState, ContextT = DefaultContext>(options: Omit<RouterOptions, 'methods'> = {}): Router<StateT, ContextT> {
+export function createRouter<StateT = DefaultState, ContextT = DefaultContext>(
+  options: Omit<RouterOptions, 'methods'> = {},
+): Router<StateT, ContextT> {
   return new Router<StateT, ContextT>({ ...options, methods: [...http.METHODS] });
 }

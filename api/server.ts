@@ -26,16 +26,33 @@ type Connection = Socket & { [CURRENT_RESPONSE]?: http.ServerResponse };
  * a token checker: without them from the caller, the server makes its own (the gateway connects on first use)
  * and closes them on close().
  */
-export async function startApiServer(deps: ApiDependencies, port = deps.config.PORT, host = deps.config.HOST): Promise<ApiServer> {
+export async function startApiServer(
+  deps: ApiDependencies,
+  port = deps.config.PORT,
+  host = deps.config.HOST,
+): Promise<ApiServer> {
   const ownedGateway = deps.temporalGateway ? undefined : createTemporalGateway(deps.config, deps.logger);
-  const ownedChecker = deps.tokenChecker ? undefined : createTokenChecker({ knex: deps.knex, logger: deps.logger, sharedToken: deps.config.INTERNAL_API_TOKEN });
+  const ownedChecker = deps.tokenChecker
+    ? undefined
+    : createTokenChecker({ knex: deps.knex, logger: deps.logger, sharedToken: deps.config.INTERNAL_API_TOKEN });
   await ownedChecker?.start();
-  const server = await serveHttp(createApp({ ...deps, temporalGateway: deps.temporalGateway ?? ownedGateway, tokenChecker: deps.tokenChecker ?? ownedChecker }), port, host).catch(async (error: unknown) => {
+  const server = await serveHttp(
+    createApp({
+      ...deps,
+      temporalGateway: deps.temporalGateway ?? ownedGateway,
+      tokenChecker: deps.tokenChecker ?? ownedChecker,
+    }),
+    port,
+    host,
+  ).catch(async (error: unknown) => {
     await Promise.allSettled([ownedChecker?.close(), ownedGateway?.close()]);
     throw error;
   });
   if (!ownedGateway && !ownedChecker) return server;
-  return { ...server, close: () => server.close().finally(() => Promise.allSettled([ownedChecker?.close(), ownedGateway?.close()])) };
+  return {
+    ...server,
+    close: () => server.close().finally(() => Promise.allSettled([ownedChecker?.close(), ownedGateway?.close()])),
+  };
 }
 
 /** Serves a Koa application on `port` and `host`, with the graceful close every process of the service uses. */

@@ -9,7 +9,9 @@ import { SERVICE_TRACER } from '../lib/tracing';
  */
 export const traceRequests: Middleware = async function traceRequests(ctx, next) {
   const parent = propagation.extract(context.active(), ctx.headers);
-  const span = trace.getTracer(SERVICE_TRACER).startSpan(ctx.method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method } }, parent);
+  const span = trace
+    .getTracer(SERVICE_TRACER)
+    .startSpan(ctx.method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method } }, parent);
   try {
     await context.with(trace.setSpan(parent, span), next);
   } finally {

@@ -23,7 +23,12 @@ export interface AppSummary {
 export const newAppId = () => `app_${randomBytes(9).toString('base64url')}`;
 
 /** Creates an app granted `companyIds`, in one transaction: on any error nothing is written. */
-export async function createPartnerApp(knex: Knex, name: string, companyIds: readonly string[], appId = newAppId()): Promise<CreatedApp> {
+export async function createPartnerApp(
+  knex: Knex,
+  name: string,
+  companyIds: readonly string[],
+  appId = newAppId(),
+): Promise<CreatedApp> {
   const companies = [...new Set(companyIds)];
   return knex.transaction(async (trx) => {
     const found = new Set((await trx('companies').whereIn('id', companies).pluck('id')) as string[]);
@@ -49,8 +54,10 @@ export async function listPartnerApps(knex: Knex): Promise<AppSummary[]> {
       'a.created_at',
       'a.revoked_at',
       knex.raw("CASE WHEN a.revoked_at IS NULL THEN 'active' ELSE 'revoked' END AS status"),
-      knex.raw("COALESCE(array_agg(g.company_id ORDER BY g.company_id) FILTER (WHERE g.company_id IS NOT NULL), '{}') " +
-        "AS companies"),
+      knex.raw(
+        "COALESCE(array_agg(g.company_id ORDER BY g.company_id) FILTER (WHERE g.company_id IS NOT NULL), '{}') " +
+          'AS companies',
+      ),
     );
 }
 
@@ -58,7 +65,10 @@ export type RevokeOutcome = 'revoked' | 'already-revoked' | 'unknown';
 
 /** Marks the app revoked; the API checks this on every request, so it takes effect at once. */
 export async function revokePartnerApp(knex: Knex, appId: string): Promise<RevokeOutcome> {
-  const updated = await knex('partner_apps').where({ app_id: appId }).whereNull('revoked_at').update({ revoked_at: knex.fn.now() });
+  const updated = await knex('partner_apps')
+    .where({ app_id: appId })
+    .whereNull('revoked_at')
+    .update({ revoked_at: knex.fn.now() });
   if (updated) return 'revoked';
   const exists = await knex('partner_apps').where({ app_id: appId }).first('app_id');
   return exists ? 'already-revoked' : 'unknown';

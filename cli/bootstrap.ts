@@ -20,7 +20,10 @@ export interface Runtime {
  * `logsTo: 'stderr'` so their stdout is only their result; they log warnings and errors only unless LOG_LEVEL
  * is set or `verbose` (cli/log-level.ts).
  */
-export function bootstrap({ logsTo = 'stdout', verbose = false }: { logsTo?: LogStream; verbose?: boolean } = {}): Runtime {
+export function bootstrap({
+  logsTo = 'stdout',
+  verbose = false,
+}: { logsTo?: LogStream; verbose?: boolean } = {}): Runtime {
   const config = loadConfig();
   // Set in the environment (or .env), as loadConfig reads it: an empty value is unset there too.
   const configured = process.env.LOG_LEVEL ? config.LOG_LEVEL : undefined;
@@ -63,7 +66,10 @@ export async function openMigratedDatabase(runtime: Runtime, { migrate = true } 
  * A client command's one database action: logs to stderr, opens the migrated database, prints the action's
  * result as one line of JSON on stdout (exit 0), and shuts down whatever happened.
  */
-export async function printDatabaseAction(verbose: boolean, action: (runtime: Runtime, knex: Database['knex']) => Promise<unknown>): Promise<number> {
+export async function printDatabaseAction(
+  verbose: boolean,
+  action: (runtime: Runtime, knex: Database['knex']) => Promise<unknown>,
+): Promise<number> {
   const runtime = bootstrap({ logsTo: 'stderr', verbose });
   try {
     const database = await openMigratedDatabase(runtime);
@@ -78,7 +84,10 @@ export async function printDatabaseAction(verbose: boolean, action: (runtime: Ru
 export type DatabaseAction = (runtime: Runtime, knex: Database['knex']) => Promise<unknown>;
 
 /** A command whose subcommands each do one piece of database work and print its result (partner, tokens). */
-export function databaseSubcommands(command: Pick<Command, 'name' | 'summary' | 'usage' | 'auditActions'>, subcommands: Record<string, (args: string[]) => DatabaseAction>): Command {
+export function databaseSubcommands(
+  command: Pick<Command, 'name' | 'summary' | 'usage' | 'auditActions'>,
+  subcommands: Record<string, (args: string[]) => DatabaseAction>,
+): Command {
   return {
     ...command,
     async run(args, { verbose }) {

@@ -28,7 +28,10 @@ export interface Command {
  * The subcommand `args` names in `table`, with the arguments after it and its name; a UsageError says which
  * names are expected, or that the one given is unknown.
  */
-export function subcommandOf<T>(args: readonly string[], table: Readonly<Record<string, T>>): { readonly subcommand: T; readonly rest: string[]; readonly name: string } {
+export function subcommandOf<T>(
+  args: readonly string[],
+  table: Readonly<Record<string, T>>,
+): { readonly subcommand: T; readonly rest: string[]; readonly name: string } {
   const [name, ...rest] = args;
   if (name === undefined || !Object.hasOwn(table, name)) {
     const names = Object.keys(table);
@@ -37,4 +40,3 @@ export function subcommandOf<T>(args: readonly string[], table: Readonly<Record<
   }
   return { subcommand: table[name], rest, name };
 }
-

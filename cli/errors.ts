@@ -9,7 +9,8 @@ export interface CliFailure {
 }
 
 /** Node's parseArgs throws these for an unknown option, a missing value or a stray positional: bad usage. */
-const isParseArgsError = (error: unknown) => String((error as { code?: unknown } | null)?.code ?? '').startsWith('ERR_PARSE_ARGS_');
+const isParseArgsError = (error: unknown) =>
+  String((error as { code?: unknown } | null)?.code ?? '').startsWith('ERR_PARSE_ARGS_');
 
 /**
  * The CLI's one mapping of errors to exit codes and stderr, as `answerInternalErrors` is the internal API's:

@@ -10,7 +10,15 @@ const BELOW_INFO: readonly LogLevel[] = ['debug', 'trace'];
  * errors only, so that a success prints its result and nothing else, unless LOG_LEVEL is set; a service logs
  * at LOG_LEVEL (default info). `--verbose` lowers either to info (debug and trace stay as they are).
  */
-export function commandLogLevel({ configured, oneShot, verbose }: { configured: LogLevel | undefined; oneShot: boolean; verbose: boolean }): LogLevel {
+export function commandLogLevel({
+  configured,
+  oneShot,
+  verbose,
+}: {
+  configured: LogLevel | undefined;
+  oneShot: boolean;
+  verbose: boolean;
+}): LogLevel {
   const level = configured ?? (oneShot ? 'warn' : 'info');
   return verbose && !BELOW_INFO.includes(level) ? 'info' : level;
 }

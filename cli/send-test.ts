@@ -31,13 +31,25 @@ export interface TestDeliveryReport {
  * writes it, then the attempt and the final status in one statement, marked as a test. A fresh `test-…` event
  * id keeps test rows apart from the idempotency keys of real webhooks.
  */
-export async function sendTestWebhook(config: Config, knex: Knex, logger: Logger, event: unknown): Promise<TestDeliveryReport> {
+export async function sendTestWebhook(
+  config: Config,
+  knex: Knex,
+  logger: Logger,
+  event: unknown,
+): Promise<TestDeliveryReport> {
   const prepared = prepareWebhook({ ...(event as object), event_id: `test-${uuidv4()}` }, config.PARTNER_TIMEOUT_MS);
   const webhook: WebhookRef = { ...prepared, workflowId: null, runId: null, isTest: true };
   await insertWebhook(knex, dataAtRest(config), { ...webhook, event: prepared.input.event });
   const scheduledAt = new Date().toISOString();
-  const outcome = await createPostToPartner({ config: () => config, logger })({ webhookId: prepared.webhookId, attempt: 1, event: prepared.input.event });
-  const finish = { status: outcome.succeeded ? ('delivered' as const) : ('failed' as const), finishedAt: new Date().toISOString() };
+  const outcome = await createPostToPartner({ config: () => config, logger })({
+    webhookId: prepared.webhookId,
+    attempt: 1,
+    event: prepared.input.event,
+  });
+  const finish = {
+    status: outcome.succeeded ? ('delivered' as const) : ('failed' as const),
+    finishedAt: new Date().toISOString(),
+  };
   await storeAttempt(knex, dataAtRest(config), { webhook, attempt: { ...outcome, scheduledAt } }, finish);
   return {
     webhook_id: prepared.webhookId,

@@ -10,7 +10,11 @@ interface PgClient {
  * kept aside for it (no transaction stays open); `busy` when another session holds it. A process that dies
  * loses its connection, and with it the lock: nothing to clean up after a kill -9.
  */
-export async function withAdvisoryLock<T>(knex: Knex, name: string, body: () => Promise<T>): Promise<{ readonly busy: true } | { readonly busy: false; readonly result: T }> {
+export async function withAdvisoryLock<T>(
+  knex: Knex,
+  name: string,
+  body: () => Promise<T>,
+): Promise<{ readonly busy: true } | { readonly busy: false; readonly result: T }> {
   const client = (await knex.client.acquireConnection()) as PgClient;
   try {
     const { rows } = await client.query('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [name]);

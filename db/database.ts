@@ -32,11 +32,21 @@ export const SERVICE_DATABASE = 'partner_service';
  * A Knex pool. Knex's own messages (a failed connection attempt while PostgreSQL is down, deprecations) go to
  * `logger` at debug level, one line each, never straight to the console: the caller's error says the same.
  */
-export function createKnex(connectionString: string, pool: Knex.PoolConfig = { min: 0, max: 10 }, logger?: Logger): Knex {
+export function createKnex(
+  connectionString: string,
+  pool: Knex.PoolConfig = { min: 0, max: 10 },
+  logger?: Logger,
+): Knex {
   const log = (message: unknown) => logger?.debug({ knex: describeError(message).split('\n')[0] }, 'knex');
   // compileSqlOnError: false keeps a failed statement's values out of its error's message (and so out of logs):
   // the message names the SQL with its placeholders, never the bound values.
-  return knex({ client: 'pg', connection: { connectionString }, pool, compileSqlOnError: false, log: { warn: log, error: log, debug: log, deprecate: log } });
+  return knex({
+    client: 'pg',
+    connection: { connectionString },
+    pool,
+    compileSqlOnError: false,
+    log: { warn: log, error: log, debug: log, deprecate: log },
+  });
 }
 
 /**
@@ -81,7 +91,10 @@ export async function assertSupportedServer(db: Knex, minimum = MIN_SERVER_VERSI
   const { rows } = await db.raw<{ rows: Array<{ num: string; version: string }> }>(
     "SELECT current_setting('server_version_num') AS num, current_setting('server_version') AS version",
   );
-  if (Number(rows[0].num) < minimum * 10_000) throw new DatabaseUnusableError(`PostgreSQL ${rows[0].version} is not supported: the service needs PostgreSQL ${minimum} or newer (DATABASE_URL)`);
+  if (Number(rows[0].num) < minimum * 10_000)
+    throw new DatabaseUnusableError(
+      `PostgreSQL ${rows[0].version} is not supported: the service needs PostgreSQL ${minimum} or newer (DATABASE_URL)`,
+    );
 }
 
 /** Creates `name` on the server at `serverUrl` if missing, and returns the URL that points at it. */

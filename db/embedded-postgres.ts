@@ -18,7 +18,8 @@ export interface EmbeddedPostgresHandle {
 }
 
 /** The embedded server's URL for a port: loopback only, with the fixed local credentials. */
-export const embeddedUrl = (port: number, database = 'postgres'): string => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+export const embeddedUrl = (port: number, database = 'postgres'): string =>
+  `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
 
 /**
  * The server already running on `databaseDir` (its postmaster.pid names a live process and a port), or
@@ -95,7 +96,14 @@ export async function startEmbeddedPostgres(
   } catch (error) {
     // A server that was ready before the kill found it is stopped the ordinary way, unless the kill's fast
     // shutdown has ended it already (stop() would then wait for an exit that has passed).
-    if ((await starting.then(() => true, () => false)) && (await runningEmbeddedPostgres(databaseDir))) await pg.stop();
+    if (
+      (await starting.then(
+        () => true,
+        () => false,
+      )) &&
+      (await runningEmbeddedPostgres(databaseDir))
+    )
+      await pg.stop();
     throw error;
   }
 
@@ -122,7 +130,11 @@ export async function startEmbeddedPostgres(
  * directory they had begun is removed, so the next start initialises it afresh. Only a directory that was
  * absent or empty is removed: initdb refuses any other.
  */
-async function initialiseUnlessStopping(pg: { initialise(): Promise<void> }, databaseDir: string, signal: AbortSignal | undefined): Promise<void> {
+async function initialiseUnlessStopping(
+  pg: { initialise(): Promise<void> },
+  databaseDir: string,
+  signal: AbortSignal | undefined,
+): Promise<void> {
   const wasEmpty = (await readdir(databaseDir).catch(() => [])).length === 0;
   const initialising = pg.initialise();
   try {
@@ -147,7 +159,11 @@ async function killUntilSettled(work: Promise<unknown>, databaseDir: string, sig
 }
 
 /** Uses the server another process started on the same data directory, after checking that it answers. */
-async function shareRunningServer(databaseDir: string, { pid, port }: { pid: number; port: number }, logger?: Logger): Promise<EmbeddedPostgresHandle> {
+async function shareRunningServer(
+  databaseDir: string,
+  { pid, port }: { pid: number; port: number },
+  logger?: Logger,
+): Promise<EmbeddedPostgresHandle> {
   const url = embeddedUrl(port);
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
   try {
@@ -183,7 +199,10 @@ async function letPostgresUserReach(dir: string, logger?: Logger): Promise<void>
     const { mode } = await stat(current);
     if (!(mode & 0o001)) {
       await chmod(current, (mode & 0o7777) | 0o001);
-      logger?.warn({ directory: current }, 'granted other-users search permission so the postgres user can reach the data directory');
+      logger?.warn(
+        { directory: current },
+        'granted other-users search permission so the postgres user can reach the data directory',
+      );
     }
     if (current === path.dirname(current)) return;
   }

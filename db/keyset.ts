@@ -10,14 +10,20 @@ export interface PageRequest<Position> {
 }
 
 /** The column's time in microseconds since the epoch, as text. */
-export const microsecondsOf = (timeColumn: string): SqlFragment => raw(`(extract(epoch FROM ${timeColumn}) * 1000000)::bigint::text`);
+export const microsecondsOf = (timeColumn: string): SqlFragment =>
+  raw(`(extract(epoch FROM ${timeColumn}) * 1000000)::bigint::text`);
 
 /**
  * Rows after `position` in newest-first order: (time, id) below the position's, the id compared as `idType`. The
  * time's own bound repeats the row comparison's first column: beside another bound on the time (a filter's
  * `until`), the index scan can then start at the position instead of reading every entry between the two.
  */
-export function olderThan(timeColumn: string, idColumn: string, idType: 'uuid' | 'bigint', position: { readonly us: string; readonly id: string }): SqlFragment {
+export function olderThan(
+  timeColumn: string,
+  idColumn: string,
+  idType: 'uuid' | 'bigint',
+  position: { readonly us: string; readonly id: string },
+): SqlFragment {
   const time = sql`timestamptz 'epoch' + ${position.us}::bigint * interval '1 microsecond'`;
   return sql`${raw(timeColumn)} <= ${time} AND (${raw(timeColumn)}, ${raw(idColumn)}) <
     (${time}, ${position.id}::${raw(idType)})`;
@@ -27,7 +33,13 @@ export function olderThan(timeColumn: string, idColumn: string, idType: 'uuid' |
  * A page from a query that fetched `limit + 1` rows (one more says whether a next page exists): its rows without
  * their `position_us`, and the last one's position and row when there is a next page.
  */
-export function keysetPage<Row extends { readonly position_us: string }>(rows: readonly Row[], limit: number): { rows: Array<Omit<Row, 'position_us'>>; last?: Row } {
+export function keysetPage<Row extends { readonly position_us: string }>(
+  rows: readonly Row[],
+  limit: number,
+): { rows: Array<Omit<Row, 'position_us'>>; last?: Row } {
   const page = rows.slice(0, limit);
-  return { rows: page.map(({ position_us: _position, ...row }) => row), last: rows.length > limit ? page.at(-1) : undefined };
+  return {
+    rows: page.map(({ position_us: _position, ...row }) => row),
+    last: rows.length > limit ? page.at(-1) : undefined,
+  };
 }

@@ -15,7 +15,8 @@ export interface SqlFragment {
 /** What a placeholder binds: pg sends arrays as PostgreSQL arrays and null as NULL. */
 export type SqlValue = string | number | boolean | null | readonly string[] | Buffer;
 
-const isFragment = (value: SqlFragment | SqlValue): value is SqlFragment => typeof value === 'object' && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value);
+const isFragment = (value: SqlFragment | SqlValue): value is SqlFragment =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value);
 
 /**
  * Builds SQL from a template: embedded fragments are spliced in with their bindings, every other value

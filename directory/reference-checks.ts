@@ -62,7 +62,14 @@ export function collectReferences(
   const users = new Set(snapshot.users?.map((u) => u?.id));
   const groups = new Set(groupIds);
 
-  const need = <K>(known: Set<K>, sectionPresent: boolean, map: Map<K, string[]>, id: K, path: string, noun: string) => {
+  const need = <K>(
+    known: Set<K>,
+    sectionPresent: boolean,
+    map: Map<K, string[]>,
+    id: K,
+    path: string,
+    noun: string,
+  ) => {
     if (known.has(id)) return;
     if (replace && sectionPresent) {
       problems.push(`${path}: unknown ${noun} ${JSON.stringify(id)}`);
@@ -73,11 +80,21 @@ export function collectReferences(
     map.set(id, paths);
   };
 
-  snapshot.jobs?.forEach((job, i) =>
-    job?.company_id !== undefined && need(companies, !!snapshot.companies, external.companies, job.company_id, `jobs[${i}].company_id`, 'company'));
+  snapshot.jobs?.forEach(
+    (job, i) =>
+      job?.company_id !== undefined &&
+      need(companies, !!snapshot.companies, external.companies, job.company_id, `jobs[${i}].company_id`, 'company'),
+  );
   snapshot.company_users?.forEach((m, i) => {
     if (!m) return;
-    need(companies, !!snapshot.companies, external.companies, m.company_id, `company_users[${i}].company_id`, 'company');
+    need(
+      companies,
+      !!snapshot.companies,
+      external.companies,
+      m.company_id,
+      `company_users[${i}].company_id`,
+      'company',
+    );
     need(users, !!snapshot.users, external.users, m.user_id, `company_users[${i}].user_id`, 'user');
   });
   snapshot.job_users?.forEach((m, i) => {
@@ -98,9 +115,12 @@ export function collectReferences(
       } else {
         need(groups, true, external.groups, member.value.toLowerCase(), path, 'group');
       }
-    }));
+    }),
+  );
   snapshot.apps?.forEach((app, a) =>
     app?.company_ids.forEach((companyId, c) =>
-      need(companies, !!snapshot.companies, external.companies, companyId, `apps[${a}].company_ids[${c}]`, 'company')));
+      need(companies, !!snapshot.companies, external.companies, companyId, `apps[${a}].company_ids[${c}]`, 'company'),
+    ),
+  );
   return external;
 }

@@ -66,14 +66,19 @@ export const groupSchema = z.strictObject({
   id: z.uuid({ message: 'must be a UUID' }).optional(),
   // Both are btree-indexed (migration 002); 500 characters stay well inside an index row in any script.
   external_id: z.string().min(1).max(500, { message: 'must be at most 500 characters' }).nullish(),
-  display_name: z.string().min(1, { message: 'must be a non-empty string' }).max(500, { message: 'must be at most 500 characters' }),
+  display_name: z
+    .string()
+    .min(1, { message: 'must be a non-empty string' })
+    .max(500, { message: 'must be at most 500 characters' }),
   created: dateTime.optional(),
   last_modified: dateTime.optional(),
   members: z.array(groupMemberSchema).optional(),
 });
 
 export const appSchema = z.strictObject({
-  app_id: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, { message: 'must be 1-100 letters, digits, dots, dashes or underscores' }),
+  app_id: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,100}$/, { message: 'must be 1-100 letters, digits, dots, dashes or underscores' }),
   name: z.string().min(1).optional(),
   app_key: z.string().min(16, { message: 'must be at least 16 characters long' }),
   company_ids: z.array(id),
@@ -118,7 +123,10 @@ export function validItemsOf(input: unknown): DirectorySnapshot {
       const parsed = (schema as z.ZodType).safeParse(item);
       if (parsed.success) return parsed.data;
       const rawId = (item as { id?: unknown } | null)?.id;
-      const readable = section === 'users' ? typeof rawId === 'number' : typeof rawId === 'string' && ['companies', 'jobs'].includes(section);
+      const readable =
+        section === 'users'
+          ? typeof rawId === 'number'
+          : typeof rawId === 'string' && ['companies', 'jobs'].includes(section);
       return readable ? { id: rawId } : undefined;
     });
   }

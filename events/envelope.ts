@@ -29,7 +29,10 @@ export type WebhookEventInput = WebhookEnvelope & { event_id?: string; ordering_
 /** Letters, digits and `._:-`: the event id becomes part of a Temporal workflow id that people read. */
 export const eventIdSchema = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, "must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit");
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/,
+    "must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit",
+  );
 
 /** What POST /internal/v1/webhooks accepts before the data check; the catalog is generated from it too. */
 export const webhookRequestSchema = z.strictObject({
@@ -87,7 +90,10 @@ export { MAX_COMPANY_ID_LENGTH };
 /** The company id of any event (data.company_id or data.company.id) must fit its index and search attribute. */
 function companyIdErrors(data: Record<string, unknown>): PathError[] {
   const company = data.company as { id?: unknown } | undefined;
-  const candidates: Array<[string, unknown]> = [['data.company_id', data.company_id], ['data.company.id', company?.id]];
+  const candidates: Array<[string, unknown]> = [
+    ['data.company_id', data.company_id],
+    ['data.company.id', company?.id],
+  ];
   return candidates
     .filter(([, id]) => typeof id === 'string' && id.length > MAX_COMPANY_ID_LENGTH)
     .map(([path]) => ({ path, message: `must be at most ${MAX_COMPANY_ID_LENGTH} characters` }));

@@ -15,7 +15,9 @@ export const datetimeField = z
   .string()
   .refine((value) => {
     const [date, time, ...rest] = value.split(' ');
-    return rest.length === 0 && time !== undefined && isoDate.safeParse(date).success && isoTime.safeParse(time).success;
+    return (
+      rest.length === 0 && time !== undefined && isoDate.safeParse(date).success && isoTime.safeParse(time).success
+    );
   }, 'must be a datetime shaped YYYY-MM-DD HH:MM:SS')
   .meta({
     pattern: `^${z.regexes.date.source.slice(1, -1)} ${z.regexes.time({ precision: 0 }).source.slice(1, -1)}$`,
@@ -32,12 +34,16 @@ export const URL_PATTERN =
   '^[Hh][Tt][Tt][Pp][Ss]?://([A-Za-z0-9]+(-[A-Za-z0-9]+)*\\.)*' +
   '[A-Za-z][A-Za-z0-9]*(-[A-Za-z0-9]+)*(:[0-9]{1,4})?([/?#][^\\s\\u0000]*)?$';
 
-export const urlField = z.url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' }).meta({ pattern: URL_PATTERN });
+export const urlField = z
+  .url({ protocol: /^https?$/, message: 'must be an http:// or https:// URL' })
+  .meta({ pattern: URL_PATTERN });
 
 /** Longest company id accepted: it is indexed in PostgreSQL and becomes the CompanyId search attribute. */
 export const MAX_COMPANY_ID_LENGTH = 255;
 
-export const companyIdField = z.string().max(MAX_COMPANY_ID_LENGTH, `must be at most ${MAX_COMPANY_ID_LENGTH} characters`);
+export const companyIdField = z
+  .string()
+  .max(MAX_COMPANY_ID_LENGTH, `must be at most ${MAX_COMPANY_ID_LENGTH} characters`);
 
 /** Two letters, as in ISO 639-1 languages (`en`) and ISO 3166-1 countries (`DE`). */
 export const alpha2Field = z.string().regex(/^[A-Za-z]{2}$/, 'must be a two-letter (alpha-2) code');

@@ -15,7 +15,10 @@ const ENTITY_IDS: Readonly<Record<string, (data: Record<string, unknown>) => unk
  * `job:<data.job.id>` or `candidate:<data.candidate.id>` where the data names that id (a string or an integer),
  * within MAX_ORDERING_KEY_LENGTH. Undefined: the webhook is unordered.
  */
-export function orderingKeyOf(event: { readonly event_type: string; readonly data: unknown }, given?: string): string | undefined {
+export function orderingKeyOf(
+  event: { readonly event_type: string; readonly data: unknown },
+  given?: string,
+): string | undefined {
   if (given !== undefined) return given;
   const data = event.data;
   if (data === null || typeof data !== 'object') return undefined;
@@ -25,4 +28,3 @@ export function orderingKeyOf(event: { readonly event_type: string; readonly dat
   const key = `${event.event_type}:${text}`;
   return key.length <= MAX_ORDERING_KEY_LENGTH ? key : undefined;
 }
-

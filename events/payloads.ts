@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { EMAIL_ADDRESS_PATTERN } from '../lib/subject-index';
-import { alpha2Field, companyIdField, dateField, datetimeField, integerField, jsonObjectField, urlField } from './fields';
+import {
+  alpha2Field,
+  companyIdField,
+  dateField,
+  datetimeField,
+  integerField,
+  jsonObjectField,
+  urlField,
+} from './fields';
 
 // Objects are loose: fields the spec does not name pass through unchanged. Fields that only the full
 // payload carries (spec 2.2 to 2.4) are optional; every other field is required.
@@ -96,7 +104,10 @@ export const jobNewDataSchema = z.looseObject({ company: companySchema, job: job
 export const candidateStatusSchema = z.looseObject({
   id: integerField,
   name: z.string(),
-  group: z.union(STATUS_GROUPS.map((g) => z.literal(g)), { message: `must be one of ${STATUS_GROUPS.join(', ')}` }),
+  group: z.union(
+    STATUS_GROUPS.map((g) => z.literal(g)),
+    { message: `must be one of ${STATUS_GROUPS.join(', ')}` },
+  ),
 });
 
 const fileUrl = urlField.nullable();

@@ -13,15 +13,21 @@ export interface SignedLinkDeadline {
   readonly expiresAt: Date;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The kinds of signed link in an event: a non-null member of candidate.files, an answer of answer_type file. */
 export function signedLinkKinds(event: WebhookEnvelope): SignedLinkKind[] {
   const candidate = isObject(event.data) ? event.data.candidate : undefined;
   if (!isObject(candidate)) return [];
   const kinds: SignedLinkKind[] = [];
-  if (isObject(candidate.files) && Object.values(candidate.files).some((url) => typeof url === 'string')) kinds.push('files');
-  if (Array.isArray(candidate.answers) && candidate.answers.some((answer) => isObject(answer) && answer.answer_type === 'file')) kinds.push('file_answers');
+  if (isObject(candidate.files) && Object.values(candidate.files).some((url) => typeof url === 'string'))
+    kinds.push('files');
+  if (
+    Array.isArray(candidate.answers) &&
+    candidate.answers.some((answer) => isObject(answer) && answer.answer_type === 'file')
+  )
+    kinds.push('file_answers');
   return kinds;
 }
 
@@ -30,7 +36,10 @@ export function signedLinkKinds(event: WebhookEnvelope): SignedLinkKind[] {
  * deadline after which they are certainly expired (they may expire earlier: the signer's clock is not ours).
  */
 export function signedLinkDeadlines(event: WebhookEnvelope, acceptedAt: Date): SignedLinkDeadline[] {
-  return signedLinkKinds(event).map((kind) => ({ kind, expiresAt: new Date(acceptedAt.getTime() + SIGNED_LINK_LIFETIMES_MS[kind]) }));
+  return signedLinkKinds(event).map((kind) => ({
+    kind,
+    expiresAt: new Date(acceptedAt.getTime() + SIGNED_LINK_LIFETIMES_MS[kind]),
+  }));
 }
 
 /** The kinds whose deadline has passed at `at`: their links are dead. */

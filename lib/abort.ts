@@ -16,7 +16,11 @@ export function throwIfStopping(signal: AbortSignal | undefined): void {
  * kills its child process), `work` is awaited so that nothing of it outlives the call, and StartAbortedError
  * is thrown. Without a signal, this is `work` itself.
  */
-export async function unlessStopping<T>(signal: AbortSignal | undefined, work: Promise<T>, cancel: () => unknown = () => undefined): Promise<T> {
+export async function unlessStopping<T>(
+  signal: AbortSignal | undefined,
+  work: Promise<T>,
+  cancel: () => unknown = () => undefined,
+): Promise<T> {
   if (!signal) return work;
   let onAbort!: () => void;
   const aborted = new Promise<'aborted'>((resolve) => {

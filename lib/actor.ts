@@ -21,4 +21,5 @@ export function cliActor(): string {
  * The identity a Temporal client acting for `actor` gives its calls (signals, updates, cancels, starts), so
  * Temporal UI shows who acted and through which process.
  */
-export const temporalIdentityOf = (actor: string): string => `${actor} via partner-service ${process.pid}@${os.hostname()}`;
+export const temporalIdentityOf = (actor: string): string =>
+  `${actor} via partner-service ${process.pid}@${os.hostname()}`;

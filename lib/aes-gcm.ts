@@ -11,7 +11,11 @@ const TAG_BYTES = 16;
 /** Why sealed bytes did not open: too short to hold an IV and a tag, or a failed authentication tag. */
 export class AesGcmOpenError extends Error {
   constructor(readonly reason: 'too-short' | 'authentication') {
-    super(reason === 'too-short' ? 'its data is too short' : 'authentication failed (the data was altered, or the key under this id changed)');
+    super(
+      reason === 'too-short'
+        ? 'its data is too short'
+        : 'authentication failed (the data was altered, or the key under this id changed)',
+    );
     this.name = 'AesGcmOpenError';
   }
 }

@@ -13,7 +13,9 @@ import { StoredTextDecryptionError } from './errors';
  * The subject index's key of `partner-service start`'s development mode: public, so an index made with it
  * protects nothing, and the start says so. Fixed, so a later setting of the variable is a deliberate change.
  */
-export const DEVELOPMENT_SUBJECT_INDEX_KEY = createHash('sha256').update('partner-integration-service development subject index key').digest();
+export const DEVELOPMENT_SUBJECT_INDEX_KEY = createHash('sha256')
+  .update('partner-integration-service development subject index key')
+  .digest();
 
 /**
  * The development key as a listed key: `partner-service start` registers it for a deployment with no key of its own.
@@ -41,7 +43,9 @@ export function dataAtRest(config: AtRestSettings): DataAtRest {
   if (!atRest) {
     atRest = {
       keys: config.PAYLOAD_ENCRYPTION_KEYS ?? [],
-      subjectKeys: config.SUBJECT_INDEX_KEYS ?? (config.SUBJECT_INDEX_KEY ? [{ id: 'default', key: config.SUBJECT_INDEX_KEY }] : []),
+      subjectKeys:
+        config.SUBJECT_INDEX_KEYS ??
+        (config.SUBJECT_INDEX_KEY ? [{ id: 'default', key: config.SUBJECT_INDEX_KEY }] : []),
     };
     built.set(config, atRest);
   }
@@ -73,9 +77,15 @@ export type StoredFormat = (typeof BOUND_FORMATS)[number] | 'legacy';
 export const boundKeyId = (keyId: string): string => `${CURRENT_FORMAT}:${keyId}`;
 
 /** A stored key id read: the configured key's id, its format, and whether that format binds the text to its row. */
-export function storedKeyForm(stored: string): { readonly keyId: string; readonly bound: boolean; readonly format: StoredFormat } {
+export function storedKeyForm(stored: string): {
+  readonly keyId: string;
+  readonly bound: boolean;
+  readonly format: StoredFormat;
+} {
   const format = BOUND_FORMATS.find((f) => stored.startsWith(`${f}:`));
-  return format ? { keyId: stored.slice(format.length + 1), bound: true, format } : { keyId: stored, bound: false, format: 'legacy' };
+  return format
+    ? { keyId: stored.slice(format.length + 1), bound: true, format }
+    : { keyId: stored, bound: false, format: 'legacy' };
 }
 
 /**
@@ -84,7 +94,8 @@ export function storedKeyForm(stored: string): { readonly keyId: string; readonl
  * nor does a redelivery's body whose `redelivery_of` a writer changed, since the body names its own row only.
  */
 export const bodyBinding = (webhookId: string): string => `webhook_events.body_sealed:${webhookId}`;
-export const excerptBinding = (webhookId: string, attempt: number): string => `webhook_attempts.response_body_sealed:${webhookId}:${attempt}`;
+export const excerptBinding = (webhookId: string, attempt: number): string =>
+  `webhook_attempts.response_body_sealed:${webhookId}:${attempt}`;
 
 /**
  * The binding a stored body was sealed with: its own row's, except a body in format v2 of a redelivery, which was
@@ -103,7 +114,11 @@ export function sealText(atRest: DataAtRest, text: string | null, binding: strin
   if (text === null) return NOTHING;
   const [first] = atRest.keys;
   if (!first) return { clear: text, sealed: null, keyId: null };
-  const sealed = sealBytes(purposeKey(first.key, 'postgresRows'), Buffer.from(text, 'utf8'), Buffer.from(binding, 'utf8'));
+  const sealed = sealBytes(
+    purposeKey(first.key, 'postgresRows'),
+    Buffer.from(text, 'utf8'),
+    Buffer.from(binding, 'utf8'),
+  );
   return { clear: null, sealed, keyId: boundKeyId(first.id) };
 }
 
@@ -111,21 +126,33 @@ export function sealText(atRest: DataAtRest, text: string | null, binding: strin
  * The text of a stored value, whichever way it was stored; null when there is none. `binding`: its row's; `what`: the
  * text, as an error names it.
  */
-export function openText(atRest: DataAtRest, stored: StoredText, binding: string, what = BODY_OR_EXCERPT): string | null {
+export function openText(
+  atRest: DataAtRest,
+  stored: StoredText,
+  binding: string,
+  what = BODY_OR_EXCERPT,
+): string | null {
   if (stored.sealed === null) return stored.clear;
   const { keyId, bound } = storedKeyForm(stored.keyId ?? '');
   const key = atRest.keys.find(({ id }) => id === keyId);
   if (!key) {
-    throw new StoredTextDecryptionError(`${what} is sealed with key id "${keyId}", which PAYLOAD_ENCRYPTION_KEYS no longer lists: list that key ` +
-      `again to read it`);
+    throw new StoredTextDecryptionError(
+      `${what} is sealed with key id "${keyId}", which PAYLOAD_ENCRYPTION_KEYS no longer lists: list that key ` +
+        `again to read it`,
+    );
   }
   try {
     // The legacy format (before v2): the raw key, no binding; readable until `keys reseal` rewrites it.
-    const opened = bound ? openBytes(purposeKey(key.key, 'postgresRows'), stored.sealed, Buffer.from(binding, 'utf8')) : openBytes(key.key, stored.sealed);
+    const opened = bound
+      ? openBytes(purposeKey(key.key, 'postgresRows'), stored.sealed, Buffer.from(binding, 'utf8'))
+      : openBytes(key.key, stored.sealed);
     return opened.toString('utf8');
   } catch (error) {
     if (!(error instanceof AesGcmOpenError)) throw error;
-    const reason = bound && error.reason === 'authentication' ? 'it belongs to another row, or it was altered (or the key under this id changed)' : error.message;
+    const reason =
+      bound && error.reason === 'authentication'
+        ? 'it belongs to another row, or it was altered (or the key under this id changed)'
+        : error.message;
     throw new StoredTextDecryptionError(`${what} sealed with key "${keyId}" does not open: ${reason}`);
   }
 }

@@ -11,7 +11,13 @@ const positiveInt = (max = Number.MAX_SAFE_INTEGER) =>
     .string()
     .regex(/^\d+$/, { message: 'must be a whole number' })
     .transform(Number)
-    .pipe(z.number().int().min(1, { message: 'must be at least 1' }).max(max, { message: `must be at most ${max}` }));
+    .pipe(
+      z
+        .number()
+        .int()
+        .min(1, { message: 'must be at least 1' })
+        .max(max, { message: `must be at most ${max}` }),
+    );
 
 /** The floor under AUDIT_RETENTION_DAYS; the database's purge function enforces the same (020_verifiable_audit). */
 export const MIN_AUDIT_RETENTION_DAYS = 30;
@@ -42,7 +48,9 @@ const signingSecrets = z
         .string()
         .regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, { message: 'must be whsec_ values (base64), separated by spaces' })
         .transform((secret) => Buffer.from(secret.slice('whsec_'.length), 'base64'))
-        .refine((key) => key.length >= 24 && key.length <= 64, { message: 'must each hold 24 to 64 bytes (base64 after whsec_)' }),
+        .refine((key) => key.length >= 24 && key.length <= 64, {
+          message: 'must each hold 24 to 64 bytes (base64 after whsec_)',
+        }),
     ),
   );
 
@@ -65,7 +73,9 @@ const keyList = (minBytes: number, maxBytes: number, sizeMessage: string) =>
         .array(
           z
             .string()
-            .regex(/^[A-Za-z0-9._-]{1,64}:[A-Za-z0-9+/]+={0,2}$/, { message: 'must be keyId:base64key pairs separated by spaces (ids of A-Z a-z 0-9 . _ -)' })
+            .regex(/^[A-Za-z0-9._-]{1,64}:[A-Za-z0-9+/]+={0,2}$/, {
+              message: 'must be keyId:base64key pairs separated by spaces (ids of A-Z a-z 0-9 . _ -)',
+            })
             .transform((pair): PayloadEncryptionKey => {
               const colon = pair.indexOf(':');
               return { id: pair.slice(0, colon), key: Buffer.from(pair.slice(colon + 1), 'base64') };
@@ -76,7 +86,11 @@ const keyList = (minBytes: number, maxBytes: number, sizeMessage: string) =>
     );
 
 /** AES-256 keys: the first encrypts, all decrypt. */
-const payloadEncryptionKeys = keyList(32, 32, 'must each hold a 256-bit key: 32 bytes in base64 (openssl rand -base64 32)');
+const payloadEncryptionKeys = keyList(
+  32,
+  32,
+  'must each hold a 256-bit key: 32 bytes in base64 (openssl rand -base64 32)',
+);
 
 /** Browser origins (scheme, host, optional port), separated by commas or spaces. */
 const corsOrigins = z
@@ -84,10 +98,17 @@ const corsOrigins = z
   .transform((s) => s.split(/[\s,]+/).filter(Boolean))
   .pipe(
     z.array(
-      z.string().refine((origin) => URL.canParse(origin) && /^https?:$/.test(new URL(origin).protocol) && new URL(origin).origin === origin, {
-        message: 'must be origins such as https://temporal.example.com (scheme, host, optional port; no path), ' +
-          'separated by commas or spaces',
-      }),
+      z
+        .string()
+        .refine(
+          (origin) =>
+            URL.canParse(origin) && /^https?:$/.test(new URL(origin).protocol) && new URL(origin).origin === origin,
+          {
+            message:
+              'must be origins such as https://temporal.example.com (scheme, host, optional port; no path), ' +
+              'separated by commas or spaces',
+          },
+        ),
     ),
   );
 
@@ -120,7 +141,9 @@ const envSchema = z.object({
    */
   INGEST_MAX_STARTS_IN_FLIGHT: positiveInt(100_000).default(128),
   /** Seconds a stored webhook may go without a run before the worker looks it up in Temporal (docs/ingestion.md). */
-  WEBHOOK_START_DOUBT_SECONDS: positiveInt(86_400).pipe(z.number().min(10, { message: 'must be at least 10 (a start call may take 5 s)' })).default(60),
+  WEBHOOK_START_DOUBT_SECONDS: positiveInt(86_400)
+    .pipe(z.number().min(10, { message: 'must be at least 10 (a start call may take 5 s)' }))
+    .default(60),
   /** `entity`: each ordering key's webhooks reach the partner in the order they were accepted (docs/partners.md). */
   WEBHOOK_ORDERING: z.enum(['entity', 'off'], { message: 'must be entity or off' }).default(WEBHOOK_ORDERING_DEFAULT),
   /**
@@ -136,7 +159,9 @@ const envSchema = z.object({
   /** Set: the workers poll as this build of WORKER_DEPLOYMENT_NAME, each run pinned to its build (docs/webhooks.md). */
   WORKER_BUILD_ID: z
     .string()
-    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, { message: 'must be 1 to 128 of A-Z a-z 0-9 . _ - (an image tag or a git SHA)' })
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, {
+      message: 'must be 1 to 128 of A-Z a-z 0-9 . _ - (an image tag or a git SHA)',
+    })
     .optional(),
   WORKER_DEPLOYMENT_NAME: z
     .string()
@@ -144,10 +169,17 @@ const envSchema = z.object({
     .default('partner-webhooks'),
   API_VERSIONS: z
     .string()
-    .transform((s) => s.split(',').map((v) => v.trim()).filter(Boolean))
+    .transform((s) =>
+      s
+        .split(',')
+        .map((v) => v.trim())
+        .filter(Boolean),
+    )
     .pipe(
       z
-        .array(z.string().regex(/^[A-Za-z0-9._-]+$/, { message: 'must be comma-separated path segments such as v1,v2' }))
+        .array(
+          z.string().regex(/^[A-Za-z0-9._-]+$/, { message: 'must be comma-separated path segments such as v1,v2' }),
+        )
         .min(1, { message: 'must name at least one version' }),
     )
     .default(['v1']),
@@ -165,7 +197,9 @@ const envSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9+/]+={0,2}$/, { message: 'must be base64 (openssl rand -base64 32)' })
     .transform((value) => Buffer.from(value, 'base64'))
-    .refine((key) => key.length >= 32 && key.length <= 64, { message: 'must hold 32 to 64 bytes in base64 (openssl rand -base64 32)' })
+    .refine((key) => key.length >= 32 && key.length <= 64, {
+      message: 'must hold 32 to 64 bytes in base64 (openssl rand -base64 32)',
+    })
     .optional(),
   /** Days after a webhook finishes that its body and response excerpts are kept (docs/personal-data.md). */
   WEBHOOK_PAYLOAD_RETENTION_DAYS: positiveInt(36_500).default(30),
@@ -173,11 +207,22 @@ const envSchema = z.object({
   WEBHOOK_LOG_RETENTION_DAYS: positiveInt(36_500).default(90),
   /** Days an audit row (an operator's change) is kept; the retention purge deletes older ones (docs/access.md). */
   AUDIT_RETENTION_DAYS: positiveInt(36_500)
-    .refine((days) => days >= MIN_AUDIT_RETENTION_DAYS, { message: `must be at least ${MIN_AUDIT_RETENTION_DAYS}: the database keeps every audit row that long ` +
-      `(docs/access.md)` })
+    .refine((days) => days >= MIN_AUDIT_RETENTION_DAYS, {
+      message:
+        `must be at least ${MIN_AUDIT_RETENTION_DAYS}: the database keeps every audit row that long ` +
+        `(docs/access.md)`,
+    })
     .default(365),
   // URL-safe: Temporal UI is given it inside the codec endpoint's path.
-  CODEC_AUTH_TOKEN: secret.pipe(z.string().regex(/^[A-Za-z0-9._~-]+$/, { message: 'must contain only letters, digits and . _ ~ - (it goes into a URL path)' })).optional(),
+  CODEC_AUTH_TOKEN: secret
+    .pipe(
+      z
+        .string()
+        .regex(/^[A-Za-z0-9._~-]+$/, {
+          message: 'must contain only letters, digits and . _ ~ - (it goes into a URL path)',
+        }),
+    )
+    .optional(),
   CODEC_CORS_ORIGINS: corsOrigins.default([]),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -207,12 +252,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration: ${variable} ${issue.message}`);
   }
   if (parsed.data.SUBJECT_INDEX_KEYS && parsed.data.SUBJECT_INDEX_KEY) {
-    throw new ConfigError('Invalid configuration: set SUBJECT_INDEX_KEYS or SUBJECT_INDEX_KEY, not both (SUBJECT_INDEX_KEY=K is ' +
-      'SUBJECT_INDEX_KEYS=default:K)');
+    throw new ConfigError(
+      'Invalid configuration: set SUBJECT_INDEX_KEYS or SUBJECT_INDEX_KEY, not both (SUBJECT_INDEX_KEY=K is ' +
+        'SUBJECT_INDEX_KEYS=default:K)',
+    );
   }
   if (parsed.data.WEBHOOK_LOG_RETENTION_DAYS < parsed.data.WEBHOOK_PAYLOAD_RETENTION_DAYS) {
-    throw new ConfigError('Invalid configuration: WEBHOOK_LOG_RETENTION_DAYS must be at least WEBHOOK_PAYLOAD_RETENTION_DAYS (a row ' +
-      'outlives its body)');
+    throw new ConfigError(
+      'Invalid configuration: WEBHOOK_LOG_RETENTION_DAYS must be at least WEBHOOK_PAYLOAD_RETENTION_DAYS (a row ' +
+        'outlives its body)',
+    );
   }
   return { ...parsed.data, temporal: loadTemporalConnection(env) };
 }

@@ -4,7 +4,15 @@
 // candidate's personal data: they are left out, and the SQLSTATE, constraint and column names stay.
 
 /** The fields of pg's DatabaseError and of knex's errors that quote values, a statement or its parameters. */
-export const DATABASE_VALUE_FIELDS = ['detail', 'where', 'hint', 'internalQuery', 'parameters', 'bindings', 'sql'] as const;
+export const DATABASE_VALUE_FIELDS = [
+  'detail',
+  'where',
+  'hint',
+  'internalQuery',
+  'parameters',
+  'bindings',
+  'sql',
+] as const;
 
 export interface DatabaseErrorLike {
   readonly message: string;
@@ -15,7 +23,14 @@ export interface DatabaseErrorLike {
 /** An error that PostgreSQL itself answered with (pg's DatabaseError: a severity and a five-character SQLSTATE). */
 export function isDatabaseError(error: unknown): error is DatabaseErrorLike {
   const e = error as Partial<Record<'message' | 'code' | 'severity', unknown>> | null;
-  return typeof e === 'object' && e !== null && typeof e.message === 'string' && typeof e.severity === 'string' && typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code);
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    typeof e.message === 'string' &&
+    typeof e.severity === 'string' &&
+    typeof e.code === 'string' &&
+    /^[0-9A-Z]{5}$/.test(e.code)
+  );
 }
 
 /** What stands for a refused value in a message. */

@@ -160,8 +160,20 @@ export interface AttemptFailure {
 }
 
 /** The one constructor of an attempt that got no HTTP answer, for the workflow and the activities alike. */
-export function failedAttempt(attempt: number, { errorClass, errorMessage, startedAt = new Date().toISOString(), durationMs = 0 }: AttemptFailure): AttemptOutcome {
-  return { attempt, startedAt, durationMs, httpStatus: null, errorClass, errorMessage, responseBody: null, succeeded: false };
+export function failedAttempt(
+  attempt: number,
+  { errorClass, errorMessage, startedAt = new Date().toISOString(), durationMs = 0 }: AttemptFailure,
+): AttemptOutcome {
+  return {
+    attempt,
+    startedAt,
+    durationMs,
+    httpStatus: null,
+    errorClass,
+    errorMessage,
+    responseBody: null,
+    succeeded: false,
+  };
 }
 
 /** The failure type of an attempt whose webhook an erasure removed: never sent, and not a lost record. */

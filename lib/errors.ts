@@ -188,7 +188,7 @@ export class ExpiredLinksError extends WebhookConflictError {
       `The event's signed links are past their deadline (${deadlines}; the event was accepted at ` +
         `${acceptedAt.toISOString()}), ` +
         'so a redelivery would send dead links. Redeliver with allow_expired_links (CLI: ' +
-          '--allow-expired-links) to send them anyway.',
+        '--allow-expired-links) to send them anyway.',
     );
   }
 }
@@ -216,8 +216,9 @@ export class WebhookStartConflictError extends WebhookConflictError {
 export class TemporalSetupError extends ServiceError {
   apiBody(): InternalErrorBody {
     return {
-      detail: "The request was not carried out because Temporal refused the service's configuration. An operator must " +
-        "fix it; retrying will not help.",
+      detail:
+        "The request was not carried out because Temporal refused the service's configuration. An operator must " +
+        'fix it; retrying will not help.',
       reason: this.message,
     };
   }
@@ -248,7 +249,6 @@ abstract class TemporalOutageError extends ServiceError {
  * the run). An ingestion's 503s each carry their code in `reason` (docs/ingestion.md).
  */
 export class TemporalUnavailableError extends TemporalOutageError {
-
   /** The case in one code (an ingestion's 503 `reason`): nothing happened, or it may have. */
   get code(): Exclude<IngestRefusalReason, 'overloaded'> {
     return this.outcomeUnknown ? 'outcome_unknown' : 'temporal_unreachable';
@@ -268,8 +268,11 @@ export class TemporalUnavailableError extends TemporalOutageError {
 
   cliMessage() {
     // The one case that must not say "not accepted": the start may have happened.
-    if (this.outcomeUnknown) return `Webhook outcome unknown: Temporal did not answer in time (${this.reason}); send it again with the same ` +
-      `event_id to learn whether it was accepted.`;
+    if (this.outcomeUnknown)
+      return (
+        `Webhook outcome unknown: Temporal did not answer in time (${this.reason}); send it again with the same ` +
+        `event_id to learn whether it was accepted.`
+      );
     return `Webhook not accepted: ${this.message}`;
   }
 
@@ -283,7 +286,6 @@ export class TemporalUnavailableError extends TemporalOutageError {
  * without `outcomeUnknown` nothing changed; with it, the operation may or may not have taken effect.
  */
 export class OperationUnavailableError extends TemporalOutageError {
-
   apiHeaders() {
     return { 'Retry-After': '30' };
   }
@@ -311,8 +313,12 @@ export class IngestionOverloadedError extends ServiceError {
   }
 
   apiBody(): InternalErrorBody {
-    return { detail: `This api process already has ${this.limit} webhook starts in flight: nothing was stored. Retry after ` +
-      `Retry-After with the same event_id.`, reason: this.code };
+    return {
+      detail:
+        `This api process already has ${this.limit} webhook starts in flight: nothing was stored. Retry after ` +
+        `Retry-After with the same event_id.`,
+      reason: this.code,
+    };
   }
 
   ingestRefusal() {
@@ -332,9 +338,9 @@ export class ErasureNotStartedError extends ServiceError {
     super(
       outcomeUnknown
         ? `Erasure ${erasureId} may or may not have started: Temporal did not answer in time (${reason}). Check ` +
-          `its status before sending the request again.`
+            `its status before sending the request again.`
         : `The erasure was not started, since Temporal is unavailable (${reason}): nothing was recorded or ` +
-          `erased. Send the request again later.`,
+            `erased. Send the request again later.`,
     );
   }
 
@@ -367,8 +373,12 @@ export class SubjectIndexKeyError extends ConfigError {
   }
 
   apiBody(): InternalErrorBody {
-    return { detail: `This process cannot index personal data as the deployment does (${this.message}): nothing was stored. An ` +
-      `operator must fix its configuration.`, reason: this.code };
+    return {
+      detail:
+        `This process cannot index personal data as the deployment does (${this.message}): nothing was stored. An ` +
+        `operator must fix its configuration.`,
+      reason: this.code,
+    };
   }
 
   ingestRefusal() {
@@ -393,7 +403,8 @@ export class EncryptionRequiredError extends ServiceError {
   }
 
   apiBody(): InternalErrorBody {
-    const detail = `This deployment stores webhook bodies encrypted (since ${this.encryptedSince.toISOString()}), and this ` +
+    const detail =
+      `This deployment stores webhook bodies encrypted (since ${this.encryptedSince.toISOString()}), and this ` +
       `process was started without PAYLOAD_ENCRYPTION_KEYS: nothing was stored. An operator must set the keys.`;
     return { detail, reason: 'encryption_required' };
   }
@@ -411,8 +422,12 @@ export class EncryptionRequiredError extends ServiceError {
 export class StoredTextDecryptionError extends ServiceError {
   apiBody(): InternalErrorBody {
     // Not a fault of the request: the data rests under a key the service was started without.
-    return { detail: "The webhook's data cannot be read with the keys this service was started with; an operator must list its " +
-      "key again.", reason: this.message };
+    return {
+      detail:
+        "The webhook's data cannot be read with the keys this service was started with; an operator must list its " +
+        'key again.',
+      reason: this.message,
+    };
   }
 
   cliMessage() {
@@ -429,7 +444,10 @@ export class DirectoryImportError extends ServiceError {
 
   constructor(all: string[], maxProblems = 100) {
     super(`invalid directory snapshot: ${all.length} problem(s)`);
-    this.problems = all.length > maxProblems ? [...all.slice(0, maxProblems), `… and ${all.length - maxProblems} more problem(s)`] : all;
+    this.problems =
+      all.length > maxProblems
+        ? [...all.slice(0, maxProblems), `… and ${all.length - maxProblems} more problem(s)`]
+        : all;
   }
 
   cliMessage() {

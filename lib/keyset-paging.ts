@@ -10,7 +10,10 @@ export const isoDateTime = z.iso
   .transform((s) => new Date(s));
 
 /** Text to match exactly: not empty, and no NUL character (PostgreSQL text cannot hold one). */
-export const exactText = z.string().min(1, { message: 'must not be empty' }).refine(isStorableText, unstorableTextIssue);
+export const exactText = z
+  .string()
+  .min(1, { message: 'must not be empty' })
+  .refine(isStorableText, unstorableTextIssue);
 
 /** A query string's `true` or `false` (absent: false). */
 export const queryFlag = z
@@ -20,7 +23,11 @@ export const queryFlag = z
 
 /** A whole number from 1 to `max`, from a query string or a JSON body. */
 export const wholeCount = (max: number) =>
-  z.coerce.number({ message: 'must be a whole number' }).int({ message: 'must be a whole number' }).min(1, { message: 'must be at least 1' }).max(max, { message: `must be at most ${max}` });
+  z.coerce
+    .number({ message: 'must be a whole number' })
+    .int({ message: 'must be a whole number' })
+    .min(1, { message: 'must be at least 1' })
+    .max(max, { message: `must be at most ${max}` });
 
 /** The cursor of a page's last row: opaque to callers, it only carries the row's position (its key values). */
 export function encodeKeysetCursor(position: readonly string[]): string {

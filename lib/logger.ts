@@ -51,7 +51,8 @@ function withoutDatabaseValues(serialized: Record<string, unknown>, original: un
   }
   for (const nested of Object.values(serialized)) {
     for (const item of Array.isArray(nested) ? nested : [nested]) {
-      if (typeof item === 'object' && item !== null && 'message' in item) withoutDatabaseValues(item as Record<string, unknown>, original);
+      if (typeof item === 'object' && item !== null && 'message' in item)
+        withoutDatabaseValues(item as Record<string, unknown>, original);
     }
   }
   return serialized;

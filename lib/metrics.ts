@@ -47,7 +47,10 @@ function databaseCountGauge(name: string, help: string): (count: () => Promise<n
     registers: [metricsRegistry],
     async collect() {
       if (!source) return;
-      await source().then((count) => this.set(count), () => undefined);
+      await source().then(
+        (count) => this.set(count),
+        () => undefined,
+      );
     },
   });
   return (count) => (source = count);
@@ -70,17 +73,27 @@ function counterOf<L extends string>(name: string, help: string, label: L, value
 }
 
 /** Deliveries that ended, by final status: what the failing-deliveries alert reads. */
-export const webhooksFinished = counterOf('partner_service_webhooks_finished_total', 'Webhook deliveries that ended, by final status', 'status', [
-  'delivered',
-  'failed',
-  'cancelled',
-]);
+export const webhooksFinished = counterOf(
+  'partner_service_webhooks_finished_total',
+  'Webhook deliveries that ended, by final status',
+  'status',
+  ['delivered', 'failed', 'cancelled'],
+);
 
 /** Wakes of queued ordered webhooks: sent when the webhook ahead settled, or by the sweep after a lost one. */
-export const orderingWakes = counterOf('partner_service_ordering_wakes_total', 'Wakes sent to queued ordered webhooks, by source', 'source', ['settle', 'sweep']);
+export const orderingWakes = counterOf(
+  'partner_service_ordering_wakes_total',
+  'Wakes sent to queued ordered webhooks, by source',
+  'source',
+  ['settle', 'sweep'],
+);
 
 /** Ordered webhooks that failed finally, leaving a gap in their key's sequence. */
-export const orderingGaps = new Counter({ name: 'partner_service_ordering_gaps_total', help: 'Gaps left in ordering keys: ordered webhooks that failed finally', registers: [metricsRegistry] });
+export const orderingGaps = new Counter({
+  name: 'partner_service_ordering_gaps_total',
+  help: 'Gaps left in ordering keys: ordered webhooks that failed finally',
+  registers: [metricsRegistry],
+});
 
 /** Ordered webhooks queued behind the head of their key (the whole deployment, from PostgreSQL). */
 export const countQueuedWebhooksWith = databaseCountGauge(
@@ -104,10 +117,12 @@ export const observeOldestBlockedWith = databaseCountGauge(
 );
 
 /** Probes of a tripped breaker, by what the partner did: `answered` closes the breaker, `failing` keeps it. */
-export const partnerProbes = counterOf('partner_service_partner_probes_total', 'Probes a tripped breaker sent to the partner, by outcome', 'outcome', [
-  'answered',
-  'failing',
-]);
+export const partnerProbes = counterOf(
+  'partner_service_partner_probes_total',
+  'Probes a tripped breaker sent to the partner, by outcome',
+  'outcome',
+  ['answered', 'failing'],
+);
 
 /** The partner gate as the gauges show it: one read of PostgreSQL per scrape. */
 export interface PartnerSnapshot {
@@ -130,7 +145,9 @@ export function oneReadPerScrape<T>(read: () => Promise<T>): () => Promise<T> {
 let readPartner: (() => Promise<PartnerSnapshot>) | undefined;
 
 /** With PostgreSQL down the partner gauges keep their last values. */
-const partnerSnapshot = oneReadPerScrape(async (): Promise<PartnerSnapshot | undefined> => readPartner?.().catch(() => undefined));
+const partnerSnapshot = oneReadPerScrape(async (): Promise<PartnerSnapshot | undefined> =>
+  readPartner?.().catch(() => undefined),
+);
 
 const partnerGauge = (name: string, help: string, value: (snapshot: PartnerSnapshot) => number) =>
   new Gauge({
@@ -160,13 +177,21 @@ export const partnerHoldSeconds = partnerGauge(
   'Seconds since the hold in force began (pause, breaker or Retry-After); 0 while active',
   (s) => s.holdSeconds,
 );
-export const webhooksHeld = partnerGauge('partner_service_webhooks_held', 'Deliveries held by the partner gate, their attempt not spent', (s) => s.held);
+export const webhooksHeld = partnerGauge(
+  'partner_service_webhooks_held',
+  'Deliveries held by the partner gate, their attempt not spent',
+  (s) => s.held,
+);
 export const partnerBreakerTrips = partnerGauge(
   'partner_service_partner_breaker_trips',
   'Times the breaker has tripped (monotonic, the whole deployment, from PostgreSQL)',
   (s) => s.trips,
 );
-export const partnerMaxPerSecond = partnerGauge('partner_service_partner_max_per_second', 'The POST rate cap in force for every worker together', (s) => s.maxPerSecond);
+export const partnerMaxPerSecond = partnerGauge(
+  'partner_service_partner_max_per_second',
+  'The POST rate cap in force for every worker together',
+  (s) => s.maxPerSecond,
+);
 
 /** Gives the partner gauges their source: a process with a database connection that runs the worker. */
 export function observePartnerWith(read: () => Promise<PartnerSnapshot>): void {
@@ -195,7 +220,8 @@ let readOldestBody: (() => Promise<Date | null>) | undefined;
  */
 export const oldestStoredBodySeconds = new Gauge({
   name: 'partner_service_oldest_stored_body_age_seconds',
-  help: 'Age of the oldest stored body of a finished webhook since it finished, in seconds (0 when none; from ' +
+  help:
+    'Age of the oldest stored body of a finished webhook since it finished, in seconds (0 when none; from ' +
     'PostgreSQL)',
   registers: [metricsRegistry],
   async collect() {
@@ -231,7 +257,12 @@ export const ingestStartsInFlight = new Gauge({
 });
 
 /** Ingestions answered 503, by `reason`: the same code the answer's body carries. */
-export const ingestRefusals = counterOf('partner_service_ingest_refusals_total', 'Webhook ingestions answered 503, by reason', 'reason', INGEST_REFUSAL_REASONS);
+export const ingestRefusals = counterOf(
+  'partner_service_ingest_refusals_total',
+  'Webhook ingestions answered 503, by reason',
+  'reason',
+  INGEST_REFUSAL_REASONS,
+);
 
 /**
  * Stored webhooks that have had no run for longer than WEBHOOK_START_DOUBT_SECONDS: their start's outcome is
@@ -289,7 +320,9 @@ export async function metricsText(): Promise<string> {
     return `${own}\n${await response.text()}`;
   } catch (error) {
     // The service's own series still answer; the gap in temporal_* series shows the exporter's trouble.
-    return `${own}\n# the Temporal SDK's metrics are unavailable: ` +
-      `${error instanceof Error ? error.message : String(error)}\n`;
+    return (
+      `${own}\n# the Temporal SDK's metrics are unavailable: ` +
+      `${error instanceof Error ? error.message : String(error)}\n`
+    );
   }
 }

@@ -29,7 +29,11 @@ export async function preferPort(port: number): Promise<number> {
   return (await canListen(port)) ? port : findFreePort();
 }
 
-const canListen = (port: number) => listenOn(port).then(() => true, () => false);
+const canListen = (port: number) =>
+  listenOn(port).then(
+    () => true,
+    () => false,
+  );
 
 /** Listens on the port (0: any the kernel picks) and closes again, resolving to the port it had. */
 function listenOn(port: number): Promise<number> {

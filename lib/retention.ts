@@ -13,7 +13,9 @@ export interface RetentionPolicy {
   readonly auditDays: number;
 }
 
-export const retentionPolicy = (config: Pick<Config, 'WEBHOOK_PAYLOAD_RETENTION_DAYS' | 'WEBHOOK_LOG_RETENTION_DAYS' | 'AUDIT_RETENTION_DAYS'>): RetentionPolicy => ({
+export const retentionPolicy = (
+  config: Pick<Config, 'WEBHOOK_PAYLOAD_RETENTION_DAYS' | 'WEBHOOK_LOG_RETENTION_DAYS' | 'AUDIT_RETENTION_DAYS'>,
+): RetentionPolicy => ({
   payloadDays: config.WEBHOOK_PAYLOAD_RETENTION_DAYS,
   logDays: config.WEBHOOK_LOG_RETENTION_DAYS,
   auditDays: config.AUDIT_RETENTION_DAYS,

@@ -65,7 +65,9 @@ function normalisePhone(value: string): string | undefined {
  */
 export function subjectKey(secret: Buffer, kind: SubjectKind, value: string): string | undefined {
   const normalised = normaliseSubject(kind, value);
-  return normalised === undefined ? undefined : createHmac('sha256', secret).update(`${kind}:${normalised}`).digest('hex');
+  return normalised === undefined
+    ? undefined
+    : createHmac('sha256', secret).update(`${kind}:${normalised}`).digest('hex');
 }
 
 /**
@@ -83,7 +85,9 @@ export function eventSubjectKeys(secret: Buffer, event: WebhookEnvelope): string
     // An address that ends a sentence leaves its full stop behind.
     for (const [found] of text.matchAll(ADDRESS_IN_TEXT)) subjects.push(['email', found.replace(/[.!?]+$/u, '')]);
   }
-  const keys = subjects.map(([kind, value]) => subjectKey(secret, kind, value)).filter((key): key is string => key !== undefined);
+  const keys = subjects
+    .map(([kind, value]) => subjectKey(secret, kind, value))
+    .filter((key): key is string => key !== undefined);
   return [...new Set(keys)];
 }
 
@@ -119,7 +123,10 @@ export const DEVELOPMENT_KEY_ID = 'development';
 
 /** What identifies a key in PostgreSQL without revealing it: an HMAC of a fixed text under the key. */
 export const indexKeyFingerprint = (key: SubjectIndexKey): string =>
-  createHmac('sha256', key.key).update('partner-integration-service subject index key fingerprint').digest('hex').slice(0, 32);
+  createHmac('sha256', key.key)
+    .update('partner-integration-service subject index key fingerprint')
+    .digest('hex')
+    .slice(0, 32);
 
 /** The keys a process indexes and searches with: `writeWith` hashes new rows, an erasure searches under all. */
 export interface IndexKeys {
@@ -132,7 +139,11 @@ export interface IndexKeys {
  * key still in use, under the same fingerprints. Without a configured key, only a development deployment (one
  * `partner-service start` registered the public development key for, and nothing else) indexes at all.
  */
-export function decideIndexKeys(registered: readonly RegisteredIndexKey[], configured: readonly SubjectIndexKey[], development: SubjectIndexKey): IndexKeys {
+export function decideIndexKeys(
+  registered: readonly RegisteredIndexKey[],
+  configured: readonly SubjectIndexKey[],
+  development: SubjectIndexKey,
+): IndexKeys {
   const inUse = registered.filter((key) => !key.retired);
   const developmentInUse = inUse.some((key) => key.id === DEVELOPMENT_KEY_ID);
   const others = inUse.filter((key) => key.id !== DEVELOPMENT_KEY_ID).map((key) => key.id);
@@ -141,25 +152,31 @@ export function decideIndexKeys(registered: readonly RegisteredIndexKey[], confi
     throw new SubjectIndexKeyError(
       others.length
         ? `SUBJECT_INDEX_KEYS is not set, but this deployment indexes personal data under key ` +
-          `${others.join(', ')}: give this process the deployment's SUBJECT_INDEX_KEYS`
+            `${others.join(', ')}: give this process the deployment's SUBJECT_INDEX_KEYS`
         : 'SUBJECT_INDEX_KEYS is not set: set it (docs/personal-data.md#index-keys); only partner-service start ' +
-          'indexes with the public development key',
+            'indexes with the public development key',
     );
   }
   for (const key of configured) {
     const known = registered.find((r) => r.id === key.id);
     if (known && known.fingerprint !== indexKeyFingerprint(key)) {
-      throw new SubjectIndexKeyError(`SUBJECT_INDEX_KEYS gives key id ${key.id} another key than the one this deployment indexed under with that id`);
+      throw new SubjectIndexKeyError(
+        `SUBJECT_INDEX_KEYS gives key id ${key.id} another key than the one this deployment indexed under with that id`,
+      );
     }
   }
   if (registered.some((key) => key.id === configured[0].id && key.retired)) {
-    throw new SubjectIndexKeyError(`SUBJECT_INDEX_KEYS lists key ${configured[0].id} first, which a reindex retired: put the deployment's ` +
-      `newest key first`);
+    throw new SubjectIndexKeyError(
+      `SUBJECT_INDEX_KEYS lists key ${configured[0].id} first, which a reindex retired: put the deployment's ` +
+        `newest key first`,
+    );
   }
   const missing = others.filter((id) => !configured.some((key) => key.id === id));
   if (missing.length) {
-    throw new SubjectIndexKeyError(`this deployment indexes personal data under key ${missing.join(', ')}, which SUBJECT_INDEX_KEYS does not ` +
-      `list: keep it listed until partner-service personal-data reindex retires it`);
+    throw new SubjectIndexKeyError(
+      `this deployment indexes personal data under key ${missing.join(', ')}, which SUBJECT_INDEX_KEYS does not ` +
+        `list: keep it listed until partner-service personal-data reindex retires it`,
+    );
   }
   return { writeWith: configured[0], searchUnder: developmentInUse ? [...configured, development] : configured };
 }

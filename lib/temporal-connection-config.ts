@@ -35,7 +35,8 @@ const firstLine = (error: unknown) => (error instanceof Error ? error.message : 
 
 /** The file envconfig reads when TEMPORAL_CONFIG_FILE is unset (Linux/macOS layout of the temporal CLI). */
 function defaultConfigFile(env: Record<string, string>): string | undefined {
-  if (os.platform() === 'darwin') return env.HOME && path.join(env.HOME, 'Library', 'Application Support', 'temporalio', 'temporal.toml');
+  if (os.platform() === 'darwin')
+    return env.HOME && path.join(env.HOME, 'Library', 'Application Support', 'temporalio', 'temporal.toml');
   const dir = env.XDG_CONFIG_HOME || (env.HOME && path.join(env.HOME, '.config'));
   return dir ? path.join(dir, 'temporalio', 'temporal.toml') : undefined;
 }
@@ -46,7 +47,10 @@ function defaultConfigFile(env: Record<string, string>): string | undefined {
  */
 function presentVariables(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(
-    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && (entry[1] !== '' || entry[0].startsWith('TEMPORAL_GRPC_META_'))),
+    Object.entries(env).filter(
+      (entry): entry is [string, string] =>
+        entry[1] !== undefined && (entry[1] !== '' || entry[0].startsWith('TEMPORAL_GRPC_META_')),
+    ),
   );
 }
 
@@ -58,28 +62,38 @@ export function loadTemporalConnection(rawEnv: NodeJS.ProcessEnv): TemporalConne
   const env = presentVariables(rawEnv);
   const file = env.TEMPORAL_CONFIG_FILE ?? defaultConfigFile(env);
   const profileName = env.TEMPORAL_PROFILE ?? 'default';
-  if (env.TEMPORAL_CONFIG_FILE && !existsSync(env.TEMPORAL_CONFIG_FILE)) throw invalid(`TEMPORAL_CONFIG_FILE names ${env.TEMPORAL_CONFIG_FILE}, which does not exist`);
+  if (env.TEMPORAL_CONFIG_FILE && !existsSync(env.TEMPORAL_CONFIG_FILE))
+    throw invalid(`TEMPORAL_CONFIG_FILE names ${env.TEMPORAL_CONFIG_FILE}, which does not exist`);
   let profile: ClientConfigProfile;
   try {
     profile = loadClientConfigProfile({ overrideEnvVars: env });
   } catch (error) {
-    if (/^Profile '.*' not found/.test(firstLine(error))) throw invalid(`TEMPORAL_PROFILE names profile "${profileName}", which ${file ?? 'no config file'} does not define`);
+    if (/^Profile '.*' not found/.test(firstLine(error)))
+      throw invalid(
+        `TEMPORAL_PROFILE names profile "${profileName}", which ${file ?? 'no config file'} does not define`,
+      );
     throw invalid(`${env.TEMPORAL_CONFIG_FILE ? 'TEMPORAL_CONFIG_FILE' : file} cannot be used: ${firstLine(error)}`);
   }
   const fromFile = file !== undefined && existsSync(file);
   // The variable that set a value, or the key of the profile it came from.
-  const nameOf = (variable: string, key: string) => (env[variable] !== undefined || !fromFile ? variable : `${key} of profile "${profileName}" in ${file}`);
+  const nameOf = (variable: string, key: string) =>
+    env[variable] !== undefined || !fromFile ? variable : `${key} of profile "${profileName}" in ${file}`;
 
   // envconfig reads it but the TypeScript SDK has no such option: refuse it rather than silently verify.
   if (env.TEMPORAL_TLS_DISABLE_HOST_VERIFICATION === 'true' || env.TEMPORAL_TLS_DISABLE_HOST_VERIFICATION === '1') {
-    throw invalid('TEMPORAL_TLS_DISABLE_HOST_VERIFICATION is not supported by the TypeScript SDK: name the certificate\'s ' +
-      'host with TEMPORAL_TLS_SERVER_NAME instead');
+    throw invalid(
+      "TEMPORAL_TLS_DISABLE_HOST_VERIFICATION is not supported by the TypeScript SDK: name the certificate's " +
+        'host with TEMPORAL_TLS_SERVER_NAME instead',
+    );
   }
   const address = profile.address;
-  if (address !== undefined && !hostPort.safeParse(address).success) throw invalid(`${nameOf('TEMPORAL_ADDRESS', 'address')} must be host:port`);
+  if (address !== undefined && !hostPort.safeParse(address).success)
+    throw invalid(`${nameOf('TEMPORAL_ADDRESS', 'address')} must be host:port`);
   const tls = readTls(profile, nameOf);
   if (address === undefined && (tls || profile.apiKey)) {
-    throw invalid('TEMPORAL_ADDRESS (or the address of a temporal.toml profile) must be set when TLS or an API key is configured');
+    throw invalid(
+      'TEMPORAL_ADDRESS (or the address of a temporal.toml profile) must be set when TLS or an API key is configured',
+    );
   }
   return {
     address,
@@ -106,11 +120,14 @@ function readTls(profile: ClientConfigProfile, nameOf: NameOf): TLSConfig | true
   if (ca) parseCertificate(ca, caName);
   const crt = tls.clientCert && readSource(tls.clientCert, certName);
   const key = tls.clientKey && readSource(tls.clientKey, keyName);
-  if (crt && !key) throw invalid(`${certName} is set without TEMPORAL_TLS_CLIENT_KEY_PATH or TEMPORAL_TLS_CLIENT_KEY_DATA`);
-  if (key && !crt) throw invalid(`${keyName} is set without TEMPORAL_TLS_CLIENT_CERT_PATH or TEMPORAL_TLS_CLIENT_CERT_DATA`);
+  if (crt && !key)
+    throw invalid(`${certName} is set without TEMPORAL_TLS_CLIENT_KEY_PATH or TEMPORAL_TLS_CLIENT_KEY_DATA`);
+  if (key && !crt)
+    throw invalid(`${keyName} is set without TEMPORAL_TLS_CLIENT_CERT_PATH or TEMPORAL_TLS_CLIENT_CERT_DATA`);
   if (crt && key) {
     const certificate = parseCertificate(crt, certName);
-    if (!certificate.checkPrivateKey(parseKey(key, keyName))) throw invalid(`${keyName} is not the private key of the certificate in ${certName}`);
+    if (!certificate.checkPrivateKey(parseKey(key, keyName)))
+      throw invalid(`${keyName} is not the private key of the certificate in ${certName}`);
   }
   return {
     serverNameOverride: tls.serverName,
@@ -130,7 +147,14 @@ function readSource(source: ConfigDataSource, name: string): Buffer {
     return readFileSync(source.path);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : firstLine(error);
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : code === 'EISDIR'
+            ? 'it is a directory'
+            : firstLine(error);
     throw invalid(`${name} cannot be read: ${source.path} (${why})`);
   }
 }

@@ -6,7 +6,12 @@ import { OTLPTraceExporter as OTLPProtoTraceExporter } from '@opentelemetry/expo
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { envDetectorSync, Resource } from '@opentelemetry/resources';
-import { BatchSpanProcessor, ConsoleSpanExporter, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  BatchSpanProcessor,
+  ConsoleSpanExporter,
+  type SpanExporter,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 
 /** The service name on every span unless OTEL_SERVICE_NAME (or OTEL_RESOURCE_ATTRIBUTES) names another. */
@@ -21,7 +26,8 @@ export interface ActiveTracing {
 }
 
 /** The exporter the OTEL_* variables name (lib/tracing.ts reads them). */
-export type ExporterChoice = { readonly kind: 'console' } | { readonly kind: 'otlp'; readonly protocol: 'http/protobuf' | 'http/json' | 'grpc' };
+export type ExporterChoice =
+  { readonly kind: 'console' } | { readonly kind: 'otlp'; readonly protocol: 'http/protobuf' | 'http/json' | 'grpc' };
 
 function createExporter(choice: ExporterChoice): SpanExporter {
   if (choice.kind === 'console') return new ConsoleSpanExporter();
@@ -33,7 +39,11 @@ function createExporter(choice: ExporterChoice): SpanExporter {
 /** service.name and the rest: defaults, then OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES. */
 function resourceFromEnv(): Resource {
   const detected = envDetectorSync.detect();
-  return new Resource({ ...Resource.default().attributes, 'service.name': DEFAULT_SERVICE_NAME, ...detected.attributes });
+  return new Resource({
+    ...Resource.default().attributes,
+    'service.name': DEFAULT_SERVICE_NAME,
+    ...detected.attributes,
+  });
 }
 
 /** Registers the tracer provider globally, with its exporter and the pg instrumentation. */
@@ -45,6 +55,9 @@ export function createTracing(choice: ExporterChoice): ActiveTracing {
   // AsyncLocalStorage context, W3C traceparent and baggage (OTEL_PROPAGATORS).
   provider.register();
   // Statements only inside a trace; their text has bind parameters ($1), never the values.
-  registerInstrumentations({ tracerProvider: provider, instrumentations: [new PgInstrumentation({ requireParentSpan: true })] });
+  registerInstrumentations({
+    tracerProvider: provider,
+    instrumentations: [new PgInstrumentation({ requireParentSpan: true })],
+  });
   return { provider, processor, resource };
 }

@@ -25,12 +25,18 @@ function exporterFromEnv(env: NodeJS.ProcessEnv): ExporterChoice | undefined {
     case 'otlp':
       break;
     default:
-      throw new ConfigError(`Invalid configuration: OTEL_TRACES_EXPORTER must be otlp, console or none (got "${named}")`);
+      throw new ConfigError(
+        `Invalid configuration: OTEL_TRACES_EXPORTER must be otlp, console or none (got "${named}")`,
+      );
   }
-  const variable = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const variable = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL
+    ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'
+    : 'OTEL_EXPORTER_OTLP_PROTOCOL';
   const protocol = env[variable]?.trim() || 'http/protobuf';
   if (protocol !== 'http/protobuf' && protocol !== 'http/json' && protocol !== 'grpc') {
-    throw new ConfigError(`Invalid configuration: ${variable} must be http/protobuf, http/json or grpc (got "${protocol}")`);
+    throw new ConfigError(
+      `Invalid configuration: ${variable} must be http/protobuf, http/json or grpc (got "${protocol}")`,
+    );
   }
   return { kind: 'otlp', protocol };
 }

@@ -44,12 +44,17 @@ export const MAX_JSON_DEPTH = 64;
  * lone UTF-16 surrogates, which JSON allows; and of nesting deeper than MAX_JSON_DEPTH.
  */
 export function unstorableTextErrors(value: unknown, path: PathSegment[] = []): PathError[] {
-  if (typeof value === 'string') return !isStorableText(value) ? [{ path: formatJsonPath(path), message: UNSTORABLE_TEXT }] : [];
+  if (typeof value === 'string')
+    return !isStorableText(value) ? [{ path: formatJsonPath(path), message: UNSTORABLE_TEXT }] : [];
   if (value === null || typeof value !== 'object') return [];
-  if (path.length >= MAX_JSON_DEPTH) return [{ path: formatJsonPath(path), message: `nested deeper than ${MAX_JSON_DEPTH} levels` }];
+  if (path.length >= MAX_JSON_DEPTH)
+    return [{ path: formatJsonPath(path), message: `nested deeper than ${MAX_JSON_DEPTH} levels` }];
   if (Array.isArray(value)) return value.flatMap((item, i) => unstorableTextErrors(item, [...path, i]));
   return Object.entries(value).flatMap(([key, item]) =>
-    !isStorableText(key) ? [{ path: formatJsonPath([...path, key]), message: UNSTORABLE_TEXT }] : unstorableTextErrors(item, [...path, key]));
+    !isStorableText(key)
+      ? [{ path: formatJsonPath([...path, key]), message: UNSTORABLE_TEXT }]
+      : unstorableTextErrors(item, [...path, key]),
+  );
 }
 
 const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -29,7 +29,13 @@ export const ATTEMPT_ERROR_CLASSES = ['timeout', 'connection_refused', 'dns', 't
  * Why POST /internal/v1/webhooks answered 503 (the body's `reason`; not stored): `overloaded` and
  * `temporal_unreachable` stored nothing; `outcome_unknown` may or may not have started the delivery.
  */
-export const INGEST_REFUSAL_REASONS = ['overloaded', 'temporal_unreachable', 'outcome_unknown', 'subject_index_key', 'encryption_required'] as const;
+export const INGEST_REFUSAL_REASONS = [
+  'overloaded',
+  'temporal_unreachable',
+  'outcome_unknown',
+  'subject_index_key',
+  'encryption_required',
+] as const;
 export type IngestRefusalReason = (typeof INGEST_REFUSAL_REASONS)[number];
 
 /** What started an attempt: the retry schedule, or an operator's retry-now. */
@@ -56,7 +62,14 @@ export const INTERNAL_API_SCOPES = ['ingest', 'read', 'operate', 'erase'] as con
  * credentials; credentials unknown or wrong; a named token revoked or expired; a valid token without the scope
  * the route needs; an app whose key is right but that is not granted the company it asks for.
  */
-export const AUTH_FAILURE_REASONS = ['missing_token', 'invalid_token', 'revoked', 'expired', 'missing_scope', 'not_granted'] as const;
+export const AUTH_FAILURE_REASONS = [
+  'missing_token',
+  'invalid_token',
+  'revoked',
+  'expired',
+  'missing_scope',
+  'not_granted',
+] as const;
 export type AuthFailureReason = (typeof AUTH_FAILURE_REASONS)[number];
 
 /**

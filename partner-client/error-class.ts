@@ -1,6 +1,11 @@
 import type { AttemptErrorClass } from '../lib/vocabulary';
 
-const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+const TIMEOUT_CODES = new Set([
+  'ETIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EAI_FAIL', 'EAI_NODATA']);
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
 const TLS_CODES = new Set([
@@ -25,18 +30,23 @@ function errorChain(error: unknown): Array<{ code?: string; message: string }> {
 }
 
 const isTls = (code: string | undefined, message: string) =>
-  (code !== undefined && (TLS_CODES.has(code) || code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || code.startsWith('CERT_'))) ||
+  (code !== undefined &&
+    (TLS_CODES.has(code) || code.startsWith('ERR_TLS') || code.startsWith('ERR_SSL') || code.startsWith('CERT_'))) ||
   /\bSSL\b|\bTLS\b|certificate/i.test(message);
 
 /** Maps a failed request to the recorded error class. A request this service aborted at its deadline is a timeout. */
-export function classifyRequestError(error: unknown, timedOut: boolean): { errorClass: AttemptErrorClass; errorMessage: string } {
+export function classifyRequestError(
+  error: unknown,
+  timedOut: boolean,
+): { errorClass: AttemptErrorClass; errorMessage: string } {
   const chain = errorChain(error);
   const describe = () => {
     const deepest = chain[chain.length - 1] ?? { message: String(error) };
     const text = deepest.code ? `${deepest.code}: ${deepest.message}` : deepest.message;
     return text.slice(0, 500);
   };
-  if (timedOut) return { errorClass: 'timeout', errorMessage: 'no response within the per-attempt timeout (PARTNER_TIMEOUT_MS)' };
+  if (timedOut)
+    return { errorClass: 'timeout', errorMessage: 'no response within the per-attempt timeout (PARTNER_TIMEOUT_MS)' };
   const has = (set: Set<string>) => chain.some((e) => e.code !== undefined && set.has(e.code));
   let errorClass: AttemptErrorClass = 'other';
   if (has(TIMEOUT_CODES)) errorClass = 'timeout';

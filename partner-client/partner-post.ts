@@ -17,7 +17,11 @@ export function createPostToPartner({ config, logger }: { readonly config: () =>
         : await postWebhook(settings, input);
     const { httpStatus, errorClass, durationMs, succeeded } = outcome;
     const { event_type, action } = input.event;
-    const labels = { event_type, action, outcome: httpStatus !== null ? `${Math.floor(httpStatus / 100)}xx` : errorClass ?? 'other' };
+    const labels = {
+      event_type,
+      action,
+      outcome: httpStatus !== null ? `${Math.floor(httpStatus / 100)}xx` : (errorClass ?? 'other'),
+    };
     webhookAttempts.inc(labels);
     webhookAttemptDuration.observe(labels, durationMs / 1000);
     logger[succeeded ? 'info' : 'warn'](

@@ -13,10 +13,18 @@ export async function probePartner(config: Config): Promise<ProbeResult> {
   if ('missing' in settings) return { answer: 'failing', httpStatus: null, errorClass: 'other' };
   const deadline = AbortSignal.timeout(settings.timeoutMs);
   try {
-    const response = await request(settings.endpoint, { method: 'HEAD', headers: { authorization: `Bearer ${settings.token}` }, signal: deadline });
+    const response = await request(settings.endpoint, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${settings.token}` },
+      signal: deadline,
+    });
     await response.body.dump();
     return { answer: partnerAnswer(response.statusCode), httpStatus: response.statusCode, errorClass: null };
   } catch (error) {
-    return { answer: 'failing', httpStatus: null, errorClass: classifyRequestError(error, deadline.aborted).errorClass };
+    return {
+      answer: 'failing',
+      httpStatus: null,
+      errorClass: classifyRequestError(error, deadline.aborted).errorClass,
+    };
   }
 }

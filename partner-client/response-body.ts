@@ -8,9 +8,18 @@ export const RESPONSE_BODY_LIMIT = 4096;
  * Reads at most `limit` bytes of a response body, decompressed when the partner used gzip or deflate (we
  * send Accept-Encoding: gzip, deflate), and stops there. Errors mid-body keep what was read.
  */
-export async function readBodyPrefix(body: Readable, contentEncoding: string | undefined, limit = RESPONSE_BODY_LIMIT): Promise<string> {
+export async function readBodyPrefix(
+  body: Readable,
+  contentEncoding: string | undefined,
+  limit = RESPONSE_BODY_LIMIT,
+): Promise<string> {
   const encoding = contentEncoding?.trim().toLowerCase();
-  const decoder = encoding === 'gzip' || encoding === 'x-gzip' ? zlib.createGunzip() : encoding === 'deflate' ? zlib.createInflate() : undefined;
+  const decoder =
+    encoding === 'gzip' || encoding === 'x-gzip'
+      ? zlib.createGunzip()
+      : encoding === 'deflate'
+        ? zlib.createInflate()
+        : undefined;
   const stream = decoder ? body.pipe(decoder) : body;
   if (decoder) body.on('error', (error) => decoder.destroy(error));
   const chunks: Buffer[] = [];
@@ -33,7 +42,9 @@ export async function readBodyPrefix(body: Readable, contentEncoding: string | u
 /** Valid UTF-8 text of at most `limit` bytes: cut on a character boundary, NUL removed (PostgreSQL text). */
 export function utf8Prefix(bytes: Buffer, limit = RESPONSE_BODY_LIMIT): string {
   // eslint-disable-next-line no-control-regex -- NUL is what it removes
-  const text = cutAtCharBoundary(bytes, limit).toString('utf8').replace(/\u0000/g, '');
+  const text = cutAtCharBoundary(bytes, limit)
+    .toString('utf8')
+    .replace(/\u0000/g, '');
   // Invalid bytes decode to U+FFFD (3 bytes each), so the text can outgrow the byte limit once more.
   const encoded = Buffer.from(text, 'utf8');
   return encoded.length <= limit ? text : cutAtCharBoundary(encoded, limit).toString('utf8');

@@ -7,7 +7,10 @@ const { existsSync } = require('node:fs');
 const path = require('node:path');
 
 const root = path.join(__dirname, '..');
-execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit', cwd: root });
+execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json')], {
+  stdio: 'inherit',
+  cwd: root,
+});
 
 const bundler = path.join(root, 'dist', 'worker', 'bundle.js');
 if (existsSync(bundler)) {

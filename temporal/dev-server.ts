@@ -47,11 +47,37 @@ const NAMESPACE = 'default';
  * aborts first, the server is stopped and StartAbortedError thrown.
  */
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
-  const { executable, port, uiPort, dbFilename, sqlitePragmas = [], uiCodecEndpoint, readyTimeoutMs = 30_000, stopGraceMs = 10_000, signal, onSpawned } = options;
+  const {
+    executable,
+    port,
+    uiPort,
+    dbFilename,
+    sqlitePragmas = [],
+    uiCodecEndpoint,
+    readyTimeoutMs = 30_000,
+    stopGraceMs = 10_000,
+    signal,
+    onSpawned,
+  } = options;
   if (dbFilename) await mkdir(path.dirname(path.resolve(dbFilename)), { recursive: true });
   // The HTTP API and metrics ports too: the CLI's own picks come from the kernel's ephemeral range (see findFreePort).
   const [httpPort, metricsPort] = [await findFreePort(), await findFreePort()];
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(httpPort), '--metrics-port', String(metricsPort), '--log-format', 'json', '--log-level', 'error'];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--http-port',
+    String(httpPort),
+    '--metrics-port',
+    String(metricsPort),
+    '--log-format',
+    'json',
+    '--log-level',
+    'error',
+  ];
   args.push(...(uiPort === undefined ? ['--headless'] : ['--ui-port', String(uiPort), '--ui-disable-news-fetch']));
   if (dbFilename) args.push('--db-filename', path.resolve(dbFilename));
   for (const pragma of sqlitePragmas) args.push('--sqlite-pragma', pragma);
@@ -81,7 +107,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   onSpawned?.(server);
   const ready = waitUntilReady(address, readyTimeoutMs, signal);
   const early = exited.then((code) => {
-    throw new Error(`temporal server start-dev exited (code ${code}) before answering: ${stderr.trim().split('\n').pop() ?? ''}`);
+    throw new Error(
+      `temporal server start-dev exited (code ${code}) before answering: ${stderr.trim().split('\n').pop() ?? ''}`,
+    );
   });
   const answered = Promise.race([ready, early]);
   try {
@@ -102,7 +130,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 
 /** Resolves when `signal` aborts (never without one). */
 const untilAborted = (signal: AbortSignal | undefined) =>
-  new Promise<void>((resolve) => (signal?.aborted ? resolve() : signal?.addEventListener('abort', () => resolve(), { once: true })));
+  new Promise<void>((resolve) =>
+    signal?.aborted ? resolve() : signal?.addEventListener('abort', () => resolve(), { once: true }),
+  );
 
 async function waitUntilReady(address: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -114,7 +144,9 @@ async function waitUntilReady(address: string, timeoutMs: number, signal: AbortS
     });
     if (connection) {
       try {
-        await connection.withDeadline(Date.now() + 2000, () => connection.workflowService.describeNamespace({ namespace: NAMESPACE }));
+        await connection.withDeadline(Date.now() + 2000, () =>
+          connection.workflowService.describeNamespace({ namespace: NAMESPACE }),
+        );
         return;
       } catch (error) {
         lastError = error;
@@ -124,5 +156,7 @@ async function waitUntilReady(address: string, timeoutMs: number, signal: AbortS
     }
     await delay(100);
   }
-  throw new Error(`temporal server start-dev did not answer on ${address} within ${timeoutMs} ms (${lastError instanceof Error ? lastError.message : String(lastError)})`);
+  throw new Error(
+    `temporal server start-dev did not answer on ${address} within ${timeoutMs} ms (${lastError instanceof Error ? lastError.message : String(lastError)})`,
+  );
 }

@@ -3,7 +3,12 @@ import { isRefusal, refusalReason } from './grpc-refusal';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { createClientConnections } from './client-connections';
-import { orderingDecisionUpdate, partnerReleasedSignal, retryNowUpdate, webhookStatusQuery } from '../workflows/webhooks/messages';
+import {
+  orderingDecisionUpdate,
+  partnerReleasedSignal,
+  retryNowUpdate,
+  webhookStatusQuery,
+} from '../workflows/webhooks/messages';
 import type { BlockedDecision } from '../lib/delivery';
 import { wakeInOrder } from './ordering-wake';
 import { erasureWorkflowId, type RetryNowResult, type WebhookDeliveryStatus } from '../workflows/types';
@@ -20,7 +25,12 @@ import { WebhookConflictError, TemporalSetupError, TemporalUnavailableError } fr
  */
 export type DeliveryLookup =
   | { readonly kind: 'running'; readonly runId: string; readonly status: WebhookDeliveryStatus }
-  | { readonly kind: 'stopped'; readonly runId: string; readonly status: 'cancelled' | 'terminated'; readonly closedAt: string }
+  | {
+      readonly kind: 'stopped';
+      readonly runId: string;
+      readonly status: 'cancelled' | 'terminated';
+      readonly closedAt: string;
+    }
   | { readonly kind: 'finished'; readonly runId: string }
   | { readonly kind: 'absent' }
   | { readonly kind: 'unreachable'; readonly reason: string };
@@ -115,7 +125,12 @@ export function createTemporalGateway(
   logger: Logger,
   { connectTimeoutMs = 2000, callTimeoutMs = 5000, failFastMs = 5000, eagerStartVia }: TemporalGatewayOptions = {},
 ): TemporalGateway {
-  const { connectAs, eagerStart, close } = createClientConnections(config, logger, { connectTimeoutMs, callTimeoutMs, failFastMs, eagerStartVia });
+  const { connectAs, eagerStart, close } = createClientConnections(config, logger, {
+    connectTimeoutMs,
+    callTimeoutMs,
+    failFastMs,
+    eagerStartVia,
+  });
 
   function gatewayAs(identity: string | undefined): TemporalGateway {
     /** One call with the call deadline; an outage or a call without answer is TemporalUnavailableError. */
@@ -137,10 +152,12 @@ export function createTemporalGateway(
         const { connection, client } = eager ?? (await connectAs(identity));
         try {
           return await connection.withDeadline(Date.now() + callTimeoutMs, () =>
-            startDeliveryWorkflow(client, webhook, config.TEMPORAL_TASK_QUEUE, { eager: eager !== undefined }));
+            startDeliveryWorkflow(client, webhook, config.TEMPORAL_TASK_QUEUE, { eager: eager !== undefined }),
+          );
         } catch (error) {
           logger.error({ err: error, workflowId: webhook.workflowId }, 'starting the webhook workflow failed');
-          if (isRefusal(error)) throw new TemporalSetupError(`Temporal refused to start the webhook workflow: ${refusalReason(error)}`);
+          if (isRefusal(error))
+            throw new TemporalSetupError(`Temporal refused to start the webhook workflow: ${refusalReason(error)}`);
           throw new TemporalUnavailableError(`the workflow could not be started (${describeError(error)})`, true);
         }
       },
@@ -169,7 +186,10 @@ export function createTemporalGateway(
           });
         } catch (error) {
           logger.debug({ err: error, workflowId }, 'status lookup failed');
-          return { kind: 'unreachable', reason: error instanceof TemporalUnavailableError ? error.reason : describeError(error) };
+          return {
+            kind: 'unreachable',
+            reason: error instanceof TemporalUnavailableError ? error.reason : describeError(error),
+          };
         }
       },
       async runOf(workflowId) {
@@ -188,14 +208,22 @@ export function createTemporalGateway(
       },
       async runState(workflowId) {
         return call(async (client): Promise<RunState> => {
-          const description = await client.workflow.getHandle(workflowId).describe().catch((error: unknown) => {
-            if (error instanceof WorkflowNotFoundError) return undefined;
-            throw error;
-          });
+          const description = await client.workflow
+            .getHandle(workflowId)
+            .describe()
+            .catch((error: unknown) => {
+              if (error instanceof WorkflowNotFoundError) return undefined;
+              throw error;
+            });
           if (!description) return { kind: 'absent' };
           const end = RUN_ENDS[description.status.name];
           if (!end) return { kind: 'running', runId: description.runId };
-          return { kind: 'ended', runId: description.runId, end, closedAt: (description.closeTime ?? new Date()).toISOString() };
+          return {
+            kind: 'ended',
+            runId: description.runId,
+            end,
+            closedAt: (description.closeTime ?? new Date()).toISOString(),
+          };
         });
       },
       async retryNow(workflowId) {
@@ -205,13 +233,19 @@ export function createTemporalGateway(
             .executeUpdate(retryNowUpdate)
             .catch((error: unknown) => {
               // The validator's rejection, or a run that predates retry-now (no handler): nothing to cut short.
-              if (error instanceof WorkflowUpdateFailedError) throw new WebhookConflictError(`Not waiting for a retry: ${error.cause?.message ?? error.message}`);
+              if (error instanceof WorkflowUpdateFailedError)
+                throw new WebhookConflictError(`Not waiting for a retry: ${error.cause?.message ?? error.message}`);
               throw endedRunConflict(error);
             }),
         );
       },
       async cancel(workflowId) {
-        await call((client) => client.workflow.getHandle(workflowId).cancel().catch((error: unknown) => Promise.reject(endedRunConflict(error))));
+        await call((client) =>
+          client.workflow
+            .getHandle(workflowId)
+            .cancel()
+            .catch((error: unknown) => Promise.reject(endedRunConflict(error))),
+        );
       },
       async release(workflowId) {
         return call((client) =>
@@ -228,7 +262,9 @@ export function createTemporalGateway(
         );
       },
       async wakeInOrder(workflowId) {
-        return call((client) => wakeInOrder(client.workflowService, config.temporal.namespace, workflowId, client.options.identity));
+        return call((client) =>
+          wakeInOrder(client.workflowService, config.temporal.namespace, workflowId, client.options.identity),
+        );
       },
       async decideBlocked(workflowId, decision) {
         await call((client) =>
@@ -236,7 +272,8 @@ export function createTemporalGateway(
             .getHandle(workflowId)
             .executeUpdate(orderingDecisionUpdate, { args: [decision] })
             .catch((error: unknown) => {
-              if (error instanceof WorkflowUpdateFailedError) throw new WebhookConflictError(`Not blocked: ${error.cause?.message ?? error.message}`);
+              if (error instanceof WorkflowUpdateFailedError)
+                throw new WebhookConflictError(`Not blocked: ${error.cause?.message ?? error.message}`);
               throw endedRunConflict(error);
             }),
         );
@@ -251,10 +288,15 @@ export function createTemporalGateway(
               args: [{ erasureId }],
               workflowIdConflictPolicy: 'USE_EXISTING',
               staticSummary: "erasure of a subject's webhooks",
-            }));
+            }),
+          );
         } catch (error) {
-          if (isRefusal(error)) throw new TemporalSetupError(`Temporal refused to start the erasure workflow: ${refusalReason(error)}`);
-          throw new TemporalUnavailableError(`the erasure workflow could not be started (${describeError(error)})`, true);
+          if (isRefusal(error))
+            throw new TemporalSetupError(`Temporal refused to start the erasure workflow: ${refusalReason(error)}`);
+          throw new TemporalUnavailableError(
+            `the erasure workflow could not be started (${describeError(error)})`,
+            true,
+          );
         }
       },
       actingFor(actor) {

@@ -54,13 +54,17 @@ export async function provideLocalTemporal(
   findBinary = findTemporalBinary,
   { uiCodecEndpoint, signal, stopWith }: LocalTemporalOptions = {},
 ): Promise<LocalTemporal> {
-  if (config.temporal.address) return { address: config.temporal.address, uiUrl: undefined, source: 'configured', stop: nothingToStop };
+  if (config.temporal.address)
+    return { address: config.temporal.address, uiUrl: undefined, source: 'configured', stop: nothingToStop };
   const dbFilename = path.resolve(config.DATA_DIR, 'temporal', 'dev-server.sqlite');
   const port = await preferPort(7233);
   const uiPort = await preferPort(8233);
   const executable = findBinary('temporal');
   if (executable) {
-    logger.info({ executable, dbFilename }, 'no Temporal is configured (TEMPORAL_ADDRESS or a temporal.toml profile): starting a Temporal dev server');
+    logger.info(
+      { executable, dbFilename },
+      'no Temporal is configured (TEMPORAL_ADDRESS or a temporal.toml profile): starting a Temporal dev server',
+    );
     const server = await startDevServer({
       executable,
       port,
@@ -78,7 +82,14 @@ export async function provideLocalTemporal(
     // The SDK's downloader lives in @temporalio/testing, a devDependency: images without it set TEMPORAL_ADDRESS.
     const { TestWorkflowEnvironment } = await import('@temporalio/testing');
     const env = await TestWorkflowEnvironment.createLocal({
-      server: { ip: '127.0.0.1', port, ui: true, uiPort, dbFilename, extraArgs: uiCodecEndpoint ? ['--ui-codec-endpoint', uiCodecEndpoint] : [] },
+      server: {
+        ip: '127.0.0.1',
+        port,
+        ui: true,
+        uiPort,
+        dbFilename,
+        extraArgs: uiCodecEndpoint ? ['--ui-codec-endpoint', uiCodecEndpoint] : [],
+      },
     });
     // The SDK's launcher cannot be interrupted: a stop signal during it is acted on once it returns.
     if (stopWith) stopWith(() => env.teardown());
@@ -86,7 +97,12 @@ export async function provideLocalTemporal(
       if (!stopWith) await env.teardown();
       throw new StartAbortedError();
     }
-    return { address: env.address, uiUrl: `http://127.0.0.1:${uiPort}`, source: 'SDK download', stop: () => env.teardown() };
+    return {
+      address: env.address,
+      uiUrl: `http://127.0.0.1:${uiPort}`,
+      source: 'SDK download',
+      stop: () => env.teardown(),
+    };
   } catch (error) {
     if (error instanceof StartAbortedError) throw error;
     logger.warn(

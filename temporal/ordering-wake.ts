@@ -9,7 +9,12 @@ import { orderingTurnSignal } from '../workflows/webhooks/messages';
  * when it knows no running workflow of that id (not started yet: its first attempt will find the lane clear;
  * or ended already). The signal carries nothing, so it needs no payload codec.
  */
-export async function wakeInOrder(service: WorkflowService, namespace: string, workflowId: string, identity: string): Promise<boolean> {
+export async function wakeInOrder(
+  service: WorkflowService,
+  namespace: string,
+  workflowId: string,
+  identity: string,
+): Promise<boolean> {
   try {
     await service.signalWorkflowExecution({
       namespace,

@@ -23,7 +23,8 @@ export class PayloadDecryptionError extends Error {
   }
 }
 
-const text = (value: Uint8Array | null | undefined): string | undefined => (value ? Buffer.from(value).toString('utf8') : undefined);
+const text = (value: Uint8Array | null | undefined): string | undefined =>
+  value ? Buffer.from(value).toString('utf8') : undefined;
 
 /**
  * AES-256-GCM (lib/aes-gcm.ts) over the whole serialized payload (metadata too, so the JSON encoding of the
@@ -45,28 +46,41 @@ export class AesGcmPayloadCodec implements PayloadCodec {
   }
 
   async decode(payloads: Payload[]): Promise<Payload[]> {
-    return payloads.map((payload) => (text(payload.metadata?.[METADATA_ENCODING_KEY]) === ENCRYPTED_ENCODING ? this.decrypt(payload) : payload));
+    return payloads.map((payload) =>
+      text(payload.metadata?.[METADATA_ENCODING_KEY]) === ENCRYPTED_ENCODING ? this.decrypt(payload) : payload,
+    );
   }
 
   private encrypt(payload: Payload): Payload {
     const { id, key } = this.encryptWith;
-    const data = sealBytes(purposeKey(key, 'temporalPayloads'), temporal.api.common.v1.Payload.encode(payload).finish());
+    const data = sealBytes(
+      purposeKey(key, 'temporalPayloads'),
+      temporal.api.common.v1.Payload.encode(payload).finish(),
+    );
     return {
-      metadata: { [METADATA_ENCODING_KEY]: Buffer.from(ENCRYPTED_ENCODING), [KEY_ID_METADATA]: Buffer.from(id), [KEY_DERIVATION_METADATA]: Buffer.from(KEY_DERIVATION) },
+      metadata: {
+        [METADATA_ENCODING_KEY]: Buffer.from(ENCRYPTED_ENCODING),
+        [KEY_ID_METADATA]: Buffer.from(id),
+        [KEY_DERIVATION_METADATA]: Buffer.from(KEY_DERIVATION),
+      },
       data,
     };
   }
 
   private decrypt(payload: Payload): Payload {
     const id = text(payload.metadata?.[KEY_ID_METADATA]);
-    if (id === undefined) throw new PayloadDecryptionError(`Cannot decrypt a payload: it has no ${KEY_ID_METADATA} metadata`);
+    if (id === undefined)
+      throw new PayloadDecryptionError(`Cannot decrypt a payload: it has no ${KEY_ID_METADATA} metadata`);
     const key = this.keys.get(id);
     if (!key) {
-      throw new PayloadDecryptionError(`Cannot decrypt a payload: its encryption key id "${id}" is not in PAYLOAD_ENCRYPTION_KEYS (ids: ` +
-        `${[...this.keys.keys()].join(', ')})`);
+      throw new PayloadDecryptionError(
+        `Cannot decrypt a payload: its encryption key id "${id}" is not in PAYLOAD_ENCRYPTION_KEYS (ids: ` +
+          `${[...this.keys.keys()].join(', ')})`,
+      );
     }
     const derivation = text(payload.metadata?.[KEY_DERIVATION_METADATA]);
-    if (derivation !== undefined && derivation !== KEY_DERIVATION) throw new PayloadDecryptionError(`Cannot decrypt a payload: unknown ${KEY_DERIVATION_METADATA} "${derivation}"`);
+    if (derivation !== undefined && derivation !== KEY_DERIVATION)
+      throw new PayloadDecryptionError(`Cannot decrypt a payload: unknown ${KEY_DERIVATION_METADATA} "${derivation}"`);
     let plain: Buffer;
     try {
       plain = openBytes(derivation ? purposeKey(key, 'temporalPayloads') : key, payload.data ?? new Uint8Array());

@@ -8,7 +8,8 @@ type OperatorService = temporal.api.operatorservice.v1.OperatorService;
 const KEYWORD = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
 
 /** What an operator types to register the attributes by hand, for servers that refuse the operator API. */
-export const REGISTER_BY_HAND = `temporal operator search-attribute create ` +
+export const REGISTER_BY_HAND =
+  `temporal operator search-attribute create ` +
   `${WEBHOOK_SEARCH_ATTRIBUTES.map((key) => `--name ${key.name}`).join(' ')} --type Keyword`;
 
 /**
@@ -18,7 +19,10 @@ export const REGISTER_BY_HAND = `temporal operator search-attribute create ` +
  * with ALREADY_EXISTS, adding none of the request: there, each name is asked for alone, and a name it holds
  * already counts as registered.
  */
-export async function ensureSearchAttributes(connection: { operatorService: OperatorService }, namespace: string): Promise<string[]> {
+export async function ensureSearchAttributes(
+  connection: { operatorService: OperatorService },
+  namespace: string,
+): Promise<string[]> {
   const wanted = WEBHOOK_SEARCH_ATTRIBUTES.map((key) => key.name);
   let missing = wanted;
   try {
@@ -26,15 +30,21 @@ export async function ensureSearchAttributes(connection: { operatorService: Oper
     const existing = customAttributes ?? {};
     const wrongType = wanted.filter((name) => name in existing && existing[name] !== KEYWORD);
     if (wrongType.length) {
-      throw new TemporalSetupError(`Temporal namespace ${namespace} has ${wrongType.join(', ')} with a type other than Keyword; the ` +
-        `webhooks need Keyword`);
+      throw new TemporalSetupError(
+        `Temporal namespace ${namespace} has ${wrongType.join(', ')} with a type other than Keyword; the ` +
+          `webhooks need Keyword`,
+      );
     }
     missing = wanted.filter((name) => !(name in existing));
   } catch (error) {
     if (grpcCodeOf(error) !== GrpcStatus.UNIMPLEMENTED) throw asSetupError(error, namespace);
   }
   if (!missing.length) return [];
-  const add = (names: string[]) => connection.operatorService.addSearchAttributes({ namespace, searchAttributes: Object.fromEntries(names.map((name) => [name, KEYWORD])) });
+  const add = (names: string[]) =>
+    connection.operatorService.addSearchAttributes({
+      namespace,
+      searchAttributes: Object.fromEntries(names.map((name) => [name, KEYWORD])),
+    });
   try {
     await add(missing);
     return missing;

@@ -36,8 +36,14 @@ const queryLiteral = (text: string) => `'${text.replace(/\\/g, '\\\\').replace(/
  * run is deleted by workflow id.
  */
 export async function deleteEveryRun(service: WorkflowService, namespace: string, workflowId: string): Promise<number> {
-  const listed = await service.listWorkflowExecutions({ namespace, pageSize: LIST_PAGE, query: `WorkflowId = ${queryLiteral(workflowId)}` });
-  const runIds = new Set((listed.executions ?? []).map((run) => run.execution?.runId).filter((runId): runId is string => Boolean(runId)));
+  const listed = await service.listWorkflowExecutions({
+    namespace,
+    pageSize: LIST_PAGE,
+    query: `WorkflowId = ${queryLiteral(workflowId)}`,
+  });
+  const runIds = new Set(
+    (listed.executions ?? []).map((run) => run.execution?.runId).filter((runId): runId is string => Boolean(runId)),
+  );
   const current = await unlessNotFound(service.describeWorkflowExecution({ namespace, execution: { workflowId } }));
   const currentRunId = current?.workflowExecutionInfo?.execution?.runId;
   if (current) runIds.add(currentRunId ?? '');
@@ -46,12 +52,19 @@ export async function deleteEveryRun(service: WorkflowService, namespace: string
   );
   if (history && !current) runIds.add('');
   for (const runId of runIds) {
-    await unlessNotFound(service.deleteWorkflowExecution({ namespace, workflowExecution: { workflowId, ...(runId && { runId }) } }));
+    await unlessNotFound(
+      service.deleteWorkflowExecution({ namespace, workflowExecution: { workflowId, ...(runId && { runId }) } }),
+    );
   }
   return runIds.size;
 }
 
 /** Deletes one run (the run of a webhook found erased): NOT_FOUND counts as done. */
-export async function deleteRun(service: WorkflowService, namespace: string, workflowId: string, runId: string): Promise<void> {
+export async function deleteRun(
+  service: WorkflowService,
+  namespace: string,
+  workflowId: string,
+  runId: string,
+): Promise<void> {
   await unlessNotFound(service.deleteWorkflowExecution({ namespace, workflowExecution: { workflowId, runId } }));
 }

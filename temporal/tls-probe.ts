@@ -9,7 +9,11 @@ import { connectionFailureInWords } from './connection-failure';
  * time). The client's grpc-js reports an untrusted server certificate only as `Failed to connect before the
  * deadline`; one handshake with node:tls, on the same certificates, says why.
  */
-export function tlsHandshakeError(address: string, settings: TemporalConnectionConfig['tls'], timeoutMs = 2000): Promise<Error | undefined> {
+export function tlsHandshakeError(
+  address: string,
+  settings: TemporalConnectionConfig['tls'],
+  timeoutMs = 2000,
+): Promise<Error | undefined> {
   const options = settings === true || settings === undefined ? {} : settings;
   const colon = address.lastIndexOf(':');
   const host = address.slice(0, colon);
@@ -37,7 +41,11 @@ export function tlsHandshakeError(address: string, settings: TemporalConnectionC
 }
 
 /** connectionFailureInWords for the client's Connection, asking the TLS handshake when grpc-js gave no reason. */
-export async function clientConnectionFailureInWords(error: unknown, address: string, settings: TemporalConnectionConfig): Promise<string> {
+export async function clientConnectionFailureInWords(
+  error: unknown,
+  address: string,
+  settings: TemporalConnectionConfig,
+): Promise<string> {
   if (settings.tls !== undefined && /Failed to connect before the deadline/.test(describeError(error))) {
     const handshake = await tlsHandshakeError(address, settings.tls);
     if (handshake) return connectionFailureInWords(handshake, settings);

@@ -12,12 +12,35 @@ import type { WorkerDependencies } from './worker-options';
  * learn, and the ordering sweep (wakes a queued webhook whose wake was lost). Resolves once all have stopped
  * and their Temporal connection is closed.
  */
-export async function runBackgroundLoops({ config, knex, logger }: WorkerDependencies, signal: AbortSignal): Promise<void> {
+export async function runBackgroundLoops(
+  { config, knex, logger }: WorkerDependencies,
+  signal: AbortSignal,
+): Promise<void> {
   const gateway = createTemporalGateway(config, logger);
-  const recovery = runPartnerRecovery({ config, knex, logger: logger.child({ component: 'partner-recovery' }), gateway, probe: () => probePartner(config) }, signal);
-  const resolution = runStartResolution({ knex, logger: logger.child({ component: 'start-resolution' }), doubtSeconds: config.WEBHOOK_START_DOUBT_SECONDS, gateway }, signal);
+  const recovery = runPartnerRecovery(
+    {
+      config,
+      knex,
+      logger: logger.child({ component: 'partner-recovery' }),
+      gateway,
+      probe: () => probePartner(config),
+    },
+    signal,
+  );
+  const resolution = runStartResolution(
+    {
+      knex,
+      logger: logger.child({ component: 'start-resolution' }),
+      doubtSeconds: config.WEBHOOK_START_DOUBT_SECONDS,
+      gateway,
+    },
+    signal,
+  );
   const erasedInFlightAfterMs = erasedInFlightBoundMs(config.PARTNER_TIMEOUT_MS);
-  const ordering = runOrderingSweep({ knex, logger: logger.child({ component: 'ordering-sweep' }), gateway, erasedInFlightAfterMs }, signal);
+  const ordering = runOrderingSweep(
+    { knex, logger: logger.child({ component: 'ordering-sweep' }), gateway, erasedInFlightAfterMs },
+    signal,
+  );
   await Promise.all([recovery, resolution, ordering]);
   await gateway.close();
 }

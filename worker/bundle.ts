@@ -21,13 +21,23 @@ export const PREBUILT_TRACED_BUNDLE_PATH = path.join(__dirname, '..', 'workflow-
 const ignore = () => undefined;
 const toStderr = (message: string) => process.stderr.write(`${message}\n`);
 /** Webpack's module listing is noise in every build and test run; its warnings and errors are not. */
-export const quietBundler = { trace: ignore, debug: ignore, info: ignore, log: ignore, warn: toStderr, error: toStderr };
+export const quietBundler = {
+  trace: ignore,
+  debug: ignore,
+  info: ignore,
+  log: ignore,
+  warn: toStderr,
+  error: toStderr,
+};
 
 /**
  * Bundles the workflow code (webpack, 0.3 to 0.8 s) so production workers start without bundling; `traced`
  * adds the tracing interceptors.
  */
-export async function buildWorkflowBundle(outFile: string = PREBUILT_BUNDLE_PATH, { traced = false, ...options }: Partial<BundleOptions> & { traced?: boolean } = {}): Promise<string> {
+export async function buildWorkflowBundle(
+  outFile: string = PREBUILT_BUNDLE_PATH,
+  { traced = false, ...options }: Partial<BundleOptions> & { traced?: boolean } = {},
+): Promise<string> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: WORKFLOWS_PATH,
     workflowInterceptorModules: traced ? [...WORKFLOW_INTERCEPTOR_MODULES] : [],
@@ -41,7 +51,10 @@ export async function buildWorkflowBundle(outFile: string = PREBUILT_BUNDLE_PATH
 
 // scripts/prepare.js runs `node dist/worker/bundle.js` after compiling: both bundles, beside dist/worker/.
 if (require.main === module) {
-  Promise.all([buildWorkflowBundle(PREBUILT_BUNDLE_PATH), buildWorkflowBundle(PREBUILT_TRACED_BUNDLE_PATH, { traced: true })]).then(
+  Promise.all([
+    buildWorkflowBundle(PREBUILT_BUNDLE_PATH),
+    buildWorkflowBundle(PREBUILT_TRACED_BUNDLE_PATH, { traced: true }),
+  ]).then(
     (files) => process.stdout.write(`workflow bundles written to ${files.join(', ')}\n`),
     (error: unknown) => {
       process.stderr.write(`bundling the workflows failed: ${describeError(error)}\n`);

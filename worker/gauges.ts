@@ -1,4 +1,14 @@
-import { countOverdueErasuresWith, countQueuedWebhooksWith, countStartsInDoubtWith, countWaitingWebhooksWith, observeOldestBodyWith, observeOldestBlockedWith, observeOldestQueuedWith, observePartnerWith, oneReadPerScrape } from '../lib/metrics';
+import {
+  countOverdueErasuresWith,
+  countQueuedWebhooksWith,
+  countStartsInDoubtWith,
+  countWaitingWebhooksWith,
+  observeOldestBodyWith,
+  observeOldestBlockedWith,
+  observeOldestQueuedWith,
+  observePartnerWith,
+  oneReadPerScrape,
+} from '../lib/metrics';
 import { orderingBacklog } from '../store/ordering/lanes';
 import { countWaitingDeliveries } from '../application/webhooks/delivery-log';
 import { partnerSnapshot } from '../application/partner/partner-operator';

@@ -5,7 +5,7 @@ const NOT_READY: Record<Exclude<WorkerState, 'polling'>, string> = {
   connecting: 'the worker is not polling Temporal: it is connecting (see the log for why)',
   paused: 'the worker does not poll: no partner endpoint is configured',
   stopped: 'the worker has stopped polling: it is shutting down',
-  refused: 'Temporal refused the worker\'s set-up (see the log)',
+  refused: "Temporal refused the worker's set-up (see the log)",
 };
 
 /**
@@ -14,12 +14,17 @@ const NOT_READY: Record<Exclude<WorkerState, 'polling'>, string> = {
  * process succeeds. `pausedIsReady`: a worker paused for want of a partner is no failure where nothing this
  * process serves needs Temporal (`start` without the internal webhook API).
  */
-export function workerPolling(worker: Pick<WebhookWorkerHandle, 'state'>, { pausedIsReady = false } = {}): ReadinessCheck {
+export function workerPolling(
+  worker: Pick<WebhookWorkerHandle, 'state'>,
+  { pausedIsReady = false } = {},
+): ReadinessCheck {
   return {
     name: 'temporal',
     check() {
       const state = worker.state();
-      return state === 'polling' || (state === 'paused' && pausedIsReady) ? { state } : { state, reason: NOT_READY[state] };
+      return state === 'polling' || (state === 'paused' && pausedIsReady)
+        ? { state }
+        : { state, reason: NOT_READY[state] };
     },
   };
 }

@@ -1,7 +1,18 @@
-import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy, type ScheduleOptionsStartWorkflowAction, type ScheduleUpdateOptions } from '@temporalio/client';
+import {
+  Client,
+  ScheduleAlreadyRunning,
+  ScheduleOverlapPolicy,
+  type ScheduleOptionsStartWorkflowAction,
+  type ScheduleUpdateOptions,
+} from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import type { Config } from '../lib/config';
-import { RETENTION_INTERVAL, RETENTION_WORKFLOW_TYPE, retentionScheduleId, type RetentionInput } from '../lib/retention';
+import {
+  RETENTION_INTERVAL,
+  RETENTION_WORKFLOW_TYPE,
+  retentionScheduleId,
+  type RetentionInput,
+} from '../lib/retention';
 import { dataConverterFor } from '../temporal/settings';
 import { readNamespaceRetention } from '../temporal/namespace-retention';
 import { recordNamespaceRetention } from '../store/personal-data/temporal-namespaces';
@@ -10,7 +21,12 @@ import type { WorkerDependencies } from './worker-options';
 const DAY_MS = 86_400_000;
 
 /** The schedule's definition: what every worker of the task queue writes, so they all agree. */
-function retentionSchedule(config: Config): Omit<ScheduleUpdateOptions<ScheduleOptionsStartWorkflowAction<(input: RetentionInput) => Promise<unknown>>>, 'state'> {
+function retentionSchedule(
+  config: Config,
+): Omit<
+  ScheduleUpdateOptions<ScheduleOptionsStartWorkflowAction<(input: RetentionInput) => Promise<unknown>>>,
+  'state'
+> {
   const taskQueue = config.TEMPORAL_TASK_QUEUE;
   return {
     spec: { intervals: [{ every: RETENTION_INTERVAL }] },
@@ -21,7 +37,8 @@ function retentionSchedule(config: Config): Omit<ScheduleUpdateOptions<ScheduleO
       // The schedule appends the action's time, so each run has an id of its own.
       workflowId: retentionScheduleId(taskQueue),
       args: [{ trigger: 'schedule' }],
-      staticSummary: `webhook retention: bodies after ${config.WEBHOOK_PAYLOAD_RETENTION_DAYS} days, rows after ` +
+      staticSummary:
+        `webhook retention: bodies after ${config.WEBHOOK_PAYLOAD_RETENTION_DAYS} days, rows after ` +
         `${config.WEBHOOK_LOG_RETENTION_DAYS} days`,
     },
     // A run still going when the next is due (a big backlog) goes on alone; a missed hour is not made up.
@@ -34,8 +51,15 @@ function retentionSchedule(config: Config): Omit<ScheduleUpdateOptions<ScheduleO
  * schedule id per task queue, so any number of workers starting at once leave exactly one. An operator's
  * pause (Temporal UI or CLI) survives the update.
  */
-export async function ensureRetentionSchedule(connection: NativeConnection, config: Config): Promise<'created' | 'updated'> {
-  const client = new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config) });
+export async function ensureRetentionSchedule(
+  connection: NativeConnection,
+  config: Config,
+): Promise<'created' | 'updated'> {
+  const client = new Client({
+    connection,
+    namespace: config.temporal.namespace,
+    dataConverter: dataConverterFor(config),
+  });
   const scheduleId = retentionScheduleId(config.TEMPORAL_TASK_QUEUE);
   const definition = retentionSchedule(config);
   try {
@@ -43,7 +67,9 @@ export async function ensureRetentionSchedule(connection: NativeConnection, conf
     return 'created';
   } catch (error) {
     if (!(error instanceof ScheduleAlreadyRunning)) throw error;
-    await client.schedule.getHandle(scheduleId).update((previous) => ({ ...definition, state: { paused: previous.state.paused, note: previous.state.note } }));
+    await client.schedule
+      .getHandle(scheduleId)
+      .update((previous) => ({ ...definition, state: { paused: previous.state.paused, note: previous.state.note } }));
     return 'updated';
   }
 }
@@ -72,23 +98,29 @@ export function namespaceRetentionWarning(retentionSeconds: number | undefined, 
  * payload retention. Neither stops delivery: a failure
  * is logged, and the next start tries again.
  */
-export async function setUpRetention(connection: NativeConnection, { config, logger, knex }: WorkerDependencies): Promise<void> {
+export async function setUpRetention(
+  connection: NativeConnection,
+  { config, logger, knex }: WorkerDependencies,
+): Promise<void> {
   const scheduleId = retentionScheduleId(config.TEMPORAL_TASK_QUEUE);
   try {
     const outcome = await ensureRetentionSchedule(connection, config);
     logger.info({ scheduleId, every: RETENTION_INTERVAL }, `retention schedule ${outcome}`);
   } catch (error) {
-    logger.error({ err: error, scheduleId }, 'the retention schedule could not be created or updated: the purge does not run on its own until a worker ' +
-      'starts with it');
+    logger.error(
+      { err: error, scheduleId },
+      'the retention schedule could not be created or updated: the purge does not run on its own until a worker ' +
+        'starts with it',
+    );
   }
   try {
     const retentionSeconds = await readNamespaceRetention(connection.workflowService, config.temporal.namespace);
     // The log purge keeps a row while Temporal may still hold its run (docs/personal-data.md#temporals-copy).
-    if (retentionSeconds !== undefined) await recordNamespaceRetention(knex, config.temporal.namespace, retentionSeconds);
+    if (retentionSeconds !== undefined)
+      await recordNamespaceRetention(knex, config.temporal.namespace, retentionSeconds);
     const warning = namespaceRetentionWarning(retentionSeconds, config);
     if (warning) logger.warn(warning);
   } catch (error) {
     logger.warn({ err: error }, 'could not read the Temporal namespace retention (DescribeNamespace)');
   }
 }
-

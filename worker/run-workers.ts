@@ -4,7 +4,10 @@ import { Worker, type WorkerOptions } from '@temporalio/worker';
  * Creates the workers unless `stopping` settles first (bundling the workflows under tsx takes seconds): then
  * undefined at once, and the workers, once created, are shut down without ever polling.
  */
-export async function createWorkersUnlessStopping(optionsList: WorkerOptions[], stopping: Promise<void>): Promise<Worker[] | undefined> {
+export async function createWorkersUnlessStopping(
+  optionsList: WorkerOptions[],
+  stopping: Promise<void>,
+): Promise<Worker[] | undefined> {
   const creating = createWorkers(optionsList);
   const first = await Promise.race([creating, stopping.then(() => undefined)]);
   if (!first) void creating.then((workers) => runTogether(workers, Promise.resolve())).catch(() => undefined);
@@ -37,9 +40,9 @@ export async function runTogether(workers: Worker[], until: Promise<unknown>): P
       worker.runUntil(stop).catch((error: unknown) => {
         failed();
         throw error;
-      })),
+      }),
+    ),
   );
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failure) throw failure.reason;
 }
-

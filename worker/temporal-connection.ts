@@ -28,7 +28,16 @@ export async function connectWithBackoff(
       const connection = await connectUnlessAborted(options, signal);
       if (!connection) return undefined;
       if (attempt > 1) logger.info({ address, attempt }, 'connected to Temporal: webhook delivery resumed');
-      else logger.info({ address, namespace: config.temporal.namespace, settings: config.temporal.source, tls: options.tls !== undefined }, 'connected to Temporal');
+      else
+        logger.info(
+          {
+            address,
+            namespace: config.temporal.namespace,
+            settings: config.temporal.source,
+            tls: options.tls !== undefined,
+          },
+          'connected to Temporal',
+        );
       return connection;
     } catch (error) {
       const reason = connectionFailureInWords(error, config.temporal);
@@ -52,7 +61,10 @@ export async function connectWithBackoff(
  * One connection attempt, given up when `signal` aborts first (an address that drops packets holds a connect
  * for seconds): undefined then, and the connection, should it still come, is closed.
  */
-async function connectUnlessAborted(options: Parameters<typeof NativeConnection.connect>[0], signal: AbortSignal): Promise<NativeConnection | undefined> {
+async function connectUnlessAborted(
+  options: Parameters<typeof NativeConnection.connect>[0],
+  signal: AbortSignal,
+): Promise<NativeConnection | undefined> {
   if (signal.aborted) return undefined;
   const connecting = NativeConnection.connect(options);
   let onAbort!: () => void;

@@ -23,12 +23,18 @@ export function installTemporalRuntime(logger: Logger, sdkMetricsPort?: number):
   // Loopback only: the process's own /metrics is the one endpoint operators expose.
   const bindAddress = sdkMetricsPort === undefined ? undefined : `127.0.0.1:${sdkMetricsPort}`;
   Runtime.install({
-    logger: new DefaultLogger('DEBUG', ({ level, message, meta }) => temporalLogger[PINO_METHOD[level]]({ ...meta }, message)),
+    logger: new DefaultLogger('DEBUG', ({ level, message, meta }) =>
+      temporalLogger[PINO_METHOD[level]]({ ...meta }, message),
+    ),
     shutdownSignals: [],
     telemetryOptions: {
       logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN', other: 'ERROR' }) },
       // Prometheus conventions, like prom-client's series: seconds, and _total on counters.
-      ...(bindAddress && { metrics: { prometheus: { bindAddress, countersTotalSuffix: true, unitSuffix: true, useSecondsForDurations: true } } }),
+      ...(bindAddress && {
+        metrics: {
+          prometheus: { bindAddress, countersTotalSuffix: true, unitSuffix: true, useSecondsForDurations: true },
+        },
+      }),
     },
   });
   if (bindAddress) includeSdkMetricsFrom(`http://${bindAddress}/metrics`);

@@ -12,7 +12,9 @@ import { workflowSpanTarget } from '../lib/tracing';
  * the workflows (in their sandbox) hand over their spans. With tracing off the sink drops them: a run that a
  * traced client started still finds it. The workflow interceptors are in the bundle (worker/bundle.ts).
  */
-export function workerTracing(): Pick<WorkerOptions, 'sinks'> & { activityInterceptors: NonNullable<NonNullable<WorkerOptions['interceptors']>['activity']> } {
+export function workerTracing(): Pick<WorkerOptions, 'sinks'> & {
+  activityInterceptors: NonNullable<NonNullable<WorkerOptions['interceptors']>['activity']>;
+} {
   const target = workflowSpanTarget();
   const sinks: InjectedSinks<OpenTelemetrySinks> = {
     exporter: target ? makeWorkflowExporter(target.processor, target.resource) : { export: { fn: () => undefined } },
@@ -21,7 +23,10 @@ export function workerTracing(): Pick<WorkerOptions, 'sinks'> & { activityInterc
   return {
     sinks,
     activityInterceptors: [
-      (ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) }),
+      (ctx) => ({
+        inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
+        outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+      }),
     ],
   };
 }

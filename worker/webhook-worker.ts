@@ -40,22 +40,31 @@ export interface WorkerLoopOptions {
  * namespace not created yet, a lost server), pause delivery and the loop starts again; the API keeps serving
  * meanwhile. Only a refused set-up ends the loop, since waiting cannot fix it.
  */
-export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 30_000 }: WorkerLoopOptions = {}): WebhookWorkerHandle {
+export function startWebhookWorker(
+  deps: WorkerDependencies,
+  { restartDelayMs = 30_000 }: WorkerLoopOptions = {},
+): WebhookWorkerHandle {
   const { config, logger } = deps;
   const abort = new AbortController();
-  const stopping = new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve(), { once: true }));
+  const stopping = new Promise<void>((resolve) =>
+    abort.signal.addEventListener('abort', () => resolve(), { once: true }),
+  );
   let state: WorkerState = 'connecting';
   let polling: NativeConnection | undefined;
   observeWorkerGauges(deps);
   const done = (async () => {
     // Its count of rows under retired keys reads PostgreSQL; the lines that need no query come first. Polling
     // does not wait for it: a large table or a slow PostgreSQL must not delay deliveries.
-    const reported = reportDataAtRest(deps.knex, config, logger).catch((error: unknown) => logger.warn({ err: error }, 'could not report how personal data rests'));
+    const reported = reportDataAtRest(deps.knex, config, logger).catch((error: unknown) =>
+      logger.warn({ err: error }, 'could not report how personal data rests'),
+    );
     const settings = partnerSettings(config);
     if ('missing' in settings) {
       // Polling without a partner would burn every attempt; webhooks wait in Temporal until it is configured.
       state = 'paused';
-      logger.warn(`${settings.missing} is not set: webhook delivery is paused; the worker does not poll and webhooks wait in Temporal`);
+      logger.warn(
+        `${settings.missing} is not set: webhook delivery is paused; the worker does not poll and webhooks wait in Temporal`,
+      );
       return reported;
     }
     installTemporalRuntime(logger, await findFreePort());
@@ -65,7 +74,8 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
       if (!connection) return;
       try {
         const added = await ensureSearchAttributes(connection, config.temporal.namespace);
-        if (added.length) logger.info({ namespace: config.temporal.namespace, added }, 'registered the webhook search attributes');
+        if (added.length)
+          logger.info({ namespace: config.temporal.namespace, added }, 'registered the webhook search attributes');
         await setUpRetention(connection, deps);
         // On stop, attempts still waiting for a slot start no POST: only those in flight finish.
         const options = webhookWorkerOptions(deps, connection, abort.signal);
@@ -73,7 +83,11 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
         if (!workers) return;
         const version = options.delivery.workerDeploymentOptions?.version;
         logger.info(
-          { taskQueues: [options.delivery.taskQueue, options.records.taskQueue], namespace: config.temporal.namespace, ...(version && { deploymentVersion: version }) },
+          {
+            taskQueues: [options.delivery.taskQueue, options.records.taskQueue],
+            namespace: config.temporal.namespace,
+            ...(version && { deploymentVersion: version }),
+          },
           version
             ? `webhook worker polling as ${version.deploymentName}:${version.buildId}: it runs the deliveries pinned to this build, and new ones once this build is the deployment's current version`
             : 'webhook worker polling',
@@ -88,7 +102,10 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
           await loops;
         });
         state = 'connecting';
-        if (!abort.signal.aborted) logger.warn(`webhook worker stopped unexpectedly: webhook delivery is paused; restarting in ${restartDelayMs / 1000} s`);
+        if (!abort.signal.aborted)
+          logger.warn(
+            `webhook worker stopped unexpectedly: webhook delivery is paused; restarting in ${restartDelayMs / 1000} s`,
+          );
       } catch (error) {
         state = 'connecting';
         if (error instanceof TemporalSetupError) {
@@ -96,9 +113,14 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
           logger.error(error.message);
           throw error;
         }
-        logger.error({ err: error }, `webhook worker failed: webhook delivery is paused; restarting in ${restartDelayMs / 1000} s`);
+        logger.error(
+          { err: error },
+          `webhook worker failed: webhook delivery is paused; restarting in ${restartDelayMs / 1000} s`,
+        );
       } finally {
-        await connection.close().catch((error: unknown) => logger.warn({ err: error }, 'closing the Temporal connection failed'));
+        await connection
+          .close()
+          .catch((error: unknown) => logger.warn({ err: error }, 'closing the Temporal connection failed'));
       }
       await delay(restartDelayMs, undefined, { signal: abort.signal }).catch(() => {});
     }
@@ -117,4 +139,3 @@ export function startWebhookWorker(deps: WorkerDependencies, { restartDelayMs = 
     },
   };
 }
-

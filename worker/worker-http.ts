@@ -22,6 +22,8 @@ export function startWorkerHttpServer(
   return serveHttp(app, port, host).catch((error: unknown) => {
     // A second worker on one host meets the first one's port: say which setting gives each its own.
     if ((error as { code?: unknown }).code !== 'EADDRINUSE') throw error;
-    throw new ConfigError(`WORKER_HTTP_PORT ${port} is already in use on ${host}: give each worker on one host its own WORKER_HTTP_PORT`);
+    throw new ConfigError(
+      `WORKER_HTTP_PORT ${port} is already in use on ${host}: give each worker on one host its own WORKER_HTTP_PORT`,
+    );
   });
 }

@@ -7,7 +7,12 @@ import { createActivities } from '../activities/webhooks/delivery';
 import { createErasureActivities } from '../activities/personal-data/erasure';
 import { createRetentionActivities } from '../activities/personal-data/retention';
 import { recordsTaskQueue } from '../workflows/types';
-import { PREBUILT_BUNDLE_PATH, PREBUILT_TRACED_BUNDLE_PATH, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH } from './bundle';
+import {
+  PREBUILT_BUNDLE_PATH,
+  PREBUILT_TRACED_BUNDLE_PATH,
+  WORKFLOW_INTERCEPTOR_MODULES,
+  WORKFLOWS_PATH,
+} from './bundle';
 import { tracingEnabled } from '../lib/tracing';
 import { dataConverterFor } from '../temporal/settings';
 import { workerTracing } from './tracing';
@@ -46,7 +51,12 @@ export function webhookWorkerOptions(
     draining,
     workflowService: connection.workflowService,
   });
-  const common = { connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config), ...deploymentOptions(config) };
+  const common = {
+    connection,
+    namespace: config.temporal.namespace,
+    dataConverter: dataConverterFor(config),
+    ...deploymentOptions(config),
+  };
   const { sinks, activityInterceptors } = workerTracing();
   const traced = tracingEnabled();
   const source = workflowSource(traced);
@@ -59,7 +69,10 @@ export function webhookWorkerOptions(
       activities: { deliverAttempt },
       // workflowModules serves only the unbundled case (tsx): the prebuilt bundle has them already, and the SDK
       // warns at every start when both are given.
-      interceptors: { activity: activityInterceptors, ...(source.workflowsPath && traced && { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] }) },
+      interceptors: {
+        activity: activityInterceptors,
+        ...(source.workflowsPath && traced && { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] }),
+      },
       sinks,
       // Fixed slots: the partner cap holds whatever the load, and workflow tasks are bounded apart from it.
       tuner: {
@@ -68,7 +81,9 @@ export function webhookWorkerOptions(
         activityTaskSlotSupplier: fixedSlots(config.PARTNER_MAX_CONCURRENCY),
         nexusTaskSlotSupplier: fixedSlots(1),
       },
-      ...(config.WORKER_MAX_CACHED_WORKFLOWS !== undefined && { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS }),
+      ...(config.WORKER_MAX_CACHED_WORKFLOWS !== undefined && {
+        maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS,
+      }),
       // Most deliveries are one workflow task on the non-sticky queue, which the SDK's default of 10 pollers at
       // a 0.2 sticky ratio polls with 2: autoscaling follows the server's backlog instead.
       workflowTaskPollerBehavior: { type: 'autoscaling' },
@@ -124,4 +139,5 @@ export const SHORT_TASK_SLOTS = 40;
  * fewer, the workflow tasks cap attempts below PARTNER_MAX_CONCURRENCY, and eager starts fall back to the task
  * queue once the slots are taken.
  */
-export const workflowTaskSlots = (config: Config): number => config.WORKER_WORKFLOW_TASK_SLOTS ?? config.PARTNER_MAX_CONCURRENCY + SHORT_TASK_SLOTS;
+export const workflowTaskSlots = (config: Config): number =>
+  config.WORKER_WORKFLOW_TASK_SLOTS ?? config.PARTNER_MAX_CONCURRENCY + SHORT_TASK_SLOTS;

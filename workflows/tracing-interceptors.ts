@@ -2,7 +2,11 @@
 // the runs whose start carried a trace context, which a client traces only when tracing is on: an untraced
 // start, and every history written before them, replays exactly as without them.
 import { context, trace, SpanStatusCode, type Context, type Link } from '@opentelemetry/api';
-import { extractContextFromHeaders, TRACE_HEADER, UPDATE_ID_ATTR_KEY } from '@temporalio/interceptors-opentelemetry/lib/instrumentation';
+import {
+  extractContextFromHeaders,
+  TRACE_HEADER,
+  UPDATE_ID_ATTR_KEY,
+} from '@temporalio/interceptors-opentelemetry/lib/instrumentation';
 import {
   OpenTelemetryInboundInterceptor,
   OpenTelemetryInternalsInterceptor,
@@ -61,7 +65,8 @@ export const interceptors = (): WorkflowInterceptors => {
   const outbound: WorkflowOutboundCallsInterceptor = {
     scheduleActivity: (input, next) => (run ? run.outbound.scheduleActivity(input, next) : next(input)),
     scheduleLocalActivity: (input, next) => (run ? run.outbound.scheduleLocalActivity(input, next) : next(input)),
-    startChildWorkflowExecution: (input, next) => (run ? run.outbound.startChildWorkflowExecution(input, next) : next(input)),
+    startChildWorkflowExecution: (input, next) =>
+      run ? run.outbound.startChildWorkflowExecution(input, next) : next(input),
     continueAsNew: (input, next) => (run ? run.outbound.continueAsNew(input, next) : next(input)),
     getLogAttributes: (input, next) => (run ? run.outbound.getLogAttributes(input, next) : next(input)),
   };
@@ -81,29 +86,36 @@ function inUpdateSpan<T>(run: RunTracing, kind: SpanName, input: UpdateInput, wo
   const tracer = trace.getTracer('@temporalio/interceptor-workflow');
   const links = callerLinks(input.headers);
   return context.with(run.runContext, () =>
-    tracer.startActiveSpan(`${kind}${SPAN_DELIMITER}${input.name}`, { links, attributes: { [UPDATE_ID_ATTR_KEY]: input.updateId } }, (span) => {
-      const fail = (error: unknown) => {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
-        span.end();
-        throw error;
-      };
-      let result: T;
-      try {
-        result = work();
-      } catch (error) {
-        return fail(error);
-      }
-      if (!(result instanceof Promise)) {
-        span.setStatus({ code: SpanStatusCode.OK });
-        span.end();
-        return result;
-      }
-      return result.then((value: unknown) => {
-        span.setStatus({ code: SpanStatusCode.OK });
-        span.end();
-        return value;
-      }, fail) as T;
-    }),
+    tracer.startActiveSpan(
+      `${kind}${SPAN_DELIMITER}${input.name}`,
+      { links, attributes: { [UPDATE_ID_ATTR_KEY]: input.updateId } },
+      (span) => {
+        const fail = (error: unknown) => {
+          span.setStatus({
+            code: SpanStatusCode.ERROR,
+            message: error instanceof Error ? error.message : String(error),
+          });
+          span.end();
+          throw error;
+        };
+        let result: T;
+        try {
+          result = work();
+        } catch (error) {
+          return fail(error);
+        }
+        if (!(result instanceof Promise)) {
+          span.setStatus({ code: SpanStatusCode.OK });
+          span.end();
+          return result;
+        }
+        return result.then((value: unknown) => {
+          span.setStatus({ code: SpanStatusCode.OK });
+          span.end();
+          return value;
+        }, fail) as T;
+      },
+    ),
   );
 }
 

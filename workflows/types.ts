@@ -31,7 +31,8 @@ export interface DeliverWebhookInput {
   readonly ordering?: { readonly key: string; readonly sequence: number };
 }
 
-export type DeliveryState = 'queued' | 'sending' | 'held' | 'waiting' | 'blocked' | 'delivered' | 'failed' | 'cancelled';
+export type DeliveryState =
+  'queued' | 'sending' | 'held' | 'waiting' | 'blocked' | 'delivered' | 'failed' | 'cancelled';
 
 /** The answer of the status query. */
 export interface WebhookDeliveryStatus {

@@ -2,7 +2,15 @@ import type { Knex } from 'knex';
 import type { WorkflowService } from '@temporalio/client';
 import { dataAtRest } from '../../lib/at-rest';
 import type { Config } from '../../lib/config';
-import { MAX_ATTEMPTS, type AttemptOutcome, type DeliverAttemptInput, type DeliveredAttempt, type FinalStatus, type QueuedAttempt, type StoppedStatus } from '../../lib/delivery';
+import {
+  MAX_ATTEMPTS,
+  type AttemptOutcome,
+  type DeliverAttemptInput,
+  type DeliveredAttempt,
+  type FinalStatus,
+  type QueuedAttempt,
+  type StoppedStatus,
+} from '../../lib/delivery';
 import type { Logger } from '../../lib/logger';
 import { orderingGaps, orderingWakes } from '../../lib/metrics';
 import { blockPlace, settlePlace, takeTurn, unblockPlace } from '../../store/ordering/lanes';
@@ -48,7 +56,10 @@ export function createOrderingSteps({ config, knex, logger, workflowService }: O
     await wakeInOrder(workflowService, config().temporal.namespace, next.workflowId, 'partner-service-worker').then(
       (woken) => woken && orderingWakes.inc({ source: 'settle' }),
       (error: unknown) => {
-        logger.warn({ err: error, webhookId, next: next.webhookId }, 'the next webhook of the ordering key could not be woken; the ordering sweep wakes it');
+        logger.warn(
+          { err: error, webhookId, next: next.webhookId },
+          'the next webhook of the ordering key could not be woken; the ordering sweep wakes it',
+        );
       },
     );
   }
@@ -63,7 +74,12 @@ export function createOrderingSteps({ config, knex, logger, workflowService }: O
       let place = input.ordering;
       if (input.orderingKey !== undefined && place === undefined) {
         const turn = await failPermanentlyOnRejectedData(() =>
-          takeTurn(knex, dataAtRest(config()), { ...input.webhook, event: input.event, redeliveryOf: input.webhookIdHeader }, input.orderingKey!),
+          takeTurn(
+            knex,
+            dataAtRest(config()),
+            { ...input.webhook, event: input.event, redeliveryOf: input.webhookIdHeader },
+            input.orderingKey!,
+          ),
         );
         if (turn.kind === 'queued') return { queued: { sequence: turn.sequence, behind: turn.behind } };
         if (turn.kind === 'turn') place = { key: turn.key, sequence: turn.sequence };
@@ -77,8 +93,17 @@ export function createOrderingSteps({ config, knex, logger, workflowService }: O
      * ordered head's final failure with WEBHOOK_ORDERING_ON_FAILURE=block ends nothing either: its key waits.
      */
     endOf(input: DeliverAttemptInput, place: Place, outcome: AttemptOutcome): AttemptEnd {
-      const blocks = !outcome.succeeded && input.finalOnFailure && place !== undefined && !input.webhookIdHeader && config().WEBHOOK_ORDERING_ON_FAILURE === 'block';
-      const status: FinalStatus | undefined = outcome.succeeded ? 'delivered' : input.finalOnFailure && !blocks ? 'failed' : undefined;
+      const blocks =
+        !outcome.succeeded &&
+        input.finalOnFailure &&
+        place !== undefined &&
+        !input.webhookIdHeader &&
+        config().WEBHOOK_ORDERING_ON_FAILURE === 'block';
+      const status: FinalStatus | undefined = outcome.succeeded
+        ? 'delivered'
+        : input.finalOnFailure && !blocks
+          ? 'failed'
+          : undefined;
       return { status, blocks };
     },
 
@@ -98,7 +123,10 @@ export type OrderingSteps = ReturnType<typeof createOrderingSteps>;
  * What an attempt that had its turn tells the workflow of its place: the sequence, and the lane's key when the
  * workflow's input brought another (a retried event_id), so its later attempts send the first acceptance's key.
  */
-export function placeInResult(input: DeliverAttemptInput, place: Place): Pick<DeliveredAttempt, 'sequence' | 'laneKey'> {
+export function placeInResult(
+  input: DeliverAttemptInput,
+  place: Place,
+): Pick<DeliveredAttempt, 'sequence' | 'laneKey'> {
   if (!place) return {};
   const laneKey = input.orderingKey !== undefined && place.key !== input.orderingKey ? place.key : undefined;
   return { sequence: place.sequence, ...(laneKey !== undefined && { laneKey }) };

@@ -37,7 +37,15 @@ export function createGateSteps({ config, knex, logger, draining }: GateStepsDep
       for (;;) {
         if (draining?.aborted) throw drainingFailure();
         const gate: GateClaim = { taskQueue, maxPerSecond, bypassHold: input.pastHoldCeiling === true, slotReserved };
-        const claim = await failPermanentlyOnRejectedData(() => claimAttempt(knex, dataAtRest(config()), { ...input.webhook, event: input.event, redeliveryOf: input.webhookIdHeader }, input.attempt, gate));
+        const claim = await failPermanentlyOnRejectedData(() =>
+          claimAttempt(
+            knex,
+            dataAtRest(config()),
+            { ...input.webhook, event: input.event, redeliveryOf: input.webhookIdHeader },
+            input.attempt,
+            gate,
+          ),
+        );
         if (claim.kind !== 'slot' && claim.kind !== 'throttled') return claim;
         const waitMs = Math.max(MIN_CLAIM_WAIT_MS, claim.kind === 'slot' ? claim.sendInMs : claim.retryInMs);
         if (performance.now() + waitMs > giveUpAt) throw throttledFailure();
@@ -62,12 +70,19 @@ export function createGateSteps({ config, knex, logger, draining }: GateStepsDep
     logGateChange(input: DeliverAttemptInput, outcome: AttemptOutcome, change: GateChange): void {
       if (change.tripped) {
         logger.warn(
-          { webhookId: input.webhookId, breakerFailures: config().PARTNER_BREAKER_FAILURES, probeIntervalMs: config().PARTNER_PROBE_INTERVAL_MS },
+          {
+            webhookId: input.webhookId,
+            breakerFailures: config().PARTNER_BREAKER_FAILURES,
+            probeIntervalMs: config().PARTNER_PROBE_INTERVAL_MS,
+          },
           'partner breaker tripped: the partner keeps failing, so every delivery is held and one probe at a time checks it',
         );
       }
       if (change.throttledUntil) {
-        logger.warn({ webhookId: input.webhookId, httpStatus: outcome.httpStatus, until: change.throttledUntil.toISOString() }, 'partner sent Retry-After: every delivery is held until then');
+        logger.warn(
+          { webhookId: input.webhookId, httpStatus: outcome.httpStatus, until: change.throttledUntil.toISOString() },
+          'partner sent Retry-After: every delivery is held until then',
+        );
       }
     },
   };

@@ -55,9 +55,14 @@ export function createErasureActivities({ config, knex, workflowService }: Erasu
 
   /** The erasure's lanes forgotten once their erased heads are over; the next webhooks woken; the lanes still held. */
   async function forgetLanes(erasureId: string): Promise<number> {
-    const { next, held } = await forgetErasureLanes(knex, erasureId, erasedInFlightBoundMs(config().PARTNER_TIMEOUT_MS));
+    const { next, held } = await forgetErasureLanes(
+      knex,
+      erasureId,
+      erasedInFlightBoundMs(config().PARTNER_TIMEOUT_MS),
+    );
     // A wake that fails is sent again by the ordering sweep, which finds that webhook queued with nothing ahead.
-    for (const { workflowId } of next) await wakeInOrder(workflowService, namespace(), workflowId, 'partner-service-worker').catch(() => false);
+    for (const { workflowId } of next)
+      await wakeInOrder(workflowService, namespace(), workflowId, 'partner-service-worker').catch(() => false);
     return held;
   }
   return {
@@ -69,7 +74,7 @@ export function createErasureActivities({ config, knex, workflowService }: Erasu
       const atRest = dataAtRest(config());
       const { writeWith } = await indexKeysOf(knex, atRest);
       const stopAt = Date.now() + INDEX_CALL_BUDGET_MS;
-      for (let cursor = after; ; ) {
+      for (let cursor = after; ;) {
         const rows = await unindexedRows(knex, cursor, INDEX_BATCH);
         const indexed = rows.flatMap((row) => {
           const event = openedBody(atRest, row);
@@ -91,7 +96,11 @@ export function createErasureActivities({ config, knex, workflowService }: Erasu
         return await eraseSubjectWebhooks(knex, erasureId);
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
-        await notePendingReason(knex, erasureId, `the erasing step failed and is retried: ${message.slice(0, REASON_CHARS)}`).catch(() => undefined);
+        await notePendingReason(
+          knex,
+          erasureId,
+          `the erasing step failed and is retried: ${message.slice(0, REASON_CHARS)}`,
+        ).catch(() => undefined);
         throw error;
       }
     },
@@ -163,8 +172,10 @@ function pendingReason({ left, served, unsettled, quiet }: SweepCounts): string 
   const seconds = DELETION_PHASES_MS / 1000;
   const parts = [
     served && `Temporal still serves runs of ${served} of its workflow ids (deleted; Temporal deletes asynchronously)`,
-    unsettled && `${unsettled} webhook starts are not settled yet (in flight, or in doubt until the worker resolves them)`,
-    quiet && `${quiet} workflow ids show no run and are looked at again ${seconds} s after (Temporal deletes in phases)`,
+    unsettled &&
+      `${unsettled} webhook starts are not settled yet (in flight, or in doubt until the worker resolves them)`,
+    quiet &&
+      `${quiet} workflow ids show no run and are looked at again ${seconds} s after (Temporal deletes in phases)`,
     left > served + unsettled + quiet && `${left - served - unsettled - quiet} workflow ids are not checked yet`,
   ].filter(Boolean);
   return `waiting: ${parts.join('; ')}`;

@@ -34,7 +34,10 @@ export async function failPermanentlyOnRejectedData<T>(write: () => Promise<T>):
     const code = (error as { code?: unknown }).code;
     if (typeof code === 'string' && REJECTED_DATA.test(code)) {
       // The message goes into the workflow's history and its log line: describeError leaves the refused value out.
-      throw ApplicationFailure.nonRetryable(`PostgreSQL rejected the record (SQLSTATE ${code}): ${describeError(error)}`, 'RecordRejected');
+      throw ApplicationFailure.nonRetryable(
+        `PostgreSQL rejected the record (SQLSTATE ${code}): ${describeError(error)}`,
+        'RecordRejected',
+      );
     }
     throw error;
   }

@@ -63,7 +63,14 @@ export interface ActivityDependencies {
 }
 
 /** The webhook activities, bound to their dependencies. Their names are part of every workflow history. */
-export function createActivities({ config, knex, logger, draining, workflowService, now = () => new Date() }: ActivityDependencies) {
+export function createActivities({
+  config,
+  knex,
+  logger,
+  draining,
+  workflowService,
+  now = () => new Date(),
+}: ActivityDependencies) {
   const postToPartner = createPostToPartner({ config, logger });
   const ordering = createOrderingSteps({ config, knex, logger, workflowService });
   const gate = createGateSteps({ config, knex, logger, draining });
@@ -88,7 +95,10 @@ export function createActivities({ config, knex, logger, draining, workflowServi
   async function send(input: DeliverAttemptInput, place: Place, claim: AttemptClaim): Promise<Sent> {
     // Only a POST that was made tells the breaker anything: not a lost try, nor a missing endpoint.
     const posted = claim.kind === 'claimed' && !('missing' in partnerSettings(config()));
-    const outcome = claim.kind === 'claimed' ? await postClaimed({ ...input, ordering: place }, claim.acceptedAt) : lostAttempt(input.attempt);
+    const outcome =
+      claim.kind === 'claimed'
+        ? await postClaimed({ ...input, ordering: place }, claim.acceptedAt)
+        : lostAttempt(input.attempt);
     return { outcome, posted };
   }
 
@@ -100,15 +110,27 @@ export function createActivities({ config, knex, logger, draining, workflowServi
   async function record(input: DeliverAttemptInput, place: Place, { outcome, posted }: Sent): Promise<Recorded> {
     const end = ordering.endOf(input, place, outcome);
     const finish = end.status && { status: end.status, finishedAt: new Date().toISOString() };
-    const attempt = { webhook: input.webhook, attempt: { ...outcome, scheduledAt: input.scheduledAt, trigger: input.trigger } };
-    const write = storeAttempt(knex, dataAtRest(config()), attempt, finish, posted ? gate.gateFeedback(outcome) : undefined);
+    const attempt = {
+      webhook: input.webhook,
+      attempt: { ...outcome, scheduledAt: input.scheduledAt, trigger: input.trigger },
+    };
+    const write = storeAttempt(
+      knex,
+      dataAtRest(config()),
+      attempt,
+      finish,
+      posted ? gate.gateFeedback(outcome) : undefined,
+    );
     const written = await withinMs(write, RECORD_TIMEOUT_MS).then(
       (change) => {
         gate.logGateChange(input, outcome, change);
         return true;
       },
       (error: unknown) => {
-        logger.warn({ err: error, webhookId: input.webhookId, attempt: input.attempt }, 'recording the attempt failed; the workflow records it');
+        logger.warn(
+          { err: error, webhookId: input.webhookId, attempt: input.attempt },
+          'recording the attempt failed; the workflow records it',
+        );
         return false;
       },
     );
@@ -120,7 +142,11 @@ export function createActivities({ config, knex, logger, draining, workflowServi
   }
 
   /** The settle stage: the ordered webhook's place settled or its key blocked, and the attempt's result. */
-  async function settle(input: DeliverAttemptInput, place: Place, { outcome, end, written }: Recorded): Promise<DeliveredAttempt> {
+  async function settle(
+    input: DeliverAttemptInput,
+    place: Place,
+    { outcome, end, written }: Recorded,
+  ): Promise<DeliveredAttempt> {
     // An end not written yet is settled by the workflow's recordOutcome, once it is.
     await ordering.settleOrBlock(input, place, written ? end : { blocks: end.blocks });
     return { outcome, needsRecord: !written, ...placeInResult(input, place), ...(end.blocks && { blocked: true }) };
@@ -132,7 +158,8 @@ export function createActivities({ config, knex, logger, draining, workflowServi
    */
   async function deleteErasedRun(): Promise<never> {
     const run = Context.current().info.workflowExecution;
-    if (workflowService && run) await deleteRun(workflowService, config().temporal.namespace, run.workflowId, run.runId);
+    if (workflowService && run)
+      await deleteRun(workflowService, config().temporal.namespace, run.workflowId, run.runId);
     throw erasedFailure();
   }
 
@@ -150,14 +177,20 @@ export function createActivities({ config, knex, logger, draining, workflowServi
       if ('queued' in turn) return turn;
       const claim = await gate.claimWithinCap(input);
       if (claim.kind === 'held') {
-        return { held: { state: claim.state, pauseReason: claim.pauseReason, ceilingMs: config().PARTNER_HOLD_CEILING_MS } };
+        return {
+          held: { state: claim.state, pauseReason: claim.pauseReason, ceilingMs: config().PARTNER_HOLD_CEILING_MS },
+        };
       }
       if (claim.kind === 'erased') return deleteErasedRun();
       if (claim.kind === 'recorded') {
         // The try that recorded it may have been lost before it settled or blocked its place (a worker killed,
         // PostgreSQL gone): both are idempotent, so this try does them again, or the key would wait forever. Its
         // sequence goes back too, or the next attempt would be sent unordered and never settle.
-        return settle(input, turn.place, { outcome: claim.outcome, end: ordering.endOf(input, turn.place, claim.outcome), written: true });
+        return settle(input, turn.place, {
+          outcome: claim.outcome,
+          end: ordering.endOf(input, turn.place, claim.outcome),
+          written: true,
+        });
       }
       const sent = await send(input, turn.place, claim);
       return settle(input, turn.place, await record(input, turn.place, sent));
@@ -192,7 +225,10 @@ const lostAttempt = (attempt: number): AttemptOutcome =>
  * workflow's path for an unclaimed attempt loses it unrecorded until the erasure deletes the run.
  */
 function erasedFailure(): ApplicationFailure {
-  return ApplicationFailure.nonRetryable('the webhook was erased on request: the attempt is not sent', ERASED_FAILURE_TYPE);
+  return ApplicationFailure.nonRetryable(
+    'the webhook was erased on request: the attempt is not sent',
+    ERASED_FAILURE_TYPE,
+  );
 }
 
 /** How long a local activity waits for its record before handing it to the retried record activities. */

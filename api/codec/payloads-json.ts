@@ -23,9 +23,15 @@ export type PayloadJson = { metadata: Record<string, string>; data: string };
 /** The payloads of a codec request body, or a 400 naming each malformed field. */
 export function payloadsFromJson(body: unknown): Payload[] {
   const parsed = payloadsJson.safeParse(body);
-  if (!parsed.success) throw new InternalApiError(400, { detail: 'Invalid payloads: expected {"payloads": [{"metadata": {…}, "data": "…"}]} in proto3 JSON.', errors: zodPathErrors(parsed.error) });
+  if (!parsed.success)
+    throw new InternalApiError(400, {
+      detail: 'Invalid payloads: expected {"payloads": [{"metadata": {…}, "data": "…"}]} in proto3 JSON.',
+      errors: zodPathErrors(parsed.error),
+    });
   return parsed.data.payloads.map(({ metadata, data }) => ({
-    metadata: Object.fromEntries(Object.entries(metadata ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64')])),
+    metadata: Object.fromEntries(
+      Object.entries(metadata ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64')]),
+    ),
     data: Buffer.from(data ?? '', 'base64'),
   }));
 }

@@ -21,7 +21,8 @@ export const CODEC_ALLOWED_HEADERS = ['X-Namespace', 'Content-Type', 'Authorizat
 export const UI_TOKEN_PREFIX = '/codec/ui';
 
 /** The codec endpoint to give Temporal UI: the token travels in the path (see "Payload encryption" in README). */
-export const uiCodecEndpoint = (apiUrl: string, token: string): string => `${apiUrl}${UI_TOKEN_PREFIX}/${encodeURIComponent(token)}`;
+export const uiCodecEndpoint = (apiUrl: string, token: string): string =>
+  `${apiUrl}${UI_TOKEN_PREFIX}/${encodeURIComponent(token)}`;
 
 /**
  * Temporal's remote codec protocol: POST …/encode and …/decode with `{payloads}` in proto3 JSON, so that
@@ -79,11 +80,15 @@ export function codecRouter({ config, logger, tokenChecker }: ApiDependencies): 
         errors.push({ path: `payloads[${index}]`, message: error.message });
       }
     }
-    if (errors.length) throw new InternalApiError(400, { detail: `The payloads cannot be decoded: ${errors[0].message}`, errors });
+    if (errors.length)
+      throw new InternalApiError(400, { detail: `The payloads cannot be decoded: ${errors[0].message}`, errors });
     ctx.body = payloadsToJson(decoded);
   };
 
-  for (const [action, handler] of [['encode', encode], ['decode', decode]] as const) {
+  for (const [action, handler] of [
+    ['encode', encode],
+    ['decode', decode],
+  ] as const) {
     router.options([`/${action}`, `/ui/:token/${action}`], allowListedOrigins, preflightDone);
     router.post(`/${action}`, allowListedOrigins, answerErrors, bearer, body, handler);
     router.post(`/ui/:token/${action}`, allowListedOrigins, answerErrors, pathToken, body, handler);

@@ -47,11 +47,14 @@ const PAGE = `<!doctype html>
 `;
 
 // An external script rather than an inline one, so the policy needs no 'unsafe-inline' for scripts.
-const START = `SwaggerUIBundle({ url: '/openapi.json', dom_id: '#reference', deepLinking: true, docExpansion: 'list', ` +
+const START =
+  `SwaggerUIBundle({ url: '/openapi.json', dom_id: '#reference', deepLinking: true, docExpansion: 'list', ` +
   `defaultModelsExpandDepth: 0 });\n`;
 
 export function docsRouter(_deps: ApiDependencies): Router {
-  const files = new Map(Object.entries(ASSETS).map(([name, type]) => [name, { type, body: readFileSync(path.join(SWAGGER_UI_DIR, name)) }]));
+  const files = new Map(
+    Object.entries(ASSETS).map(([name, type]) => [name, { type, body: readFileSync(path.join(SWAGGER_UI_DIR, name)) }]),
+  );
   files.set('reference.js', { type: 'application/javascript; charset=utf-8', body: Buffer.from(START) });
   const router = createRouter();
   router.get('/docs', function referencePage(ctx) {

@@ -32,7 +32,10 @@ export function operatorOf(ctx: { state: Partial<AuthenticatedState & RequestIdS
  * an unknown, revoked or expired one; 403 naming the scope when the token lacks it. The route's actor goes to
  * `ctx.state.actor`.
  */
-export function requireScope(tokens: TokenChecker, ...scopes: [TokenScope, ...TokenScope[]]): Middleware<AuthenticatedState> {
+export function requireScope(
+  tokens: TokenChecker,
+  ...scopes: [TokenScope, ...TokenScope[]]
+): Middleware<AuthenticatedState> {
   return requireChecked((authorization) => tokens.check(authorization), 'internal', scopes);
 }
 
@@ -45,7 +48,8 @@ export function requireChecked(
   realm: string,
   scopes: readonly [TokenScope, ...TokenScope[]],
 ): Middleware<AuthenticatedState> {
-  const needed = scopes.length === 1 ? `the scope "${scopes[0]}"` : `one of the scopes ${scopes.map((s) => `"${s}"`).join(', ')}`;
+  const needed =
+    scopes.length === 1 ? `the scope "${scopes[0]}"` : `one of the scopes ${scopes.map((s) => `"${s}"`).join(', ')}`;
   return async function requireTokenScope(ctx, next) {
     const result = check(ctx.get('authorization'), ctx as { params?: Record<string, string> });
     switch (result.kind) {
@@ -56,11 +60,22 @@ export function requireChecked(
         refuse(ctx, result.reason);
         throw new InternalApiError(401, { detail: result.detail }, challenge(realm, 'invalid_token'));
       case 'unavailable':
-        throw new InternalApiError(503, { detail: result.detail, reason: 'token_store_unavailable' }, { 'Retry-After': '5' });
+        throw new InternalApiError(
+          503,
+          { detail: result.detail, reason: 'token_store_unavailable' },
+          { 'Retry-After': '5' },
+        );
       case 'valid':
         if (!scopes.some((scope) => result.scopes.includes(scope))) {
           refuse(ctx, 'missing_scope', result.actor);
-          throw new InternalApiError(403, { detail: `The token "${result.actor}" does not have ${needed}, which this request needs.`, reason: 'missing_scope' }, challenge(realm, 'insufficient_scope', scopes.join(' ')));
+          throw new InternalApiError(
+            403,
+            {
+              detail: `The token "${result.actor}" does not have ${needed}, which this request needs.`,
+              reason: 'missing_scope',
+            },
+            challenge(realm, 'insufficient_scope', scopes.join(' ')),
+          );
         }
         ctx.state.actor = result.actor;
         ctx.state.scopes = result.scopes;

@@ -14,11 +14,17 @@ import { InternalApiError } from '../../lib/errors';
  * Erasure on request (docs/personal-data.md): POST records the request and starts its workflow, GET shows its
  * progress. Both need a token with the scope `erase`.
  */
-export function internalErasuresRouter({ config, knex, temporalGateway: gateway, tokenChecker: tokens }: ApiDependencies): Router {
+export function internalErasuresRouter({
+  config,
+  knex,
+  temporalGateway: gateway,
+  tokenChecker: tokens,
+}: ApiDependencies): Router {
   const router = createRouter({ prefix: '/internal/v1/erasures', sensitive: true });
   if (!gateway || !tokens) throw new Error('the internal erasure API needs a Temporal gateway and a token checker');
   router.use(answerInternalErrors, requireScope(tokens, 'erase'));
-  const statusUrl = (ctx: Context, erasureId: string) => `${requestOrigin(ctx) ?? ''}/internal/v1/erasures/${erasureId}`;
+  const statusUrl = (ctx: Context, erasureId: string) =>
+    `${requestOrigin(ctx) ?? ''}/internal/v1/erasures/${erasureId}`;
 
   router.post('/', jsonBody, async function requestErasureRoute(ctx) {
     const { erasureId } = await requestErasure(knex, gateway, config, operatorOf(ctx), ctx.request.body);

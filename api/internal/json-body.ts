@@ -12,12 +12,15 @@ export function jsonBodyUpTo(limit: string): Middleware {
   const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: limit, parsedMethods: ['POST'] });
   return async function jsonBody(ctx, next) {
     if (!ctx.is('application/json')) {
-      throw new InternalApiError(415, { detail: `Unsupported media type "${ctx.get('content-type')}" in request: send application/json.` });
+      throw new InternalApiError(415, {
+        detail: `Unsupported media type "${ctx.get('content-type')}" in request: send application/json.`,
+      });
     }
     try {
       await parseJson(ctx, async () => {});
     } catch (error) {
-      if ((error as { status?: number }).status === 413) throw new InternalApiError(413, { detail: `Request body is larger than ${limit}.` });
+      if ((error as { status?: number }).status === 413)
+        throw new InternalApiError(413, { detail: `Request body is larger than ${limit}.` });
       throw new InternalApiError(400, { detail: `JSON parse error - ${(error as Error).message}` });
     }
     await next();

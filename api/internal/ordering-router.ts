@@ -12,7 +12,12 @@ import { answerInternalErrors } from './errors';
  * Per-entity ordering as an operator sees it: each key with an unsettled webhook (scope `read`); a blocked key's
  * skip (200) and retry (202, the attempt is made) (scope `operate`, audited).
  */
-export function internalOrderingRouter({ config, knex, temporalGateway: gateway, tokenChecker: tokens }: ApiDependencies): Router {
+export function internalOrderingRouter({
+  config,
+  knex,
+  temporalGateway: gateway,
+  tokenChecker: tokens,
+}: ApiDependencies): Router {
   const router = createRouter({ prefix: '/internal/v1/ordering', sensitive: true });
   if (!gateway || !tokens) throw new Error('the internal ordering API needs a Temporal gateway and a token checker');
   router.use(answerInternalErrors);

@@ -27,7 +27,11 @@ function appAccessQuery(appId: string, target: ListingTarget): SqlFragment {
   };
 }
 
-export async function findAppAccess(knex: Knex, appId: string, target: ListingTarget): Promise<AppAccessRow | undefined> {
+export async function findAppAccess(
+  knex: Knex,
+  appId: string,
+  target: ListingTarget,
+): Promise<AppAccessRow | undefined> {
   const [row] = await runSql<AppAccessRow>(knex, appAccessQuery(appId, target));
   return row;
 }

@@ -9,7 +9,10 @@ import type { ListingScope } from './scope';
  */
 export function membersQuery(scope: ListingScope): SqlFragment {
   if (scope.kind === 'company') {
-    return { sql: 'SELECT cu.user_id, cu.role FROM company_users cu WHERE cu.company_id = ?', bindings: [scope.companyId] };
+    return {
+      sql: 'SELECT cu.user_id, cu.role FROM company_users cu WHERE cu.company_id = ?',
+      bindings: [scope.companyId],
+    };
   }
   return {
     sql: `SELECT cu.user_id, cu.role FROM company_users cu

@@ -1,7 +1,6 @@
 /** What a request asks to list, straight from the path. */
 export type ListingTarget =
-  | { readonly kind: 'company'; readonly companyId: string }
-  | { readonly kind: 'job'; readonly jobId: string };
+  { readonly kind: 'company'; readonly companyId: string } | { readonly kind: 'job'; readonly jobId: string };
 
 /** A target the app may read, with the job's company resolved. */
 export type ListingScope =

@@ -35,8 +35,11 @@ export function withAuditActions<T extends Record<string, object>>(paths: T): T 
       if (!METHODS.has(key)) return [key, value];
       const { operationId } = value as { operationId: string };
       const actions = AUDIT_ACTIONS_BY_OPERATION[operationId];
-      if (!actions) throw new Error(`${key.toUpperCase()} ${path} (${operationId}) does not say what it audits: list it in ` +
-        `api/openapi/audit-actions.ts`);
+      if (!actions)
+        throw new Error(
+          `${key.toUpperCase()} ${path} (${operationId}) does not say what it audits: list it in ` +
+            `api/openapi/audit-actions.ts`,
+        );
       return [key, { ...value, 'x-audit-actions': actions }];
     });
     return [path, Object.fromEntries(entries)];

@@ -1,7 +1,14 @@
 import type { Config } from '../../lib/config';
 import { DETAIL } from '../listings/errors';
 import { ALLOWED_METHODS } from '../listings/methods';
-import { CURSOR_PARAM, DEFAULT_PAGE_SIZE, LAST_PAGE, MAX_PAGE_SIZE, PAGE_PARAM, PAGE_SIZE_PARAM } from '../listings/paging/page-params';
+import {
+  CURSOR_PARAM,
+  DEFAULT_PAGE_SIZE,
+  LAST_PAGE,
+  MAX_PAGE_SIZE,
+  PAGE_PARAM,
+  PAGE_SIZE_PARAM,
+} from '../listings/paging/page-params';
 import { schemas } from './schemas';
 import { withAuditActions } from './audit-actions';
 import { internalPaths, internalSchemas } from './internal';
@@ -24,15 +31,33 @@ const parameters = (versions: readonly string[]) => ({
     description: 'API version. Any other value answers 404.',
     schema: { type: 'string', enum: [...versions] },
   },
-  CompanyPk: { name: 'company_pk', in: 'path', required: true, description: 'Company ID, as in webhooks (company_id).', schema: { type: 'string' } },
-  JobPk: { name: 'job_pk', in: 'path', required: true, description: 'Job ID, as in webhooks (job.id).', schema: { type: 'string' } },
+  CompanyPk: {
+    name: 'company_pk',
+    in: 'path',
+    required: true,
+    description: 'Company ID, as in webhooks (company_id).',
+    schema: { type: 'string' },
+  },
+  JobPk: {
+    name: 'job_pk',
+    in: 'path',
+    required: true,
+    description: 'Job ID, as in webhooks (job.id).',
+    schema: { type: 'string' },
+  },
   Page: {
     name: PAGE_PARAM,
     in: 'query',
     required: false,
-    description: `1-based page number, or "${LAST_PAGE}". A page that is not a positive integer or lies past the end ` +
+    description:
+      `1-based page number, or "${LAST_PAGE}". A page that is not a positive integer or lies past the end ` +
       `answers 404.`,
-    schema: { oneOf: [{ type: 'integer', minimum: 1, default: 1 }, { type: 'string', const: LAST_PAGE }] },
+    schema: {
+      oneOf: [
+        { type: 'integer', minimum: 1, default: 1 },
+        { type: 'string', const: LAST_PAGE },
+      ],
+    },
   },
   PageSize: {
     name: PAGE_SIZE_PARAM,
@@ -59,8 +84,12 @@ const responses = {
     content: json(schemaRef('Error'), errorExamples(DETAIL.methodNotAllowed('POST'))),
   },
   PermissionDenied: {
-    description: 'Missing or wrong app credentials, or a company or job the app was not granted (or that does not exist).',
-    content: json(schemaRef('Error'), errorExamples(DETAIL.notAuthenticated, DETAIL.authenticationFailed, DETAIL.permissionDenied)),
+    description:
+      'Missing or wrong app credentials, or a company or job the app was not granted (or that does not exist).',
+    content: json(
+      schemaRef('Error'),
+      errorExamples(DETAIL.notAuthenticated, DETAIL.authenticationFailed, DETAIL.permissionDenied),
+    ),
   },
   NotFound: {
     description: 'Unknown API version, a page that does not exist, or an altered cursor.',
@@ -128,9 +157,9 @@ export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'SCIM_BEAR
       description:
         'Read-only, paged listings of the users of a company and of a job, with Django REST Framework conventions. ' +
         'Every request carries X-App-Id and X-App-Key; an app reads only the companies it was granted, and ' +
-          'their jobs.\n\n' +
+        'their jobs.\n\n' +
         'The read-only SCIM 2.0 service provider is under /scim/v2. The webhooks the service POSTs to the ' +
-          'partner endpoint ' +
+        'partner endpoint ' +
         'are listed under Webhooks, each with the JSON Schema of its body.\n\n' +
         SIGNATURE_GUIDE,
     },
@@ -156,8 +185,18 @@ export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'SCIM_BEAR
       parameters: parameters(config.API_VERSIONS),
       responses,
       securitySchemes: {
-        AppId: { type: 'apiKey', in: 'header', name: 'X-App-Id', description: 'The app id printed by `partner-service apps create`.' },
-        AppKey: { type: 'apiKey', in: 'header', name: 'X-App-Key', description: 'The app key printed once by `partner-service apps create`.' },
+        AppId: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-App-Id',
+          description: 'The app id printed by `partner-service apps create`.',
+        },
+        AppKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-App-Key',
+          description: 'The app key printed once by `partner-service apps create`.',
+        },
         ...(scimSecured && { ScimToken: scimTokenScheme }),
         PartnerToken: partnerTokenScheme,
         InternalToken: {
@@ -165,9 +204,9 @@ export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'SCIM_BEAR
           scheme: 'bearer',
           description:
             'A named token made by `partner-service tokens create`, with the scopes each operation names ' +
-              '(ingest, read, operate, erase), ' +
+            '(ingest, read, operate, erase), ' +
             'or the shared INTERNAL_API_TOKEN, which has each of those. The scope decode is for the codec ' +
-              'server (/codec), outside this document.',
+            'server (/codec), outside this document.',
         },
       },
     },

@@ -13,9 +13,22 @@ const userListOf = (item: string, description: string) => ({
   additionalProperties: false,
   properties: {
     count: { type: 'integer', minimum: 0, description: 'Total number of users in the listing.' },
-    next: { type: ['string', 'null'], format: 'uri', description: 'Absolute URL of the next page, or null on the last page.' },
-    previous: { type: ['string', 'null'], format: 'uri', description: 'Absolute URL of the previous page, or null on the first page.' },
-    results: { type: 'array', maxItems: MAX_PAGE_SIZE, items: ref(item), description: 'The users on this page, by id ascending.' },
+    next: {
+      type: ['string', 'null'],
+      format: 'uri',
+      description: 'Absolute URL of the next page, or null on the last page.',
+    },
+    previous: {
+      type: ['string', 'null'],
+      format: 'uri',
+      description: 'Absolute URL of the previous page, or null on the first page.',
+    },
+    results: {
+      type: 'array',
+      maxItems: MAX_PAGE_SIZE,
+      items: ref(item),
+      description: 'The users on this page, by id ascending.',
+    },
   },
 });
 
@@ -39,14 +52,22 @@ export const schemas = {
       // idn-email: the users table is not limited to what the import's check accepts, and may hold internationalised
       // addresses (RFC 6531) such as ÉMILE@zola.test; the listing answers them as stored.
       email_primary: { type: 'string', format: 'idn-email' },
-      emails: { type: 'array', minItems: 1, items: { type: 'string', format: 'idn-email' }, description: 'All addresses, the primary one first.' },
+      emails: {
+        type: 'array',
+        minItems: 1,
+        items: { type: 'string', format: 'idn-email' },
+        description: 'All addresses, the primary one first.',
+      },
       is_agency_user: { type: 'boolean' },
       role: { type: 'string', enum: [...new Set([...COMPANY_ROLES, ...JOB_LISTING_ROLES])] },
     },
   },
   CompanyUser: userWithRoles(COMPANY_ROLES),
   JobUser: userWithRoles(JOB_LISTING_ROLES),
-  PaginatedCompanyUserList: userListOf('CompanyUser', `One page (${DEFAULT_PAGE_SIZE} users by default) of a company's users.`),
+  PaginatedCompanyUserList: userListOf(
+    'CompanyUser',
+    `One page (${DEFAULT_PAGE_SIZE} users by default) of a company's users.`,
+  ),
   PaginatedJobUserList: userListOf('JobUser', `One page (${DEFAULT_PAGE_SIZE} users by default) of a job's users.`),
   Error: {
     type: 'object',

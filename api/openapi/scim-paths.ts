@@ -24,15 +24,20 @@ const SCIM_TYPES: Record<AttributeDefinition['type'], object> = {
 function attributeSchema(attribute: AttributeDefinition): object {
   const value = {
     ...SCIM_TYPES[attribute.type],
-    ...(attribute.subAttributes && { properties: Object.fromEntries(attribute.subAttributes.map((sub) => [sub.name, attributeSchema(sub)])) }),
+    ...(attribute.subAttributes && {
+      properties: Object.fromEntries(attribute.subAttributes.map((sub) => [sub.name, attributeSchema(sub)])),
+    }),
   };
-  return attribute.multiValued ? { type: 'array', items: value, description: attribute.description } : { ...value, description: attribute.description };
+  return attribute.multiValued
+    ? { type: 'array', items: value, description: attribute.description }
+    : { ...value, description: attribute.description };
 }
 
 function resourceSchema(resource: ScimResourceDefinition) {
   return {
     type: 'object',
-    description: `${resource.description} The attributes not asked for with \`attributes\` (or excluded) are absent; id and ` +
+    description:
+      `${resource.description} The attributes not asked for with \`attributes\` (or excluded) are absent; id and ` +
       `schemas are always returned.`,
     required: ['schemas', 'id'],
     properties: {
@@ -57,7 +62,11 @@ export const scimSchemas = {
       detail: { type: 'string' },
     },
   },
-  ScimDocument: { type: 'object', required: ['schemas'], properties: { schemas: { type: 'array', items: { type: 'string' } } } },
+  ScimDocument: {
+    type: 'object',
+    required: ['schemas'],
+    properties: { schemas: { type: 'array', items: { type: 'string' } } },
+  },
 };
 
 function listResponse(item: object) {
@@ -74,13 +83,26 @@ function listResponse(item: object) {
   };
 }
 
-const query = (name: string, description: string, schema: object = { type: 'string' }) => ({ name, in: 'query', required: false, description, schema });
+const query = (name: string, description: string, schema: object = { type: 'string' }) => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema,
+});
 const projection = [
   query('attributes', 'Comma-separated attributes to return (RFC 7644 section 3.4.2.5).'),
   query('excludedAttributes', 'Comma-separated attributes to leave out.'),
 ];
-const badRequest = { '400': { description: 'A bad filter, sort attribute or parameter (scimType says which).', content: scim(ref('ScimError')) } };
-const unauthorized = { '401': { description: 'Missing or wrong bearer token (SCIM_BEARER_TOKEN).', content: scim(ref('ScimError')) } };
+const badRequest = {
+  '400': {
+    description: 'A bad filter, sort attribute or parameter (scimType says which).',
+    content: scim(ref('ScimError')),
+  },
+};
+const unauthorized = {
+  '401': { description: 'Missing or wrong bearer token (SCIM_BEARER_TOKEN).', content: scim(ref('ScimError')) },
+};
 const notFound = { '404': { description: 'No such resource.', content: scim(ref('ScimError')) } };
 
 /**
@@ -95,7 +117,10 @@ function scimOperations(secured: boolean) {
     ...(secured && { security: [{ ScimToken: [] }] }),
     ...extra,
     responses: {
-      '200': { description: 'The answer, as application/scim+json (application/json when only that is accepted).', content: scim(schema) },
+      '200': {
+        description: 'The answer, as application/scim+json (application/json when only that is accepted).',
+        content: scim(schema),
+      },
       ...badRequest,
       ...(secured && unauthorized),
       ...more,
@@ -109,33 +134,52 @@ function scimOperations(secured: boolean) {
 
 // RFC 7644 section 3.4.2.4 gives every integer a meaning, so none is refused: a startIndex below 1 means 1,
 // a negative count means 0, and the service provider may cap count (this one at MAX_COUNT).
-const START_INDEX = '1-based index of the first result. Any integer: a value below 1 means 1 (RFC 7644 section 3.4.2.4).';
+const START_INDEX =
+  '1-based index of the first result. Any integer: a value below 1 means 1 (RFC 7644 section 3.4.2.4).';
 const COUNT =
   `Results per page, default ${DEFAULT_COUNT}. Any integer: a negative value means 0 (only totalResults is ` +
-    `answered), ` +
+  `answered), ` +
   `and a value above ${MAX_COUNT} means ${MAX_COUNT} (RFC 7644 section 3.4.2.4 lets the service provider cap it).`;
-const SORT_BY = 'Attribute to sort by. Empty or absent: no sort, results come in id order (RFC 7644 section 3.4.2.3 makes ' +
+const SORT_BY =
+  'Attribute to sort by. Empty or absent: no sort, results come in id order (RFC 7644 section 3.4.2.3 makes ' +
   'sorting optional).';
 
 function resourcePaths(resource: ScimResourceDefinition, operation: ReturnType<typeof scimOperations>['operation']) {
   const list = `${SCIM_BASE}${resource.endpoint}`;
   return {
     [list]: {
-      get: operation(`list${resource.name}s`, `List ${resource.name} resources (read-only)`, ref(`Scim${resource.name}List`), {
-        parameters: [
-          query('filter', 'A SCIM filter (RFC 7644 section 3.4.2.2), e.g. `displayName eq "Engineering"`. A malformed one, an ' +
-            'empty one included, is 400 invalidFilter.'),
-          query('startIndex', START_INDEX, { type: 'integer', default: 1 }),
-          query('count', COUNT, { type: 'integer', default: DEFAULT_COUNT }),
-          query('sortBy', SORT_BY),
-          query('sortOrder', 'ascending (default) or descending.', { type: 'string', enum: ['ascending', 'descending'] }),
-          ...projection,
-        ],
-      }),
+      get: operation(
+        `list${resource.name}s`,
+        `List ${resource.name} resources (read-only)`,
+        ref(`Scim${resource.name}List`),
+        {
+          parameters: [
+            query(
+              'filter',
+              'A SCIM filter (RFC 7644 section 3.4.2.2), e.g. `displayName eq "Engineering"`. A malformed one, an ' +
+                'empty one included, is 400 invalidFilter.',
+            ),
+            query('startIndex', START_INDEX, { type: 'integer', default: 1 }),
+            query('count', COUNT, { type: 'integer', default: DEFAULT_COUNT }),
+            query('sortBy', SORT_BY),
+            query('sortOrder', 'ascending (default) or descending.', {
+              type: 'string',
+              enum: ['ascending', 'descending'],
+            }),
+            ...projection,
+          ],
+        },
+      ),
     },
     [`${list}/{id}`]: {
       parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
-      get: operation(`get${resource.name}`, `One ${resource.name}`, ref(`Scim${resource.name}`), { parameters: projection }, notFound),
+      get: operation(
+        `get${resource.name}`,
+        `One ${resource.name}`,
+        ref(`Scim${resource.name}`),
+        { parameters: projection },
+        notFound,
+      ),
     },
   };
 }
@@ -147,11 +191,27 @@ export function scimPaths(secured: boolean) {
     ...Object.assign({}, ...RESOURCES.map((resource) => resourcePaths(resource, operation))),
     ...discovery('/ServiceProviderConfig', 'What this service provider supports', ref('ScimDocument')),
     ...discovery('/ResourceTypes', 'The resource types (Group, User)', ref('ScimListResponse')),
-    ...discovery('/ResourceTypes/{name}', 'One resource type', ref('ScimDocument'), { parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }] }, notFound),
+    ...discovery(
+      '/ResourceTypes/{name}',
+      'One resource type',
+      ref('ScimDocument'),
+      { parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }] },
+      notFound,
+    ),
     ...discovery('/Schemas', 'The resource schemas', ref('ScimListResponse')),
-    ...discovery('/Schemas/{uri}', 'One schema, by its URN', ref('ScimDocument'), { parameters: [{ name: 'uri', in: 'path', required: true, schema: { type: 'string' } }] }, notFound),
+    ...discovery(
+      '/Schemas/{uri}',
+      'One schema, by its URN',
+      ref('ScimDocument'),
+      { parameters: [{ name: 'uri', in: 'path', required: true, schema: { type: 'string' } }] },
+      notFound,
+    ),
   };
 }
 
 /** Listed only where SCIM_BEARER_TOKEN is set: a deployment without it demands no credentials on /scim/v2. */
-export const scimTokenScheme = { type: 'http', scheme: 'bearer', description: 'SCIM_BEARER_TOKEN: every request under /scim/v2 needs it.' };
+export const scimTokenScheme = {
+  type: 'http',
+  scheme: 'bearer',
+  description: 'SCIM_BEARER_TOKEN: every request under /scim/v2 needs it.',
+};

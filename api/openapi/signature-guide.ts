@@ -1,5 +1,6 @@
 /** The receiver's guide to the signature, shown in the reference page (Markdown in info.description). */
-export const SIGNATURE_GUIDE = `## Verifying a webhook
+export const SIGNATURE_GUIDE =
+  `## Verifying a webhook
 
 Every delivery carries \`Authorization: Bearer <token>\` (the token agreed with the service), ` +
   `\`webhook-id\` and \`webhook-timestamp\`.

@@ -18,7 +18,7 @@ const storableKey = { pattern: STORABLE_TEXT, not: { const: '__proto__' } };
 export const storableJson: JsonSchema = {
   description:
     'Any JSON value the service can store: no NUL character in any string or key, and no key `__proto__` (the ' +
-      'JSON parser ' +
+    'JSON parser ' +
     'refuses prototype poisoning).',
   anyOf: [
     { type: ['null', 'boolean', 'number'] },
@@ -28,7 +28,8 @@ export const storableJson: JsonSchema = {
   ],
 };
 
-const isEmptySchema = (value: unknown) => typeof value === 'object' && value !== null && Object.keys(value).length === 0;
+const isEmptySchema = (value: unknown) =>
+  typeof value === 'object' && value !== null && Object.keys(value).length === 0;
 
 /**
  * The schema with those rules added wherever zod's JSON Schema leaves them out: a string without a pattern
@@ -37,16 +38,32 @@ const isEmptySchema = (value: unknown) => typeof value === 'object' && value !==
 export function storable(schema: JsonSchema): JsonSchema {
   const out: JsonSchema = {};
   for (const [key, value] of Object.entries(schema)) out[key] = storableMember(key, value);
-  if (out.type === 'string' && out.pattern === undefined && out.format === undefined && out.enum === undefined && out.const === undefined) out.pattern = STORABLE_TEXT;
+  if (
+    out.type === 'string' &&
+    out.pattern === undefined &&
+    out.format === undefined &&
+    out.enum === undefined &&
+    out.const === undefined
+  )
+    out.pattern = STORABLE_TEXT;
   if (out.type === 'object') out.propertyNames = { ...(out.propertyNames as JsonSchema | undefined), ...storableKey };
   return out;
 }
 
 function storableMember(key: string, value: unknown): unknown {
-  if (key === 'additionalProperties' || key === 'items') return isEmptySchema(value) ? STORABLE_JSON_REF : storableNode(value);
-  if (key === 'properties') return Object.fromEntries(Object.entries(value as JsonSchema).map(([name, child]) => [name, isEmptySchema(child) ? STORABLE_JSON_REF : storableNode(child)]));
-  if (key === 'anyOf' || key === 'oneOf' || key === 'allOf' || key === 'prefixItems') return (value as unknown[]).map(storableNode);
+  if (key === 'additionalProperties' || key === 'items')
+    return isEmptySchema(value) ? STORABLE_JSON_REF : storableNode(value);
+  if (key === 'properties')
+    return Object.fromEntries(
+      Object.entries(value as JsonSchema).map(([name, child]) => [
+        name,
+        isEmptySchema(child) ? STORABLE_JSON_REF : storableNode(child),
+      ]),
+    );
+  if (key === 'anyOf' || key === 'oneOf' || key === 'allOf' || key === 'prefixItems')
+    return (value as unknown[]).map(storableNode);
   return value;
 }
 
-const storableNode = (value: unknown): unknown => (typeof value === 'object' && value !== null && !Array.isArray(value) ? storable(value as JsonSchema) : value);
+const storableNode = (value: unknown): unknown =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) ? storable(value as JsonSchema) : value;

@@ -14,7 +14,11 @@ const SPEC_SECTION: Record<Pair, string> = { 'company/signup': '2.2', 'job/new':
 const PAIRS = Object.keys(SPECIFIED_EVENTS) as Pair[];
 
 /** `company/signup` → `CompanySignup`: the component names of a pair. */
-const pascal = (pair: string) => pair.split(/[/_-]/).map((w) => w[0].toUpperCase() + w.slice(1)).join('');
+const pascal = (pair: string) =>
+  pair
+    .split(/[/_-]/)
+    .map((w) => w[0].toUpperCase() + w.slice(1))
+    .join('');
 
 /** Every optional property, as dotted paths, so the entry's description states which fields may be absent. */
 function optionalPaths(schema: JsonSchema, prefix = ''): string[] {
@@ -23,7 +27,10 @@ function optionalPaths(schema: JsonSchema, prefix = ''): string[] {
   return Object.entries(properties).flatMap(([name, child]) => {
     const path = `${prefix}${name}`;
     const inner = child.type === 'array' ? (child.items as JsonSchema) : child;
-    return [...(required.has(name) ? [] : [path]), ...optionalPaths(inner, `${path}${child.type === 'array' ? '[]' : ''}.`)];
+    return [
+      ...(required.has(name) ? [] : [path]),
+      ...optionalPaths(inner, `${path}${child.type === 'array' ? '[]' : ''}.`),
+    ];
   });
 }
 
@@ -33,7 +40,11 @@ function optionalPaths(schema: JsonSchema, prefix = ''): string[] {
  */
 function pairSchema(pair: Pair, ingestion: boolean) {
   const [eventType, action] = pair.split('/');
-  const schema = webhookRequestSchema.extend({ event_type: z.literal(eventType), action: z.literal(action), data: SPECIFIED_EVENTS[pair] });
+  const schema = webhookRequestSchema.extend({
+    event_type: z.literal(eventType),
+    action: z.literal(action),
+    data: SPECIFIED_EVENTS[pair],
+  });
   return zodJsonSchema(ingestion ? schema : schema.omit({ event_id: true, ordering_key: true }));
 }
 
@@ -46,14 +57,21 @@ const whenType = (type: string, schema: JsonSchema) => ({ anyOf: [{ type, ...sch
  * company id length check that ingestion applies to every event is stated as maxLength.
  */
 function otherSchema(ingestion: boolean): JsonSchema {
-  const schema = zodJsonSchema(ingestion ? webhookRequestSchema : webhookRequestSchema.omit({ event_id: true, ordering_key: true }));
+  const schema = zodJsonSchema(
+    ingestion ? webhookRequestSchema : webhookRequestSchema.omit({ event_id: true, ordering_key: true }),
+  );
   const properties = schema.properties as Record<string, JsonSchema>;
   const companyId = whenType('string', { maxLength: MAX_COMPANY_ID_LENGTH });
   // Still any storable value: the length rule narrows it, it does not replace it.
-  const storableAnd = (schema: JsonSchema) => ({ allOf: [{ $ref: `#/components/schemas/${STORABLE_JSON_NAME}` }, schema] });
+  const storableAnd = (schema: JsonSchema) => ({
+    allOf: [{ $ref: `#/components/schemas/${STORABLE_JSON_NAME}` }, schema],
+  });
   properties.data = {
     ...properties.data,
-    properties: { company_id: storableAnd(companyId), company: storableAnd(whenType('object', { properties: { id: companyId } })) },
+    properties: {
+      company_id: storableAnd(companyId),
+      company: storableAnd(whenType('object', { properties: { id: companyId } })),
+    },
   };
   const specified = PAIRS.map((pair) => {
     const [eventType, action] = pair.split('/');
@@ -72,11 +90,21 @@ const bodyDescription = (pair: Pair, schema: JsonSchema) =>
 export function webhookSchemas(): Record<string, JsonSchema> {
   const entries: Array<[string, JsonSchema]> = PAIRS.flatMap((pair) => {
     const body = pairSchema(pair, false);
-    const received: [string, JsonSchema] = [`${pascal(pair)}Webhook`, { ...body, description: bodyDescription(pair, body) }];
+    const received: [string, JsonSchema] = [
+      `${pascal(pair)}Webhook`,
+      { ...body, description: bodyDescription(pair, body) },
+    ];
     return [received, [`${pascal(pair)}Event`, pairSchema(pair, true)]];
   });
   entries.push([STORABLE_JSON_NAME, storableJson]);
-  entries.push(['OtherWebhook', { ...otherSchema(false), description: 'The envelope (spec 2.1) of every other event_type/action pair; the spec does not describe their data.' }]);
+  entries.push([
+    'OtherWebhook',
+    {
+      ...otherSchema(false),
+      description:
+        'The envelope (spec 2.1) of every other event_type/action pair; the spec does not describe their data.',
+    },
+  ]);
   entries.push(['OtherEvent', otherSchema(true)], ['WebhookEvent', ingestionBody()]);
   return Object.fromEntries(entries);
 }
@@ -88,12 +116,12 @@ function ingestionBody(): JsonSchema {
     description:
       'One event: exactly one of the specified pairs (typed data) or any other pair (data is any JSON object). ' +
       '`event_id` is the idempotency key, generated when absent. `ordering_key` (1 to 256 characters) orders ' +
-        'the webhook with the others of its key when WEBHOOK_ORDERING=entity, over the key derived from the data ' +
-        '(docs/partners.md). Beyond the schema the service refuses, with 400, ' +
+      'the webhook with the others of its key when WEBHOOK_ORDERING=entity, over the key derived from the data ' +
+      '(docs/partners.md). Beyond the schema the service refuses, with 400, ' +
       `text containing NUL or unpaired surrogates and data nested deeper than ${MAX_JSON_DEPTH} levels ` +
-        `(PostgreSQL cannot store them), ` +
+      `(PostgreSQL cannot store them), ` +
       'and any object key named `__proto__`: the JSON parser refuses prototype poisoning. The schemas state ' +
-        'the NUL and `__proto__` rules.',
+      'the NUL and `__proto__` rules.',
     oneOf: [...PAIRS.map((pair) => ref(`${pascal(pair)}Event`)), ref('OtherEvent')],
   };
 }
@@ -113,7 +141,8 @@ function deliveryHeaders() {
     accept: 'Always `*/*` (spec 4.1).',
     connection: 'Always `keep-alive` (spec 4.1).',
     'user-agent': 'The service and its version.',
-    'webhook-id': 'The webhook id; the same on every attempt and on a redelivery, so a receiver de-duplicates on it ' +
+    'webhook-id':
+      'The webhook id; the same on every attempt and on a redelivery, so a receiver de-duplicates on it ' +
       '(Standard Webhooks).',
     'webhook-timestamp': 'Unix seconds when this attempt started; signed together with webhook-id and the body.',
   };
@@ -121,7 +150,13 @@ function deliveryHeaders() {
   // request body state those two.
   const parameters = Object.keys(sent)
     .filter((name) => name !== 'authorization' && name !== 'content-type')
-    .map((name) => ({ name, in: 'header', required: true, description: descriptions[name], schema: HEADER_SCHEMAS[name] ?? { type: 'string' } }));
+    .map((name) => ({
+      name,
+      in: 'header',
+      required: true,
+      description: descriptions[name],
+      schema: HEADER_SCHEMAS[name] ?? { type: 'string' },
+    }));
   parameters.push(
     {
       name: 'webhook-ordering-key',
@@ -129,9 +164,9 @@ function deliveryHeaders() {
       required: false,
       description:
         "Sent when the webhook is ordered (WEBHOOK_ORDERING=entity): its key, the upstream system's " +
-          "`ordering_key` or `company:<id>`, " +
-        '`job:<data.job.id>` or `candidate:<data.candidate.id>`. A key\'s webhooks arrive in sequence order, ' +
-          'one at a time. See docs/partners.md.',
+        '`ordering_key` or `company:<id>`, ' +
+        "`job:<data.job.id>` or `candidate:<data.candidate.id>`. A key's webhooks arrive in sequence order, " +
+        'one at a time. See docs/partners.md.',
       schema: { type: 'string', minLength: 1, maxLength: 256 },
     },
     {
@@ -140,9 +175,9 @@ function deliveryHeaders() {
       required: false,
       description:
         "Sent with webhook-ordering-key: the webhook's place in its key, from 1. A number missing between two " +
-          "that arrive is a gap: that " +
+        'that arrive is a gap: that ' +
         'webhook failed finally and the key went on (WEBHOOK_ORDERING_ON_FAILURE=skip). A redelivery keeps its ' +
-          'original number.',
+        'original number.',
       schema: { type: 'string', pattern: '^[1-9][0-9]*$' },
     },
   );
@@ -152,7 +187,7 @@ function deliveryHeaders() {
     required: false,
     description:
       'Sent when PARTNER_SIGNING_SECRETS is set: space-separated `v1,<base64 HMAC-SHA256>` entries over ' +
-        '`{webhook-id}.{webhook-timestamp}.{body}`, ' +
+      '`{webhook-id}.{webhook-timestamp}.{body}`, ' +
       'one per secret during a rotation (Standard Webhooks). See docs/partners.md.',
     schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]+=*( v1,[A-Za-z0-9+/]+=*)*$' },
   });
@@ -170,7 +205,8 @@ function deliveryOperation(operationId: string, summary: string, description: st
     post: {
       operationId,
       summary,
-      description: `${description} Sent as POST to the partner endpoint with \`Authorization: Bearer ` +
+      description:
+        `${description} Sent as POST to the partner endpoint with \`Authorization: Bearer ` +
         `<PARTNER_ACCESS_TOKEN>\` and \`Content-Type: application/json\`.`,
       tags: ['webhooks'],
       security: [{ PartnerToken: [] }],
@@ -178,8 +214,11 @@ function deliveryOperation(operationId: string, summary: string, description: st
       requestBody: { required: true, content: { 'application/json': { schema: ref(schema) } } },
       responses: {
         '2XX': { description: 'Delivered. The response body is ignored.' },
-        default: { description: 'Any other status (3XX to 6XX; redirects are not followed), a network error or a timeout: the attempt ' +
-          'failed and is retried.' },
+        default: {
+          description:
+            'Any other status (3XX to 6XX; redirects are not followed), a network error or a timeout: the attempt ' +
+            'failed and is retried.',
+        },
       },
     },
   };
@@ -189,9 +228,22 @@ function deliveryOperation(operationId: string, summary: string, description: st
 export function webhookCatalog() {
   const entries: Array<[string, object]> = PAIRS.map((pair) => [
     pair,
-    deliveryOperation(`${pair.replace('/', '_')}Webhook`, `${pair} (spec ${SPEC_SECTION[pair]})`, TRIGGERS[pair], `${pascal(pair)}Webhook`),
+    deliveryOperation(
+      `${pair.replace('/', '_')}Webhook`,
+      `${pair} (spec ${SPEC_SECTION[pair]})`,
+      TRIGGERS[pair],
+      `${pascal(pair)}Webhook`,
+    ),
   ]);
-  entries.push(['other', deliveryOperation('otherWebhook', 'Any other event_type/action pair', 'Events the spec names but does not describe.', 'OtherWebhook')]);
+  entries.push([
+    'other',
+    deliveryOperation(
+      'otherWebhook',
+      'Any other event_type/action pair',
+      'Events the spec names but does not describe.',
+      'OtherWebhook',
+    ),
+  ]);
   return Object.fromEntries(entries);
 }
 

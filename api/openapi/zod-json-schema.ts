@@ -24,7 +24,8 @@ export function zodJsonSchema(schema: z.ZodType): JsonSchema {
     io: 'input',
     unrepresentable: 'throw',
     override: ({ jsonSchema: node }) => {
-      if (typeof node.format === 'string' && FORMATS_CHECKED_BY_PATTERN.has(node.format) && node.pattern) delete node.format;
+      if (typeof node.format === 'string' && FORMATS_CHECKED_BY_PATTERN.has(node.format) && node.pattern)
+        delete node.format;
     },
   });
   return storable(rest);

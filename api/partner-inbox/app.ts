@@ -64,7 +64,12 @@ function shownHeaders(headers: http.IncomingHttpHeaders): Record<string, string>
  * The partner inbox: `POST /webhooks` answers 204 to every request and records it with its checks, `GET /`
  * shows the last deliveries as a page and `GET /deliveries` as JSON. Other methods on these paths get 405.
  */
-export function createPartnerInboxApp({ token, signingSecrets, logger, deliveries = new DeliveryRing() }: PartnerInboxOptions): Koa {
+export function createPartnerInboxApp({
+  token,
+  signingSecrets,
+  logger,
+  deliveries = new DeliveryRing(),
+}: PartnerInboxOptions): Koa {
   const app = new Koa();
   app.silent = true;
   app.on('error', (error: unknown) => logger.warn({ err: error }, 'partner inbox request failed'));
@@ -81,7 +86,8 @@ export function createPartnerInboxApp({ token, signingSecrets, logger, deliverie
 
   const router = createRouter();
   router.post('/webhooks', async function receiveWebhook(ctx) {
-    const body = Number(ctx.get('content-length') || 0) > MAX_BODY_BYTES ? undefined : await readRawBody(ctx.req, MAX_BODY_BYTES);
+    const body =
+      Number(ctx.get('content-length') || 0) > MAX_BODY_BYTES ? undefined : await readRawBody(ctx.req, MAX_BODY_BYTES);
     if (body === undefined) {
       ctx.status = 413;
       return;
@@ -99,7 +105,11 @@ export function createPartnerInboxApp({ token, signingSecrets, logger, deliverie
       body,
       checks: {
         authorization: checkAuthorization(header(ctx, 'authorization'), token),
-        signature: checkSignature(signingSecrets, { webhookId, timestamp, signature: header(ctx, 'webhook-signature') }, body),
+        signature: checkSignature(
+          signingSecrets,
+          { webhookId, timestamp, signature: header(ctx, 'webhook-signature') },
+          body,
+        ),
       },
     };
     deliveries.add(delivery);

@@ -22,7 +22,11 @@ export interface SignedParts {
  * HMAC of `{webhook-id}.{webhook-timestamp}.{body}` under any of `secrets` (two during a rotation). The
  * timestamp's age is not checked: the inbox shows what arrived, it does not defend against replays.
  */
-export function checkSignature(secrets: readonly Buffer[], { webhookId, timestamp, signature }: SignedParts, body: string): SignatureCheck {
+export function checkSignature(
+  secrets: readonly Buffer[],
+  { webhookId, timestamp, signature }: SignedParts,
+  body: string,
+): SignatureCheck {
   if (signature === undefined) return 'not signed';
   if (webhookId === undefined || timestamp === undefined) return 'invalid';
   const offered = signature
@@ -30,7 +34,9 @@ export function checkSignature(secrets: readonly Buffer[], { webhookId, timestam
     .filter((entry) => entry.startsWith('v1,'))
     .map((entry) => Buffer.from(entry.slice('v1,'.length), 'base64'));
   // webhookSignature is the signing side's own function, so the two cannot drift apart.
-  const expected = secrets.map((secret) => Buffer.from(webhookSignature([secret], webhookId, timestamp, body).slice('v1,'.length), 'base64'));
+  const expected = secrets.map((secret) =>
+    Buffer.from(webhookSignature([secret], webhookId, timestamp, body).slice('v1,'.length), 'base64'),
+  );
   return offered.some((candidate) => expected.some((digest) => sameBytes(candidate, digest))) ? 'valid' : 'invalid';
 }
 

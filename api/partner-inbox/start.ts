@@ -14,7 +14,9 @@ export interface PartnerInbox {
 }
 
 /** Serves the partner inbox on 127.0.0.1 only (`port` 0 picks a free one). */
-export async function startPartnerInbox(options: PartnerInboxOptions & { readonly port: number }): Promise<PartnerInbox> {
+export async function startPartnerInbox(
+  options: PartnerInboxOptions & { readonly port: number },
+): Promise<PartnerInbox> {
   const server = await serveHttp(createPartnerInboxApp(options), options.port, '127.0.0.1');
   return { url: `${server.url}/`, endpoint: `${server.url}/webhooks`, close: () => server.close() };
 }

@@ -1,9 +1,17 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import { AUDIT_ACTIONS } from '../../lib/vocabulary';
-import {  zodPathErrors } from '../../lib/validation';
+import { zodPathErrors } from '../../lib/validation';
 import { listAuditEvents, type AuditEvent, type AuditPosition } from '../../store/access/audit-log';
-import { decodeKeysetCursor, encodeKeysetCursor, exactText, isoDateTime, NOT_A_CURSOR, queryFlag, wholeCount } from '../../lib/keyset-paging';
+import {
+  decodeKeysetCursor,
+  encodeKeysetCursor,
+  exactText,
+  isoDateTime,
+  NOT_A_CURSOR,
+  queryFlag,
+  wholeCount,
+} from '../../lib/keyset-paging';
 import { FILTER_DETAIL, InvalidRequestError } from '../../lib/errors';
 
 // Reading the audit trail, for GET /internal/v1/audit and `partner-service audit list`: the query as strings
@@ -17,9 +25,15 @@ export const auditQuery = z.strictObject({
   since: isoDateTime.optional().meta({ description: 'At or after (ISO 8601 with a time zone).' }),
   actor: exactText
     .optional()
-    .meta({ description: 'Exactly this actor: a token\'s name, `INTERNAL_API_TOKEN` (the shared token) or `cli:<user>@<host>`.' }),
+    .meta({
+      description:
+        "Exactly this actor: a token's name, `INTERNAL_API_TOKEN` (the shared token) or `cli:<user>@<host>`.",
+    }),
   action: z.enum(AUDIT_ACTIONS, { message: `must be one of ${AUDIT_ACTIONS.join(', ')}` }).optional(),
-  unsettled: queryFlag.meta({ description: '`true`: only intents whose outcome was never recorded (a crash between the two, or a call still running).' }),
+  unsettled: queryFlag.meta({
+    description:
+      '`true`: only intents whose outcome was never recorded (a crash between the two, or a call still running).',
+  }),
   limit: wholeCount(MAX_AUDIT_PAGE).default(DEFAULT_AUDIT_PAGE),
   cursor: z.string().optional().meta({ description: 'From a `next` link; opaque. Empty or absent: the first page.' }),
 });
@@ -44,6 +58,10 @@ export async function readAuditTrail(knex: Knex, query: Record<string, unknown>)
   if (!parsed.success) throw new InvalidRequestError(zodPathErrors(parsed.error), FILTER_DETAIL);
   const { since, actor, action, unsettled, limit, cursor } = parsed.data;
   // An empty cursor is the first page, as in the delivery log.
-  const page = await listAuditEvents(knex, { since, actor, action, unsettled }, { limit, after: cursor ? decodeAuditCursor(cursor) : undefined });
+  const page = await listAuditEvents(
+    knex,
+    { since, actor, action, unsettled },
+    { limit, after: cursor ? decodeAuditCursor(cursor) : undefined },
+  );
   return { events: page.events, nextCursor: page.next ? encodeKeysetCursor([page.next.atUs, page.next.id]) : null };
 }

@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import { chainedRowsAfter, readChainEnds, recordedAnchor, rowsBeforeAnchor, type ChainedRow } from '../../store/access/audit-chain';
+import {
+  chainedRowsAfter,
+  readChainEnds,
+  recordedAnchor,
+  rowsBeforeAnchor,
+  type ChainedRow,
+} from '../../store/access/audit-chain';
 
 // `partner-service audit verify` and GET /internal/v1/audit/verify: walks the audit trail's hash chain from the
 // anchor to the head, recomputing every row's hash in this process, and names what is missing, edited or
@@ -12,7 +18,14 @@ const BATCH = 5_000;
 const MAX_LISTED = 100;
 
 /** What `audit verify` can find: rows missing, edited or out of place, and ends that disagree with the rows. */
-export const CHAIN_PROBLEM_KINDS = ['missing', 'edited', 'reordered', 'head_mismatch', 'anchor_unrecorded', 'before_anchor'] as const;
+export const CHAIN_PROBLEM_KINDS = [
+  'missing',
+  'edited',
+  'reordered',
+  'head_mismatch',
+  'anchor_unrecorded',
+  'before_anchor',
+] as const;
 export type ChainProblemKind = (typeof CHAIN_PROBLEM_KINDS)[number];
 
 /** One break in the chain, at its position (seq). */
@@ -51,7 +64,12 @@ export async function verifyAuditTrail(knex: Knex): Promise<ChainReport> {
   };
 
   for (const seq of await rowsBeforeAnchor(knex, ends.anchorSeq)) {
-    report({ kind: 'before_anchor', position: seq, id: null, detail: `a row is placed at ${seq}, at or before the anchor (${ends.anchorSeq}): rows there were purged` });
+    report({
+      kind: 'before_anchor',
+      position: seq,
+      id: null,
+      detail: `a row is placed at ${seq}, at or before the anchor (${ends.anchorSeq}): rows there were purged`,
+    });
   }
   const recorded = await recordedAnchor(knex);
   const anchorHex = hex(ends.anchorHash);
@@ -61,7 +79,8 @@ export async function verifyAuditTrail(knex: Knex): Promise<ChainReport> {
       kind: 'anchor_unrecorded',
       position: ends.anchorSeq,
       id: null,
-      detail: `the anchor (${ends.anchorSeq}) is not the one the last audit.purge row recorded ` +
+      detail:
+        `the anchor (${ends.anchorSeq}) is not the one the last audit.purge row recorded ` +
         `(${anchorExpected.seq}): rows were removed outside the purge`,
     });
   }
@@ -81,19 +100,35 @@ export async function verifyAuditTrail(knex: Knex): Promise<ChainReport> {
       if (row.seq <= doneThrough) continue;
       rows += 1;
       if (row.seq > expectedSeq) {
-        const span = row.seq - expectedSeq === 1 ? `row ${expectedSeq} is` : `rows ${expectedSeq} to ${row.seq - 1} are`;
-        report({ kind: 'missing', position: expectedSeq, id: null, detail: `${span} missing: deleted outside the purge` });
+        const span =
+          row.seq - expectedSeq === 1 ? `row ${expectedSeq} is` : `rows ${expectedSeq} to ${row.seq - 1} are`;
+        report({
+          kind: 'missing',
+          position: expectedSeq,
+          id: null,
+          detail: `${span} missing: deleted outside the purge`,
+        });
         expectedPrev = null;
       }
       if (!rowHash(row).equals(row.hash)) {
-        report({ kind: 'edited', position: row.seq, id: row.id, detail: `row ${row.seq} (id ${row.id}) does not match its hash: its content was changed` });
+        report({
+          kind: 'edited',
+          position: row.seq,
+          id: row.id,
+          detail: `row ${row.seq} (id ${row.id}) does not match its hash: its content was changed`,
+        });
       } else if (expectedPrev && !row.prev_hash.equals(expectedPrev)) {
         const following = batch[i + 1] ?? next[0];
         // Two rows in each other's place: each links to what the other should.
-        if (following && following.seq === row.seq + 1 && row.prev_hash.equals(following.hash) && following.prev_hash.equals(expectedPrev) && rowHash(following).equals(following.hash)) {
+        if (
+          following &&
+          following.seq === row.seq + 1 &&
+          row.prev_hash.equals(following.hash) &&
+          following.prev_hash.equals(expectedPrev) &&
+          rowHash(following).equals(following.hash)
+        ) {
           const detail =
-            `rows ${row.seq} (id ${row.id}) and ${following.seq} (id ${following.id}) ` +
-            `are in each other's place`;
+            `rows ${row.seq} (id ${row.id}) and ${following.seq} (id ${following.id}) ` + `are in each other's place`;
           report({ kind: 'reordered', position: row.seq, id: row.id, detail });
           report({ kind: 'reordered', position: following.seq, id: following.id, detail });
           rows += 1;
@@ -104,8 +139,14 @@ export async function verifyAuditTrail(knex: Knex): Promise<ChainReport> {
           expectedPrev = row.hash;
           continue;
         }
-        report({ kind: 'reordered', position: row.seq, id: row.id, detail: `row ${row.seq} (id ${row.id}) is not chained to the row before it: rows were moved, or removed and ` +
-          `renumbered` });
+        report({
+          kind: 'reordered',
+          position: row.seq,
+          id: row.id,
+          detail:
+            `row ${row.seq} (id ${row.id}) is not chained to the row before it: rows were moved, or removed and ` +
+            `renumbered`,
+        });
       }
       last = row;
       expectedSeq = row.seq + 1;
@@ -117,10 +158,23 @@ export async function verifyAuditTrail(knex: Knex): Promise<ChainReport> {
   const lastSeq = last?.seq ?? ends.anchorSeq;
   const lastHash = last?.hash ?? ends.anchorHash;
   if (lastSeq < ends.headSeq) {
-    const span = lastSeq + 1 === ends.headSeq ? `row ${ends.headSeq} (the head) is` : `rows ${lastSeq + 1} to ${ends.headSeq} (the head) are`;
-    report({ kind: 'missing', position: lastSeq + 1, id: null, detail: `${span} missing: the newest rows were deleted` });
+    const span =
+      lastSeq + 1 === ends.headSeq
+        ? `row ${ends.headSeq} (the head) is`
+        : `rows ${lastSeq + 1} to ${ends.headSeq} (the head) are`;
+    report({
+      kind: 'missing',
+      position: lastSeq + 1,
+      id: null,
+      detail: `${span} missing: the newest rows were deleted`,
+    });
   } else if (lastSeq !== ends.headSeq || !lastHash.equals(ends.headHash)) {
-    report({ kind: 'head_mismatch', position: lastSeq, id: last?.id ?? null, detail: `the last row (${lastSeq}) is not the chain's recorded head (${ends.headSeq})` });
+    report({
+      kind: 'head_mismatch',
+      position: lastSeq,
+      id: last?.id ?? null,
+      detail: `the last row (${lastSeq}) is not the chain's recorded head (${ends.headSeq})`,
+    });
   }
   const ordered = [...problems].sort((a, b) => a.position - b.position);
   return {

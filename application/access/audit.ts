@@ -61,7 +61,12 @@ const outcomeOf = (operationId: string, failure: string | null): Recorded => ({
  * A change to PostgreSQL and its audit row in one transaction: neither stays without the other. When the change
  * throws, its writes are rolled back and the failure is recorded on its own, then rethrown.
  */
-export async function auditedChange<T>(knex: Knex, who: OperatorContext, what: AuditedAction, change: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+export async function auditedChange<T>(
+  knex: Knex,
+  who: OperatorContext,
+  what: AuditedAction,
+  change: (trx: Knex.Transaction) => Promise<T>,
+): Promise<T> {
   const operationId = randomUUID();
   try {
     return await knex.transaction(async (trx) => {
@@ -82,7 +87,12 @@ export async function auditedChange<T>(knex: Knex, who: OperatorContext, what: A
  * outcome. No transaction is held open across the call. recordIntent writes an intent in a transaction of the
  * caller's instead (with a record the operation needs), which commits before `settle`.
  */
-export async function auditedCall<T>(knex: Knex, who: OperatorContext, what: AuditedAction, call: () => Promise<T>): Promise<T> {
+export async function auditedCall<T>(
+  knex: Knex,
+  who: OperatorContext,
+  what: AuditedAction,
+  call: () => Promise<T>,
+): Promise<T> {
   const operation = await recordIntent(knex, who, what);
   return operation.settle(call);
 }
@@ -95,7 +105,12 @@ export interface AuditedIntent {
 }
 
 /** Writes the intent row of an operation (in `knex`, which may be the transaction of the record it acts on). */
-export async function recordIntent(knex: Knex, who: OperatorContext, what: AuditedAction, outcomeKnex: Knex = knex): Promise<AuditedIntent> {
+export async function recordIntent(
+  knex: Knex,
+  who: OperatorContext,
+  what: AuditedAction,
+  outcomeKnex: Knex = knex,
+): Promise<AuditedIntent> {
   const operationId = randomUUID();
   await insertAuditEvent(knex, entry(who, what, { operationId, phase: 'intent', outcome: null, error: null }));
   return {
@@ -117,7 +132,12 @@ export async function recordIntent(knex: Knex, who: OperatorContext, what: Audit
 /**
  * A failure met before the operation acted (input it refused, a check that failed): one `failed` row, then thrown.
  */
-export async function recordFailedAndThrow(knex: Knex, who: OperatorContext, what: AuditedAction, error: unknown): Promise<never> {
+export async function recordFailedAndThrow(
+  knex: Knex,
+  who: OperatorContext,
+  what: AuditedAction,
+  error: unknown,
+): Promise<never> {
   await insertAuditEvent(knex, entry(who, what, outcomeOf(randomUUID(), auditedFailure(error))));
   throw error;
 }

@@ -20,9 +20,9 @@ export const REVOCATION_BOUND_MS = 5_000;
 /** Logged once when an api process starts with INTERNAL_API_TOKEN set (never the token itself). */
 export const SHARED_TOKEN_WARNING =
   'INTERNAL_API_TOKEN is set: it is a shared token with every scope of the internal API (ingest, read, ' +
-    'operate, erase), and the audit trail names its holder only as INTERNAL_API_TOKEN; ' +
+  'operate, erase), and the audit trail names its holder only as INTERNAL_API_TOKEN; ' +
   'give each caller a named token with only the scopes it needs (partner-service tokens create), then unset it ' +
-    '(docs/access.md, "Tokens and scopes")';
+  '(docs/access.md, "Tokens and scopes")';
 
 export type TokenCheck =
   | { readonly kind: 'missing' }
@@ -60,7 +60,14 @@ export interface TokenCheckerOptions {
  * A presented named token carries its row id, so one salted hash is compared (in constant time); its last use
  * is noted in memory and written with the next reload, never on the request's path.
  */
-export function createTokenChecker({ knex, logger, sharedToken, refreshMs = TOKEN_REFRESH_MS, boundMs = REVOCATION_BOUND_MS, now = Date.now }: TokenCheckerOptions): TokenChecker {
+export function createTokenChecker({
+  knex,
+  logger,
+  sharedToken,
+  refreshMs = TOKEN_REFRESH_MS,
+  boundMs = REVOCATION_BOUND_MS,
+  now = Date.now,
+}: TokenCheckerOptions): TokenChecker {
   const shared = sharedToken ? bearerTokenChecker(sharedToken) : undefined;
   let tokens = new Map<string, StoredApiToken>();
   let loadedAt = -Infinity;
@@ -75,7 +82,10 @@ export function createTokenChecker({ knex, logger, sharedToken, refreshMs = TOKE
     uses = new Map();
     await recordApiTokenUse(knex, written).catch((error: unknown) => {
       for (const [id, at] of written) if (!uses.has(id)) uses.set(id, at);
-      logger.debug({ reason: describeError(error) }, "the internal API tokens' last use was not written; the next reload tries again");
+      logger.debug(
+        { reason: describeError(error) },
+        "the internal API tokens' last use was not written; the next reload tries again",
+      );
     });
   }
 
@@ -88,8 +98,12 @@ export function createTokenChecker({ knex, logger, sharedToken, refreshMs = TOKE
       if (failing) logger.info('the internal API tokens are read from PostgreSQL again');
       failing = false;
     } catch (error) {
-      if (!failing) logger.warn({ reason: describeError(error) }, `the internal API tokens cannot be reloaded from PostgreSQL: named tokens are refused after ` +
-        `${boundMs / 1000} s without a reload`);
+      if (!failing)
+        logger.warn(
+          { reason: describeError(error) },
+          `the internal API tokens cannot be reloaded from PostgreSQL: named tokens are refused after ` +
+            `${boundMs / 1000} s without a reload`,
+        );
       failing = true;
       return;
     }
@@ -98,12 +112,22 @@ export function createTokenChecker({ knex, logger, sharedToken, refreshMs = TOKE
   const reloadOnce = () => (reloading ??= reload().finally(() => (reloading = undefined)));
 
   function checkNamed(id: string, presented: string): TokenCheck {
-    if (now() - loadedAt > boundMs) return { kind: 'unavailable', detail: `Named tokens cannot be checked: the token list has not been read from PostgreSQL for more than ` +
-      `${boundMs / 1000} s. Retry later.` };
+    if (now() - loadedAt > boundMs)
+      return {
+        kind: 'unavailable',
+        detail:
+          `Named tokens cannot be checked: the token list has not been read from PostgreSQL for more than ` +
+          `${boundMs / 1000} s. Retry later.`,
+      };
     const token = tokens.get(id);
     if (!token || !verifyAppKey(presented, token.hashed)) return INVALID;
     if (token.revokedAt) return { kind: 'invalid', detail: 'Invalid token: it has been revoked.', reason: 'revoked' };
-    if (token.expiresAt && token.expiresAt.getTime() <= now()) return { kind: 'invalid', detail: `Invalid token: it expired at ${token.expiresAt.toISOString()}.`, reason: 'expired' };
+    if (token.expiresAt && token.expiresAt.getTime() <= now())
+      return {
+        kind: 'invalid',
+        detail: `Invalid token: it expired at ${token.expiresAt.toISOString()}.`,
+        reason: 'expired',
+      };
     uses.set(token.id, new Date(now()));
     return { kind: 'valid', actor: token.name, scopes: token.scopes };
   }
@@ -114,7 +138,8 @@ export function createTokenChecker({ knex, logger, sharedToken, refreshMs = TOKE
       if (presented === undefined) return { kind: 'missing' };
       const id = apiTokenId(presented);
       if (id) return checkNamed(id, presented);
-      if (shared?.(authorization) === 'valid') return { kind: 'valid', actor: SHARED_TOKEN_ACTOR, scopes: INTERNAL_API_SCOPES };
+      if (shared?.(authorization) === 'valid')
+        return { kind: 'valid', actor: SHARED_TOKEN_ACTOR, scopes: INTERNAL_API_SCOPES };
       return INVALID;
     },
     async start() {

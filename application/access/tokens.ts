@@ -23,8 +23,10 @@ export interface TokenRequest {
 
 function tokenName(name: string): string {
   if (!TOKEN_NAME.test(name)) {
-    throw new InvalidRequestError(`invalid token name ${JSON.stringify(name)}: 1 to 63 characters of a-z, 0-9, ".", "_" and "-", starting ` +
-      `with a letter or a digit`);
+    throw new InvalidRequestError(
+      `invalid token name ${JSON.stringify(name)}: 1 to 63 characters of a-z, 0-9, ".", "_" and "-", starting ` +
+        `with a letter or a digit`,
+    );
   }
   return name;
 }
@@ -32,7 +34,10 @@ function tokenName(name: string): string {
 function tokenScopes(list: string): TokenScope[] {
   const given = list.split(',').map((scope) => scope.trim());
   const unknown = given.filter((scope) => !(TOKEN_SCOPES as readonly string[]).includes(scope));
-  if (unknown.length) throw new InvalidRequestError(`unknown scope ${unknown.map((s) => JSON.stringify(s)).join(', ')}: the scopes are ${TOKEN_SCOPES.join(', ')}`);
+  if (unknown.length)
+    throw new InvalidRequestError(
+      `unknown scope ${unknown.map((s) => JSON.stringify(s)).join(', ')}: the scopes are ${TOKEN_SCOPES.join(', ')}`,
+    );
   return TOKEN_SCOPES.filter((scope) => given.includes(scope));
 }
 
@@ -41,19 +46,31 @@ function expiryOf(duration: string, now: Date): Date {
   const match = DURATION.exec(duration);
   if (!match) {
     const negative = /^-\d+[dhm]$/.test(duration);
-    throw new InvalidRequestError(`--expires-in ${JSON.stringify(duration)} is ${negative ? 'negative' : 'not a duration'}: give a positive ` +
-      `whole number of days, hours or minutes, such as 90d, 12h or 30m`);
+    throw new InvalidRequestError(
+      `--expires-in ${JSON.stringify(duration)} is ${negative ? 'negative' : 'not a duration'}: give a positive ` +
+        `whole number of days, hours or minutes, such as 90d, 12h or 30m`,
+    );
   }
   const ms = Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
-  if (ms === 0) throw new InvalidRequestError(`--expires-in ${JSON.stringify(duration)} is zero: give a positive duration, such as 90d, 12h or 30m`);
-  if (ms > MAX_EXPIRY_MS) throw new InvalidRequestError(`--expires-in ${JSON.stringify(duration)} is longer than ten years (3650d)`);
+  if (ms === 0)
+    throw new InvalidRequestError(
+      `--expires-in ${JSON.stringify(duration)} is zero: give a positive duration, such as 90d, 12h or 30m`,
+    );
+  if (ms > MAX_EXPIRY_MS)
+    throw new InvalidRequestError(`--expires-in ${JSON.stringify(duration)} is longer than ten years (3650d)`);
   return new Date(now.getTime() + ms);
 }
 
 /** Checks a `tokens create` request: its name, its comma-separated scopes and its optional expiry. */
-export function parseTokenRequest(input: { name?: string; scopes?: string; expiresIn?: string }, now = new Date()): TokenRequest {
+export function parseTokenRequest(
+  input: { name?: string; scopes?: string; expiresIn?: string },
+  now = new Date(),
+): TokenRequest {
   if (input.name === undefined) throw new InvalidRequestError('--name is required');
-  if (input.scopes === undefined) throw new InvalidRequestError(`--scope is required: one or more of ${TOKEN_SCOPES.join(', ')}, separated by commas`);
+  if (input.scopes === undefined)
+    throw new InvalidRequestError(
+      `--scope is required: one or more of ${TOKEN_SCOPES.join(', ')}, separated by commas`,
+    );
   return {
     name: tokenName(input.name),
     scopes: tokenScopes(input.scopes),
@@ -72,19 +89,40 @@ export interface CreatedToken {
 /** Creates the token with its audit row ('token.create'); a taken name (live or revoked) writes no token. */
 export async function createApiToken(knex: Knex, who: OperatorContext, request: TokenRequest): Promise<CreatedToken> {
   const issued = issueApiToken();
-  const what = { action: 'token.create', target: request.name, parameters: { scopes: request.scopes, expires_at: request.expiresAt?.toISOString() ?? null } } as const;
+  const what = {
+    action: 'token.create',
+    target: request.name,
+    parameters: { scopes: request.scopes, expires_at: request.expiresAt?.toISOString() ?? null },
+  } as const;
   await auditedChange(knex, who, what, async (trx) => {
-    const inserted = await insertApiToken(trx, { id: issued.id, name: request.name, scopes: request.scopes, hashed: issued.hashed, createdBy: who.actor, expiresAt: request.expiresAt });
-    if (!inserted) throw new InvalidRequestError(`a token named ${JSON.stringify(request.name)} exists already (live or revoked): names are never reused, ` +
-      `choose another`);
+    const inserted = await insertApiToken(trx, {
+      id: issued.id,
+      name: request.name,
+      scopes: request.scopes,
+      hashed: issued.hashed,
+      createdBy: who.actor,
+      expiresAt: request.expiresAt,
+    });
+    if (!inserted)
+      throw new InvalidRequestError(
+        `a token named ${JSON.stringify(request.name)} exists already (live or revoked): names are never reused, ` +
+          `choose another`,
+      );
   });
   return { name: request.name, scopes: request.scopes, expires_at: request.expiresAt, token: issued.secret };
 }
 
 /** Revokes the live token `name` with its audit row ('token.revoke'); an unknown or revoked name changes nothing. */
-export async function revokeApiTokenNamed(knex: Knex, who: OperatorContext, name: string): Promise<{ readonly name: string; readonly revoked_by: string }> {
+export async function revokeApiTokenNamed(
+  knex: Knex,
+  who: OperatorContext,
+  name: string,
+): Promise<{ readonly name: string; readonly revoked_by: string }> {
   await auditedChange(knex, who, { action: 'token.revoke', target: name, parameters: {} }, async (trx) => {
-    if (!(await revokeApiToken(trx, name, who.actor))) throw new InvalidRequestError(`no live token named ${JSON.stringify(name)}: it does not exist or is revoked already`);
+    if (!(await revokeApiToken(trx, name, who.actor)))
+      throw new InvalidRequestError(
+        `no live token named ${JSON.stringify(name)}: it does not exist or is revoked already`,
+      );
   });
   return { name, revoked_by: who.actor };
 }

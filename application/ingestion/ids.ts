@@ -24,7 +24,11 @@ export function webhookIds(event: { event_type: EventType; action: EventAction; 
 }
 
 /** A redelivery's own ids: a fresh webhook id, and a workflow id that reads as the original's redelivery. */
-export function redeliveryIds(original: { event_type: EventType; action: EventAction; event_id: string }): Omit<WebhookIds, 'eventId'> {
+export function redeliveryIds(original: {
+  event_type: EventType;
+  action: EventAction;
+  event_id: string;
+}): Omit<WebhookIds, 'eventId'> {
   const webhookId = uuidv4();
   return { webhookId, workflowId: `${webhookIds(original).workflowId}-redelivery-${webhookId}` };
 }

@@ -22,18 +22,39 @@ const MAX_CLAIMS = 5;
  * status URL says it has not started) and a retry with the same event_id finds or starts the one workflow,
  * with the event as first stored.
  */
-export async function acceptWebhook(knex: Knex, atRest: DataAtRest, gateway: TemporalGateway, webhook: PreparedWebhook): Promise<AcceptedWebhook> {
+export async function acceptWebhook(
+  knex: Knex,
+  atRest: DataAtRest,
+  gateway: TemporalGateway,
+  webhook: PreparedWebhook,
+): Promise<AcceptedWebhook> {
   for (let attempt = 1; attempt <= MAX_CLAIMS; attempt++) {
-    const claim = await claimEvent(knex, atRest, { ...webhook, event: webhook.input.event, orderingKey: webhook.input.orderingKey, runId: null, isTest: false });
+    const claim = await claimEvent(knex, atRest, {
+      ...webhook,
+      event: webhook.input.event,
+      orderingKey: webhook.input.orderingKey,
+      runId: null,
+      isTest: false,
+    });
     if (claim.kind === 'gone') continue;
     const { webhookId, eventId, workflowId } = claim.webhook;
-    if (claim.kind === 'reported') return { started: false, eventId, webhookId, workflowId, runId: claim.webhook.runId };
+    if (claim.kind === 'reported')
+      return { started: false, eventId, webhookId, workflowId, runId: claim.webhook.runId };
     // Deliver what was stored first: an earlier call's start may have failed, be in doubt or be under way.
     // The key marks the delivery ordered; its lane and number are the row's place, written with the row.
     const stored = storedDelivery(claim.webhook, webhook.input.sendTimeoutMs);
-    const delivery = webhook.input.orderingKey === undefined ? stored : { ...stored, input: { ...stored.input, orderingKey: webhook.input.orderingKey } };
+    const delivery =
+      webhook.input.orderingKey === undefined
+        ? stored
+        : { ...stored, input: { ...stored.input, orderingKey: webhook.input.orderingKey } };
     const runId = await startOrForget(knex, gateway, delivery);
-    return { started: await recordRun(knex, webhookId, runId, { reported: true }), eventId, webhookId, workflowId, runId };
+    return {
+      started: await recordRun(knex, webhookId, runId, { reported: true }),
+      eventId,
+      webhookId,
+      workflowId,
+      runId,
+    };
   }
   throw new WebhookStartConflictError(webhook.eventId);
 }
@@ -46,7 +67,8 @@ export async function startOrForget(knex: Knex, gateway: TemporalGateway, webhoo
   try {
     return await gateway.start(webhook);
   } catch (error) {
-    if (!(error instanceof TemporalUnavailableError && error.outcomeUnknown)) await forgetUnstartedWebhook(knex, webhook.webhookId);
+    if (!(error instanceof TemporalUnavailableError && error.outcomeUnknown))
+      await forgetUnstartedWebhook(knex, webhook.webhookId);
     throw error;
   }
 }

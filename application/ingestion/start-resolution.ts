@@ -7,7 +7,6 @@ import { takeStartsInDoubt, type StartInDoubt } from '../../store/ingestion/star
 import { forgetUnstartedWebhook, recordRun } from '../../store/ingestion/webhook-ingestion';
 import type { TemporalGateway } from '../../temporal/gateway';
 
-
 /** Rows one worker takes per look; it takes more at once while a batch comes back full. */
 const START_RESOLUTION_BATCH = 100;
 /** Lookups in flight at once: a backlog after a long stall drains in seconds without a burst on Temporal. */
@@ -46,24 +45,36 @@ export async function resolveStartsInDoubt(deps: StartResolutionDependencies): P
   }
 }
 
-async function resolveOne({ knex, gateway, logger }: StartResolutionDependencies, start: StartInDoubt): Promise<StartResolution> {
+async function resolveOne(
+  { knex, gateway, logger }: StartResolutionDependencies,
+  start: StartInDoubt,
+): Promise<StartResolution> {
   let runId: string | undefined;
   try {
     runId = await gateway.runOf(start.workflowId);
   } catch (error) {
-    logger.debug({ err: error, workflowId: start.workflowId }, 'looking up a start in doubt failed; it is looked up again later');
+    logger.debug(
+      { err: error, workflowId: start.workflowId },
+      'looking up a start in doubt failed; it is looked up again later',
+    );
     return 'unresolved';
   }
   if (runId) {
     await recordRun(knex, start.webhookId, runId);
     webhookStartResolutions.inc({ outcome: 'recorded' });
-    logger.info({ webhookId: start.webhookId, workflowId: start.workflowId, runId }, 'a start in doubt had started: its run is recorded');
+    logger.info(
+      { webhookId: start.webhookId, workflowId: start.workflowId, runId },
+      'a start in doubt had started: its run is recorded',
+    );
     return 'recorded';
   }
   // Guarded like any forget: a run recorded meanwhile (the worker's claim, a retry) keeps the row.
   if (!(await forgetUnstartedWebhook(knex, start.webhookId))) return 'overtaken';
   webhookStartResolutions.inc({ outcome: 'removed' });
-  logger.info({ webhookId: start.webhookId, workflowId: start.workflowId }, 'a start in doubt had not started: its row is removed');
+  logger.info(
+    { webhookId: start.webhookId, workflowId: start.workflowId },
+    'a start in doubt had not started: its row is removed',
+  );
   return 'removed';
 }
 
@@ -76,11 +87,13 @@ export async function runStartResolution(deps: StartResolutionDependencies, stop
   while (!stop.aborted) {
     try {
       const sweep = await resolveStartsInDoubt(deps);
-      if (sweep.unresolved) deps.logger.warn(sweep, 'some starts in doubt could not be resolved yet; they are looked up again');
+      if (sweep.unresolved)
+        deps.logger.warn(sweep, 'some starts in doubt could not be resolved yet; they are looked up again');
       lastFailure = '';
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      if (message !== lastFailure) deps.logger.warn({ err: error }, 'could not look for starts in doubt; the worker tries again');
+      if (message !== lastFailure)
+        deps.logger.warn({ err: error }, 'could not look for starts in doubt; the worker tries again');
       lastFailure = message;
     }
     await delay(sweepIntervalMs(deps.doubtSeconds), undefined, { signal: stop }).catch(() => undefined);

@@ -19,7 +19,11 @@ export type OrderingMode = 'entity' | 'off';
  * `ordering` on, its ordering key (events/ordering-key.ts), which the workflow input carries: a webhook whose
  * input has a key is delivered in its key's order.
  */
-export function prepareWebhook(event: unknown, sendTimeoutMs = DEFAULT_SEND_TIMEOUT_MS, ordering: OrderingMode = WEBHOOK_ORDERING_DEFAULT): PreparedWebhook {
+export function prepareWebhook(
+  event: unknown,
+  sendTimeoutMs = DEFAULT_SEND_TIMEOUT_MS,
+  ordering: OrderingMode = WEBHOOK_ORDERING_DEFAULT,
+): PreparedWebhook {
   const parsed = parseWebhookEvent(event);
   if (!parsed.success) throw new WebhookValidationError(parsed.errors);
   const ids = webhookIds(parsed.event);
@@ -27,7 +31,13 @@ export function prepareWebhook(event: unknown, sendTimeoutMs = DEFAULT_SEND_TIME
   return {
     ...ids,
     event: parsed.event,
-    input: { webhookId: ids.webhookId, eventId: ids.eventId, event: toEnvelope(parsed.event), sendTimeoutMs, ...(orderingKey !== undefined && { orderingKey }) },
+    input: {
+      webhookId: ids.webhookId,
+      eventId: ids.eventId,
+      event: toEnvelope(parsed.event),
+      sendTimeoutMs,
+      ...(orderingKey !== undefined && { orderingKey }),
+    },
   };
 }
 
@@ -48,7 +58,11 @@ export interface StartedWebhook extends WebhookIds {
  * For upstream systems with their own Temporal client: the same validation and id scheme as
  * POST /internal/v1/webhooks. The webhook's PostgreSQL row is written by the workflow's first record.
  */
-export async function startWebhook(client: Client, event: WebhookEventInput, options: StartWebhookOptions = {}): Promise<StartedWebhook> {
+export async function startWebhook(
+  client: Client,
+  event: WebhookEventInput,
+  options: StartWebhookOptions = {},
+): Promise<StartedWebhook> {
   const webhook = prepareWebhook(event, options.sendTimeoutMs, options.ordering);
   const runId = await startDeliveryWorkflow(client, webhook, options.taskQueue ?? DEFAULT_TASK_QUEUE);
   return { eventId: webhook.eventId, webhookId: webhook.webhookId, workflowId: webhook.workflowId, runId };
@@ -56,7 +70,8 @@ export async function startWebhook(client: Client, event: WebhookEventInput, opt
 
 /** The event a stored webhook holds; PayloadRemovedError when the retention purge or an erasure removed it. */
 export function storedEvent(stored: StoredWebhook): WebhookEnvelope {
-  if (stored.event === null) throw new PayloadRemovedError(stored.webhookId, stored.payloadRemovedAt!, stored.payloadRemovedReason!);
+  if (stored.event === null)
+    throw new PayloadRemovedError(stored.webhookId, stored.payloadRemovedAt!, stored.payloadRemovedReason!);
   return stored.event;
 }
 
@@ -64,5 +79,11 @@ export function storedEvent(stored: StoredWebhook): WebhookEnvelope {
 export function storedDelivery(stored: StoredWebhook, sendTimeoutMs = DEFAULT_SEND_TIMEOUT_MS): PreparedWebhook {
   const { webhookId, eventId, workflowId } = stored;
   const event = storedEvent(stored);
-  return { webhookId, eventId, workflowId, event: { event_id: eventId, ...event }, input: { webhookId, eventId, event, sendTimeoutMs } };
+  return {
+    webhookId,
+    eventId,
+    workflowId,
+    event: { event_id: eventId, ...event },
+    input: { webhookId, eventId, event, sendTimeoutMs },
+  };
 }

@@ -9,7 +9,6 @@ import type { RunEnd, TemporalGateway } from '../../temporal/gateway';
 // from outside, a claim PostgreSQL rejected, a workflow error), or an erasure cancelled it. The ordering sweep,
 // `ordering skip` and a cancel of an ended run settle it here.
 
-
 export interface EndedHeadDependencies {
   readonly knex: Knex;
   readonly gateway: Pick<TemporalGateway, 'runState' | 'wakeInOrder'>;
@@ -38,7 +37,12 @@ export async function settleEndedHead(
   } else if (!head.erased) {
     const run = await gateway.runState(head.workflowId);
     if (run.kind !== 'ended') return { settled: false };
-    const status = await storeEndOfRun(knex, { webhookId: head.webhookId, workflowId: head.workflowId, runId: run.runId }, stoppedBy(run.end), run.closedAt);
+    const status = await storeEndOfRun(
+      knex,
+      { webhookId: head.webhookId, workflowId: head.workflowId, runId: run.runId },
+      stoppedBy(run.end),
+      run.closedAt,
+    );
     delivered = status === 'delivered';
   }
   const { gapRecorded, next } = await settlePlace(knex, head.webhookId, !delivered);

@@ -15,7 +15,10 @@ import { settleEndedHead } from './ended-heads';
 
 /** The body of both routes: the key, never in a URL, since it may hold a candidate's id. */
 export const orderingKeyRequest = z.strictObject({
-  key: z.string().min(1, { message: `must be 1 to ${MAX_ORDERING_KEY_LENGTH} characters` }).max(MAX_ORDERING_KEY_LENGTH, { message: `must be 1 to ${MAX_ORDERING_KEY_LENGTH} characters` }),
+  key: z
+    .string()
+    .min(1, { message: `must be 1 to ${MAX_ORDERING_KEY_LENGTH} characters` })
+    .max(MAX_ORDERING_KEY_LENGTH, { message: `must be 1 to ${MAX_ORDERING_KEY_LENGTH} characters` }),
 });
 
 export interface OrderingDecision {
@@ -44,13 +47,24 @@ export async function decideBlockedKey(
   const lane = await headOfKey(knex, atRest, key);
   const head = lane?.head;
   // Refused like any other change: a 404 or a 409 is recorded as failed.
-  return auditedCall(knex, who, { action: decision === 'skip' ? 'ordering.skip' : 'ordering.retry', target: head?.webhookId ?? null }, async () => {
-    if (!lane) throw new UnknownOrderingKeyError();
-    // A head whose run ended without settling (stopped in Temporal, a rejected claim, a workflow error) is skipped
-    // too.
-    if (decision === 'skip' && head && !head.blocked && (await settleEndedHead({ knex, gateway }, head)).settled) return { key, webhook_id: head.webhookId, decision };
-    if (!head?.blocked) throw new WebhookConflictError(head ? `The key is not blocked: its head, webhook ${head.webhookId}, has not failed finally.` : 'The key is not blocked: every webhook of it has settled.');
-    await gateway.actingFor(who.actor).decideBlocked(head.workflowId, decision);
-    return { key, webhook_id: head.webhookId, decision };
-  });
+  return auditedCall(
+    knex,
+    who,
+    { action: decision === 'skip' ? 'ordering.skip' : 'ordering.retry', target: head?.webhookId ?? null },
+    async () => {
+      if (!lane) throw new UnknownOrderingKeyError();
+      // A head whose run ended without settling (stopped in Temporal, a rejected claim, a workflow error) is skipped
+      // too.
+      if (decision === 'skip' && head && !head.blocked && (await settleEndedHead({ knex, gateway }, head)).settled)
+        return { key, webhook_id: head.webhookId, decision };
+      if (!head?.blocked)
+        throw new WebhookConflictError(
+          head
+            ? `The key is not blocked: its head, webhook ${head.webhookId}, has not failed finally.`
+            : 'The key is not blocked: every webhook of it has settled.',
+        );
+      await gateway.actingFor(who.actor).decideBlocked(head.workflowId, decision);
+      return { key, webhook_id: head.webhookId, decision };
+    },
+  );
 }

@@ -14,7 +14,9 @@ export const MAX_ORDERING_KEYS = 1000;
 /** The query string; the OpenAPI document's parameters are generated from it. */
 export const orderingStatusQuery = z.strictObject({
   limit: wholeCount(MAX_ORDERING_KEYS).default(DEFAULT_ORDERING_KEYS),
-  blocked: queryFlag.meta({ description: '`true`: only keys whose head is blocked (WEBHOOK_ORDERING_ON_FAILURE=block).' }),
+  blocked: queryFlag.meta({
+    description: '`true`: only keys whose head is blocked (WEBHOOK_ORDERING_ON_FAILURE=block).',
+  }),
 });
 
 /**
@@ -33,7 +35,12 @@ export interface OrderingKeyStatus {
    * it.
    */
   readonly key_unreadable?: string;
-  readonly head: { readonly webhook_id: string; readonly sequence: number; readonly state: HeadState; readonly attempts: number };
+  readonly head: {
+    readonly webhook_id: string;
+    readonly sequence: number;
+    readonly state: HeadState;
+    readonly attempts: number;
+  };
   /** Webhooks of the key waiting behind the head. */
   readonly queued: number;
   /** How long the longest-waiting of them has waited, in seconds; null when none waits. */
@@ -42,10 +49,20 @@ export interface OrderingKeyStatus {
   readonly gaps: number;
 }
 
-const HEAD_STATE_OF: Record<string, HeadState> = { pending: 'attempting', waiting: 'waiting', held: 'held', blocked: 'blocked' };
+const HEAD_STATE_OF: Record<string, HeadState> = {
+  pending: 'attempting',
+  waiting: 'waiting',
+  held: 'held',
+  blocked: 'blocked',
+};
 
 /** The keys with an unsettled webhook, the longest-waiting first; throws InvalidRequestError for a bad query. */
-export async function orderingStatus(knex: Knex, atRest: DataAtRest, query: Record<string, unknown>, now = new Date()): Promise<{ keys: OrderingKeyStatus[] }> {
+export async function orderingStatus(
+  knex: Knex,
+  atRest: DataAtRest,
+  query: Record<string, unknown>,
+  now = new Date(),
+): Promise<{ keys: OrderingKeyStatus[] }> {
   const parsed = orderingStatusQuery.safeParse(query);
   if (!parsed.success) throw new InvalidRequestError(zodPathErrors(parsed.error), FILTER_DETAIL);
   const rows = await orderingKeys(knex, atRest, parsed.data.limit, { blockedOnly: parsed.data.blocked });
@@ -55,10 +72,19 @@ export async function orderingStatus(knex: Knex, atRest: DataAtRest, query: Reco
 function keyStatus(row: OrderingKeyRow, now: Date): OrderingKeyStatus {
   return {
     key: row.key,
-    ...(row.keyUnreadable !== undefined && { key_unreadable: `${row.keyUnreadable}; the next webhook of the key rebuilds it` }),
-    head: { webhook_id: row.headWebhookId, sequence: row.headSequence, state: HEAD_STATE_OF[row.headStatus] ?? 'stopped', attempts: row.headAttempts },
+    ...(row.keyUnreadable !== undefined && {
+      key_unreadable: `${row.keyUnreadable}; the next webhook of the key rebuilds it`,
+    }),
+    head: {
+      webhook_id: row.headWebhookId,
+      sequence: row.headSequence,
+      state: HEAD_STATE_OF[row.headStatus] ?? 'stopped',
+      attempts: row.headAttempts,
+    },
     queued: row.queued,
-    oldest_queued_seconds: row.oldestQueuedSince ? Math.max(0, Math.round((now.getTime() - row.oldestQueuedSince.getTime()) / 1000)) : null,
+    oldest_queued_seconds: row.oldestQueuedSince
+      ? Math.max(0, Math.round((now.getTime() - row.oldestQueuedSince.getTime()) / 1000))
+      : null,
     gaps: row.gaps,
   };
 }

@@ -41,7 +41,11 @@ export interface SweepWalk {
  *   ended while it was queued. A wake is harmless twice: the delivery asks its lane again.
  * Returns how many heads it settled and how many webhooks it woke.
  */
-export async function sweepOrdering(deps: OrderingSweepDependencies, waitedMs = LOST_WAKE_AFTER_MS, walk: SweepWalk = { cursor: null }): Promise<{ settled: number; woken: number }> {
+export async function sweepOrdering(
+  deps: OrderingSweepDependencies,
+  waitedMs = LOST_WAKE_AFTER_MS,
+  walk: SweepWalk = { cursor: null },
+): Promise<{ settled: number; woken: number }> {
   const { knex, gateway } = deps;
   let settled = 0;
   const woken = new Set<string>();
@@ -70,13 +74,18 @@ export async function runOrderingSweep(deps: OrderingSweepDependencies, stop: Ab
   while (!stop.aborted) {
     try {
       const { settled, woken } = await sweepOrdering(deps, LOST_WAKE_AFTER_MS, walk);
-      if (settled) deps.logger.warn({ settled }, 'ordering keys whose head ended without settling go on: each head is recorded as its run ended, a gap ' +
-        'unless delivered');
+      if (settled)
+        deps.logger.warn(
+          { settled },
+          'ordering keys whose head ended without settling go on: each head is recorded as its run ended, a gap ' +
+            'unless delivered',
+        );
       if (woken) deps.logger.warn({ woken }, 'queued webhooks whose wake was lost were woken by the ordering sweep');
       lastFailure = '';
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      if (message !== lastFailure) deps.logger.warn({ err: error }, 'the ordering sweep could not look for lost wakes; it tries again');
+      if (message !== lastFailure)
+        deps.logger.warn({ err: error }, 'the ordering sweep could not look for lost wakes; it tries again');
       lastFailure = message;
     }
     await delay(SWEEP_INTERVAL_MS, undefined, { signal: stop }).catch(() => undefined);

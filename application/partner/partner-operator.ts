@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Config } from '../../lib/config';
 import type { Logger } from '../../lib/logger';
 import type { PartnerSnapshot } from '../../lib/metrics';
-import {  isStorableText, zodPathErrors } from '../../lib/validation';
+import { isStorableText, zodPathErrors } from '../../lib/validation';
 import { auditedChange, recordFailedAndThrow, type AuditedAction, type OperatorContext } from '../access/audit';
 import { limitGate, pauseGate, readGate, resumeGate, type GateView } from '../../store/partner/partner-gate';
 import { InvalidRequestError } from '../../lib/errors';
@@ -91,11 +91,14 @@ export const pauseRequest = z.strictObject({
     .trim()
     .min(1, { message: 'must say why (1 to 500 characters)' })
     // Characters are code points, as the OpenAPI document's pattern counts them (not UTF-16 units).
-    .refine((reason) => [...reason].length <= MAX_PAUSE_REASON, { message: `must be at most ${MAX_PAUSE_REASON} characters` })
+    .refine((reason) => [...reason].length <= MAX_PAUSE_REASON, {
+      message: `must be at most ${MAX_PAUSE_REASON} characters`,
+    })
     .refine(isStorableText, { message: 'must be text PostgreSQL can store' })
     .meta({
       pattern: PAUSE_REASON_PATTERN,
-      description: `Why, for the status and the log: 1 to ${MAX_PAUSE_REASON} characters once the white space around it is ` +
+      description:
+        `Why, for the status and the log: 1 to ${MAX_PAUSE_REASON} characters once the white space around it is ` +
         `trimmed, no NUL.`,
     }),
 });
@@ -110,38 +113,78 @@ export const limitRequest = z.strictObject({
 });
 
 /** The request's settings, or its refusal recorded as failed (no parameters: the input did not hold up). */
-async function parseAudited<T>(knex: Knex, who: OperatorContext, what: AuditedAction, schema: z.ZodType<T>, body: unknown): Promise<T> {
+async function parseAudited<T>(
+  knex: Knex,
+  who: OperatorContext,
+  what: AuditedAction,
+  schema: z.ZodType<T>,
+  body: unknown,
+): Promise<T> {
   const parsed = schema.safeParse(body);
-  if (!parsed.success) return recordFailedAndThrow(knex, who, what, new InvalidRequestError(zodPathErrors(parsed.error)));
+  if (!parsed.success)
+    return recordFailedAndThrow(knex, who, what, new InvalidRequestError(zodPathErrors(parsed.error)));
   return parsed.data;
 }
 
-const onQueue = (config: Config, action: AuditedAction['action'], parameters?: Record<string, unknown>): AuditedAction => ({ action, target: config.TEMPORAL_TASK_QUEUE, parameters });
+const onQueue = (
+  config: Config,
+  action: AuditedAction['action'],
+  parameters?: Record<string, unknown>,
+): AuditedAction => ({ action, target: config.TEMPORAL_TASK_QUEUE, parameters });
 
 /** Holds every delivery: accepted webhooks wait in Temporal, their next attempt unspent, until resume. */
-export async function pausePartner(knex: Knex, config: Config, logger: Logger, who: OperatorContext, body: unknown): Promise<PartnerStatus> {
+export async function pausePartner(
+  knex: Knex,
+  config: Config,
+  logger: Logger,
+  who: OperatorContext,
+  body: unknown,
+): Promise<PartnerStatus> {
   const { reason } = await parseAudited(knex, who, onQueue(config, 'partner.pause'), pauseRequest, body);
   return auditedChange(knex, who, onQueue(config, 'partner.pause', { reason }), async (trx) => {
-    if (await pauseGate(trx, config.TEMPORAL_TASK_QUEUE, reason)) logger.warn({ reason, actor: who.actor }, 'partner paused: no POST leaves any worker until resume');
+    if (await pauseGate(trx, config.TEMPORAL_TASK_QUEUE, reason))
+      logger.warn({ reason, actor: who.actor }, 'partner paused: no POST leaves any worker until resume');
     return partnerStatus(trx, config);
   });
 }
 
 /** Ends a pause; the partner recovery (partner-recovery.ts) then wakes held deliveries at the cap, oldest first. */
-export async function resumePartner(knex: Knex, config: Config, logger: Logger, who: OperatorContext): Promise<PartnerStatus> {
+export async function resumePartner(
+  knex: Knex,
+  config: Config,
+  logger: Logger,
+  who: OperatorContext,
+): Promise<PartnerStatus> {
   return auditedChange(knex, who, onQueue(config, 'partner.resume'), async (trx) => {
-    if (await resumeGate(trx, config.TEMPORAL_TASK_QUEUE)) logger.info({ actor: who.actor }, 'partner resumed: held deliveries go out at the cap, oldest first');
+    if (await resumeGate(trx, config.TEMPORAL_TASK_QUEUE))
+      logger.info({ actor: who.actor }, 'partner resumed: held deliveries go out at the cap, oldest first');
     return partnerStatus(trx, config);
   });
 }
 
 /** Sets the cap of every worker together, at run time; null goes back to PARTNER_MAX_PER_SECOND. */
-export async function limitPartner(knex: Knex, config: Config, logger: Logger, who: OperatorContext, body: unknown): Promise<PartnerStatus> {
-  const { max_per_second: maxPerSecond } = await parseAudited(knex, who, onQueue(config, 'partner.limit'), limitRequest, body);
+export async function limitPartner(
+  knex: Knex,
+  config: Config,
+  logger: Logger,
+  who: OperatorContext,
+  body: unknown,
+): Promise<PartnerStatus> {
+  const { max_per_second: maxPerSecond } = await parseAudited(
+    knex,
+    who,
+    onQueue(config, 'partner.limit'),
+    limitRequest,
+    body,
+  );
   return auditedChange(knex, who, onQueue(config, 'partner.limit', { max_per_second: maxPerSecond }), async (trx) => {
     await limitGate(trx, config.TEMPORAL_TASK_QUEUE, maxPerSecond);
     logger.info(
-      { maxPerSecond: maxPerSecond ?? config.PARTNER_MAX_PER_SECOND, source: maxPerSecond === null ? 'configuration' : 'operator', actor: who.actor },
+      {
+        maxPerSecond: maxPerSecond ?? config.PARTNER_MAX_PER_SECOND,
+        source: maxPerSecond === null ? 'configuration' : 'operator',
+        actor: who.actor,
+      },
       'partner rate cap changed',
     );
     return partnerStatus(trx, config);

@@ -8,7 +8,17 @@ import { inParallel } from '../../lib/in-parallel';
 import type { Logger } from '../../lib/logger';
 import type { PartnerState, ProbeResult } from '../../lib/partner-states';
 import { partnerProbes } from '../../lib/metrics';
-import { claimProbe, closeBreaker, markReleased, oldestHeld, readGate, releaseRecoveryLease, SEND_SLOT_HORIZON_MS, takeRecoveryLease, type HeldDelivery } from '../../store/partner/partner-gate';
+import {
+  claimProbe,
+  closeBreaker,
+  markReleased,
+  oldestHeld,
+  readGate,
+  releaseRecoveryLease,
+  SEND_SLOT_HORIZON_MS,
+  takeRecoveryLease,
+  type HeldDelivery,
+} from '../../store/partner/partner-gate';
 import type { TemporalGateway } from '../../temporal/gateway';
 
 /**
@@ -58,7 +68,8 @@ export async function runPartnerRecovery(deps: PartnerRecoveryDependencies, stop
     try {
       if (await takeRecoveryLease(knex, taskQueue, owner, RECOVERY_LEASE_MS)) {
         const state = await recoveryTick(deps, pace);
-        if (lastState === 'throttled' && state === 'active') logger.info('partner Retry-After has passed: held deliveries go out at the cap, oldest first');
+        if (lastState === 'throttled' && state === 'active')
+          logger.info('partner Retry-After has passed: held deliveries go out at the cap, oldest first');
         lastState = state;
       } else {
         lastState = undefined;
@@ -68,7 +79,8 @@ export async function runPartnerRecovery(deps: PartnerRecoveryDependencies, stop
     } catch (error) {
       // One line per kind of trouble, not one a second: PostgreSQL or Temporal down shows elsewhere too.
       const message = error instanceof Error ? error.message : String(error);
-      if (message !== lastFailure) logger.warn({ err: error }, 'the partner recovery could not look at the gate; it tries again every second');
+      if (message !== lastFailure)
+        logger.warn({ err: error }, 'the partner recovery could not look at the gate; it tries again every second');
       lastFailure = message;
     }
     // On a cadence from each tick's start: the tick's own length does not slow the release down.
@@ -95,7 +107,8 @@ export const releasePace = (): ReleasePace => ({ lastAt: undefined, owed: 0 });
  * release follows the clock whatever each tick's length. Moves the account on to `now`.
  */
 export function releaseBatchSize(pace: ReleasePace, maxPerSecond: number, now: number): number {
-  const elapsedMs = pace.lastAt === undefined ? RECOVERY_TICK_MS : Math.min(Math.max(0, now - pace.lastAt), RELEASE_CATCH_UP_MS);
+  const elapsedMs =
+    pace.lastAt === undefined ? RECOVERY_TICK_MS : Math.min(Math.max(0, now - pace.lastAt), RELEASE_CATCH_UP_MS);
   const earned = pace.owed + (maxPerSecond * elapsedMs) / 1000;
   const size = Math.floor(earned);
   pace.lastAt = now;
@@ -132,11 +145,21 @@ export async function recoveryTick(
     const result = await probe();
     partnerProbes.inc({ outcome: result.answer });
     if (result.answer === 'failing') {
-      logger.warn({ httpStatus: result.httpStatus, errorClass: result.errorClass, nextProbeInMs: config.PARTNER_PROBE_INTERVAL_MS }, 'partner probe failed: deliveries stay held');
+      logger.warn(
+        {
+          httpStatus: result.httpStatus,
+          errorClass: result.errorClass,
+          nextProbeInMs: config.PARTNER_PROBE_INTERVAL_MS,
+        },
+        'partner probe failed: deliveries stay held',
+      );
       return gate.state;
     }
     if (await closeBreaker(knex, taskQueue)) {
-      logger.info({ httpStatus: result.httpStatus, held: gate.held }, 'partner breaker closed: a probe was answered, held deliveries go out at the cap, oldest first');
+      logger.info(
+        { httpStatus: result.httpStatus, held: gate.held },
+        'partner breaker closed: a probe was answered, held deliveries go out at the cap, oldest first',
+      );
     }
     return 'active';
   }

@@ -18,8 +18,11 @@ interface RestCount {
 /** Sums the counts `which` selects, by kind, with their key ids. */
 export function restCount(counts: readonly RestingTexts[], which: (count: RestingTexts) => boolean): RestCount {
   const selected = counts.filter(which);
-  const sum = (kind: RestingTexts['kind']) => selected.filter((c) => c.kind === kind).reduce((total, c) => total + c.count, 0);
-  const keyIds = [...new Set(selected.flatMap((c) => (c.storedKeyId === null ? [] : [storedKeyForm(c.storedKeyId).keyId])))].sort();
+  const sum = (kind: RestingTexts['kind']) =>
+    selected.filter((c) => c.kind === kind).reduce((total, c) => total + c.count, 0);
+  const keyIds = [
+    ...new Set(selected.flatMap((c) => (c.storedKeyId === null ? [] : [storedKeyForm(c.storedKeyId).keyId]))),
+  ].sort();
   return { bodies: sum('body'), excerpts: sum('excerpt'), laneKeys: sum('lane_key'), keyIds };
 }
 
@@ -41,7 +44,9 @@ export function namedCounts(counts: readonly RestingTexts[]): string[] {
     const sum = sums.get(`${kind} ${keyId}`) ?? { kind, keyId, count: 0 };
     sums.set(`${kind} ${keyId}`, { ...sum, count: sum.count + count });
   }
-  return [...sums.values()].map(({ kind, keyId, count }) => `${count} ${NAMES[kind][count === 1 ? 0 : 1]} under ${keyId}`);
+  return [...sums.values()].map(
+    ({ kind, keyId, count }) => `${count} ${NAMES[kind][count === 1 ? 0 : 1]} under ${keyId}`,
+  );
 }
 
 /**
@@ -54,16 +59,34 @@ export function namedCounts(counts: readonly RestingTexts[]): string[] {
 export async function reportDataAtRest(knex: Knex, config: Config, logger: Logger): Promise<void> {
   const atRest = dataAtRest(config);
   const [encryptWith] = atRest.keys;
-  if (encryptWith) logger.info({ keyId: encryptWith.id }, `webhook bodies and response excerpts are stored encrypted (AES-256-GCM) with key ${encryptWith.id}`);
-  else logger.warn('PAYLOAD_ENCRYPTION_KEYS is not set: webhook bodies and response excerpts are stored in clear in PostgreSQL');
+  if (encryptWith)
+    logger.info(
+      { keyId: encryptWith.id },
+      `webhook bodies and response excerpts are stored encrypted (AES-256-GCM) with key ${encryptWith.id}`,
+    );
+  else
+    logger.warn(
+      'PAYLOAD_ENCRYPTION_KEYS is not set: webhook bodies and response excerpts are stored in clear in PostgreSQL',
+    );
   await indexKeysOf(knex, atRest).then(
     ({ writeWith }) => {
-      if (writeWith.id === DEVELOPMENT_KEY_ID) logger.warn('SUBJECT_INDEX_KEYS is not set: the erasure index is keyed with the public development key');
+      if (writeWith.id === DEVELOPMENT_KEY_ID)
+        logger.warn('SUBJECT_INDEX_KEYS is not set: the erasure index is keyed with the public development key');
     },
-    (error: unknown) => logger.error({ err: error }, error instanceof SubjectIndexKeyError ? `${error.message}: webhooks cannot be indexed, so they are not delivered` : 'could not read the subject index keys'),
+    (error: unknown) =>
+      logger.error(
+        { err: error },
+        error instanceof SubjectIndexKeyError
+          ? `${error.message}: webhooks cannot be indexed, so they are not delivered`
+          : 'could not read the subject index keys',
+      ),
   );
   // A count that fails (PostgreSQL not up yet) must not stop the worker: the line is then missing, not wrong.
-  const counts = await countUnlistedOrClear(knex, atRest.keys.map(({ id }) => id), encryptWith !== undefined).catch((error: unknown) => {
+  const counts = await countUnlistedOrClear(
+    knex,
+    atRest.keys.map(({ id }) => id),
+    encryptWith !== undefined,
+  ).catch((error: unknown) => {
     logger.warn({ err: error }, 'could not count the bodies sealed under keys no longer listed');
     return undefined;
   });
@@ -82,10 +105,17 @@ export async function reportDataAtRest(knex: Knex, config: Config, logger: Logge
   const clear = restCount(counts, (c) => c.storedKeyId === null);
   if (encryptWith && clear.bodies + clear.excerpts > 0) {
     const { bodies, excerpts } = clear;
-    logger.warn({ bodies, excerpts }, `${bodies} bodies and ${excerpts} response excerpts are stored in clear although PAYLOAD_ENCRYPTION_KEYS ` +
-      `is set: partner-service keys reseal seals them`);
+    logger.warn(
+      { bodies, excerpts },
+      `${bodies} bodies and ${excerpts} response excerpts are stored in clear although PAYLOAD_ENCRYPTION_KEYS ` +
+        `is set: partner-service keys reseal seals them`,
+    );
   }
-  reportLaneKeys(logger, counts.filter((c) => c.kind === 'lane_key' && isUnlisted(c)), encryptWith ? clear.laneKeys : 0);
+  reportLaneKeys(
+    logger,
+    counts.filter((c) => c.kind === 'lane_key' && isUnlisted(c)),
+    encryptWith ? clear.laneKeys : 0,
+  );
 }
 
 /**
@@ -102,8 +132,11 @@ function reportLaneKeys(logger: Logger, unlisted: readonly RestingTexts[], inCle
     );
   }
   if (inClear > 0) {
-    logger.warn({ laneKeys: inClear }, `${inClear} ordering lane keys are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: ` +
-      `partner-service keys reseal seals them`);
+    logger.warn(
+      { laneKeys: inClear },
+      `${inClear} ordering lane keys are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: ` +
+        `partner-service keys reseal seals them`,
+    );
   }
 }
 
@@ -112,7 +145,9 @@ function reportLaneKeys(logger: Logger, unlisted: readonly RestingTexts[], inCle
  * probes), then a count of those rows only, so a deployment's millions under a listed key cost nothing.
  */
 async function countUnlistedOrClear(knex: Knex, listed: readonly string[], clear: boolean): Promise<RestingTexts[]> {
-  const unlisted = (await restingKeyIds(knex)).filter((found) => !listed.includes(storedKeyForm(found.storedKeyId).keyId));
+  const unlisted = (await restingKeyIds(knex)).filter(
+    (found) => !listed.includes(storedKeyForm(found.storedKeyId).keyId),
+  );
   if (unlisted.length === 0 && !clear) return [];
   return countRestingUnder(knex, [...new Set(unlisted.map((found) => found.storedKeyId))], clear);
 }

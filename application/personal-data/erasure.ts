@@ -3,10 +3,23 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Config } from '../../lib/config';
 import { dataAtRest } from '../../lib/at-rest';
-import { EMAIL_ADDRESS_PATTERN, NOT_BLANK_PATTERN, PHONE_NUMBER_PATTERN, SUBJECT_KINDS, subjectKey, type IndexKeys, type SubjectKind } from '../../lib/subject-index';
+import {
+  EMAIL_ADDRESS_PATTERN,
+  NOT_BLANK_PATTERN,
+  PHONE_NUMBER_PATTERN,
+  SUBJECT_KINDS,
+  subjectKey,
+  type IndexKeys,
+  type SubjectKind,
+} from '../../lib/subject-index';
 import { indexKeysOf } from '../../store/personal-data/subject-index-keys';
-import {  isStorableText, unstorableTextIssue, zodPathErrors } from '../../lib/validation';
-import { forgetUnstartedErasure, insertErasure, readErasure, type ErasureView } from '../../store/personal-data/erasures';
+import { isStorableText, unstorableTextIssue, zodPathErrors } from '../../lib/validation';
+import {
+  forgetUnstartedErasure,
+  insertErasure,
+  readErasure,
+  type ErasureView,
+} from '../../store/personal-data/erasures';
 
 import { type TemporalGateway } from '../../temporal/gateway';
 import { recordFailedAndThrow, recordIntent, type OperatorContext } from '../access/audit';
@@ -15,20 +28,32 @@ import { InvalidRequestError, NotFoundError, TemporalUnavailableError, ErasureNo
 // An erasure request, shared by POST /internal/v1/erasures and `partner-service erase`: validated, recorded
 // with the subject's HMAC only, and handed to the `eraseSubject` workflow, which does the work.
 
-const text = z.string({ message: 'must be a string' }).min(1, { message: 'must not be empty', abort: true }).refine(isStorableText, unstorableTextIssue);
+const text = z
+  .string({ message: 'must be a string' })
+  .min(1, { message: 'must not be empty', abort: true })
+  .refine(isStorableText, unstorableTextIssue);
 const companyId = text.optional().meta({ description: "Only this company's webhooks." });
 // Each subject's pattern is one the shared normaliser (lib/subject-index.ts) accepts, as ingestion's index does,
 // and, as a pattern, it is stated in /openapi.json.
 const SUBJECT_FIELDS = {
-  candidate_id: text.regex(NOT_BLANK_PATTERN, { message: 'must not be blank' }).meta({ description: "The candidate's id, as `data.candidate.id` carries it." }),
+  candidate_id: text
+    .regex(NOT_BLANK_PATTERN, { message: 'must not be blank' })
+    .meta({ description: "The candidate's id, as `data.candidate.id` carries it." }),
   email: text.regex(EMAIL_ADDRESS_PATTERN, { message: 'must be an e-mail address' }).meta({
-    description: 'An e-mail address anywhere in a body: the candidate\'s, a request author\'s, or inside a message, an ' +
+    description:
+      "An e-mail address anywhere in a body: the candidate's, a request author's, or inside a message, an " +
       'answer or a custom field (compared without case; any script).',
   }),
-  phone: text.regex(PHONE_NUMBER_PATTERN, { message: 'must be a phone number: digits with its country code (+44 20 7946 0000), spaces and + - . ( ) / allowed' }).meta({
-    description: "The candidate's phone number, as `data.candidate.phone_number` carries it; compared by its digits, with " +
-      "the country code.",
-  }),
+  phone: text
+    .regex(PHONE_NUMBER_PATTERN, {
+      message:
+        'must be a phone number: digits with its country code (+44 20 7946 0000), spaces and + - . ( ) / allowed',
+    })
+    .meta({
+      description:
+        "The candidate's phone number, as `data.candidate.phone_number` carries it; compared by its digits, with " +
+        'the country code.',
+    }),
 } as const;
 
 /**
@@ -50,7 +75,14 @@ export function parseErasureRequest(body: unknown): { kind: SubjectKind; value: 
   }
   const given = SUBJECT_KINDS.filter((field) => Object.hasOwn(body, field));
   if (given.length !== 1) {
-    throw new InvalidRequestError([{ path: '(root)', message: given.length ? 'give one of candidate_id, email or phone, not several' : 'give candidate_id, email or phone' }]);
+    throw new InvalidRequestError([
+      {
+        path: '(root)',
+        message: given.length
+          ? 'give one of candidate_id, email or phone, not several'
+          : 'give candidate_id, email or phone',
+      },
+    ]);
   }
   const [kind] = given;
   // The branch of the subject given (the union's in SUBJECT_KINDS order) says what is wrong: the union's own issue
@@ -83,7 +115,11 @@ export async function requestErasure(
   }
   const { kind, value, companyId } = subject;
   const erasureId = randomUUID();
-  const what = { action: 'erasure.request', target: erasureId, parameters: { subject_kind: kind, company_id: companyId } } as const;
+  const what = {
+    action: 'erasure.request',
+    target: erasureId,
+    parameters: { subject_kind: kind, company_id: companyId },
+  } as const;
   // Under every key rows may be indexed with: a process that lacks one is refused, never finds nobody.
   let keys: IndexKeys;
   try {
@@ -94,7 +130,14 @@ export async function requestErasure(
   const subjectKeys = keys.searchUnder.map((key) => subjectKey(key.key, kind, value)!);
   // The record and the intent commit together, before the start: a crash after it leaves both.
   const intent = await knex.transaction(async (trx) => {
-    await insertErasure(trx, { id: erasureId, subjectKind: kind, subjectKeys, keyIds: keys.searchUnder.map(({ id }) => id), companyId, requestedBy: who.actor });
+    await insertErasure(trx, {
+      id: erasureId,
+      subjectKind: kind,
+      subjectKeys,
+      keyIds: keys.searchUnder.map(({ id }) => id),
+      companyId,
+      requestedBy: who.actor,
+    });
     return recordIntent(trx, who, what, knex);
   });
   await intent.settle(async () => {
@@ -103,7 +146,9 @@ export async function requestErasure(
     } catch (error) {
       const unknown = error instanceof TemporalUnavailableError && error.outcomeUnknown;
       if (!unknown) await forgetUnstartedErasure(knex, erasureId);
-      throw error instanceof TemporalUnavailableError ? new ErasureNotStartedError(erasureId, error.reason, unknown) : error;
+      throw error instanceof TemporalUnavailableError
+        ? new ErasureNotStartedError(erasureId, error.reason, unknown)
+        : error;
     }
   });
   return { erasureId };

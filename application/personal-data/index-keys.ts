@@ -3,15 +3,23 @@ import type { Config } from '../../lib/config';
 import { dataAtRest, type DataAtRest } from '../../lib/at-rest';
 import { eventSubjectKeys, type SubjectIndexKey } from '../../lib/subject-index';
 import {
-  lanesLeftByKey, lanesToReindex, lanesWithOlderSubjects, moveLanes, remakeLaneSubjects,
+  lanesLeftByKey,
+  lanesToReindex,
+  lanesWithOlderSubjects,
+  moveLanes,
+  remakeLaneSubjects,
 } from '../../store/ordering/lane-reindex';
-import { indexKeysOf, registerDevelopmentIndexKey, registeredIndexKeys, retireIndexKeys } from '../../store/personal-data/subject-index-keys';
+import {
+  indexKeysOf,
+  registerDevelopmentIndexKey,
+  registeredIndexKeys,
+  retireIndexKeys,
+} from '../../store/personal-data/subject-index-keys';
 import { rekeyRows, rowsLeftByKey, rowsToReindex } from '../../store/personal-data/subject-reindex';
 import { openBody } from '../../store/webhooks/webhook-rows';
 import { StoredTextDecryptionError } from '../../lib/errors';
 
 // The subject index's keys as operators handle them: `start`'s development mode, and the reindex to the newest key.
-
 
 /** Rows one batch reads and writes: one short transaction each, beside ingestion. */
 /**
@@ -49,11 +57,15 @@ export interface ReindexSummary {
  * the ordering lanes, then retires the keys no row or lane uses. Resumable: a run that was killed starts again
  * from the rows and lanes still to move.
  */
-export async function reindexSubjects(knex: Knex, atRest: DataAtRest, progress: (done: number) => void = () => {}): Promise<ReindexSummary> {
+export async function reindexSubjects(
+  knex: Knex,
+  atRest: DataAtRest,
+  progress: (done: number) => void = () => {},
+): Promise<ReindexSummary> {
   const { writeWith } = await indexKeysOf(knex, atRest, { fresh: true });
   let reindexed = 0;
   let unreadable = 0;
-  for (let after: string | null = null; ; ) {
+  for (let after: string | null = null; ;) {
     const rows = await rowsToReindex(knex, writeWith.id, after, REINDEX_BATCH);
     const rekeyed = rows.flatMap((row) => {
       try {
@@ -78,8 +90,14 @@ export async function reindexSubjects(knex: Knex, atRest: DataAtRest, progress: 
     .map((key) => key.id);
   await retireIndexKeys(knex, retired);
   return {
-    index_key_id: writeWith.id, rows_reindexed: reindexed, rows_unreadable: unreadable, rows_left: left,
-    lanes_reindexed: lanes.moved, lanes_unreadable: lanes.unreadable, lanes_left: lanesLeft, keys_retired: retired,
+    index_key_id: writeWith.id,
+    rows_reindexed: reindexed,
+    rows_unreadable: unreadable,
+    rows_left: left,
+    lanes_reindexed: lanes.moved,
+    lanes_unreadable: lanes.unreadable,
+    lanes_left: lanesLeft,
+    keys_retired: retired,
   };
 }
 
@@ -94,7 +112,7 @@ async function reindexLanes(
 ): Promise<{ moved: number; unreadable: number }> {
   let moved = 0;
   let unreadable = 0;
-  for (let after = '0'; ; ) {
+  for (let after = '0'; ;) {
     const lanes = await lanesToReindex(knex, newest.id, after, REINDEX_BATCH);
     const batch = await moveLanes(knex, atRest, lanes, newest);
     moved += batch.moved;
@@ -102,7 +120,7 @@ async function reindexLanes(
     if (lanes.length < REINDEX_BATCH) break;
     after = lanes[lanes.length - 1].id;
   }
-  for (let after = '0'; ; ) {
+  for (let after = '0'; ;) {
     const lanes = await lanesWithOlderSubjects(knex, newest.id, after, REINDEX_BATCH);
     if (lanes.length) await remakeLaneSubjects(knex, lanes, newest.id);
     if (lanes.length < REINDEX_BATCH) break;

@@ -1,6 +1,17 @@
 import type { Knex } from 'knex';
 import { withAdvisoryLock } from '../../db/advisory-lock';
-import { boundKeyId, bodyBinding, dataAtRest, excerptBinding, openText, sealText, storedBodyBinding, storedKeyForm, type DataAtRest, type StoredText } from '../../lib/at-rest';
+import {
+  boundKeyId,
+  bodyBinding,
+  dataAtRest,
+  excerptBinding,
+  openText,
+  sealText,
+  storedBodyBinding,
+  storedKeyForm,
+  type DataAtRest,
+  type StoredText,
+} from '../../lib/at-rest';
 import type { Config } from '../../lib/config';
 import { countRestingTexts } from '../../store/personal-data/sealed-keys';
 import {
@@ -50,9 +61,17 @@ export async function keysStatus(knex: Knex, config: Config) {
     listed_key_ids: [...listed],
     stored: counts.map((c) => {
       const form = c.storedKeyId === null ? null : storedKeyForm(c.storedKeyId);
-      return { kind: c.kind, key_id: form?.keyId ?? null, format: form ? form.format : 'clear', listed: form ? listed.has(form.keyId) : null, count: c.count };
+      return {
+        kind: c.kind,
+        key_id: form?.keyId ?? null,
+        format: form ? form.format : 'clear',
+        listed: form ? listed.has(form.keyId) : null,
+        count: c.count,
+      };
     }),
-    under_unlisted_keys: namedCounts(counts.filter((c) => c.storedKeyId !== null && !listed.has(storedKeyForm(c.storedKeyId).keyId))),
+    under_unlisted_keys: namedCounts(
+      counts.filter((c) => c.storedKeyId !== null && !listed.has(storedKeyForm(c.storedKeyId).keyId)),
+    ),
     to_reseal: { bodies, excerpts, lane_keys: laneKeys },
   };
 }
@@ -88,7 +107,8 @@ interface ResealTable<Row extends { readonly stored: StoredText }, Cursor> {
   readonly write: (trx: Knex.Transaction, keyId: string, resealed: ReadonlyArray<Sealed<Row>>) => Promise<void>;
 }
 
-const asResealed = (done: ReadonlyArray<Sealed<ResealRow>>): Resealed[] => done.map(({ row, sealed }) => ({ webhookId: row.webhookId, attempt: row.attempt, sealed }));
+const asResealed = (done: ReadonlyArray<Sealed<ResealRow>>): Resealed[] =>
+  done.map(({ row, sealed }) => ({ webhookId: row.webhookId, attempt: row.attempt, sealed }));
 
 const BODIES: ResealTable<ResealRow, ResealCursor> = {
   lock: lockBodiesToReseal,
@@ -112,11 +132,20 @@ const LANE_KEYS: ResealTable<LaneKeyToReseal, string> = {
   sealedWith: (row) => laneKeyBinding(row.digest),
   binding: (row) => laneKeyBinding(row.digest),
   cursor: (row) => row.laneId,
-  write: (trx, keyId, done) => writeResealedLaneKeys(trx, keyId, done.map(({ row, sealed }) => ({ laneId: row.laneId, sealed }))),
+  write: (trx, keyId, done) =>
+    writeResealedLaneKeys(
+      trx,
+      keyId,
+      done.map(({ row, sealed }) => ({ laneId: row.laneId, sealed })),
+    ),
 };
 
 /** Opens and seals one batch's texts again; those no listed key opens are counted and left. */
-function resealBatch<Row extends { readonly stored: StoredText }, Cursor>(atRest: DataAtRest, table: ResealTable<Row, Cursor>, rows: readonly Row[]) {
+function resealBatch<Row extends { readonly stored: StoredText }, Cursor>(
+  atRest: DataAtRest,
+  table: ResealTable<Row, Cursor>,
+  rows: readonly Row[],
+) {
   const resealed: Array<Sealed<Row>> = [];
   let unreadable = 0;
   for (const row of rows) {
@@ -148,7 +177,7 @@ async function resealTable<Row extends { readonly stored: StoredText }, Cursor>(
 ) {
   for (let pass = 1, resealedInPass = 1; pass <= MAX_PASSES && resealedInPass > 0; pass++) {
     resealedInPass = 0;
-    for (let after: Cursor | null = null; ; ) {
+    for (let after: Cursor | null = null; ;) {
       const { rows, progress } = await knex.transaction(async (trx) => {
         const batch = await table.lock(trx, target, after, options.batchSize);
         const { resealed, unreadable } = resealBatch(atRest, table, batch);
@@ -170,23 +199,38 @@ async function resealTable<Row extends { readonly stored: StoredText }, Cursor>(
  * format, an older key, or in clear) under it, bound to its row (a lane key to its lane's digest). One run at a time
  * (an advisory lock); audited as `keys.reseal`.
  */
-export async function resealAll(knex: Knex, config: Config, who: OperatorContext, options: ResealOptions): Promise<ResealProgress & { readonly key_id: string }> {
+export async function resealAll(
+  knex: Knex,
+  config: Config,
+  who: OperatorContext,
+  options: ResealOptions,
+): Promise<ResealProgress & { readonly key_id: string }> {
   const atRest = dataAtRest(config);
   // A refusal (no key) is a failed row too: the intent names the key there is, or none.
-  return auditedCall(knex, who, { action: 'keys.reseal', target: atRest.keys[0]?.id ?? null, parameters: { batch_size: options.batchSize } }, async () => {
-    const target = resealTarget(atRest);
-    const ran = await withAdvisoryLock(knex, LOCK_NAME, async () => {
-      let state: ResealProgress = { bodies: 0, excerpts: 0, lane_keys: 0, unreadable: 0, batches: 0 };
-      const adder = (kind: 'bodies' | 'excerpts' | 'lane_keys') => (done: number, unreadable: number) =>
-        (state = { ...state, [kind]: state[kind] + done, unreadable: state.unreadable + unreadable, batches: state.batches + 1 });
-      await resealTable(knex, atRest, target.stored, BODIES, options, adder('bodies'));
-      await resealTable(knex, atRest, target.stored, EXCERPTS, options, adder('excerpts'));
-      await resealTable(knex, atRest, target.stored, LANE_KEYS, options, adder('lane_keys'));
-      return state;
-    });
-    if (ran.busy) throw new InvalidRequestError('another reseal is running');
-    return { key_id: target.keyId, ...ran.result };
-  });
+  return auditedCall(
+    knex,
+    who,
+    { action: 'keys.reseal', target: atRest.keys[0]?.id ?? null, parameters: { batch_size: options.batchSize } },
+    async () => {
+      const target = resealTarget(atRest);
+      const ran = await withAdvisoryLock(knex, LOCK_NAME, async () => {
+        let state: ResealProgress = { bodies: 0, excerpts: 0, lane_keys: 0, unreadable: 0, batches: 0 };
+        const adder = (kind: 'bodies' | 'excerpts' | 'lane_keys') => (done: number, unreadable: number) =>
+          (state = {
+            ...state,
+            [kind]: state[kind] + done,
+            unreadable: state.unreadable + unreadable,
+            batches: state.batches + 1,
+          });
+        await resealTable(knex, atRest, target.stored, BODIES, options, adder('bodies'));
+        await resealTable(knex, atRest, target.stored, EXCERPTS, options, adder('excerpts'));
+        await resealTable(knex, atRest, target.stored, LANE_KEYS, options, adder('lane_keys'));
+        return state;
+      });
+      if (ran.busy) throw new InvalidRequestError('another reseal is running');
+      return { key_id: target.keyId, ...ran.result };
+    },
+  );
 }
 
 /** What a reseal would do, without doing it: the counts still to reseal. */

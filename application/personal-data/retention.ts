@@ -5,11 +5,16 @@ import { countPurged } from '../../lib/metrics';
 import { RETENTION_INTERVAL, retentionPolicy, retentionScheduleId } from '../../lib/retention';
 import { oldestStoredBody, retentionCutoffs } from '../../store/personal-data/retention-purge';
 import { namespaceRetentionSeconds } from '../../store/personal-data/temporal-namespaces';
-import { finishRetentionRun, insertRetentionRun, latestRetentionRun, purgeForRun, type RetentionRun } from '../../store/personal-data/retention-runs';
+import {
+  finishRetentionRun,
+  insertRetentionRun,
+  latestRetentionRun,
+  purgeForRun,
+  type RetentionRun,
+} from '../../store/personal-data/retention-runs';
 
 // The retention purge as an operator sees it (`partner-service retention status|run`), and the oldest stored
 // body the worker's gauge reads. The scheduled runs are Temporal's (workflows/personal-data/retention.ts).
-
 
 /** A run's record in the CLI's snake_case JSON. */
 export interface RetentionRunJson {
@@ -44,13 +49,23 @@ export interface RetentionStatus {
   readonly last_run: RetentionRunJson | null;
 }
 
-export async function retentionStatus(knex: Knex, config: Config, now: () => Date = () => new Date()): Promise<RetentionStatus> {
-  const [oldest, last] = await Promise.all([oldestStoredBody(knex), latestRetentionRun(knex, config.TEMPORAL_TASK_QUEUE)]);
+export async function retentionStatus(
+  knex: Knex,
+  config: Config,
+  now: () => Date = () => new Date(),
+): Promise<RetentionStatus> {
+  const [oldest, last] = await Promise.all([
+    oldestStoredBody(knex),
+    latestRetentionRun(knex, config.TEMPORAL_TASK_QUEUE),
+  ]);
   return {
     payload_retention_days: config.WEBHOOK_PAYLOAD_RETENTION_DAYS,
     log_retention_days: config.WEBHOOK_LOG_RETENTION_DAYS,
     schedule: { id: retentionScheduleId(config.TEMPORAL_TASK_QUEUE), every: RETENTION_INTERVAL },
-    oldest_stored_body: oldest && { finished_at: oldest, age_seconds: Math.floor((now().getTime() - oldest.getTime()) / 1000) },
+    oldest_stored_body: oldest && {
+      finished_at: oldest,
+      age_seconds: Math.floor((now().getTime() - oldest.getTime()) / 1000),
+    },
     last_run: last ? runJson(last) : null,
   };
 }
@@ -60,14 +75,35 @@ export async function retentionStatus(knex: Knex, config: Config, now: () => Dat
  * `manual`, and audited as `retention.run` (an intent before, its outcome after: it is many transactions).
  * Safe beside a scheduled run: both skip the rows the other holds.
  */
-export async function runRetentionNow(knex: Knex, config: Config, who: OperatorContext, now: () => Date = () => new Date()): Promise<RetentionRunJson> {
+export async function runRetentionNow(
+  knex: Knex,
+  config: Config,
+  who: OperatorContext,
+  now: () => Date = () => new Date(),
+): Promise<RetentionRunJson> {
   const policy = retentionPolicy(config);
-  const what = { action: 'retention.run', target: config.TEMPORAL_TASK_QUEUE, parameters: { payload_days: policy.payloadDays, log_days: policy.logDays, audit_days: policy.auditDays } } as const;
+  const what = {
+    action: 'retention.run',
+    target: config.TEMPORAL_TASK_QUEUE,
+    parameters: { payload_days: policy.payloadDays, log_days: policy.logDays, audit_days: policy.auditDays },
+  } as const;
   return auditedCall(knex, who, what, async () => {
     const startedAt = now();
-    const cutoffs = retentionCutoffs(startedAt, policy, await namespaceRetentionSeconds(knex, config.temporal.namespace));
-    const run = await insertRetentionRun(knex, { taskQueue: config.TEMPORAL_TASK_QUEUE, trigger: 'manual', startedAt, ...cutoffs });
-    await purgeForRun(knex, { ...run, auditCutoff: cutoffs.auditCutoff }, startedAt, { afterBatch: countPurged, auditActor: who.actor });
+    const cutoffs = retentionCutoffs(
+      startedAt,
+      policy,
+      await namespaceRetentionSeconds(knex, config.temporal.namespace),
+    );
+    const run = await insertRetentionRun(knex, {
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      trigger: 'manual',
+      startedAt,
+      ...cutoffs,
+    });
+    await purgeForRun(knex, { ...run, auditCutoff: cutoffs.auditCutoff }, startedAt, {
+      afterBatch: countPurged,
+      auditActor: who.actor,
+    });
     return runJson(await finishRetentionRun(knex, run.id, now()));
   });
 }

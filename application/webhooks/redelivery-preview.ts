@@ -22,9 +22,21 @@ export interface BulkRedeliveryPreview {
 export type PreviewOptions = Pick<BulkRedeliveryOptions, 'limit' | 'atRest' | 'allowExpiredLinks' | 'now'>;
 
 /** What redeliverMatching would do with the same filter and options, now; one audit row (it changes nothing). */
-export function previewRedelivery(knex: Knex, who: OperatorContext, filter: WebhookFilter, options: PreviewOptions): Promise<BulkRedeliveryPreview> {
-  const what = { action: 'webhooks.redeliver', target: null, parameters: { ...bulkRedeliveryParameters(filter, options), dry_run: true } } as const;
-  return auditedChange(knex, who, what, async (trx) => ({ dry_run: true, ...(await countInSql(trx, filter, options)) }));
+export function previewRedelivery(
+  knex: Knex,
+  who: OperatorContext,
+  filter: WebhookFilter,
+  options: PreviewOptions,
+): Promise<BulkRedeliveryPreview> {
+  const what = {
+    action: 'webhooks.redeliver',
+    target: null,
+    parameters: { ...bulkRedeliveryParameters(filter, options), dry_run: true },
+  } as const;
+  return auditedChange(knex, who, what, async (trx) => ({
+    dry_run: true,
+    ...(await countInSql(trx, filter, options)),
+  }));
 }
 
 /**
@@ -34,7 +46,11 @@ export function previewRedelivery(knex: Knex, who: OperatorContext, filter: Webh
  * only once the walk certainly reaches its original: the next ones up to where `limit` would be reached if each
  * of them started (openReached). So it opens at most what the redelivery opens, however many webhooks match.
  */
-async function countInSql(knex: Knex, filter: WebhookFilter, { limit, atRest, allowExpiredLinks = false, now = () => new Date() }: PreviewOptions) {
+async function countInSql(
+  knex: Knex,
+  filter: WebhookFilter,
+  { limit, atRest, allowExpiredLinks = false, now = () => new Date() }: PreviewOptions,
+) {
   const key = bulkRedeliveryKey(filter);
   const at = allowExpiredLinks ? null : now();
   // A deployment in clear has no sealed body to open; only the redelivery's checkSignedLinks would fail on one.
@@ -42,20 +58,34 @@ async function countInSql(knex: Knex, filter: WebhookFilter, { limit, atRest, al
   /** Sealed originals opened so far: whether their links are dead. */
   const opened = new Map<string, boolean>();
   for (let window = limit + 1; ; window *= 2) {
-    const { originals, exhausted } = await windowOriginals(knex, { filter, key, at: at && at.toISOString(), opensSealed, window });
-    const fateOf = (o: WindowOriginal) => (o.fate !== 'sealed' ? o.fate : opened.has(o.id) ? (opened.get(o.id) ? 'expired_links' : 'start') : 'sealed');
+    const { originals, exhausted } = await windowOriginals(knex, {
+      filter,
+      key,
+      at: at && at.toISOString(),
+      opensSealed,
+      window,
+    });
+    const fateOf = (o: WindowOriginal) =>
+      o.fate !== 'sealed' ? o.fate : opened.has(o.id) ? (opened.get(o.id) ? 'expired_links' : 'start') : 'sealed';
     const skipped = { expired_links: 0, payload_removed: 0 };
     let started = 0;
     let stop: number | undefined;
     for (let i = 0; i < originals.length && stop === undefined; i++) {
-      if (fateOf(originals[i]) === 'sealed') await openReached(knex, atRest, at!, originals.slice(i), limit - started, opened);
+      if (fateOf(originals[i]) === 'sealed')
+        await openReached(knex, atRest, at!, originals.slice(i), limit - started, opened);
       const fate = fateOf(originals[i]);
       if (fate === 'start' && ++started === limit) stop = originals[i].first_pos;
       else if (fate === 'expired_links' || fate === 'payload_removed') skipped[fate]++;
     }
-    const answer = (more: boolean) => ({ would_start: started, skipped_expired_links: skipped.expired_links, skipped_payload_removed: skipped.payload_removed, more });
+    const answer = (more: boolean) => ({
+      would_start: started,
+      skipped_expired_links: skipped.expired_links,
+      skipped_payload_removed: skipped.payload_removed,
+      more,
+    });
     // The redelivery's last look: a match past the stop whose original it did not start.
-    const more = stop !== undefined && originals.some((o) => o.last_pos > stop && (o.first_pos > stop || fateOf(o) !== 'start'));
+    const more =
+      stop !== undefined && originals.some((o) => o.last_pos > stop && (o.first_pos > stop || fateOf(o) !== 'start'));
     if (exhausted || more) return answer(more);
   }
 }
@@ -64,7 +94,14 @@ async function countInSql(knex: Knex, filter: WebhookFilter, { limit, atRest, al
  * Opens the sealed originals the walk certainly reaches from `ahead[0]` on: those before the `toGo`-th original that
  * could start (a sealed one counted as a start can only bring the stop nearer). One statement for them all.
  */
-async function openReached(knex: Knex, atRest: PreviewOptions['atRest'], at: Date, ahead: readonly WindowOriginal[], toGo: number, opened: Map<string, boolean>) {
+async function openReached(
+  knex: Knex,
+  atRest: PreviewOptions['atRest'],
+  at: Date,
+  ahead: readonly WindowOriginal[],
+  toGo: number,
+  opened: Map<string, boolean>,
+) {
   const reached: string[] = [];
   for (let i = 0, couldStart = 0; i < ahead.length && couldStart < toGo; i++) {
     const { id, fate } = ahead[i];
@@ -73,7 +110,10 @@ async function openReached(knex: Knex, atRest: PreviewOptions['atRest'], at: Dat
   }
   for (const row of await findOriginals(knex, reached)) {
     const original = asStoredWebhook(row, atRest);
-    opened.set(original.webhookId, signedLinkDeadlines(storedEvent(original), original.acceptedAt).some(({ expiresAt }) => at > expiresAt));
+    opened.set(
+      original.webhookId,
+      signedLinkDeadlines(storedEvent(original), original.acceptedAt).some(({ expiresAt }) => at > expiresAt),
+    );
   }
   // One that vanished meanwhile (purged, erased) is not asked for again: counted as a start, as its row was read.
   for (const id of reached) if (!opened.has(id)) opened.set(id, false);

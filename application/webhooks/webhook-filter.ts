@@ -1,8 +1,16 @@
 import { z } from 'zod';
 import { EVENT_ACTIONS, EVENT_TYPES, FINISHED_STATUSES, LOG_STATUSES } from '../../lib/vocabulary';
-import {  isCanonicalUuid, zodPathErrors } from '../../lib/validation';
+import { isCanonicalUuid, zodPathErrors } from '../../lib/validation';
 import type { LogPosition, WebhookFilter } from '../../store/webhooks/delivery-log';
-import { decodeKeysetCursor, encodeKeysetCursor, exactText, isoDateTime, NOT_A_CURSOR, queryFlag, wholeCount } from '../../lib/keyset-paging';
+import {
+  decodeKeysetCursor,
+  encodeKeysetCursor,
+  exactText,
+  isoDateTime,
+  NOT_A_CURSOR,
+  queryFlag,
+  wholeCount,
+} from '../../lib/keyset-paging';
 import { FILTER_DETAIL, InvalidRequestError } from '../../lib/errors';
 
 // The delivery log's filters and paging, as the API's query string, the bulk redeliver body and the CLI's
@@ -20,10 +28,15 @@ const filterFields = {
     .meta({ description: 'Not empty, and no NUL character (PostgreSQL text cannot hold one).' }),
   since: isoDateTime.optional().meta({ description: 'Created at or after (ISO 8601 with a time zone).' }),
   // JSON Schema cannot compare two fields: the OpenAPI document states untilAfterSince in words.
-  until: isoDateTime.optional().meta({ description: 'Created before. Must be later than `since`, else 400 (an empty window is a mistake, not a filter).' }),
+  until: isoDateTime
+    .optional()
+    .meta({
+      description: 'Created before. Must be later than `since`, else 400 (an empty window is a mistake, not a filter).',
+    }),
 };
 
-const untilAfterSince = (value: { since?: Date; until?: Date }) => !value.since || !value.until || value.since < value.until;
+const untilAfterSince = (value: { since?: Date; until?: Date }) =>
+  !value.since || !value.until || value.since < value.until;
 const untilAfterSinceIssue = { message: 'must be later than since', path: ['until'] };
 
 /**
@@ -32,10 +45,14 @@ const untilAfterSinceIssue = { message: 'must be later than since', path: ['unti
 export const listQuery = z
   .strictObject({
     ...filterFields,
-    status: z.enum(LOG_STATUSES).optional().meta({
-      description: '`held`: the next attempt waits for the partner gate to open; `waiting`: an attempt failed and the next ' +
-        'one is due; `pending`: not started or sending.',
-    }),
+    status: z
+      .enum(LOG_STATUSES)
+      .optional()
+      .meta({
+        description:
+          '`held`: the next attempt waits for the partner gate to open; `waiting`: an attempt failed and the next ' +
+          'one is due; `pending`: not started or sending.',
+      }),
     limit: wholeCount(MAX_LOG_PAGE).default(DEFAULT_LOG_PAGE),
     cursor: z.string().optional().meta({ description: 'From a `next` link; opaque. Empty or absent: the first page.' }),
   })
@@ -43,8 +60,8 @@ export const listQuery = z
 
 /** What `allow_expired_links` means, in the bulk body and the single redelivery's query alike. */
 const ALLOW_EXPIRED_LINKS =
-  'Redeliver even when the event\'s signed links are past their deadline (candidate files 24 h, file answers 2 ' +
-    'h after the event was accepted). ' +
+  "Redeliver even when the event's signed links are past their deadline (candidate files 24 h, file answers 2 " +
+  'h after the event was accepted). ' +
   'Without it such an event is refused with 409 (bulk: skipped and counted).';
 
 /**
@@ -54,13 +71,26 @@ const ALLOW_EXPIRED_LINKS =
 export const bulkRedeliveryBody = z
   .strictObject({
     ...filterFields,
-    status: z.enum(FINISHED_STATUSES, { message: `must be one of ${FINISHED_STATUSES.join(', ')}: only finished deliveries are redelivered` }).optional(),
-    limit: wholeCount(MAX_BULK_REDELIVERIES).default(MAX_BULK_REDELIVERIES).meta({ description: 'Start at most this many; call again to go on.' }),
-    allow_expired_links: z.boolean({ message: 'must be true or false' }).default(false).meta({ description: ALLOW_EXPIRED_LINKS }),
-    dry_run: z.boolean({ message: 'must be true or false' }).default(false).meta({
-      description: 'Start nothing: answer how many this request would start and skip now (`would_start` for `started`), ' +
-        'counted in one query.',
-    }),
+    status: z
+      .enum(FINISHED_STATUSES, {
+        message: `must be one of ${FINISHED_STATUSES.join(', ')}: only finished deliveries are redelivered`,
+      })
+      .optional(),
+    limit: wholeCount(MAX_BULK_REDELIVERIES)
+      .default(MAX_BULK_REDELIVERIES)
+      .meta({ description: 'Start at most this many; call again to go on.' }),
+    allow_expired_links: z
+      .boolean({ message: 'must be true or false' })
+      .default(false)
+      .meta({ description: ALLOW_EXPIRED_LINKS }),
+    dry_run: z
+      .boolean({ message: 'must be true or false' })
+      .default(false)
+      .meta({
+        description:
+          'Start nothing: answer how many this request would start and skip now (`would_start` for `started`), ' +
+          'counted in one query.',
+      }),
   })
   .refine(untilAfterSince, untilAfterSinceIssue);
 
@@ -85,19 +115,37 @@ const toFilter = (fields: z.output<typeof listQuery> | z.output<typeof bulkRedel
 });
 
 /** A page request of the delivery log: its filter, size and (from a `next` link) where it starts. */
-export function parseLogQuery(query: Record<string, unknown>): { filter: WebhookFilter; limit: number; after?: LogPosition } {
+export function parseLogQuery(query: Record<string, unknown>): {
+  filter: WebhookFilter;
+  limit: number;
+  after?: LogPosition;
+} {
   const fields = parse(listQuery, query);
   // An empty cursor is the first page: `?cursor=` is what a client sends when it has no `next` link yet.
-  return { filter: toFilter(fields), limit: fields.limit, after: fields.cursor ? decodeLogCursor(fields.cursor) : undefined };
+  return {
+    filter: toFilter(fields),
+    limit: fields.limit,
+    after: fields.cursor ? decodeLogCursor(fields.cursor) : undefined,
+  };
 }
 
 /**
  * A bulk redelivery: which finished webhooks, at most how many to start in this call, whether dead links may go, and
  * whether only to count.
  */
-export function parseBulkRedelivery(body: unknown): { filter: WebhookFilter; limit: number; allowExpiredLinks: boolean; dryRun: boolean } {
+export function parseBulkRedelivery(body: unknown): {
+  filter: WebhookFilter;
+  limit: number;
+  allowExpiredLinks: boolean;
+  dryRun: boolean;
+} {
   const fields = parse(bulkRedeliveryBody, body ?? {});
-  return { filter: toFilter(fields), limit: fields.limit, allowExpiredLinks: fields.allow_expired_links, dryRun: fields.dry_run };
+  return {
+    filter: toFilter(fields),
+    limit: fields.limit,
+    allowExpiredLinks: fields.allow_expired_links,
+    dryRun: fields.dry_run,
+  };
 }
 
 /** A single redelivery's query: whether the operator allows signed links past their deadline. */
@@ -106,7 +154,8 @@ export function parseRedeliveryQuery(query: Record<string, unknown>): { allowExp
 }
 
 /** Opaque to callers; it only carries a row's position. */
-export const encodeLogCursor = (position: LogPosition): string => encodeKeysetCursor([position.createdAtUs, position.id]);
+export const encodeLogCursor = (position: LogPosition): string =>
+  encodeKeysetCursor([position.createdAtUs, position.id]);
 
 const cursorShape = z.tuple([z.string().regex(/^\d{1,20}$/), z.string().refine(isCanonicalUuid)]);
 

@@ -3,7 +3,13 @@ import type { Knex } from 'knex';
 import type { DataAtRest } from '../../lib/at-rest';
 import { inParallel } from '../../lib/in-parallel';
 import { FINISHED_STATUSES } from '../../lib/vocabulary';
-import { findOperableWebhook, findRedeliveryCandidates, type LogPosition, type OperableWebhook, type WebhookFilter } from '../../store/webhooks/delivery-log';
+import {
+  findOperableWebhook,
+  findRedeliveryCandidates,
+  type LogPosition,
+  type OperableWebhook,
+  type WebhookFilter,
+} from '../../store/webhooks/delivery-log';
 import { insertRedelivery, recordRun } from '../../store/ingestion/webhook-ingestion';
 import { placeOf } from '../../store/ordering/lanes';
 import type { StoredWebhook } from '../../store/webhooks/webhook-rows';
@@ -16,7 +22,14 @@ import { storedDelivery, storedEvent } from '../ingestion/start-webhook';
 import { auditedCall, type OperatorContext } from '../access/audit';
 import { settleEndedHead } from '../ordering/ended-heads';
 import { type TemporalGateway } from '../../temporal/gateway';
-import { NotFoundError, WebhookConflictError, PayloadRemovedError, ExpiredLinksError, TemporalUnavailableError, OperationUnavailableError } from '../../lib/errors';
+import {
+  NotFoundError,
+  WebhookConflictError,
+  PayloadRemovedError,
+  ExpiredLinksError,
+  TemporalUnavailableError,
+  OperationUnavailableError,
+} from '../../lib/errors';
 
 // An operator's actions on one webhook or many: retry-now, cancel, redeliver. The API and the CLI both call
 // these; PostgreSQL says which webhook is which, Temporal does the work, through a gateway acting for the
@@ -28,7 +41,8 @@ async function asOperation<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof TemporalUnavailableError) throw new OperationUnavailableError(error.reason, error.outcomeUnknown);
+    if (error instanceof TemporalUnavailableError)
+      throw new OperationUnavailableError(error.reason, error.outcomeUnknown);
     throw error;
   }
 }
@@ -41,8 +55,10 @@ async function findOrThrow(knex: Knex, webhookId: string): Promise<OperableWebho
 
 /** The run of a delivery that has not ended, or a conflict naming the row's status. */
 function runningWorkflow(webhook: OperableWebhook, operation: string): string {
-  if (webhook.status !== 'pending') throw new WebhookConflictError(`Cannot ${operation} a delivery whose status is ${webhook.status}.`);
-  if (!webhook.runId || !webhook.workflowId) throw new WebhookConflictError(`Cannot ${operation} a delivery whose workflow has not started.`);
+  if (webhook.status !== 'pending')
+    throw new WebhookConflictError(`Cannot ${operation} a delivery whose status is ${webhook.status}.`);
+  if (!webhook.runId || !webhook.workflowId)
+    throw new WebhookConflictError(`Cannot ${operation} a delivery whose workflow has not started.`);
   return webhook.workflowId;
 }
 
@@ -50,8 +66,15 @@ function runningWorkflow(webhook: OperableWebhook, operation: string): string {
  * Cuts the wait for the next attempt short; 409 unless the delivery is waiting for one. An attempt under way
  * holds the workflow's task, so an update would only be answered after it: PostgreSQL answers that case at once.
  */
-export function retryWebhookNow(knex: Knex, gateway: TemporalGateway, who: OperatorContext, webhookId: string): Promise<RetryNowResult> {
-  return auditedCall(knex, who, { action: 'webhook.retry_now', target: webhookId }, () => asOperation(() => retryNow(knex, gateway.actingFor(who.actor), webhookId)));
+export function retryWebhookNow(
+  knex: Knex,
+  gateway: TemporalGateway,
+  who: OperatorContext,
+  webhookId: string,
+): Promise<RetryNowResult> {
+  return auditedCall(knex, who, { action: 'webhook.retry_now', target: webhookId }, () =>
+    asOperation(() => retryNow(knex, gateway.actingFor(who.actor), webhookId)),
+  );
 }
 
 async function retryNow(knex: Knex, gateway: TemporalGateway, webhookId: string): Promise<RetryNowResult> {
@@ -67,7 +90,12 @@ async function retryNow(knex: Knex, gateway: TemporalGateway, webhookId: string)
  * run that had ended without recording its end (Temporal takes a cancel of a closed run, or answers NotFound: 409)
  * has that end recorded now and its place settled, so an ordered webhook's key does not wait for it.
  */
-export function cancelWebhook(knex: Knex, gateway: TemporalGateway, who: OperatorContext, webhookId: string): Promise<void> {
+export function cancelWebhook(
+  knex: Knex,
+  gateway: TemporalGateway,
+  who: OperatorContext,
+  webhookId: string,
+): Promise<void> {
   return auditedCall(knex, who, { action: 'webhook.cancel', target: webhookId }, () =>
     asOperation(async () => {
       const workflowId = runningWorkflow(await findOrThrow(knex, webhookId), 'cancel');
@@ -106,23 +134,44 @@ export interface RedeliveryOptions {
 }
 
 /** Throws ExpiredLinksError when the original's signed links are dead and the operator did not allow that. */
-function checkSignedLinks(original: StoredWebhook, { allowExpiredLinks = false, now = () => new Date() }: RedeliveryOptions): void {
+function checkSignedLinks(
+  original: StoredWebhook,
+  { allowExpiredLinks = false, now = () => new Date() }: RedeliveryOptions,
+): void {
   if (allowExpiredLinks) return;
   const at = now();
-  const expired = signedLinkDeadlines(storedEvent(original), original.acceptedAt).filter(({ expiresAt }) => at > expiresAt);
+  const expired = signedLinkDeadlines(storedEvent(original), original.acceptedAt).filter(
+    ({ expiresAt }) => at > expiresAt,
+  );
   if (expired.length) throw new ExpiredLinksError(expired, original.acceptedAt);
 }
 
 /** Starts a new delivery of a finished webhook, with the original's event and webhook-id header. */
-export function redeliverWebhook(knex: Knex, gateway: TemporalGateway, who: OperatorContext, webhookId: string, options: RedeliveryOptions): Promise<Redelivery> {
-  const what = { action: 'webhook.redeliver', target: webhookId, parameters: { allow_expired_links: options.allowExpiredLinks ?? false } } as const;
+export function redeliverWebhook(
+  knex: Knex,
+  gateway: TemporalGateway,
+  who: OperatorContext,
+  webhookId: string,
+  options: RedeliveryOptions,
+): Promise<Redelivery> {
+  const what = {
+    action: 'webhook.redeliver',
+    target: webhookId,
+    parameters: { allow_expired_links: options.allowExpiredLinks ?? false },
+  } as const;
   return auditedCall(knex, who, what, () => redeliverOne(knex, gateway.actingFor(who.actor), webhookId, options));
 }
 
-function redeliverOne(knex: Knex, gateway: TemporalGateway, webhookId: string, options: RedeliveryOptions): Promise<Redelivery> {
+function redeliverOne(
+  knex: Knex,
+  gateway: TemporalGateway,
+  webhookId: string,
+  options: RedeliveryOptions,
+): Promise<Redelivery> {
   return asOperation(async () => {
     const webhook = await findOrThrow(knex, webhookId);
-    if (!isFinished(webhook.status)) throw new WebhookConflictError(`Only a finished delivery can be redelivered; this one is ${webhook.status}.`);
+    if (!isFinished(webhook.status))
+      throw new WebhookConflictError(`Only a finished delivery can be redelivered; this one is ${webhook.status}.`);
     // Each call is an operator's explicit request for one more delivery.
     return startRedelivery(knex, gateway, webhook.redeliveryOf ?? webhook.webhookId, `single:${randomUUID()}`, options);
   });
@@ -133,25 +182,51 @@ function redeliverOne(knex: Knex, gateway: TemporalGateway, webhookId: string, o
  * start that certainly failed leaves no row behind; one whose outcome is unknown keeps it for a retry. Throws
  * ExpiredLinksError, writing nothing, when the event's signed links are dead and that is not allowed.
  */
-async function startRedelivery(knex: Knex, gateway: TemporalGateway, originalId: string, key: string, options: RedeliveryOptions): Promise<Redelivery> {
+async function startRedelivery(
+  knex: Knex,
+  gateway: TemporalGateway,
+  originalId: string,
+  key: string,
+  options: RedeliveryOptions,
+): Promise<Redelivery> {
   const { sendTimeoutMs } = options;
   const original = await findWebhookById(knex, options.atRest, originalId);
   if (!original) throw new NotFoundError('webhook', originalId);
   const { event_type, action } = storedEvent(original);
   checkSignedLinks(original, options);
-  const row = await insertRedelivery(knex, options.atRest, { ...redeliveryIds({ event_type, action, event_id: original.eventId }), originalId, key });
-  const done = (runId: string, started: boolean) => ({ webhookId: row.webhookId, workflowId: row.workflowId, runId, redeliveryOf: originalId, started });
+  const row = await insertRedelivery(knex, options.atRest, {
+    ...redeliveryIds({ event_type, action, event_id: original.eventId }),
+    originalId,
+    key,
+  });
+  const done = (runId: string, started: boolean) => ({
+    webhookId: row.webhookId,
+    workflowId: row.workflowId,
+    runId,
+    redeliveryOf: originalId,
+    started,
+  });
   if (row.startReported && row.runId) return done(row.runId, false);
   const delivery = storedDelivery({ ...original, webhookId: row.webhookId, workflowId: row.workflowId }, sendTimeoutMs);
   // Out of band: an ordered original's redelivery does not wait for its key, and sends the original's number.
   const ordering = await placeOf(knex, options.atRest, originalId);
-  const runId = await startOrForget(knex, gateway, { ...delivery, input: { ...delivery.input, redeliveryOf: originalId, ...(ordering && { ordering }) } });
+  const runId = await startOrForget(knex, gateway, {
+    ...delivery,
+    input: { ...delivery.input, redeliveryOf: originalId, ...(ordering && { ordering }) },
+  });
   return done(runId, await recordRun(knex, row.webhookId, runId, { reported: true }));
 }
 
 /** The key of a bulk redelivery: the same filters make the same key, so a repeated call starts nothing new. */
 export function bulkRedeliveryKey(filter: WebhookFilter): string {
-  const canonical = JSON.stringify([filter.status, filter.eventType, filter.action, filter.companyId, filter.since?.toISOString(), filter.until?.toISOString()]);
+  const canonical = JSON.stringify([
+    filter.status,
+    filter.eventType,
+    filter.action,
+    filter.companyId,
+    filter.since?.toISOString(),
+    filter.until?.toISOString(),
+  ]);
   return `bulk:${createHash('sha256').update(canonical).digest('hex')}`;
 }
 
@@ -180,15 +255,39 @@ export interface BulkRedelivery {
  * Redelivers every finished webhook matching `filter` whose original has no redelivery under this filter's
  * key yet, newest first, in batches. Each original is redelivered once, however many of its deliveries match.
  */
-export function redeliverMatching(knex: Knex, gateway: TemporalGateway, who: OperatorContext, filter: WebhookFilter, options: BulkRedeliveryOptions): Promise<BulkRedelivery> {
-  const what = { action: 'webhooks.redeliver', target: null, parameters: bulkRedeliveryParameters(filter, options) } as const;
-  return auditedCall(knex, who, what, () => asOperation(() => redeliverInBatches(knex, gateway.actingFor(who.actor), filter, options)));
+export function redeliverMatching(
+  knex: Knex,
+  gateway: TemporalGateway,
+  who: OperatorContext,
+  filter: WebhookFilter,
+  options: BulkRedeliveryOptions,
+): Promise<BulkRedelivery> {
+  const what = {
+    action: 'webhooks.redeliver',
+    target: null,
+    parameters: bulkRedeliveryParameters(filter, options),
+  } as const;
+  return auditedCall(knex, who, what, () =>
+    asOperation(() => redeliverInBatches(knex, gateway.actingFor(who.actor), filter, options)),
+  );
 }
 
 /** A bulk redelivery's request as its audit row keeps it: the API's field names, the unset filters left out. */
-export function bulkRedeliveryParameters(filter: WebhookFilter, options: Pick<BulkRedeliveryOptions, 'limit' | 'allowExpiredLinks'>): Record<string, unknown> {
-  const fields = { status: filter.status, event_type: filter.eventType, action: filter.action, company_id: filter.companyId, since: filter.since?.toISOString(), until: filter.until?.toISOString() };
-  const given = Object.fromEntries(Object.entries(fields).filter((field): field is [string, string] => field[1] !== undefined));
+export function bulkRedeliveryParameters(
+  filter: WebhookFilter,
+  options: Pick<BulkRedeliveryOptions, 'limit' | 'allowExpiredLinks'>,
+): Record<string, unknown> {
+  const fields = {
+    status: filter.status,
+    event_type: filter.eventType,
+    action: filter.action,
+    company_id: filter.companyId,
+    since: filter.since?.toISOString(),
+    until: filter.until?.toISOString(),
+  };
+  const given = Object.fromEntries(
+    Object.entries(fields).filter((field): field is [string, string] => field[1] !== undefined),
+  );
   return { ...given, limit: options.limit, allow_expired_links: options.allowExpiredLinks ?? false };
 }
 
@@ -203,10 +302,18 @@ async function redeliverInBatches(
   // Originals, so one whose deliveries match twice is counted once.
   const expired = new Set<string>();
   const removed = new Set<string>();
-  const outcome = (more: boolean): BulkRedelivery => ({ started, skipped_expired_links: expired.size, skipped_payload_removed: removed.size, more });
+  const outcome = (more: boolean): BulkRedelivery => ({
+    started,
+    skipped_expired_links: expired.size,
+    skipped_payload_removed: removed.size,
+    more,
+  });
   let after: LogPosition | undefined;
   while (started < limit) {
-    const batch = await findRedeliveryCandidates(knex, filter, key, { limit: Math.min(batchSize, limit - started), after });
+    const batch = await findRedeliveryCandidates(knex, filter, key, {
+      limit: Math.min(batchSize, limit - started),
+      after,
+    });
     if (!batch.last) return outcome(false);
     const originals = [...new Set(batch.candidates.map((candidate) => candidate.originalId))];
     await inParallel(originals.length, concurrency, async (i) => {

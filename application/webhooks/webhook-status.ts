@@ -32,7 +32,11 @@ export interface SignedLinkState {
 const signedLinks = (view: WebhookView, now: Date): SignedLinkState[] =>
   view.event === null
     ? []
-    : signedLinkDeadlines(view.event, view.accepted_at).map(({ kind, expiresAt }) => ({ kind, expires_at: expiresAt, expired: now > expiresAt }));
+    : signedLinkDeadlines(view.event, view.accepted_at).map(({ kind, expiresAt }) => ({
+        kind,
+        expires_at: expiresAt,
+        expired: now > expiresAt,
+      }));
 
 /**
  * Reads one webhook. While its row is pending, Temporal knows what the database cannot: that a start whose
@@ -50,31 +54,52 @@ export async function webhookStatus(
   const view = await loadWebhookView(knex, atRest, webhookId);
   if (!view) return undefined;
   const signed_links = signedLinks(view, now);
-  if (view.status !== 'pending' || !view.workflow_id) return { ...view, status: notStartedOr(view), live: null, signed_links };
+  if (view.status !== 'pending' || !view.workflow_id)
+    return { ...view, status: notStartedOr(view), live: null, signed_links };
   const lookup = await gateway.status(view.workflow_id);
   if (lookup.kind === 'unreachable') {
-    return { ...view, status: notStartedOr(view), live: { source: 'database', reason: `Temporal did not answer: ${lookup.reason}` }, signed_links };
+    return {
+      ...view,
+      status: notStartedOr(view),
+      live: { source: 'database', reason: `Temporal did not answer: ${lookup.reason}` },
+      signed_links,
+    };
   }
   if (lookup.kind === 'absent') {
-    return { ...view, status: notStartedOr(view), live: { source: 'database', reason: 'Temporal has no run of this webhook' }, signed_links };
+    return {
+      ...view,
+      status: notStartedOr(view),
+      live: { source: 'database', reason: 'Temporal has no run of this webhook' },
+      signed_links,
+    };
   }
   let changed = false;
   if (!view.run_id) changed = await recordRun(knex, webhookId, lookup.runId);
   if (lookup.kind === 'stopped') {
-    const webhook = { webhookId, eventId: view.event_id, workflowId: view.workflow_id, runId: lookup.runId, isTest: view.is_test };
+    const webhook = {
+      webhookId,
+      eventId: view.event_id,
+      workflowId: view.workflow_id,
+      runId: lookup.runId,
+      isTest: view.is_test,
+    };
     await storeOutcome(knex, { webhook, status: lookup.status, finishedAt: lookup.closedAt });
     changed = true;
   }
   const current = changed ? (await loadWebhookView(knex, atRest, webhookId))! : view;
   const live: LiveState | null =
-    lookup.kind === 'running' ? { source: 'temporal', state: lookup.status.state, next_attempt_at: lookup.status.nextAttemptAt } : null;
+    lookup.kind === 'running'
+      ? { source: 'temporal', state: lookup.status.state, next_attempt_at: lookup.status.nextAttemptAt }
+      : null;
   return { ...current, status: notStartedOr(current), live, signed_links };
 }
 
 const notStartedOr = (view: WebhookView): WebhookStatusView['status'] => (view.run_id ? view.status : 'not_started');
 
 /** The status without the body and the partner's answers: what a token with `ingest` but not `read` sees. */
-export type WebhookStatusSummary = Omit<WebhookStatusView, 'event' | 'attempts'> & { readonly attempts: Array<Omit<AttemptView, 'response_body'>> };
+export type WebhookStatusSummary = Omit<WebhookStatusView, 'event' | 'attempts'> & {
+  readonly attempts: Array<Omit<AttemptView, 'response_body'>>;
+};
 
 /**
  * Leaves out `event` and every attempt's `response_body` (absent, not null: null says they were removed). They hold

@@ -8,7 +8,11 @@ void (async () => {
   await knex.raw('SELECT 1');
   // Run with --expose-gc (which changes nothing else): the heap before and after is what is left once garbage is collected.
   global.gc!();
-  const [rssBefore, heapBefore, cpuBefore] = [process.resourceUsage().maxRSS * 1024, process.memoryUsage().heapUsed, process.cpuUsage()];
+  const [rssBefore, heapBefore, cpuBefore] = [
+    process.resourceUsage().maxRSS * 1024,
+    process.memoryUsage().heapUsed,
+    process.cpuUsage(),
+  ];
   let peakHeap = heapBefore;
   const sampler = setInterval(() => (peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed)), 20);
   const started = performance.now();
@@ -19,5 +23,20 @@ void (async () => {
   const heapAfterGc = process.memoryUsage().heapUsed;
   await knex.destroy();
   // resourceUsage().maxRSS is in kilobytes, as the server children's.
-  process.send!({ intact, rows, problems_total, first_problem, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, rssBefore, peakRss: process.resourceUsage().maxRSS * 1024, heapBefore, peakHeap, heapAfterGc }, () => process.exit(0));
+  process.send!(
+    {
+      intact,
+      rows,
+      problems_total,
+      first_problem,
+      seconds,
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+      rssBefore,
+      peakRss: process.resourceUsage().maxRSS * 1024,
+      heapBefore,
+      peakHeap,
+      heapAfterGc,
+    },
+    () => process.exit(0),
+  );
 })();

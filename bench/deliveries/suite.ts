@@ -11,7 +11,16 @@ import type { BenchmarkSuite } from '../harness/suite';
 import { benchTemporalBinary, temporalVersion } from '../harness/temporal';
 import type { ServiceProcess } from '../harness/service';
 import {
-  benchEvent, CONCURRENCY, deliveredHistory, EVENT, PARTNER_ACCESS_TOKEN, runPart, startServiceRig, waitForHealthz, WARMUP_WEBHOOKS, type Rig,
+  benchEvent,
+  CONCURRENCY,
+  deliveredHistory,
+  EVENT,
+  PARTNER_ACCESS_TOKEN,
+  runPart,
+  startServiceRig,
+  waitForHealthz,
+  WARMUP_WEBHOOKS,
+  type Rig,
 } from '../harness/webhook-part';
 import { reportDeliveries } from './report';
 
@@ -43,7 +52,14 @@ export const deliveriesSuite: BenchmarkSuite = {
       await baseline(partner); // warms up the loop and the partner server
       const baselineRate = await baseline(partner);
 
-      const { server, spawnWorker, rigWith } = await startServiceRig({ databaseUrl, knex, partner, executable, cleanups, progress });
+      const { server, spawnWorker, rigWith } = await startServiceRig({
+        databaseUrl,
+        knex,
+        partner,
+        executable,
+        cleanups,
+        progress,
+      });
       const first = await spawnWorker();
       let rig = rigWith([first]);
       await waitForHealthz(rig, 'the API', rig.apiUrl, 30_000);
@@ -72,11 +88,18 @@ export const deliveriesSuite: BenchmarkSuite = {
 
       const steadyCount = STEADY_PER_SECOND * STEADY_SECONDS;
       progress(`deliveries: part 3, ${steadyCount} webhooks sent at ${STEADY_PER_SECOND}/s`);
-      const part3 = await runPart(rig, { prefix: `p3-${tag}`, count: steadyCount, failFirst: false, perSecond: STEADY_PER_SECOND });
+      const part3 = await runPart(rig, {
+        prefix: `p3-${tag}`,
+        count: steadyCount,
+        failFirst: false,
+        perSecond: STEADY_PER_SECOND,
+      });
 
       const fit = Math.floor(((RETRY_BUDGET_SECONDS - FIRST_RETRY_SECONDS) * part1.deliveriesPerSecond) / 2);
       const retried = Math.max(1, Math.min(RETRIED_WEBHOOKS, fit));
-      progress(`deliveries: part 2, ${retried} webhooks whose first attempt fails (${part1.deliveriesPerSecond.toFixed(1)}/s in part 1)`);
+      progress(
+        `deliveries: part 2, ${retried} webhooks whose first attempt fails (${part1.deliveriesPerSecond.toFixed(1)}/s in part 1)`,
+      );
       const part2 = await runPart(rig, { prefix: `p2-${tag}`, count: retried, failFirst: true });
       const retriedOnce = await deliveredHistory(rig, server.address, `p2-${tag}`);
 
@@ -101,7 +124,8 @@ export const deliveriesSuite: BenchmarkSuite = {
       });
     } finally {
       // Reverse order: the service before Temporal, Temporal before its directory.
-      for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => progress(`deliveries: cleanup failed: ${String(error)}`));
+      for (const cleanup of cleanups.reverse())
+        await cleanup().catch((error: unknown) => progress(`deliveries: cleanup failed: ${String(error)}`));
     }
   },
 };

@@ -25,7 +25,9 @@ export const erasureSuite: BenchmarkSuite = {
   name: 'erasure',
   title: 'Erasure on request',
   async run({ knex, databaseUrl, progress }) {
-    const keys = Array.from({ length: SUBJECTS }, (_, i) => subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'candidate_id', `c-${i}`)!);
+    const keys = Array.from({ length: SUBJECTS }, (_, i) =>
+      subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'candidate_id', `c-${i}`)!,
+    );
     progress(`erasure: seeding ${ROWS.toLocaleString('en')} delivered webhooks`);
     const seededAt = performance.now();
     await knex.raw(
@@ -44,21 +46,34 @@ export const erasureSuite: BenchmarkSuite = {
     const executable = benchTemporalBinary();
     const temporal = await startBenchTemporal(executable);
     const logger = createLogger('error');
-    const config = loadConfig({ DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporal.server.address, INTERNAL_API_TOKEN: TOKEN, TEMPORAL_TASK_QUEUE: 'bench-erasure' });
+    const config = loadConfig({
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: temporal.server.address,
+      INTERNAL_API_TOKEN: TOKEN,
+      TEMPORAL_TASK_QUEUE: 'bench-erasure',
+    });
     const gateway = createTemporalGateway(config, logger);
     const api = await startApiServer({ config, knex, logger, temporalGateway: gateway }, 0, '127.0.0.1');
     // Each request is followed by a bare start of the same workflow through the same gateway, so both meet the same load.
     const route: number[] = [];
     const bare: number[] = [];
-    const timed = async (work: () => Promise<unknown>) => ((started) => work().then(() => performance.now() - started))(performance.now());
+    const timed = async (work: () => Promise<unknown>) =>
+      ((started) => work().then(() => performance.now() - started))(performance.now());
     const [load] = loadavg();
     try {
-      progress(`erasure: ${REQUESTS} requests for distinct subjects, each with a bare start beside it (no worker: nothing waits for an erasure)`);
+      progress(
+        `erasure: ${REQUESTS} requests for distinct subjects, each with a bare start beside it (no worker: nothing waits for an erasure)`,
+      );
       for (let i = 0; i < WARM_UP + REQUESTS; i++) {
         const post = await timed(async () => {
-          const init = { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ candidate_id: `c-${i}` }) };
+          const init = {
+            method: 'POST',
+            headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ candidate_id: `c-${i}` }),
+          };
           const response = await fetch(`${api.url}/internal/v1/erasures`, init);
-          if (response.status !== 202) throw new Error(`POST /internal/v1/erasures answered ${response.status}: ${await response.text()}`);
+          if (response.status !== 202)
+            throw new Error(`POST /internal/v1/erasures answered ${response.status}: ${await response.text()}`);
           await response.json();
         });
         const start = await timed(() => gateway.startErasure(randomUUID()));
@@ -73,7 +88,14 @@ export const erasureSuite: BenchmarkSuite = {
     }
     // The workflow's heaviest step, on the same table: one subject's 1,000 rows erased in one transaction.
     const erasureId = randomUUID();
-    await insertErasure(knex, { id: erasureId, subjectKind: 'candidate_id', subjectKeys: [keys[SUBJECTS - 1]], keyIds: ['development'], companyId: null, requestedBy: 'bench' });
+    await insertErasure(knex, {
+      id: erasureId,
+      subjectKind: 'candidate_id',
+      subjectKeys: [keys[SUBJECTS - 1]],
+      keyIds: ['development'],
+      companyId: null,
+      requestedBy: 'bench',
+    });
     const erasingAt = performance.now();
     const counts = await eraseSubjectWebhooks(knex, erasureId);
     const erasingMs = performance.now() - erasingAt;
@@ -87,10 +109,23 @@ export const erasureSuite: BenchmarkSuite = {
         `the API in the benchmark's process, no worker polling; beside each, the gateway's bare start of the same workflow (no HTTP, ` +
         `no PostgreSQL). The machine's 1-minute load average was ${load.toFixed(1)} at the start.`,
       '',
-      table(['measure', '>POST, 202', '>the start alone', 'goal'], [
-        ...(['p50', 'p95', 'p99', 'max'] as const).map((q) => [q, ms(api202[q]), ms(alone[q]), q === 'p99' ? `202 ≤ ${GOAL_MS} ms: ${verdict(api202.p99 <= GOAL_MS)}` : '']),
-        [`one subject's erasing transaction (${counts.webhooksFound.toLocaleString('en')} rows: runs recorded, bodies removed, keys emptied)`, ms(erasingMs), '', ''],
-      ]),
+      table(
+        ['measure', '>POST, 202', '>the start alone', 'goal'],
+        [
+          ...(['p50', 'p95', 'p99', 'max'] as const).map((q) => [
+            q,
+            ms(api202[q]),
+            ms(alone[q]),
+            q === 'p99' ? `202 ≤ ${GOAL_MS} ms: ${verdict(api202.p99 <= GOAL_MS)}` : '',
+          ]),
+          [
+            `one subject's erasing transaction (${counts.webhooksFound.toLocaleString('en')} rows: runs recorded, bodies removed, keys emptied)`,
+            ms(erasingMs),
+            '',
+            '',
+          ],
+        ],
+      ),
     ].join('\n');
   },
 };

@@ -30,7 +30,8 @@ export interface BareOptions extends RunOptions {
 /** The start's four Keyword attributes, as temporal/gateway.ts sets them. */
 const event = toEnvelope(EVENT);
 const companyId = companyIdOf(event);
-if (!companyId) throw new Error('the bench event has no company id: the start would carry three search attributes, not four');
+if (!companyId)
+  throw new Error('the bench event has no company id: the start would carry three search attributes, not four');
 const SEARCH_ATTRIBUTES = [
   { key: WEBHOOK_EVENT_TYPE, value: event.event_type },
   { key: WEBHOOK_ACTION, value: event.action },
@@ -63,7 +64,12 @@ export async function measureBare(options: BareOptions): Promise<FloorRun> {
     const client = new Client({ connection: plain ?? native });
     const taskQueue = `bench-bare-${randomUUID()}`;
     const activities = bareActivities(`${partner.url}/webhooks`, PARTNER_ACCESS_TOKEN);
-    const worker = await Worker.create({ connection: native, taskQueue, workflowBundle: options.workflowBundle, activities });
+    const worker = await Worker.create({
+      connection: native,
+      taskQueue,
+      workflowBundle: options.workflowBundle,
+      activities,
+    });
     const name = eager ? 'bare, eager start' : 'bare';
     const tag = Date.now().toString(36);
     return await worker.runUntil(async () => {
@@ -71,10 +77,20 @@ export async function measureBare(options: BareOptions): Promise<FloorRun> {
       await deliver({ ...options, client, taskQueue, prefix: `bare-warm-${tag}`, count: options.warmup });
       progress(`floor, ${name}: ${options.deliveries} workflows at ${CONCURRENCY} concurrent starts`);
       const pid = temporal.server.process.pid!;
-      const cpuBefore = { temporal: cpuSeconds(pid), worker: ownCpuSeconds(), postgres: options.postgresCpuSeconds(), machine: machineBusySeconds() };
+      const cpuBefore = {
+        temporal: cpuSeconds(pid),
+        worker: ownCpuSeconds(),
+        postgres: options.postgresCpuSeconds(),
+        machine: machineBusySeconds(),
+      };
       const run = await deliver({ ...options, client, taskQueue, prefix: `bare-${tag}`, count: options.deliveries });
-      const cpu = { temporal: cpuSeconds(pid) - cpuBefore.temporal, worker: ownCpuSeconds() - cpuBefore.worker, postgres: options.postgresCpuSeconds() - cpuBefore.postgres,
-        bench: undefined, machine: machineBusySeconds() - cpuBefore.machine };
+      const cpu = {
+        temporal: cpuSeconds(pid) - cpuBefore.temporal,
+        worker: ownCpuSeconds() - cpuBefore.worker,
+        postgres: options.postgresCpuSeconds() - cpuBefore.postgres,
+        bench: undefined,
+        machine: machineBusySeconds() - cpuBefore.machine,
+      };
       const handle = client.workflow.getHandle(run.lastWorkflowId);
       await handle.result();
       return { ...run, cpu, history: countActions(await handle.fetchHistory()) };
@@ -94,26 +110,47 @@ async function deliver(options: BareOptions & { client: Client; taskQueue: strin
   const sent = performance.now();
   await inParallel(count, CONCURRENCY, async (i) => {
     const webhookId = `${prefix}-${i}`;
-    await client.workflow.start<typeof bareDelivery | typeof bareHeldDelivery>(options.wokenBySignal ? 'bareHeldDelivery' : 'bareDelivery', {
-      workflowId: webhookId, taskQueue: options.taskQueue, args: [{ webhookId, event }], typedSearchAttributes: SEARCH_ATTRIBUTES, requestEagerStart: options.eager,
-    });
+    await client.workflow.start<typeof bareDelivery | typeof bareHeldDelivery>(
+      options.wokenBySignal ? 'bareHeldDelivery' : 'bareDelivery',
+      {
+        workflowId: webhookId,
+        taskQueue: options.taskQueue,
+        args: [{ webhookId, event }],
+        typedSearchAttributes: SEARCH_ATTRIBUTES,
+        requestEagerStart: options.eager,
+      },
+    );
     started.set(webhookId, performance.now());
   });
   const ids = [...started.keys()];
   const releasedAt = performance.now();
-  if (options.wokenBySignal) await inParallel(count, options.wokenBySignal, (i) => client.workflow.getHandle(ids[i]).signal('bareRelease'));
+  if (options.wokenBySignal)
+    await inParallel(count, options.wokenBySignal, (i) => client.workflow.getHandle(ids[i]).signal('bareRelease'));
   // As generous as the service's parts: two deliveries a second plus two minutes.
   const timeoutMs = 120_000 + count * 500;
-  const done = await waitUntil({ services: [], progress: options.progress }, `the bare workflows ${prefix}`, timeoutMs, async () => ids.every((id) => partner.receipts.has(id)));
+  const done = await waitUntil(
+    { services: [], progress: options.progress },
+    `the bare workflows ${prefix}`,
+    timeoutMs,
+    async () => ids.every((id) => partner.receipts.has(id)),
+  );
   const seen = performance.now();
   const surplus = ids.filter((id) => partner.receipts.get(id)!.length > 1).length;
   const strays = [...partner.receipts.keys()].filter((id) => !started.has(id)).length;
   if (!done || surplus || strays) {
     const missing = ids.filter((id) => !partner.receipts.has(id)).length;
-    throw new Error(`bare workflows ${prefix}: ${missing} of ${count} not received, ${surplus} received more than once, ${strays} unknown ids`);
+    throw new Error(
+      `bare workflows ${prefix}: ${missing} of ${count} not received, ${surplus} received more than once, ${strays} unknown ids`,
+    );
   }
   const firstStarted = options.wokenBySignal ? releasedAt : Math.min(...started.values());
   const lastReceipt = Math.max(...ids.map((id) => partner.receipts.get(id)![0]));
   const endToEndSeconds = (lastReceipt - firstStarted) / 1000;
-  return { deliveries: count, endToEndSeconds, deliveriesPerSecond: count / endToEndSeconds, intervalSeconds: (seen - sent) / 1000, lastWorkflowId: ids[ids.length - 1] };
+  return {
+    deliveries: count,
+    endToEndSeconds,
+    deliveriesPerSecond: count / endToEndSeconds,
+    intervalSeconds: (seen - sent) / 1000,
+    lastWorkflowId: ids[ids.length - 1],
+  };
 }

@@ -6,7 +6,16 @@ import { findFreePort } from '../../lib/ports';
 import { childPids, commandLine, commandName } from '../harness/proc';
 import { spawnService, type ServiceProcess } from '../harness/service';
 import {
-  assertDelivered, deliveredHistory, pidProcess, runPart, serviceEnv, sharedProcesses, waitForHealthz, type PartFigures, type ProcessRole, type Rig,
+  assertDelivered,
+  deliveredHistory,
+  pidProcess,
+  runPart,
+  serviceEnv,
+  sharedProcesses,
+  waitForHealthz,
+  type PartFigures,
+  type ProcessRole,
+  type Rig,
 } from '../harness/webhook-part';
 import type { FloorRun, RunOptions } from './report';
 
@@ -34,18 +43,32 @@ export async function measureService(options: ServiceOptions): Promise<FloorRun>
   try {
     // Whatever this shell names, `start` must run its own dev server.
     const noTemporal = { TEMPORAL_ADDRESS: undefined, TEMPORAL_CONFIG_FILE: undefined, TEMPORAL_PROFILE: undefined };
-    const env = { ...serviceEnv(options.databaseUrl, partner.url), DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), ...noTemporal, ...options.env };
+    const env = {
+      ...serviceEnv(options.databaseUrl, partner.url),
+      DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      ...noTemporal,
+      ...options.env,
+    };
     start = spawnService('start', env, options.nodeArgs, options.root);
     const apiUrl = `http://127.0.0.1:${port}`;
     // Migrations, the demo directory import and the dev server come first.
     await waitForHealthz({ services: [start], progress }, '`partner-service start`', apiUrl, 120_000);
     // Its start line is logged at info, below LOG_LEVEL warn: the dev server is found as start's child instead.
     devServer = childPids(start.pid).find((pid) => commandName(pid) === 'temporal');
-    if (devServer === undefined) throw new Error('`partner-service start` runs no `temporal` dev server of its own: is a Temporal configured (temporal.toml)?');
+    if (devServer === undefined)
+      throw new Error(
+        '`partner-service start` runs no `temporal` dev server of its own: is a Temporal configured (temporal.toml)?',
+      );
     const args = commandLine(devServer);
     const address = `127.0.0.1:${args[args.indexOf('--port') + 1]}`;
     const rig: Rig = {
-      apiUrl, partner, knex: options.knex, services: [start], progress,
+      apiUrl,
+      partner,
+      knex: options.knex,
+      services: [start],
+      progress,
       processes: [
         pidProcess('Temporal dev server (child of start)', 'temporal', devServer),
         pidProcess('`partner-service start` (API and worker)', 'start', start.pid),
@@ -54,14 +77,26 @@ export async function measureService(options: ServiceOptions): Promise<FloorRun>
     };
     const tag = Date.now().toString(36);
     progress(`floor, service: warm-up, ${options.warmup} webhooks`);
-    assertDelivered(await runPart(rig, { prefix: `start-warm-${tag}`, count: options.warmup, failFirst: false }), 'the service\'s warm-up');
+    assertDelivered(
+      await runPart(rig, { prefix: `start-warm-${tag}`, count: options.warmup, failFirst: false }),
+      "the service's warm-up",
+    );
     progress(`floor, service: ${options.deliveries} webhooks`);
     const part = await runPart(rig, { prefix: `start-${tag}`, count: options.deliveries, failFirst: false });
     assertDelivered(part, '`partner-service start`');
     const { counts } = await deliveredHistory(rig, address, `start-${tag}`);
     return {
-      deliveries: part.accepted, endToEndSeconds: part.endToEndSeconds, deliveriesPerSecond: part.deliveriesPerSecond, intervalSeconds: part.untilDeliveredSeconds,
-      cpu: { temporal: cpuOf(part, 'temporal'), worker: cpuOf(part, 'start'), postgres: cpuOf(part, 'postgres'), bench: cpuOf(part, 'bench'), machine: part.machineCpu },
+      deliveries: part.accepted,
+      endToEndSeconds: part.endToEndSeconds,
+      deliveriesPerSecond: part.deliveriesPerSecond,
+      intervalSeconds: part.untilDeliveredSeconds,
+      cpu: {
+        temporal: cpuOf(part, 'temporal'),
+        worker: cpuOf(part, 'start'),
+        postgres: cpuOf(part, 'postgres'),
+        bench: cpuOf(part, 'bench'),
+        machine: part.machineCpu,
+      },
       history: counts,
     };
   } finally {

@@ -22,15 +22,26 @@ const ROUNDS = Number(process.env.BENCH_FLOOR_ROUNDS ?? 3);
  * `nodeArgs` go to node. BENCH_BEFORE_ROOT=DIR is the short form of one variant, that checkout as it is.
  */
 const variantsSchema = z
-  .array(z.object({ name: z.string().min(1), root: z.string().optional(), env: z.record(z.string(), z.string()).default({}), nodeArgs: z.array(z.string()).default([]) }))
-  .refine((variants) => new Set(variants.map((v) => v.name)).size === variants.length, { message: 'variant names must differ: each names its own row' });
+  .array(
+    z.object({
+      name: z.string().min(1),
+      root: z.string().optional(),
+      env: z.record(z.string(), z.string()).default({}),
+      nodeArgs: z.array(z.string()).default([]),
+    }),
+  )
+  .refine((variants) => new Set(variants.map((v) => v.name)).size === variants.length, {
+    message: 'variant names must differ: each names its own row',
+  });
 export type FloorVariant = z.infer<typeof variantsSchema>[number];
 
 function variants(): FloorVariant[] {
   const listed = variantsSchema.parse(JSON.parse(process.env.BENCH_FLOOR_VARIANTS ?? '[]'));
   const root = process.env.BENCH_BEFORE_ROOT;
   const commit = root && commitOf(root);
-  return root ? [...listed, { name: `before (${commit ? `commit ${commit}` : root})`, root, env: {}, nodeArgs: [] }] : listed;
+  return root
+    ? [...listed, { name: `before (${commit ? `commit ${commit}` : root})`, root, env: {}, nodeArgs: [] }]
+    : listed;
 }
 
 /**
@@ -58,9 +69,11 @@ export const floorSuite: BenchmarkSuite = {
         for (const variant of others) {
           progress(`floor: ${variant.name}`);
           const options = { ...common, env: variant.env, nodeArgs: variant.nodeArgs, root: variant.root };
-          measured.push(variant.root
-            ? await withEmptyDatabase(serverUrl, 'floor_variant', (db) => measureService({ ...options, ...db }))
-            : await measureService({ ...options, databaseUrl, knex }));
+          measured.push(
+            variant.root
+              ? await withEmptyDatabase(serverUrl, 'floor_variant', (db) => measureService({ ...options, ...db }))
+              : await measureService({ ...options, databaseUrl, knex }),
+          );
         }
         rounds.push({ bare, bareEager, service, variants: measured });
       }

@@ -8,13 +8,20 @@ export type ActionCounts = ReturnType<typeof countActions>;
 /** Counts from the history alone, so the figures follow the workflow code as it changes. */
 export function countActions(history: temporal.api.history.v1.IHistory) {
   const events = history.events ?? [];
-  const count = (...types: temporal.api.enums.v1.EventType[]) => events.filter((e) => types.includes(e.eventType ?? EventType.EVENT_TYPE_UNSPECIFIED)).length;
+  const count = (...types: temporal.api.enums.v1.EventType[]) =>
+    events.filter((e) => types.includes(e.eventType ?? EventType.EVENT_TYPE_UNSPECIFIED)).length;
   const figures = {
     // The workflow's own start, and child workflows started.
-    starts: count(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED),
+    starts: count(
+      EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
+      EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED,
+    ),
     activities: count(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED),
     // Attempts of scheduled activities beyond their first: each is billed as an action.
-    activityRetries: events.reduce((sum, e) => sum + Math.max(0, (e.activityTaskStartedEventAttributes?.attempt ?? 1) - 1), 0),
+    activityRetries: events.reduce(
+      (sum, e) => sum + Math.max(0, (e.activityTaskStartedEventAttributes?.attempt ?? 1) - 1),
+      0,
+    ),
     // MarkerRecorded events of core's local activities.
     localActivities: events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length,
     timers: count(EventType.EVENT_TYPE_TIMER_STARTED),

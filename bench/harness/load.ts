@@ -7,7 +7,12 @@ interface AutocannonResult {
   timeouts: number;
 }
 
-type Autocannon = (options: { url: string; connections: number; duration: number; headers: Record<string, string> }) => Promise<AutocannonResult>;
+type Autocannon = (options: {
+  url: string;
+  connections: number;
+  duration: number;
+  headers: Record<string, string>;
+}) => Promise<AutocannonResult>;
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- autocannon ships no types
 const autocannon: Autocannon = require('autocannon');
@@ -23,8 +28,20 @@ export interface LoadFigures {
 }
 
 /** Drives one URL with `connections` keep-alive connections for `seconds`. */
-export async function drive(url: string, headers: Record<string, string>, connections: number, seconds: number): Promise<LoadFigures> {
+export async function drive(
+  url: string,
+  headers: Record<string, string>,
+  connections: number,
+  seconds: number,
+): Promise<LoadFigures> {
   const result = await autocannon({ url, connections, duration: seconds, headers });
   const { requests, latency } = result;
-  return { reqPerSec: requests.average, p50Ms: latency.p50, p99Ms: latency.p99, non2xx: result.non2xx, errors: result.errors + result.timeouts, requests: requests.total };
+  return {
+    reqPerSec: requests.average,
+    p50Ms: latency.p50,
+    p99Ms: latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    requests: requests.total,
+  };
 }

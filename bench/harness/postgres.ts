@@ -23,7 +23,11 @@ export async function startBenchPostgres(): Promise<{ url: string; stop(): Promi
 }
 
 /** Runs `body` on the migrated database `bench_<name>` of that server (created when missing). */
-export async function withBenchDatabase<T>(serverUrl: string, name: string, body: (db: { databaseUrl: string; knex: Knex }) => Promise<T>): Promise<T> {
+export async function withBenchDatabase<T>(
+  serverUrl: string,
+  name: string,
+  body: (db: { databaseUrl: string; knex: Knex }) => Promise<T>,
+): Promise<T> {
   const databaseUrl = await ensureDatabase(serverUrl, `bench_${name.replace(/\W/g, '_')}`);
   const knex = createKnex(databaseUrl);
   try {
@@ -40,7 +44,11 @@ export async function withBenchDatabase<T>(serverUrl: string, name: string, body
  * Runs `body` on a new, empty database of that server and drops it afterwards: for a build of earlier code,
  * whose `start` migrates it with that code's own migrations.
  */
-export async function withEmptyDatabase<T>(serverUrl: string, name: string, body: (db: { databaseUrl: string; knex: Knex }) => Promise<T>): Promise<T> {
+export async function withEmptyDatabase<T>(
+  serverUrl: string,
+  name: string,
+  body: (db: { databaseUrl: string; knex: Knex }) => Promise<T>,
+): Promise<T> {
   const databaseName = `bench_${name.replace(/\W/g, '_')}_${Date.now().toString(36)}`;
   const databaseUrl = await ensureDatabase(serverUrl, databaseName);
   const knex = createKnex(databaseUrl);
@@ -49,6 +57,8 @@ export async function withEmptyDatabase<T>(serverUrl: string, name: string, body
   } finally {
     await knex.destroy();
     const admin = createKnex(serverUrl, { min: 0, max: 1 });
-    await runSql(admin, raw(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(databaseName)} WITH (FORCE)`)).finally(() => admin.destroy());
+    await runSql(admin, raw(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(databaseName)} WITH (FORCE)`)).finally(() =>
+      admin.destroy(),
+    );
   }
 }

@@ -16,7 +16,7 @@ const HEADER = [
   '# Benchmarks',
   '',
   'Each section says how, when and on which machine it was measured: `npm run bench -- --only NAME` replaces that',
-  'suite\'s section and keeps the others (docs/benchmarks.md).',
+  "suite's section and keeps the others (docs/benchmarks.md).",
 ].join('\n');
 
 export const verdict = (ok: boolean) => (ok ? 'met' : '**not met**');
@@ -33,14 +33,19 @@ export function table(columns: readonly string[], rows: ReadonlyArray<ReadonlyAr
 
 export function machineLine(): string {
   const cpus = os.cpus();
-  return `Machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown CPU'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB memory, ` +
-    `Node.js ${process.version}, ${os.platform()} ${os.release()}. All traffic is on 127.0.0.1.`;
+  return (
+    `Machine: ${cpus.length} cores (${cpus[0]?.model ?? 'unknown CPU'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB memory, ` +
+    `Node.js ${process.version}, ${os.platform()} ${os.release()}. All traffic is on 127.0.0.1.`
+  );
 }
 
 /** The commit a checkout is at; undefined when it is no git checkout. */
 export function commitOf(dir = '.'): string | undefined {
   try {
-    return execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
   } catch {
     return undefined;
   }
@@ -48,8 +53,14 @@ export function commitOf(dir = '.'): string | undefined {
 
 /** The command as typed (the BENCH_ settings but the database URL, and the arguments), when, and the code's commit. */
 function runLine(argv: readonly string[]): string {
-  const settings = Object.entries(process.env).filter(([key]) => key.startsWith('BENCH_') && key !== 'BENCH_DATABASE_URL');
-  const command = [...settings.map(([key, value]) => `${key}=${value}`), 'npm run bench', ...(argv.length ? ['--', ...argv] : [])].join(' ');
+  const settings = Object.entries(process.env).filter(
+    ([key]) => key.startsWith('BENCH_') && key !== 'BENCH_DATABASE_URL',
+  );
+  const command = [
+    ...settings.map(([key, value]) => `${key}=${value}`),
+    'npm run bench',
+    ...(argv.length ? ['--', ...argv] : []),
+  ].join(' ');
   const commit = commitOf();
   return `Run: \`${command}\` on ${new Date().toISOString()}${commit ? `, code at commit ${commit}` : ''}.`;
 }
@@ -61,7 +72,10 @@ export function renderSection({ title, body }: RenderedSection, argv: readonly s
 /** The `## ` sections of `existing`, each fresh one in place of its namesake; new ones go at the end. */
 function mergeSections(existing: string, fresh: readonly string[]): string[] {
   const heading = (section: string) => section.split('\n', 1)[0];
-  const merged = existing.split(/^(?=## )/m).slice(1).map((section) => section.trimEnd());
+  const merged = existing
+    .split(/^(?=## )/m)
+    .slice(1)
+    .map((section) => section.trimEnd());
   for (const section of fresh) {
     const at = merged.findIndex((old) => heading(old) === heading(section));
     if (at >= 0) merged[at] = section;
@@ -71,7 +85,11 @@ function mergeSections(existing: string, fresh: readonly string[]): string[] {
 }
 
 /** Writes the sections into `out` (keeping its other sections), or prints them when `out` is `-`. */
-export async function writeSections(out: string, sections: readonly RenderedSection[], argv: readonly string[]): Promise<void> {
+export async function writeSections(
+  out: string,
+  sections: readonly RenderedSection[],
+  argv: readonly string[],
+): Promise<void> {
   const fresh = sections.map((section) => renderSection(section, argv));
   if (out === '-') {
     process.stdout.write(`${fresh.join('\n\n')}\n`);

@@ -17,7 +17,21 @@ import { writeSections, type RenderedSection } from './render';
 import type { BenchmarkSuite } from './suite';
 
 /** Every suite `npm run bench` runs, in order. */
-const SUITES: readonly BenchmarkSuite[] = [importSuite, listingsSuite, scimSuite, floorSuite, deliveriesSuite, drainSuite, erasureSuite, retentionSuite, tokensSuite, overloadSuite, auditSuite, orderingSuite, yearSuite];
+const SUITES: readonly BenchmarkSuite[] = [
+  importSuite,
+  listingsSuite,
+  scimSuite,
+  floorSuite,
+  deliveriesSuite,
+  drainSuite,
+  erasureSuite,
+  retentionSuite,
+  tokensSuite,
+  overloadSuite,
+  auditSuite,
+  orderingSuite,
+  yearSuite,
+];
 
 /**
  * `npm run bench [-- --only NAME…] [--out FILE|-]`: runs each suite against its own database on one PostgreSQL
@@ -26,9 +40,13 @@ const SUITES: readonly BenchmarkSuite[] = [importSuite, listingsSuite, scimSuite
  */
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
-  const { values } = parseArgs({ args: argv, options: { only: { type: 'string', multiple: true }, out: { type: 'string', default: 'BENCHMARKS.md' } } });
+  const { values } = parseArgs({
+    args: argv,
+    options: { only: { type: 'string', multiple: true }, out: { type: 'string', default: 'BENCHMARKS.md' } },
+  });
   const unknown = values.only?.filter((name) => !SUITES.some((s) => s.name === name)) ?? [];
-  if (unknown.length) throw new Error(`unknown suite ${unknown.join(', ')}; suites: ${SUITES.map((s) => s.name).join(', ')}`);
+  if (unknown.length)
+    throw new Error(`unknown suite ${unknown.join(', ')}; suites: ${SUITES.map((s) => s.name).join(', ')}`);
   const selected = values.only ? SUITES.filter((s) => values.only!.includes(s.name)) : SUITES;
   const progress = (message: string) => process.stderr.write(`[bench] ${message}\n`);
   const server = await startBenchPostgres();
@@ -36,7 +54,9 @@ async function main(): Promise<void> {
   try {
     for (const suite of selected) {
       progress(`suite ${suite.name}`);
-      const body = await withBenchDatabase(server.url, suite.name, (db) => suite.run({ ...db, serverUrl: server.url, progress }));
+      const body = await withBenchDatabase(server.url, suite.name, (db) =>
+        suite.run({ ...db, serverUrl: server.url, progress }),
+      );
       sections.push({ title: suite.title, body });
     }
   } finally {

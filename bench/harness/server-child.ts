@@ -74,7 +74,12 @@ export async function serveInChild(start: () => Promise<{ url: string; close(): 
   }).observe({ entryTypes: ['gc'] });
   process.on('message', (message) => {
     // resourceUsage().maxRSS is in kilobytes.
-    if (message === 'stats') process.send!({ type: 'stats', maxRssBytes: process.resourceUsage().maxRSS * 1024, gcPauseMs } satisfies ChildMessage);
+    if (message === 'stats')
+      process.send!({
+        type: 'stats',
+        maxRssBytes: process.resourceUsage().maxRSS * 1024,
+        gcPauseMs,
+      } satisfies ChildMessage);
   });
   process.once('SIGTERM', () => {
     void server.close().then(() => process.exit(0));
@@ -83,7 +88,8 @@ export async function serveInChild(start: () => Promise<{ url: string; close(): 
 }
 
 /** The real API (api/server.ts) in a process of its own, on the database of DATABASE_URL. */
-export const startApiChild = (databaseUrl: string) => startServerChild(path.join(__dirname, 'api-process'), { DATABASE_URL: databaseUrl });
+export const startApiChild = (databaseUrl: string) =>
+  startServerChild(path.join(__dirname, 'api-process'), { DATABASE_URL: databaseUrl });
 
 /** Listens on a free loopback port; for baselines built on bare node:http. */
 export async function listenOnLoopback(server: http.Server): Promise<{ url: string; close(): Promise<void> }> {

@@ -22,9 +22,19 @@ export interface ServiceProcess {
  * go to node before the script (e.g. --cpu-prof). `root` is another built checkout's, to measure earlier code;
  * `onLine` sees each line of its standard output.
  */
-export function spawnService(command: 'api' | 'worker' | 'start', env: NodeJS.ProcessEnv, nodeArgs: readonly string[] = [], root = ROOT, onLine?: (line: string) => void): ServiceProcess {
+export function spawnService(
+  command: 'api' | 'worker' | 'start',
+  env: NodeJS.ProcessEnv,
+  nodeArgs: readonly string[] = [],
+  root = ROOT,
+  onLine?: (line: string) => void,
+): ServiceProcess {
   const cli = root === ROOT ? CLI : path.join(root, 'dist', 'cli', 'main.js');
-  const child = spawn(process.execPath, [...nodeArgs, cli, command], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeArgs, cli, command], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   // The worker warns once per failed attempt (thousands in a run): pass on only errors, keep a tail for a crash.
   let tail: string[] = [];
   createInterface({ input: child.stdout }).on('line', (line) => {
@@ -36,13 +46,14 @@ export function spawnService(command: 'api' | 'worker' | 'start', env: NodeJS.Pr
   // A crash of the benchmark must not leave the service running.
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
-  const exitStatus = () => (child.exitCode !== null ? `code ${child.exitCode}` : child.signalCode ?? undefined);
+  const exitStatus = () => (child.exitCode !== null ? `code ${child.exitCode}` : (child.signalCode ?? undefined));
   return {
     command,
     pid: child.pid!,
     assertRunning() {
       const status = exitStatus();
-      if (status) throw new Error(`partner-service ${command} exited (${status}); its last log lines:\n${tail.join('\n')}`);
+      if (status)
+        throw new Error(`partner-service ${command} exited (${status}); its last log lines:\n${tail.join('\n')}`);
     },
     async stop(graceMs = 20_000) {
       process.off('exit', killOnExit);

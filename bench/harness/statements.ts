@@ -13,11 +13,17 @@ export type Statement = Pick<SqlFragment, 'sql' | 'bindings'>;
  * `query` event db/sql's runner fires, asked over HTTP. Baselines then run exactly these, and the reports
  * EXPLAIN them: the bench reaches the SQL through the API, not through its modules.
  */
-export async function statementsOf(knex: Knex, databaseUrl: string, paths: readonly string[], headers: Record<string, string> = {}): Promise<Statement[][]> {
+export async function statementsOf(
+  knex: Knex,
+  databaseUrl: string,
+  paths: readonly string[],
+  headers: Record<string, string> = {},
+): Promise<Statement[][]> {
   const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' });
   const api = await startApiServer({ config, knex, logger: createLogger('warn') }, 0, '127.0.0.1');
   let seen: Statement[] = [];
-  const record = (query: { sql: string; bindings?: Statement['bindings'] }) => seen.push({ sql: query.sql, bindings: query.bindings ?? [] });
+  const record = (query: { sql: string; bindings?: Statement['bindings'] }) =>
+    seen.push({ sql: query.sql, bindings: query.bindings ?? [] });
   knex.on('query', record);
   try {
     const all: Statement[][] = [];
@@ -43,7 +49,10 @@ export function forPg({ sql, bindings }: Statement): { text: string; values: unk
 
 /** EXPLAIN ANALYZE of one statement: its SQL on one line, then the plan, as a Markdown code block. */
 export async function explain(knex: Knex, statement: Statement): Promise<{ sql: string; plan: string; block: string }> {
-  const rows = await runSql<{ 'QUERY PLAN': string }>(knex, { ...statement, sql: `EXPLAIN (ANALYZE, COSTS OFF, BUFFERS OFF) ${statement.sql}` });
+  const rows = await runSql<{ 'QUERY PLAN': string }>(knex, {
+    ...statement,
+    sql: `EXPLAIN (ANALYZE, COSTS OFF, BUFFERS OFF) ${statement.sql}`,
+  });
   const sql = statement.sql.replace(/\s+/g, ' ').trim();
   const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
   return { sql, plan, block: ['```text', sql, '', plan, '```'].join('\n') };

@@ -13,10 +13,20 @@ import { LOCAL_SQLITE_PRAGMAS } from '../../temporal/local-temporal';
  * directory is on Linux's /dev/shm (where there is one), so that its writes stay off the disk PostgreSQL uses. Not the
  * in-memory store: its CPU climbs with every run it keeps (65 → 95 % of a core in 6 min at 50/s; on tmpfs 65-80 %).
  */
-export async function startBenchTemporal(executable: string, { tmpfs = false } = {}): Promise<{ server: DevServer; stop(): Promise<void> }> {
-  const dir = await mkdtemp(path.join(tmpfs && existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), 'pis-bench-temporal-'));
+export async function startBenchTemporal(
+  executable: string,
+  { tmpfs = false } = {},
+): Promise<{ server: DevServer; stop(): Promise<void> }> {
+  const dir = await mkdtemp(
+    path.join(tmpfs && existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), 'pis-bench-temporal-'),
+  );
   try {
-    const server = await startDevServer({ executable, port: await findFreePort(), dbFilename: path.join(dir, 'temporal.db'), sqlitePragmas: LOCAL_SQLITE_PRAGMAS });
+    const server = await startDevServer({
+      executable,
+      port: await findFreePort(),
+      dbFilename: path.join(dir, 'temporal.db'),
+      sqlitePragmas: LOCAL_SQLITE_PRAGMAS,
+    });
     return { server, stop: () => server.stop().then(() => rm(dir, { recursive: true, force: true })) };
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
@@ -33,4 +43,7 @@ export function benchTemporalBinary(): string {
 
 /** "temporal version 1.9.1 (Server 1.32.0, UI 2.54.1)" → "CLI 1.9.1, Server 1.32.0, UI 2.54.1" */
 export const temporalVersion = (executable: string) =>
-  execFileSync(executable, ['--version']).toString().trim().replace(/^temporal version (\S+) \((.*)\)$/, 'CLI $1, $2');
+  execFileSync(executable, ['--version'])
+    .toString()
+    .trim()
+    .replace(/^temporal version (\S+) \((.*)\)$/, 'CLI $1, $2');

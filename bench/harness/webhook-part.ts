@@ -33,8 +33,14 @@ export const PARTNER_ACCESS_TOKEN = 'bench-partner-access-token';
  * info logs a line per delivery.
  */
 export const serviceEnv = (databaseUrl: string, partnerUrl: string) => ({
-  DATABASE_URL: databaseUrl, INTERNAL_API_TOKEN, PARTNER_ENDPOINT: `${partnerUrl}/webhooks`, PARTNER_ACCESS_TOKEN,
-  PARTNER_MAX_CONCURRENCY: '200', PARTNER_MAX_PER_SECOND: '100000', PARTNER_BREAKER_FAILURES: '10000', LOG_LEVEL: 'warn',
+  DATABASE_URL: databaseUrl,
+  INTERNAL_API_TOKEN,
+  PARTNER_ENDPOINT: `${partnerUrl}/webhooks`,
+  PARTNER_ACCESS_TOKEN,
+  PARTNER_MAX_CONCURRENCY: '200',
+  PARTNER_MAX_PER_SECOND: '100000',
+  PARTNER_BREAKER_FAILURES: '10000',
+  LOG_LEVEL: 'warn',
 });
 /** The example candidate/new event (examples/events/), with an event_id of its own. */
 export const EVENT: WebhookEventInput = { ...candidateNew, event_id: 'bench-candidate-new' } as WebhookEventInput;
@@ -46,7 +52,11 @@ export const EVENT: WebhookEventInput = { ...candidateNew, event_id: 'bench-cand
  */
 export function benchEvent(prefix: string, i: number, keys = Infinity): WebhookEventInput {
   const data = EVENT.data as typeof candidateNew.data;
-  return { ...EVENT, event_id: `${prefix}-${i}`, data: { ...data, candidate: { ...data.candidate, id: `${prefix}-k${i % keys}` } } };
+  return {
+    ...EVENT,
+    event_id: `${prefix}-${i}`,
+    data: { ...data, candidate: { ...data.candidate, id: `${prefix}-k${i % keys}` } },
+  };
 }
 
 /** `start`: the single process of `partner-service start` (API and worker). */
@@ -76,7 +86,12 @@ export interface Rig {
 }
 
 /** A process measured from /proc by its pid. */
-export const pidProcess = (label: string, role: ProcessRole, pid: number): MeasuredProcess => ({ label, role, pid, cpuSeconds: () => cpuSeconds(pid) });
+export const pidProcess = (label: string, role: ProcessRole, pid: number): MeasuredProcess => ({
+  label,
+  role,
+  pid,
+  cpuSeconds: () => cpuSeconds(pid),
+});
 
 /** CPU seconds of the bench process itself. */
 export function ownCpuSeconds(): number {
@@ -95,11 +110,26 @@ export const sharedProcesses = (postgresCpuSeconds: () => number): MeasuredProce
  * `cleanups` stops them. `rigWith` measures the API and the workers given, each from `spawnWorker`, all on one task queue;
  * `spawnApi` adds another API on it.
  */
-export async function startServiceRig(o: { databaseUrl: string; knex: Knex; partner: PartnerServer; executable: string; cleanups: Array<() => Promise<unknown>>; progress(message: string): void; env?: NodeJS.ProcessEnv; root?: string; temporalOnTmpfs?: boolean }) {
+export async function startServiceRig(o: {
+  databaseUrl: string;
+  knex: Knex;
+  partner: PartnerServer;
+  executable: string;
+  cleanups: Array<() => Promise<unknown>>;
+  progress(message: string): void;
+  env?: NodeJS.ProcessEnv;
+  root?: string;
+  temporalOnTmpfs?: boolean;
+}) {
   const temporal = await startBenchTemporal(o.executable, { tmpfs: o.temporalOnTmpfs });
   o.cleanups.push(() => temporal.stop());
   const { server } = temporal;
-  const env = { ...serviceEnv(o.databaseUrl, o.partner.url), TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: `bench-${randomUUID()}`, ...o.env };
+  const env = {
+    ...serviceEnv(o.databaseUrl, o.partner.url),
+    TEMPORAL_ADDRESS: server.address,
+    TEMPORAL_TASK_QUEUE: `bench-${randomUUID()}`,
+    ...o.env,
+  };
   // Each worker serves /healthz and /metrics on a port of its own: two on the default 3001 collide.
   const spawnWorker = async () => {
     const worker = spawnService('worker', { ...env, WORKER_HTTP_PORT: String(await findFreePort()) }, [], o.root);
@@ -116,11 +146,17 @@ export async function startServiceRig(o: { databaseUrl: string; knex: Knex; part
   const { process: api, url: apiUrl } = await spawnApi();
   const postgres = await postgresCpuClock(o.knex);
   const rigWith = (workers: readonly ServiceProcess[]): Rig => ({
-    apiUrl, partner: o.partner, knex: o.knex, services: [api, ...workers], progress: o.progress,
+    apiUrl,
+    partner: o.partner,
+    knex: o.knex,
+    services: [api, ...workers],
+    progress: o.progress,
     processes: [
       pidProcess('Temporal dev server', 'temporal', server.process.pid!),
       pidProcess('API (`partner-service api`)', 'api', api.pid),
-      ...workers.map((w, i) => pidProcess(`worker${workers.length > 1 ? ` ${i + 1}` : ''} (\`partner-service worker\`)`, 'worker', w.pid)),
+      ...workers.map((w, i) =>
+        pidProcess(`worker${workers.length > 1 ? ` ${i + 1}` : ''} (\`partner-service worker\`)`, 'worker', w.pid),
+      ),
       ...sharedProcesses(postgres),
     ],
   });
@@ -128,7 +164,12 @@ export async function startServiceRig(o: { databaseUrl: string; knex: Knex; part
 }
 
 /** Waits until the API at `apiUrl` answers /healthz; throws when it does not in time or a service died. */
-export async function waitForHealthz(waiting: Pick<Rig, 'services' | 'progress'>, what: string, apiUrl: string, timeoutMs: number): Promise<void> {
+export async function waitForHealthz(
+  waiting: Pick<Rig, 'services' | 'progress'>,
+  what: string,
+  apiUrl: string,
+  timeoutMs: number,
+): Promise<void> {
   const up = await waitUntil(waiting, `${what} to answer /healthz`, timeoutMs, async () => {
     const res = await request(`${apiUrl}/healthz`).catch(() => undefined);
     await res?.body.dump();
@@ -139,7 +180,11 @@ export async function waitForHealthz(waiting: Pick<Rig, 'services' | 'progress'>
 
 /** The history of one delivered webhook of the part just run (whose receipts the partner still holds). */
 export async function deliveredHistory(rig: Rig, address: string, prefix: string): Promise<DeliveryHistory> {
-  const row = await rig.knex('webhook_events').whereRaw('starts_with(event_id, ?)', [`${prefix}-`]).where({ status: 'delivered' }).first('id', 'workflow_id', 'status');
+  const row = await rig
+    .knex('webhook_events')
+    .whereRaw('starts_with(event_id, ?)', [`${prefix}-`])
+    .where({ status: 'delivered' })
+    .first('id', 'workflow_id', 'status');
   if (!row?.workflow_id) throw new Error(`no delivered webhook of ${prefix} to read the history of`);
   const connection = await Connection.connect({ address });
   try {
@@ -154,7 +199,28 @@ export async function deliveredHistory(rig: Rig, address: string, prefix: string
  * Posts `count` webhooks to the API (on `keys` ordering keys, by default one each), `concurrency` at a time or, with `perSecond`, on an open-loop schedule;
  * runs `afterIngest` (a hold and its end); waits until the partner (answering `latencyMs` late) got them all and every row is delivered, and measures.
  */
-export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond, stop, afterIngest, keys, latencyMs }: { prefix: string; count: number; failFirst: boolean; perSecond?: number; stop?: AbortSignal; afterIngest?: (accepted: number) => Promise<void>; keys?: number; latencyMs?: number }) {
+export async function runPart(
+  rig: Rig,
+  {
+    prefix,
+    count,
+    failFirst,
+    perSecond,
+    stop,
+    afterIngest,
+    keys,
+    latencyMs,
+  }: {
+    prefix: string;
+    count: number;
+    failFirst: boolean;
+    perSecond?: number;
+    stop?: AbortSignal;
+    afterIngest?: (accepted: number) => Promise<void>;
+    keys?: number;
+    latencyMs?: number;
+  },
+) {
   const { partner, knex } = rig;
   partner.reset({ failFirst, latencyMs });
   const expected = failFirst ? 2 : 1;
@@ -165,7 +231,9 @@ export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond, s
   try {
     const { accepted, refused, answerMs, dueMs } = await ingest(rig.apiUrl, prefix, count, { perSecond, stop, keys });
     const ingested = performance.now();
-    rig.progress(`deliveries: ${accepted.size} accepted in ${((ingested - started) / 1000).toFixed(1)} s; waiting for delivery`);
+    rig.progress(
+      `deliveries: ${accepted.size} accepted in ${((ingested - started) / 1000).toFixed(1)} s; waiting for delivery`,
+    );
     await afterIngest?.(accepted.size);
     const ids = [...accepted.keys()];
     const received = () => ids.filter((id) => (partner.receipts.get(id)?.length ?? 0) >= expected).length;
@@ -190,13 +258,22 @@ export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond, s
     const firstAccepted = Math.min(...acceptedTimes);
     const lastReceipt = Math.max(...ids.map((id) => partner.receipts.get(id)?.[expected - 1] ?? -Infinity));
     const counts = ids.map((id) => partner.receipts.get(id)?.length ?? 0);
-    const latencies = ids.filter((id) => partner.receipts.has(id)).map((id) => partner.receipts.get(id)![0] - accepted.get(id)!);
+    const latencies = ids
+      .filter((id) => partner.receipts.has(id))
+      .map((id) => partner.receipts.get(id)![0] - accepted.get(id)!);
     const { delivered, total } = await rows();
     const attempts = await attemptOutcomes(knex, prefix);
     const expectedAttempt = (a: AttemptOutcome) =>
-      failFirst ? (a.attempt === 1 && a.http_status === 500) || (a.attempt === 2 && a.succeeded) : a.attempt === 1 && a.succeeded;
+      failFirst
+        ? (a.attempt === 1 && a.http_status === 500) || (a.attempt === 2 && a.succeeded)
+        : a.attempt === 1 && a.succeeded;
     return {
-      count, accepted: accepted.size, acceptedIds: new Set(ids), refused, timedOut: !completed, timeoutSeconds: timeoutMs / 1000,
+      count,
+      accepted: accepted.size,
+      acceptedIds: new Set(ids),
+      refused,
+      timedOut: !completed,
+      timeoutSeconds: timeoutMs / 1000,
       ingestSeconds: (Math.max(...acceptedTimes) - started) / 1000, // first POST sent to last 202
       endToEndSeconds: (lastReceipt - firstAccepted) / 1000, // first 202 to the last receipt the part expects
       totalSeconds: (lastReceipt - started) / 1000,
@@ -209,14 +286,25 @@ export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond, s
       missing: counts.filter((n) => n < expected).length,
       surplus: counts.filter((n) => n > expected).length,
       strays: [...partner.receipts.keys()].filter((id) => !accepted.has(id)).length,
-      expectedReceipts: expected, deliveredRows: delivered, rows: total,
+      expectedReceipts: expected,
+      deliveredRows: delivered,
+      rows: total,
       deliveredOnSecondAttempt: sum(attempts.filter((a) => a.attempt === 2 && a.succeeded)),
       laterAttempts: sum(attempts.filter((a) => a.attempt > 2)),
-      unexpectedAttempts: attempts.filter((a) => !expectedAttempt(a)).map((a) =>
-        `attempt ${a.attempt}, ${a.succeeded ? 'succeeded' : 'failed'}: ${a.http_status ?? a.error_class}${a.error ? ` (${a.error})` : ''}, ${a.count} ×`),
+      unexpectedAttempts: attempts
+        .filter((a) => !expectedAttempt(a))
+        .map(
+          (a) =>
+            `attempt ${a.attempt}, ${a.succeeded ? 'succeeded' : 'failed'}: ${a.http_status ?? a.error_class}${a.error ? ` (${a.error})` : ''}, ${a.count} ×`,
+        ),
       // Most webhooks waiting on their retry timer at once (Part 2).
       peakWaiting: failFirst ? peakWaiting(ids.map((id) => partner.receipts.get(id) ?? [])) : 0,
-      processes: rig.processes.map((p, i) => ({ label: p.label, role: p.role, cpu: cpuAfter[i] - cpuBefore[i], peakRss: p.pid === undefined ? undefined : rss.peak(p.pid) })),
+      processes: rig.processes.map((p, i) => ({
+        label: p.label,
+        role: p.role,
+        cpu: cpuAfter[i] - cpuBefore[i],
+        peakRss: p.pid === undefined ? undefined : rss.peak(p.pid),
+      })),
       machineCpu,
     };
   } finally {
@@ -227,7 +315,11 @@ export async function runPart(rig: Rig, { prefix, count, failFirst, perSecond, s
 /** POST /internal/v1/partner/{pause,resume}, as an operator does. */
 export async function operate(rig: Rig, action: 'pause' | 'resume', body: object = {}): Promise<void> {
   const headers = { authorization: `Bearer ${INTERNAL_API_TOKEN}`, 'content-type': 'application/json' };
-  const res = await request(`${rig.apiUrl}/internal/v1/partner/${action}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  const res = await request(`${rig.apiUrl}/internal/v1/partner/${action}`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify(body),
+  });
   await res.body.dump();
   if (res.statusCode !== 200) throw new Error(`${action} answered ${res.statusCode}`);
 }
@@ -251,7 +343,17 @@ export function assertDelivered(part: PartFigures, what: string): void {
  * each answer took. With `perSecond`, webhook i is sent at start + i / perSecond whatever the answers (an open
  * loop: a slow API cannot slow the load down), and an answer counts from when its POST was due; `stop` ends that loop early.
  */
-export async function ingest(apiUrl: string, prefix: string, count: number, { perSecond, token = INTERNAL_API_TOKEN, stop, keys }: { perSecond?: number; token?: string; stop?: AbortSignal; keys?: number } = {}) {
+export async function ingest(
+  apiUrl: string,
+  prefix: string,
+  count: number,
+  {
+    perSecond,
+    token = INTERNAL_API_TOKEN,
+    stop,
+    keys,
+  }: { perSecond?: number; token?: string; stop?: AbortSignal; keys?: number } = {},
+) {
   const accepted = new Map<string, number>();
   const refused = new Map<string, number>();
   const answerMs: number[] = [];
@@ -290,25 +392,45 @@ export async function ingest(apiUrl: string, prefix: string, count: number, { pe
 
 async function deliveredAmong(knex: Knex, ids: readonly string[]): Promise<number> {
   // One array parameter: a long stream's ids would pass PostgreSQL's 65,535 parameters as a list.
-  const [row] = await runSql<{ n: number }>(knex, sql`SELECT count(*)::int AS n FROM webhook_events WHERE id = ANY(${ids}::uuid[]) AND status = 'delivered'`);
+  const [row] = await runSql<{ n: number }>(
+    knex,
+    sql`SELECT count(*)::int AS n FROM webhook_events WHERE id = ANY(${ids}::uuid[]) AND status = 'delivered'`,
+  );
   return row.n;
 }
 
 async function rowCounts(knex: Knex, prefix: string): Promise<{ delivered: number; total: number }> {
   const [row] = await knex('webhook_events')
     .whereRaw('starts_with(event_id, ?)', [`${prefix}-`])
-    .select(knex.raw("count(*) filter (where status = 'delivered')::int as delivered"), knex.raw('count(*)::int as total'));
+    .select(
+      knex.raw("count(*) filter (where status = 'delivered')::int as delivered"),
+      knex.raw('count(*)::int as total'),
+    );
   return row;
 }
 
-type AttemptOutcome = { attempt: number; succeeded: boolean; http_status: number | null; error_class: string | null; error: string | null; count: number };
+type AttemptOutcome = {
+  attempt: number;
+  succeeded: boolean;
+  http_status: number | null;
+  error_class: string | null;
+  error: string | null;
+  count: number;
+};
 
 /** The recorded attempts of a part, grouped by number and outcome. */
 async function attemptOutcomes(knex: Knex, prefix: string): Promise<AttemptOutcome[]> {
   return knex('webhook_attempts as a')
     .join('webhook_events as e', 'e.id', 'a.webhook_id')
     .whereRaw('starts_with(e.event_id, ?)', [`${prefix}-`])
-    .select('a.attempt', 'a.succeeded', 'a.http_status', 'a.error_class', knex.raw('left(a.error_message, 160) as error'), knex.raw('count(*)::int as count'))
+    .select(
+      'a.attempt',
+      'a.succeeded',
+      'a.http_status',
+      'a.error_class',
+      knex.raw('left(a.error_message, 160) as error'),
+      knex.raw('count(*)::int as count'),
+    )
     .groupBy(1, 2, 3, 4, 5)
     .orderBy([1, 2, 3, 4, 5]);
 }
@@ -316,7 +438,12 @@ async function attemptOutcomes(knex: Knex, prefix: string): Promise<AttemptOutco
 const sum = (outcomes: AttemptOutcome[]) => outcomes.reduce((total, outcome) => total + outcome.count, 0);
 
 /** Polls `check` until it holds (true) or the time is up (false); fails at once when a service died. */
-export async function waitUntil(rig: Pick<Rig, 'services' | 'progress'>, what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<boolean> {
+export async function waitUntil(
+  rig: Pick<Rig, 'services' | 'progress'>,
+  what: string,
+  timeoutMs: number,
+  check: () => Promise<boolean>,
+): Promise<boolean> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     for (const service of rig.services) service.assertRunning();
@@ -331,7 +458,12 @@ export async function waitUntil(rig: Pick<Rig, 'services' | 'progress'>, what: s
 
 /** The most webhooks that had been refused once and not yet re-sent, at any moment. */
 function peakWaiting(receipts: number[][]): number {
-  const changes = receipts.filter((r) => r.length >= 2).flatMap((r): Array<[number, number]> => [[r[0], 1], [r[1], -1]]);
+  const changes = receipts
+    .filter((r) => r.length >= 2)
+    .flatMap((r): Array<[number, number]> => [
+      [r[0], 1],
+      [r[1], -1],
+    ]);
   changes.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let waiting = 0;
   let peak = 0;

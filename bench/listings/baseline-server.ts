@@ -22,8 +22,14 @@ void serveInChild(async () => {
       const route = routes[(req.url ?? '').slice(1)];
       const appKey = req.headers['x-app-key'];
       if (!route || typeof appKey !== 'string') return send(res, 404, { detail: 'Not found.' });
-      const { rows: [access] } = await pool.query(forPg(route[0]));
-      if (!access || !verifyAppKey(appKey, { salt: access.key_salt, hash: access.key_hash }) || access.granted_company_id === null) {
+      const {
+        rows: [access],
+      } = await pool.query(forPg(route[0]));
+      if (
+        !access ||
+        !verifyAppKey(appKey, { salt: access.key_salt, hash: access.key_hash }) ||
+        access.granted_company_id === null
+      ) {
         return send(res, 403, { detail: 'You do not have permission to perform this action.' });
       }
       const { rows } = await pool.query(forPg(route[1]));
@@ -40,6 +46,9 @@ void serveInChild(async () => {
 
 function send(res: http.ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }

@@ -14,7 +14,9 @@ export const BENCH_APP = { appId: 'bench-app', key: 'bench-key-not-secret-012345
 /** The directory of the issue (200k users, a 100k-member company, 20k jobs), written with set-based SQL. */
 export async function seedListingDirectory(knex: Knex): Promise<void> {
   await knex.raw(`INSERT INTO companies (id, name) VALUES (?, 'Bench Co')`, [BIG_COMPANY]);
-  await knex.raw(`INSERT INTO companies (id, name) SELECT 'co-' || g, 'Company ' || g FROM generate_series(1, ?) g`, [SMALL_COMPANIES]);
+  await knex.raw(`INSERT INTO companies (id, name) SELECT 'co-' || g, 'Company ' || g FROM generate_series(1, ?) g`, [
+    SMALL_COMPANIES,
+  ]);
   await knex.raw(
     `INSERT INTO users (id, first_name, last_name, email_primary, emails, is_agency_user)
      SELECT g, 'First' || g, 'Last' || g, 'user' || g || '@example.test',

@@ -6,7 +6,14 @@ import { startApiChild, startServerChild, type ServerChild } from '../harness/se
 import { explain, statementsOf } from '../harness/statements';
 import type { BenchmarkSuite } from '../harness/suite';
 import {
-  BENCH_APP, BENCH_USERS, BIG_COMPANY, BIG_COMPANY_JOBS, BIG_COMPANY_MEMBERS, JOBS, USERS_PER_BIG_JOB, seedListingDirectory,
+  BENCH_APP,
+  BENCH_USERS,
+  BIG_COMPANY,
+  BIG_COMPANY_JOBS,
+  BIG_COMPANY_MEMBERS,
+  JOBS,
+  USERS_PER_BIG_JOB,
+  seedListingDirectory,
 } from './seed';
 
 const CONNECTIONS = 32;
@@ -41,7 +48,9 @@ async function getJson(url: string): Promise<ListingPage> {
 function checkPage(body: ListingPage, offset: number): void {
   const first = body.results[0]?.id;
   if (body.count !== BIG_COMPANY_MEMBERS || body.results.length !== PAGE_SIZE || first !== 2 * offset + 1) {
-    throw new Error(`unexpected page at offset ${offset}: count ${body.count}, ${body.results.length} results, first id ${first}`);
+    throw new Error(
+      `unexpected page at offset ${offset}: count ${body.count}, ${body.results.length} results, first id ${first}`,
+    );
   }
 }
 
@@ -66,7 +75,8 @@ export const listingsSuite: BenchmarkSuite = {
       // What the API runs for each (the access check, then the kept count with the page), for the baseline and the plans.
       const [firstSql, deepSql, jobSql] = await statementsOf(knex, databaseUrl, [first, deep, job], HEADERS);
       const counts = [firstSql, deepSql, jobSql].map((statements) => statements.length);
-      if (counts.some((n) => n !== 2)) throw new Error(`the API ran ${counts.join(', ')} statements for a page, not the access check and the page`);
+      if (counts.some((n) => n !== 2))
+        throw new Error(`the API ran ${counts.join(', ')} statements for a page, not the access check and the page`);
       progress('listings: EXPLAIN ANALYZE');
       const plans = [];
       for (const [label, statement] of [
@@ -74,9 +84,13 @@ export const listingsSuite: BenchmarkSuite = {
         ['First company page: kept count + page', firstSql[1]],
         [`Deep page ${DEEP_PAGE} via the \`next\` cursor: kept count + keyset page`, deepSql[1]],
         ['First job page: kept count + page of the union', jobSql[1]],
-      ] as const) plans.push(`#### ${label}`, '', (await explain(knex, statement)).block, '');
+      ] as const)
+        plans.push(`#### ${label}`, '', (await explain(knex, statement)).block, '');
       const routes = JSON.stringify({ first: firstSql, deep: deepSql });
-      const baseline = await startServerChild(path.join(__dirname, 'baseline-server'), { DATABASE_URL: databaseUrl, LISTINGS_ROUTES: routes });
+      const baseline = await startServerChild(path.join(__dirname, 'baseline-server'), {
+        DATABASE_URL: databaseUrl,
+        LISTINGS_ROUTES: routes,
+      });
       servers.push(baseline);
       checkPage(await getJson(`${baseline.url}/first`), 0);
       checkPage(await getJson(`${baseline.url}/deep`), (DEEP_PAGE - 1) * PAGE_SIZE);
@@ -108,7 +122,15 @@ export const listingsSuite: BenchmarkSuite = {
 const ms = (value: number) => value.toFixed(1);
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 
-function report(rows: Row[], { apiRss, baselineRss, seedSeconds, plans }: { apiRss: number; baselineRss: number; seedSeconds: number; plans: string[] }): string {
+function report(
+  rows: Row[],
+  {
+    apiRss,
+    baselineRss,
+    seedSeconds,
+    plans,
+  }: { apiRss: number; baselineRss: number; seedSeconds: number; plans: string[] },
+): string {
   const [apiFirst, baselineFirst, apiDeep] = rows.map((row) => row.figures);
   const ratio = apiFirst.reqPerSec / baselineFirst.reqPerSec;
   const depth = apiDeep.p50Ms / apiFirst.p50Ms;
@@ -121,21 +143,46 @@ function report(rows: Row[], { apiRss, baselineRss, seedSeconds, plans }: { apiR
       `page size ${PAGE_SIZE}. Each server runs in its own process; both use a pool of 10 PostgreSQL connections.`,
     '',
     'The API is `api/server.ts` (Koa, knex, X-App-Id/X-App-Key check, links with cursors). The baseline is bare `node:http` + `pg` ' +
-      'running the very statements the API ran for the same page (taken from the API through knex\'s `query` event): the access check, ' +
+      "running the very statements the API ran for the same page (taken from the API through knex's `query` event): the access check, " +
       'then one statement reading the kept count and the page; the same user objects, no framework, links or error handling. The count is ' +
       'the row of `company_listing_counts` / `job_listing_counts` that statement-level triggers keep exact (migration 009).',
     '',
-    table(['scenario', 'server', '>req/s', '>p50 ms', '>p99 ms', '>non-2xx', '>errors'],
-      rows.map(({ scenario, server, figures: f }) => [scenario, server, f.reqPerSec.toFixed(0), ms(f.p50Ms), ms(f.p99Ms), f.non2xx, f.errors])),
+    table(
+      ['scenario', 'server', '>req/s', '>p50 ms', '>p99 ms', '>non-2xx', '>errors'],
+      rows.map(({ scenario, server, figures: f }) => [
+        scenario,
+        server,
+        f.reqPerSec.toFixed(0),
+        ms(f.p50Ms),
+        ms(f.p99Ms),
+        f.non2xx,
+        f.errors,
+      ]),
+    ),
     '',
     `Peak RSS: API process ${mib(apiRss)}, baseline process ${mib(baselineRss)}.`,
     '',
-    table(['goal', 'measured', ''], [
-      [`p50 of the first company page ≤ 15 ms, ${CONNECTIONS} connections, ${BIG_COMPANY_MEMBERS.toLocaleString('en')} members`, `${ms(apiFirst.p50Ms)} ms`, verdict(apiFirst.p50Ms <= 15)],
-      ['p50 of the deep page via `next` ≤ 1.5 × p50 of the first page', `${ms(apiDeep.p50Ms)} ms vs ${ms(apiFirst.p50Ms)} ms = ${depth.toFixed(2)} ×`, verdict(depth <= 1.5)],
-      [`API ≥ 0.8 × baseline req/s, first page, ${CONNECTIONS} connections`, `${ratio.toFixed(2)} ×`, verdict(ratio >= 0.8)],
-      ['no non-2xx responses or errors under load', failures, verdict(failures === 0)],
-    ]),
+    table(
+      ['goal', 'measured', ''],
+      [
+        [
+          `p50 of the first company page ≤ 15 ms, ${CONNECTIONS} connections, ${BIG_COMPANY_MEMBERS.toLocaleString('en')} members`,
+          `${ms(apiFirst.p50Ms)} ms`,
+          verdict(apiFirst.p50Ms <= 15),
+        ],
+        [
+          'p50 of the deep page via `next` ≤ 1.5 × p50 of the first page',
+          `${ms(apiDeep.p50Ms)} ms vs ${ms(apiFirst.p50Ms)} ms = ${depth.toFixed(2)} ×`,
+          verdict(depth <= 1.5),
+        ],
+        [
+          `API ≥ 0.8 × baseline req/s, first page, ${CONNECTIONS} connections`,
+          `${ratio.toFixed(2)} ×`,
+          verdict(ratio >= 0.8),
+        ],
+        ['no non-2xx responses or errors under load', failures, verdict(failures === 0)],
+      ],
+    ),
     '',
     '### Query plans (EXPLAIN ANALYZE of each statement the API runs)',
     '',

@@ -31,10 +31,22 @@ export interface FirstTryCost {
  * cannot be listened to, and the bench PostgreSQL has no pg_stat_statements). One sample at a time, after one
  * that warms the caches (data at rest settings, index keys, the gate's row); each its own candidate, so its own key.
  */
-export async function measureFirstTryCost(o: { databaseUrl: string; knex: Knex; partner: PartnerServer; address: string; ordering: Ordering; samples: number }): Promise<FirstTryCost> {
+export async function measureFirstTryCost(o: {
+  databaseUrl: string;
+  knex: Knex;
+  partner: PartnerServer;
+  address: string;
+  ordering: Ordering;
+  samples: number;
+}): Promise<FirstTryCost> {
   // Errors only: the in-process API warns of the shared token and the unset SCIM token at each start.
   const logger = createLogger('error');
-  const config = loadConfig({ ...serviceEnv(o.databaseUrl, o.partner.url), TEMPORAL_ADDRESS: o.address, TEMPORAL_TASK_QUEUE: `bench-cost-${randomUUID()}`, WEBHOOK_ORDERING: o.ordering });
+  const config = loadConfig({
+    ...serviceEnv(o.databaseUrl, o.partner.url),
+    TEMPORAL_ADDRESS: o.address,
+    TEMPORAL_TASK_QUEUE: `bench-cost-${randomUUID()}`,
+    WEBHOOK_ORDERING: o.ordering,
+  });
   installTemporalRuntime(createLogger('error'));
   const native = await NativeConnection.connect({ address: o.address });
   const api = await startApiServer({ config, knex: o.knex, logger }, 0, '127.0.0.1');
@@ -47,7 +59,10 @@ export async function measureFirstTryCost(o: { databaseUrl: string; knex: Knex; 
     const { delivery, records } = webhookWorkerOptions({ config, knex: o.knex, logger }, native);
     // The build's prebuilt bundle, as `partner-service worker` runs it: this compiled bench has none of its own.
     const { workflowsPath: _, ...prebuilt } = delivery;
-    const workers = [await Worker.create({ ...prebuilt, workflowBundle: { codePath: WORKFLOW_BUNDLE } }), await Worker.create(records)];
+    const workers = [
+      await Worker.create({ ...prebuilt, workflowBundle: { codePath: WORKFLOW_BUNDLE } }),
+      await Worker.create(records),
+    ];
     running = runTogether(workers, new Promise<void>((resolve) => (stop = resolve)));
     const client = new Client({ connection: native });
     const prefix = `cost-${o.ordering}-${Date.now().toString(36)}`;
@@ -64,14 +79,17 @@ export async function measureFirstTryCost(o: { databaseUrl: string; knex: Knex; 
         if (!accepted.has(webhookId)) throw new Error(`the API did not accept ${webhookId}`);
         const handle = client.workflow.getHandle(workflowId);
         await handle.result();
-        const recorded = async () => (await looker('webhook_events').where({ id: webhookId }).first('status'))?.status === 'delivered';
-        if (!(await waitUntil({ services: [], progress: () => undefined }, 'its outcome recorded', 30_000, recorded))) throw new Error(`${webhookId} not recorded delivered`);
+        const recorded = async () =>
+          (await looker('webhook_events').where({ id: webhookId }).first('status'))?.status === 'delivered';
+        if (!(await waitUntil({ services: [], progress: () => undefined }, 'its outcome recorded', 30_000, recorded)))
+          throw new Error(`${webhookId} not recorded delivered`);
         if (i > 0) samples.push({ events: countActions(await handle.fetchHistory()).events, statements });
       } finally {
         o.knex.off('query', count);
       }
     }
-    const mean = (of: (s: { events: number; statements: number }) => number) => samples.reduce((sum, s) => sum + of(s), 0) / samples.length;
+    const mean = (of: (s: { events: number; statements: number }) => number) =>
+      samples.reduce((sum, s) => sum + of(s), 0) / samples.length;
     return { ordering: o.ordering, events: mean((s) => s.events), statements: mean((s) => s.statements) };
   } finally {
     stop?.();

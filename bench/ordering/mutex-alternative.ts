@@ -125,10 +125,21 @@ export async function measureMutexAlternative(options: MutexAlternativeOptions):
   const common = { ...options, workflowBundle, concurrency: options.concurrency ?? MUTEX_CONCURRENCY };
   const mutex = await measureVariant({ ...common, variant: 'mutex' });
   const bare = await measureVariant({ ...common, variant: 'bare' });
-  return { items: options.items, keys: options.keys, concurrency: common.concurrency, temporal: temporalVersion(options.executable), mutex, bare };
+  return {
+    items: options.items,
+    keys: options.keys,
+    concurrency: common.concurrency,
+    temporal: temporalVersion(options.executable),
+    mutex,
+    bare,
+  };
 }
 
-type VariantOptions = MutexAlternativeOptions & { variant: 'mutex' | 'bare'; workflowBundle: { code: string }; concurrency: number };
+type VariantOptions = MutexAlternativeOptions & {
+  variant: 'mutex' | 'bare';
+  workflowBundle: { code: string };
+  concurrency: number;
+};
 
 /** What the simulated POSTs showed: when each began and ended, and how many of a key ran at once. */
 class PostLog {
@@ -166,13 +177,27 @@ async function measureVariant(options: VariantOptions): Promise<VariantFigures> 
     const taskQueue = `bench-mutex-${randomUUID()}`;
     // The activities report to whichever run is current (the warm-up's, then the measurement's).
     let log = new PostLog(new Set());
-    const activities = orderingActivities(client, { postStarted: (input) => log.postStarted(input), postEnded: (input) => log.postEnded(input) });
-    const worker = await Worker.create({ connection: native, taskQueue, workflowBundle: options.workflowBundle, activities });
+    const activities = orderingActivities(client, {
+      postStarted: (input) => log.postStarted(input),
+      postEnded: (input) => log.postEnded(input),
+    });
+    const worker = await Worker.create({
+      connection: native,
+      taskQueue,
+      workflowBundle: options.workflowBundle,
+      activities,
+    });
     return await worker.runUntil(async () => {
       const run = async (prefix: string, items: number, keys: number) => {
         const inputs = Array.from({ length: items }, (_, i): OrderingItemInput => {
           const key = `${prefix}-key-${i % keys}`;
-          return { itemId: `${prefix}-item-${i}`, key, lockWorkflowId: `${prefix}-lock-${i % keys}`, taskQueue, lockTimeoutMs: options.lockTimeoutMs ?? 30_000 };
+          return {
+            itemId: `${prefix}-item-${i}`,
+            key,
+            lockWorkflowId: `${prefix}-lock-${i % keys}`,
+            taskQueue,
+            lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
+          };
         });
         log = new PostLog(new Set(inputs.map((input) => input.itemId)));
         return { inputs, log, ...(await runItems({ ...options, client, taskQueue, inputs, log })) };
@@ -183,10 +208,16 @@ async function measureVariant(options: VariantOptions): Promise<VariantFigures> 
         progress(`ordering, mutex alternative (${variant}): warm-up, ${warmup} items`);
         await run(`warm-${tag}`, warmup, warmup);
       }
-      progress(`ordering, mutex alternative (${variant}): ${options.items} items over ${options.keys} key(s), ${options.concurrency} starts at once`);
+      progress(
+        `ordering, mutex alternative (${variant}): ${options.items} items over ${options.keys} key(s), ${options.concurrency} starts at once`,
+      );
       const measured = await run(`${variant}-${tag}`, options.items, options.keys);
       progress(`ordering, mutex alternative (${variant}): counting the histories`);
-      const counted = await countHistories(client, measured.inputs.map((input) => input.itemId), options.concurrency);
+      const counted = await countHistories(
+        client,
+        measured.inputs.map((input) => input.itemId),
+        options.concurrency,
+      );
       return {
         variant,
         items: options.items,
@@ -208,19 +239,28 @@ async function measureVariant(options: VariantOptions): Promise<VariantFigures> 
 }
 
 /** Starts the items, waits until each POSTed and every workflow closed; throws on a missing or repeated POST. */
-async function runItems(o: VariantOptions & { client: Client; taskQueue: string; inputs: OrderingItemInput[]; log: PostLog }) {
+async function runItems(
+  o: VariantOptions & { client: Client; taskQueue: string; inputs: OrderingItemInput[]; log: PostLog },
+) {
   const { client, inputs, log } = o;
   const accepted = new Map<string, number>();
   const first = performance.now();
   await inParallel(inputs.length, o.concurrency, async (i) => {
     const input = inputs[i];
-    await client.workflow.start<typeof mutexItem | typeof bareItem>(o.variant === 'mutex' ? 'mutexItem' : 'bareItem', { workflowId: input.itemId, taskQueue: o.taskQueue, args: [input] });
+    await client.workflow.start<typeof mutexItem | typeof bareItem>(o.variant === 'mutex' ? 'mutexItem' : 'bareItem', {
+      workflowId: input.itemId,
+      taskQueue: o.taskQueue,
+      args: [input],
+    });
     accepted.set(input.itemId, performance.now());
   });
   // Two items a second plus two minutes: a stalled lock shows as a timeout, not as a hang.
   const deadline = performance.now() + 120_000 + inputs.length * 500;
   while (log.ended.size < inputs.length) {
-    if (performance.now() > deadline) throw new Error(`mutex alternative (${o.variant}): ${inputs.length - log.ended.size} of ${inputs.length} items never POSTed`);
+    if (performance.now() > deadline)
+      throw new Error(
+        `mutex alternative (${o.variant}): ${inputs.length - log.ended.size} of ${inputs.length} items never POSTed`,
+      );
     await delay(5);
   }
   const seconds = (Math.max(...log.ended.values()) - first) / 1000;
@@ -253,7 +293,8 @@ async function countHistories(client: Client, itemIds: string[], concurrency: nu
       const signaled = event.workflowExecutionSignaledEventAttributes;
       if (signaled?.signalName !== LOCK_ACQUIRED) continue;
       const sender = signaled.externalWorkflowExecution;
-      if (!sender?.workflowId || !sender.runId) throw new Error(`item ${itemIds[i]}: its "${LOCK_ACQUIRED}" signal does not name the lock run that sent it`);
+      if (!sender?.workflowId || !sender.runId)
+        throw new Error(`item ${itemIds[i]}: its "${LOCK_ACQUIRED}" signal does not name the lock run that sent it`);
       lockRuns.set(`${sender.workflowId}/${sender.runId}`, { workflowId: sender.workflowId, runId: sender.runId });
     }
   });
@@ -271,21 +312,37 @@ async function countHistories(client: Client, itemIds: string[], concurrency: nu
   let signals = 0;
   for (const history of histories) {
     for (const event of history.events ?? []) {
-      const type = (EventType[event.eventType ?? EventType.EVENT_TYPE_UNSPECIFIED] ?? String(event.eventType)).replace(/^EVENT_TYPE_/, '');
+      const type = (EventType[event.eventType ?? EventType.EVENT_TYPE_UNSPECIFIED] ?? String(event.eventType)).replace(
+        /^EVENT_TYPE_/,
+        '',
+      );
       byType.set(type, (byType.get(type) ?? 0) + 1);
       if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED) signals++;
     }
   }
-  return { histories: histories.map((history, i) => ({ ...countActions(history), lock: lockFlags[i] })), byType, signals, lockRuns: runs.length };
+  return {
+    histories: histories.map((history, i) => ({ ...countActions(history), lock: lockFlags[i] })),
+    byType,
+    signals,
+    lockRuns: runs.length,
+  };
 }
 
 function perItem(counted: Counted, items: number): PerItemFigures {
-  const sum = (pick: (h: Counted['histories'][number]) => number, which: (h: Counted['histories'][number]) => boolean = () => true) =>
-    counted.histories.filter(which).reduce((total, h) => total + pick(h), 0) / items;
+  const sum = (
+    pick: (h: Counted['histories'][number]) => number,
+    which: (h: Counted['histories'][number]) => boolean = () => true,
+  ) => counted.histories.filter(which).reduce((total, h) => total + pick(h), 0) / items;
   return {
     events: sum((h) => h.events),
-    itemEvents: sum((h) => h.events, (h) => !h.lock),
-    lockEvents: sum((h) => h.events, (h) => h.lock),
+    itemEvents: sum(
+      (h) => h.events,
+      (h) => !h.lock,
+    ),
+    lockEvents: sum(
+      (h) => h.events,
+      (h) => h.lock,
+    ),
     signals: counted.signals / items,
     workflowTasks: sum((h) => h.workflowTasksCompleted),
     starts: sum((h) => h.starts),
@@ -296,7 +353,11 @@ function perItem(counted: Counted, items: number): PerItemFigures {
 }
 
 /** Per key, the pairs of items whose POSTs began in the other order than their starts were accepted. */
-function outOfStartOrder(inputs: OrderingItemInput[], accepted: ReadonlyMap<string, number>, began: ReadonlyMap<string, number>): number {
+function outOfStartOrder(
+  inputs: OrderingItemInput[],
+  accepted: ReadonlyMap<string, number>,
+  began: ReadonlyMap<string, number>,
+): number {
   const byKey = new Map<string, string[]>();
   for (const { key, itemId } of inputs) byKey.set(key, [...(byKey.get(key) ?? []), itemId]);
   let pairs = 0;

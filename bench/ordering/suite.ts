@@ -34,8 +34,17 @@ export const orderingSuite: BenchmarkSuite = {
         const order: Ordering[] = round % 2 ? ['off', 'entity'] : ['entity', 'off'];
         for (const cap of CAPS) {
           for (const ordering of order) {
-            ctx.progress(`ordering: round ${round}, ${WEBHOOKS} webhooks on ${MANY_KEYS} keys, WEBHOOK_ORDERING=${ordering}, cap ${cap}/s`);
-            manyKeys.push({ round, cap, ordering, ...(await withOrderedRig(ctx, partner, executable, { ordering, cap }, (rig) => measureManyKeys(rig, WEBHOOKS, MANY_KEYS))) });
+            ctx.progress(
+              `ordering: round ${round}, ${WEBHOOKS} webhooks on ${MANY_KEYS} keys, WEBHOOK_ORDERING=${ordering}, cap ${cap}/s`,
+            );
+            manyKeys.push({
+              round,
+              cap,
+              ordering,
+              ...(await withOrderedRig(ctx, partner, executable, { ordering, cap }, (rig) =>
+                measureManyKeys(rig, WEBHOOKS, MANY_KEYS),
+              )),
+            });
           }
         }
       }
@@ -43,23 +52,60 @@ export const orderingSuite: BenchmarkSuite = {
       const temporal = await startBenchTemporal(executable);
       const costs = [];
       try {
-        for (const ordering of ['off', 'entity'] as const) costs.push(await measureFirstTryCost({ ...ctx, partner, address: temporal.server.address, ordering, samples: COST_SAMPLES }));
+        for (const ordering of ['off', 'entity'] as const)
+          costs.push(
+            await measureFirstTryCost({
+              ...ctx,
+              partner,
+              address: temporal.server.address,
+              ordering,
+              samples: COST_SAMPLES,
+            }),
+          );
       } finally {
         await temporal.stop();
       }
       ctx.progress(`ordering: ${ONE_KEY} webhooks on one key`);
-      const oneKey = await withOrderedRig(ctx, partner, executable, { ordering: 'entity', cap: CAPS[1] }, async (rig) => {
-        const runs = [];
-        for (const latencyMs of LATENCIES_MS) runs.push(await measureOneKey(rig, ONE_KEY, latencyMs));
-        return runs;
-      });
+      const oneKey = await withOrderedRig(
+        ctx,
+        partner,
+        executable,
+        { ordering: 'entity', cap: CAPS[1] },
+        async (rig) => {
+          const runs = [];
+          for (const latencyMs of LATENCIES_MS) runs.push(await measureOneKey(rig, ONE_KEY, latencyMs));
+          return runs;
+        },
+      );
       ctx.progress(`ordering: a backlog of ${BACKLOG} webhooks on ${BACKLOG_KEYS} keys, paused`);
-      const backlog = await withOrderedRig(ctx, partner, executable, { ordering: 'entity', cap: BACKLOG_CAP }, (rig, address) => measureBacklog(rig, address, BACKLOG, BACKLOG_KEYS));
-      ctx.progress('ordering: the alternative, a lock workflow per key (Temporal\'s mutex sample), against a bare item');
+      const backlog = await withOrderedRig(
+        ctx,
+        partner,
+        executable,
+        { ordering: 'entity', cap: BACKLOG_CAP },
+        (rig, address) => measureBacklog(rig, address, BACKLOG, BACKLOG_KEYS),
+      );
+      ctx.progress("ordering: the alternative, a lock workflow per key (Temporal's mutex sample), against a bare item");
       const workflowBundle = await mutexWorkflowBundle();
       const mutex = [];
-      for (const { name, items, keys } of MUTEX_CASES) mutex.push({ name, ...(await measureMutexAlternative({ executable, items, keys, progress: ctx.progress, workflowBundle })) });
-      return reportOrdering({ mutex, temporal: temporalVersion(executable), webhooks: WEBHOOKS, keys: MANY_KEYS, manyKeys, costs, costSamples: COST_SAMPLES, oneKeyWebhooks: ONE_KEY, oneKey, backlog, backlogCap: BACKLOG_CAP });
+      for (const { name, items, keys } of MUTEX_CASES)
+        mutex.push({
+          name,
+          ...(await measureMutexAlternative({ executable, items, keys, progress: ctx.progress, workflowBundle })),
+        });
+      return reportOrdering({
+        mutex,
+        temporal: temporalVersion(executable),
+        webhooks: WEBHOOKS,
+        keys: MANY_KEYS,
+        manyKeys,
+        costs,
+        costSamples: COST_SAMPLES,
+        oneKeyWebhooks: ONE_KEY,
+        oneKey,
+        backlog,
+        backlogCap: BACKLOG_CAP,
+      });
     } finally {
       await partner.close();
     }

@@ -8,14 +8,24 @@ import { table, verdict } from '../harness/render';
 import { quantiles } from '../harness/stats';
 import type { BenchmarkSuite } from '../harness/suite';
 import { benchTemporalBinary } from '../harness/temporal';
-import { benchEvent, ingest, INTERNAL_API_TOKEN, startServiceRig, waitForHealthz, waitUntil, type Rig } from '../harness/webhook-part';
+import {
+  benchEvent,
+  ingest,
+  INTERNAL_API_TOKEN,
+  startServiceRig,
+  waitForHealthz,
+  waitUntil,
+  type Rig,
+} from '../harness/webhook-part';
 
 /** Callers at once, the seconds each level lasts (BENCH_OVERLOAD_SECONDS), and the goal: p99 of the 202s at 512 ≤ 2 × at 128. */
 const LEVELS = [32, 128, 512] as const;
 const SECONDS = Number(process.env.BENCH_OVERLOAD_SECONDS ?? 30);
 const GOAL_P99_RATIO = 2;
 /** The api's bound in force: its default, or INGEST_MAX_STARTS_IN_FLIGHT as set for the run (the services inherit the environment). */
-const BOUND = loadConfig({ INGEST_MAX_STARTS_IN_FLIGHT: process.env.INGEST_MAX_STARTS_IN_FLIGHT }).INGEST_MAX_STARTS_IN_FLIGHT;
+const BOUND = loadConfig({
+  INGEST_MAX_STARTS_IN_FLIGHT: process.env.INGEST_MAX_STARTS_IN_FLIGHT,
+}).INGEST_MAX_STARTS_IN_FLIGHT;
 
 type Level = Awaited<ReturnType<typeof runLevel>> & { readonly bound: number };
 
@@ -34,10 +44,20 @@ export const overloadSuite: BenchmarkSuite = {
     withCleanups('overload', progress, async (cleanups) => {
       const partner = await startPartnerServer();
       cleanups.push(() => partner.close());
-      const { spawnWorker, spawnApi, rigWith } = await startServiceRig({ databaseUrl, knex, partner, executable: benchTemporalBinary(), cleanups, progress });
+      const { spawnWorker, spawnApi, rigWith } = await startServiceRig({
+        databaseUrl,
+        knex,
+        partner,
+        executable: benchTemporalBinary(),
+        cleanups,
+        progress,
+      });
       const rig = rigWith([await spawnWorker()]);
       const unbounded = await spawnApi({ INGEST_MAX_STARTS_IN_FLIGHT: String(UNBOUNDED) });
-      const apis = [{ bound: BOUND, url: rig.apiUrl }, { bound: UNBOUNDED, url: unbounded.url }];
+      const apis = [
+        { bound: BOUND, url: rig.apiUrl },
+        { bound: UNBOUNDED, url: unbounded.url },
+      ];
       for (const api of apis) {
         await waitForHealthz({ ...rig, services: [...rig.services, unbounded.process] }, 'the API', api.url, 60_000);
         await ingest(api.url, `warm-up-${api.bound}`, 100);
@@ -86,16 +106,33 @@ async function runLevel(rig: Rig, apiUrl: string, partner: PartnerServer, caller
   const seconds = (performance.now() - started) / 1000;
   await dispatcher.close();
   // Every call has answered: a row without a run now is a start in doubt.
-  const [{ n: inDoubt }] = await rig.knex('webhook_events').whereRaw('starts_with(event_id, ?)', [`${prefix}-`]).whereNull('run_id').count<{ n: string }[]>({ n: '*' });
-  const delivered = await waitUntil(rig, `delivery of ${prefix}`, 600_000, async () => accepted.every((id) => partner.receipts.has(id)));
-  return { callers, sent, seconds, accepted: accepted.length, latency: quantiles(acceptedMs), refusals, inDoubt: Number(inDoubt), delivered };
+  const [{ n: inDoubt }] = await rig
+    .knex('webhook_events')
+    .whereRaw('starts_with(event_id, ?)', [`${prefix}-`])
+    .whereNull('run_id')
+    .count<{ n: string }[]>({ n: '*' });
+  const delivered = await waitUntil(rig, `delivery of ${prefix}`, 600_000, async () =>
+    accepted.every((id) => partner.receipts.has(id)),
+  );
+  return {
+    callers,
+    sent,
+    seconds,
+    accepted: accepted.length,
+    latency: quantiles(acceptedMs),
+    refusals,
+    inDoubt: Number(inDoubt),
+    delivered,
+  };
 }
 
 function report(levels: readonly Level[]): string {
   const bounded = levels.filter((l) => l.bound === BOUND);
   const at = (callers: number) => bounded.find((l) => l.callers === callers)!;
   const ratio = at(512).latency.p99 / at(128).latency.p99;
-  const others = [...new Set(levels.flatMap((l) => [...l.refusals.keys()]))].filter((key) => !REASONS.includes(key)).sort();
+  const others = [...new Set(levels.flatMap((l) => [...l.refusals.keys()]))]
+    .filter((key) => !REASONS.includes(key))
+    .sort();
   const inDoubt = bounded.reduce((total, l) => total + l.inDoubt, 0);
   const ms = (value: number) => `${value.toFixed(0)} ms`;
   return [
@@ -106,10 +143,27 @@ function report(levels: readonly Level[]): string {
       'has answered; every 202 was delivered before the next level began.',
     '',
     table(
-      ['callers at once', 'api', '>sent', '>202 per second', '>p50 of the 202s', '>p99 of the 202s', ...[...REASONS, ...others].map((r) => `>${r}`), '>rows in doubt', 'every 202 delivered'],
+      [
+        'callers at once',
+        'api',
+        '>sent',
+        '>202 per second',
+        '>p50 of the 202s',
+        '>p99 of the 202s',
+        ...[...REASONS, ...others].map((r) => `>${r}`),
+        '>rows in doubt',
+        'every 202 delivered',
+      ],
       levels.map((l) => [
-        l.callers, l.bound === BOUND ? `bound ${BOUND}` : 'unbounded', l.sent, (l.accepted / l.seconds).toFixed(1), ms(l.latency.p50), ms(l.latency.p99),
-        ...[...REASONS, ...others].map((r) => l.refusals.get(r) ?? 0), l.inDoubt, l.delivered ? 'yes' : '**no**',
+        l.callers,
+        l.bound === BOUND ? `bound ${BOUND}` : 'unbounded',
+        l.sent,
+        (l.accepted / l.seconds).toFixed(1),
+        ms(l.latency.p50),
+        ms(l.latency.p99),
+        ...[...REASONS, ...others].map((r) => l.refusals.get(r) ?? 0),
+        l.inDoubt,
+        l.delivered ? 'yes' : '**no**',
       ]),
     ),
     '',

@@ -18,7 +18,13 @@ void serveInChild(async () => {
     const { rows } = await pool.query(forPg(page));
     const totalResults = count ? (await pool.query(forPg(count))).rows[0].total : rows.length;
     const rendered = rows.length > 0 && Object.keys(rows[0]).join() === 'resource';
-    return rendered ? listResponseText(rows.map((row) => row.resource), totalResults, 1) : JSON.stringify({ totalResults, rows });
+    return rendered
+      ? listResponseText(
+          rows.map((row) => row.resource),
+          totalResults,
+          1,
+        )
+      : JSON.stringify({ totalResults, rows });
   };
   const listening = await listenOnLoopback(
     http.createServer((req, res) => {

@@ -4,11 +4,21 @@ import type { Knex } from '../../db/database';
 /** Size of the SCIM benchmark directory. */
 export const SCIM_BENCH_USERS = 50_000;
 export const SCIM_BENCH_GROUPS = 100_000;
-export const DEPARTMENTS = ['Engineering', 'Sales', 'Marketing', 'Support', 'Finance', 'Operations', 'Legal', 'Research'];
+export const DEPARTMENTS = [
+  'Engineering',
+  'Sales',
+  'Marketing',
+  'Support',
+  'Finance',
+  'Operations',
+  'Legal',
+  'Research',
+];
 
 /** The id, displayName and user members of group n (1-based), as the seed SQL computes them. */
 export const benchGroupId = (n: number) => md5Uuid(`group${n}`);
-export const benchDisplayName = (n: number) => `Group ${String(n).padStart(6, '0')} ${DEPARTMENTS[n % DEPARTMENTS.length]}`;
+export const benchDisplayName = (n: number) =>
+  `Group ${String(n).padStart(6, '0')} ${DEPARTMENTS[n % DEPARTMENTS.length]}`;
 /** User member k (0-based) of group n: distinct for k < 10 because 4729 * k < 50000. */
 export const benchMemberUser = (n: number, k: number) => 1 + ((n * 7919 + k * 104_729) % SCIM_BENCH_USERS);
 /** User n's primary address (its SCIM userName) and its second address, as the seed SQL writes them. */

@@ -45,7 +45,9 @@ export const scimSuite: BenchmarkSuite = {
   name: 'scim',
   title: 'SCIM Groups and Users (`GET /scim/v2/Groups`, `GET /scim/v2/Users`)',
   async run({ databaseUrl, knex, progress }) {
-    progress(`scim: seeding ${SCIM_BENCH_GROUPS} groups, ${SCIM_BENCH_GROUPS * 10} memberships, ${SCIM_BENCH_USERS} users`);
+    progress(
+      `scim: seeding ${SCIM_BENCH_GROUPS} groups, ${SCIM_BENCH_GROUPS * 10} memberships, ${SCIM_BENCH_USERS} users`,
+    );
     const seedStart = performance.now();
     await seedScimDirectory(knex);
     const seedSeconds = (performance.now() - seedStart) / 1000;
@@ -54,10 +56,14 @@ export const scimSuite: BenchmarkSuite = {
     const statements = await statementsOf(knex, databaseUrl, queries.map(apiPath));
     progress('scim: EXPLAIN ANALYZE');
     const explained = [];
-    for (const [i, query] of queries.entries()) explained.push({ query, statements: await explainStatements(knex, statements[i]) });
+    for (const [i, query] of queries.entries())
+      explained.push({ query, statements: await explainStatements(knex, statements[i]) });
     const api = await startApiChild(databaseUrl);
     const byName = JSON.stringify(Object.fromEntries(queries.map((q, i) => [q.name, statements[i]])));
-    const baseline = await startServerChild(path.join(__dirname, 'baseline-server'), { DATABASE_URL: databaseUrl, SCIM_BENCH_STATEMENTS: byName });
+    const baseline = await startServerChild(path.join(__dirname, 'baseline-server'), {
+      DATABASE_URL: databaseUrl,
+      SCIM_BENCH_STATEMENTS: byName,
+    });
     const postgres = await postgresCpuClock(knex);
     const measured: Measured[] = [];
     try {
@@ -66,7 +72,11 @@ export const scimSuite: BenchmarkSuite = {
         const baselineUrl = `${baseline.url}/${query.name}`;
         const total = await sameTotals(apiUrl, baselineUrl);
         progress(`scim: ${query.endpoint} ${query.label} (${total} results)`);
-        measured.push({ query, total, ...(await measureSideBySide({ api, apiUrl }, { baseline, baselineUrl }, postgres)) });
+        measured.push({
+          query,
+          total,
+          ...(await measureSideBySide({ api, apiUrl }, { baseline, baselineUrl }, postgres)),
+        });
       }
     } finally {
       await api.stop();
@@ -78,7 +88,8 @@ export const scimSuite: BenchmarkSuite = {
 
 async function run(url: string, connections: number, seconds: number): Promise<LoadFigures> {
   const figures = await drive(url, { accept: 'application/json' }, connections, seconds);
-  if (figures.non2xx || figures.errors) throw new Error(`${url}: ${figures.non2xx} non-2xx answers, ${figures.errors} errors`);
+  if (figures.non2xx || figures.errors)
+    throw new Error(`${url}: ${figures.non2xx} non-2xx answers, ${figures.errors} errors`);
   return figures;
 }
 
@@ -86,10 +97,17 @@ async function run(url: string, connections: number, seconds: number): Promise<L
  * Latency with one connection, then throughput at CONNECTIONS in ROUNDS rounds that take the API and the
  * baseline in turn, so drift in the machine's load (a shared 2-core VM) touches both alike.
  */
-async function measureSideBySide({ api, apiUrl }: { api: ServerChild; apiUrl: string }, { baseline, baselineUrl }: { baseline: ServerChild; baselineUrl: string }, postgres: () => number) {
+async function measureSideBySide(
+  { api, apiUrl }: { api: ServerChild; apiUrl: string },
+  { baseline, baselineUrl }: { baseline: ServerChild; baselineUrl: string },
+  postgres: () => number,
+) {
   for (const url of [apiUrl, baselineUrl]) await run(url, CONNECTIONS, 1); // warm-up
   const single = { api: await run(apiUrl, 1, SINGLE_SECONDS), baseline: await run(baselineUrl, 1, SINGLE_SECONDS) };
-  const sides = [{ child: api, url: apiUrl }, { child: baseline, url: baselineUrl }].map((side) => ({ ...side, rounds: [] as LoadFigures[], cpu: 0, gcMs: 0, pg: 0 }));
+  const sides = [
+    { child: api, url: apiUrl },
+    { child: baseline, url: baselineUrl },
+  ].map((side) => ({ ...side, rounds: [] as LoadFigures[], cpu: 0, gcMs: 0, pg: 0 }));
   for (let i = 0; i < ROUNDS; i++) {
     for (const side of sides) {
       const before = { cpu: cpuSeconds(side.child.pid), gcMs: await side.child.gcPauseMs(), pg: postgres() };
@@ -115,14 +133,20 @@ async function measureSideBySide({ api, apiUrl }: { api: ServerChild; apiUrl: st
 function combined(rounds: readonly LoadFigures[]): LoadFigures {
   const sum = (pick: (f: LoadFigures) => number) => rounds.reduce((total, f) => total + pick(f), 0);
   return {
-    reqPerSec: sum((f) => f.reqPerSec) / rounds.length, p50Ms: median(rounds.map((f) => f.p50Ms)), p99Ms: Math.max(...rounds.map((f) => f.p99Ms)),
-    non2xx: sum((f) => f.non2xx), errors: sum((f) => f.errors), requests: sum((f) => f.requests),
+    reqPerSec: sum((f) => f.reqPerSec) / rounds.length,
+    p50Ms: median(rounds.map((f) => f.p50Ms)),
+    p99Ms: Math.max(...rounds.map((f) => f.p99Ms)),
+    non2xx: sum((f) => f.non2xx),
+    errors: sum((f) => f.errors),
+    requests: sum((f) => f.requests),
   };
 }
 
 /** Both servers must agree on the total before their speeds are compared. */
 async function sameTotals(apiUrl: string, baselineUrl: string): Promise<number> {
-  const apiBody = (await (await fetch(apiUrl, { headers: { accept: 'application/json' } })).json()) as { totalResults: number };
+  const apiBody = (await (await fetch(apiUrl, { headers: { accept: 'application/json' } })).json()) as {
+    totalResults: number;
+  };
   const baselineBody = (await (await fetch(baselineUrl)).json()) as { totalResults: number };
   if (apiBody.totalResults !== baselineBody.totalResults) {
     throw new Error(`API and baseline disagree on ${apiUrl}: ${apiBody.totalResults} vs ${baselineBody.totalResults}`);
@@ -130,7 +154,12 @@ async function sameTotals(apiUrl: string, baselineUrl: string): Promise<number> 
   return apiBody.totalResults;
 }
 
-type ExplainedStatement = { readonly role: string; readonly sql: string; readonly plan: string; readonly indexed: boolean };
+type ExplainedStatement = {
+  readonly role: string;
+  readonly sql: string;
+  readonly plan: string;
+  readonly indexed: boolean;
+};
 
 /** EXPLAIN ANALYZE of each statement a query ran; whether an index serves it. */
 async function explainStatements(knex: Knex, statements: readonly Statement[]): Promise<ExplainedStatement[]> {
@@ -138,9 +167,13 @@ async function explainStatements(knex: Knex, statements: readonly Statement[]): 
   for (const statement of statements) {
     const { sql, plan } = await explain(knex, statement);
     explained.push({
-      role: /count\(\*\)|scim_(group|user)_total/.test(sql) ? 'Count' : 'Page', sql, plan,
+      role: /count\(\*\)|scim_(group|user)_total/.test(sql) ? 'Count' : 'Page',
+      sql,
+      plan,
       // Reading the one-row counter is O(1) whatever the plan; any other statement must use an index.
-      indexed: /FROM scim_(group|user)_total$/.test(sql) || (/Index (Only )?Scan|Bitmap Index Scan/.test(plan) && !/Seq Scan on (scim_|users)/.test(plan)),
+      indexed:
+        /FROM scim_(group|user)_total$/.test(sql) ||
+        (/Index (Only )?Scan|Bitmap Index Scan/.test(plan) && !/Seq Scan on (scim_|users)/.test(plan)),
     });
   }
   return explained;
@@ -149,51 +182,99 @@ async function explainStatements(knex: Knex, statements: readonly Statement[]): 
 /** autocannon reports whole milliseconds; 0 means under one. */
 const milliseconds = (ms: number) => (ms === 0 ? '<1' : String(ms));
 const us = (value: number) => (Number.isFinite(value) ? String(Math.round(value)) : 'n/a');
-const SIDES = ['API req/s', 'API p50 ms', 'API p99 ms', 'Baseline req/s', 'Baseline p50 ms', 'Baseline p99 ms'].map((c) => `>${c}`);
+const SIDES = ['API req/s', 'API p50 ms', 'API p99 ms', 'Baseline req/s', 'Baseline p50 ms', 'Baseline p99 ms'].map(
+  (c) => `>${c}`,
+);
 
-function report(measured: readonly Measured[], explained: ReadonlyArray<{ query: BenchQuery; statements: ExplainedStatement[] }>, seedSeconds: number): string {
+function report(
+  measured: readonly Measured[],
+  explained: ReadonlyArray<{ query: BenchQuery; statements: ExplainedStatement[] }>,
+  seedSeconds: number,
+): string {
   const load = (f: LoadFigures) => [Math.round(f.reqPerSec), milliseconds(f.p50Ms), milliseconds(f.p99Ms)];
   const byEndpoint = (columns: string[], row: (m: Measured) => Array<string | number>) =>
-    ENDPOINTS.flatMap((endpoint) => [`#### ${endpoint}`, '', table(columns, measured.filter((m) => m.query.endpoint === endpoint).map(row)), '']);
+    ENDPOINTS.flatMap((endpoint) => [
+      `#### ${endpoint}`,
+      '',
+      table(columns, measured.filter((m) => m.query.endpoint === endpoint).map(row)),
+      '',
+    ]);
   const name = (m: Measured) => `\`${m.query.label}\``;
-  const unindexed = explained.flatMap((e) => e.statements.filter((s) => !s.indexed).map((s) => `${s.role} of \`${e.query.label}\``));
+  const unindexed = explained.flatMap((e) =>
+    e.statements.filter((s) => !s.indexed).map((s) => `${s.role} of \`${e.query.label}\``),
+  );
   return [
     `Directory: ${SCIM_BENCH_GROUPS.toLocaleString('en')} groups, ${(SCIM_BENCH_GROUPS * 10).toLocaleString('en')} memberships ` +
       `(${(SCIM_BENCH_GROUPS * 9.5).toLocaleString('en')} of users, ${(SCIM_BENCH_GROUPS / 2).toLocaleString('en')} of groups), ` +
       `${SCIM_BENCH_USERS.toLocaleString('en')} users with two e-mail addresses each; seeded with set-based SQL in ${seedSeconds.toFixed(1)} s. ` +
       'The API is the real server (api/server.ts) in its own process; the baseline is node:http + pg in another process ' +
-      'running the very statements the API ran for each query (taken from the API through knex\'s `query` event: the page with its ' +
+      "running the very statements the API ran for each query (taken from the API through knex's `query` event: the page with its " +
       'members, and the count when the page does not prove it) without Koa, filter parsing or SCIM serialisation. A page that PostgreSQL ' +
       'renders as JSON text (projection at most without members) is answered by both with the same bytes. autocannon drives both over ' +
       '127.0.0.1, one query at a time.',
     '',
     `### ${CONNECTIONS} connections, ${ROUNDS} rounds of ${ROUND_SECONDS} s each, API and baseline in turn`,
     '',
-    'req/s is the mean of the rounds, p50 their median, p99 their worst; API / baseline is the median of the rounds\' ratios, listed in Rounds.',
+    "req/s is the mean of the rounds, p50 their median, p99 their worst; API / baseline is the median of the rounds' ratios, listed in Rounds.",
     '',
-    ...byEndpoint(['Query', '>Results', ...SIDES, '>API / baseline', 'Rounds'], (m) =>
-      [name(m), m.total, ...load(m.concurrent.api), ...load(m.concurrent.baseline), median(m.ratios).toFixed(2), m.ratios.map((x) => x.toFixed(2)).join(', ')]),
+    ...byEndpoint(['Query', '>Results', ...SIDES, '>API / baseline', 'Rounds'], (m) => [
+      name(m),
+      m.total,
+      ...load(m.concurrent.api),
+      ...load(m.concurrent.baseline),
+      median(m.ratios).toFixed(2),
+      m.ratios.map((x) => x.toFixed(2)).join(', '),
+    ]),
     `### 1 connection, ${SINGLE_SECONDS} s each (latency without queueing)`,
     '',
-    ...byEndpoint(['Query', '>Results', ...SIDES, '>API / baseline'], (m) =>
-      [name(m), m.total, ...load(m.single.api), ...load(m.single.baseline), (m.single.api.reqPerSec / m.single.baseline.reqPerSec).toFixed(2)]),
+    ...byEndpoint(['Query', '>Results', ...SIDES, '>API / baseline'], (m) => [
+      name(m),
+      m.total,
+      ...load(m.single.api),
+      ...load(m.single.baseline),
+      (m.single.api.reqPerSec / m.single.baseline.reqPerSec).toFixed(2),
+    ]),
     `### CPU per request at ${CONNECTIONS} connections (from /proc, over the rounds)`,
     '',
     'Microseconds of CPU each request cost the server process and PostgreSQL (postmaster and all backends). ' +
-      'Both servers share the machine\'s cores with PostgreSQL and autocannon, so a server\'s extra CPU per request is what separates the two. ' +
-      'GC pauses are the time the server\'s main thread stood still for garbage collection (`gc` performance entries), per request.',
+      "Both servers share the machine's cores with PostgreSQL and autocannon, so a server's extra CPU per request is what separates the two. " +
+      "GC pauses are the time the server's main thread stood still for garbage collection (`gc` performance entries), per request.",
     '',
-    ...byEndpoint(['Query', '>API process µs', '>API GC pauses µs', '>PostgreSQL µs (API)', '>Baseline process µs', '>Baseline GC pauses µs',
-      '>PostgreSQL µs (baseline)', '>Extra per API request µs (server + PostgreSQL)'], (m) => [name(m),
-      ...[m.cpu.api, m.cpu.baseline].flatMap((s) => [us(s.server), us(s.gcPauses), us(s.postgres)]), us(m.cpu.api.server + m.cpu.api.postgres - m.cpu.baseline.server - m.cpu.baseline.postgres)]),
+    ...byEndpoint(
+      [
+        'Query',
+        '>API process µs',
+        '>API GC pauses µs',
+        '>PostgreSQL µs (API)',
+        '>Baseline process µs',
+        '>Baseline GC pauses µs',
+        '>PostgreSQL µs (baseline)',
+        '>Extra per API request µs (server + PostgreSQL)',
+      ],
+      (m) => [
+        name(m),
+        ...[m.cpu.api, m.cpu.baseline].flatMap((s) => [us(s.server), us(s.gcPauses), us(s.postgres)]),
+        us(m.cpu.api.server + m.cpu.api.postgres - m.cpu.baseline.server - m.cpu.baseline.postgres),
+      ],
+    ),
     '### Goals',
     '',
-    ...measured.flatMap(({ query: q, single, concurrent }) => q.goalP50Ms === undefined ? [] : [
-      `- ${q.endpoint} \`${q.label}\` p50 ≤ ${q.goalP50Ms} ms: ${verdict(single.api.p50Ms <= q.goalP50Ms)} with one connection ` +
-        `(${milliseconds(single.api.p50Ms)} ms), ${verdict(concurrent.api.p50Ms <= q.goalP50Ms)} with ${CONNECTIONS} (${milliseconds(concurrent.api.p50Ms)} ms).`]),
-    ...measured.map(({ query: q, ratios }) => `- ${q.endpoint} \`${q.label}\`: ${median(ratios).toFixed(2)}× the baseline with ${CONNECTIONS} connections ` +
-      `(median of ${ROUNDS} rounds: ${ratios.map((x) => x.toFixed(2)).join(', ')}), ${verdict(median(ratios) >= RATIO_GOAL)} (goal ≥ ${RATIO_GOAL}×).`),
-    unindexed.length ? `- Statements not served through an index: ${unindexed.join('; ')}.` : '- Every statement is served through an index (plans below).',
+    ...measured.flatMap(({ query: q, single, concurrent }) =>
+      q.goalP50Ms === undefined
+        ? []
+        : [
+            `- ${q.endpoint} \`${q.label}\` p50 ≤ ${q.goalP50Ms} ms: ${verdict(single.api.p50Ms <= q.goalP50Ms)} with one connection ` +
+              `(${milliseconds(single.api.p50Ms)} ms), ${verdict(concurrent.api.p50Ms <= q.goalP50Ms)} with ${CONNECTIONS} (${milliseconds(concurrent.api.p50Ms)} ms).`,
+          ],
+    ),
+    ...measured.map(
+      ({ query: q, ratios }) =>
+        `- ${q.endpoint} \`${q.label}\`: ${median(ratios).toFixed(2)}× the baseline with ${CONNECTIONS} connections ` +
+        `(median of ${ROUNDS} rounds: ${ratios.map((x) => x.toFixed(2)).join(', ')}), ${verdict(median(ratios) >= RATIO_GOAL)} (goal ≥ ${RATIO_GOAL}×).`,
+    ),
+    unindexed.length
+      ? `- Statements not served through an index: ${unindexed.join('; ')}.`
+      : '- Every statement is served through an index (plans below).',
     '- The unfiltered total reads the one-row counters `scim_group_total` and `scim_user_total` that statement-level ' +
       'triggers keep exact (migrations 003 and 010), instead of counting 100k groups or 50k users per request.',
     '',
@@ -202,7 +283,16 @@ function report(measured: readonly Measured[], explained: ReadonlyArray<{ query:
     ...explained.flatMap(({ query, statements }) => [
       `#### ${query.endpoint} ${query.label}: \`${new URLSearchParams(query.query).toString()}\``,
       '',
-      ...statements.flatMap((s) => [`${s.role}, index used: ${s.indexed ? 'yes' : '**no**'}`, '', '```text', s.sql, '', s.plan, '```', '']),
+      ...statements.flatMap((s) => [
+        `${s.role}, index used: ${s.indexed ? 'yes' : '**no**'}`,
+        '',
+        '```text',
+        s.sql,
+        '',
+        s.plan,
+        '```',
+        '',
+      ]),
     ]),
   ].join('\n');
 }

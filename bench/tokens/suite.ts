@@ -16,14 +16,18 @@ const CHECKS = 100_000;
 const SHARED = 'bench-shared-token-0123456789abcdef';
 
 /** Nanoseconds per check() of the header, in this process: the token check alone, without HTTP or the route. */
-async function checkCost(knex: Parameters<typeof createTokenChecker>[0]['knex'], headers: Record<'scoped' | 'shared', string>) {
+async function checkCost(
+  knex: Parameters<typeof createTokenChecker>[0]['knex'],
+  headers: Record<'scoped' | 'shared', string>,
+) {
   const checker = createTokenChecker({ knex, logger: createLogger('error'), sharedToken: SHARED });
   await checker.start();
   const ns: Record<string, number> = {};
   try {
     for (const kind of ['scoped', 'shared', 'scoped', 'shared'] as const) {
       const started = process.hrtime.bigint();
-      for (let i = 0; i < CHECKS; i++) if (checker.check(headers[kind]).kind !== 'valid') throw new Error(`the ${kind} token was refused`);
+      for (let i = 0; i < CHECKS; i++)
+        if (checker.check(headers[kind]).kind !== 'valid') throw new Error(`the ${kind} token was refused`);
       ns[kind] = Number(process.hrtime.bigint() - started) / CHECKS;
     }
   } finally {
@@ -43,10 +47,21 @@ export const tokensSuite: BenchmarkSuite = {
   run: ({ databaseUrl, knex, progress }) =>
     withCleanups('tokens', progress, async (cleanups) => {
       // Before the API starts, so that its first load of the tokens has it.
-      const scoped = await createApiToken(knex, { actor: 'bench' }, parseTokenRequest({ name: 'bench-ingest', scopes: 'ingest' }));
+      const scoped = await createApiToken(
+        knex,
+        { actor: 'bench' },
+        parseTokenRequest({ name: 'bench-ingest', scopes: 'ingest' }),
+      );
       const partner = await startPartnerServer();
       cleanups.push(() => partner.close());
-      const { rigWith } = await startServiceRig({ databaseUrl, knex, partner, executable: benchTemporalBinary(), cleanups, progress });
+      const { rigWith } = await startServiceRig({
+        databaseUrl,
+        knex,
+        partner,
+        executable: benchTemporalBinary(),
+        cleanups,
+        progress,
+      });
       const rig = rigWith([]);
       await waitForHealthz(rig, 'the API', rig.apiUrl, 60_000);
       await ingest(rig.apiUrl, 'warm-up', 100);
@@ -62,8 +77,13 @@ export const tokensSuite: BenchmarkSuite = {
         const order = round % 2 ? (['shared', 'scoped'] as const) : (['scoped', 'shared'] as const);
         await Promise.all(
           order.map(async (kind) => {
-            const { accepted, refused, answerMs } = await ingest(rig.apiUrl, `${kind}-${round}`, WEBHOOKS, { token: kinds[kind] });
-            if (accepted.size !== WEBHOOKS) throw new Error(`${kind} round ${round + 1}: ${accepted.size} of ${WEBHOOKS} accepted, refused ${JSON.stringify([...refused])}`);
+            const { accepted, refused, answerMs } = await ingest(rig.apiUrl, `${kind}-${round}`, WEBHOOKS, {
+              token: kinds[kind],
+            });
+            if (accepted.size !== WEBHOOKS)
+              throw new Error(
+                `${kind} round ${round + 1}: ${accepted.size} of ${WEBHOOKS} accepted, refused ${JSON.stringify([...refused])}`,
+              );
             rates[kind].push(WEBHOOKS / ((performance.now() - started) / 1000));
             answers[kind].push(...answerMs);
           }),
@@ -75,15 +95,24 @@ export const tokensSuite: BenchmarkSuite = {
       const used = await knex('api_tokens').where({ name: 'bench-ingest' }).first('last_used_at');
       const row = (kind: keyof typeof kinds, label: string) => {
         const q = quantiles(answers[kind]);
-        return [label, `${median(rates[kind]).toFixed(1)}/s`, rates[kind].map((r) => r.toFixed(0)).join(', '), `${q.p50.toFixed(1)} ms`, `${q.p99.toFixed(1)} ms`];
+        return [
+          label,
+          `${median(rates[kind]).toFixed(1)}/s`,
+          rates[kind].map((r) => r.toFixed(0)).join(', '),
+          `${q.p50.toFixed(1)} ms`,
+          `${q.p99.toFixed(1)} ms`,
+        ];
       };
       return [
         `${ROUNDS} rounds; in each, ${WEBHOOKS} webhooks with a named token of scope \`ingest\` and ${WEBHOOKS} with the shared INTERNAL_API_TOKEN are POSTed ` +
           `at the same time, each kind with ${CONCURRENCY} requests in flight (the example candidate/new event, each its own event_id and candidate), to one ` +
-          '`partner-service api` on a dev server, no worker: each 202 is the row written and the workflow started. A kind\'s rate is its webhooks over ' +
-          'the time until its last 202; running both at once puts whatever else loads the machine on both alike, and which kind\'s requests leave first alternates. After 100 webhooks of warm-up.',
+          "`partner-service api` on a dev server, no worker: each 202 is the row written and the workflow started. A kind's rate is its webhooks over " +
+          "the time until its last 202; running both at once puts whatever else loads the machine on both alike, and which kind's requests leave first alternates. After 100 webhooks of warm-up.",
         '',
-        table(['token', '>median rate', '>rate per round', '>answer p50', '>answer p99'], [row('scoped', 'named, scope ingest'), row('shared', 'INTERNAL_API_TOKEN')]),
+        table(
+          ['token', '>median rate', '>rate per round', '>answer p50', '>answer p99'],
+          [row('scoped', 'named, scope ingest'), row('shared', 'INTERNAL_API_TOKEN')],
+        ),
         '',
         `Scoped ÷ shared, the median of the rounds' ratios (${ratios.map((r) => r.toFixed(2)).join(', ')}): ${ratio.toFixed(3)} (goal ≥ ${GOAL}: ${verdict(ratio >= GOAL)}).`,
         '',

@@ -36,13 +36,26 @@ export const companyOf = (i: number) => `company-${Math.floor(i / 10) % COMPANIE
 /** The body of webhook `i`: the example of its kind with its own ids (a candidate's e-mail is its own too); `candidate` forces a candidate event about `c-<candidate>`. */
 function eventOf(i: number, n: number, candidateIndex?: number): WebhookEnvelope {
   const company = companyOf(i);
-  if (candidateIndex === undefined && kindOf(i) === 'company') return { ...companySignup, data: { ...companySignup.data, company_id: company } } as WebhookEnvelope;
-  if (candidateIndex === undefined && kindOf(i) === 'job') return { ...jobNew, data: { ...jobNew.data, company: { ...jobNew.data.company, id: company }, job: { ...jobNew.data.job, id: `j-${i}` } } } as WebhookEnvelope;
+  if (candidateIndex === undefined && kindOf(i) === 'company')
+    return { ...companySignup, data: { ...companySignup.data, company_id: company } } as WebhookEnvelope;
+  if (candidateIndex === undefined && kindOf(i) === 'job')
+    return {
+      ...jobNew,
+      data: {
+        ...jobNew.data,
+        company: { ...jobNew.data.company, id: company },
+        job: { ...jobNew.data.job, id: `j-${i}` },
+      },
+    } as WebhookEnvelope;
   const candidate = candidateIndex === undefined ? candidateOf(i, n) : `c-${candidateIndex}`;
   const data = candidateNew.data;
   return {
     ...candidateNew,
-    data: { ...data, company: { ...data.company, id: company }, candidate: { ...data.candidate, id: candidate, email: `${candidate}@example.org` } },
+    data: {
+      ...data,
+      company: { ...data.company, id: company },
+      candidate: { ...data.candidate, id: candidate, email: `${candidate}@example.org` },
+    },
   } as WebhookEnvelope;
 }
 
@@ -62,7 +75,12 @@ export interface SeedFigures {
  * subject keys under the development index key (INSERT … unnest, from Node). Plus one audit row per 10
  * webhooks: operators' reads and retries, and a rare action.
  */
-export async function seedYear(knex: Knex, n: number, atRest: DataAtRest, progress: (message: string) => void): Promise<SeedFigures> {
+export async function seedYear(
+  knex: Knex,
+  n: number,
+  atRest: DataAtRest,
+  progress: (message: string) => void,
+): Promise<SeedFigures> {
   const started = performance.now();
   const secondsApart = (LOG_DAYS * 86_400) / n;
   const recentFrom = Math.ceil(n * (1 - PAYLOAD_DAYS / LOG_DAYS));
@@ -70,57 +88,88 @@ export async function seedYear(knex: Knex, n: number, atRest: DataAtRest, progre
   const candidates = Math.max(1, Math.floor(n / 20));
   // Webhook 10c is about candidate c as long as 10c < n: a candidate kind (10c % 10 = 0) whose body names `c-<c>`.
   const keysOf = (c: number) => eventSubjectKeys(DEVELOPMENT_INDEX_KEY.key, eventOf(c, n, c));
-  await knex.raw('CREATE TEMP TABLE IF NOT EXISTS year_subjects (c int PRIMARY KEY, keys text[]) ON COMMIT PRESERVE ROWS');
+  await knex.raw(
+    'CREATE TEMP TABLE IF NOT EXISTS year_subjects (c int PRIMARY KEY, keys text[]) ON COMMIT PRESERVE ROWS',
+  );
   for (let from = 0; from < candidates; from += BATCH) {
     const ids = Array.from({ length: Math.min(BATCH, candidates - from) }, (_, k) => from + k);
-    await runSql(knex, sql`INSERT INTO year_subjects SELECT c, ARRAY(SELECT json_array_elements_text(k)) FROM unnest(${ids.map(String)}::int[], ${ids.map((c) => JSON.stringify(keysOf(c)))}::json[]) AS u(c, k) ON CONFLICT DO NOTHING`);
+    await runSql(
+      knex,
+      sql`INSERT INTO year_subjects SELECT c, ARRAY(SELECT json_array_elements_text(k)) FROM unnest(${ids.map(String)}::int[], ${ids.map((c) => JSON.stringify(keysOf(c)))}::json[]) AS u(c, k) ON CONFLICT DO NOTHING`,
+    );
   }
-  const finishedAt = (i: string, t: string) => `${t} + (${of(OFFSET_SQL, i, `(${of(ATTEMPTS_SQL, i)})`)} || ' seconds')::interval + interval '80 milliseconds'`;
+  const finishedAt = (i: string, t: string) =>
+    `${t} + (${of(OFFSET_SQL, i, `(${of(ATTEMPTS_SQL, i)})`)} || ' seconds')::interval + interval '80 milliseconds'`;
   const columns = (i: string, t: string) => `
       '${SEED_PREFIX}' || ${i}, ${of(KIND_SQL, i)}, ${of(ACTION_SQL, i)}, 'company-' || ((${i}) / 10 % ${COMPANIES}),
       'webhook-${SEED_PREFIX}' || ${i}, 'run-${SEED_PREFIX}' || ${i}, CASE WHEN ${of(MIX_SQL, i)} < 98 THEN 'delivered' ELSE 'failed' END, true,
       ${t}, ${t}, ${finishedAt(i, t)}, ${finishedAt(i, t)},
       CASE WHEN ${i} % 10 < 5 THEN (SELECT keys FROM year_subjects WHERE c = ${i} % ${candidates}) ELSE '{}' END, 'development'`;
   const at = (i: string) => `now() - ((${n} - ${i}) * ${secondsApart}) * interval '1 second'`;
-  const common = 'event_id, event_type, action, company_id, workflow_id, run_id, status, start_reported, accepted_at, created_at, finished_at, updated_at, subject_keys, subject_key_id';
-  progress(`year: seeding ${n.toLocaleString('en')} webhooks, ${recentFrom.toLocaleString('en')} of them past the payload retention`);
-  await runSql(knex, sql`INSERT INTO webhook_events (id, ${raw(common)}, payload_removed_at, payload_removed_reason)
+  const common =
+    'event_id, event_type, action, company_id, workflow_id, run_id, status, start_reported, accepted_at, created_at, finished_at, updated_at, subject_keys, subject_key_id';
+  progress(
+    `year: seeding ${n.toLocaleString('en')} webhooks, ${recentFrom.toLocaleString('en')} of them past the payload retention`,
+  );
+  await runSql(
+    knex,
+    sql`INSERT INTO webhook_events (id, ${raw(common)}, payload_removed_at, payload_removed_reason)
       SELECT gen_random_uuid(), ${raw(columns('g', at('g')))}, ${raw(at('g'))} + interval '${raw(String(PAYLOAD_DAYS))} days', 'retention'
-        FROM generate_series(0, ${recentFrom - 1}) AS g`);
-  await runSql(knex, sql`INSERT INTO webhook_attempts (webhook_id, attempt, scheduled_at, started_at, duration_ms, http_status, succeeded, recorded_at)
+        FROM generate_series(0, ${recentFrom - 1}) AS g`,
+  );
+  await runSql(
+    knex,
+    sql`INSERT INTO webhook_attempts (webhook_id, attempt, scheduled_at, started_at, duration_ms, http_status, succeeded, recorded_at)
       SELECT e.id, a, e.accepted_at + (${raw(of(OFFSET_SQL, '', 'a'))} || ' seconds')::interval, e.accepted_at + (${raw(of(OFFSET_SQL, '', 'a'))} || ' seconds')::interval, 80,
              CASE WHEN a = w.attempts AND e.status = 'delivered' THEN 200 ELSE 503 END, a = w.attempts AND e.status = 'delivered',
              e.accepted_at + (${raw(of(OFFSET_SQL, '', 'a'))} || ' seconds')::interval + interval '80 milliseconds'
         FROM webhook_events e, LATERAL (SELECT substr(e.event_id, ${SEED_PREFIX.length + 1})::int AS i) AS x,
              LATERAL (SELECT ${raw(of(ATTEMPTS_SQL, 'x.i'))} AS attempts) AS w, generate_series(1, w.attempts) AS a
-       WHERE e.event_id LIKE ${`${SEED_PREFIX}%`} AND e.redelivery_of IS NULL`);
+       WHERE e.event_id LIKE ${`${SEED_PREFIX}%`} AND e.redelivery_of IS NULL`,
+  );
   let sealedBodies = 0;
   for (let from = recentFrom; from < n; from += BATCH) {
     const batch = Array.from({ length: Math.min(BATCH, n - from) }, (_, k) => from + k);
     const ids = batch.map(() => randomUUID());
     const bodies = batch.map((i, k) => sealText(atRest, envelopeBody(eventOf(i, n)), bodyBinding(ids[k])));
-    await runSql(knex, sql`INSERT INTO webhook_events (id, ${raw(common)}, body, body_sealed, body_key_id)
+    await runSql(
+      knex,
+      sql`INSERT INTO webhook_events (id, ${raw(common)}, body, body_sealed, body_key_id)
         SELECT u.id, ${raw(columns('u.i', at('u.i')))}, u.body::json, u.sealed, u.key_id
-          FROM unnest(${ids}::uuid[], ${batch.map(String)}::int[], ${nullable(bodies.map((b) => b.clear))}::text[], ${nullable(bodies.map((b) => hex(b.sealed)))}::bytea[], ${nullable(bodies.map((b) => b.keyId))}::text[]) AS u(id, i, body, sealed, key_id)`);
-    const attempts = batch.flatMap((i, k) => Array.from({ length: attemptsOf(i) }, (_, a) => ({ id: ids[k], i, a: a + 1, last: a + 1 === attemptsOf(i) })));
-    const excerpts = attempts.map(({ id, a, i, last }) => sealText(atRest, last && delivered(i) ? '{"received":true}' : 'Service Unavailable', excerptBinding(id, a)));
-    await runSql(knex, sql`INSERT INTO webhook_attempts (webhook_id, attempt, scheduled_at, started_at, duration_ms, http_status, succeeded, recorded_at, response_body, response_body_sealed, response_body_key_id)
+          FROM unnest(${ids}::uuid[], ${batch.map(String)}::int[], ${nullable(bodies.map((b) => b.clear))}::text[], ${nullable(bodies.map((b) => hex(b.sealed)))}::bytea[], ${nullable(bodies.map((b) => b.keyId))}::text[]) AS u(id, i, body, sealed, key_id)`,
+    );
+    const attempts = batch.flatMap((i, k) =>
+      Array.from({ length: attemptsOf(i) }, (_, a) => ({ id: ids[k], i, a: a + 1, last: a + 1 === attemptsOf(i) })),
+    );
+    const excerpts = attempts.map(({ id, a, i, last }) =>
+      sealText(atRest, last && delivered(i) ? '{"received":true}' : 'Service Unavailable', excerptBinding(id, a)),
+    );
+    await runSql(
+      knex,
+      sql`INSERT INTO webhook_attempts (webhook_id, attempt, scheduled_at, started_at, duration_ms, http_status, succeeded, recorded_at, response_body, response_body_sealed, response_body_key_id)
         SELECT u.id, u.a, e.accepted_at + (${raw(of(OFFSET_SQL, '', 'u.a'))} || ' seconds')::interval, e.accepted_at + (${raw(of(OFFSET_SQL, '', 'u.a'))} || ' seconds')::interval, 80,
                CASE WHEN u.ok THEN 200 ELSE 503 END, u.ok, e.accepted_at + (${raw(of(OFFSET_SQL, '', 'u.a'))} || ' seconds')::interval + interval '80 milliseconds', u.clear, u.sealed, u.key_id
           FROM unnest(${attempts.map((x) => x.id)}::uuid[], ${attempts.map((x) => String(x.a))}::int[], ${attempts.map((x) => String(x.last && delivered(x.i)))}::boolean[],
                       ${nullable(excerpts.map((x) => x.clear))}::text[], ${nullable(excerpts.map((x) => hex(x.sealed)))}::bytea[], ${nullable(excerpts.map((x) => x.keyId))}::text[]) AS u(id, a, ok, clear, sealed, key_id)
-          JOIN webhook_events e ON e.id = u.id`);
+          JOIN webhook_events e ON e.id = u.id`,
+    );
     sealedBodies += batch.length;
-    if ((from - recentFrom) % (BATCH * 40) === 0) progress(`year: ${(from - recentFrom + batch.length).toLocaleString('en')} of ${(n - recentFrom).toLocaleString('en')} recent webhooks sealed`);
+    if ((from - recentFrom) % (BATCH * 40) === 0)
+      progress(
+        `year: ${(from - recentFrom + batch.length).toLocaleString('en')} of ${(n - recentFrom).toLocaleString('en')} recent webhooks sealed`,
+      );
   }
   const auditRows = Math.floor(n / 10);
   // The trail's own trigger chains each row, updating one chain row: 1,000 rows a statement, since its cost in one
   // transaction grows with the square of the rows. One in 100 is the rare action the list is filtered by.
   for (let from = 1; from <= auditRows; from += 1_000) {
-    await runSql(knex, sql`INSERT INTO audit_events (at, actor, action, target, parameters, outcome, phase)
+    await runSql(
+      knex,
+      sql`INSERT INTO audit_events (at, actor, action, target, parameters, outcome, phase)
         SELECT now() - ((${auditRows} - g) * ${(LOG_DAYS * 86_400) / auditRows}::float8) * interval '1 second', 'operator-' || (g % 20),
                CASE WHEN g % 100 = 0 THEN 'partner.pause' WHEN g % 2 = 0 THEN 'webhook.retry_now' ELSE 'webhooks.redeliver' END, NULL, '{}', 'succeeded', 'outcome'
-          FROM generate_series(${from}::int, ${Math.min(auditRows, from + 999)}::int) AS g`);
+          FROM generate_series(${from}::int, ${Math.min(auditRows, from + 999)}::int) AS g`,
+    );
   }
   progress('year: VACUUM ANALYZE and CHECKPOINT');
   await knex.raw('VACUUM ANALYZE webhook_events, webhook_attempts, audit_events');
@@ -129,7 +178,14 @@ export async function seedYear(knex: Knex, n: number, atRest: DataAtRest, progre
     knex,
     sql`SELECT (SELECT count(*)::int FROM webhook_events) AS webhooks, (SELECT count(*)::int FROM webhook_attempts) AS attempts, pg_database_size(current_database()) AS bytes`,
   );
-  return { webhooks, attempts, sealedBodies, auditRows, seconds: (performance.now() - started) / 1000, bytes: Number(bytes) };
+  return {
+    webhooks,
+    attempts,
+    sealedBodies,
+    auditRows,
+    seconds: (performance.now() - started) / 1000,
+    bytes: Number(bytes),
+  };
 }
 
 const mix = (i: number) => Math.floor(((i * 2654435761) % 4294967296) / 65536) % 100;

@@ -33,7 +33,13 @@ const [MATCHES, MANY_MATCHES, MANY_GOAL_MS, API_LIMIT] = [10_000, 100_000, 2_000
 const KEY = `year:${Buffer.alloc(32, 7).toString('base64')}`;
 const OTHER_KEY = `other:${Buffer.alloc(32, 9).toString('base64')}`;
 /** The indexes migration 023 builds, rebuilt CONCURRENTLY at the largest size for docs/operations.md. */
-const INDEXES_023 = ['webhook_attempts_resting_key', 'webhook_events_resting_key', 'webhook_events_company_status', 'webhook_events_redeliveries', 'audit_events_action'];
+const INDEXES_023 = [
+  'webhook_attempts_resting_key',
+  'webhook_events_resting_key',
+  'webhook_events_company_status',
+  'webhook_events_redeliveries',
+  'audit_events_action',
+];
 
 type Timings = Map<string, number>;
 interface SizeRun {
@@ -51,94 +57,153 @@ interface SizeRun {
 export const yearSuite: BenchmarkSuite = {
   name: 'year',
   title: 'A year of data: 30,000 to 3,000,000 webhooks',
-  run: ({ serverUrl, progress }) => withCleanups('year', progress, async (cleanups) => {
-    const executable = benchTemporalBinary();
-    const temporal = await startBenchTemporal(executable, { tmpfs: true });
-    cleanups.push(() => temporal.stop());
-    const partner = await startPartnerServer();
-    cleanups.push(() => partner.close());
-    // Every size seeded and served at once, so that each quick operation is timed round-robin across the sizes:
-    // a drift of the machine's speed during the run falls on every size alike.
-    const rigs: SizeRig[] = [];
-    for (const n of SIZES) rigs.push(await prepareSize(serverUrl, n, temporal.server.address, partner, cleanups, progress));
-    const runs: SizeRun[] = rigs.map(({ n, seed }) => ({ n, seed, ms: new Map(), notes: new Map() }));
-    const each = async (op: string, count: number, time: (rig: SizeRig) => Promise<number | undefined>) => {
-      const times = rigs.map(() => [] as number[]);
-      for (let k = 0; k < count + 2; k++) {
-        for (const [r, rig] of rigs.entries()) {
-          const ms = await time(rig);
-          if (k >= 2 && ms !== undefined) times[r].push(ms);
+  run: ({ serverUrl, progress }) =>
+    withCleanups('year', progress, async (cleanups) => {
+      const executable = benchTemporalBinary();
+      const temporal = await startBenchTemporal(executable, { tmpfs: true });
+      cleanups.push(() => temporal.stop());
+      const partner = await startPartnerServer();
+      cleanups.push(() => partner.close());
+      // Every size seeded and served at once, so that each quick operation is timed round-robin across the sizes:
+      // a drift of the machine's speed during the run falls on every size alike.
+      const rigs: SizeRig[] = [];
+      for (const n of SIZES)
+        rigs.push(await prepareSize(serverUrl, n, temporal.server.address, partner, cleanups, progress));
+      const runs: SizeRun[] = rigs.map(({ n, seed }) => ({ n, seed, ms: new Map(), notes: new Map() }));
+      const each = async (op: string, count: number, time: (rig: SizeRig) => Promise<number | undefined>) => {
+        const times = rigs.map(() => [] as number[]);
+        for (let k = 0; k < count + 2; k++) {
+          for (const [r, rig] of rigs.entries()) {
+            const ms = await time(rig);
+            if (k >= 2 && ms !== undefined) times[r].push(ms);
+          }
+        }
+        times.forEach((values, r) => runs[r].ms.set(op, median(values)));
+      };
+      progress("year: the worker's start, its at-rest report");
+      await each('worker: start until it polls', 3, (rig) => workerStart(rig.env, cleanups));
+      const silent = createLogger('silent');
+      await each('worker: at-rest report, key listed (not awaited)', 5, (rig) =>
+        elapsed(() => reportDataAtRest(rig.knex, rig.config, silent)),
+      );
+      await each('worker: at-rest report, key no longer listed (not awaited)', 3, (rig) =>
+        elapsed(() =>
+          reportDataAtRest(rig.knex, loadConfig({ ...rig.env, PAYLOAD_ENCRYPTION_KEYS: OTHER_KEY }), silent),
+        ),
+      );
+      // A worker per size for the erasures, polling (and its start's CPU spent) before anything more is timed.
+      for (const rig of rigs) await pollingWorker(rig.env, cleanups);
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+
+      progress('year: the delivery log, the partner status, the audit list');
+      const day = 86_400_000;
+      const iso = (daysAgo: number) => new Date(Date.now() - daysAgo * day).toISOString();
+      const get = (path: string) => (rig: SizeRig) => call(rig.api.url, 'GET', path).then((r) => r.ms);
+      // Pages of 10, which every filter below fills at every size: a page's cost grows with its rows up to its size.
+      for (const [label, query] of deliveryLogFilters(iso))
+        await each(
+          `delivery log: ${label}`,
+          REPEATS,
+          get(`/internal/v1/webhooks?${new URLSearchParams({ ...query, limit: PAGE })}`),
+        );
+      await each('partner status', REPEATS, get('/internal/v1/partner'));
+      for (const [label, query] of auditFilters(iso))
+        await each(
+          `audit list: ${label}`,
+          REPEATS,
+          get(`/internal/v1/audit?${new URLSearchParams({ ...query, limit: PAGE })}`),
+        );
+      progress('year: erasures');
+      let candidate = 0;
+      await each('erasure: 202', 5, async (rig) => (await timeErasure(rig.api.url, `c-${++candidate}`)).accepted);
+      candidate = 100;
+      await each(
+        'erasure: completion',
+        5,
+        async (rig) => (await timeErasure(rig.api.url, `c-${++candidate}`)).completed,
+      );
+
+      progress('year: bulk redelivery previews');
+      // A window of the newest third (bodies kept), ending a day ago, that holds `rows` webhooks.
+      const window = (n: number, rows: number) => {
+        const until = Date.now() - day;
+        return {
+          since: new Date(until - rows * ((LOG_DAYS * day) / n)).toISOString(),
+          until: new Date(until).toISOString(),
+        };
+      };
+      // The API's most per call (a repeated call goes on where the last stopped); the redelivery below uses the same.
+      const preview = (n: number, rows: number, allowExpiredLinks = true) => ({
+        ...window(n, rows),
+        allow_expired_links: allowExpiredLinks,
+        limit: Math.min(rows, API_LIMIT),
+        dry_run: true,
+      });
+      const previewOf = (rig: SizeRig, rows: number, allowExpiredLinks = true) =>
+        call(rig.api.url, 'POST', '/internal/v1/webhooks/redeliver', preview(rig.n, rows, allowExpiredLinks));
+      await each(`bulk redelivery: preview of ${MATCHES.toLocaleString('en')} rows`, 5, (rig) =>
+        previewOf(rig, MATCHES).then((r) => r.ms),
+      );
+      await each(`bulk redelivery: preview of ${MATCHES.toLocaleString('en')} rows, counting expired links`, 3, (rig) =>
+        previewOf(rig, MATCHES, false).then((r) => r.ms),
+      );
+      // No filter: every finished webhook of the size matches, and `limit` alone bounds what the dry run reads and opens.
+      const unfiltered = { allow_expired_links: false, limit: API_LIMIT, dry_run: true };
+      await each(
+        `bulk redelivery: preview of every finished webhook, limit ${API_LIMIT.toLocaleString('en')}, counting expired links`,
+        3,
+        (rig) => call(rig.api.url, 'POST', '/internal/v1/webhooks/redeliver', unfiltered).then((r) => r.ms),
+      );
+      for (const [r, rig] of rigs.entries()) {
+        const { ms, notes } = runs[r];
+        // One window for the preview and the redelivery: taken again seconds later it would slide past a row or two.
+        const range = window(rig.n, MATCHES);
+        const previewed = JSON.parse(
+          (
+            await call(rig.api.url, 'POST', '/internal/v1/webhooks/redeliver', {
+              ...range,
+              allow_expired_links: true,
+              limit: API_LIMIT,
+              dry_run: true,
+            })
+          ).text,
+        ) as { would_start: number };
+        progress(`year ${rig.n}: a bulk redelivery of ${previewed.would_start.toLocaleString('en')} webhooks`);
+        // Its candidate queries first, as PostgreSQL times them: the same statements the redelivery then sends.
+        ms.set(
+          `bulk redelivery: ${MATCHES.toLocaleString('en')} rows, PostgreSQL's time for its candidate queries`,
+          (await timeCandidatePages(rig.knex, range)).pgMs,
+        );
+        const redelivery = await timeRedelivery(rig, range, cleanups);
+        ms.set(
+          `bulk redelivery: ${MATCHES.toLocaleString('en')} rows, wall time (its workflow starts)`,
+          redelivery.wallMs,
+        );
+        if (previewed.would_start !== redelivery.started)
+          throw new Error(
+            `the preview said ${previewed.would_start} would start, the redelivery started ${redelivery.started}`,
+          );
+        notes.set('preview', JSON.stringify(previewed));
+        notes.set(
+          'redelivery',
+          `${redelivery.started.toLocaleString('en')} started (as its preview said) in ${(redelivery.wallMs / 1000).toFixed(1)} s, ${redelivery.statements.toLocaleString('en')} statements`,
+        );
+        if (rig.n * (PAYLOAD_DAYS / LOG_DAYS) >= MANY_MATCHES * 1.05) {
+          notes.set('many preview', `${(await medianOf(3, () => previewOf(rig, MANY_MATCHES))).toFixed(1)} ms`);
+          notes.set('many candidates', JSON.stringify(await timeCandidatePages(rig.knex, window(rig.n, MANY_MATCHES))));
         }
       }
-      times.forEach((values, r) => runs[r].ms.set(op, median(values)));
-    };
-    progress('year: the worker\'s start, its at-rest report');
-    await each('worker: start until it polls', 3, (rig) => workerStart(rig.env, cleanups));
-    const silent = createLogger('silent');
-    await each('worker: at-rest report, key listed (not awaited)', 5, (rig) => elapsed(() => reportDataAtRest(rig.knex, rig.config, silent)));
-    await each('worker: at-rest report, key no longer listed (not awaited)', 3, (rig) => elapsed(() => reportDataAtRest(rig.knex, loadConfig({ ...rig.env, PAYLOAD_ENCRYPTION_KEYS: OTHER_KEY }), silent)));
-    // A worker per size for the erasures, polling (and its start's CPU spent) before anything more is timed.
-    for (const rig of rigs) await pollingWorker(rig.env, cleanups);
-    await new Promise((resolve) => setTimeout(resolve, 5_000));
-
-    progress('year: the delivery log, the partner status, the audit list');
-    const day = 86_400_000;
-    const iso = (daysAgo: number) => new Date(Date.now() - daysAgo * day).toISOString();
-    const get = (path: string) => (rig: SizeRig) => call(rig.api.url, 'GET', path).then((r) => r.ms);
-    // Pages of 10, which every filter below fills at every size: a page's cost grows with its rows up to its size.
-    for (const [label, query] of deliveryLogFilters(iso)) await each(`delivery log: ${label}`, REPEATS, get(`/internal/v1/webhooks?${new URLSearchParams({ ...query, limit: PAGE })}`));
-    await each('partner status', REPEATS, get('/internal/v1/partner'));
-    for (const [label, query] of auditFilters(iso)) await each(`audit list: ${label}`, REPEATS, get(`/internal/v1/audit?${new URLSearchParams({ ...query, limit: PAGE })}`));
-    progress('year: erasures');
-    let candidate = 0;
-    await each('erasure: 202', 5, async (rig) => (await timeErasure(rig.api.url, `c-${++candidate}`)).accepted);
-    candidate = 100;
-    await each('erasure: completion', 5, async (rig) => (await timeErasure(rig.api.url, `c-${++candidate}`)).completed);
-
-    progress('year: bulk redelivery previews');
-    // A window of the newest third (bodies kept), ending a day ago, that holds `rows` webhooks.
-    const window = (n: number, rows: number) => {
-      const until = Date.now() - day;
-      return { since: new Date(until - rows * ((LOG_DAYS * day) / n)).toISOString(), until: new Date(until).toISOString() };
-    };
-    // The API's most per call (a repeated call goes on where the last stopped); the redelivery below uses the same.
-    const preview = (n: number, rows: number, allowExpiredLinks = true) => ({ ...window(n, rows), allow_expired_links: allowExpiredLinks, limit: Math.min(rows, API_LIMIT), dry_run: true });
-    const previewOf = (rig: SizeRig, rows: number, allowExpiredLinks = true) => call(rig.api.url, 'POST', '/internal/v1/webhooks/redeliver', preview(rig.n, rows, allowExpiredLinks));
-    await each(`bulk redelivery: preview of ${MATCHES.toLocaleString('en')} rows`, 5, (rig) => previewOf(rig, MATCHES).then((r) => r.ms));
-    await each(`bulk redelivery: preview of ${MATCHES.toLocaleString('en')} rows, counting expired links`, 3, (rig) => previewOf(rig, MATCHES, false).then((r) => r.ms));
-    // No filter: every finished webhook of the size matches, and `limit` alone bounds what the dry run reads and opens.
-    const unfiltered = { allow_expired_links: false, limit: API_LIMIT, dry_run: true };
-    await each(`bulk redelivery: preview of every finished webhook, limit ${API_LIMIT.toLocaleString('en')}, counting expired links`, 3, (rig) =>
-      call(rig.api.url, 'POST', '/internal/v1/webhooks/redeliver', unfiltered).then((r) => r.ms));
-    for (const [r, rig] of rigs.entries()) {
-      const { ms, notes } = runs[r];
-      // One window for the preview and the redelivery: taken again seconds later it would slide past a row or two.
-      const range = window(rig.n, MATCHES);
-      const previewed = JSON.parse((await call(rig.api.url, 'POST', '/internal/v1/webhooks/redeliver', { ...range, allow_expired_links: true, limit: API_LIMIT, dry_run: true })).text) as { would_start: number };
-      progress(`year ${rig.n}: a bulk redelivery of ${previewed.would_start.toLocaleString('en')} webhooks`);
-      // Its candidate queries first, as PostgreSQL times them: the same statements the redelivery then sends.
-      ms.set(`bulk redelivery: ${MATCHES.toLocaleString('en')} rows, PostgreSQL's time for its candidate queries`, (await timeCandidatePages(rig.knex, range)).pgMs);
-      const redelivery = await timeRedelivery(rig, range, cleanups);
-      ms.set(`bulk redelivery: ${MATCHES.toLocaleString('en')} rows, wall time (its workflow starts)`, redelivery.wallMs);
-      if (previewed.would_start !== redelivery.started) throw new Error(`the preview said ${previewed.would_start} would start, the redelivery started ${redelivery.started}`);
-      notes.set('preview', JSON.stringify(previewed));
-      notes.set('redelivery', `${redelivery.started.toLocaleString('en')} started (as its preview said) in ${(redelivery.wallMs / 1000).toFixed(1)} s, ${redelivery.statements.toLocaleString('en')} statements`);
-      if (rig.n * (PAYLOAD_DAYS / LOG_DAYS) >= MANY_MATCHES * 1.05) {
-        notes.set('many preview', `${(await medianOf(3, () => previewOf(rig, MANY_MATCHES))).toFixed(1)} ms`);
-        notes.set('many candidates', JSON.stringify(await timeCandidatePages(rig.knex, window(rig.n, MANY_MATCHES))));
+      for (const [r, rig] of rigs.entries()) {
+        progress(`year ${rig.n}: ingestion at 30/s`);
+        const answers = quantiles((await ingest(rig.api.url, `year-ingest-${rig.n}`, 600, { perSecond: 30 })).answerMs);
+        runs[r].ms.set('ingestion at 30/s: p50', answers.p50);
+        runs[r].ms.set('ingestion at 30/s: p99', answers.p99);
       }
-    }
-    for (const [r, rig] of rigs.entries()) {
-      progress(`year ${rig.n}: ingestion at 30/s`);
-      const answers = quantiles((await ingest(rig.api.url, `year-ingest-${rig.n}`, 600, { perSecond: 30 })).answerMs);
-      runs[r].ms.set('ingestion at 30/s: p50', answers.p50);
-      runs[r].ms.set('ingestion at 30/s: p99', answers.p99);
-    }
-    const largest = rigs[rigs.length - 1];
-    progress(`year ${largest.n}: migration 023's indexes built again`);
-    runs[runs.length - 1].notes.set('index builds', JSON.stringify(await timeIndexBuilds(largest.knex)));
-    return report(runs);
-  }),
+      const largest = rigs[rigs.length - 1];
+      progress(`year ${largest.n}: migration 023's indexes built again`);
+      runs[runs.length - 1].notes.set('index builds', JSON.stringify(await timeIndexBuilds(largest.knex)));
+      return report(runs);
+    }),
 };
 
 /** One size: its database, seeded, with the API in this process (on a gateway of its own) and its settings. */
@@ -152,7 +217,14 @@ interface SizeRig {
   readonly logger: ReturnType<typeof createLogger>;
 }
 
-async function prepareSize(serverUrl: string, n: number, temporalAddress: string, partner: PartnerServer, cleanups: Cleanups, progress: (m: string) => void): Promise<SizeRig> {
+async function prepareSize(
+  serverUrl: string,
+  n: number,
+  temporalAddress: string,
+  partner: PartnerServer,
+  cleanups: Cleanups,
+  progress: (m: string) => void,
+): Promise<SizeRig> {
   const name = `bench_year_${n}`;
   await dropDatabase(serverUrl, name);
   const databaseUrl = await ensureDatabase(serverUrl, name);
@@ -161,7 +233,12 @@ async function prepareSize(serverUrl: string, n: number, temporalAddress: string
   await migrateLatest(knex);
   await registerDevelopmentIndexKey(knex);
   const queue = `bench-year-${n}-${Date.now().toString(36)}`;
-  const env = { ...serviceEnv(databaseUrl, partner.url), TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_TASK_QUEUE: queue, PAYLOAD_ENCRYPTION_KEYS: KEY };
+  const env = {
+    ...serviceEnv(databaseUrl, partner.url),
+    TEMPORAL_ADDRESS: temporalAddress,
+    TEMPORAL_TASK_QUEUE: queue,
+    PAYLOAD_ENCRYPTION_KEYS: KEY,
+  };
   const config = loadConfig(env);
   const seed = await seedYear(knex, n, dataAtRest(config), progress);
   progress(`year ${n}: seeded in ${seed.seconds.toFixed(0)} s (${(seed.bytes / 1e9).toFixed(2)} GB)`);
@@ -173,7 +250,8 @@ async function prepareSize(serverUrl: string, n: number, temporalAddress: string
   return { n, seed, knex, env, config, api, logger };
 }
 
-const elapsed = async (work: () => Promise<unknown>) => ((started) => work().then(() => performance.now() - started))(performance.now());
+const elapsed = async (work: () => Promise<unknown>) =>
+  ((started) => work().then(() => performance.now() - started))(performance.now());
 
 /** Every single filter of the delivery log and every pair of them, with values that match rows. */
 function deliveryLogFilters(iso: (daysAgo: number) => string): Array<[string, Record<string, string>]> {
@@ -185,11 +263,19 @@ function deliveryLogFilters(iso: (daysAgo: number) => string): Array<[string, Re
     ['since (7 days)', { since: iso(7) }],
     ['until (60 days ago)', { until: iso(60) }],
   ];
-  const pairs = singles.flatMap(([a, qa], i) => singles.slice(i + 1).map(([b, qb]) => [`${a} & ${b}`, { ...qa, ...qb }] as [string, Record<string, string>]));
+  const pairs = singles.flatMap(([a, qa], i) =>
+    singles.slice(i + 1).map(([b, qb]) => [`${a} & ${b}`, { ...qa, ...qb }] as [string, Record<string, string>]),
+  );
   // A pair of since and until: the 15 days from 45 to 30 days ago.
   const window = pairs.findIndex(([label]) => label === 'since (7 days) & until (60 days ago)');
   pairs[window] = ['since & until (15 days)', { since: iso(45), until: iso(30) }];
-  return [...singles, ['status=waiting', { status: 'waiting' }], ['status=held', { status: 'held' }], ['deep page (cursor 40 pages in)', { cursorDepth: '40' }], ...pairs];
+  return [
+    ...singles,
+    ['status=waiting', { status: 'waiting' }],
+    ['status=held', { status: 'held' }],
+    ['deep page (cursor 40 pages in)', { cursorDepth: '40' }],
+    ...pairs,
+  ];
 }
 
 function auditFilters(iso: (daysAgo: number) => string): Array<[string, Record<string, string>]> {
@@ -203,7 +289,12 @@ function auditFilters(iso: (daysAgo: number) => string): Array<[string, Record<s
   ];
 }
 
-async function call(base: string, method: 'GET' | 'POST', path: string, body?: object): Promise<{ ms: number; text: string }> {
+async function call(
+  base: string,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: object,
+): Promise<{ ms: number; text: string }> {
   let target = path;
   const depth = /[?&]cursorDepth=(\d+)/.exec(path);
   if (depth) target = await cursorAt(base, Number(depth[1]));
@@ -247,15 +338,27 @@ async function medianOf(count: number, work: () => Promise<unknown>): Promise<nu
 }
 
 /** Spawns a worker and waits for its "webhook worker polling" line: the worker, and the time from spawn. */
-async function pollingWorker(env: NodeJS.ProcessEnv, cleanups: Cleanups): Promise<{ worker: ServiceProcess; ms: number }> {
+async function pollingWorker(
+  env: NodeJS.ProcessEnv,
+  cleanups: Cleanups,
+): Promise<{ worker: ServiceProcess; ms: number }> {
   const started = performance.now();
   let polling!: () => void;
   const seen = new Promise<void>((resolve) => (polling = resolve));
-  const worker = spawnService('worker', { ...env, LOG_LEVEL: 'info', WORKER_HTTP_PORT: String(await findFreePort()) }, [], undefined, (line) => {
-    if (line.includes('webhook worker polling')) polling();
-  });
+  const worker = spawnService(
+    'worker',
+    { ...env, LOG_LEVEL: 'info', WORKER_HTTP_PORT: String(await findFreePort()) },
+    [],
+    undefined,
+    (line) => {
+      if (line.includes('webhook worker polling')) polling();
+    },
+  );
   cleanups.push(() => worker.stop());
-  await Promise.race([seen, new Promise((_, reject) => setTimeout(() => reject(new Error('the worker did not poll within 60 s')), 60_000))]);
+  await Promise.race([
+    seen,
+    new Promise((_, reject) => setTimeout(() => reject(new Error('the worker did not poll within 60 s')), 60_000)),
+  ]);
   return { worker, ms: performance.now() - started };
 }
 
@@ -275,10 +378,15 @@ async function timeErasure(base: string, candidateId: string): Promise<{ accepte
     body: JSON.stringify({ candidate_id: candidateId }),
   });
   const body = (await res.body.json()) as { erasure_id: string };
-  if (res.statusCode !== 202) throw new Error(`POST /internal/v1/erasures answered ${res.statusCode}: ${JSON.stringify(body)}`);
+  if (res.statusCode !== 202)
+    throw new Error(`POST /internal/v1/erasures answered ${res.statusCode}: ${JSON.stringify(body)}`);
   const accepted = performance.now() - started;
   for (;;) {
-    const status = (await (await request(`${base}/internal/v1/erasures/${body.erasure_id}`, { headers: { authorization: `Bearer ${INTERNAL_API_TOKEN}` } })).body.json()) as { status: string };
+    const status = (await (
+      await request(`${base}/internal/v1/erasures/${body.erasure_id}`, {
+        headers: { authorization: `Bearer ${INTERNAL_API_TOKEN}` },
+      })
+    ).body.json()) as { status: string };
     if (status.status === 'completed') return { accepted, completed: performance.now() - started };
     if (performance.now() - started > 120_000) throw new Error(`erasure ${body.erasure_id} not completed within 120 s`);
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -289,11 +397,20 @@ async function timeErasure(base: string, candidateId: string): Promise<{ accepte
  * A real bulk redelivery of the window (the API's own function, its starts on a queue no worker polls, so the
  * partner is not flooded): how many it started, its wall time and its statements.
  */
-async function timeRedelivery({ knex, config, logger }: SizeRig, window: { since: string; until: string }, cleanups: Cleanups) {
+async function timeRedelivery(
+  { knex, config, logger }: SizeRig,
+  window: { since: string; until: string },
+  cleanups: Cleanups,
+) {
   const idle = createTemporalGateway({ ...config, TEMPORAL_TASK_QUEUE: `${config.TEMPORAL_TASK_QUEUE}-idle` }, logger);
   cleanups.push(() => idle.close());
   const filter = { since: new Date(window.since), until: new Date(window.until) };
-  const options = { sendTimeoutMs: config.PARTNER_TIMEOUT_MS, atRest: dataAtRest(config), limit: API_LIMIT, allowExpiredLinks: true };
+  const options = {
+    sendTimeoutMs: config.PARTNER_TIMEOUT_MS,
+    atRest: dataAtRest(config),
+    limit: API_LIMIT,
+    allowExpiredLinks: true,
+  };
   let statements = 0;
   const count = () => statements++;
   knex.on('query', count);
@@ -329,7 +446,14 @@ async function timeCandidatePages(knex: Knex, window: { since: string; until: st
   }
   let pgMs = 0;
   for (const statement of captured) {
-    const [{ 'QUERY PLAN': [plan] }] = await runSql<{ 'QUERY PLAN': Array<{ 'Planning Time': number; 'Execution Time': number }> }>(knex, { ...statement, sql: `EXPLAIN (ANALYZE, FORMAT JSON) ${statement.sql}` });
+    const [
+      {
+        'QUERY PLAN': [plan],
+      },
+    ] = await runSql<{ 'QUERY PLAN': Array<{ 'Planning Time': number; 'Execution Time': number }> }>(knex, {
+      ...statement,
+      sql: `EXPLAIN (ANALYZE, FORMAT JSON) ${statement.sql}`,
+    });
     pgMs += plan['Planning Time'] + plan['Execution Time'];
   }
   return { rows, batches: captured.length, pgMs };
@@ -337,7 +461,12 @@ async function timeCandidatePages(knex: Knex, window: { since: string; until: st
 
 /** Each index of migration 023 dropped and built again CONCURRENTLY, with the seeded rows in place: seconds each. */
 async function timeIndexBuilds(knex: Knex): Promise<Record<string, number>> {
-  const [{ definitions }] = await runSql<{ definitions: Record<string, string> }>(knex, raw(`SELECT json_object_agg(indexname, indexdef) AS definitions FROM pg_indexes WHERE indexname IN (${INDEXES_023.map((i) => `'${i}'`).join(', ')})`));
+  const [{ definitions }] = await runSql<{ definitions: Record<string, string> }>(
+    knex,
+    raw(
+      `SELECT json_object_agg(indexname, indexdef) AS definitions FROM pg_indexes WHERE indexname IN (${INDEXES_023.map((i) => `'${i}'`).join(', ')})`,
+    ),
+  );
   const seconds: Record<string, number> = {};
   for (const index of INDEXES_023) {
     await knex.raw(`DROP INDEX CONCURRENTLY ${index}`);
@@ -350,17 +479,25 @@ async function timeIndexBuilds(knex: Knex): Promise<Record<string, number>> {
 
 async function dropDatabase(serverUrl: string, name: string): Promise<void> {
   const admin = createKnex(serverUrl, { min: 0, max: 1 });
-  await runSql(admin, raw(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`)).finally(() => admin.destroy());
+  await runSql(admin, raw(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`)).finally(() =>
+    admin.destroy(),
+  );
 }
 
 function report(runs: readonly SizeRun[]): string {
   const [first, last] = [runs[0], runs[runs.length - 1]];
   const size = (n: number) => (n >= 1e6 ? `${n / 1e6} M` : `${n / 1e3} k`);
-  const ms = (value: number | undefined) => (value === undefined ? '' : value >= 100 ? `${value.toFixed(0)} ms` : `${value.toFixed(2)} ms`);
+  const ms = (value: number | undefined) =>
+    value === undefined ? '' : value >= 100 ? `${value.toFixed(0)} ms` : `${value.toFixed(2)} ms`;
   const informative = (op: string) => op.includes('key no longer listed') || op.includes('wall time');
   const rows = [...first.ms.keys()].map((op) => {
     const growth = last.ms.get(op)! / first.ms.get(op)!;
-    return [op, ...runs.map((run) => ms(run.ms.get(op))), `${growth.toFixed(2)} ×`, informative(op) ? '(not a goal)' : verdict(growth <= GOAL)];
+    return [
+      op,
+      ...runs.map((run) => ms(run.ms.get(op))),
+      `${growth.toFixed(2)} ×`,
+      informative(op) ? '(not a goal)' : verdict(growth <= GOAL),
+    ];
   });
   const goals = [...first.ms.keys()].filter((op) => !informative(op));
   const met = goals.filter((op) => last.ms.get(op)! / first.ms.get(op)! <= GOAL).length;
@@ -373,10 +510,18 @@ function report(runs: readonly SizeRun[]): string {
       `90 % delivered at the first try, 8 % after 2 to 4 attempts, 2 % failed; over ${LOG_DAYS} days. Each operation is the median of ` +
       `${REPEATS} requests through the API in the benchmark's process (after 2 unmeasured), or as its row says.`,
     '',
-    table(['size', '>webhooks', '>attempts', '>sealed bodies', '>audit rows', '>database', '>seeded in'], runs.map((run) => [
-      size(run.n), run.seed.webhooks.toLocaleString('en'), run.seed.attempts.toLocaleString('en'), run.seed.sealedBodies.toLocaleString('en'),
-      run.seed.auditRows.toLocaleString('en'), `${(run.seed.bytes / 1e9).toFixed(2)} GB`, `${run.seed.seconds.toFixed(0)} s`,
-    ])),
+    table(
+      ['size', '>webhooks', '>attempts', '>sealed bodies', '>audit rows', '>database', '>seeded in'],
+      runs.map((run) => [
+        size(run.n),
+        run.seed.webhooks.toLocaleString('en'),
+        run.seed.attempts.toLocaleString('en'),
+        run.seed.sealedBodies.toLocaleString('en'),
+        run.seed.auditRows.toLocaleString('en'),
+        `${(run.seed.bytes / 1e9).toFixed(2)} GB`,
+        `${run.seed.seconds.toFixed(0)} s`,
+      ]),
+    ),
     '',
     `**${met} of ${goals.length} operations grow by at most ${GOAL} × from ${size(first.n)} to ${size(last.n)}: ${verdict(met === goals.length)}.**`,
     '',
@@ -390,6 +535,12 @@ function report(runs: readonly SizeRun[]): string {
     `Bulk redelivery of ${MATCHES.toLocaleString('en')} rows, per size: ${runs.map((run) => `${size(run.n)}: ${run.notes.get('redelivery')}`).join('; ')}. ` +
       `The preview's answer at ${size(last.n)}: \`${last.notes.get('preview')}\`.`,
     '',
-    builds ? `Migration 023's indexes, each built again with CREATE INDEX CONCURRENTLY at ${size(last.n)} (seconds): ${Object.entries(JSON.parse(builds) as Record<string, number>).map(([index, s]) => `\`${index}\` ${s}`).join(', ')}.` : '',
+    builds
+      ? `Migration 023's indexes, each built again with CREATE INDEX CONCURRENTLY at ${size(last.n)} (seconds): ${Object.entries(
+          JSON.parse(builds) as Record<string, number>,
+        )
+          .map(([index, s]) => `\`${index}\` ${s}`)
+          .join(', ')}.`
+      : '',
   ].join('\n');
 }

@@ -16,7 +16,12 @@ export const apiCommand: Command = {
       // Connects on first use, so the API serves while Temporal is down (webhooks are then refused until it answers).
       const temporalGateway = createTemporalGateway(runtime.config, runtime.logger);
       runtime.shutdown.add('temporal client', () => temporalGateway.close());
-      const api = await startApiServer({ config: runtime.config, knex: database.knex, logger: runtime.logger, temporalGateway });
+      const api = await startApiServer({
+        config: runtime.config,
+        knex: database.knex,
+        logger: runtime.logger,
+        temporalGateway,
+      });
       runtime.shutdown.add('http', () => api.close());
       runtime.logger.info({ url: api.url }, 'API listening');
       return 0;

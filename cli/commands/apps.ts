@@ -28,7 +28,11 @@ const write = (text: string) => process.stdout.write(`${text}\n`);
 function create(args: string[]): Action {
   const { values } = parseArgs({
     args,
-    options: { name: { type: 'string' }, company: { type: 'string', multiple: true }, json: { type: 'boolean', default: false } },
+    options: {
+      name: { type: 'string' },
+      company: { type: 'string', multiple: true },
+      json: { type: 'boolean', default: false },
+    },
   });
   const name = values.name?.trim();
   if (!name) throw new UsageError('--name is required');
@@ -37,7 +41,9 @@ function create(args: string[]): Action {
   return async (knex) => {
     const appId = newAppId();
     const what = { action: 'app.create', target: appId, parameters: { name, companies } } as const;
-    const { appKey } = await auditedChange(knex, { actor: cliActor() }, what, (trx) => createPartnerApp(trx, name, companies, appId));
+    const { appKey } = await auditedChange(knex, { actor: cliActor() }, what, (trx) =>
+      createPartnerApp(trx, name, companies, appId),
+    );
     write(values.json ? JSON.stringify({ app_id: appId, app_key: appKey }) : `app_id: ${appId}\napp_key: ${appKey}`);
     // A warning that matters, not a log line: it shows at every log level, and never on stdout.
     process.stderr.write('Store the key now: it cannot be shown again.\n');
@@ -52,7 +58,11 @@ function list(args: string[]): Action {
   const { values } = parseArgs({ args, options: { json: { type: 'boolean', default: false } } });
   return async (knex) => {
     const apps = await listPartnerApps(knex);
-    write(values.json ? JSON.stringify(apps) : ['APP_ID\tSTATUS\tCREATED\tCOMPANIES\tNAME', ...apps.map(formatApp)].join('\n'));
+    write(
+      values.json
+        ? JSON.stringify(apps)
+        : ['APP_ID\tSTATUS\tCREATED\tCOMPANIES\tNAME', ...apps.map(formatApp)].join('\n'),
+    );
     return 0;
   };
 }
@@ -62,11 +72,17 @@ function revoke(args: string[]): Action {
   if (positionals.length !== 1) throw new UsageError('expected exactly one APP_ID');
   const [appId] = positionals;
   return async (knex) => {
-    const outcome = await auditedChange(knex, { actor: cliActor() }, { action: 'app.revoke', target: appId }, async (trx) => {
-      const revoked = await revokePartnerApp(trx, appId);
-      if (revoked === 'unknown') throw new CommandFailure(`partner-service apps revoke: no app ${JSON.stringify(appId)}`);
-      return revoked;
-    });
+    const outcome = await auditedChange(
+      knex,
+      { actor: cliActor() },
+      { action: 'app.revoke', target: appId },
+      async (trx) => {
+        const revoked = await revokePartnerApp(trx, appId);
+        if (revoked === 'unknown')
+          throw new CommandFailure(`partner-service apps revoke: no app ${JSON.stringify(appId)}`);
+        return revoked;
+      },
+    );
     write(outcome === 'revoked' ? `revoked ${appId}` : `${appId} was already revoked`);
     return 0;
   };

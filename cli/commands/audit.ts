@@ -14,7 +14,7 @@ const USAGE = [
   '"Audit trail"). Read only: no command changes or deletes a row.',
   '',
   '  list  prints one page, newest first, as JSON with next_cursor (give it to --cursor for the next page).',
-  '        --since: at or after (ISO 8601 with a time zone); --actor: exactly this actor (a token\'s name,',
+  "        --since: at or after (ISO 8601 with a time zone); --actor: exactly this actor (a token's name,",
   '        INTERNAL_API_TOKEN or cli:<user>@<host>); --action: one of partner.pause, partner.resume,',
   '        partner.limit, webhook.cancel, webhook.retry_now, webhook.redeliver, webhooks.redeliver,',
   '        erasure.request, token.create, token.revoke, keys.reseal, personal_data.reindex, retention.run,',
@@ -32,10 +32,19 @@ function listQuery(args: string[]): Record<string, string> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { since: { type: 'string' }, actor: { type: 'string' }, action: { type: 'string' }, unsettled: { type: 'boolean' }, limit: { type: 'string' }, cursor: { type: 'string' } },
+    options: {
+      since: { type: 'string' },
+      actor: { type: 'string' },
+      action: { type: 'string' },
+      unsettled: { type: 'boolean' },
+      limit: { type: 'string' },
+      cursor: { type: 'string' },
+    },
   });
   if (positionals.length) throw new UsageError(`list takes flags, not ${JSON.stringify(positionals[0])}`);
-  return Object.fromEntries(Object.entries(values).flatMap(([name, value]) => (value === undefined ? [] : [[name, String(value)]])));
+  return Object.fromEntries(
+    Object.entries(values).flatMap(([name, value]) => (value === undefined ? [] : [[name, String(value)]])),
+  );
 }
 
 export const auditCommand: Command = {

@@ -25,8 +25,11 @@ export const dbCommand: Command = {
     }
     const dataDir = embeddedDataDir(config);
     const running = await runningEmbeddedPostgres(dataDir);
-    if (!running) throw new CommandFailure(`partner-service db: the embedded PostgreSQL in ${dataDir} is not running; start the service (npm start) ` +
-      `and ask again`);
+    if (!running)
+      throw new CommandFailure(
+        `partner-service db: the embedded PostgreSQL in ${dataDir} is not running; start the service (npm start) ` +
+          `and ask again`,
+      );
     process.stdout.write(`${embeddedUrl(running.port, SERVICE_DATABASE)}\n`);
     return 0;
   },

@@ -65,11 +65,25 @@ export const eraseCommand: Command = {
     });
     // Not echoed: a stray argument here is most likely the very address or id to erase.
     if (positionals.length) {
-      throw new InvalidRequestError([{ path: '(root)', message: 'unexpected argument: give the subject as --candidate-id ID, --email ADDRESS or --phone NUMBER' }]);
+      throw new InvalidRequestError([
+        {
+          path: '(root)',
+          message: 'unexpected argument: give the subject as --candidate-id ID, --email ADDRESS or --phone NUMBER',
+        },
+      ]);
     }
-    const given = (Object.keys(SUBJECT_OPTIONS) as Array<keyof typeof SUBJECT_OPTIONS>).filter((option) => values[option] !== undefined);
+    const given = (Object.keys(SUBJECT_OPTIONS) as Array<keyof typeof SUBJECT_OPTIONS>).filter(
+      (option) => values[option] !== undefined,
+    );
     if (given.length !== 1) {
-      throw new InvalidRequestError([{ path: '(root)', message: given.length ? 'give one of --candidate-id, --email or --phone, not several' : 'give --candidate-id, --email or --phone' }]);
+      throw new InvalidRequestError([
+        {
+          path: '(root)',
+          message: given.length
+            ? 'give one of --candidate-id, --email or --phone, not several'
+            : 'give --candidate-id, --email or --phone',
+        },
+      ]);
     }
     const [option] = given;
     const { company, wait } = values;
@@ -101,7 +115,8 @@ export const eraseCommand: Command = {
 /** `erase status ERASURE_ID`: the record as GET /internal/v1/erasures/ID shows it. */
 async function printStatus(args: string[], verbose: boolean): Promise<number> {
   const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
-  if (positionals.length !== 1 || !isCanonicalUuid(positionals[0])) throw new UsageError('status takes one erasure id (a UUID, as the request printed it)');
+  if (positionals.length !== 1 || !isCanonicalUuid(positionals[0]))
+    throw new UsageError('status takes one erasure id (a UUID, as the request printed it)');
   const runtime = bootstrap({ logsTo: 'stderr', verbose });
   try {
     const { knex } = await openMigratedDatabase(runtime);

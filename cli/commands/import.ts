@@ -19,12 +19,19 @@ export const importCommand: Command = {
     '  --replace  make FILE the whole truth: delete rows of the sections FILE contains that FILE does not list',
   ].join('\n'),
   async run(args, { verbose }) {
-    const { positionals, values } = parseArgs({ args, allowPositionals: true, options: { replace: { type: 'boolean', default: false } } });
+    const { positionals, values } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { replace: { type: 'boolean', default: false } },
+    });
     if (positionals.length !== 1) throw new UsageError('expected exactly one FILE');
     const runtime = bootstrap({ logsTo: 'stderr', verbose });
     const database = await openMigratedDatabase(runtime);
     try {
-      const summary = await importDirectoryFile(database.knex, positionals[0], { replace: values.replace, who: { actor: cliActor() } });
+      const summary = await importDirectoryFile(database.knex, positionals[0], {
+        replace: values.replace,
+        who: { actor: cliActor() },
+      });
       process.stdout.write(`${JSON.stringify(summary)}\n`);
       return 0;
     } finally {

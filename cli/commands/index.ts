@@ -17,4 +17,21 @@ import { webhooksCommand } from './webhooks';
 import { workerCommand } from './worker';
 
 /** Every `partner-service` subcommand, in the order `--help` lists them. */
-export const commands: readonly Command[] = [startCommand, apiCommand, workerCommand, migrateCommand, importCommand, appsCommand, webhooksCommand, orderingCommand, partnerCommand, tokensCommand, eraseCommand, personalDataCommand, keysCommand, retentionCommand, auditCommand, dbCommand];
+export const commands: readonly Command[] = [
+  startCommand,
+  apiCommand,
+  workerCommand,
+  migrateCommand,
+  importCommand,
+  appsCommand,
+  webhooksCommand,
+  orderingCommand,
+  partnerCommand,
+  tokensCommand,
+  eraseCommand,
+  personalDataCommand,
+  keysCommand,
+  retentionCommand,
+  auditCommand,
+  dbCommand,
+];

@@ -3,7 +3,12 @@ import { z } from 'zod';
 import { type Command } from '../command';
 import { databaseSubcommands, type DatabaseAction } from '../bootstrap';
 import { cliActor } from '../../lib/actor';
-import { DEFAULT_RESEAL_BATCH, keysStatus, resealAll, resealDryRun } from '../../application/personal-data/key-rotation';
+import {
+  DEFAULT_RESEAL_BATCH,
+  keysStatus,
+  resealAll,
+  resealDryRun,
+} from '../../application/personal-data/key-rotation';
 import { UsageError } from '../../lib/errors';
 
 const USAGE = [
@@ -13,7 +18,7 @@ const USAGE = [
   'The keys of PAYLOAD_ENCRYPTION_KEYS and what rests under them (docs/personal-data.md, "Key rotation runbook").',
   '',
   '  status  prints, as JSON, the stored bodies, response excerpts and ordering lane keys by key id and format',
-  '          (v3: bound to their own row; v2: a redelivery\'s body bound to its original; legacy: before v2; clear),',
+  "          (v3: bound to their own row; v2: a redelivery's body bound to its original; legacy: before v2; clear),",
   '          what rests under keys no longer listed, and how many a reseal would rewrite.',
   '  reseal  seals every body, excerpt and lane key not yet under the first key in the v3 format again under it, in',
   `          short transactions of --batch-size rows (default ${DEFAULT_RESEAL_BATCH}, at most 10000), ` +
@@ -36,18 +41,28 @@ function reseal(args: string[]): DatabaseAction {
   if (!size.success) throw new UsageError('--batch-size must be a whole number from 1 to 10000');
   if (values['dry-run']) return (runtime, knex) => resealDryRun(knex, runtime.config);
   return (runtime, knex) =>
-    resealAll(knex, runtime.config, { actor: cliActor() }, {
-      batchSize: size.data,
-      // Progress for the operator, not a log line: it shows at every log level, and never on stdout.
-      onBatch: (p) =>
-        process.stderr.write(
-          `keys reseal: batch ${p.batches}: ${p.bodies} bodies, ${p.excerpts} response excerpts and ` +
-            `${p.lane_keys} ordering lane keys resealed, ${p.unreadable} unreadable\n`,
-        ),
-    });
+    resealAll(
+      knex,
+      runtime.config,
+      { actor: cliActor() },
+      {
+        batchSize: size.data,
+        // Progress for the operator, not a log line: it shows at every log level, and never on stdout.
+        onBatch: (p) =>
+          process.stderr.write(
+            `keys reseal: batch ${p.batches}: ${p.bodies} bodies, ${p.excerpts} response excerpts and ` +
+              `${p.lane_keys} ordering lane keys resealed, ${p.unreadable} unreadable\n`,
+          ),
+      },
+    );
 }
 
 export const keysCommand: Command = databaseSubcommands(
-  { name: 'keys', summary: 'Show what rests under each payload key, and reseal it under the newest', usage: USAGE, auditActions: { status: [], reseal: ['keys.reseal'] } },
+  {
+    name: 'keys',
+    summary: 'Show what rests under each payload key, and reseal it under the newest',
+    usage: USAGE,
+    auditActions: { status: [], reseal: ['keys.reseal'] },
+  },
   { status, reseal },
 );

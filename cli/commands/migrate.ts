@@ -7,7 +7,8 @@ export const migrateCommand: Command = {
   name: 'migrate',
   auditActions: { '': [] },
   summary: 'Apply pending database migrations, then exit',
-  usage: 'Usage: partner-service migrate\n\nApplies every pending Knex migration to DATABASE_URL (or the embedded ' +
+  usage:
+    'Usage: partner-service migrate\n\nApplies every pending Knex migration to DATABASE_URL (or the embedded ' +
     'PostgreSQL) and prints\n{"applied": [...]}, the names of the migrations it applied.',
   async run(args, { verbose }) {
     if (args.length) throw new UsageError('takes no arguments');

@@ -26,8 +26,14 @@ const USAGE = [
 ].join('\n');
 
 function status(args: string[]): DatabaseAction {
-  const { values } = parseArgs({ args, options: { limit: { type: 'string' }, blocked: { type: 'boolean', default: false } } });
-  const query = { ...(values.limit !== undefined && { limit: values.limit }), ...(values.blocked && { blocked: 'true' }) };
+  const { values } = parseArgs({
+    args,
+    options: { limit: { type: 'string' }, blocked: { type: 'boolean', default: false } },
+  });
+  const query = {
+    ...(values.limit !== undefined && { limit: values.limit }),
+    ...(values.blocked && { blocked: 'true' }),
+  };
   return (runtime, knex) => orderingStatus(knex, dataAtRest(runtime.config), query);
 }
 
@@ -37,7 +43,14 @@ function decide(decision: BlockedDecision): (args: string[]) => DatabaseAction {
     return async (runtime, knex) => {
       const gateway = createTemporalGateway(runtime.config, runtime.logger);
       runtime.shutdown.add('temporal client', () => gateway.close());
-      return decideBlockedKey(knex, dataAtRest(runtime.config), gateway, { actor: cliActor() }, { key: args[0] }, decision);
+      return decideBlockedKey(
+        knex,
+        dataAtRest(runtime.config),
+        gateway,
+        { actor: cliActor() },
+        { key: args[0] },
+        decision,
+      );
     };
   };
 }

@@ -2,7 +2,13 @@ import { parseArgs } from 'node:util';
 import { type Command } from '../command';
 import { databaseSubcommands, type Runtime } from '../bootstrap';
 import { cliActor } from '../../lib/actor';
-import { limitPartner, partnerStatus, pausePartner, resumePartner, type PartnerStatus } from '../../application/partner/partner-operator';
+import {
+  limitPartner,
+  partnerStatus,
+  pausePartner,
+  resumePartner,
+  type PartnerStatus,
+} from '../../application/partner/partner-operator';
 import { UsageError } from '../../lib/errors';
 
 const USAGE = [
@@ -27,15 +33,23 @@ type Action = (runtime: Runtime, knex: Parameters<typeof partnerStatus>[0]) => P
 function pause(args: string[]): Action {
   const { values } = parseArgs({ args, options: { reason: { type: 'string' } } });
   if (values.reason === undefined) throw new UsageError('--reason is required: say why, for the status and the log');
-  return (runtime, knex) => pausePartner(knex, runtime.config, runtime.logger, { actor: cliActor() }, { reason: values.reason });
+  return (runtime, knex) =>
+    pausePartner(knex, runtime.config, runtime.logger, { actor: cliActor() }, { reason: values.reason });
 }
 
 function limit(args: string[]): Action {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { reset: { type: 'boolean', default: false } } });
-  if (values.reset === positionals.length > 0 || positionals.length > 1) throw new UsageError('expected PER_SECOND (a whole number) or --reset');
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { reset: { type: 'boolean', default: false } },
+  });
+  if (values.reset === positionals.length > 0 || positionals.length > 1)
+    throw new UsageError('expected PER_SECOND (a whole number) or --reset');
   const perSecond = values.reset ? null : /^\d+$/.test(positionals[0]) ? Number(positionals[0]) : Number.NaN;
-  if (Number.isNaN(perSecond)) throw new UsageError(`PER_SECOND must be a whole number, not ${JSON.stringify(positionals[0])}`);
-  return (runtime, knex) => limitPartner(knex, runtime.config, runtime.logger, { actor: cliActor() }, { max_per_second: perSecond });
+  if (Number.isNaN(perSecond))
+    throw new UsageError(`PER_SECOND must be a whole number, not ${JSON.stringify(positionals[0])}`);
+  return (runtime, knex) =>
+    limitPartner(knex, runtime.config, runtime.logger, { actor: cliActor() }, { max_per_second: perSecond });
 }
 
 function noArguments(name: string, action: Action): (args: string[]) => Action {
@@ -48,11 +62,18 @@ function noArguments(name: string, action: Action): (args: string[]) => Action {
 const SUBCOMMANDS: Record<string, (args: string[]) => Action> = {
   status: noArguments('status', (runtime, knex) => partnerStatus(knex, runtime.config)),
   pause,
-  resume: noArguments('resume', (runtime, knex) => resumePartner(knex, runtime.config, runtime.logger, { actor: cliActor() })),
+  resume: noArguments('resume', (runtime, knex) =>
+    resumePartner(knex, runtime.config, runtime.logger, { actor: cliActor() }),
+  ),
   limit,
 };
 
 export const partnerCommand: Command = databaseSubcommands(
-  { name: 'partner', summary: 'Show, pause, resume and cap the deliveries to the partner', usage: USAGE, auditActions: { status: [], pause: ['partner.pause'], resume: ['partner.resume'], limit: ['partner.limit'] } },
+  {
+    name: 'partner',
+    summary: 'Show, pause, resume and cap the deliveries to the partner',
+    usage: USAGE,
+    auditActions: { status: [], pause: ['partner.pause'], resume: ['partner.resume'], limit: ['partner.limit'] },
+  },
   SUBCOMMANDS,
 );

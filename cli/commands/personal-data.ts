@@ -30,7 +30,9 @@ export const personalDataCommand: Command = {
       const { knex } = await openMigratedDatabase(runtime);
       const atRest = dataAtRest(runtime.config);
       const what = { action: 'personal_data.reindex', target: atRest.subjectKeys[0]?.id ?? null } as const;
-      const summary = await auditedCall(knex, { actor: cliActor() }, what, () => reindexSubjects(knex, atRest, (done) => process.stderr.write(`reindexed ${done} rows\n`)));
+      const summary = await auditedCall(knex, { actor: cliActor() }, what, () =>
+        reindexSubjects(knex, atRest, (done) => process.stderr.write(`reindexed ${done} rows\n`)),
+      );
       process.stdout.write(`${JSON.stringify(summary)}\n`);
       return 0;
     } finally {

@@ -20,7 +20,8 @@ import { workerPolling } from '../../worker/readiness';
 export const startCommand: Command = {
   name: 'start',
   auditActions: { '': [] },
-  summary: 'All in one: migrate, import the demo directory into an empty database, run Temporal, serve the API, run the ' +
+  summary:
+    'All in one: migrate, import the demo directory into an empty database, run Temporal, serve the API, run the ' +
     'worker',
   usage: [
     'Usage: partner-service start',
@@ -75,7 +76,9 @@ export const startCommand: Command = {
       exitOnTemporalSetupError(runtime, worker.done);
       // Connects on first use, so the API serves while Temporal is down (webhooks are then refused until it answers).
       // While the worker polls, starts go through its connection with eager start (one round trip less).
-      const temporalGateway = createTemporalGateway(config, logger, { eagerStartVia: () => worker.pollingConnection() });
+      const temporalGateway = createTemporalGateway(config, logger, {
+        eagerStartVia: () => worker.pollingConnection(),
+      });
       shutdown.add('temporal client', () => temporalGateway.close());
       // Ready once the worker polls: Temporal then answers, the search attributes are registered and a webhook
       // posted now is accepted. Without the internal webhook API, a worker paused for want of a partner is ready.
@@ -116,7 +119,11 @@ function fullyEmbedded(config: Config): boolean {
  * Starts the partner inbox and returns the worker's configuration pointing at it: the configured token and
  * signing secrets, else fresh random ones (never logged), so that the inbox shows both checks working.
  */
-async function startLocalPartnerInbox(config: Config, logger: Logger, shutdown: Shutdown): Promise<{ url: string; workerConfig: Config }> {
+async function startLocalPartnerInbox(
+  config: Config,
+  logger: Logger,
+  shutdown: Shutdown,
+): Promise<{ url: string; workerConfig: Config }> {
   const token = config.PARTNER_ACCESS_TOKEN ?? randomBytes(24).toString('base64url');
   const signingSecrets = config.PARTNER_SIGNING_SECRETS ?? [randomBytes(32)];
   const inbox = await startPartnerInbox({
@@ -134,7 +141,12 @@ async function startLocalPartnerInbox(config: Config, logger: Logger, shutdown: 
   );
   return {
     url: inbox.url,
-    workerConfig: { ...config, PARTNER_ENDPOINT: inbox.endpoint, PARTNER_ACCESS_TOKEN: token, PARTNER_SIGNING_SECRETS: signingSecrets },
+    workerConfig: {
+      ...config,
+      PARTNER_ENDPOINT: inbox.endpoint,
+      PARTNER_ACCESS_TOKEN: token,
+      PARTNER_SIGNING_SECRETS: signingSecrets,
+    },
   };
 }
 
@@ -144,7 +156,11 @@ async function startLocalPartnerInbox(config: Config, logger: Logger, shutdown: 
  */
 function localCodecEndpoint(config: Config): string | undefined {
   if (!config.CODEC_AUTH_TOKEN || !config.PAYLOAD_ENCRYPTION_KEYS?.length) return undefined;
-  const host = ['0.0.0.0', '::'].includes(config.HOST) ? '127.0.0.1' : config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+  const host = ['0.0.0.0', '::'].includes(config.HOST)
+    ? '127.0.0.1'
+    : config.HOST.includes(':')
+      ? `[${config.HOST}]`
+      : config.HOST;
   return uiCodecEndpoint(`http://${host}:${config.PORT}`, config.CODEC_AUTH_TOKEN);
 }
 

@@ -26,7 +26,10 @@ const USAGE = [
 
 /** Parsed arguments bound to the database work they call for; parsing happens before the database opens. */
 function create(args: string[]): DatabaseAction {
-  const { values } = parseArgs({ args, options: { name: { type: 'string' }, scope: { type: 'string' }, 'expires-in': { type: 'string' } } });
+  const { values } = parseArgs({
+    args,
+    options: { name: { type: 'string' }, scope: { type: 'string' }, 'expires-in': { type: 'string' } },
+  });
   const request = parseTokenRequest({ name: values.name, scopes: values.scope, expiresIn: values['expires-in'] });
   return async (_runtime, knex) => {
     const created = await createApiToken(knex, { actor: cliActor() }, request);
@@ -48,6 +51,11 @@ function revoke(args: string[]): DatabaseAction {
 }
 
 export const tokensCommand: Command = databaseSubcommands(
-  { name: 'tokens', summary: 'Create, list and revoke the named, scoped tokens of the internal API', usage: USAGE, auditActions: { create: ['token.create'], list: [], revoke: ['token.revoke'] } },
+  {
+    name: 'tokens',
+    summary: 'Create, list and revoke the named, scoped tokens of the internal API',
+    usage: USAGE,
+    auditActions: { create: ['token.create'], list: [], revoke: ['token.revoke'] },
+  },
   { create, list, revoke },
 );

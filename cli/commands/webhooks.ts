@@ -9,7 +9,12 @@ import { describeJsonSyntaxError } from '../../lib/describe-error';
 import { parseBulkRedelivery } from '../../application/webhooks/webhook-filter';
 import { readDeliveryLog } from '../../application/webhooks/delivery-log';
 import { previewRedelivery } from '../../application/webhooks/redelivery-preview';
-import { cancelWebhook, redeliverMatching, redeliverWebhook, retryWebhookNow } from '../../application/webhooks/webhook-operations';
+import {
+  cancelWebhook,
+  redeliverMatching,
+  redeliverWebhook,
+  retryWebhookNow,
+} from '../../application/webhooks/webhook-operations';
 import { webhookStatus } from '../../application/webhooks/webhook-status';
 import { acceptWebhook } from '../../application/ingestion/ingest';
 import { sendTestWebhook } from '../send-test';
@@ -55,7 +60,7 @@ const USAGE = [
   '             same call would do now, {"dry_run":true,"would_start":N,"skipped_expired_links":E,',
   '             "skipped_payload_removed":P,"more":B}.',
   '',
-  'Operations exit 1 when the webhook does not exist or is in the wrong state (the API\'s 404 and 409).',
+  "Operations exit 1 when the webhook does not exist or is in the wrong state (the API's 404 and 409).",
 ].join('\n');
 
 async function readEventFile(file: string): Promise<unknown> {
@@ -77,22 +82,42 @@ async function send(runtime: Runtime, event: unknown): Promise<number> {
   const database = await openMigratedDatabase(runtime);
   const gateway = createTemporalGateway(runtime.config, runtime.logger);
   runtime.shutdown.add('temporal client', () => gateway.close());
-  const what = { action: 'webhook.send', target: prepared.webhookId, parameters: { event_type: prepared.event.event_type, action: prepared.event.action } } as const;
-  const { webhookId, eventId, workflowId, runId, started } = await auditedCall(database.knex, { actor: cliActor() }, what, () =>
-    acceptWebhook(database.knex, dataAtRest(runtime.config), gateway, prepared),
+  const what = {
+    action: 'webhook.send',
+    target: prepared.webhookId,
+    parameters: { event_type: prepared.event.event_type, action: prepared.event.action },
+  } as const;
+  const { webhookId, eventId, workflowId, runId, started } = await auditedCall(
+    database.knex,
+    { actor: cliActor() },
+    what,
+    () => acceptWebhook(database.knex, dataAtRest(runtime.config), gateway, prepared),
   );
-  print({ status: started ? 'accepted' : 'existing', webhook_id: webhookId, event_id: eventId, workflow_id: workflowId, run_id: runId });
+  print({
+    status: started ? 'accepted' : 'existing',
+    webhook_id: webhookId,
+    event_id: eventId,
+    workflow_id: workflowId,
+    run_id: runId,
+  });
   return 0;
 }
 
 async function sendTest(runtime: Runtime, event: unknown): Promise<number> {
   const prepared = prepareWebhook(event);
   const settings = partnerSettings(runtime.config);
-  if ('missing' in settings) throw new CommandFailure(`${settings.missing} is not set: there is no partner endpoint to test`);
+  if ('missing' in settings)
+    throw new CommandFailure(`${settings.missing} is not set: there is no partner endpoint to test`);
   const database = await openMigratedDatabase(runtime);
   // stdout carries the outcome JSON alone; the attempt's own log line would repeat it.
-  const what = { action: 'webhook.send_test', target: null, parameters: { event_type: prepared.event.event_type, action: prepared.event.action } } as const;
-  const report = await auditedCall(database.knex, { actor: cliActor() }, what, () => sendTestWebhook(runtime.config, database.knex, runtime.logger.child({}, { level: 'error' }), event));
+  const what = {
+    action: 'webhook.send_test',
+    target: null,
+    parameters: { event_type: prepared.event.event_type, action: prepared.event.action },
+  } as const;
+  const report = await auditedCall(database.knex, { actor: cliActor() }, what, () =>
+    sendTestWebhook(runtime.config, database.knex, runtime.logger.child({}, { level: 'error' }), event),
+  );
   print(report);
   return report.succeeded ? 0 : 1;
 }
@@ -115,23 +140,44 @@ function filterFlags(args: string[], extra: { cursor?: true; redeliver?: true } 
     options: {
       ...FILTER_OPTIONS,
       ...(extra.cursor && { cursor: { type: 'string' } }),
-      ...(extra.redeliver && { all: { type: 'boolean' }, 'allow-expired-links': { type: 'boolean' }, 'dry-run': { type: 'boolean' } }),
+      ...(extra.redeliver && {
+        all: { type: 'boolean' },
+        'allow-expired-links': { type: 'boolean' },
+        'dry-run': { type: 'boolean' },
+      }),
     },
   });
-  const { 'event-type': eventType, 'company-id': companyId, all, 'allow-expired-links': allowExpiredLinks, 'dry-run': dryRun, ...rest } = values as Record<
-    string,
-    string | boolean | undefined
-  >;
-  const query = Object.fromEntries(Object.entries({ ...rest, event_type: eventType, company_id: companyId }).filter(([, v]) => v !== undefined));
-  return { query, positionals, all: all === true, allowExpiredLinks: allowExpiredLinks === true, dryRun: dryRun === true };
+  const {
+    'event-type': eventType,
+    'company-id': companyId,
+    all,
+    'allow-expired-links': allowExpiredLinks,
+    'dry-run': dryRun,
+    ...rest
+  } = values as Record<string, string | boolean | undefined>;
+  const query = Object.fromEntries(
+    Object.entries({ ...rest, event_type: eventType, company_id: companyId }).filter(([, v]) => v !== undefined),
+  );
+  return {
+    query,
+    positionals,
+    all: all === true,
+    allowExpiredLinks: allowExpiredLinks === true,
+    dryRun: dryRun === true,
+  };
 }
 
 /** list, show, retry-now, cancel, redeliver: the operations of the internal API, on the same code. */
 async function operate(runtime: Runtime, action: string, args: string[]): Promise<number> {
-  const { query, positionals, all, allowExpiredLinks, dryRun } = filterFlags(args, { cursor: action === 'list' || undefined, redeliver: action === 'redeliver' || undefined });
+  const { query, positionals, all, allowExpiredLinks, dryRun } = filterFlags(args, {
+    cursor: action === 'list' || undefined,
+    redeliver: action === 'redeliver' || undefined,
+  });
   const single = action !== 'list' && !(action === 'redeliver' && all);
-  if (single && (positionals.length !== 1 || Object.keys(query).length)) throw new UsageError(`${action} takes exactly one WEBHOOK_ID`);
-  if (!single && positionals.length) throw new UsageError(`${action} ${all ? '--all ' : ''}takes filters, not a WEBHOOK_ID`);
+  if (single && (positionals.length !== 1 || Object.keys(query).length))
+    throw new UsageError(`${action} takes exactly one WEBHOOK_ID`);
+  if (!single && positionals.length)
+    throw new UsageError(`${action} ${all ? '--all ' : ''}takes filters, not a WEBHOOK_ID`);
   if (dryRun && single) throw new UsageError('--dry-run previews a bulk redelivery: it goes with --all');
   const [webhookId] = positionals;
   if (single && !isCanonicalUuid(webhookId)) throw new NotFoundError('webhook', webhookId);
@@ -165,11 +211,24 @@ async function operate(runtime: Runtime, action: string, args: string[]): Promis
       if (all) {
         const { filter, limit } = parseBulkRedelivery(query);
         const options = { sendTimeoutMs, atRest, limit, allowExpiredLinks };
-        print(await (dryRun ? previewRedelivery(knex, operator, filter, options) : redeliverMatching(knex, gateway, operator, filter, options)));
+        print(
+          await (dryRun
+            ? previewRedelivery(knex, operator, filter, options)
+            : redeliverMatching(knex, gateway, operator, filter, options)),
+        );
         return 0;
       }
-      const redelivery = await redeliverWebhook(knex, gateway, operator, webhookId, { sendTimeoutMs, atRest, allowExpiredLinks });
-      print({ webhook_id: redelivery.webhookId, redelivery_of: redelivery.redeliveryOf, workflow_id: redelivery.workflowId, run_id: redelivery.runId });
+      const redelivery = await redeliverWebhook(knex, gateway, operator, webhookId, {
+        sendTimeoutMs,
+        atRest,
+        allowExpiredLinks,
+      });
+      print({
+        webhook_id: redelivery.webhookId,
+        redelivery_of: redelivery.redeliveryOf,
+        workflow_id: redelivery.workflowId,
+        run_id: redelivery.runId,
+      });
       return 0;
     }
   }
@@ -179,7 +238,15 @@ const OPERATIONS = ['list', 'show', 'retry-now', 'cancel', 'redeliver'];
 
 export const webhooksCommand: Command = {
   name: 'webhooks',
-  auditActions: { send: ['webhook.send'], 'send-test': ['webhook.send_test'], list: [], show: [], 'retry-now': ['webhook.retry_now'], cancel: ['webhook.cancel'], redeliver: ['webhook.redeliver', 'webhooks.redeliver'] },
+  auditActions: {
+    send: ['webhook.send'],
+    'send-test': ['webhook.send_test'],
+    list: [],
+    show: [],
+    'retry-now': ['webhook.retry_now'],
+    cancel: ['webhook.cancel'],
+    redeliver: ['webhook.redeliver', 'webhooks.redeliver'],
+  },
   summary: 'Start, test, list, show, retry, cancel and redeliver webhooks',
   usage: USAGE,
   async run(args, { verbose }) {
@@ -188,7 +255,8 @@ export const webhooksCommand: Command = {
     if (OPERATIONS.includes(action)) {
       body = (runtime) => operate(runtime, action, args.slice(1));
     } else {
-      if (action !== 'send' && action !== 'send-test') throw new UsageError(`expected send, send-test, ${OPERATIONS.join(', ')}`);
+      if (action !== 'send' && action !== 'send-test')
+        throw new UsageError(`expected send, send-test, ${OPERATIONS.join(', ')}`);
       if (!file || rest.length) throw new UsageError('expected exactly one FILE.json');
       const event = await readEventFile(file);
       body = (runtime) => (action === 'send' ? send(runtime, event) : sendTest(runtime, event));

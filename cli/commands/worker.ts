@@ -20,7 +20,8 @@ export const workerCommand: Command = {
     const runtime = bootstrap({ verbose });
     // Delivering is this process's only job: without a partner it stops at once rather than idle.
     const settings = partnerSettings(runtime.config);
-    if ('missing' in settings) throw new CommandFailure(`${settings.missing} is not set: the worker has no partner endpoint to deliver to`);
+    if ('missing' in settings)
+      throw new CommandFailure(`${settings.missing} is not set: the worker has no partner endpoint to deliver to`);
     runtime.shutdown.listen();
     return cleanUpOnFailure(runtime, async () => {
       const database = await openMigratedDatabase(runtime, { migrate: false });

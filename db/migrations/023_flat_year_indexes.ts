@@ -15,10 +15,16 @@ import type { Knex } from 'knex';
  * builds again.
  */
 const INDEXES: ReadonlyArray<readonly [name: string, definition: string]> = [
-  ['webhook_attempts_resting_key', 'webhook_attempts (response_body_key_id) WHERE response_body IS NOT NULL OR response_body_sealed IS NOT NULL'],
+  [
+    'webhook_attempts_resting_key',
+    'webhook_attempts (response_body_key_id) WHERE response_body IS NOT NULL OR response_body_sealed IS NOT NULL',
+  ],
   ['webhook_events_resting_key', 'webhook_events (body_key_id) WHERE body IS NOT NULL OR body_sealed IS NOT NULL'],
   ['webhook_events_company_status', 'webhook_events (company_id, status, created_at, id)'],
-  ['webhook_events_redeliveries', 'webhook_events (redelivery_key, redelivery_of) WHERE redelivery_key IS NOT NULL AND run_id IS NOT NULL'],
+  [
+    'webhook_events_redeliveries',
+    'webhook_events (redelivery_key, redelivery_of) WHERE redelivery_key IS NOT NULL AND run_id IS NOT NULL',
+  ],
   ['audit_events_action', 'audit_events (action, at, id)'],
 ];
 

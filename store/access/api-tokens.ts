@@ -59,21 +59,49 @@ export async function revokeApiToken(knex: Knex, name: string, revokedBy: string
 
 /** Every token, oldest first, as `tokens list` shows them. */
 export async function listApiTokens(knex: Knex): Promise<ApiTokenView[]> {
-  const rows = await runSql<{ name: string; scopes: TokenScope[]; created_at: Date; created_by: string; expires_at: Date | null; revoked_at: Date | null; last_used_at: Date | null }>(
+  const rows = await runSql<{
+    name: string;
+    scopes: TokenScope[];
+    created_at: Date;
+    created_by: string;
+    expires_at: Date | null;
+    revoked_at: Date | null;
+    last_used_at: Date | null;
+  }>(
     knex,
     sql`SELECT name, scopes, created_at, created_by, expires_at, revoked_at, last_used_at FROM api_tokens
       ORDER BY created_at, name`,
   );
-  return rows.map((r) => ({ name: r.name, scopes: r.scopes, createdAt: r.created_at, createdBy: r.created_by, expiresAt: r.expires_at, revokedAt: r.revoked_at, lastUsedAt: r.last_used_at }));
+  return rows.map((r) => ({
+    name: r.name,
+    scopes: r.scopes,
+    createdAt: r.created_at,
+    createdBy: r.created_by,
+    expiresAt: r.expires_at,
+    revokedAt: r.revoked_at,
+    lastUsedAt: r.last_used_at,
+  }));
 }
 
 /** Every token with what checking a presented one needs; revoked ones too, so a refusal can say why. */
 export async function loadApiTokens(knex: Knex): Promise<StoredApiToken[]> {
-  const rows = await runSql<{ id: string; name: string; scopes: TokenScope[]; salt: Buffer; hash: Buffer; expires_at: Date | null; revoked_at: Date | null }>(
-    knex,
-    sql`SELECT id, name, scopes, salt, hash, expires_at, revoked_at FROM api_tokens`,
-  );
-  return rows.map((r) => ({ id: r.id, name: r.name, scopes: r.scopes, hashed: { salt: r.salt, hash: r.hash }, expiresAt: r.expires_at, revokedAt: r.revoked_at }));
+  const rows = await runSql<{
+    id: string;
+    name: string;
+    scopes: TokenScope[];
+    salt: Buffer;
+    hash: Buffer;
+    expires_at: Date | null;
+    revoked_at: Date | null;
+  }>(knex, sql`SELECT id, name, scopes, salt, hash, expires_at, revoked_at FROM api_tokens`);
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    scopes: r.scopes,
+    hashed: { salt: r.salt, hash: r.hash },
+    expiresAt: r.expires_at,
+    revokedAt: r.revoked_at,
+  }));
 }
 
 /** Records when tokens were last used, in one statement for a batch of uses (never on a request's path). */

@@ -41,14 +41,20 @@ export interface ChainedRow {
 export function chainedRowsAfter(knex: Knex, afterSeq: number, limit: number): Promise<ChainedRow[]> {
   return runSql<ChainedRow>(
     knex,
-    prepared('audit-chain-rows', sql`SELECT id, seq, prev_hash, hash, ${raw(CONTENT)} AS content FROM audit_events
-      WHERE seq > ${afterSeq} ORDER BY seq LIMIT ${limit}`),
+    prepared(
+      'audit-chain-rows',
+      sql`SELECT id, seq, prev_hash, hash, ${raw(CONTENT)} AS content FROM audit_events
+      WHERE seq > ${afterSeq} ORDER BY seq LIMIT ${limit}`,
+    ),
   );
 }
 
 /** Rows placed at or before the anchor, which no row may be once the purge has moved past them. */
 export async function rowsBeforeAnchor(knex: Knex, anchorSeq: number): Promise<number[]> {
-  const rows = await runSql<{ seq: number }>(knex, sql`SELECT seq FROM audit_events WHERE seq <= ${anchorSeq} ORDER BY seq LIMIT 100`);
+  const rows = await runSql<{ seq: number }>(
+    knex,
+    sql`SELECT seq FROM audit_events WHERE seq <= ${anchorSeq} ORDER BY seq LIMIT 100`,
+  );
   return rows.map((row) => row.seq);
 }
 

@@ -44,8 +44,10 @@ export interface AuditEvent {
   readonly hash: string;
 }
 
-const HAS_OUTCOME = raw(`(e.phase = 'outcome' OR EXISTS (SELECT 1 FROM audit_events o WHERE o.operation_id = e.operation_id AND ` +
-  `o.phase = 'outcome'))`);
+const HAS_OUTCOME = raw(
+  `(e.phase = 'outcome' OR EXISTS (SELECT 1 FROM audit_events o WHERE o.operation_id = e.operation_id AND ` +
+    `o.phase = 'outcome'))`,
+);
 
 function filterConditions({ since, actor, action, unsettled }: AuditFilter, after?: AuditPosition): SqlFragment {
   const conditions: SqlFragment[] = [raw('true')];
@@ -58,7 +60,11 @@ function filterConditions({ since, actor, action, unsettled }: AuditFilter, afte
 }
 
 /** Up to `limit` rows after `after`, newest first, and where the next page starts when there is one. */
-export async function listAuditEvents(knex: Knex, filter: AuditFilter, { limit, after }: PageRequest<AuditPosition>): Promise<{ events: AuditEvent[]; next?: AuditPosition }> {
+export async function listAuditEvents(
+  knex: Knex,
+  filter: AuditFilter,
+  { limit, after }: PageRequest<AuditPosition>,
+): Promise<{ events: AuditEvent[]; next?: AuditPosition }> {
   const rows = await runSql<AuditEvent & { position_us: string }>(
     knex,
     sql`SELECT id, seq, at, actor, action, target, parameters, phase, operation_id, outcome,

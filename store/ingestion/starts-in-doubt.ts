@@ -37,6 +37,12 @@ export async function takeStartsInDoubt(knex: Knex, doubtSeconds: number, limit:
 
 /** Starts in doubt across the deployment (the in-doubt gauge). */
 export async function countStartsInDoubt(knex: Knex, doubtSeconds: number): Promise<number> {
-  const [row] = await runSql<{ n: number }>(knex, prepared('count-starts-in-doubt', sql`SELECT count(*)::int AS n FROM webhook_events WHERE ${IN_DOUBT(doubtSeconds)}`));
+  const [row] = await runSql<{ n: number }>(
+    knex,
+    prepared(
+      'count-starts-in-doubt',
+      sql`SELECT count(*)::int AS n FROM webhook_events WHERE ${IN_DOUBT(doubtSeconds)}`,
+    ),
+  );
   return row.n;
 }

@@ -6,7 +6,15 @@ import { eventSubjectKeys } from '../../lib/subject-index';
 import { bodyBinding, openText, sealText, storedBodyBinding, type DataAtRest } from '../../lib/at-rest';
 import { refuseClearWriteIfKeyed } from '../personal-data/at-rest-settings';
 import { indexKeysOf } from '../personal-data/subject-index-keys';
-import { asStoredWebhook, newWebhookRow, STORED_WEBHOOK_COLUMNS, WebhookRowMissingError, type NewWebhook, type StoredWebhook, type StoredWebhookRow } from '../webhooks/webhook-rows';
+import {
+  asStoredWebhook,
+  newWebhookRow,
+  STORED_WEBHOOK_COLUMNS,
+  WebhookRowMissingError,
+  type NewWebhook,
+  type StoredWebhook,
+  type StoredWebhookRow,
+} from '../webhooks/webhook-rows';
 
 // Ingestion's SQL: a new event claims its row, the call that started its run reports the start (the 202-or-200
 // rule), a start that failed for certain forgets the row, and a redelivery writes its own. The rows are mapped
@@ -21,7 +29,10 @@ export async function insertWebhook(knex: Knex, atRest: DataAtRest, webhook: New
   await refuseClearWriteIfKeyed(knex, atRest);
   const row = newWebhookRow(webhook, false, atRest, (await indexKeysOf(knex, atRest)).writeWith);
   // No conflict target: webhook_id derives from event_id, so a concurrent twin can clash on either key.
-  const inserted = await runSql(knex, sql`INSERT INTO webhook_events (${row.columns}) VALUES (${row.values}) ON CONFLICT DO NOTHING RETURNING id`);
+  const inserted = await runSql(
+    knex,
+    sql`INSERT INTO webhook_events (${row.columns}) VALUES (${row.values}) ON CONFLICT DO NOTHING RETURNING id`,
+  );
   return inserted.length === 1;
 }
 
@@ -46,10 +57,15 @@ export async function claimEvent(knex: Knex, atRest: DataAtRest, webhook: NewWeb
   const row = newWebhookRow(webhook, false, atRest, indexKeys.writeWith);
   // An ordered webhook takes its place in its key's lane in this same statement (store/ordering/lanes.ts), and
   // the lane learns its subjects.
-  const placing = webhook.orderingKey === undefined
-    ? raw('')
-    : sql`, ${placeInLaneCtes(atRest, indexKeys, webhook.orderingKey, eventSubjectKeys(indexKeys.writeWith.key, webhook.event))
-      }`;
+  const placing =
+    webhook.orderingKey === undefined
+      ? raw('')
+      : sql`, ${placeInLaneCtes(
+          atRest,
+          indexKeys,
+          webhook.orderingKey,
+          eventSubjectKeys(indexKeys.writeWith.key, webhook.event),
+        )}`;
   const [found] = await runSql<StoredWebhookRow>(
     knex,
     prepared(
@@ -77,7 +93,12 @@ export async function claimEvent(knex: Knex, atRest: DataAtRest, webhook: NewWeb
  * to report it, so exactly one call answers 202. Without (the status URL, the resolution of a start in doubt):
  * whether this call recorded the run, false when one was there.
  */
-export async function recordRun(knex: Knex, webhookId: string, runId: string, { reported = false } = {}): Promise<boolean> {
+export async function recordRun(
+  knex: Knex,
+  webhookId: string,
+  runId: string,
+  { reported = false } = {},
+): Promise<boolean> {
   const statement = reported
     ? prepared(
         'report-start',
@@ -104,7 +125,10 @@ export async function forgetUnstartedWebhook(knex: Knex, webhookId: string): Pro
         )
         SELECT p.lane_id::text FROM gone LEFT JOIN ordering_places p ON p.webhook_id = gone.id`,
   );
-  await deleteEmptyLanes(knex, deleted.flatMap((row) => (row.lane_id ? [row.lane_id] : [])));
+  await deleteEmptyLanes(
+    knex,
+    deleted.flatMap((row) => (row.lane_id ? [row.lane_id] : [])),
+  );
   return deleted.length === 1;
 }
 
@@ -134,13 +158,23 @@ export async function insertRedelivery(
 ): Promise<{ webhookId: string; workflowId: string; runId: string | null; startReported: boolean }> {
   const { webhookId, workflowId, originalId, key } = redelivery;
   const rows = await knex.transaction(async (trx) => {
-    const [source] = await runSql<{ body_sealed: Buffer | null; body_key_id: string | null; redelivery_of: string | null }>(
+    const [source] = await runSql<{
+      body_sealed: Buffer | null;
+      body_key_id: string | null;
+      redelivery_of: string | null;
+    }>(
       trx,
       sql`SELECT body_sealed, body_key_id, redelivery_of FROM webhook_events WHERE id = ${originalId}
         AND payload_removed_at IS NULL FOR SHARE`,
     );
     if (!source) return [];
-    const text = source.body_sealed && openText(atRest, { clear: null, sealed: source.body_sealed, keyId: source.body_key_id }, storedBodyBinding(originalId, source.redelivery_of, source.body_key_id));
+    const text =
+      source.body_sealed &&
+      openText(
+        atRest,
+        { clear: null, sealed: source.body_sealed, keyId: source.body_key_id },
+        storedBodyBinding(originalId, source.redelivery_of, source.body_key_id),
+      );
     const sealed = text ? sealText(atRest, text, bodyBinding(webhookId)) : { sealed: null, keyId: null };
     return runSql<{ id: string }>(
       trx,
@@ -160,5 +194,10 @@ export async function insertRedelivery(
       AND redelivery_key = ${key}`,
   );
   if (!existing) throw new WebhookRowMissingError(originalId);
-  return { webhookId: existing.id, workflowId: existing.workflow_id, runId: existing.run_id, startReported: existing.start_reported };
+  return {
+    webhookId: existing.id,
+    workflowId: existing.workflow_id,
+    runId: existing.run_id,
+    startReported: existing.start_reported,
+  };
 }

@@ -81,7 +81,11 @@ export function placeInLaneCtes(
 export type LaneTurn =
   | { readonly kind: 'turn'; readonly sequence: number; readonly key: string }
   /** An earlier webhook of the key is unsettled: the nearest one, which wakes this one when it settles. */
-  | { readonly kind: 'queued'; readonly sequence: number; readonly behind: { readonly webhookId: string; readonly sequence: number } }
+  | {
+      readonly kind: 'queued';
+      readonly sequence: number;
+      readonly behind: { readonly webhookId: string; readonly sequence: number };
+    }
   /** No place: recorded with ordering off, or its lane's key was erased. Sent unordered. */
   | { readonly kind: 'unplaced' };
 
@@ -90,7 +94,12 @@ export type LaneTurn =
  * webhook whose row does not exist yet (a run another Temporal client started) is written and placed here. A
  * queued place is marked waiting, so the sweep can wake it should its wake be lost.
  */
-export async function takeTurn(knex: Knex, atRest: DataAtRest, webhook: NewWebhook, orderingKey: string): Promise<LaneTurn> {
+export async function takeTurn(
+  knex: Knex,
+  atRest: DataAtRest,
+  webhook: NewWebhook,
+  orderingKey: string,
+): Promise<LaneTurn> {
   await refuseClearWriteIfKeyed(knex, atRest);
   const indexKeys = await indexKeysOf(knex, atRest);
   const row = newWebhookRow(webhook, true, atRest, indexKeys.writeWith);
@@ -104,7 +113,8 @@ export async function takeTurn(knex: Knex, atRest: DataAtRest, webhook: NewWebho
   if (found.behind_id === null) {
     // The key as the lane keeps it: a repeated event_id's request cannot change the key its first one placed.
     const lane = openLaneKey(atRest, found);
-    if (lane.unreadable !== undefined) return { kind: 'turn', sequence, key: await rebuildLaneKey(knex, atRest, indexKeys, found, orderingKey) };
+    if (lane.unreadable !== undefined)
+      return { kind: 'turn', sequence, key: await rebuildLaneKey(knex, atRest, indexKeys, found, orderingKey) };
     return lane.key ? { kind: 'turn', sequence, key: lane.key } : { kind: 'unplaced' };
   }
   return { kind: 'queued', sequence, behind: { webhookId: found.behind_id, sequence: Number(found.behind_seq) } };
@@ -126,8 +136,12 @@ async function askTurn(
       'take-turn',
       sql`WITH created AS (
         INSERT INTO webhook_events (${row.columns}) VALUES (${row.values}) ON CONFLICT DO NOTHING RETURNING id
-      ), ${placeInLaneCtes(atRest, indexKeys, orderingKey, eventSubjectKeys(indexKeys.writeWith.key, webhook.event))
-      }, me AS (
+      ), ${placeInLaneCtes(
+        atRest,
+        indexKeys,
+        orderingKey,
+        eventSubjectKeys(indexKeys.writeWith.key, webhook.event),
+      )}, me AS (
         SELECT lane.id AS lane_id, placed.seq, lane.key_digest, lane.key_text, lane.key_sealed, lane.key_key_id
           FROM lane, placed
         UNION ALL
@@ -232,7 +246,9 @@ export async function lostWakes(knex: Knex, waitedMs: number, limit: number): Pr
  * Ordered webhooks queued behind their key's head, how long the oldest of them has waited, and how long the
  * longest-blocked head has been blocked (seconds, 0 for none): the worker's gauges, one statement per scrape.
  */
-export async function orderingBacklog(knex: Knex): Promise<{ readonly queued: number; readonly oldestQueuedSeconds: number; readonly oldestBlockedSeconds: number }> {
+export async function orderingBacklog(
+  knex: Knex,
+): Promise<{ readonly queued: number; readonly oldestQueuedSeconds: number; readonly oldestBlockedSeconds: number }> {
   const [row] = await runSql<{ queued: number; oldest_queued: number; oldest_blocked: number }>(
     knex,
     sql`SELECT count(*) FILTER (WHERE waiting_since IS NOT NULL)::int AS queued,
@@ -285,7 +301,13 @@ export async function stalledHeads(
   limit: number,
 ): Promise<{ heads: StalledHead[]; next: SweepCursor | null; examined: number }> {
   const rows = await runSql<{
-    since: string; queued_id: string; head_id: string | null; workflow_id: string | null; erased: boolean | null; in_flight: boolean | null; erased_ms: number | null;
+    since: string;
+    queued_id: string;
+    head_id: string | null;
+    workflow_id: string | null;
+    erased: boolean | null;
+    in_flight: boolean | null;
+    erased_ms: number | null;
   }>(
     knex,
     prepared(
@@ -321,17 +343,38 @@ export async function stalledHeads(
   const heads = rows.flatMap((row): StalledHead[] => {
     if (!row.head_id || !row.workflow_id) return [];
     const erasedInFlight = row.erased === true && row.in_flight === true;
-    return [{ webhookId: row.head_id, workflowId: row.workflow_id, erased: row.erased === true && !erasedInFlight, ...(erasedInFlight && { erasedInFlightForMs: row.erased_ms ?? 0 }) }];
+    return [
+      {
+        webhookId: row.head_id,
+        workflowId: row.workflow_id,
+        erased: row.erased === true && !erasedInFlight,
+        ...(erasedInFlight && { erasedInFlightForMs: row.erased_ms ?? 0 }),
+      },
+    ];
   });
-  return { heads, next: rows.length === limit && last ? { since: last.since, webhookId: last.queued_id } : null, examined: rows.length };
+  return {
+    heads,
+    next: rows.length === limit && last ? { since: last.since, webhookId: last.queued_id } : null,
+    examined: rows.length,
+  };
 }
 
 /**
  * An ordered webhook's key and sequence number (a redelivery sends its original's); undefined when unordered,
  * erased, or when no listed key opens its lane's key (the redelivery then goes without them: docs/decisions.md).
  */
-export async function placeOf(knex: Knex, atRest: DataAtRest, webhookId: string): Promise<{ key: string; sequence: number } | undefined> {
-  const [row] = await runSql<{ seq: number; key_digest: Buffer | null; key_text: string | null; key_sealed: Buffer | null; key_key_id: string | null }>(
+export async function placeOf(
+  knex: Knex,
+  atRest: DataAtRest,
+  webhookId: string,
+): Promise<{ key: string; sequence: number } | undefined> {
+  const [row] = await runSql<{
+    seq: number;
+    key_digest: Buffer | null;
+    key_text: string | null;
+    key_sealed: Buffer | null;
+    key_key_id: string | null;
+  }>(
     knex,
     sql`SELECT p.seq, l.key_digest, l.key_text, l.key_sealed, l.key_key_id FROM ordering_places p
       JOIN ordering_lanes l ON l.id = p.lane_id
@@ -360,10 +403,24 @@ export interface OrderingKeyRow {
 }
 
 /** The keys with an unsettled webhook, the longest-waiting first (then by lane), at most `limit`. */
-export async function orderingKeys(knex: Knex, atRest: DataAtRest, limit: number, { blockedOnly = false } = {}): Promise<OrderingKeyRow[]> {
+export async function orderingKeys(
+  knex: Knex,
+  atRest: DataAtRest,
+  limit: number,
+  { blockedOnly = false } = {},
+): Promise<OrderingKeyRow[]> {
   const rows = await runSql<{
-    key_digest: Buffer | null; key_text: string | null; key_sealed: Buffer | null; key_key_id: string | null; gaps: number;
-    head_id: string; head_seq: number; head_status: string; head_attempts: number; queued: number; oldest: Date | null;
+    key_digest: Buffer | null;
+    key_text: string | null;
+    key_sealed: Buffer | null;
+    key_key_id: string | null;
+    gaps: number;
+    head_id: string;
+    head_seq: number;
+    head_status: string;
+    head_attempts: number;
+    queued: number;
+    oldest: Date | null;
   }>(
     knex,
     sql`WITH open_lanes AS (SELECT DISTINCT lane_id FROM ordering_places WHERE settled_at IS NULL)
@@ -410,7 +467,10 @@ interface LaneKeyColumns {
  * A lane's key, opened: null once erased. `unreadable` (why, naming lane keys) when no listed key opens it: sealed
  * under a key a rotation removed before `keys reseal` reached it. Such a lane never stops delivery: see takeTurn.
  */
-function openLaneKey(atRest: DataAtRest, lane: LaneKeyColumns): { readonly key: string | null; readonly unreadable?: string } {
+function openLaneKey(
+  atRest: DataAtRest,
+  lane: LaneKeyColumns,
+): { readonly key: string | null; readonly unreadable?: string } {
   if (!lane.key_digest) return { key: null };
   const stored = { clear: lane.key_text, sealed: lane.key_sealed, keyId: lane.key_key_id };
   try {
@@ -422,7 +482,10 @@ function openLaneKey(atRest: DataAtRest, lane: LaneKeyColumns): { readonly key: 
 }
 
 /** orderingKeys' view of a lane's key: the key, or null and why. */
-const laneKeyOf = ({ key, unreadable }: ReturnType<typeof openLaneKey>) => ({ key, ...(unreadable !== undefined && { keyUnreadable: unreadable }) });
+const laneKeyOf = ({ key, unreadable }: ReturnType<typeof openLaneKey>) => ({
+  key,
+  ...(unreadable !== undefined && { keyUnreadable: unreadable }),
+});
 
 /**
  * The key of a lane whose stored key no listed key opens, rebuilt from the webhook's own key (docs/decisions.md,
@@ -431,9 +494,17 @@ const laneKeyOf = ({ key, unreadable }: ReturnType<typeof openLaneKey>) => ({ ke
  * place (unless the row changed meanwhile: an erasure, a reseal). Unproven (a lane of another key), the webhook's
  * key goes with this attempt only and the lane is left as it is.
  */
-async function rebuildLaneKey(knex: Knex, atRest: DataAtRest, indexKeys: IndexKeys, lane: LaneKeyColumns, orderingKey: string): Promise<string> {
+async function rebuildLaneKey(
+  knex: Knex,
+  atRest: DataAtRest,
+  indexKeys: IndexKeys,
+  lane: LaneKeyColumns,
+  orderingKey: string,
+): Promise<string> {
   const digest = lane.key_digest!;
-  const proven = [indexKeys.writeWith, ...indexKeys.searchUnder].some((indexKey) => laneDigest(indexKey, orderingKey).equals(digest));
+  const proven = [indexKeys.writeWith, ...indexKeys.searchUnder].some((indexKey) =>
+    laneDigest(indexKey, orderingKey).equals(digest),
+  );
   if (!proven) return orderingKey;
   const key = sealText(atRest, orderingKey, laneKeyBinding(digest));
   await runSql(
@@ -447,8 +518,11 @@ async function rebuildLaneKey(knex: Knex, atRest: DataAtRest, indexKeys: IndexKe
 
 /** Marks an ordered head blocked: it failed finally with WEBHOOK_ORDERING_ON_FAILURE=block. */
 export async function blockPlace(knex: Knex, webhookId: string): Promise<void> {
-  await runSql(knex, sql`UPDATE ordering_places SET blocked_since = COALESCE(blocked_since, clock_timestamp())
-    WHERE webhook_id = ${webhookId}::uuid AND settled_at IS NULL`);
+  await runSql(
+    knex,
+    sql`UPDATE ordering_places SET blocked_since = COALESCE(blocked_since, clock_timestamp())
+    WHERE webhook_id = ${webhookId}::uuid AND settled_at IS NULL`,
+  );
 }
 
 /** A blocked head goes again (an operator's retry): no longer blocked unless that attempt fails too. */
@@ -476,5 +550,10 @@ export async function headOfKey(
          WHERE l.id = ${keysLane(digests)}`,
   );
   if (!row) return undefined;
-  return { head: row.head_id && row.workflow_id ? { webhookId: row.head_id, workflowId: row.workflow_id, blocked: row.blocked === true } : null };
+  return {
+    head:
+      row.head_id && row.workflow_id
+        ? { webhookId: row.head_id, workflowId: row.workflow_id, blocked: row.blocked === true }
+        : null,
+  };
 }

@@ -117,7 +117,10 @@ export async function resumeGate(knex: Knex, taskQueue: string): Promise<boolean
 /** Sets the cap of every worker of the queue at run time; null: back to each worker's PARTNER_MAX_PER_SECOND. */
 export async function limitGate(knex: Knex, taskQueue: string, maxPerSecond: number | null): Promise<void> {
   await ensureGate(knex, taskQueue);
-  await runSql(knex, sql`UPDATE partner_gate SET max_per_second = ${maxPerSecond}, updated_at = now() WHERE task_queue = ${taskQueue}`);
+  await runSql(
+    knex,
+    sql`UPDATE partner_gate SET max_per_second = ${maxPerSecond}, updated_at = now() WHERE task_queue = ${taskQueue}`,
+  );
 }
 
 // The partner recovery: its lease, the probe of a tripped breaker and its close, the release of held deliveries.
@@ -127,7 +130,12 @@ export async function limitGate(knex: Knex, taskQueue: string, maxPerSecond: num
  * while it holds the lease. A loop that stops answering loses it when the lease runs out, and another worker's
  * takes over.
  */
-export async function takeRecoveryLease(knex: Knex, taskQueue: string, owner: string, leaseMs: number): Promise<boolean> {
+export async function takeRecoveryLease(
+  knex: Knex,
+  taskQueue: string,
+  owner: string,
+  leaseMs: number,
+): Promise<boolean> {
   await ensureGate(knex, taskQueue);
   const rows = await runSql(
     knex,
@@ -143,7 +151,10 @@ export async function takeRecoveryLease(knex: Knex, taskQueue: string, owner: st
 
 /** Lets another worker's recovery loop take over at once (a worker that stops). */
 export async function releaseRecoveryLease(knex: Knex, taskQueue: string, owner: string): Promise<void> {
-  await runSql(knex, sql`UPDATE partner_gate SET guard_lease_until = NULL WHERE task_queue = ${taskQueue} AND guard_owner = ${owner}`);
+  await runSql(
+    knex,
+    sql`UPDATE partner_gate SET guard_lease_until = NULL WHERE task_queue = ${taskQueue} AND guard_owner = ${owner}`,
+  );
 }
 
 /** Takes the tripped breaker's next probe when it is due: only one caller gets it, and the next is `intervalMs` later. */
@@ -194,7 +205,10 @@ export async function oldestHeld(knex: Knex, taskQueue: string, limit: number): 
  */
 export async function markReleased(knex: Knex, held: HeldDelivery): Promise<void> {
   // held_since is written to the millisecond (the claim truncates it), so a Date compares exactly.
-  await runSql(knex, sql`UPDATE webhook_events SET held_since = NULL WHERE id = ${held.webhookId} AND held_since = ${held.heldSince.toISOString()}::timestamptz`);
+  await runSql(
+    knex,
+    sql`UPDATE webhook_events SET held_since = NULL WHERE id = ${held.webhookId} AND held_since = ${held.heldSince.toISOString()}::timestamptz`,
+  );
 }
 
 // The attempt's record: an answer's transitions (trip, throttle, the breaker's count).
@@ -251,7 +265,10 @@ export function feedGate(feedback: GateFeedback | undefined, recordedNow: SqlFra
       RETURNING tripped_at = now() AS tripped, CASE WHEN throttled_since = now() THEN retry_after_until END AS throttled_until`;
 }
 
-export const gateChange = ({ tripped, throttled_until }: FedGateRow): GateChange => ({ tripped: tripped === true, throttledUntil: throttled_until });
+export const gateChange = ({ tripped, throttled_until }: FedGateRow): GateChange => ({
+  tripped: tripped === true,
+  throttledUntil: throttled_until,
+});
 
 // The attempt's claim: whether the gate holds the delivery, and its send slot within the cap.
 
@@ -311,7 +328,8 @@ export interface ClaimGateRow {
 }
 
 /** The gate kept an open delivery from its claim: a send slot in the near future, or none within the horizon. */
-export type SlotWait = { readonly kind: 'slot'; readonly sendInMs: number } | { readonly kind: 'throttled'; readonly retryInMs: number };
+export type SlotWait =
+  { readonly kind: 'slot'; readonly sendInMs: number } | { readonly kind: 'throttled'; readonly retryInMs: number };
 
 /** The wait for a send slot the claim's gate parts found, if the gate was open but gave no slot now. */
 export function slotWait(row: ClaimGateRow, gate: GateClaim): SlotWait | undefined {

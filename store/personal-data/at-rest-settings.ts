@@ -16,15 +16,20 @@ const notMigratedYet = (error: unknown) => (error as { code?: string } | null)?.
  * it.
  */
 export async function recordEncryptedSince(knex: Knex): Promise<void> {
-  await runSql(knex, sql`INSERT INTO data_at_rest_settings DEFAULT VALUES ON CONFLICT DO NOTHING`).catch((error: unknown) => {
-    if (!notMigratedYet(error)) throw error;
-  });
+  await runSql(knex, sql`INSERT INTO data_at_rest_settings DEFAULT VALUES ON CONFLICT DO NOTHING`).catch(
+    (error: unknown) => {
+      if (!notMigratedYet(error)) throw error;
+    },
+  );
 }
 
 /** When the deployment became keyed, or null. A database not migrated to 019 yet is not keyed. */
 async function readEncryptedSince(knex: Knex): Promise<Date | null> {
   try {
-    const [row] = await runSql<{ encrypted_since: Date }>(knex, prepared('read-keyed-fact', sql`SELECT encrypted_since FROM data_at_rest_settings`));
+    const [row] = await runSql<{ encrypted_since: Date }>(
+      knex,
+      prepared('read-keyed-fact', sql`SELECT encrypted_since FROM data_at_rest_settings`),
+    );
     return row?.encrypted_since ?? null;
   } catch (error) {
     if (notMigratedYet(error)) return null;

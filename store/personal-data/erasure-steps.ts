@@ -36,8 +36,11 @@ export async function unindexedRows(knex: Knex, after: string | null, limit: num
  * Writes each row's keys under index key `keyId` ({} for a body naming no subject), unless a concurrent write set them
  * first.
  */
-export const writeSubjectKeys = (knex: Knex, rows: ReadonlyArray<{ id: string; keys: readonly string[] }>, keyId: string): Promise<number> =>
-  setSubjectKeys(knex, rows, keyId, raw('w.subject_keys IS NULL'));
+export const writeSubjectKeys = (
+  knex: Knex,
+  rows: ReadonlyArray<{ id: string; keys: readonly string[] }>,
+  keyId: string,
+): Promise<number> => setSubjectKeys(knex, rows, keyId, raw('w.subject_keys IS NULL'));
 
 /** What the erasing transaction did, as the erasures row keeps it. */
 export interface ErasedCounts {
@@ -58,7 +61,11 @@ export interface ErasedCounts {
  */
 export async function eraseSubjectWebhooks(knex: Knex, erasureId: string): Promise<ErasedCounts> {
   return knex.transaction(async (trx) => {
-    const [erasure] = await runSql<{ subject_keys: string[]; company_id: string | null; webhooks_found: number | null }>(
+    const [erasure] = await runSql<{
+      subject_keys: string[];
+      company_id: string | null;
+      webhooks_found: number | null;
+    }>(
       trx,
       sql`SELECT subject_keys, company_id, webhooks_found FROM erasures WHERE id = ${erasureId}::uuid FOR UPDATE`,
     );
@@ -165,7 +172,11 @@ export interface ErasureLanes {
  * erasure; then every lane of the subject no unsettled place needs is forgotten, as in the erasing transaction.
  * The erasure is not completed while `held` is above 0, so `completed` means no lane holds the key.
  */
-export async function forgetErasureLanes(knex: Knex, erasureId: string, inFlightBoundMs: number): Promise<ErasureLanes> {
+export async function forgetErasureLanes(
+  knex: Knex,
+  erasureId: string,
+  inFlightBoundMs: number,
+): Promise<ErasureLanes> {
   const [erasure] = await runSql<{ subject_keys: string[]; ids: string[] }>(
     knex,
     sql`SELECT e.subject_keys,
@@ -200,7 +211,11 @@ async function recordedCounts(knex: Knex, erasureId: string): Promise<ErasedCoun
     knex,
     sql`SELECT webhooks_found, deliveries_cancelled, bodies_removed FROM erasures WHERE id = ${erasureId}::uuid`,
   );
-  return { webhooksFound: row.webhooks_found, deliveriesCancelled: row.deliveries_cancelled, bodiesRemoved: row.bodies_removed };
+  return {
+    webhooksFound: row.webhooks_found,
+    deliveriesCancelled: row.deliveries_cancelled,
+    bodiesRemoved: row.bodies_removed,
+  };
 }
 
 /**
@@ -226,7 +241,13 @@ export async function erasureWorkflows(
   limit: number,
   pauseMs: number,
 ): Promise<{ workflows: ErasureWorkflow[]; left: number; resting: number }> {
-  const rows = await runSql<{ workflow_id: string | null; settled: boolean; confirming: boolean; left: number; resting: number }>(
+  const rows = await runSql<{
+    workflow_id: string | null;
+    settled: boolean;
+    confirming: boolean;
+    left: number;
+    resting: number;
+  }>(
     knex,
     sql`WITH open AS (
           SELECT r.workflow_id, r.quiet_at IS NOT NULL AS confirming,

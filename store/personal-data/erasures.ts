@@ -31,7 +31,10 @@ export async function insertErasure(knex: Knex, erasure: NewErasure): Promise<vo
 
 /** Removes the record of an erasure whose workflow certainly did not start, unless its work has begun. */
 export async function forgetUnstartedErasure(knex: Knex, id: string): Promise<void> {
-  await runSql(knex, sql`DELETE FROM erasures WHERE id = ${id}::uuid AND webhooks_found IS NULL AND status = 'pending'`);
+  await runSql(
+    knex,
+    sql`DELETE FROM erasures WHERE id = ${id}::uuid AND webhooks_found IS NULL AND status = 'pending'`,
+  );
 }
 
 /** How long an erasure may be pending before it counts as overdue (the gauge, the alert). */

@@ -29,24 +29,51 @@ const START: ResealCursor = { webhookId: '00000000-0000-0000-0000-000000000000',
  * transaction holds (an erasure, an attempt's record) is skipped, never waited for: no deadlock with them, and the
  * next pass takes it.
  */
-export async function lockBodiesToReseal(trx: Knex.Transaction, target: string, after: ResealCursor | null, limit: number): Promise<ResealRow[]> {
-  const rows = await runSql<{ id: string; body: string | null; body_sealed: Buffer | null; body_key_id: string | null; redelivery_of: string | null }>(
+export async function lockBodiesToReseal(
+  trx: Knex.Transaction,
+  target: string,
+  after: ResealCursor | null,
+  limit: number,
+): Promise<ResealRow[]> {
+  const rows = await runSql<{
+    id: string;
+    body: string | null;
+    body_sealed: Buffer | null;
+    body_key_id: string | null;
+    redelivery_of: string | null;
+  }>(
     trx,
     sql`SELECT id, body::text AS body, body_sealed, body_key_id, redelivery_of FROM webhook_events
          WHERE id > ${(after ?? START).webhookId}::uuid AND (body IS NOT NULL OR body_sealed IS NOT NULL)
            AND body_key_id IS DISTINCT FROM ${target}
          ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
   );
-  return rows.map((row) => ({ webhookId: row.id, redeliveryOf: row.redelivery_of, attempt: null, stored: { clear: row.body, sealed: row.body_sealed, keyId: row.body_key_id } }));
+  return rows.map((row) => ({
+    webhookId: row.id,
+    redeliveryOf: row.redelivery_of,
+    attempt: null,
+    stored: { clear: row.body, sealed: row.body_sealed, keyId: row.body_key_id },
+  }));
 }
 
 /**
  * Locks, for the transaction, the next `limit` response excerpts after `after` that are not sealed under `target`; as
  * bodies, skipping held rows.
  */
-export async function lockExcerptsToReseal(trx: Knex.Transaction, target: string, after: ResealCursor | null, limit: number): Promise<ResealRow[]> {
+export async function lockExcerptsToReseal(
+  trx: Knex.Transaction,
+  target: string,
+  after: ResealCursor | null,
+  limit: number,
+): Promise<ResealRow[]> {
   const { webhookId, attempt } = after ?? START;
-  const rows = await runSql<{ webhook_id: string; attempt: number; response_body: string | null; response_body_sealed: Buffer | null; response_body_key_id: string | null }>(
+  const rows = await runSql<{
+    webhook_id: string;
+    attempt: number;
+    response_body: string | null;
+    response_body_sealed: Buffer | null;
+    response_body_key_id: string | null;
+  }>(
     trx,
     sql`SELECT webhook_id, attempt, response_body, response_body_sealed, response_body_key_id FROM webhook_attempts
          WHERE (webhook_id, attempt) > (${webhookId}::uuid, ${attempt}::smallint)
@@ -80,7 +107,12 @@ interface SealedById {
 }
 
 /** Writes texts sealed under `keyId` back to their rows by id, in clear column emptied, in one statement. */
-async function writeSealedById(trx: Knex.Transaction, at: SealedById, keyId: string, resealed: ReadonlyArray<{ readonly id: string; readonly sealed: Buffer }>): Promise<void> {
+async function writeSealedById(
+  trx: Knex.Transaction,
+  at: SealedById,
+  keyId: string,
+  resealed: ReadonlyArray<{ readonly id: string; readonly sealed: Buffer }>,
+): Promise<void> {
   if (!resealed.length) return;
   await runSql(
     trx,
@@ -93,13 +125,32 @@ async function writeSealedById(trx: Knex.Transaction, at: SealedById, keyId: str
 }
 
 /** Writes resealed bodies back, in clear column emptied, in one statement. */
-export async function writeResealedBodies(trx: Knex.Transaction, keyId: string, resealed: readonly Resealed[]): Promise<void> {
-  const at = { table: 'webhook_events', idType: 'uuid', clear: 'body', sealed: 'body_sealed', keyId: 'body_key_id' } as const;
-  await writeSealedById(trx, at, keyId, resealed.map((r) => ({ id: r.webhookId, sealed: r.sealed })));
+export async function writeResealedBodies(
+  trx: Knex.Transaction,
+  keyId: string,
+  resealed: readonly Resealed[],
+): Promise<void> {
+  const at = {
+    table: 'webhook_events',
+    idType: 'uuid',
+    clear: 'body',
+    sealed: 'body_sealed',
+    keyId: 'body_key_id',
+  } as const;
+  await writeSealedById(
+    trx,
+    at,
+    keyId,
+    resealed.map((r) => ({ id: r.webhookId, sealed: r.sealed })),
+  );
 }
 
 /** Writes resealed response excerpts back, in clear column emptied, in one statement. */
-export async function writeResealedExcerpts(trx: Knex.Transaction, keyId: string, resealed: readonly Resealed[]): Promise<void> {
+export async function writeResealedExcerpts(
+  trx: Knex.Transaction,
+  keyId: string,
+  resealed: readonly Resealed[],
+): Promise<void> {
   if (!resealed.length) return;
   await runSql(
     trx,
@@ -124,8 +175,19 @@ export interface LaneKeyToReseal {
  * Locks, for the transaction, the next `limit` lane keys after lane `after` not sealed under `target`; as bodies,
  * skipping held lanes.
  */
-export async function lockLaneKeysToReseal(trx: Knex.Transaction, target: string, after: string | null, limit: number): Promise<LaneKeyToReseal[]> {
-  const rows = await runSql<{ id: string; key_digest: Buffer; key_text: string | null; key_sealed: Buffer | null; key_key_id: string | null }>(
+export async function lockLaneKeysToReseal(
+  trx: Knex.Transaction,
+  target: string,
+  after: string | null,
+  limit: number,
+): Promise<LaneKeyToReseal[]> {
+  const rows = await runSql<{
+    id: string;
+    key_digest: Buffer;
+    key_text: string | null;
+    key_sealed: Buffer | null;
+    key_key_id: string | null;
+  }>(
     trx,
     sql`SELECT id::text, key_digest, key_text, key_sealed, key_key_id FROM ordering_lanes
          WHERE id > ${after ?? '0'}::bigint AND (key_text IS NOT NULL OR key_sealed IS NOT NULL)
@@ -133,11 +195,30 @@ export async function lockLaneKeysToReseal(trx: Knex.Transaction, target: string
            AND key_key_id IS DISTINCT FROM ${target}
          ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
   );
-  return rows.map((row) => ({ laneId: row.id, digest: row.key_digest, stored: { clear: row.key_text, sealed: row.key_sealed, keyId: row.key_key_id } }));
+  return rows.map((row) => ({
+    laneId: row.id,
+    digest: row.key_digest,
+    stored: { clear: row.key_text, sealed: row.key_sealed, keyId: row.key_key_id },
+  }));
 }
 
 /** Writes resealed lane keys back, in clear column emptied, in one statement. */
-export async function writeResealedLaneKeys(trx: Knex.Transaction, keyId: string, resealed: ReadonlyArray<{ readonly laneId: string; readonly sealed: Buffer }>): Promise<void> {
-  const at = { table: 'ordering_lanes', idType: 'bigint', clear: 'key_text', sealed: 'key_sealed', keyId: 'key_key_id' } as const;
-  await writeSealedById(trx, at, keyId, resealed.map((r) => ({ id: r.laneId, sealed: r.sealed })));
+export async function writeResealedLaneKeys(
+  trx: Knex.Transaction,
+  keyId: string,
+  resealed: ReadonlyArray<{ readonly laneId: string; readonly sealed: Buffer }>,
+): Promise<void> {
+  const at = {
+    table: 'ordering_lanes',
+    idType: 'bigint',
+    clear: 'key_text',
+    sealed: 'key_sealed',
+    keyId: 'key_key_id',
+  } as const;
+  await writeSealedById(
+    trx,
+    at,
+    keyId,
+    resealed.map((r) => ({ id: r.laneId, sealed: r.sealed })),
+  );
 }

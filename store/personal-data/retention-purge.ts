@@ -38,7 +38,8 @@ export interface PurgeCutoffs extends RetentionCutoffs {
 const DAY_MS = 86_400_000;
 
 /** The audit rows' cutoff at `now`: rows made before it are due. */
-export const auditCutoff = (now: Date, policy: Pick<RetentionPolicy, 'auditDays'>): Date => daysBefore(now, policy.auditDays);
+export const auditCutoff = (now: Date, policy: Pick<RetentionPolicy, 'auditDays'>): Date =>
+  daysBefore(now, policy.auditDays);
 
 const daysBefore = (now: Date, days: number): Date => new Date(now.getTime() - days * DAY_MS);
 
@@ -53,7 +54,11 @@ export const TEMPORAL_RETENTION_MARGIN_DAYS = 1;
  * or after the namespace's retention (`temporalRetentionSeconds`) and a day, whichever is later.
  */
 export function retentionCutoffs(now: Date, policy: RetentionPolicy, temporalRetentionSeconds = 0): PurgeCutoffs {
-  const runGoneBy = new Date(now.getTime() - temporalRetentionSeconds * 1000 - (temporalRetentionSeconds ? TEMPORAL_RETENTION_MARGIN_DAYS * DAY_MS : 0));
+  const runGoneBy = new Date(
+    now.getTime() -
+      temporalRetentionSeconds * 1000 -
+      (temporalRetentionSeconds ? TEMPORAL_RETENTION_MARGIN_DAYS * DAY_MS : 0),
+  );
   const logCutoff = daysBefore(now, policy.logDays);
   return {
     payloadCutoff: daysBefore(now, policy.payloadDays),
@@ -66,16 +71,21 @@ export function retentionCutoffs(now: Date, policy: RetentionPolicy, temporalRet
  * Removes the bodies of at most `limit` webhooks finished before `cutoff` whose body is still stored, with their
  * attempts' response excerpts; the rows, attempts and statuses stay. Returns how many bodies it removed.
  */
-export async function removeDueBodies(knex: Knex, cutoff: Date, removedAt: Date, limit = RETENTION_BATCH_SIZE): Promise<number> {
+export async function removeDueBodies(
+  knex: Knex,
+  cutoff: Date,
+  removedAt: Date,
+  limit = RETENTION_BATCH_SIZE,
+): Promise<number> {
   const [row] = await runSql<{ removed: number }>(knex, removeBodiesStatement(cutoff, removedAt, limit));
   return row.removed;
 }
 
 /** The statement of one batch of body removals (exported for its EXPLAIN test). */
 export const removeBodiesStatement = (cutoff: Date, removedAt: Date, limit: number): SqlFragment =>
-    prepared(
-      'retention-remove-bodies',
-      sql`WITH due AS (
+  prepared(
+    'retention-remove-bodies',
+    sql`WITH due AS (
             UPDATE webhook_events SET body = NULL, body_sealed = NULL, body_key_id = NULL,
                    payload_removed_at = ${removedAt.toISOString()}, payload_removed_reason = 'retention',
                      updated_at = now()
@@ -92,7 +102,7 @@ export const removeBodiesStatement = (cutoff: Date, removedAt: Date, limit: numb
                AND (response_body IS NOT NULL OR response_body_sealed IS NOT NULL)
           )
           SELECT count(*)::int AS removed FROM due`,
-    );
+  );
 
 /**
  * Deletes at most `limit` webhooks finished before `cutoff`, with their attempts and places (cascade) and their
@@ -108,9 +118,9 @@ export async function deleteDueRows(knex: Knex, cutoff: Date, limit = RETENTION_
 
 /** One batch of row deletions, naming the lanes it took places from (exported for its EXPLAIN test). */
 export const deleteRowsStatement = (cutoff: Date, limit: number): SqlFragment =>
-    prepared(
-      'retention-delete-rows',
-      sql`WITH due AS (
+  prepared(
+    'retention-delete-rows',
+    sql`WITH due AS (
             SELECT ARRAY(
               SELECT e.id FROM webhook_events e
                WHERE e.finished_at IS NOT NULL AND e.finished_at < ${cutoff.toISOString()}
@@ -126,7 +136,7 @@ export const deleteRowsStatement = (cutoff: Date, limit: number): SqlFragment =>
                  ARRAY(SELECT DISTINCT p.lane_id::text FROM ordering_places p
                         WHERE p.webhook_id = ANY(ARRAY(SELECT id FROM gone))) AS lanes
             FROM gone`,
-    );
+  );
 
 /** The actor of the audit.purge rows a scheduled run writes (the CLI's `retention run` writes its own). */
 export const SCHEDULED_PURGE_ACTOR = 'retention-schedule';
@@ -137,7 +147,12 @@ export const SCHEDULED_PURGE_ACTOR = 'retention-schedule';
  * anchor, so that `audit verify` can tell the purge's removals from anyone else's. Stops at a row that is not
  * intact (blockedAt): the evidence of tampering stays.
  */
-export function purgeDueAuditEvents(knex: Knex, cutoff: Date, actor: string, limit = RETENTION_BATCH_SIZE): Promise<AuditPurge> {
+export function purgeDueAuditEvents(
+  knex: Knex,
+  cutoff: Date,
+  actor: string,
+  limit = RETENTION_BATCH_SIZE,
+): Promise<AuditPurge> {
   return knex.transaction(async (trx) => {
     const purge = await purgeAuditEvents(trx, cutoff, limit);
     if (purge.removed > 0) {
@@ -147,7 +162,12 @@ export function purgeDueAuditEvents(knex: Knex, cutoff: Date, actor: string, lim
         actor,
         action: 'audit.purge',
         target: null,
-        parameters: { rows_removed: purge.removed, anchor_seq: purge.anchorSeq, anchor_hash: purge.anchorHash.toString('hex'), cutoff: cutoff.toISOString() },
+        parameters: {
+          rows_removed: purge.removed,
+          anchor_seq: purge.anchorSeq,
+          anchor_hash: purge.anchorHash.toString('hex'),
+          cutoff: cutoff.toISOString(),
+        },
         outcome: 'succeeded',
         error: null,
         requestId: null,
@@ -195,7 +215,13 @@ export async function purgeDue(
   knex: Knex,
   cutoffs: PurgeCutoffs,
   removedAt: Date,
-  { batchSize = RETENTION_BATCH_SIZE, pauseRatio = RETENTION_PAUSE_RATIO, untilMs = Infinity, auditActor = SCHEDULED_PURGE_ACTOR, afterBatch }: PurgeOptions = {},
+  {
+    batchSize = RETENTION_BATCH_SIZE,
+    pauseRatio = RETENTION_PAUSE_RATIO,
+    untilMs = Infinity,
+    auditActor = SCHEDULED_PURGE_ACTOR,
+    afterBatch,
+  }: PurgeOptions = {},
 ): Promise<PurgeProgress> {
   let bodiesRemoved = 0;
   let rowsDeleted = 0;
@@ -208,7 +234,8 @@ export async function purgeDue(
     const deleted = rowsLeft ? await deleteDueRows(knex, cutoffs.logCutoff, batchSize) : 0;
     // A batch may delete more than batchSize rows (redeliveries go with their original), never fewer when full.
     if (rowsLeft && deleted < batchSize) rowsLeft = false;
-    const removed = !rowsLeft && bodiesLeft ? await removeDueBodies(knex, cutoffs.payloadCutoff, removedAt, batchSize) : 0;
+    const removed =
+      !rowsLeft && bodiesLeft ? await removeDueBodies(knex, cutoffs.payloadCutoff, removedAt, batchSize) : 0;
     if (!rowsLeft && removed < batchSize) bodiesLeft = false;
     // Audit rows last, once the webhooks are done: the batch that finished the bodies may go on with them.
     const purge = !bodiesLeft ? await purgeDueAuditEvents(knex, cutoffs.auditCutoff, auditActor, batchSize) : undefined;
@@ -219,7 +246,8 @@ export async function purgeDue(
     auditEventsDeleted += audited;
     await afterBatch?.({ bodiesRemoved: removed, rowsDeleted: deleted });
     const done = !bodiesLeft && audited < batchSize;
-    if (done || performance.now() >= untilMs) return { bodiesRemoved, rowsDeleted, auditEventsDeleted, auditBlockedAt, done };
+    if (done || performance.now() >= untilMs)
+      return { bodiesRemoved, rowsDeleted, auditEventsDeleted, auditBlockedAt, done };
     await delay((performance.now() - batchStarted) * pauseRatio);
   }
 }

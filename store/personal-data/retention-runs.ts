@@ -2,7 +2,14 @@ import type { Knex } from 'knex';
 import { runSql, sql } from '../../db/sql';
 import type { RetentionSummary } from '../../lib/retention';
 import type { RetentionTrigger } from '../../lib/vocabulary';
-import { purgeDue, type PurgeCounts, type PurgeCutoffs, type PurgeOptions, type PurgeProgress, type RetentionCutoffs } from './retention-purge';
+import {
+  purgeDue,
+  type PurgeCounts,
+  type PurgeCutoffs,
+  type PurgeOptions,
+  type PurgeProgress,
+  type RetentionCutoffs,
+} from './retention-purge';
 
 // The record of each retention run (`retention_runs`): what started it, its cutoffs, what it removed so far and
 // when it finished. It holds no personal data.
@@ -88,7 +95,10 @@ export async function finishRetentionRun(knex: Knex, runId: string, finishedAt: 
 
 /** The latest run on this task queue, finished or not. */
 export async function latestRetentionRun(knex: Knex, taskQueue: string): Promise<RetentionRun | undefined> {
-  const [row] = await runSql<RetentionRunRow>(knex, sql`SELECT * FROM retention_runs WHERE task_queue = ${taskQueue} ORDER BY started_at DESC, id DESC LIMIT 1`);
+  const [row] = await runSql<RetentionRunRow>(
+    knex,
+    sql`SELECT * FROM retention_runs WHERE task_queue = ${taskQueue} ORDER BY started_at DESC, id DESC LIMIT 1`,
+  );
   return row && asRun(row);
 }
 
@@ -96,7 +106,12 @@ export async function latestRetentionRun(knex: Knex, taskQueue: string): Promise
  * Purges what is due under the run's cutoffs (store/personal-data/retention-purge.ts), adding each batch's counts to
  * its record as it goes, so a run cut short still says what it removed.
  */
-export function purgeForRun(knex: Knex, run: Pick<RetentionRun, 'id'> & PurgeCutoffs, removedAt: Date, options: PurgeOptions = {}): Promise<PurgeProgress> {
+export function purgeForRun(
+  knex: Knex,
+  run: Pick<RetentionRun, 'id'> & PurgeCutoffs,
+  removedAt: Date,
+  options: PurgeOptions = {},
+): Promise<PurgeProgress> {
   return purgeDue(knex, run, removedAt, {
     ...options,
     afterBatch: async (batch) => {

@@ -1,7 +1,13 @@
 import type { Knex } from 'knex';
 import { prepared, runSql, sql } from '../../db/sql';
 import { DEVELOPMENT_INDEX_KEY, type DataAtRest } from '../../lib/at-rest';
-import { decideIndexKeys, indexKeyFingerprint, type IndexKeys, type RegisteredIndexKey, type SubjectIndexKey } from '../../lib/subject-index';
+import {
+  decideIndexKeys,
+  indexKeyFingerprint,
+  type IndexKeys,
+  type RegisteredIndexKey,
+  type SubjectIndexKey,
+} from '../../lib/subject-index';
 
 // The deployment's subject index keys (`subject_index_keys`: ids and fingerprints, never keys), and the keys one
 // process may use under them (lib/subject-index.ts decideIndexKeys).
@@ -12,8 +18,11 @@ const LOOK_AGAIN_MS = 30_000;
 export async function registeredIndexKeys(knex: Knex): Promise<RegisteredIndexKey[]> {
   const rows = await runSql<{ key_id: string; fingerprint: string; retired: boolean }>(
     knex,
-    prepared('read-subject-index-keys', sql`SELECT key_id, fingerprint, retired_at IS NOT NULL AS retired
-      FROM subject_index_keys ORDER BY registered_at, key_id`),
+    prepared(
+      'read-subject-index-keys',
+      sql`SELECT key_id, fingerprint, retired_at IS NOT NULL AS retired
+      FROM subject_index_keys ORDER BY registered_at, key_id`,
+    ),
   );
   return rows.map((row) => ({ id: row.key_id, fingerprint: row.fingerprint, retired: row.retired }));
 }
@@ -23,8 +32,11 @@ export async function registeredIndexKeys(knex: Knex): Promise<RegisteredIndexKe
  * retired).
  */
 export async function registerIndexKey(knex: Knex, key: SubjectIndexKey): Promise<void> {
-  await runSql(knex, sql`INSERT INTO subject_index_keys (key_id, fingerprint)
-    VALUES (${key.id}, ${indexKeyFingerprint(key)}) ON CONFLICT (key_id) DO NOTHING`);
+  await runSql(
+    knex,
+    sql`INSERT INTO subject_index_keys (key_id, fingerprint)
+    VALUES (${key.id}, ${indexKeyFingerprint(key)}) ON CONFLICT (key_id) DO NOTHING`,
+  );
 }
 
 /**
@@ -43,7 +55,10 @@ export async function registerDevelopmentIndexKey(knex: Knex): Promise<void> {
 
 /** Marks keys no row is indexed under any more as retired: a process no longer needs to list them. */
 export async function retireIndexKeys(knex: Knex, ids: readonly string[]): Promise<void> {
-  await runSql(knex, sql`UPDATE subject_index_keys SET retired_at = now() WHERE key_id = ANY(${ids}::text[]) AND retired_at IS NULL`);
+  await runSql(
+    knex,
+    sql`UPDATE subject_index_keys SET retired_at = now() WHERE key_id = ANY(${ids}::text[]) AND retired_at IS NULL`,
+  );
 }
 
 const looked = new WeakMap<Knex, WeakMap<DataAtRest, { keys: IndexKeys; at: number }>>();

@@ -12,7 +12,12 @@ export interface RowToReindex extends BodyColumns {
 }
 
 /** Up to `limit` rows after `after` with a body and subject keys made under another key than `newestId`. */
-export async function rowsToReindex(knex: Knex, newestId: string, after: string | null, limit: number): Promise<RowToReindex[]> {
+export async function rowsToReindex(
+  knex: Knex,
+  newestId: string,
+  after: string | null,
+  limit: number,
+): Promise<RowToReindex[]> {
   return runSql<RowToReindex>(
     knex,
     sql`SELECT id, subject_key_id, ${BODY_COLUMNS} FROM webhook_events
@@ -49,9 +54,20 @@ export async function setSubjectKeys(
  * Writes each row's keys under `newestId`, unless the row changed meanwhile (an erasure emptied it, another run moved
  * it).
  */
-export const rekeyRows = (knex: Knex, rows: ReadonlyArray<{ id: string; from: string | null; keys: readonly string[] }>, newestId: string): Promise<number> =>
-  setSubjectKeys(knex, rows, newestId, raw(`w.subject_key_id IS NOT DISTINCT FROM (r.value ->> 'from') AND w.payload_removed_at IS NULL AND ` +
-    `w.subject_keys <> '{}'`));
+export const rekeyRows = (
+  knex: Knex,
+  rows: ReadonlyArray<{ id: string; from: string | null; keys: readonly string[] }>,
+  newestId: string,
+): Promise<number> =>
+  setSubjectKeys(
+    knex,
+    rows,
+    newestId,
+    raw(
+      `w.subject_key_id IS NOT DISTINCT FROM (r.value ->> 'from') AND w.payload_removed_at IS NULL AND ` +
+        `w.subject_keys <> '{}'`,
+    ),
+  );
 
 /**
  * Rows still holding subject keys made under each key id other than `newestId` ('' for rows from before key ids):

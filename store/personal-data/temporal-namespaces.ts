@@ -15,6 +15,9 @@ export async function recordNamespaceRetention(knex: Knex, namespace: string, re
 
 /** The namespace's retention in seconds as last recorded; 0 when no worker has read it (no run has closed). */
 export async function namespaceRetentionSeconds(knex: Knex, namespace: string): Promise<number> {
-  const [row] = await runSql<{ retention_seconds: string }>(knex, sql`SELECT retention_seconds FROM temporal_namespaces WHERE namespace = ${namespace}`);
+  const [row] = await runSql<{ retention_seconds: string }>(
+    knex,
+    sql`SELECT retention_seconds FROM temporal_namespaces WHERE namespace = ${namespace}`,
+  );
   return row ? Number(row.retention_seconds) : 0;
 }

@@ -5,9 +5,25 @@ import type { AttemptOutcome } from '../../lib/delivery';
 import type { HoldState } from '../../lib/partner-states';
 import type { SubjectIndexKey } from '../../lib/subject-index';
 import { refuseClearWriteIfKeyed } from '../personal-data/at-rest-settings';
-import { CLAIM_GATE_COLUMNS, claimGateCtes, ensureGate, slotWait, type ClaimGateRow, type GateClaim, type SlotWait } from '../partner/partner-gate';
+import {
+  CLAIM_GATE_COLUMNS,
+  claimGateCtes,
+  ensureGate,
+  slotWait,
+  type ClaimGateRow,
+  type GateClaim,
+  type SlotWait,
+} from '../partner/partner-gate';
 import { indexKeysOf } from '../personal-data/subject-index-keys';
-import { asAttemptOutcome, ATTEMPT_COLUMNS, newWebhookRow, openAttempt, setRunIds, type AttemptRow, type NewWebhook } from './webhook-rows';
+import {
+  asAttemptOutcome,
+  ATTEMPT_COLUMNS,
+  newWebhookRow,
+  openAttempt,
+  setRunIds,
+  type AttemptRow,
+  type NewWebhook,
+} from './webhook-rows';
 
 // The attempt's claim: the one statement before each POST, in which the partner gate (store/partner/partner-gate.ts)
 // decides whether the attempt goes now, waits for a send slot, or is held.
@@ -34,7 +50,13 @@ export type AttemptClaim =
  * A queue without a gate row yet gets one, and the claim runs again. A row whose payload was removed (an
  * erasure) is never claimed: `erased`.
  */
-export async function claimAttempt(knex: Knex, atRest: DataAtRest, webhook: NewWebhook, attempt: number, gate: GateClaim): Promise<AttemptClaim> {
+export async function claimAttempt(
+  knex: Knex,
+  atRest: DataAtRest,
+  webhook: NewWebhook,
+  attempt: number,
+  gate: GateClaim,
+): Promise<AttemptClaim> {
   await refuseClearWriteIfKeyed(knex, atRest);
   const indexKey = (await indexKeysOf(knex, atRest)).writeWith;
   const [claimed] = await runSql<ClaimRow>(knex, claimStatement(atRest, indexKey, webhook, attempt, gate));
@@ -52,7 +74,13 @@ export async function claimAttempt(knex: Knex, atRest: DataAtRest, webhook: NewW
  * The claim's one statement, with the partner gate's CTEs (store/partner/partner-gate.ts) spliced in. Printed
  * whole, as PostgreSQL receives it, in docs/sql/attempt-claim.md (test/webhooks/attempt-statements.test.ts).
  */
-export function claimStatement(atRest: DataAtRest, indexKey: SubjectIndexKey, webhook: NewWebhook, attempt: number, gate: GateClaim): SqlFragment {
+export function claimStatement(
+  atRest: DataAtRest,
+  indexKey: SubjectIndexKey,
+  webhook: NewWebhook,
+  attempt: number,
+  gate: GateClaim,
+): SqlFragment {
   // A run another Temporal client started has no row yet: the claim writes it, told of its start already.
   const row = newWebhookRow(webhook, true, atRest, indexKey);
   return prepared(
@@ -84,6 +112,11 @@ interface ClaimRow extends ClaimGateRow {
 
 /** An attempt claimed before this try: its recorded outcome, or lost (its POST may have reached the partner). */
 async function earlierClaim(knex: Knex, atRest: DataAtRest, webhookId: string, attempt: number): Promise<AttemptClaim> {
-  const [recorded] = await runSql<AttemptRow>(knex, sql`SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts WHERE webhook_id = ${webhookId} AND attempt = ${attempt}`);
-  return recorded ? { kind: 'recorded', outcome: asAttemptOutcome(openAttempt(atRest, webhookId, recorded)) } : { kind: 'lost' };
+  const [recorded] = await runSql<AttemptRow>(
+    knex,
+    sql`SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts WHERE webhook_id = ${webhookId} AND attempt = ${attempt}`,
+  );
+  return recorded
+    ? { kind: 'recorded', outcome: asAttemptOutcome(openAttempt(atRest, webhookId, recorded)) }
+    : { kind: 'lost' };
 }

@@ -29,7 +29,10 @@ export async function storeAttempt(
   feedback?: GateFeedback,
 ): Promise<GateChange> {
   await refuseClearWriteIfKeyed(knex, atRest);
-  const [{ found, ...fed }] = await runSql<FedGateRow & { found: number }>(knex, recordStatement(atRest, { webhook, attempt }, finish, feedback));
+  const [{ found, ...fed }] = await runSql<FedGateRow & { found: number }>(
+    knex,
+    recordStatement(atRest, { webhook, attempt }, finish, feedback),
+  );
   if (found === 0) throw new WebhookRowMissingError(webhook.webhookId);
   return gateChange(fed);
 }
@@ -38,8 +41,15 @@ export async function storeAttempt(
  * The record's one statement, with the partner gate's CTE (feedGate, store/partner/partner-gate.ts) spliced in.
  * Printed whole, as PostgreSQL receives it, in docs/sql/attempt-record.md (test/webhooks/attempt-statements.test.ts).
  */
-export function recordStatement(atRest: DataAtRest, { webhook, attempt }: RecordAttemptInput, finish?: WebhookFinish, feedback?: GateFeedback): SqlFragment {
-  const finishing = finish ? sql`, status = ${unlessErased(finish.status)}, finished_at = COALESCE(finished_at, ${finish.finishedAt}::timestamptz)` : raw('');
+export function recordStatement(
+  atRest: DataAtRest,
+  { webhook, attempt }: RecordAttemptInput,
+  finish?: WebhookFinish,
+  feedback?: GateFeedback,
+): SqlFragment {
+  const finishing = finish
+    ? sql`, status = ${unlessErased(finish.status)}, finished_at = COALESCE(finished_at, ${finish.finishedAt}::timestamptz)`
+    : raw('');
   // An attempt in flight when an erasure removed the payload: its outcome is kept, its excerpt is not.
   const recorded = attemptRow(webhook, attempt, atRest, raw('row.keeps_payload'));
   return prepared(
@@ -59,7 +69,8 @@ export function recordStatement(atRest: DataAtRest, { webhook, attempt }: Record
 }
 
 /** The status a record writes, unless an erasure cancelled the delivery: that status and its reason stay. */
-const unlessErased = (status: StoppedStatus) => sql`CASE WHEN status_reason = 'erasure' THEN status ELSE ${status}::text END`;
+const unlessErased = (status: StoppedStatus) =>
+  sql`CASE WHEN status_reason = 'erasure' THEN status ELSE ${status}::text END`;
 
 /** A webhook's final status, when no attempt's record carried it. Idempotent: the first recorded finish time stays. */
 export async function storeOutcome(knex: Knex, { webhook, status, finishedAt }: RecordOutcomeInput): Promise<void> {

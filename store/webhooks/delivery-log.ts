@@ -1,7 +1,14 @@
 import type { Knex } from 'knex';
 import { joinSql, prepared, raw, runSql, sql, type SqlFragment } from '../../db/sql';
 import { keysetPage, microsecondsOf, olderThan, type PageRequest } from '../../db/keyset';
-import { FINISHED_STATUSES, type EventAction, type EventType, type LogStatus, type SignedLinkKind, type WebhookStatus } from '../../lib/vocabulary';
+import {
+  FINISHED_STATUSES,
+  type EventAction,
+  type EventType,
+  type LogStatus,
+  type SignedLinkKind,
+  type WebhookStatus,
+} from '../../lib/vocabulary';
 
 // The delivery log: webhooks filtered and paged newest first, for operators and for bulk redelivery.
 
@@ -23,7 +30,8 @@ export interface LogPosition {
 }
 
 /** The last attempt is recorded and the row still pending, not held: the delivery waits for its next attempt. */
-const WAITING_SQL = `e.status = 'pending' AND e.held_since IS NULL AND EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id ` +
+const WAITING_SQL =
+  `e.status = 'pending' AND e.held_since IS NULL AND EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id ` +
   `= e.id AND a.attempt >= e.claimed_attempt)`;
 /** The next attempt waits for the partner gate to open (store/partner/partner-gate.ts). */
 const HELD_SQL = `e.status = 'pending' AND e.held_since IS NOT NULL`;
@@ -32,16 +40,21 @@ const POSITION = microsecondsOf('e.created_at');
  * A row's status in the log (row alias `e`): `held` and `waiting` split from `pending`; the ordering status uses it
  * too.
  */
-export const LOG_STATUS_SQL = raw(`CASE WHEN ${HELD_SQL} THEN 'held' WHEN ${WAITING_SQL} THEN 'waiting' ELSE e.status END`);
+export const LOG_STATUS_SQL = raw(
+  `CASE WHEN ${HELD_SQL} THEN 'held' WHEN ${WAITING_SQL} THEN 'waiting' ELSE e.status END`,
+);
 
 /** The filter's conditions and the page's start, joined with AND, every value bound. */
 function filterConditions(filter: WebhookFilter, after?: LogPosition): SqlFragment {
   const { status, eventType, action, companyId, since, until } = filter;
   // The page's start first: an index scan starts at the first bound it meets on the time.
-  const conditions: SqlFragment[] = [after ? olderThan('e.created_at', 'e.id', 'uuid', { us: after.createdAtUs, id: after.id }) : raw('true')];
+  const conditions: SqlFragment[] = [
+    after ? olderThan('e.created_at', 'e.id', 'uuid', { us: after.createdAtUs, id: after.id }) : raw('true'),
+  ];
   if (status === 'held') conditions.push(raw(HELD_SQL));
   else if (status === 'waiting') conditions.push(raw(WAITING_SQL));
-  else if (status === 'pending') conditions.push(raw(`NOT (${WAITING_SQL}) AND e.status = 'pending' AND e.held_since IS NULL`));
+  else if (status === 'pending')
+    conditions.push(raw(`NOT (${WAITING_SQL}) AND e.status = 'pending' AND e.held_since IS NULL`));
   else if (status) conditions.push(sql`e.status = ${status}`);
   if (eventType) conditions.push(sql`e.event_type = ${eventType}`);
   if (action) conditions.push(sql`e.action = ${action}`);
@@ -95,7 +108,10 @@ export async function listWebhooks(
 
 /** How many deliveries wait on a retry timer now: the `waiting` status of the log. */
 export async function countWaitingWebhooks(knex: Knex): Promise<number> {
-  const [{ count }] = await runSql<{ count: number }>(knex, sql`SELECT count(*)::int AS count FROM webhook_events e WHERE ${raw(WAITING_SQL)}`);
+  const [{ count }] = await runSql<{ count: number }>(
+    knex,
+    sql`SELECT count(*)::int AS count FROM webhook_events e WHERE ${raw(WAITING_SQL)}`,
+  );
   return count;
 }
 
@@ -112,13 +128,32 @@ export interface OperableWebhook {
 
 /** One webhook for an operation, in one query without its attempts; undefined when there is no such webhook. */
 export async function findOperableWebhook(knex: Knex, webhookId: string): Promise<OperableWebhook | undefined> {
-  const [row] = await runSql<{ id: string; status: WebhookStatus; waiting: boolean; workflow_id: string | null; run_id: string | null; redelivery_of: string | null }>(
+  const [row] = await runSql<{
+    id: string;
+    status: WebhookStatus;
+    waiting: boolean;
+    workflow_id: string | null;
+    run_id: string | null;
+    redelivery_of: string | null;
+  }>(
     knex,
     // Named, so an operation's trace says which statement it ran.
-    prepared('find-operable-webhook', sql`SELECT e.id, e.status, (${raw(WAITING_SQL)}) AS waiting, e.workflow_id,
-      e.run_id, e.redelivery_of FROM webhook_events e WHERE e.id = ${webhookId}`),
+    prepared(
+      'find-operable-webhook',
+      sql`SELECT e.id, e.status, (${raw(WAITING_SQL)}) AS waiting, e.workflow_id,
+      e.run_id, e.redelivery_of FROM webhook_events e WHERE e.id = ${webhookId}`,
+    ),
   );
-  return row && { webhookId: row.id, status: row.status, waiting: row.waiting, workflowId: row.workflow_id, runId: row.run_id, redeliveryOf: row.redelivery_of };
+  return (
+    row && {
+      webhookId: row.id,
+      status: row.status,
+      waiting: row.waiting,
+      workflowId: row.workflow_id,
+      runId: row.run_id,
+      redeliveryOf: row.redelivery_of,
+    }
+  );
 }
 
 /** A finished webhook a bulk redelivery may send again: its id, and the original it (or its redelivery) stems from. */

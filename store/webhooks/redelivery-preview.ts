@@ -10,9 +10,11 @@ import { STORED_WEBHOOK_COLUMNS, type StoredWebhookRow } from './webhook-rows';
 
 /** A clear body's candidate (`c`, jsonb): whether it carries each kind of signed link, as signedLinkKinds reads it. */
 const KIND_IN_BODY: Readonly<Record<SignedLinkKind, string>> = {
-  files: `jsonb_typeof(c -> 'files') = 'object' AND EXISTS (SELECT 1 FROM jsonb_each(c -> 'files') f WHERE ` +
+  files:
+    `jsonb_typeof(c -> 'files') = 'object' AND EXISTS (SELECT 1 FROM jsonb_each(c -> 'files') f WHERE ` +
     `jsonb_typeof(f.value) = 'string')`,
-  file_answers: `jsonb_typeof(c -> 'answers') = 'array' AND EXISTS (SELECT 1 FROM jsonb_array_elements(c -> 'answers') a(v) ` +
+  file_answers:
+    `jsonb_typeof(c -> 'answers') = 'array' AND EXISTS (SELECT 1 FROM jsonb_array_elements(c -> 'answers') a(v) ` +
     `WHERE jsonb_typeof(a.v) = 'object' AND a.v ->> 'answer_type' = 'file')`,
 };
 const KINDS = Object.keys(KIND_IN_BODY) as SignedLinkKind[];
@@ -20,7 +22,8 @@ const KINDS = Object.keys(KIND_IN_BODY) as SignedLinkKind[];
 /**
  * A JS Date reads timestamptz to the millisecond, truncated: the deadlines are compared as signedLinkDeadlines does.
  */
-const deadline = (kind: SignedLinkKind): SqlFragment => sql`date_trunc('milliseconds', w.accepted_at) + ${`${SIGNED_LINK_LIFETIMES_MS[kind]} milliseconds`}::interval`;
+const deadline = (kind: SignedLinkKind): SqlFragment =>
+  sql`date_trunc('milliseconds', w.accepted_at) + ${`${SIGNED_LINK_LIFETIMES_MS[kind]} milliseconds`}::interval`;
 const SHORTEST = KINDS.reduce((a, b) => (SIGNED_LINK_LIFETIMES_MS[a] <= SIGNED_LINK_LIFETIMES_MS[b] ? a : b));
 /** Before the shortest deadline no link is dead, so a body is read only after it. */
 const pastShortest = (at: string) => sql`${at}::timestamptz > ${deadline(SHORTEST)}`;
@@ -30,7 +33,10 @@ const pastShortest = (at: string) => sql`${at}::timestamptz > ${deadline(SHORTES
  * link past its deadline at `at`. A sealed body cannot be read here: the caller opens those (windowOriginals).
  */
 function linksExpired(at: string): SqlFragment {
-  const clear = joinSql(KINDS.map((kind) => sql`(${at}::timestamptz > ${deadline(kind)} AND ${raw(KIND_IN_BODY[kind])})`), ' OR ');
+  const clear = joinSql(
+    KINDS.map((kind) => sql`(${at}::timestamptz > ${deadline(kind)} AND ${raw(KIND_IN_BODY[kind])})`),
+    ' OR ',
+  );
   return sql`(${pastShortest(at)} AND NOT w.sealed AND COALESCE(jsonb_typeof(c) = 'object' AND (${clear}), false))`;
 }
 
@@ -67,13 +73,19 @@ export interface WindowRequest {
  * original's first anywhere, so the caller can replay the redelivery's walk up to its stop exactly.
  * `exhausted`: the window held every match.
  */
-export async function windowOriginals(knex: Knex, { filter, key, at, opensSealed, window }: WindowRequest): Promise<{ originals: WindowOriginal[]; exhausted: boolean }> {
+export async function windowOriginals(
+  knex: Knex,
+  { filter, key, at, opensSealed, window }: WindowRequest,
+): Promise<{ originals: WindowOriginal[]; exhausted: boolean }> {
   const expired = at === null ? raw('false') : linksExpired(at);
   const unknown = at === null || !opensSealed ? raw('false') : unopened(at);
   // The candidate of a clear body read after the shortest deadline, the body parsed once into jsonb (OFFSET 0
   // keeps the subquery whole): json's operators would parse the text again at each call. jsonb keeps a repeated key's
   // last value, as JSON.parse does, and ingestion refuses the NUL characters jsonb would refuse (unstorableTextErrors).
-  const candidate = at === null ? raw('SELECT NULL::jsonb AS c') : sql`SELECT w.body::jsonb -> 'data' -> 'candidate' AS c
+  const candidate =
+    at === null
+      ? raw('SELECT NULL::jsonb AS c')
+      : sql`SELECT w.body::jsonb -> 'data' -> 'candidate' AS c
     WHERE w.body IS NOT NULL AND ${pastShortest(at)} OFFSET 0`;
   const rows = await runSql<WindowOriginal & { matched: number }>(
     knex,
@@ -105,10 +117,16 @@ export async function windowOriginals(knex: Knex, { filter, key, at, opensSealed
          ORDER BY o.first_pos`,
   );
   const matched = rows[0]?.matched ?? 0;
-  return { originals: rows.map(({ id, first_pos, last_pos, fate }) => ({ id, first_pos, last_pos, fate })), exhausted: matched < window };
+  return {
+    originals: rows.map(({ id, first_pos, last_pos, fate }) => ({ id, first_pos, last_pos, fate })),
+    exhausted: matched < window,
+  };
 }
 
 /** The rows of sealed originals to open (as findWebhookById reads them): PostgreSQL holds no key. */
 export function findOriginals(knex: Knex, ids: readonly string[]): Promise<StoredWebhookRow[]> {
-  return runSql<StoredWebhookRow>(knex, sql`SELECT ${STORED_WEBHOOK_COLUMNS} FROM webhook_events w WHERE w.id = ANY(${ids}::uuid[])`);
+  return runSql<StoredWebhookRow>(
+    knex,
+    sql`SELECT ${STORED_WEBHOOK_COLUMNS} FROM webhook_events w WHERE w.id = ANY(${ids}::uuid[])`,
+  );
 }

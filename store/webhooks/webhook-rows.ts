@@ -21,7 +21,11 @@ export class WebhookRowMissingError extends Error {
  * A webhook's row before it is written: its ids, its event, the original it redelivers, and its ordering key
  * (an ordered webhook is placed in its key's lane by the statement that writes its row).
  */
-export type NewWebhook = WebhookRef & { readonly event: WebhookEnvelope; readonly redeliveryOf?: string; readonly orderingKey?: string };
+export type NewWebhook = WebhookRef & {
+  readonly event: WebhookEnvelope;
+  readonly redeliveryOf?: string;
+  readonly orderingKey?: string;
+};
 
 /**
  * The columns a new webhook_events row is written with, and their values: the event's columns, the exact body
@@ -79,7 +83,13 @@ export interface BodyColumns {
  */
 export function openBody(atRest: DataAtRest, webhookId: string, row: BodyColumns): WebhookEnvelope | null {
   if (row.body_sealed === null) return row.body;
-  return JSON.parse(openText(atRest, { clear: null, sealed: row.body_sealed, keyId: row.body_key_id }, storedBodyBinding(webhookId, row.redelivery_of, row.body_key_id))!) as WebhookEnvelope;
+  return JSON.parse(
+    openText(
+      atRest,
+      { clear: null, sealed: row.body_sealed, keyId: row.body_key_id },
+      storedBodyBinding(webhookId, row.redelivery_of, row.body_key_id),
+    )!,
+  ) as WebhookEnvelope;
 }
 
 /** A known webhook: its ids, its run once one is known, and the event exactly as it was first stored. */
@@ -98,8 +108,10 @@ export interface StoredWebhook {
   readonly acceptedAt: Date;
 }
 
-export const STORED_WEBHOOK_COLUMNS = raw(`id, event_id, workflow_id, run_id, start_reported, ${BODY_COLUMNS.sql}, payload_removed_at, ` +
-  `payload_removed_reason, accepted_at`);
+export const STORED_WEBHOOK_COLUMNS = raw(
+  `id, event_id, workflow_id, run_id, start_reported, ${BODY_COLUMNS.sql}, payload_removed_at, ` +
+    `payload_removed_reason, accepted_at`,
+);
 
 export interface StoredWebhookRow extends BodyColumns {
   id: string;
@@ -183,8 +195,19 @@ export interface AttemptRow extends AttemptView {
   response_body_key_id: string | null;
 }
 
-export function openAttempt(atRest: DataAtRest, webhookId: string, { response_body_sealed: sealed, response_body_key_id: keyId, ...attempt }: AttemptRow): AttemptView {
-  return { ...attempt, response_body: openText(atRest, { clear: attempt.response_body, sealed, keyId }, excerptBinding(webhookId, attempt.attempt)) };
+export function openAttempt(
+  atRest: DataAtRest,
+  webhookId: string,
+  { response_body_sealed: sealed, response_body_key_id: keyId, ...attempt }: AttemptRow,
+): AttemptView {
+  return {
+    ...attempt,
+    response_body: openText(
+      atRest,
+      { clear: attempt.response_body, sealed, keyId },
+      excerptBinding(webhookId, attempt.attempt),
+    ),
+  };
 }
 
 export const asAttemptOutcome = (row: AttemptView): AttemptOutcome => ({
@@ -233,8 +256,14 @@ export interface WebhookViewFields {
 
 export type WebhookViewRow = Omit<WebhookViewFields, 'event'> & Omit<BodyColumns, 'redelivery_of'>;
 
-export function openWebhookView(atRest: DataAtRest, { body, body_sealed, body_key_id, ...view }: WebhookViewRow): WebhookViewFields {
-  return { ...view, event: openBody(atRest, view.webhook_id, { body, body_sealed, body_key_id, redelivery_of: view.redelivery_of }) };
+export function openWebhookView(
+  atRest: DataAtRest,
+  { body, body_sealed, body_key_id, ...view }: WebhookViewRow,
+): WebhookViewFields {
+  return {
+    ...view,
+    event: openBody(atRest, view.webhook_id, { body, body_sealed, body_key_id, redelivery_of: view.redelivery_of }),
+  };
 }
 
 /** The SET list that gives a row its workflow and run ids, where it has none yet. */

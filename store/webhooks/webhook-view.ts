@@ -20,16 +20,36 @@ import {
 // webhook an operation on it starts from.
 
 /** One webhook as the status URL shows it: its row and every recorded attempt, in snake_case JSON. */
-export async function loadWebhookView(knex: Knex, atRest: DataAtRest, webhookId: string): Promise<WebhookView | undefined> {
-  const [row] = await runSql<WebhookViewRow>(knex, sql`SELECT ${WEBHOOK_VIEW_COLUMNS} FROM webhook_events WHERE id = ${webhookId}`);
+export async function loadWebhookView(
+  knex: Knex,
+  atRest: DataAtRest,
+  webhookId: string,
+): Promise<WebhookView | undefined> {
+  const [row] = await runSql<WebhookViewRow>(
+    knex,
+    sql`SELECT ${WEBHOOK_VIEW_COLUMNS} FROM webhook_events WHERE id = ${webhookId}`,
+  );
   if (!row) return undefined;
-  const attempts = await runSql<AttemptRow>(knex, sql`SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts WHERE webhook_id = ${webhookId} ORDER BY attempt`);
-  return { ...openWebhookView(atRest, row), attempts: attempts.map((attempt) => openAttempt(atRest, webhookId, attempt)) };
+  const attempts = await runSql<AttemptRow>(
+    knex,
+    sql`SELECT ${ATTEMPT_COLUMNS} FROM webhook_attempts WHERE webhook_id = ${webhookId} ORDER BY attempt`,
+  );
+  return {
+    ...openWebhookView(atRest, row),
+    attempts: attempts.map((attempt) => openAttempt(atRest, webhookId, attempt)),
+  };
 }
 
 export type WebhookView = WebhookViewFields & { readonly attempts: AttemptView[] };
 
-export async function findWebhookById(knex: Knex, atRest: DataAtRest, webhookId: string): Promise<StoredWebhook | undefined> {
-  const [row] = await runSql<StoredWebhookRow>(knex, sql`SELECT ${STORED_WEBHOOK_COLUMNS} FROM webhook_events WHERE id = ${webhookId}`);
+export async function findWebhookById(
+  knex: Knex,
+  atRest: DataAtRest,
+  webhookId: string,
+): Promise<StoredWebhook | undefined> {
+  const [row] = await runSql<StoredWebhookRow>(
+    knex,
+    sql`SELECT ${STORED_WEBHOOK_COLUMNS} FROM webhook_events WHERE id = ${webhookId}`,
+  );
   return row && asStoredWebhook(row, atRest);
 }

@@ -34,7 +34,12 @@ describe('AuthFailuresBurst on a real Prometheus scraping an api process', funct
     db = await createTestDatabase();
     stops.push(() => db.drop());
     const port = await findFreePort();
-    api = startCli(['api'], { PATH: process.env.PATH, DATABASE_URL: db.url, LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: String(port) }, work, /API listening/);
+    api = startCli(
+      ['api'],
+      { PATH: process.env.PATH, DATABASE_URL: db.url, LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: String(port) },
+      work,
+      /API listening/,
+    );
     stops.push(async () => {
       api.child.kill('SIGKILL');
       await waitForExit(api.child);
@@ -43,11 +48,15 @@ describe('AuthFailuresBurst on a real Prometheus scraping an api process', funct
     url = `http://127.0.0.1:${port}`;
     prometheus = await startPrometheus({ work, rulesFile: RULES, targets: [`127.0.0.1:${port}`] });
     stops.push(() => prometheus.stop());
-    await eventually('the api scraped and the rule evaluated', async () => {
-      const health = Object.values(await prometheus.targets());
-      const rule = (await prometheus.rules()).find((r) => r.name === 'AuthFailuresBurst');
-      return health.length === 1 && health[0] === 'up' && rule?.health === 'ok';
-    }, 60_000);
+    await eventually(
+      'the api scraped and the rule evaluated',
+      async () => {
+        const health = Object.values(await prometheus.targets());
+        const rule = (await prometheus.rules()).find((r) => r.name === 'AuthFailuresBurst');
+        return health.length === 1 && health[0] === 'up' && rule?.health === 'ok';
+      },
+      60_000,
+    );
   });
 
   after(async function () {
@@ -66,27 +75,50 @@ describe('AuthFailuresBurst on a real Prometheus scraping an api process', funct
     // A route's series starts at its first refusal in a process: rate() counts from that sample on.
     for (let i = 0; i < 10; i++) assert.equal(await refused('/internal/v1/audit'), 401);
     assert.equal(await refused('/internal/v1/partner', `Bearer ${GUESSED}`), 401);
-    await eventually('both series scraped', async () => (await prometheus.query('partner_service_auth_failures_total')).length === 2, 30_000);
+    await eventually(
+      'both series scraped',
+      async () => (await prometheus.query('partner_service_auth_failures_total')).length === 2,
+      30_000,
+    );
 
     const burstFrom = Date.now();
     for (let sent = 0; sent < BURST; sent += 20) {
-      const statuses = await Promise.all(Array.from({ length: 20 }, () => refused('/internal/v1/partner', `Bearer ${GUESSED}`)));
+      const statuses = await Promise.all(
+        Array.from({ length: 20 }, () => refused('/internal/v1/partner', `Bearer ${GUESSED}`)),
+      );
       assert.deepEqual(new Set(statuses), new Set([401]));
     }
     const burstSeconds = (Date.now() - burstFrom) / 1000;
     await eventually('AuthFailuresBurst pending', async () => (await burstAlerts()).length > 0, 30_000);
     const pendingAt = Date.now();
-    await eventually('AuthFailuresBurst firing', async () => (await burstAlerts()).some((a) => a.state === 'firing'), 180_000);
+    await eventually(
+      'AuthFailuresBurst firing',
+      async () => (await burstAlerts()).some((a) => a.state === 'firing'),
+      180_000,
+    );
     const firingAfter = (Date.now() - pendingAt) / 1000;
     const alerts = await burstAlerts();
-    console.log(`      ${BURST} refusals in ${burstSeconds.toFixed(1)} s; pending, then firing ${firingAfter.toFixed(1)} s later: ${JSON.stringify(alerts.map((a) => [a.labels, a.value]))}`);
+    console.log(
+      `      ${BURST} refusals in ${burstSeconds.toFixed(1)} s; pending, then firing ${firingAfter.toFixed(1)} s later: ${JSON.stringify(alerts.map((a) => [a.labels, a.value]))}`,
+    );
     assert.ok(firingAfter >= 110, `firing ${firingAfter} s after pending, before the 2 min for:`);
-    assert.deepEqual(alerts.map((a) => [a.labels, a.state]), [[{ alertname: 'AuthFailuresBurst', route: '/internal/v1/partner', severity: 'warning' }, 'firing']]);
-    assert.ok(Number(alerts[0].value) > 1, alerts[0].value);
-    assert.match(alerts[0].annotations.description, /^[\d.]+ requests a second to \/internal\/v1\/partner were refused \(401 or 403\) over the last 5 min\./);
     assert.deepEqual(
-      (await prometheus.query('sum by (reason, route) (partner_service_auth_failures_total)')).map((s) => [s.metric.reason, s.metric.route, s.value]).sort(),
-      [['invalid_token', '/internal/v1/partner', BURST + 1], ['missing_token', '/internal/v1/audit', 10]],
+      alerts.map((a) => [a.labels, a.state]),
+      [[{ alertname: 'AuthFailuresBurst', route: '/internal/v1/partner', severity: 'warning' }, 'firing']],
+    );
+    assert.ok(Number(alerts[0].value) > 1, alerts[0].value);
+    assert.match(
+      alerts[0].annotations.description,
+      /^[\d.]+ requests a second to \/internal\/v1\/partner were refused \(401 or 403\) over the last 5 min\./,
+    );
+    assert.deepEqual(
+      (await prometheus.query('sum by (reason, route) (partner_service_auth_failures_total)'))
+        .map((s) => [s.metric.reason, s.metric.route, s.value])
+        .sort(),
+      [
+        ['invalid_token', '/internal/v1/partner', BURST + 1],
+        ['missing_token', '/internal/v1/audit', 10],
+      ],
     );
 
     // One warn line a refusal, and not the token, nor its start.

@@ -60,7 +60,11 @@ function drillEvent(tag: string) {
   return {
     ...candidateNew,
     event_id: `drill-${tag}-${randomUUID()}`,
-    data: { ...candidateNew.data, company: { ...candidateNew.data.company, id: `drill-co-${tag}` }, candidate: { ...candidateNew.data.candidate, id: `drill-candidate-${tag}-${randomUUID().slice(0, 8)}` } },
+    data: {
+      ...candidateNew.data,
+      company: { ...candidateNew.data.company, id: `drill-co-${tag}` },
+      candidate: { ...candidateNew.data.candidate, id: `drill-candidate-${tag}-${randomUUID().slice(0, 8)}` },
+    },
   };
 }
 
@@ -81,7 +85,9 @@ describe('least-privilege drill: named tokens, every operator action audited wit
     serverPort = await findFreePort();
     // Side by side; each is kept as soon as it is up, so that `after` stops whatever started.
     await Promise.all([
-      startTestDevServer({ dbFilename: path.join(work, 'temporal.db'), port: serverPort }).then((started) => (server = started)),
+      startTestDevServer({ dbFilename: path.join(work, 'temporal.db'), port: serverPort }).then(
+        (started) => (server = started),
+      ),
       createTestDatabase().then((created) => (db = created)),
       startPartnerServer(answerByScript(script)).then((started) => (partner = started)),
     ]);
@@ -93,15 +99,27 @@ describe('least-privilege drill: named tokens, every operator action audited wit
     await stopServiceFixtures(processes, { partner, db, server, work });
   });
 
-  const processes = serviceProcesses(() => ({ work, databaseUrl: db.url, temporalPort: serverPort, partnerUrl: partner.url }), {
-    INTERNAL_API_TOKEN: SHARED_TOKEN,
-    LOG_LEVEL: 'trace',
-  });
+  const processes = serviceProcesses(
+    () => ({ work, databaseUrl: db.url, temporalPort: serverPort, partnerUrl: partner.url }),
+    {
+      INTERNAL_API_TOKEN: SHARED_TOKEN,
+      LOG_LEVEL: 'trace',
+    },
+  );
 
   it('records every action of the API and the CLI with its actor, carries the actor into Temporal, and leaks no secret', async () => {
     const queue = `least-privilege-drill-${randomUUID()}`;
     // A row older than AUDIT_RETENTION_DAYS, first in the chain: the retention run's purge removes it.
-    await db.knex('audit_events').insert({ at: new Date(Date.now() - 400 * 86_400_000), actor: 'drill-old', action: 'partner.pause', target: queue, parameters: {}, outcome: 'succeeded' });
+    await db
+      .knex('audit_events')
+      .insert({
+        at: new Date(Date.now() - 400 * 86_400_000),
+        actor: 'drill-old',
+        action: 'partner.pause',
+        target: queue,
+        parameters: {},
+        outcome: 'succeeded',
+      });
     const drillStart = new Date().toISOString();
     const me = cliActor();
     await processes.startWorker(queue, { PARTNER_ACCESS_TOKEN: PARTNER_TOKEN });
@@ -109,7 +127,11 @@ describe('least-privilege drill: named tokens, every operator action audited wit
 
     const cliRuns: Array<{ args: string[]; result: CliResult }> = [];
     const cli = async (...args: string[]) => {
-      const result = await runCli(args, { ...processes.common(queue), PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: PARTNER_TOKEN }, work);
+      const result = await runCli(
+        args,
+        { ...processes.common(queue), PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: PARTNER_TOKEN },
+        work,
+      );
       cliRuns.push({ args, result });
       return result;
     };
@@ -140,10 +162,17 @@ describe('least-privilege drill: named tokens, every operator action audited wit
       });
       const text = await response.text();
       responses.push(text);
-      return { status: response.status, requestId, returnedId: response.headers.get('x-request-id'), body: JSON.parse(text) as Record<string, any> };
+      return {
+        status: response.status,
+        requestId,
+        returnedId: response.headers.get('x-request-id'),
+        body: JSON.parse(text) as Record<string, any>,
+      };
     };
-    const statusOf = async (webhookId: string) => (await call('reader', 'GET', `/internal/v1/webhooks/${webhookId}`)).body;
-    const liveState = async (webhookId: string) => ((await statusOf(webhookId)).live as { state?: string } | null)?.state;
+    const statusOf = async (webhookId: string) =>
+      (await call('reader', 'GET', `/internal/v1/webhooks/${webhookId}`)).body;
+    const liveState = async (webhookId: string) =>
+      ((await statusOf(webhookId)).live as { state?: string } | null)?.state;
     /** The request ids of operator changes made through the API, which their audit rows must carry. */
     const auditedRequestIds: string[] = [];
     const change = async (role: TokenRole, method: string, route: string, body?: unknown) => {
@@ -164,21 +193,51 @@ describe('least-privilege drill: named tokens, every operator action audited wit
     // An app key, to have one more secret in flight (the partner REST API).
     assert.equal((await cli('import', path.join(ROOT, 'examples', 'demo-directory.json'))).code, 0);
     const app = await cliJson('apps', 'create', '--name', 'drill-app', '--company', 'acme', '--json');
-    const listing = await fetch(`${api}/v1/companies/acme/users/`, { headers: { 'x-app-id': app.app_id, 'x-app-key': app.app_key } });
+    const listing = await fetch(`${api}/v1/companies/acme/users/`, {
+      headers: { 'x-app-id': app.app_id, 'x-app-key': app.app_key },
+    });
     assert.equal(listing.status, 200);
     responses.push(await listing.text());
 
     // Ingestion with the ingest-only token, once the api process has read the new tokens (within 1 s).
-    const events = Object.fromEntries(['apiRetried', 'apiCancelled', 'apiRedelivered', 'cliRetried', 'cliCancelled', 'cliRedelivered', 'apiErased', 'cliErased'].map((tag) => [tag, drillEvent(tag)]));
+    const events = Object.fromEntries(
+      [
+        'apiRetried',
+        'apiCancelled',
+        'apiRedelivered',
+        'cliRetried',
+        'cliCancelled',
+        'cliRedelivered',
+        'apiErased',
+        'cliErased',
+      ].map((tag) => [tag, drillEvent(tag)]),
+    );
     const ingest = (event: unknown, role: TokenRole = 'ingest') => call(role, 'POST', '/internal/v1/webhooks', event);
     let first: Awaited<ReturnType<typeof ingest>> | undefined;
-    await eventually('the api process accepts the new ingest token', async () => (first = await ingest(events.apiRedelivered)).status === 202, 10_000);
+    await eventually(
+      'the api process accepts the new ingest token',
+      async () => (first = await ingest(events.apiRedelivered)).status === 202,
+      10_000,
+    );
     const ids: Record<string, string> = { apiRedelivered: first!.body.webhook_id };
     const workflowIds: Record<string, string> = { apiRedelivered: first!.body.workflow_id };
     // The retried ones fail twice, then succeed: after the second failure the next attempt is 100 s away, so
     // the retry-now (not a timer) makes the third. The cancelled ones fail every time.
-    const answers: Record<string, number[]> = { apiRetried: [503, 503, 204], cliRetried: [503, 503, 204], apiCancelled: [503], cliCancelled: [503] };
-    for (const tag of ['apiRetried', 'apiCancelled', 'cliRetried', 'cliCancelled', 'cliRedelivered', 'apiErased', 'cliErased']) {
+    const answers: Record<string, number[]> = {
+      apiRetried: [503, 503, 204],
+      cliRetried: [503, 503, 204],
+      apiCancelled: [503],
+      cliCancelled: [503],
+    };
+    for (const tag of [
+      'apiRetried',
+      'apiCancelled',
+      'cliRetried',
+      'cliCancelled',
+      'cliRedelivered',
+      'apiErased',
+      'cliErased',
+    ]) {
       const accepted = await ingest(events[tag]);
       assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
       ids[tag] = accepted.body.webhook_id;
@@ -190,61 +249,99 @@ describe('least-privilege drill: named tokens, every operator action audited wit
     // The ingest token may not operate: 403 names the scope, and nothing is recorded.
     const refused = await call('ingest', 'POST', `/internal/v1/webhooks/${ids.apiCancelled}/cancel`);
     assert.equal(refused.status, 403);
-    assert.deepEqual(refused.body, { detail: 'The token "drill-ingest" does not have the scope "operate", which this request needs.', reason: 'missing_scope' });
+    assert.deepEqual(refused.body, {
+      detail: 'The token "drill-ingest" does not have the scope "operate", which this request needs.',
+      reason: 'missing_scope',
+    });
 
-    for (const tag of ['apiCancelled', 'cliCancelled']) await eventually(`${tag} waits for its retry`, async () => (await liveState(ids[tag])) === 'waiting');
+    for (const tag of ['apiCancelled', 'cliCancelled'])
+      await eventually(`${tag} waits for its retry`, async () => (await liveState(ids[tag])) === 'waiting');
     for (const tag of ['apiRetried', 'cliRetried']) {
       await eventually(`${tag} waits after its second failure`, async () => {
         const status = await statusOf(ids[tag]);
         return status.attempts.length === 2 && status.live?.state === 'waiting';
       });
     }
-    for (const tag of ['apiRedelivered', 'cliRedelivered']) await eventually(`${tag} delivered`, async () => (await statusOf(ids[tag])).status === 'delivered');
+    for (const tag of ['apiRedelivered', 'cliRedelivered'])
+      await eventually(`${tag} delivered`, async () => (await statusOf(ids[tag])).status === 'delivered');
 
     // Webhook operations through the API, with the operator token.
     assert.equal((await change('operator', 'POST', `/internal/v1/webhooks/${ids.apiRetried}/retry-now`)).status, 202);
     assert.equal((await change('operator', 'POST', `/internal/v1/webhooks/${ids.apiCancelled}/cancel`)).status, 202);
     const apiRedelivery = await change('operator', 'POST', `/internal/v1/webhooks/${ids.apiRedelivered}/redeliver`);
     assert.equal(apiRedelivery.status, 202);
-    await eventually('the API cancel took effect', async () => (await statusOf(ids.apiCancelled)).status === 'cancelled');
-    const apiBulk = await change('operator', 'POST', '/internal/v1/webhooks/redeliver', { status: 'cancelled', company_id: 'drill-co-apiCancelled' });
+    await eventually(
+      'the API cancel took effect',
+      async () => (await statusOf(ids.apiCancelled)).status === 'cancelled',
+    );
+    const apiBulk = await change('operator', 'POST', '/internal/v1/webhooks/redeliver', {
+      status: 'cancelled',
+      company_id: 'drill-co-apiCancelled',
+    });
     assert.deepEqual(apiBulk.body, { started: 1, skipped_expired_links: 0, skipped_payload_removed: 0, more: false });
     // A change that fails: retry-now of a delivered webhook.
-    assert.equal((await change('operator', 'POST', `/internal/v1/webhooks/${ids.apiRedelivered}/retry-now`)).status, 409);
+    assert.equal(
+      (await change('operator', 'POST', `/internal/v1/webhooks/${ids.apiRedelivered}/retry-now`)).status,
+      409,
+    );
 
     // The same through the CLI.
     await cliJson('webhooks', 'retry-now', ids.cliRetried);
     await cliJson('webhooks', 'cancel', ids.cliCancelled);
     const cliRedelivery = await cliJson('webhooks', 'redeliver', ids.cliRedelivered);
-    await eventually('the CLI cancel took effect', async () => (await statusOf(ids.cliCancelled)).status === 'cancelled');
-    assert.deepEqual(await cliJson('webhooks', 'redeliver', '--all', '--status', 'cancelled', '--company-id', 'drill-co-cliCancelled'), {
-      started: 1,
-      skipped_expired_links: 0,
-      skipped_payload_removed: 0,
-      more: false,
-    });
+    await eventually(
+      'the CLI cancel took effect',
+      async () => (await statusOf(ids.cliCancelled)).status === 'cancelled',
+    );
+    assert.deepEqual(
+      await cliJson('webhooks', 'redeliver', '--all', '--status', 'cancelled', '--company-id', 'drill-co-cliCancelled'),
+      {
+        started: 1,
+        skipped_expired_links: 0,
+        skipped_payload_removed: 0,
+        more: false,
+      },
+    );
     // A change that fails: cancel of a delivered webhook.
     assert.equal((await cli('webhooks', 'cancel', ids.cliRedelivered)).code, 1);
-    for (const tag of ['apiRetried', 'cliRetried']) await eventually(`${tag} delivered by its retry-now`, async () => (await statusOf(ids[tag])).status === 'delivered');
+    for (const tag of ['apiRetried', 'cliRetried'])
+      await eventually(
+        `${tag} delivered by its retry-now`,
+        async () => (await statusOf(ids[tag])).status === 'delivered',
+      );
 
     // The partner gate, through the API and the CLI.
-    assert.equal((await change('operator', 'POST', '/internal/v1/partner/pause', { reason: 'drill maintenance' })).body.state, 'paused');
+    assert.equal(
+      (await change('operator', 'POST', '/internal/v1/partner/pause', { reason: 'drill maintenance' })).body.state,
+      'paused',
+    );
     assert.equal((await change('operator', 'POST', '/internal/v1/partner/resume')).body.state, 'active');
-    assert.equal((await change('operator', 'POST', '/internal/v1/partner/limit', { max_per_second: 7 })).body.max_per_second, 7);
+    assert.equal(
+      (await change('operator', 'POST', '/internal/v1/partner/limit', { max_per_second: 7 })).body.max_per_second,
+      7,
+    );
     assert.equal((await cliJson('partner', 'pause', '--reason', 'drill maintenance by CLI')).state, 'paused');
     assert.equal((await cliJson('partner', 'resume')).state, 'active');
     assert.equal((await cliJson('partner', 'limit', '9')).max_per_second, 9);
 
     // Per-entity ordering: no key of the drill is blocked (ordering is off here), so each skip and retry is a
     // refusal, audited as a failed change like any other.
-    assert.equal((await change('operator', 'POST', '/internal/v1/ordering/skip', { key: 'drill-no-such-key' })).status, 404);
-    assert.equal((await change('operator', 'POST', '/internal/v1/ordering/retry', { key: 'drill-no-such-key' })).status, 404);
+    assert.equal(
+      (await change('operator', 'POST', '/internal/v1/ordering/skip', { key: 'drill-no-such-key' })).status,
+      404,
+    );
+    assert.equal(
+      (await change('operator', 'POST', '/internal/v1/ordering/retry', { key: 'drill-no-such-key' })).status,
+      404,
+    );
     assert.equal((await cli('ordering', 'skip', 'drill-no-such-key')).code, 1);
     assert.equal((await cli('ordering', 'retry', 'drill-no-such-key')).code, 1);
 
     // Erasures, through the API with the erase token and through the CLI, of candidates of their own (an
     // erasure deletes their webhooks' runs from Temporal, and the other runs are read back below).
-    const apiErasure = await change('eraser', 'POST', '/internal/v1/erasures', { candidate_id: events.apiErased.data.candidate.id });
+    const apiErasure = await change('eraser', 'POST', '/internal/v1/erasures', {
+      candidate_id: events.apiErased.data.candidate.id,
+    });
     assert.equal(apiErasure.status, 202);
     const cliErasure = await cliJson('erase', '--candidate-id', events.cliErased.data.candidate.id);
 
@@ -252,7 +349,11 @@ describe('least-privilege drill: named tokens, every operator action audited wit
     assert.equal((await ingest(drillEvent('spare'), 'spare')).status, 202);
     assert.deepEqual(await cliJson('tokens', 'revoke', 'drill-spare'), { name: 'drill-spare', revoked_by: me });
     let afterRevocation: Awaited<ReturnType<typeof ingest>> | undefined;
-    await eventually('the revoked token is refused', async () => (afterRevocation = await ingest(drillEvent('spare-after'), 'spare')).status === 401, 5_000);
+    await eventually(
+      'the revoked token is refused',
+      async () => (afterRevocation = await ingest(drillEvent('spare-after'), 'spare')).status === 401,
+      5_000,
+    );
     assert.deepEqual(afterRevocation!.body, { detail: 'Invalid token: it has been revoked.' });
 
     // The CLI's other changes: the app revoked, a webhook sent and a test send, the subject index moved to its
@@ -272,20 +373,42 @@ describe('least-privilege drill: named tokens, every operator action audited wit
     const trail = await cliJson('audit', 'list', '--since', drillStart, '--limit', '500');
     assert.equal(trail.next_cursor, null);
     type Row = {
-      actor: string; action: string; target: string | null; phase: string; operation_id: string; outcome: string | null; outcome_recorded: boolean;
-      error: string | null; request_id: string | null; parameters: Record<string, unknown>;
+      actor: string;
+      action: string;
+      target: string | null;
+      phase: string;
+      operation_id: string;
+      outcome: string | null;
+      outcome_recorded: boolean;
+      error: string | null;
+      request_id: string | null;
+      parameters: Record<string, unknown>;
     };
     const everyRow = trail.results as Row[];
     // Every intent (a call to Temporal, or work outside one transaction) got its outcome, by the same actor.
     for (const intent of everyRow.filter((r) => r.phase === 'intent')) {
       assert.equal(intent.outcome_recorded, true, `${intent.action} ${intent.target}`);
       const outcome = everyRow.find((r) => r.phase === 'outcome' && r.operation_id === intent.operation_id);
-      assert.deepEqual([outcome?.actor, outcome?.action, outcome?.target], [intent.actor, intent.action, intent.target]);
+      assert.deepEqual(
+        [outcome?.actor, outcome?.action, outcome?.target],
+        [intent.actor, intent.action, intent.target],
+      );
     }
     const rows = everyRow.filter((r) => r.phase === 'outcome');
-    const summary = (r: Pick<Row, 'actor' | 'action' | 'target' | 'outcome'>) => `${r.actor} ${r.action} ${r.target} ${r.outcome}`;
-    const byApi = (action: string, target: string | null, outcome = 'succeeded', actor = 'drill-operator') => ({ actor, action, target, outcome });
-    const byCli = (action: string, target: string | null, outcome = 'succeeded') => ({ actor: me, action, target, outcome });
+    const summary = (r: Pick<Row, 'actor' | 'action' | 'target' | 'outcome'>) =>
+      `${r.actor} ${r.action} ${r.target} ${r.outcome}`;
+    const byApi = (action: string, target: string | null, outcome = 'succeeded', actor = 'drill-operator') => ({
+      actor,
+      action,
+      target,
+      outcome,
+    });
+    const byCli = (action: string, target: string | null, outcome = 'succeeded') => ({
+      actor: me,
+      action,
+      target,
+      outcome,
+    });
     const expected = [
       ...Object.values(TOKENS).map(([name]) => byCli('token.create', name)),
       byApi('webhook.retry_now', ids.apiRetried),
@@ -324,10 +447,25 @@ describe('least-privilege drill: named tokens, every operator action audited wit
     ];
     assert.deepEqual(rows.map(summary).sort(), expected.map(summary).sort());
     // Newest first; API rows carry their request's X-Request-Id, CLI rows none; failed rows say why.
-    assert.deepEqual([...rows.map((r) => r.action)].reverse().slice(0, 5), ['token.create', 'token.create', 'token.create', 'token.create', 'token.create']);
-    assert.deepEqual(rows.filter((r) => r.actor !== me).map((r) => r.request_id).sort(), [...auditedRequestIds].sort());
+    assert.deepEqual([...rows.map((r) => r.action)].reverse().slice(0, 5), [
+      'token.create',
+      'token.create',
+      'token.create',
+      'token.create',
+      'token.create',
+    ]);
+    assert.deepEqual(
+      rows
+        .filter((r) => r.actor !== me)
+        .map((r) => r.request_id)
+        .sort(),
+      [...auditedRequestIds].sort(),
+    );
     assert.ok(rows.filter((r) => r.actor === me).every((r) => r.request_id === null));
-    assert.ok(rows.every((r) => (r.outcome === 'failed') === (typeof r.error === 'string' && r.error.length > 0)), JSON.stringify(rows));
+    assert.ok(
+      rows.every((r) => (r.outcome === 'failed') === (typeof r.error === 'string' && r.error.length > 0)),
+      JSON.stringify(rows),
+    );
     const purge = rows.find((r) => r.action === 'audit.purge')!;
     assert.deepEqual([purge.parameters.rows_removed, purge.parameters.anchor_seq], [1, 1]);
 
@@ -336,11 +474,22 @@ describe('least-privilege drill: named tokens, every operator action audited wit
     for (const command of commands) {
       const subcommands = Object.keys(command.auditActions);
       for (const [subcommand, actions] of Object.entries(command.auditActions)) {
-        if (subcommand !== '') assert.ok(command.usage.includes(`partner-service ${command.name} ${subcommand}`), `${command.name} ${subcommand} is a subcommand`);
+        if (subcommand !== '')
+          assert.ok(
+            command.usage.includes(`partner-service ${command.name} ${subcommand}`),
+            `${command.name} ${subcommand} is a subcommand`,
+          );
         if (!actions.length) continue;
-        const ran = cliRuns.some(({ args }) => args[0] === command.name && (subcommand === '' ? !subcommands.includes(args[1]) : args[1] === subcommand));
+        const ran = cliRuns.some(
+          ({ args }) =>
+            args[0] === command.name && (subcommand === '' ? !subcommands.includes(args[1]) : args[1] === subcommand),
+        );
         assert.ok(ran, `the drill runs partner-service ${command.name} ${subcommand}`);
-        for (const action of actions) assert.ok(rows.some((r) => r.action === action && r.actor === me), `${command.name} ${subcommand}: ${action} in the trail`);
+        for (const action of actions)
+          assert.ok(
+            rows.some((r) => r.action === action && r.actor === me),
+            `${command.name} ${subcommand}: ${action} in the trail`,
+          );
       }
     }
     const document = openApiDocument({ API_VERSIONS: ['v1'], SCIM_BEARER_TOKEN: undefined });
@@ -351,12 +500,22 @@ describe('least-privilege drill: named tokens, every operator action audited wit
       if (!actions.length) continue;
       auditedOperations += 1;
       const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/?]+')}(\\?.*)?$`);
-      assert.ok(calls.some((c) => c.method === method.toUpperCase() && pattern.test(c.route)), `the drill calls ${method.toUpperCase()} ${template}`);
-      for (const action of actions) assert.ok(rows.some((r) => r.action === action && r.actor !== me), `${method.toUpperCase()} ${template}: ${action} in the trail`);
+      assert.ok(
+        calls.some((c) => c.method === method.toUpperCase() && pattern.test(c.route)),
+        `the drill calls ${method.toUpperCase()} ${template}`,
+      );
+      for (const action of actions)
+        assert.ok(
+          rows.some((r) => r.action === action && r.actor !== me),
+          `${method.toUpperCase()} ${template}: ${action} in the trail`,
+        );
     }
     assert.equal(auditedOperations, 10);
     // Every action of the vocabulary is made by some command or operation.
-    const declared = new Set([...commands.flatMap((c) => Object.values(c.auditActions).flat()), ...internalOperations(document).flatMap(({ operation }) => operation['x-audit-actions'] as string[])]);
+    const declared = new Set([
+      ...commands.flatMap((c) => Object.values(c.auditActions).flat()),
+      ...internalOperations(document).flatMap(({ operation }) => operation['x-audit-actions'] as string[]),
+    ]);
     assert.deepEqual([...declared].sort(), [...AUDIT_ACTIONS].sort());
 
     // The chain verifies, through the CLI and the API.
@@ -366,11 +525,21 @@ describe('least-privilege drill: named tokens, every operator action audited wit
     assert.deepEqual(apiVerified.body, JSON.parse(verified.stdout));
 
     // The API's reading of the same trail, with the read-only token, filtered by actor.
-    const apiTrail = await call('reader', 'GET', `/internal/v1/audit?since=${encodeURIComponent(drillStart)}&actor=drill-operator&limit=500`);
+    const apiTrail = await call(
+      'reader',
+      'GET',
+      `/internal/v1/audit?since=${encodeURIComponent(drillStart)}&actor=drill-operator&limit=500`,
+    );
     assert.equal(apiTrail.status, 200);
     assert.deepEqual(
-      apiTrail.body.results.filter((r: Row) => r.phase === 'outcome').map(summary).sort(),
-      expected.filter((e) => e.actor === 'drill-operator').map(summary).sort(),
+      apiTrail.body.results
+        .filter((r: Row) => r.phase === 'outcome')
+        .map(summary)
+        .sort(),
+      expected
+        .filter((e) => e.actor === 'drill-operator')
+        .map(summary)
+        .sort(),
     );
 
     // Temporal: the identity of each cancel, retry-now and start names the actor.
@@ -378,7 +547,8 @@ describe('least-privilege drill: named tokens, every operator action audited wit
     const client = new Client({ connection });
     const histories = new Map<string, HistoryEvent[]>();
     const eventsOf = async (workflowId: string) => {
-      if (!histories.has(workflowId)) histories.set(workflowId, (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? []);
+      if (!histories.has(workflowId))
+        histories.set(workflowId, (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? []);
       return histories.get(workflowId)!;
     };
     const identities = async (workflowId: string, type: temporal.api.enums.v1.EventType) =>
@@ -390,8 +560,14 @@ describe('least-privilege drill: named tokens, every operator action audited wit
             event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.meta?.identity ??
             event.workflowExecutionStartedEventAttributes?.identity,
         );
-    const actedBy = (actor: string) => new RegExp(`^${actor.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} via partner-service \\d+@`);
-    const assertActor = async (what: string, workflowId: string, type: temporal.api.enums.v1.EventType, actor: string) => {
+    const actedBy = (actor: string) =>
+      new RegExp(`^${actor.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} via partner-service \\d+@`);
+    const assertActor = async (
+      what: string,
+      workflowId: string,
+      type: temporal.api.enums.v1.EventType,
+      actor: string,
+    ) => {
       const found = await identities(workflowId, type);
       assert.equal(found.length, 1, `${what}: ${found.length} events`);
       assert.match(String(found[0]), actedBy(actor), what);
@@ -401,16 +577,61 @@ describe('least-privilege drill: named tokens, every operator action audited wit
       assert.equal(rows.length, 1, originalId);
       return rows[0].workflow_id as string;
     };
-    await assertActor('API retry-now', workflowIds.apiRetried, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED, 'drill-operator');
-    await assertActor('API cancel', workflowIds.apiCancelled, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED, 'drill-operator');
-    await assertActor('API redeliver', apiRedelivery.body.workflow_id, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, 'drill-operator');
-    await assertActor('API bulk redeliver', await redeliveryWorkflowOf(ids.apiCancelled), EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, 'drill-operator');
-    await assertActor('API erasure', erasureWorkflowId(apiErasure.body.erasure_id), EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, 'drill-eraser');
-    await assertActor('CLI retry-now', workflowIds.cliRetried, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED, me);
-    await assertActor('CLI cancel', workflowIds.cliCancelled, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED, me);
+    await assertActor(
+      'API retry-now',
+      workflowIds.apiRetried,
+      EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED,
+      'drill-operator',
+    );
+    await assertActor(
+      'API cancel',
+      workflowIds.apiCancelled,
+      EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED,
+      'drill-operator',
+    );
+    await assertActor(
+      'API redeliver',
+      apiRedelivery.body.workflow_id,
+      EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
+      'drill-operator',
+    );
+    await assertActor(
+      'API bulk redeliver',
+      await redeliveryWorkflowOf(ids.apiCancelled),
+      EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
+      'drill-operator',
+    );
+    await assertActor(
+      'API erasure',
+      erasureWorkflowId(apiErasure.body.erasure_id),
+      EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
+      'drill-eraser',
+    );
+    await assertActor(
+      'CLI retry-now',
+      workflowIds.cliRetried,
+      EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED,
+      me,
+    );
+    await assertActor(
+      'CLI cancel',
+      workflowIds.cliCancelled,
+      EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED,
+      me,
+    );
     await assertActor('CLI redeliver', cliRedelivery.workflow_id, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, me);
-    await assertActor('CLI bulk redeliver', await redeliveryWorkflowOf(ids.cliCancelled), EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, me);
-    await assertActor('CLI erasure', erasureWorkflowId(cliErasure.erasure_id), EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, me);
+    await assertActor(
+      'CLI bulk redeliver',
+      await redeliveryWorkflowOf(ids.cliCancelled),
+      EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
+      me,
+    );
+    await assertActor(
+      'CLI erasure',
+      erasureWorkflowId(cliErasure.erasure_id),
+      EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
+      me,
+    );
     // Ingestion is no operator's change: its start carries no token's name.
     const [ingestedBy] = await identities(workflowIds.cliRetried, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED);
     assert.doesNotMatch(String(ingestedBy), /drill-/);
@@ -430,18 +651,34 @@ describe('least-privilege drill: named tokens, every operator action audited wit
     ];
     // The partner did get its token (the drill is not vacuous).
     assert.ok(partner.requests.some((r) => r.headers.authorization === `Bearer ${PARTNER_TOKEN}`));
-    const madeSecrets = (args: string[]) => args[0] === 'tokens' && args[1] === 'create' || args[0] === 'apps' && args[1] === 'create';
+    const madeSecrets = (args: string[]) =>
+      (args[0] === 'tokens' && args[1] === 'create') || (args[0] === 'apps' && args[1] === 'create');
     for (const secret of [...tokenSecrets, app.app_key as string]) {
-      assert.equal(cliRuns.filter(({ result }) => result.stdout.includes(secret)).length, 1, 'each secret is printed once');
+      assert.equal(
+        cliRuns.filter(({ result }) => result.stdout.includes(secret)).length,
+        1,
+        'each secret is printed once',
+      );
     }
     const auditRows = await db.knex('audit_events').select('*');
     assert.equal(auditRows.filter((r) => r.phase === 'outcome').length, expected.length);
     const places = [
-      ...processes.outputs().flatMap(({ name, output }) => [...linesOf(output.stdout), ...linesOf(output.stderr)].map((text) => ({ from: name, text }))),
-      ...cliRuns.flatMap(({ args, result }) => [...linesOf(result.stderr), ...(madeSecrets(args) ? [] : linesOf(result.stdout))].map((text) => ({ from: `cli ${args.slice(0, 2).join(' ')}`, text }))),
+      ...processes
+        .outputs()
+        .flatMap(({ name, output }) =>
+          [...linesOf(output.stdout), ...linesOf(output.stderr)].map((text) => ({ from: name, text })),
+        ),
+      ...cliRuns.flatMap(({ args, result }) =>
+        [...linesOf(result.stderr), ...(madeSecrets(args) ? [] : linesOf(result.stdout))].map((text) => ({
+          from: `cli ${args.slice(0, 2).join(' ')}`,
+          text,
+        })),
+      ),
       ...auditRows.map((row) => ({ from: 'audit_events', text: JSON.stringify(row) })),
       ...responses.map((text) => ({ from: 'response', text })),
-      ...[...histories].flatMap(([workflowId, events]) => historyTexts({ events }).map((text) => ({ from: `history ${workflowId}`, text }))),
+      ...[...histories].flatMap(([workflowId, events]) =>
+        historyTexts({ events }).map((text) => ({ from: `history ${workflowId}`, text })),
+      ),
     ];
     // Floors keep the check from passing on a capture that missed something: at trace the worker writes dozens
     // of lines, the API a line per request at least.
@@ -450,8 +687,11 @@ describe('least-privilege drill: named tokens, every operator action audited wit
     assert.ok(countFrom('api') >= 10, `${countFrom('api')} api lines`);
     assert.ok(countFrom('response') >= 40, `${countFrom('response')} responses`);
     assert.ok(countFrom('history') >= 100, `${countFrom('history')} history texts`);
-    const leaks = places.flatMap(({ from, text }) => forbidden.filter((secret) => text.includes(secret)).map((secret) => `${from}: ${secret.slice(0, 12)}… in ${text.slice(0, 300)}`));
+    const leaks = places.flatMap(({ from, text }) =>
+      forbidden
+        .filter((secret) => text.includes(secret))
+        .map((secret) => `${from}: ${secret.slice(0, 12)}… in ${text.slice(0, 300)}`),
+    );
     assert.deepEqual(leaks, []);
   });
 });
-

@@ -24,7 +24,12 @@ describe('token revocation across api processes', function () {
   const env = () => ({ PATH: process.env.PATH, DATABASE_URL: db.url, LOG_LEVEL: 'info' });
   async function startApi(extra: Record<string, string> = {}) {
     const port = await findFreePort();
-    const api = startCli(['api'], { ...env(), HOST: '127.0.0.1', PORT: String(port), ...extra }, process.cwd(), /API listening/);
+    const api = startCli(
+      ['api'],
+      { ...env(), HOST: '127.0.0.1', PORT: String(port), ...extra },
+      process.cwd(),
+      /API listening/,
+    );
     children.push(api);
     await api.started;
     return { url: `http://127.0.0.1:${port}`, output: api.output };
@@ -49,7 +54,8 @@ describe('token revocation across api processes', function () {
     const revoked = await runCli(['tokens', 'revoke', 'dashboards'], env());
     const revokeExited = Date.now();
     assert.equal(revoked.code, 0, revoked.stderr);
-    const revokedAt = (await db.knex('api_tokens').where({ name: 'dashboards' }).first('revoked_at')).revoked_at as Date;
+    const revokedAt = (await db.knex('api_tokens').where({ name: 'dashboards' }).first('revoked_at'))
+      .revoked_at as Date;
     // Each process polled until it refuses the token; the time each took is measured from the revocation.
     const refusedAt = await Promise.all(
       [first, second].map(async (api) => {
@@ -60,7 +66,8 @@ describe('token revocation across api processes', function () {
             return Date.now();
           }
           assert.equal(answer.status, 200);
-          if (Date.now() - revokeStarted > 3 * REVOCATION_BOUND_MS) assert.fail(`${api.url} still accepts the revoked token`);
+          if (Date.now() - revokeStarted > 3 * REVOCATION_BOUND_MS)
+            assert.fail(`${api.url} still accepts the revoked token`);
           await delay(25);
         }
       }),
@@ -74,14 +81,19 @@ describe('token revocation across api processes', function () {
 
     // The accepted uses (the last ones just before each process's refusal) were written by the reloads, off the
     // request path: last_used_at is the time of one of them.
-    const [listed] = JSON.parse((await runCli(['tokens', 'list'], env())).stdout) as Array<{ last_used_at: string | null }>;
+    const [listed] = JSON.parse((await runCli(['tokens', 'list'], env())).stdout) as Array<{
+      last_used_at: string | null;
+    }>;
     const lastUsed = Date.parse(listed.last_used_at ?? 'null');
     assert.ok(lastUsed >= usedFrom && lastUsed <= Math.max(...refusedAt), `last_used_at ${listed.last_used_at}`);
 
     // The shared-token warning: once in the process that has INTERNAL_API_TOKEN, never in the other; no token in any line.
-    const warnings = (output: string) =>
-      logLines(output).filter((line) => line.msg === SHARED_TOKEN_WARNING);
-    assert.deepEqual(warnings(first.output.stdout).map((line) => line.level), [40], first.output.stdout);
+    const warnings = (output: string) => logLines(output).filter((line) => line.msg === SHARED_TOKEN_WARNING);
+    assert.deepEqual(
+      warnings(first.output.stdout).map((line) => line.level),
+      [40],
+      first.output.stdout,
+    );
     assert.deepEqual(warnings(second.output.stdout), []);
     for (const api of [first, second]) {
       const all = api.output.stdout + api.output.stderr;

@@ -99,7 +99,12 @@ function documentedOperations(doc: Document): Operation[] {
   return internalOperations(doc).map(({ method, template: path, operation }) => {
     const security: Array<{ InternalToken?: string[] }> = operation.security ?? [];
     const scopes = security.flatMap((requirement) => requirement.InternalToken ?? []) as TokenScope[];
-    return { key: `${method.toUpperCase()} ${path}`, method: method.toUpperCase(), path: path.replace(/\{[a-z_]+\}/g, UNKNOWN_ID), scopes };
+    return {
+      key: `${method.toUpperCase()} ${path}`,
+      method: method.toUpperCase(),
+      path: path.replace(/\{[a-z_]+\}/g, UNKNOWN_ID),
+      scopes,
+    };
   });
 }
 
@@ -107,7 +112,13 @@ function documentedOperations(doc: Document): Operation[] {
 function servedInternalRoutes(knex: Knex): Array<Router['stack'][number]> {
   const config = loadConfig({});
   const logger = createLogger('silent');
-  const deps = { config, knex, logger, temporalGateway: createTemporalGateway(config, logger), tokenChecker: createTokenChecker({ knex, logger }) };
+  const deps = {
+    config,
+    knex,
+    logger,
+    temporalGateway: createTemporalGateway(config, logger),
+    tokenChecker: createTokenChecker({ knex, logger }),
+  };
   return API_ROUTERS.flatMap((factory) => factory(deps).stack).filter(
     (layer) => layer.methods.length > 0 && String(layer.path).replaceAll('\\/', '/').includes('/internal/'),
   );
@@ -124,12 +135,25 @@ describe('internal API: the token matrix', function () {
     const made: Record<string, string> = {};
     api = await startTestApi({ INTERNAL_API_TOKEN: SHARED_TOKEN }, async (knex) => {
       const who = { actor: 'matrix-test' };
-      for (const scope of TOKEN_SCOPES) made[scope] = (await createApiToken(knex, who, parseTokenRequest({ name: `only-${scope}`, scopes: scope }))).token;
-      made.revoked = (await createApiToken(knex, who, parseTokenRequest({ name: 'revoked', scopes: TOKEN_SCOPES.join(',') }))).token;
+      for (const scope of TOKEN_SCOPES)
+        made[scope] = (
+          await createApiToken(knex, who, parseTokenRequest({ name: `only-${scope}`, scopes: scope }))
+        ).token;
+      made.revoked = (
+        await createApiToken(knex, who, parseTokenRequest({ name: 'revoked', scopes: TOKEN_SCOPES.join(',') }))
+      ).token;
       await revokeApiTokenNamed(knex, who, 'revoked');
-      made.expired = (await createApiToken(knex, who, parseTokenRequest({ name: 'expired', scopes: TOKEN_SCOPES.join(','), expiresIn: '1h' }))).token;
+      made.expired = (
+        await createApiToken(
+          knex,
+          who,
+          parseTokenRequest({ name: 'expired', scopes: TOKEN_SCOPES.join(','), expiresIn: '1h' }),
+        )
+      ).token;
       // Expired an hour ago: the table requires an expiry after the creation, so both move back.
-      await knex.raw(`UPDATE api_tokens SET created_at = now() - interval '2 hours', expires_at = date_trunc('milliseconds', now()) - interval '1 hour' WHERE name = 'expired'`);
+      await knex.raw(
+        `UPDATE api_tokens SET created_at = now() - interval '2 hours', expires_at = date_trunc('milliseconds', now()) - interval '1 hour' WHERE name = 'expired'`,
+      );
       expiredAt = (await knex('api_tokens').where({ name: 'expired' }).first('expires_at')).expires_at.toISOString();
     });
     tokens = made;
@@ -138,7 +162,10 @@ describe('internal API: the token matrix', function () {
   after(() => api?.close());
 
   const call = async (operation: Operation, token?: string): Promise<Answer> => {
-    const res = await fetch(`${api.api.url}${operation.path}`, { method: operation.method, headers: token ? { authorization: `Bearer ${token}` } : {} });
+    const res = await fetch(`${api.api.url}${operation.path}`, {
+      method: operation.method,
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+    });
     return { status: res.status, body: await res.json(), challenge: res.headers.get('www-authenticate') };
   };
 
@@ -149,7 +176,9 @@ describe('internal API: the token matrix', function () {
       assert.equal(layers.length, 1, `${operation.key} is served by ${layers.length} routes`);
       return layers[0];
     });
-    const undocumented = served.filter((layer) => !documented.includes(layer)).map((layer) => `${layer.methods.join(',')} ${String(layer.path)}`);
+    const undocumented = served
+      .filter((layer) => !documented.includes(layer))
+      .map((layer) => `${layer.methods.join(',')} ${String(layer.path)}`);
     assert.deepEqual(undocumented, []);
     assert.ok(operations.length >= 13, String(operations.length));
     for (const operation of operations) assert.deepEqual(operation.scopes, ISSUE_SCOPES[operation.key], operation.key);
@@ -167,7 +196,11 @@ describe('internal API: the token matrix', function () {
     let checked = 0;
     for (const operation of operations) {
       for (const [token, detail, challenge] of cases) {
-        assert.deepEqual(await call(operation, token), { status: 401, body: { detail }, challenge }, `${operation.key} with ${token ? token.slice(0, 8) : 'no token'}`);
+        assert.deepEqual(
+          await call(operation, token),
+          { status: 401, body: { detail }, challenge },
+          `${operation.key} with ${token ? token.slice(0, 8) : 'no token'}`,
+        );
         checked++;
       }
     }
@@ -185,16 +218,33 @@ describe('internal API: the token matrix', function () {
           assertAllowed(answer, allowed[operation.key], label);
           tally.allowed++;
         } else {
-          const needed = operation.scopes.length === 1 ? `the scope "${operation.scopes[0]}"` : `one of the scopes ${operation.scopes.map((s) => `"${s}"`).join(', ')}`;
-          const body = { detail: `The token "only-${scope}" does not have ${needed}, which this request needs.`, reason: 'missing_scope' };
-          assert.deepEqual(answer, { status: 403, body, challenge: `Bearer realm="internal", error="insufficient_scope", scope="${operation.scopes.join(' ')}"` }, label);
+          const needed =
+            operation.scopes.length === 1
+              ? `the scope "${operation.scopes[0]}"`
+              : `one of the scopes ${operation.scopes.map((s) => `"${s}"`).join(', ')}`;
+          const body = {
+            detail: `The token "only-${scope}" does not have ${needed}, which this request needs.`,
+            reason: 'missing_scope',
+          };
+          assert.deepEqual(
+            answer,
+            {
+              status: 403,
+              body,
+              challenge: `Bearer realm="internal", error="insufficient_scope", scope="${operation.scopes.join(' ')}"`,
+            },
+            label,
+          );
           tally.forbidden++;
         }
       }
     }
     // Each operation allows its own scopes only: one (two for a webhook's status) of the five; `decode` none.
     const expectedAllowed = operations.reduce((n, operation) => n + operation.scopes.length, 0);
-    assert.deepEqual(tally, { allowed: expectedAllowed, forbidden: operations.length * TOKEN_SCOPES.length - expectedAllowed });
+    assert.deepEqual(tally, {
+      allowed: expectedAllowed,
+      forbidden: operations.length * TOKEN_SCOPES.length - expectedAllowed,
+    });
     assert.ok(operations.every((operation) => !operation.scopes.includes('decode')));
   });
 
@@ -202,38 +252,74 @@ describe('internal API: the token matrix', function () {
     const id = randomUUID();
     const at = new Date('2026-01-05T10:00:00Z');
     await api.db.knex('webhook_events').insert({
-      id, event_id: `matrix-${id}`, event_type: 'candidate', action: 'new', company_id: 'acme', body: JSON.stringify(candidateNew),
-      workflow_id: `wf-${id}`, run_id: randomUUID(), status: 'failed', created_at: at, accepted_at: at, finished_at: at,
+      id,
+      event_id: `matrix-${id}`,
+      event_type: 'candidate',
+      action: 'new',
+      company_id: 'acme',
+      body: JSON.stringify(candidateNew),
+      workflow_id: `wf-${id}`,
+      run_id: randomUUID(),
+      status: 'failed',
+      created_at: at,
+      accepted_at: at,
+      finished_at: at,
     });
     for (const attempt of [1, 2]) {
       await api.db.knex('webhook_attempts').insert({
-        webhook_id: id, attempt, scheduled_at: at, started_at: at, duration_ms: 5, http_status: 500, succeeded: false, response_body: `no such candidate ${attempt}`,
+        webhook_id: id,
+        attempt,
+        scheduled_at: at,
+        started_at: at,
+        duration_ms: 5,
+        http_status: 500,
+        succeeded: false,
+        response_body: `no such candidate ${attempt}`,
       });
     }
     const status = async (token: string) => {
-      const res = await fetch(`${api.api.url}/internal/v1/webhooks/${id}`, { headers: { authorization: `Bearer ${token}` } });
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> & { attempts: Array<Record<string, unknown>> } };
+      const res = await fetch(`${api.api.url}/internal/v1/webhooks/${id}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      return {
+        status: res.status,
+        body: (await res.json()) as Record<string, unknown> & { attempts: Array<Record<string, unknown>> },
+      };
     };
     const full = await status(tokens.read);
     assert.equal(full.status, 200);
     assert.deepEqual(full.body.event, candidateNew);
-    assert.deepEqual(full.body.attempts.map((attempt) => attempt.response_body), ['no such candidate 1', 'no such candidate 2']);
+    assert.deepEqual(
+      full.body.attempts.map((attempt) => attempt.response_body),
+      ['no such candidate 1', 'no such candidate 2'],
+    );
     assert.deepEqual(await status(SHARED_TOKEN), full);
 
     const summary = await status(tokens.ingest);
     assert.equal(summary.status, 200);
     // Exactly the fields `read` sees, less `event` and each attempt's `response_body`: absent, not null.
     const { event: _event, attempts, ...rest } = full.body;
-    assert.deepEqual(summary.body, { ...rest, attempts: attempts.map(({ response_body: _excerpt, ...attempt }) => attempt) });
+    assert.deepEqual(summary.body, {
+      ...rest,
+      attempts: attempts.map(({ response_body: _excerpt, ...attempt }) => attempt),
+    });
     assert.ok(!('event' in summary.body) && summary.body.attempts.every((attempt) => !('response_body' in attempt)));
-    assert.ok(!JSON.stringify(summary.body).includes(candidateNew.data.candidate.email) && !JSON.stringify(summary.body).includes('no such candidate'));
+    assert.ok(
+      !JSON.stringify(summary.body).includes(candidateNew.data.candidate.email) &&
+        !JSON.stringify(summary.body).includes('no such candidate'),
+    );
     // The other cases expect an empty delivery log.
     await api.db.knex('webhook_events').where({ id }).delete();
   });
 
   it('lets the shared INTERNAL_API_TOKEN through every operation', async () => {
     const allowed = allowedAnswers(JSON.parse(JSON.stringify(await partnerStatus(api.db.knex, loadConfig({})))));
-    for (const operation of operations) assertAllowed(await call(operation, SHARED_TOKEN), allowed[operation.key], `${operation.key} with INTERNAL_API_TOKEN`);
+    for (const operation of operations)
+      assertAllowed(
+        await call(operation, SHARED_TOKEN),
+        allowed[operation.key],
+        `${operation.key} with INTERNAL_API_TOKEN`,
+      );
   });
 });
 
@@ -244,10 +330,15 @@ describe('codec server: the scope decode, CODEC_AUTH_TOKEN and the auth-failure 
   const tokens: Record<string, string> = {};
 
   before(async () => {
-    const env = { INTERNAL_API_TOKEN: SHARED_TOKEN, CODEC_AUTH_TOKEN: CODEC_TOKEN, PAYLOAD_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}` };
+    const env = {
+      INTERNAL_API_TOKEN: SHARED_TOKEN,
+      CODEC_AUTH_TOKEN: CODEC_TOKEN,
+      PAYLOAD_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+    };
     api = await startTestApi(env, async (knex) => {
       const who = { actor: 'matrix-test' };
-      const make = async (name: string, scopes: string, expiresIn?: string) => (tokens[name] = (await createApiToken(knex, who, parseTokenRequest({ name, scopes, expiresIn }))).token);
+      const make = async (name: string, scopes: string, expiresIn?: string) =>
+        (tokens[name] = (await createApiToken(knex, who, parseTokenRequest({ name, scopes, expiresIn }))).token);
       await make('decoder', 'decode');
       await make('everything-else', TOKEN_SCOPES.filter((scope) => scope !== 'decode').join(','));
       await make('revoked-decoder', 'decode');
@@ -263,10 +354,11 @@ describe('codec server: the scope decode, CODEC_AUTH_TOKEN and the auth-failure 
       headers: { 'content-type': 'application/json', ...(token && { authorization: `Bearer ${token}` }) },
       body: JSON.stringify(payloads),
     });
-    return { status: res.status, body: (await res.json()), challenge: res.headers.get('www-authenticate') };
+    return { status: res.status, body: await res.json(), challenge: res.headers.get('www-authenticate') };
   };
   /** The codec's UI form: the token in the path, as Temporal UI is given it. */
-  const uiPath = (token: string, action: string) => `${new URL(uiCodecEndpoint(api.api.url, token)).pathname}/${action}`;
+  const uiPath = (token: string, action: string) =>
+    `${new URL(uiCodecEndpoint(api.api.url, token)).pathname}/${action}`;
 
   it('decodes for a named token with `decode` and for CODEC_AUTH_TOKEN, in the header and the UI path forms', async () => {
     for (const token of [tokens.decoder, CODEC_TOKEN]) {
@@ -275,7 +367,14 @@ describe('codec server: the scope decode, CODEC_AUTH_TOKEN and the auth-failure 
       assert.notDeepEqual(encoded.body, payloads);
       const encodedBody = JSON.stringify(encoded.body);
       for (const path of ['/codec/decode', uiPath(token, 'decode')]) {
-        const res = await fetch(`${api.api.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: path.includes('/ui/') ? '' : `Bearer ${token}` }, body: encodedBody });
+        const res = await fetch(`${api.api.url}${path}`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            authorization: path.includes('/ui/') ? '' : `Bearer ${token}`,
+          },
+          body: encodedBody,
+        });
         assert.deepEqual([res.status, await res.json()], [200, payloads], path.replace(token, '<token>'));
       }
       assert.equal((await post(uiPath(token, 'encode'))).status, 200);
@@ -285,10 +384,17 @@ describe('codec server: the scope decode, CODEC_AUTH_TOKEN and the auth-failure 
   it('refuses every other token with 403 naming decode (INTERNAL_API_TOKEN included), and unknown or revoked ones with 401', async () => {
     const forbidden = (actor: string) => ({
       status: 403,
-      body: { detail: `The token "${actor}" does not have the scope "decode", which this request needs.`, reason: 'missing_scope' },
+      body: {
+        detail: `The token "${actor}" does not have the scope "decode", which this request needs.`,
+        reason: 'missing_scope',
+      },
       challenge: 'Bearer realm="codec", error="insufficient_scope", scope="decode"',
     });
-    const invalid = (detail: string) => ({ status: 401, body: { detail }, challenge: 'Bearer realm="codec", error="invalid_token"' });
+    const invalid = (detail: string) => ({
+      status: 401,
+      body: { detail },
+      challenge: 'Bearer realm="codec", error="invalid_token"',
+    });
     const cases: Array<[string, unknown]> = [
       [tokens['everything-else'], forbidden('everything-else')],
       [SHARED_TOKEN, forbidden('INTERNAL_API_TOKEN')],
@@ -301,7 +407,11 @@ describe('codec server: the scope decode, CODEC_AUTH_TOKEN and the auth-failure 
         assert.deepEqual(await post(uiPath(token, action)), expected, `ui ${action} with ${token.slice(0, 8)}`);
       }
     }
-    assert.deepEqual(await post('/codec/decode'), { status: 401, body: { detail: 'Authentication credentials were not provided.' }, challenge: 'Bearer realm="codec"' });
+    assert.deepEqual(await post('/codec/decode'), {
+      status: 401,
+      body: { detail: 'Authentication credentials were not provided.' },
+      challenge: 'Bearer realm="codec"',
+    });
   });
 
   it('counts each refusal by reason and route pattern, never a token or a raw path', async () => {
@@ -310,7 +420,9 @@ describe('codec server: the scope decode, CODEC_AUTH_TOKEN and the auth-failure 
       await post(uiPath(tokens['everything-else'], 'decode'));
       await post(uiPath(tokens['revoked-decoder'], 'decode'));
       await post('/codec/decode');
-      await fetch(`${api.api.url}/internal/v1/webhooks/${UNKNOWN_ID}`, { headers: { authorization: `Bearer ${tokens.decoder}` } });
+      await fetch(`${api.api.url}/internal/v1/webhooks/${UNKNOWN_ID}`, {
+        headers: { authorization: `Bearer ${tokens.decoder}` },
+      });
     });
     assert.deepEqual(gained, {
       'missing_scope /codec/ui/:token/decode': 2,
@@ -342,32 +454,54 @@ describe('a revoked decode token on a running api process', function () {
     assert.deepEqual(scopes, ['decode']);
     const port = await findFreePort();
     const keys = `k1:${randomBytes(32).toString('base64')}`;
-    api = startCli(['api'], { ...env, HOST: '127.0.0.1', PORT: String(port), PAYLOAD_ENCRYPTION_KEYS: keys, CODEC_AUTH_TOKEN: codecToken }, process.cwd(), /API listening/);
+    api = startCli(
+      ['api'],
+      { ...env, HOST: '127.0.0.1', PORT: String(port), PAYLOAD_ENCRYPTION_KEYS: keys, CODEC_AUTH_TOKEN: codecToken },
+      process.cwd(),
+      /API listening/,
+    );
     await api.started;
     const url = `http://127.0.0.1:${port}`;
     const decode = async (path: string, authorization = '') =>
-      (await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body: '{"payloads":[]}' })).status;
+      (
+        await fetch(`${url}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization },
+          body: '{"payloads":[]}',
+        })
+      ).status;
     const uiDecode = (secret: string) => decode(`${new URL(uiCodecEndpoint(url, secret)).pathname}/decode`);
-    assert.deepEqual([await decode('/codec/decode', `Bearer ${token}`), await uiDecode(token), await uiDecode(codecToken)], [200, 200, 200]);
+    assert.deepEqual(
+      [await decode('/codec/decode', `Bearer ${token}`), await uiDecode(token), await uiDecode(codecToken)],
+      [200, 200, 200],
+    );
 
     const revokeStarted = Date.now();
     const revoked = await runCli(['tokens', 'revoke', 'temporal-ui'], env);
     assert.equal(revoked.code, 0, revoked.stderr);
-    const revokedAt = ((await db.knex('api_tokens').where({ name: 'temporal-ui' }).first('revoked_at')) as { revoked_at: Date }).revoked_at.getTime();
+    const revokedAt = (
+      (await db.knex('api_tokens').where({ name: 'temporal-ui' }).first('revoked_at')) as { revoked_at: Date }
+    ).revoked_at.getTime();
     for (;;) {
       const [header, path] = [await decode('/codec/decode', `Bearer ${token}`), await uiDecode(token)];
       if (header === 401 && path === 401) break;
       assert.ok([200, 401].includes(header) && [200, 401].includes(path), `${header} ${path}`);
-      if (Date.now() - revokeStarted > 3 * REVOCATION_BOUND_MS) assert.fail('the revoked decode token is still accepted');
+      if (Date.now() - revokeStarted > 3 * REVOCATION_BOUND_MS)
+        assert.fail('the revoked decode token is still accepted');
       await delay(25);
     }
     const refusedAfter = Date.now() - revokedAt;
-    console.log(`      the revoked decode token refused ${refusedAfter} ms after revoked_at; bound ${REVOCATION_BOUND_MS} ms`);
+    console.log(
+      `      the revoked decode token refused ${refusedAfter} ms after revoked_at; bound ${REVOCATION_BOUND_MS} ms`,
+    );
     assert.ok(refusedAfter <= REVOCATION_BOUND_MS, `refused ${refusedAfter} ms after the revocation`);
     assert.equal(await uiDecode(codecToken), 200);
 
     const lines = logLines(api.output.stdout);
-    assert.deepEqual(lines.filter((line) => line.msg === CODEC_SHARED_TOKEN_WARNING).map((line) => line.level), [40]);
+    assert.deepEqual(
+      lines.filter((line) => line.msg === CODEC_SHARED_TOKEN_WARNING).map((line) => line.level),
+      [40],
+    );
     const refusals = lines.filter((line) => line.msg === 'request refused by an auth check');
     assert.ok(refusals.length >= 2, api.output.stdout);
     for (const line of refusals) {
@@ -376,7 +510,8 @@ describe('a revoked decode token on a running api process', function () {
       assert.match(line.request_id ?? '', /^[0-9a-f-]{36}$/);
     }
     const all = api.output.stdout + api.output.stderr;
-    for (const secret of [token, codecToken]) assert.ok(!all.includes(secret) && !all.includes(secret.slice(0, 12)), 'a token in the log');
+    for (const secret of [token, codecToken])
+      assert.ok(!all.includes(secret) && !all.includes(secret.slice(0, 12)), 'a token in the log');
   });
 });
 

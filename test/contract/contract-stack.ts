@@ -30,8 +30,15 @@ export const SEEDED_ERASURE = '00000000-0000-4000-8000-00000000e7a5';
 async function seedDirectory(knex: Knex): Promise<void> {
   await seedDataset(knex);
   const roles = ['admin', 'owner', 'manager', 'member'];
-  await insertCompany(knex, 'acme', USERS.map((user, i) => [user.id, roles[i % roles.length]]));
-  await insertJob(knex, 'acme-job', 'acme', [[USERS[2].id, 'job_owner'], [USERS[3].id, 'viewer']]);
+  await insertCompany(
+    knex,
+    'acme',
+    USERS.map((user, i) => [user.id, roles[i % roles.length]]),
+  );
+  await insertJob(knex, 'acme-job', 'acme', [
+    [USERS[2].id, 'job_owner'],
+    [USERS[3].id, 'viewer'],
+  ]);
   await insertApp(knex, CONTRACT_APP, ['acme']);
 }
 
@@ -57,13 +64,19 @@ export async function startContractStack(env: Record<string, string> = {}): Prom
   const stack = await startWebhookStack({
     env: { INTERNAL_API_TOKEN: INTERNAL_TOKEN, PARTNER_MAX_PER_SECOND: '1000', ...env },
     // Every delivery but the failing seed is accepted at once, so fuzzed events end quickly.
-    partnerHandler: (req, res) => res.writeHead(req.headers['webhook-id'] === SEEDED_WEBHOOKS.failing ? 503 : 204).end(),
+    partnerHandler: (req, res) =>
+      res.writeHead(req.headers['webhook-id'] === SEEDED_WEBHOOKS.failing ? 503 : 204).end(),
   });
   try {
     await seedDirectory(stack.db.knex);
     await seedWebhooks(stack.api.url);
     await insertErasure(stack.db.knex, {
-      id: SEEDED_ERASURE, subjectKind: 'candidate_id', subjectKeys: [subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'candidate_id', 'contract-nobody')!], keyIds: ['development'], companyId: null, requestedBy: 'contract-seed',
+      id: SEEDED_ERASURE,
+      subjectKind: 'candidate_id',
+      subjectKeys: [subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'candidate_id', 'contract-nobody')!],
+      keyIds: ['development'],
+      companyId: null,
+      requestedBy: 'contract-seed',
     });
     await stack.gateway.startErasure(SEEDED_ERASURE);
   } catch (error) {

@@ -19,7 +19,8 @@ export interface SchemathesisRun {
 
 /** A missing CLI is a failure with the command that installs it, never a skip. */
 export function requireSchemathesis(): string {
-  if (!existsSync(SCHEMATHESIS)) throw new Error(`${SCHEMATHESIS} not found: run scripts/install-schemathesis.sh (npm test's pretest does)`);
+  if (!existsSync(SCHEMATHESIS))
+    throw new Error(`${SCHEMATHESIS} not found: run scripts/install-schemathesis.sh (npm test's pretest does)`);
   return SCHEMATHESIS;
 }
 
@@ -30,7 +31,13 @@ export function runSchemathesis(args: readonly string[], env: Record<string, str
     const child = spawn(executable, ['--config-file', CONFIG_FILE, 'run', '--no-color', ...args], {
       cwd: ROOT,
       // Hypothesis keeps its caches (Unicode tables) beside the venv, not in the checkout's root.
-      env: { ...process.env, ...env, NO_COLOR: '1', PYTHONUNBUFFERED: '1', HYPOTHESIS_STORAGE_DIRECTORY: path.join(ROOT, '.schemathesis', 'hypothesis') },
+      env: {
+        ...process.env,
+        ...env,
+        NO_COLOR: '1',
+        PYTHONUNBUFFERED: '1',
+        HYPOTHESIS_STORAGE_DIRECTORY: path.join(ROOT, '.schemathesis', 'hypothesis'),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

@@ -14,8 +14,22 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 /** Bounded so the test takes about two minutes on a 2-core machine; the seed makes CI runs repeat exactly. */
 const MAX_EXAMPLES = process.env.PIS_SCHEMATHESIS_EXAMPLES ?? '25';
 const SEED = process.env.PIS_SCHEMATHESIS_SEED ?? '31';
-const credentials = { PIS_APP_ID: CONTRACT_APP.appId, PIS_APP_KEY: CONTRACT_APP.key, PIS_INTERNAL_TOKEN: INTERNAL_TOKEN };
-const options = (url: string) => [`${url}/openapi.json`, '--checks', 'all', '--max-examples', MAX_EXAMPLES, '--seed', SEED, '--output-sanitize', 'false'];
+const credentials = {
+  PIS_APP_ID: CONTRACT_APP.appId,
+  PIS_APP_KEY: CONTRACT_APP.key,
+  PIS_INTERNAL_TOKEN: INTERNAL_TOKEN,
+};
+const options = (url: string) => [
+  `${url}/openapi.json`,
+  '--checks',
+  'all',
+  '--max-examples',
+  MAX_EXAMPLES,
+  '--seed',
+  SEED,
+  '--output-sanitize',
+  'false',
+];
 
 /** Counts the operations of the served document, so the run is checked against the document itself. */
 async function operationsOf(url: string, pathPrefix = '/'): Promise<number> {
@@ -31,7 +45,12 @@ async function operationsOf(url: string, pathPrefix = '/'): Promise<number> {
  * Exit 0, no finding and no warning, and `operations` (of `total` in the document) selected and all of them
  * tested: a run cannot pass vacuously.
  */
-function assertClean(run: Awaited<ReturnType<typeof runSchemathesis>>, operations: number, total: number, seconds: number) {
+function assertClean(
+  run: Awaited<ReturnType<typeof runSchemathesis>>,
+  operations: number,
+  total: number,
+  seconds: number,
+) {
   console.log(`${run.summary}\n(schemathesis ran ${seconds.toFixed(1)} s)`);
   assert.equal(run.exitCode, 0, run.output);
   assert.deepEqual(run.selected, { count: operations, of: total }, run.summary);

@@ -29,7 +29,9 @@ const candidate = toEnvelope(candidateNew as WebhookEventInput);
 
 /** The candidate event with some of its links removed. */
 function candidateWith({ files, fileAnswers }: { files: boolean; fileAnswers: boolean }): WebhookEnvelope {
-  const event = structuredClone(candidate) as { data: { candidate: { files: Record<string, string | null>; answers: { answer_type: string }[] } } };
+  const event = structuredClone(candidate) as {
+    data: { candidate: { files: Record<string, string | null>; answers: { answer_type: string }[] } };
+  };
   if (!files) for (const name of Object.keys(event.data.candidate.files)) event.data.candidate.files[name] = null;
   if (!fileAnswers) event.data.candidate.answers = event.data.candidate.answers.filter((a) => a.answer_type !== 'file');
   return event as unknown as WebhookEnvelope;
@@ -42,7 +44,11 @@ describe('signed links and their deadlines', () => {
       assert.deepEqual(signedLinkKinds(candidateWith({ files: false, fileAnswers: true })), ['file_answers']);
       assert.deepEqual(signedLinkKinds(candidateWith({ files: true, fileAnswers: false })), ['files']);
       assert.deepEqual(signedLinkKinds(candidateWith({ files: false, fileAnswers: false })), []);
-      assert.deepEqual(signedLinkKinds(toEnvelope(candidateShort as WebhookEventInput)), [], 'the short sample carries no files or answers');
+      assert.deepEqual(
+        signedLinkKinds(toEnvelope(candidateShort as WebhookEventInput)),
+        [],
+        'the short sample carries no files or answers',
+      );
       assert.deepEqual(signedLinkKinds(toEnvelope(jobNew as WebhookEventInput)), []);
     });
 
@@ -78,13 +84,34 @@ describe('signed links and their deadlines', () => {
     /** One first attempt of a stored candidate event, sent `afterMs` after the row's acceptance time. */
     async function sendAfter(afterMs: number, event: WebhookEnvelope = candidate) {
       const ids = webhookIds({ ...event, event_id: `links-${afterMs}-${Math.random().toString(36).slice(2)}` });
-      const webhook: WebhookRef = { webhookId: ids.webhookId, eventId: ids.eventId, workflowId: ids.workflowId, runId: 'run-1', isTest: false };
+      const webhook: WebhookRef = {
+        webhookId: ids.webhookId,
+        eventId: ids.eventId,
+        workflowId: ids.workflowId,
+        runId: 'run-1',
+        isTest: false,
+      };
       await insertWebhook(db.knex, IN_CLEAR, { ...webhook, event, runId: null });
-      const { accepted_at: acceptedAt } = await db.knex('webhook_events').where({ id: ids.webhookId }).first('accepted_at');
+      const { accepted_at: acceptedAt } = await db
+        .knex('webhook_events')
+        .where({ id: ids.webhookId })
+        .first('accepted_at');
       const captured = capturingLogger();
       const config = loadConfig({ PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: PARTNER_TOKEN });
-      const activities = createActivities({ config: () => config, knex: db.knex, logger: captured.logger, now: () => new Date(acceptedAt.getTime() + afterMs) });
-      const input: DeliverAttemptInput = { webhookId: ids.webhookId, attempt: 1, event, scheduledAt: acceptedAt.toISOString(), finalOnFailure: false, webhook };
+      const activities = createActivities({
+        config: () => config,
+        knex: db.knex,
+        logger: captured.logger,
+        now: () => new Date(acceptedAt.getTime() + afterMs),
+      });
+      const input: DeliverAttemptInput = {
+        webhookId: ids.webhookId,
+        attempt: 1,
+        event,
+        scheduledAt: acceptedAt.toISOString(),
+        finalOnFailure: false,
+        webhook,
+      };
       const delivered: DeliveredAttempt = await env.run(activities.deliverAttempt as DeliverAttemptOnly, input);
       const view = (await loadWebhookView(db.knex, IN_CLEAR, ids.webhookId))!;
       const warnings = captured.entries().filter((entry) => entry.level === 40);
@@ -95,25 +122,46 @@ describe('signed links and their deadlines', () => {
       partner.requests.length = 0;
       const { delivered, view, warnings } = await sendAfter(2 * HOUR);
       assert.equal(partner.requests.length, 1);
-      assert.deepEqual([delivered.outcome.httpStatus, delivered.outcome.expiredLinks, delivered.needsRecord], [204, undefined, false]);
-      assert.deepEqual(view.attempts.map((a: { expired_links: string[] }) => a.expired_links), [[]]);
+      assert.deepEqual(
+        [delivered.outcome.httpStatus, delivered.outcome.expiredLinks, delivered.needsRecord],
+        [204, undefined, false],
+      );
+      assert.deepEqual(
+        view.attempts.map((a: { expired_links: string[] }) => a.expired_links),
+        [[]],
+      );
       assert.deepEqual(warnings, []);
     });
 
-    it('past the file answers\' deadline: sent all the same (the schedule does not change), recorded and logged as such', async () => {
+    it("past the file answers' deadline: sent all the same (the schedule does not change), recorded and logged as such", async () => {
       partner.requests.length = 0;
       const { delivered, view, warnings, acceptedAt, webhookId } = await sendAfter(2 * HOUR + 1);
       assert.equal(partner.requests.length, 1, 'the POST is still made');
       assert.deepEqual([delivered.outcome.httpStatus, delivered.outcome.expiredLinks], [204, ['file_answers']]);
-      assert.deepEqual(view.attempts.map((a: { expired_links: string[] }) => a.expired_links), [['file_answers']]);
+      assert.deepEqual(
+        view.attempts.map((a: { expired_links: string[] }) => a.expired_links),
+        [['file_answers']],
+      );
       assert.equal(view.status, 'delivered');
       assert.deepEqual(
-        warnings.map(({ msg, ...fields }) => ({ msg, ...fields, time: undefined, pid: undefined, hostname: undefined })),
+        warnings.map(({ msg, ...fields }) => ({
+          msg,
+          ...fields,
+          time: undefined,
+          pid: undefined,
+          hostname: undefined,
+        })),
         [
           {
             msg: 'sending signed links that are past their deadline: the partner cannot fetch them',
-            level: 40, webhookId, attempt: 1, expiredLinks: ['file_answers'], acceptedAt: acceptedAt.toISOString(),
-            time: undefined, pid: undefined, hostname: undefined,
+            level: 40,
+            webhookId,
+            attempt: 1,
+            expiredLinks: ['file_answers'],
+            acceptedAt: acceptedAt.toISOString(),
+            time: undefined,
+            pid: undefined,
+            hostname: undefined,
           },
         ],
       );

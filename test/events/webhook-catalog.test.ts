@@ -13,7 +13,9 @@ import { INTERNAL_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const EVENT_FILES = ['examples/events', 'test/fixtures/events'].flatMap((dir) =>
-  readdirSync(path.join(ROOT, dir)).filter((f) => f.endsWith('.json')).map((f) => path.join(dir, f)),
+  readdirSync(path.join(ROOT, dir))
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => path.join(dir, f)),
 );
 const readEvent = (file: string): WebhookEventInput => JSON.parse(readFileSync(path.join(ROOT, file), 'utf8'));
 const SPECIFIED = ['company/signup', 'job/new', 'candidate/new'];
@@ -32,14 +34,34 @@ const BREAKS: Record<string, Array<[string, (data: any) => void]>> = {
   'job/new': [
     ['data.job.from_date', (d) => (d.job.from_date = '2024-13-01')],
     ['data.job.ad_url', (d) => (d.job.ad_url = 'ftp://jobs.example.test/1')],
-    ['data.job.locations[0].location_json.country_short', (d) => (d.job.locations[0].location_json.country_short = 'DEU')],
+    [
+      'data.job.locations[0].location_json.country_short',
+      (d) => (d.job.locations[0].location_json.country_short = 'DEU'),
+    ],
     ['data.company.internal_id', (d) => (d.company.internal_id = 1.5)],
   ],
   'candidate/new': [
     ['data.candidate.status.group', (d) => (d.candidate.status.group = 2)],
-    ['data.candidate.files.cv', (d) => (d.candidate.files ??= {}, Object.assign(d.candidate.files, { cv: 'not a url', cover_letter: null, other_1: null, other_2: null, other_3: null, other_4: null, other_5: null }))],
+    [
+      'data.candidate.files.cv',
+      (d) => (
+        (d.candidate.files ??= {}),
+        Object.assign(d.candidate.files, {
+          cv: 'not a url',
+          cover_letter: null,
+          other_1: null,
+          other_2: null,
+          other_3: null,
+          other_4: null,
+          other_5: null,
+        })
+      ),
+    ],
     ['data.candidate.source_type', (d) => (d.candidate.source_type = 'walked-in')],
-    ['data.candidate.request_author.email', (d) => (d.candidate.request_author = { email: 'nobody', first_name: 'A', last_name: 'B' })],
+    [
+      'data.candidate.request_author.email',
+      (d) => (d.candidate.request_author = { email: 'nobody', first_name: 'A', last_name: 'B' }),
+    ],
     ['data.job.layers[0].id', (d) => (d.job.layers = [{ id: 'one', name: 'n', layer_name: 'l' }])],
   ],
 };
@@ -50,7 +72,8 @@ describe('webhook catalog in /openapi.json', function () {
   let doc: Doc;
   let schemaAt: ReturnType<typeof documentSchemas>;
   let partner: PartnerServer;
-  const bodyOf = (entry: string) => schemaAt(doc.webhooks[entry].post.requestBody.content['application/json'].schema.$ref);
+  const bodyOf = (entry: string) =>
+    schemaAt(doc.webhooks[entry].post.requestBody.content['application/json'].schema.$ref);
   const ingestion = () => schemaAt('#/components/schemas/WebhookEvent');
   const errorsOf = (validate: { errors?: unknown }) => JSON.stringify(validate.errors);
 
@@ -69,18 +92,33 @@ describe('webhook catalog in /openapi.json', function () {
     const validate = openApi31Validator();
     assert.equal(validate(doc), true, JSON.stringify(validate.errors, null, 2));
     assert.deepEqual(Object.keys(doc.webhooks), ['company/signup', 'job/new', 'candidate/new', 'other']);
-    assert.deepEqual(doc.components.schemas.WebhookEvent.oneOf.map((s: { $ref: string }) => s.$ref), [
-      '#/components/schemas/CompanySignupEvent',
-      '#/components/schemas/JobNewEvent',
-      '#/components/schemas/CandidateNewEvent',
-      '#/components/schemas/OtherEvent',
-    ]);
+    assert.deepEqual(
+      doc.components.schemas.WebhookEvent.oneOf.map((s: { $ref: string }) => s.$ref),
+      [
+        '#/components/schemas/CompanySignupEvent',
+        '#/components/schemas/JobNewEvent',
+        '#/components/schemas/CandidateNewEvent',
+        '#/components/schemas/OtherEvent',
+      ],
+    );
   });
 
   it('writes down the spec types: date, datetime, url, status groups, source types, files as url or null', () => {
     const candidate = doc.components.schemas.CandidateNewWebhook.properties.data.properties.candidate.properties;
-    assert.deepEqual(candidate.status.properties.group.anyOf.map((g: { const: number }) => g.const), [0, 1, 19, 20, 21]);
-    assert.deepEqual(candidate.source_type.enum, ['applied', 'applied-silent', 'copied', 'imported', 'recommended', 'sourced', 'uploaded', 'uploaded-extension']);
+    assert.deepEqual(
+      candidate.status.properties.group.anyOf.map((g: { const: number }) => g.const),
+      [0, 1, 19, 20, 21],
+    );
+    assert.deepEqual(candidate.source_type.enum, [
+      'applied',
+      'applied-silent',
+      'copied',
+      'imported',
+      'recommended',
+      'sourced',
+      'uploaded',
+      'uploaded-extension',
+    ]);
     // The pattern is the check (every match passes the URL parser); `format: uri` would promise `HTTP:` too.
     assert.deepEqual(candidate.files.properties.cv.anyOf, [{ type: 'string', pattern: URL_PATTERN }, { type: 'null' }]);
     // zod's e-mail check is its pattern, which `format: email` does not agree with; the pattern is kept alone.
@@ -88,7 +126,19 @@ describe('webhook catalog in /openapi.json', function () {
     assert.match('ada@example.test', new RegExp(candidate.request_author.properties.email.pattern));
     const job = doc.components.schemas.JobNewWebhook.properties.data.properties.job;
     assert.equal(job.properties.from_date.format, 'date');
-    assert.deepEqual(job.required, ['id', 'title', 'from_date', 'to_date', 'description', 'skills', 'locations', 'experience', 'language', 'ad_url', 'settings']);
+    assert.deepEqual(job.required, [
+      'id',
+      'title',
+      'from_date',
+      'to_date',
+      'description',
+      'skills',
+      'locations',
+      'experience',
+      'language',
+      'ad_url',
+      'settings',
+    ]);
     const signup = doc.components.schemas.CompanySignupWebhook;
     assert.deepEqual(signup.properties.data.required, ['company_id', 'company_name', 'has_config', 'dt_created']);
     assert.match(signup.description, /Optional here: data\.internal_id, data\.settings\./);
@@ -127,7 +177,7 @@ describe('webhook catalog in /openapi.json', function () {
     });
   }
 
-  it('refuses the issue\'s example, a specified pair with empty data, in both the catalog and the ingestion body', () => {
+  it("refuses the issue's example, a specified pair with empty data, in both the catalog and the ingestion body", () => {
     for (const [eventType, action] of SPECIFIED.map((p) => p.split('/'))) {
       const event = { event_type: eventType, action, data: {} };
       assert.equal(ingestion()(event), false, `${eventType}/${action}`);
@@ -140,24 +190,48 @@ describe('webhook catalog in /openapi.json', function () {
 
   it('describes every header a real signed, ordered delivery carries, and each value matches its schema', async () => {
     const event = readEvent('examples/events/candidate-new.json');
-    const settings = { endpoint: partner.url, token: PARTNER_TOKEN, timeoutMs: 5000, signingSecrets: [Buffer.from('a'.repeat(32)), Buffer.from('b'.repeat(32))] };
+    const settings = {
+      endpoint: partner.url,
+      token: PARTNER_TOKEN,
+      timeoutMs: 5000,
+      signingSecrets: [Buffer.from('a'.repeat(32)), Buffer.from('b'.repeat(32))],
+    };
     const ordering = { key: 'candidate:c-77', sequence: 12 };
-    const outcome = await postWebhook(settings, { webhookId: '0b0e8a34-3c1e-4d6f-9a0b-5e2f7c1d9e01', attempt: 1, event: toEnvelope(event), ordering });
+    const outcome = await postWebhook(settings, {
+      webhookId: '0b0e8a34-3c1e-4d6f-9a0b-5e2f7c1d9e01',
+      attempt: 1,
+      event: toEnvelope(event),
+      ordering,
+    });
     assert.equal(outcome.httpStatus, 200);
     const received = partner.requests.at(-1)!;
     const operation = doc.webhooks['candidate/new'].post;
     const documented = operation.parameters.map((p: { name: string }) => p.name);
     // Host and Content-Length are the transport's; Authorization and Content-Type are stated by the security
     // scheme and the request body, as OpenAPI wants.
-    const sent = Object.keys(received.headers).filter((h) => !['host', 'content-length', 'authorization', 'content-type'].includes(h));
+    const sent = Object.keys(received.headers).filter(
+      (h) => !['host', 'content-length', 'authorization', 'content-type'].includes(h),
+    );
     assert.deepEqual([...sent].sort(), [...documented].sort());
     for (const parameter of operation.parameters) {
-      const validate = schemaAt(`#/webhooks/candidate~1new/post/parameters/${documented.indexOf(parameter.name)}/schema`);
-      assert.equal(validate(received.headers[parameter.name]), true, `${parameter.name}: ${received.headers[parameter.name]}`);
+      const validate = schemaAt(
+        `#/webhooks/candidate~1new/post/parameters/${documented.indexOf(parameter.name)}/schema`,
+      );
+      assert.equal(
+        validate(received.headers[parameter.name]),
+        true,
+        `${parameter.name}: ${received.headers[parameter.name]}`,
+      );
     }
     assert.equal(String(received.headers['webhook-signature']).split(' ').length, 2);
-    assert.deepEqual([received.headers['webhook-ordering-key'], received.headers['webhook-sequence']], ['candidate:c-77', '12']);
-    const optional = operation.parameters.filter((p: { required: boolean }) => !p.required).map((p: { name: string }) => p.name).sort();
+    assert.deepEqual(
+      [received.headers['webhook-ordering-key'], received.headers['webhook-sequence']],
+      ['candidate:c-77', '12'],
+    );
+    const optional = operation.parameters
+      .filter((p: { required: boolean }) => !p.required)
+      .map((p: { name: string }) => p.name)
+      .sort();
     assert.deepEqual(optional, ['webhook-ordering-key', 'webhook-sequence', 'webhook-signature']);
     assert.deepEqual(operation.security, [{ PartnerToken: [] }]);
     assert.deepEqual(doc.components.securitySchemes.PartnerToken.scheme, 'bearer');

@@ -79,7 +79,8 @@ describe('bad input on every surface', function () {
       const reply = await send(base, 'TRACE', surface.path, surface.headers);
       assert.equal(reply.status, 405, `${surface.path}: ${reply.status} ${reply.text}`);
       const allowed = String(reply.headers.allow).split(/,\s*/);
-      for (const method of surface.methods) assert.ok(allowed.includes(method), `${surface.path} Allow: ${reply.headers.allow}`);
+      for (const method of surface.methods)
+        assert.ok(allowed.includes(method), `${surface.path} Allow: ${reply.headers.allow}`);
       assert.ok(!allowed.includes('TRACE'));
     }
   });
@@ -89,7 +90,8 @@ describe('bad input on every surface', function () {
       fc.asyncProperty(fc.constantFrom(...SURFACES), fc.constantFrom(...METHODS), async (surface, method) => {
         const reply = await send(base, method, surface.path, surface.headers);
         assert.ok(reply.status < 500, `${method} ${surface.path}: ${reply.status} ${reply.text}`);
-        if (!surface.methods.includes(method) && method !== 'OPTIONS') assert.equal(reply.status, 405, `${method} ${surface.path}: ${reply.status}`);
+        if (!surface.methods.includes(method) && method !== 'OPTIONS')
+          assert.equal(reply.status, 405, `${method} ${surface.path}: ${reply.status}`);
         if (reply.status === 405) {
           assert.ok(reply.headers.allow, `${method} ${surface.path}: 405 without Allow`);
           assert.ok(!String(reply.headers.allow).split(/,\s*/).includes(method));
@@ -102,10 +104,18 @@ describe('bad input on every surface', function () {
   it('unstorable text in a delivery-log or bulk-redelivery filter is a 400 naming the parameter', async () => {
     const message = 'text PostgreSQL cannot store: a NUL character (\\u0000) or an unpaired surrogate';
     const exact = await send(base, 'GET', '/internal/v1/webhooks?company_id=%00', AUTH);
-    assert.deepEqual([exact.status, JSON.parse(exact.text)], [400, { detail: 'Invalid filter or paging.', errors: [{ path: 'company_id', message }] }]);
+    assert.deepEqual(
+      [exact.status, JSON.parse(exact.text)],
+      [400, { detail: 'Invalid filter or paging.', errors: [{ path: 'company_id', message }] }],
+    );
     await fc.assert(
       fc.asyncProperty(unstorableText, async (text) => {
-        const listed = await send(base, 'GET', `/internal/v1/webhooks?company_id=${encodeURIComponent(text.replace(/[\ud800-\udfff]/g, '\u0000'))}`, AUTH);
+        const listed = await send(
+          base,
+          'GET',
+          `/internal/v1/webhooks?company_id=${encodeURIComponent(text.replace(/[\ud800-\udfff]/g, '\u0000'))}`,
+          AUTH,
+        );
         assert.deepEqual([listed.status, JSON.parse(listed.text).errors], [400, [{ path: 'company_id', message }]]);
         const bulk = await fetch(`${base}/internal/v1/webhooks/redeliver`, {
           method: 'POST',
@@ -113,7 +123,10 @@ describe('bad input on every surface', function () {
           // JSON carries a lone surrogate as an escape; URLs cannot (encodeURIComponent throws), hence NUL above.
           body: JSON.stringify({ company_id: text }),
         });
-        assert.deepEqual([bulk.status, ((await bulk.json()) as { errors: unknown }).errors], [400, [{ path: 'company_id', message }]]);
+        assert.deepEqual(
+          [bulk.status, ((await bulk.json()) as { errors: unknown }).errors],
+          [400, [{ path: 'company_id', message }]],
+        );
       }),
       { numRuns: 100 },
     );

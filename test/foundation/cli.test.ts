@@ -28,7 +28,11 @@ describe('partner-service CLI', () => {
     const { code, stdout } = await runCli(['--help'], {});
     assert.equal(code, 0);
     for (const command of commands) assert.match(stdout, new RegExp(`^  ${command.name}\\s+\\S`, 'm'));
-    for (const name of ['start', 'api', 'worker', 'migrate', 'import']) assert.ok(commands.some((c) => c.name === name), name);
+    for (const name of ['start', 'api', 'worker', 'migrate', 'import'])
+      assert.ok(
+        commands.some((c) => c.name === name),
+        name,
+      );
   });
 
   it('an unknown command exits 2 and shows the help', async () => {
@@ -48,22 +52,40 @@ describe('partner-service CLI', () => {
     // 18 processes one after the other: about 1.5 s each beside CI's other lanes, past mocha's default 30 s.
     this.timeout(120_000);
     const key = (bytes: number, fill = 1) => Buffer.alloc(bytes, fill).toString('base64');
-    const format = 'PAYLOAD_ENCRYPTION_KEYS must be keyId:base64key pairs separated by spaces (ids of A-Z a-z 0-9 . _ -)';
+    const format =
+      'PAYLOAD_ENCRYPTION_KEYS must be keyId:base64key pairs separated by spaces (ids of A-Z a-z 0-9 . _ -)';
     const refused: Array<[Record<string, string>, string]> = [
       [{ PAYLOAD_ENCRYPTION_KEYS: 'k1:not*base64' }, format],
       [{ PAYLOAD_ENCRYPTION_KEYS: key(32) }, format],
-      [{ PAYLOAD_ENCRYPTION_KEYS: `k1:${key(31)}` }, 'PAYLOAD_ENCRYPTION_KEYS must each hold a 256-bit key: 32 bytes in base64 (openssl rand -base64 32)'],
-      [{ PAYLOAD_ENCRYPTION_KEYS: `k1:${key(32)} k1:${key(32, 2)}` }, 'PAYLOAD_ENCRYPTION_KEYS must not repeat a key id'],
+      [
+        { PAYLOAD_ENCRYPTION_KEYS: `k1:${key(31)}` },
+        'PAYLOAD_ENCRYPTION_KEYS must each hold a 256-bit key: 32 bytes in base64 (openssl rand -base64 32)',
+      ],
+      [
+        { PAYLOAD_ENCRYPTION_KEYS: `k1:${key(32)} k1:${key(32, 2)}` },
+        'PAYLOAD_ENCRYPTION_KEYS must not repeat a key id',
+      ],
       [{ SUBJECT_INDEX_KEY: 'not*base64' }, 'SUBJECT_INDEX_KEY must be base64 (openssl rand -base64 32)'],
-      [{ SUBJECT_INDEX_KEY: key(16) }, 'SUBJECT_INDEX_KEY must hold 32 to 64 bytes in base64 (openssl rand -base64 32)'],
+      [
+        { SUBJECT_INDEX_KEY: key(16) },
+        'SUBJECT_INDEX_KEY must hold 32 to 64 bytes in base64 (openssl rand -base64 32)',
+      ],
     ];
     // A partner and a database that would let each command go on: only the key stops it.
-    const env = { PARTNER_ENDPOINT: 'http://127.0.0.1:9/hooks', PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, DATABASE_URL: 'postgres://127.0.0.1:9/none' };
+    const env = {
+      PARTNER_ENDPOINT: 'http://127.0.0.1:9/hooks',
+      PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
+      DATABASE_URL: 'postgres://127.0.0.1:9/none',
+    };
     const cwd = await mkdtemp(path.join(tmp, 'at-rest-'));
     for (const command of ['start', 'api', 'worker']) {
       for (const [setting, message] of refused) {
         const { code, stdout, stderr } = await runCli([command], { ...env, ...setting }, cwd);
-        assert.deepEqual({ code, stdout, stderr }, { code: 2, stdout: '', stderr: `Invalid configuration: ${message}\n` }, `${command} ${JSON.stringify(setting)}`);
+        assert.deepEqual(
+          { code, stdout, stderr },
+          { code: 2, stdout: '', stderr: `Invalid configuration: ${message}\n` },
+          `${command} ${JSON.stringify(setting)}`,
+        );
       }
     }
     assert.equal(existsSync(path.join(cwd, '.data')), false, 'start made no data directory');
@@ -92,7 +114,10 @@ describe('partner-service CLI', () => {
         LOG_LEVEL: 'silent',
       });
       assert.equal(code, 2);
-      assert.equal(stderr, `WORKER_HTTP_PORT ${port} is already in use on 127.0.0.1: give each worker on one host its own WORKER_HTTP_PORT\n`);
+      assert.equal(
+        stderr,
+        `WORKER_HTTP_PORT ${port} is already in use on 127.0.0.1: give each worker on one host its own WORKER_HTTP_PORT\n`,
+      );
     } finally {
       taken.close();
       await db.drop();
@@ -118,20 +143,26 @@ describe('partner-service CLI', () => {
 
     it('exits 1 naming each JSON path, and writes nothing', async () => {
       const file = path.join(tmp, 'bad.json');
-      await writeFile(file, JSON.stringify({
-        companies: [{ id: 'acme', name: 'Acme' }],
-        users: [{ id: 1, first_name: 'A', last_name: 'B', email_primary: 'a@b.test', emails: ['a@b.test', 'nope'] }],
-        company_users: [{ company_id: 'acme', user_id: 1, role: 'king' }],
-      }));
+      await writeFile(
+        file,
+        JSON.stringify({
+          companies: [{ id: 'acme', name: 'Acme' }],
+          users: [{ id: 1, first_name: 'A', last_name: 'B', email_primary: 'a@b.test', emails: ['a@b.test', 'nope'] }],
+          company_users: [{ company_id: 'acme', user_id: 1, role: 'king' }],
+        }),
+      );
       const { code, stdout, stderr } = await runCli(['import', file], { DATABASE_URL: db.url, LOG_LEVEL: 'silent' });
       assert.equal(code, 1);
       assert.equal(stdout, '');
-      assert.equal(stderr, [
-        'Import failed; nothing was written.',
-        'users[0].emails[1]: not an e-mail address',
-        'company_users[0].role: must be one of admin, owner, manager, member',
-        '',
-      ].join('\n'));
+      assert.equal(
+        stderr,
+        [
+          'Import failed; nothing was written.',
+          'users[0].emails[1]: not an e-mail address',
+          'company_users[0].role: must be one of admin, owner, manager, member',
+          '',
+        ].join('\n'),
+      );
       assert.equal((await db.knex('companies').count({ n: '*' }))[0].n, 0);
     });
 
@@ -149,7 +180,10 @@ describe('partner-service CLI', () => {
       assert.match(stderr, /^partner-service import: expected exactly one FILE\n\nUsage: partner-service import FILE/);
       const bogus = await runCli(['import', 'x.json', '--bogus'], { DATABASE_URL: db.url });
       assert.equal(bogus.code, 2);
-      assert.match(bogus.stderr, /^partner-service import: Unknown option '--bogus'\. .*\n\nUsage: partner-service import FILE/);
+      assert.match(
+        bogus.stderr,
+        /^partner-service import: Unknown option '--bogus'\. .*\n\nUsage: partner-service import FILE/,
+      );
     });
   });
 
@@ -158,8 +192,21 @@ describe('partner-service CLI', () => {
 
     it('is empty: apps list, partner status, webhooks list, migrate and db url print their result on stdout alone', async () => {
       const env = { DATABASE_URL: db.url };
-      const results = await Promise.all([['apps', 'list', '--json'], ['partner', 'status'], ['webhooks', 'list'], ['migrate'], ['db', 'url']].map((args) => runCli(args, env)));
-      assert.deepEqual(results.map(({ code, stderr }) => [code, stderr]), [[0, ''], [0, ''], [0, ''], [0, ''], [0, '']]);
+      const results = await Promise.all(
+        [['apps', 'list', '--json'], ['partner', 'status'], ['webhooks', 'list'], ['migrate'], ['db', 'url']].map(
+          (args) => runCli(args, env),
+        ),
+      );
+      assert.deepEqual(
+        results.map(({ code, stderr }) => [code, stderr]),
+        [
+          [0, ''],
+          [0, ''],
+          [0, ''],
+          [0, ''],
+          [0, ''],
+        ],
+      );
       const [apps, partner, webhooks, migrate, url] = results.map(({ stdout }) => stdout);
       assert.equal(apps, '[]\n');
       assert.equal(JSON.parse(partner).state, 'active');
@@ -176,13 +223,24 @@ describe('partner-service CLI', () => {
       const first = await runCli(['apps', 'list'], {}, cwd);
       assert.deepEqual([first.code, first.stdout], [0, header]);
       const granted = 'granted other-users search permission so the postgres user can reach the data directory';
-      assert.deepEqual([...new Set(logLines(first.stderr).map((l) => `${l.level} ${l.msg}`))], process.getuid?.() === 0 ? [`40 ${granted}`] : []);
+      assert.deepEqual(
+        [...new Set(logLines(first.stderr).map((l) => `${l.level} ${l.msg}`))],
+        process.getuid?.() === 0 ? [`40 ${granted}`] : [],
+      );
       const quiet = await runCli(['apps', 'list'], {}, cwd);
       assert.deepEqual([quiet.code, quiet.stdout, quiet.stderr], [0, header, '']);
-      for (const [args, env] of [[['apps', 'list', '--verbose'], {}], [['--verbose', 'apps', 'list'], {}], [['apps', 'list'], { LOG_LEVEL: 'info' }]] as const) {
+      for (const [args, env] of [
+        [['apps', 'list', '--verbose'], {}],
+        [['--verbose', 'apps', 'list'], {}],
+        [['apps', 'list'], { LOG_LEVEL: 'info' }],
+      ] as const) {
         const loud = await runCli([...args], env, cwd);
         assert.deepEqual([loud.code, loud.stdout], [0, quiet.stdout], args.join(' '));
-        assert.deepEqual(logLines(loud.stderr).map((l) => [l.level, l.msg]), [[30, 'DATABASE_URL is not set: using embedded PostgreSQL']], args.join(' '));
+        assert.deepEqual(
+          logLines(loud.stderr).map((l) => [l.level, l.msg]),
+          [[30, 'DATABASE_URL is not set: using embedded PostgreSQL']],
+          args.join(' '),
+        );
       }
       const empty = await createEmptyDatabase();
       try {
@@ -190,7 +248,10 @@ describe('partner-service CLI', () => {
         assert.equal(migrated.code, 0, migrated.stderr);
         const { applied } = JSON.parse(migrated.stdout) as { applied: string[] };
         assert.ok(applied.length > 0);
-        assert.deepEqual(logLines(migrated.stderr).map((l) => [l.level, l.msg, l.applied]), [[30, 'migrations applied', applied]]);
+        assert.deepEqual(
+          logLines(migrated.stderr).map((l) => [l.level, l.msg, l.applied]),
+          [[30, 'migrations applied', applied]],
+        );
       } finally {
         await empty.drop();
       }
@@ -198,7 +259,9 @@ describe('partner-service CLI', () => {
 
     it('a warning that matters stays: apps create says once that the key cannot be shown again', async () => {
       await db.knex('companies').insert({ id: 'stderr-co', name: 'Stderr Co' });
-      const created = await runCli(['apps', 'create', '--name', 'n', '--company', 'stderr-co', '--json'], { DATABASE_URL: db.url });
+      const created = await runCli(['apps', 'create', '--name', 'n', '--company', 'stderr-co', '--json'], {
+        DATABASE_URL: db.url,
+      });
       assert.equal(created.code, 0, created.stderr);
       assert.equal(created.stderr, 'Store the key now: it cannot be shown again.\n');
     });
@@ -227,7 +290,12 @@ describe('partner-service CLI', () => {
         const api = `http://127.0.0.1:${apiPort}`;
         assert.equal(line.api, api);
         // INTERNAL_API_TOKEN is set: one warning that it is a shared token with every scope.
-        assert.deepEqual(logLines(output.stdout).filter((l) => l.msg === SHARED_TOKEN_WARNING).map((l) => l.level), [40]);
+        assert.deepEqual(
+          logLines(output.stdout)
+            .filter((l) => l.msg === SHARED_TOKEN_WARNING)
+            .map((l) => l.level),
+          [40],
+        );
         assert.equal(line.openapi, `${api}/openapi.json`);
         assert.equal(line.scim, `${api}/scim/v2`);
         assert.equal(line.temporalSource, 'temporal CLI');
@@ -238,14 +306,24 @@ describe('partner-service CLI', () => {
         assert.match(line.temporalUi, /^http:\/\/127\.0\.0\.1:\d+$/);
         assert.equal((await fetch(line.temporalUi)).status, 200);
         assert.equal(line.codec, `${api}/codec`);
-        const uiSettings = (await (await fetch(`${line.temporalUi}/api/v1/settings`)).json()) as { Codec: { Endpoint: string } };
+        const uiSettings = (await (await fetch(`${line.temporalUi}/api/v1/settings`)).json()) as {
+          Codec: { Endpoint: string };
+        };
         assert.equal(uiSettings.Codec.Endpoint, `${api}/codec/ui/${CODEC_TOKEN}`);
         const preflight = await fetch(`${uiSettings.Codec.Endpoint}/decode`, {
           method: 'OPTIONS',
-          headers: { origin: line.temporalUi, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace' },
+          headers: {
+            origin: line.temporalUi,
+            'access-control-request-method': 'POST',
+            'access-control-request-headers': 'content-type,x-namespace',
+          },
         });
         assert.equal(preflight.headers.get('access-control-allow-origin'), line.temporalUi);
-        const decoded = await fetch(`${uiSettings.Codec.Endpoint}/decode`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"payloads":[]}' });
+        const decoded = await fetch(`${uiSettings.Codec.Endpoint}/decode`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"payloads":[]}',
+        });
         assert.deepEqual(await decoded.json(), { payloads: [] });
         assert.ok(existsSync(path.join(cwd, '.data', 'temporal', 'dev-server.sqlite')));
 
@@ -259,7 +337,10 @@ describe('partner-service CLI', () => {
         await partner.close();
       }
       assert.equal(await waitForExit(child), 0);
-      const leftOver = execFileSync('ps', ['-eo', 'args']).toString().split('\n').filter((args) => args.includes(path.join(cwd, '.data')));
+      const leftOver = execFileSync('ps', ['-eo', 'args'])
+        .toString()
+        .split('\n')
+        .filter((args) => args.includes(path.join(cwd, '.data')));
       assert.deepEqual(leftOver, []);
     });
   });
@@ -275,7 +356,10 @@ describe('partner-service CLI', () => {
       assert.doesNotMatch(inTerminal, /"level":/);
       const piped = await runCli(['migrate', '--verbose'], { DATABASE_URL: db.url });
       assert.deepEqual([piped.code, piped.stdout], [0, '{"applied":[]}\n']);
-      assert.deepEqual(logLines(piped.stderr).map((l) => [l.level, l.msg]), [[30, 'database already up to date']]);
+      assert.deepEqual(
+        logLines(piped.stderr).map((l) => [l.level, l.msg]),
+        [[30, 'database already up to date']],
+      );
     } finally {
       await db.drop();
     }
@@ -287,27 +371,50 @@ describe('partner-service CLI', () => {
       const cwd = await mkdtemp(path.join(tmp, 'beside-'));
       const apiPort = await findFreePort();
       // TEMPORAL_ADDRESS at a closed port: this test is about PostgreSQL, so start runs no dev server.
-      const env = { PATH: process.env.PATH, PORT: String(apiPort), TEMPORAL_ADDRESS: `127.0.0.1:${await findFreePort()}` };
+      const env = {
+        PATH: process.env.PATH,
+        PORT: String(apiPort),
+        TEMPORAL_ADDRESS: `127.0.0.1:${await findFreePort()}`,
+      };
       const before = await runCli(['db', 'url'], env, cwd);
       assert.equal(before.code, 1);
-      assert.equal(before.stderr, `partner-service db: the embedded PostgreSQL in ${path.join(cwd, '.data', 'postgres')} is not running; start the service (npm start) and ask again\n`);
+      assert.equal(
+        before.stderr,
+        `partner-service db: the embedded PostgreSQL in ${path.join(cwd, '.data', 'postgres')} is not running; start the service (npm start) and ask again\n`,
+      );
       const { child, output, started } = startCli(['start'], env, cwd, /"msg":"partner service started/);
       try {
         await started;
         // Temporal is configured, so this is not the fully embedded mode: no partner means delivery waits, as ever.
         assert.equal(logLines(output.stdout).find((l) => /^partner service started/.test(l.msg))!.partnerInbox, 'off');
-        assert.ok(logLines(output.stdout).some((l) => l.msg === 'PARTNER_ENDPOINT is not set: webhook delivery is paused; the worker does not poll and webhooks wait in Temporal'), output.stdout);
+        assert.ok(
+          logLines(output.stdout).some(
+            (l) =>
+              l.msg ===
+              'PARTNER_ENDPOINT is not set: webhook delivery is paused; the worker does not poll and webhooks wait in Temporal',
+          ),
+          output.stdout,
+        );
         assert.ok(!logLines(output.stdout).some((l) => /local partner inbox/.test(l.msg)), output.stdout);
         const url = await runCli(['db', 'url'], env, cwd);
         assert.equal(url.code, 0, url.stderr);
         assert.match(url.stdout, /^postgres:\/\/postgres:postgres@127\.0\.0\.1:\d+\/partner_service\n$/);
         const apps = await runCli(['apps', 'list', '--json'], env, cwd);
         assert.equal(apps.code, 0, apps.stderr);
-        assert.deepEqual(JSON.parse(apps.stdout).map((a: { app_id: string; status: string }) => [a.app_id, a.status]), [['partner-demo', 'active']]);
+        assert.deepEqual(
+          JSON.parse(apps.stdout).map((a: { app_id: string; status: string }) => [a.app_id, a.status]),
+          [['partner-demo', 'active']],
+        );
         assert.equal(apps.stderr, '');
         const verbose = await runCli(['apps', 'list', '--json', '--verbose'], env, cwd);
         assert.deepEqual([verbose.code, verbose.stdout], [0, apps.stdout]);
-        assert.deepEqual(logLines(verbose.stderr).map((l) => l.msg), ['using the embedded PostgreSQL of the running service', 'DATABASE_URL is not set: using embedded PostgreSQL']);
+        assert.deepEqual(
+          logLines(verbose.stderr).map((l) => l.msg),
+          [
+            'using the embedded PostgreSQL of the running service',
+            'DATABASE_URL is not set: using embedded PostgreSQL',
+          ],
+        );
         assert.equal((await runCli(['migrate'], env, cwd)).code, 0);
         const file = path.join(cwd, 'more.json');
         await writeFile(file, JSON.stringify({ companies: [{ id: 'initech', name: 'Initech' }] }));
@@ -323,7 +430,9 @@ describe('partner-service CLI', () => {
 
     it('an unexpected error prints its message, never "undefined"', async () => {
       // "localhost" resolves to two addresses; both refuse, and Node reports an AggregateError without a message.
-      const { code, stderr } = await runCli(['migrate'], { DATABASE_URL: `postgres://u:p@localhost:${await findFreePort()}/x` });
+      const { code, stderr } = await runCli(['migrate'], {
+        DATABASE_URL: `postgres://u:p@localhost:${await findFreePort()}/x`,
+      });
       assert.equal(code, 1);
       assert.doesNotMatch(stderr, /undefined/);
       assert.match(stderr, /^partner-service: connect ECONNREFUSED .+$/m);
@@ -367,18 +476,32 @@ describe('partner-service CLI', () => {
         // The newcomer's next command, from the same directory. `webhooks send` reaches Temporal at
         // 127.0.0.1:7233; only when another server holds that port did start's dev server take another.
         const clientEnv = line.temporal === '127.0.0.1:7233' ? {} : { TEMPORAL_ADDRESS: line.temporal };
-        const sent = await runCli(['webhooks', 'send', path.join(__dirname, '..', '..', 'examples', 'events', 'job-new.json')], clientEnv, tmp);
+        const sent = await runCli(
+          ['webhooks', 'send', path.join(__dirname, '..', '..', 'examples', 'events', 'job-new.json')],
+          clientEnv,
+          tmp,
+        );
         assert.equal(sent.code, 0, sent.stderr);
         const { webhook_id: webhookId, status } = JSON.parse(sent.stdout);
         assert.equal(status, 'accepted');
 
-        type Delivery = { webhook_id: string; event_type: string; action: string; checks: object; headers: Record<string, string> };
+        type Delivery = {
+          webhook_id: string;
+          event_type: string;
+          action: string;
+          checks: object;
+          headers: Record<string, string>;
+        };
         let delivery: Delivery | undefined;
-        await eventually('the webhook in the partner inbox', async () => {
-          const { deliveries } = (await (await fetch(`${inbox}deliveries`)).json()) as { deliveries: Delivery[] };
-          delivery = deliveries.find((d) => d.webhook_id === webhookId);
-          return delivery !== undefined;
-        }, 60_000);
+        await eventually(
+          'the webhook in the partner inbox',
+          async () => {
+            const { deliveries } = (await (await fetch(`${inbox}deliveries`)).json()) as { deliveries: Delivery[] };
+            delivery = deliveries.find((d) => d.webhook_id === webhookId);
+            return delivery !== undefined;
+          },
+          60_000,
+        );
         assert.deepEqual(delivery!.checks, { authorization: 'valid', signature: 'valid' });
         assert.deepEqual([delivery!.event_type, delivery!.action], ['job', 'new']);
         assert.equal(delivery!.headers.authorization, 'Bearer ***');
@@ -389,7 +512,9 @@ describe('partner-service CLI', () => {
         await eventually('the delivery log saying delivered', async () => {
           const list = await runCli(['webhooks', 'list'], clientEnv, tmp);
           assert.equal(list.code, 0, list.stderr);
-          listed = (JSON.parse(list.stdout).results as { webhook_id: string; status: string }[]).find((w) => w.webhook_id === webhookId);
+          listed = (JSON.parse(list.stdout).results as { webhook_id: string; status: string }[]).find(
+            (w) => w.webhook_id === webhookId,
+          );
           return listed?.status === 'delivered';
         });
         // Neither the token nor the secret start made up is ever printed.
@@ -399,7 +524,10 @@ describe('partner-service CLI', () => {
       }
       assert.equal(await waitForExit(child), 0);
       assert.ok(logLines(output.stdout).some((l) => l.msg === 'shutting down' && l.signal === 'SIGTERM'));
-      const leftOver = execFileSync('ps', ['-eo', 'args']).toString().split('\n').filter((args) => args.includes(path.join(tmp, '.data')));
+      const leftOver = execFileSync('ps', ['-eo', 'args'])
+        .toString()
+        .split('\n')
+        .filter((args) => args.includes(path.join(tmp, '.data')));
       assert.deepEqual(leftOver, []);
     });
   });

@@ -26,7 +26,10 @@ describe('the commit-msg hook', () => {
 
   it('accepts a subject of 72 characters, alone or with a body after a blank line', () => {
     assert.equal(check(`${'a'.repeat(72)}\n`).status, 0);
-    assert.equal(check('Rename RESTING\n\nWhy, then what, in the body: as long as it needs to be, on as many lines.\n').status, 0);
+    assert.equal(
+      check('Rename RESTING\n\nWhy, then what, in the body: as long as it needs to be, on as many lines.\n').status,
+      0,
+    );
     assert.equal(check('Subject without a trailing newline').status, 0);
   });
 
@@ -50,7 +53,12 @@ describe('the commit-msg hook', () => {
   it('reads the message as git keeps it: comments, leading blank lines and the scissors are not the message', () => {
     assert.equal(check('\n\nA short subject\n\nbody\n# Please enter the commit message\n#\n').status, 0);
     assert.equal(check(`# ${'a'.repeat(100)}\nA short subject\n`).status, 0);
-    assert.equal(check(`A short subject\n\nbody\n# ------------------------ >8 ------------------------\n${'x'.repeat(100)}\nno blank line\n`).status, 0);
+    assert.equal(
+      check(
+        `A short subject\n\nbody\n# ------------------------ >8 ------------------------\n${'x'.repeat(100)}\nno blank line\n`,
+      ).status,
+      0,
+    );
   });
 
   it('leaves fixup!, squash! and amend! commits to be squashed', () => {
@@ -61,7 +69,11 @@ describe('the commit-msg hook', () => {
   it('stops a commit when git runs it through core.hooksPath', () => {
     const repo = path.join(dir, 'repo');
     const git = (...args: string[]) =>
-      spawnSync('git', ['-c', `core.hooksPath=${path.dirname(HOOK)}`, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: repo, encoding: 'utf8' });
+      spawnSync(
+        'git',
+        ['-c', `core.hooksPath=${path.dirname(HOOK)}`, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args],
+        { cwd: repo, encoding: 'utf8' },
+      );
     spawnSync('git', ['init', '-q', repo]);
     writeFileSync(path.join(repo, 'file.txt'), 'one\n');
     assert.equal(git('add', 'file.txt').status, 0);

@@ -14,7 +14,10 @@ describe('the PostgreSQL release', () => {
     const { rows } = await db.knex.raw("SELECT current_setting('server_version') AS version");
     await assert.rejects(assertSupportedServer(db.knex, 99), (error: unknown) => {
       assert.ok(error instanceof DatabaseUnusableError);
-      assert.equal(error.message, `PostgreSQL ${rows[0].version} is not supported: the service needs PostgreSQL 99 or newer (DATABASE_URL)`);
+      assert.equal(
+        error.message,
+        `PostgreSQL ${rows[0].version} is not supported: the service needs PostgreSQL 99 or newer (DATABASE_URL)`,
+      );
       return true;
     });
   });

@@ -14,7 +14,9 @@ const LAYOUT = 'docs/layout.md';
 const GENERATED = new Set(['node_modules', 'dist', 'build', '.data', '.temporal', '.prof', '.git', '.ci']);
 
 /** The layers: the top-level folders the production build compiles (tsconfig.build.json's `include`). */
-const LAYERS: readonly string[] = (JSON.parse(readFileSync(path.join(root, 'tsconfig.build.json'), 'utf8')) as { include: string[] }).include
+const LAYERS: readonly string[] = (
+  JSON.parse(readFileSync(path.join(root, 'tsconfig.build.json'), 'utf8')) as { include: string[] }
+).include
   .filter((entry) => !entry.endsWith('.ts'))
   .sort();
 
@@ -80,7 +82,10 @@ function section(text: string, heading: string): string {
  * layer's row of the Folders table), top-level folders without a row, and routers whose path the Routers
  * section does not give in full.
  */
-export function missingFrom(text: string, expected: { folders: readonly string[]; layerFolders: readonly string[]; routers: readonly string[] }): string[] {
+export function missingFrom(
+  text: string,
+  expected: { folders: readonly string[]; layerFolders: readonly string[]; routers: readonly string[] },
+): string[] {
   const everywhere = new Set(codeSpans(text));
   const rows = folderRows(text);
   const routerSpans = new Set(codeSpans(section(text, 'Routers')));
@@ -102,14 +107,31 @@ export function missingFrom(text: string, expected: { folders: readonly string[]
 
 describe('docs/layout.md', () => {
   it('the scan sees the layers, their folders and the routers', () => {
-    for (const layer of ['api', 'application', 'store', 'activities', 'workflows', 'cli']) assert.ok(LAYERS.includes(layer), `layer ${layer}/`);
-    for (const folder of ['application/ordering/', 'store/partner/', 'activities/webhooks/', 'workflows/personal-data/', 'api/scim/', 'cli/commands/']) {
+    for (const layer of ['api', 'application', 'store', 'activities', 'workflows', 'cli'])
+      assert.ok(LAYERS.includes(layer), `layer ${layer}/`);
+    for (const folder of [
+      'application/ordering/',
+      'store/partner/',
+      'activities/webhooks/',
+      'workflows/personal-data/',
+      'api/scim/',
+      'cli/commands/',
+    ]) {
       assert.ok(LAYER_FOLDERS.includes(folder), folder);
     }
-    for (const router of ['api/router.ts', 'api/internal/ordering-router.ts', 'api/scim/engine/router.ts', 'api/partner-inbox/app.ts', 'api/health.ts']) {
+    for (const router of [
+      'api/router.ts',
+      'api/internal/ordering-router.ts',
+      'api/scim/engine/router.ts',
+      'api/partner-inbox/app.ts',
+      'api/health.ts',
+    ]) {
       assert.ok(ROUTERS.includes(router), router);
     }
-    assert.ok(!ROUTERS.includes('api/scim/router.ts'), 'a module that only returns another module\'s router creates none');
+    assert.ok(
+      !ROUTERS.includes('api/scim/router.ts'),
+      "a module that only returns another module's router creates none",
+    );
     assert.ok(!ROUTERS.includes('api/app.ts'), 'mounting routers is not creating one');
   });
 
@@ -118,7 +140,7 @@ describe('docs/layout.md', () => {
     assert.deepEqual(missing, [], `${LAYOUT} leaves out:\n  ${missing.join('\n  ')}\n`);
   });
 
-  it('the check names what a page leaves out, and accepts a folder named in its layer\'s row', () => {
+  it("the check names what a page leaves out, and accepts a folder named in its layer's row", () => {
     const page = [
       '## Folders',
       '',
@@ -161,7 +183,12 @@ describe('docs/glossary.md', () => {
   const rows = readFileSync(path.join(root, 'docs', 'glossary.md'), 'utf8')
     .split('\n')
     .filter((line) => /^\|/.test(line) && !/^\|\s*(word|-+)\s*\|/.test(line))
-    .map((line) => line.split('|').slice(1, -1).map((cell) => cell.trim()));
+    .map((line) =>
+      line
+        .split('|')
+        .slice(1, -1)
+        .map((cell) => cell.trim()),
+    );
 
   it('is linked from the README and docs/layout.md', () => {
     assert.match(readFileSync(path.join(root, 'README.md'), 'utf8'), /\]\(docs\/glossary\.md\)/);
@@ -171,10 +198,20 @@ describe('docs/glossary.md', () => {
   it('defines each word once, in one sentence, with the one file that owns it', () => {
     assert.ok(rows.length > 50, 'the scan finds the rows');
     const words = rows.map(([word]) => word.toLowerCase());
-    assert.deepEqual(words.filter((word, index) => words.indexOf(word) !== index), [], 'words defined twice');
+    assert.deepEqual(
+      words.filter((word, index) => words.indexOf(word) !== index),
+      [],
+      'words defined twice',
+    );
     const oneSentence = (meaning: string) => /^[^.]*(\.\S[^.]*)*\.$/.test(meaning.replace(/`[^`]*`/g, 'x'));
-    const malformed = rows.filter(([, meaning, owner]) => !oneSentence(meaning) || !/^`[^`]+\.(ts|js)`$/.test(owner ?? ''));
-    assert.deepEqual(malformed.map(([word]) => word), [], 'rows that are not one sentence and one owner file');
+    const malformed = rows.filter(
+      ([, meaning, owner]) => !oneSentence(meaning) || !/^`[^`]+\.(ts|js)`$/.test(owner ?? ''),
+    );
+    assert.deepEqual(
+      malformed.map(([word]) => word),
+      [],
+      'rows that are not one sentence and one owner file',
+    );
     assert.ok(oneSentence('One POST, at most 4 KiB (0.5 s).') && !oneSentence('One. Two.') && !oneSentence('No stop'));
   });
 });

@@ -5,7 +5,14 @@ import path from 'node:path';
 const root = path.resolve(__dirname, '../..');
 
 /** The pages that name repository paths: the README, CONTRIBUTING, every page of docs/ and the benchmarks. */
-const PAGES = ['README.md', 'CONTRIBUTING.md', 'BENCHMARKS.md', ...readdirSync(path.join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const PAGES = [
+  'README.md',
+  'CONTRIBUTING.md',
+  'BENCHMARKS.md',
+  ...readdirSync(path.join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 
 /** Built or local state, absent from a fresh checkout: a path under them is not checked. */
 const GENERATED = new Set(['node_modules', 'dist', 'build', '.data', '.temporal', '.prof', '.git']);
@@ -18,7 +25,11 @@ const TOP_FOLDERS = new Set(
 );
 
 /** Files at the root: a bare `package.json` or `BENCHMARKS.md` names one of these. */
-const ROOT_FILES = new Set(readdirSync(root, { withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => entry.name));
+const ROOT_FILES = new Set(
+  readdirSync(root, { withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => entry.name),
+);
 
 /** Media types and protocol names that look like paths under a top-level folder (`application/json`). */
 const NOT_PATHS = /^(application|text|image|multipart)\/[a-z0-9.+-]+$/i;
@@ -106,11 +117,21 @@ const TS_FILES = REPOSITORY_PATHS.filter((file) => file.endsWith('.ts'));
 
 /** The names the repository's TypeScript declares: functions, classes, types, interfaces, constants and variables. */
 const DECLARED = new Set(
-  TS_FILES.flatMap((file) => [...readFileSync(path.join(root, file), 'utf8').matchAll(/\b(?:function\*?|class|interface|type|enum|const|let)\s+([A-Za-z_]\w*)/g)].map((m) => m[1])),
+  TS_FILES.flatMap((file) =>
+    [
+      ...readFileSync(path.join(root, file), 'utf8').matchAll(
+        /\b(?:function\*?|class|interface|type|enum|const|let)\s+([A-Za-z_]\w*)/g,
+      ),
+    ].map((m) => m[1]),
+  ),
 );
 
 /** The environment variables (docs/configuration.md's rows): settings, not symbols, wherever a test names one. */
-const VARIABLES = new Set([...readFileSync(path.join(root, 'docs', 'configuration.md'), 'utf8').matchAll(/^\| `([A-Z][A-Z0-9_]+)`/gm)].map((m) => m[1]));
+const VARIABLES = new Set(
+  [...readFileSync(path.join(root, 'docs', 'configuration.md'), 'utf8').matchAll(/^\| `([A-Z][A-Z0-9_]+)`/gm)].map(
+    (m) => m[1],
+  ),
+);
 
 /** A code span that names a symbol: an identifier with an inner capital (`recordRun`, `TemporalGateway`) or a constant (`MAX_ATTEMPTS`). */
 const SYMBOL = /^(?:[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*|[A-Z][A-Z0-9]*_[A-Z0-9_]+)(?:\(\))?$/;
@@ -119,7 +140,9 @@ const SYMBOL = /^(?:[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*|[A-Z][A-Z0-9]*_[A-Z0-9
  * Each paragraph or table row of a page that cites TypeScript files, with the symbols it names in code spans
  * that the repository declares (environment variables, SQL names and CLI flags are not declared, so not checked).
  */
-function symbolCitations(page: string): { readonly line: number; readonly files: string[]; readonly symbols: string[] }[] {
+function symbolCitations(
+  page: string,
+): { readonly line: number; readonly files: string[]; readonly symbols: string[] }[] {
   const blocks: { line: number; text: string }[] = [];
   let fenced = false;
   let current: { line: number; text: string } | undefined;
@@ -138,16 +161,25 @@ function symbolCitations(page: string): { readonly line: number; readonly files:
   return blocks.flatMap(({ line, text }) => {
     const spans = [...text.replace(/\]\([^)]*\)/g, ']').matchAll(/`([^`]+)`/g)].map((m) => m[1].trim());
     const files = spans.map(clean).filter((span) => span.endsWith('.ts') && isRepoPath(span, true) && exists(span));
-    const symbols = spans.map((span) => span.replace(/\(\)$/, '')).filter((span) => SYMBOL.test(span) && DECLARED.has(span) && !VARIABLES.has(span));
+    const symbols = spans
+      .map((span) => span.replace(/\(\)$/, ''))
+      .filter((span) => SYMBOL.test(span) && DECLARED.has(span) && !VARIABLES.has(span));
     return files.length && symbols.length ? [{ line, files, symbols }] : [];
   });
 }
 
 /** The file a path names, as exists() finds it: from the root, or relative to its folder. */
-const fileOf = (token: string) => (existsSync(path.join(root, token)) ? token : TS_FILES.find((known) => `/${known}`.endsWith(`/${token}`))!);
+const fileOf = (token: string) =>
+  existsSync(path.join(root, token)) ? token : TS_FILES.find((known) => `/${known}`.endsWith(`/${token}`))!;
 
 /** The top-level folders of test/ that hold tests. */
-const TEST_FOLDERS = [...new Set(REPOSITORY_PATHS.filter((file) => file.startsWith('test/') && file.endsWith('.test.ts')).map((file) => `test/${file.split('/')[1]}/`))].sort();
+const TEST_FOLDERS = [
+  ...new Set(
+    REPOSITORY_PATHS.filter((file) => file.startsWith('test/') && file.endsWith('.test.ts')).map(
+      (file) => `test/${file.split('/')[1]}/`,
+    ),
+  ),
+].sort();
 
 /** Where a markdown link on a page points, relative to that page; external links and pure anchors are left out. */
 function linksIn(page: string): (Mention & { readonly anchor: string | undefined })[] {
@@ -158,7 +190,12 @@ function linksIn(page: string): (Mention & { readonly anchor: string | undefined
       for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
         if (/^[a-z]+:/i.test(target) || target.startsWith('#')) continue;
         const [file, anchor] = target.split('#');
-        links.push({ page, line: index + 1, token: path.posix.normalize(path.posix.join(path.posix.dirname(page), file)), anchor });
+        links.push({
+          page,
+          line: index + 1,
+          token: path.posix.normalize(path.posix.join(path.posix.dirname(page), file)),
+          anchor,
+        });
       }
     });
   return links;
@@ -210,8 +247,16 @@ describe('the docs', () => {
   it('name only repository paths that exist', () => {
     const mentions = PAGES.flatMap(mentionsIn);
     // The scan itself: paths every page set names in the three forms it reads.
-    for (const known of ['store/partner/partner-gate.ts', 'test/foundation/module-boundaries.test.ts', 'scripts/install-temporal.sh', 'application/']) {
-      assert.ok(mentions.some((mention) => mention.token === known), `the scan finds ${known}`);
+    for (const known of [
+      'store/partner/partner-gate.ts',
+      'test/foundation/module-boundaries.test.ts',
+      'scripts/install-temporal.sh',
+      'application/',
+    ]) {
+      assert.ok(
+        mentions.some((mention) => mention.token === known),
+        `the scan finds ${known}`,
+      );
     }
     assert.deepEqual(mentions.filter((mention) => !exists(mention.token)).map(where), []);
   });
@@ -221,13 +266,17 @@ describe('the docs', () => {
     assert.ok(citations.length > 10, 'the scan finds cited symbols');
     const wrong = citations.flatMap(({ page, line, files, symbols }) => {
       const texts = files.map((file) => readFileSync(path.join(root, fileOf(file)), 'utf8'));
-      return symbols.filter((symbol) => !texts.some((text) => new RegExp(`\\b${symbol}\\b`).test(text))).map((symbol) => `${page}:${line} ${symbol} is in none of ${files.join(', ')}`);
+      return symbols
+        .filter((symbol) => !texts.some((text) => new RegExp(`\\b${symbol}\\b`).test(text)))
+        .map((symbol) => `${page}:${line} ${symbol} is in none of ${files.join(', ')}`);
     });
     assert.deepEqual(wrong, []);
   });
 
   it("testing.md's table of folders names exactly the folders of test/ that hold tests", () => {
-    const rows = readFileSync(path.join(root, 'docs', 'testing.md'), 'utf8').split('\n').filter((line) => /^\| `test\/[\w-]+\/`/.test(line));
+    const rows = readFileSync(path.join(root, 'docs', 'testing.md'), 'utf8')
+      .split('\n')
+      .filter((line) => /^\| `test\/[\w-]+\/`/.test(line));
     const named = rows.flatMap((row) => [...row.split('|')[1].matchAll(/`(test\/[\w-]+\/)`/g)].map((m) => m[1])).sort();
     assert.ok(TEST_FOLDERS.includes('test/access/'), 'the probe sees test/access/');
     assert.deepEqual(named, TEST_FOLDERS);
@@ -240,7 +289,10 @@ describe('the docs', () => {
       if (!existsSync(path.join(root, link.token))) return true;
       return link.anchor !== undefined && link.token.endsWith('.md') && !anchorsOf(link.token).has(link.anchor);
     });
-    assert.deepEqual(broken.map((link) => `${where(link)}${link.anchor ? `#${link.anchor}` : ''}`), []);
+    assert.deepEqual(
+      broken.map((link) => `${where(link)}${link.anchor ? `#${link.anchor}` : ''}`),
+      [],
+    );
   });
 
   it('the path check tells repository paths from URLs, API paths and media types, and sees a renamed folder', () => {
@@ -255,7 +307,14 @@ describe('the docs', () => {
     assert.equal(exists('engine/filter/parser.ts'), true, 'a path relative to its folder');
     assert.equal(exists('current/'), true, 'a folder relative to the text');
     assert.equal(exists('engine/filter/missing.ts'), false);
-    for (const notPath of ['/internal/v1/webhooks', 'http://127.0.0.1:3000/docs', 'application/json', 'json/plain', 'DATA_DIR/postgres', 'partner-webhooks:b1']) {
+    for (const notPath of [
+      '/internal/v1/webhooks',
+      'http://127.0.0.1:3000/docs',
+      'application/json',
+      'json/plain',
+      'DATA_DIR/postgres',
+      'partner-webhooks:b1',
+    ]) {
       assert.equal(isRepoPath(clean(notPath), true), false, notPath);
     }
   });
@@ -286,13 +345,21 @@ const ISSUE_REFERENCE = /\bissues?\s+#?\d+|#\d+\b/i;
  * old build", "was accepted", "any more" in "kept any more"); `now` is banned whole, since "at once" or
  * "currently" says the same without dating the page.
  */
-const CHANGELOG = /(?<![-\w])(now|no longer|used to|previously|formerly|was changed|were changed|we replaced|replaced by|earlier versions?|until recently)\b/i;
+const CHANGELOG =
+  /(?<![-\w])(now|no longer|used to|previously|formerly|was changed|were changed|we replaced|replaced by|earlier versions?|until recently)\b/i;
 
-const hits = (pattern: RegExp) => PROSE_PAGES.flatMap((page) => proseLines(page).flatMap(({ line, text }) => (pattern.test(text) ? [`${page}:${line} ${text.trim()}`] : [])));
+const hits = (pattern: RegExp) =>
+  PROSE_PAGES.flatMap((page) =>
+    proseLines(page).flatMap(({ line, text }) => (pattern.test(text) ? [`${page}:${line} ${text.trim()}`] : [])),
+  );
 
 describe('the docs read as the present', () => {
   it('cover the README and every page of docs/, decisions.md included', () => {
-    assert.ok(PROSE_PAGES.includes('README.md') && PROSE_PAGES.includes('docs/decisions.md') && PROSE_PAGES.includes('docs/partners.md'));
+    assert.ok(
+      PROSE_PAGES.includes('README.md') &&
+        PROSE_PAGES.includes('docs/decisions.md') &&
+        PROSE_PAGES.includes('docs/partners.md'),
+    );
   });
 
   it('name no issue numbers', () => {
@@ -304,10 +371,26 @@ describe('the docs read as the present', () => {
   });
 
   it('the changelog check catches change phrasing in prose and leaves code and plain English alone', () => {
-    for (const changelog of ['The worker now retries.', 'Now the API answers 409.', 'It no longer reads the file.', 'This used to be 400.', 'previously a 500', 'was changed to 404', 'replaced by a view', 'as in earlier versions']) {
+    for (const changelog of [
+      'The worker now retries.',
+      'Now the API answers 409.',
+      'It no longer reads the file.',
+      'This used to be 400.',
+      'previously a 500',
+      'was changed to 404',
+      'replaced by a view',
+      'as in earlier versions',
+    ]) {
       assert.ok(CHANGELOG.test(changelog), changelog);
     }
-    for (const plain of ['the old build drains', 'the event was accepted', 'no history that needs it is kept any more', 'known-now', 'nowhere', 'snow']) {
+    for (const plain of [
+      'the old build drains',
+      'the event was accepted',
+      'no history that needs it is kept any more',
+      'known-now',
+      'nowhere',
+      'snow',
+    ]) {
       assert.ok(!CHANGELOG.test(plain), plain);
     }
   });

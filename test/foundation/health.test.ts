@@ -35,14 +35,18 @@ describe('health endpoints', () => {
 
   it('GET /readyz answers 503 with a JSON reason when PostgreSQL does not', async () => {
     const deadKnex = createKnex(`postgres://postgres:postgres@127.0.0.1:${await findFreePort()}/none`, {
-      min: 0, max: 1, acquireTimeoutMillis: 2000,
+      min: 0,
+      max: 1,
+      acquireTimeoutMillis: 2000,
     });
     const down = await startApiServer({ config, knex: deadKnex, logger }, 0);
     try {
       const res = await fetch(`${down.url}/readyz`);
       assert.equal(res.status, 503);
       assert.deepEqual(await res.json(), {
-        status: 'unavailable', checks: { database: 'unreachable' }, reason: 'PostgreSQL did not answer',
+        status: 'unavailable',
+        checks: { database: 'unreachable' },
+        reason: 'PostgreSQL did not answer',
       });
       const health = await fetch(`${down.url}/healthz`);
       assert.equal(health.status, 200);
@@ -66,8 +70,14 @@ describe('health endpoints', () => {
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type')!, /^text\/plain; version=0\.0\.4/);
     const text = await res.text();
-    assert.match(text, /^partner_service_http_request_duration_seconds_count\{method="GET",route="\/healthz",status="200"\} [1-9]/m);
-    assert.match(text, /^partner_service_http_request_duration_seconds_count\{method="GET",route="unmatched",status="404"\} [1-9]/m);
+    assert.match(
+      text,
+      /^partner_service_http_request_duration_seconds_count\{method="GET",route="\/healthz",status="200"\} [1-9]/m,
+    );
+    assert.match(
+      text,
+      /^partner_service_http_request_duration_seconds_count\{method="GET",route="unmatched",status="404"\} [1-9]/m,
+    );
     assert.match(text, /^partner_service_process_resident_memory_bytes \d+/m);
   });
 

@@ -50,7 +50,10 @@ describe('errors in log lines carry no personal data', () => {
     assert.ok(!JSON.stringify(line).includes('zelphine'), JSON.stringify(line));
     // The CLI's line for an unexpected error, with its stack under --verbose.
     const { message } = failureOf(error, { usage: '' }, { verbose: true });
-    assert.match(message, /^partner-service: invalid input syntax for type uuid: "\[value\]"\nerror: invalid input syntax for type uuid: "\[value\]"\n/);
+    assert.match(
+      message,
+      /^partner-service: invalid input syntax for type uuid: "\[value\]"\nerror: invalid input syntax for type uuid: "\[value\]"\n/,
+    );
     assert.ok(!message.includes('zelphine'), message);
   });
 
@@ -58,14 +61,19 @@ describe('errors in log lines carry no personal data', () => {
     const error = await caught(() => db.knex.raw('SELECT ?::uuid', [EMAIL]));
     assert.equal(describeError(error), 'SELECT $1::uuid - invalid input syntax for type uuid: "[value]"');
     const [line] = logged((logger) => logger.error({ err: error }, 'query failed'));
-    assert.equal((line.err as Record<string, unknown>).message, 'SELECT $1::uuid - invalid input syntax for type uuid: "[value]"');
+    assert.equal(
+      (line.err as Record<string, unknown>).message,
+      'SELECT $1::uuid - invalid input syntax for type uuid: "[value]"',
+    );
     assert.ok(!JSON.stringify(line).includes('zelphine'), JSON.stringify(line));
   });
 
   it("an integrity violation's row (detail) is left out; the constraint's name stays", async () => {
     const error = await caught(() =>
       db.knex.transaction(async (trx) => {
-        await trx.raw('CREATE TEMPORARY TABLE people (email text CONSTRAINT people_email_key UNIQUE, phone text CHECK (phone <> \'\'))');
+        await trx.raw(
+          "CREATE TEMPORARY TABLE people (email text CONSTRAINT people_email_key UNIQUE, phone text CHECK (phone <> ''))",
+        );
         await trx.raw('INSERT INTO people VALUES (?, ?)', [EMAIL, '+44 7700 900123']);
         await trx.raw('INSERT INTO people VALUES (?, ?)', [EMAIL, '+44 7700 900123']);
       }),
@@ -82,13 +90,18 @@ describe('errors in log lines carry no personal data', () => {
     assert.equal(err.code, '23505');
     assert.equal(err.constraint, 'people_email_key');
     assert.equal(err.detail, undefined);
-    assert.equal(err.message, 'INSERT INTO people VALUES ($1, $2) - duplicate key value violates unique constraint "people_email_key"');
+    assert.equal(
+      err.message,
+      'INSERT INTO people VALUES ($1, $2) - duplicate key value violates unique constraint "people_email_key"',
+    );
     assert.match(String((lines[1].error as Record<string, unknown>).message), /^recording failed: INSERT INTO people/);
     for (const line of lines) assert.ok(!/zelphine|7700/.test(JSON.stringify(line)), JSON.stringify(line));
   });
 
   it('values that are not errors pass unchanged, and secrets stay redacted', () => {
-    const [line] = logged((logger) => logger.info({ error: 'a webhook record was rejected', authorization: 'Bearer s3cret' }, 'plain'));
+    const [line] = logged((logger) =>
+      logger.info({ error: 'a webhook record was rejected', authorization: 'Bearer s3cret' }, 'plain'),
+    );
     assert.equal(line.error, 'a webhook record was rejected');
     assert.equal(line.authorization, '[redacted]');
   });

@@ -8,7 +8,9 @@ const root = path.resolve(__dirname, '../..');
 /** The modules a fresh Node.js process has loaded after requiring `entry` (TypeScript through tsx). */
 function modulesLoadedBy(entry: string): string[] {
   const script = `require(${JSON.stringify(path.join(root, entry))}); process.stdout.write(JSON.stringify(Object.keys(require.cache)))`;
-  return JSON.parse(execFileSync(process.execPath, ['--require', 'tsx/cjs', '-e', script], { cwd: root, encoding: 'utf8' }));
+  return JSON.parse(
+    execFileSync(process.execPath, ['--require', 'tsx/cjs', '-e', script], { cwd: root, encoding: 'utf8' }),
+  );
 }
 
 /** Top-level folders that hold no production source: tests, benches, dependencies, builds and local state. */
@@ -18,7 +20,8 @@ const NOT_SOURCE = new Set(['test', 'bench', 'node_modules', 'dist', '.git', '.t
 function sourceFiles(dir = ''): string[] {
   return readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((entry) => {
     const file = path.join(dir, entry.name);
-    if (entry.isDirectory()) return (dir === '' && NOT_SOURCE.has(entry.name)) || entry.name === 'node_modules' ? [] : sourceFiles(file);
+    if (entry.isDirectory())
+      return (dir === '' && NOT_SOURCE.has(entry.name)) || entry.name === 'node_modules' ? [] : sourceFiles(file);
     return entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') ? [file] : [];
   });
 }
@@ -29,7 +32,9 @@ function importGraph(): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of files) {
     const text = readFileSync(path.join(root, file), 'utf8');
-    const specifiers = [...text.matchAll(/(?:from|import\()\s*'(\.[^']+)'/g)].map((m) => path.normalize(path.join(path.dirname(file), m[1])));
+    const specifiers = [...text.matchAll(/(?:from|import\()\s*'(\.[^']+)'/g)].map((m) =>
+      path.normalize(path.join(path.dirname(file), m[1])),
+    );
     graph.set(file, specifiers);
   }
   return graph;
@@ -42,8 +47,15 @@ function runtimeImportGraph(): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of sourceFiles()) {
     const text = readFileSync(path.join(root, file), 'utf8').replace(/^(import|export) type [^;]+;/gm, '');
-    const specifiers = [...text.matchAll(/(?:from|import\(|require\()\s*'(\.[^']+)'/g)].map((m) => path.normalize(path.join(path.dirname(file), m[1])));
-    graph.set(file, specifiers.map((s) => (graph.has(`${s}.ts`) || sourceFiles().includes(`${s}.ts`) ? `${s}.ts` : path.join(s, 'index.ts'))));
+    const specifiers = [...text.matchAll(/(?:from|import\(|require\()\s*'(\.[^']+)'/g)].map((m) =>
+      path.normalize(path.join(path.dirname(file), m[1])),
+    );
+    graph.set(
+      file,
+      specifiers.map((s) =>
+        graph.has(`${s}.ts`) || sourceFiles().includes(`${s}.ts`) ? `${s}.ts` : path.join(s, 'index.ts'),
+      ),
+    );
   }
   return graph;
 }
@@ -60,7 +72,11 @@ const CAPABILITIES = ['ingestion', 'webhooks', 'ordering', 'partner', 'personal-
 /** The layers whose files serve several capabilities; api/ is by API, cli/ by command, lib/ is what all share. */
 const CAPABILITY_LAYERS = ['application', 'store', 'activities', 'workflows'];
 /** The files of those layers that belong to none: the workflow bundle's entry, every workflow's inputs and results, its tracing. */
-const LAYER_WIDE = [path.join('workflows', 'index.ts'), path.join('workflows', 'types.ts'), path.join('workflows', 'tracing-interceptors.ts')];
+const LAYER_WIDE = [
+  path.join('workflows', 'index.ts'),
+  path.join('workflows', 'types.ts'),
+  path.join('workflows', 'tracing-interceptors.ts'),
+];
 
 /** The delivery model and partner protection's states: what every layer above shares. */
 const DOMAIN_MODULES = [path.join('lib', 'delivery.ts'), path.join('lib', 'partner-states.ts')];
@@ -99,8 +115,14 @@ describe('module boundaries', function () {
   for (const entry of ['api/app.ts', 'cli/main.ts', 'index.ts']) {
     it(`loading ${entry} does not load @temporalio/worker or its native core bridge`, () => {
       const loaded = modulesLoadedBy(entry);
-      assert.ok(loaded.some((m) => m.includes(`${path.sep}@temporalio${path.sep}client${path.sep}`)), 'the probe sees the client it loads');
-      assert.deepEqual(loaded.filter((m) => /@temporalio[\\/](worker|core-bridge)[\\/]/.test(m)), []);
+      assert.ok(
+        loaded.some((m) => m.includes(`${path.sep}@temporalio${path.sep}client${path.sep}`)),
+        'the probe sees the client it loads',
+      );
+      assert.deepEqual(
+        loaded.filter((m) => /@temporalio[\\/](worker|core-bridge)[\\/]/.test(m)),
+        [],
+      );
     });
   }
 
@@ -111,8 +133,14 @@ describe('module boundaries', function () {
         .map(([file]) => file)
         .sort();
     assert.deepEqual(importers('worker'), ['cli/commands/start.ts', 'cli/commands/worker.ts']);
-    assert.deepEqual(importers('activities').filter((file) => folderOf(file) !== 'workflows'), ['worker/worker-options.ts']);
-    assert.deepEqual(importers('partner-client').filter((file) => folderOf(file) !== 'activities'), ['cli/send-test.ts', 'worker/background-loops.ts']);
+    assert.deepEqual(
+      importers('activities').filter((file) => folderOf(file) !== 'workflows'),
+      ['worker/worker-options.ts'],
+    );
+    assert.deepEqual(
+      importers('partner-client').filter((file) => folderOf(file) !== 'activities'),
+      ['cli/send-test.ts', 'worker/background-loops.ts'],
+    );
     // The API and the CLI reach webhook rows only through application/ (send-test records its one attempt itself);
     // the worker reads its gauges and the namespace's retention from store/ itself.
     assert.deepEqual(
@@ -121,22 +149,35 @@ describe('module boundaries', function () {
     );
     for (const file of importers('activities').filter((f) => folderOf(f) === 'workflows')) {
       const text = readFileSync(path.join(root, file), 'utf8');
-      assert.doesNotMatch(text, /^import (?!type )[^;]*'(\.\.\/)+activities/m, `${file} takes only types from activities/`);
+      assert.doesNotMatch(
+        text,
+        /^import (?!type )[^;]*'(\.\.\/)+activities/m,
+        `${file} takes only types from activities/`,
+      );
     }
   });
 
   it('each layer that serves several capabilities holds them in one folder per capability, named alike in every layer', () => {
-    const byLayer = new Map(CAPABILITY_LAYERS.map((layer) => [layer, sourceFiles().filter((file) => folderOf(file) === layer)]));
+    const byLayer = new Map(
+      CAPABILITY_LAYERS.map((layer) => [layer, sourceFiles().filter((file) => folderOf(file) === layer)]),
+    );
     for (const [layer, files] of byLayer) {
       assert.ok(files.length > 0, `the probe sees ${layer}/`);
       const outside = files.filter((file) => {
         const [, capability, ...rest] = file.split(path.sep);
-        return rest.length === 0 ? !LAYER_WIDE.includes(file) : !(CAPABILITIES as readonly string[]).includes(capability);
+        return rest.length === 0
+          ? !LAYER_WIDE.includes(file)
+          : !(CAPABILITIES as readonly string[]).includes(capability);
       });
-      assert.deepEqual(outside, [], `${layer}/: every file in a capability folder (${CAPABILITIES.join(', ')}), or one of the layer-wide files`);
+      assert.deepEqual(
+        outside,
+        [],
+        `${layer}/: every file in a capability folder (${CAPABILITIES.join(', ')}), or one of the layer-wide files`,
+      );
     }
     // Each capability appears in the layers it needs, under its one name: a stray folder fails above, a missing one here.
-    const present = (capability: string) => CAPABILITY_LAYERS.filter((layer) => byLayer.get(layer)!.some((file) => file.split(path.sep)[1] === capability));
+    const present = (capability: string) =>
+      CAPABILITY_LAYERS.filter((layer) => byLayer.get(layer)!.some((file) => file.split(path.sep)[1] === capability));
     assert.deepEqual(Object.fromEntries(CAPABILITIES.map((capability) => [capability, present(capability)])), {
       ingestion: ['application', 'store'],
       webhooks: ['application', 'store', 'activities', 'workflows'],
@@ -150,7 +191,13 @@ describe('module boundaries', function () {
   it('temporal/ (the client and what the worker shares) imports nothing of the layers that use it', () => {
     const upward = [...importGraph()]
       .filter(([file]) => folderOf(file) === 'temporal')
-      .flatMap(([file, imports]) => imports.filter((target) => ['api', 'cli', 'application', 'store', 'activities', 'worker', 'partner-client'].includes(folderOf(target))).map((target) => `${file} imports ${target}`));
+      .flatMap(([file, imports]) =>
+        imports
+          .filter((target) =>
+            ['api', 'cli', 'application', 'store', 'activities', 'worker', 'partner-client'].includes(folderOf(target)),
+          )
+          .map((target) => `${file} imports ${target}`),
+      );
     assert.deepEqual(upward, []);
   });
 
@@ -165,7 +212,9 @@ describe('module boundaries', function () {
       'partner-client': ['api', 'application', 'workflows', 'activities', 'store', 'worker', 'cli'],
     };
     const upward = [...importGraph()].flatMap(([file, imports]) =>
-      imports.filter((target) => above[folderOf(file)]?.includes(folderOf(target))).map((target) => `${file} imports ${target}`),
+      imports
+        .filter((target) => above[folderOf(file)]?.includes(folderOf(target)))
+        .map((target) => `${file} imports ${target}`),
     );
     assert.ok(importGraph().has(path.join('store', 'webhooks', 'attempt-claim.ts')), 'the probe sees store/');
     assert.deepEqual(upward, []);
@@ -176,10 +225,16 @@ describe('module boundaries', function () {
     for (const file of DOMAIN_MODULES) {
       const imports = graph.get(file);
       assert.ok(imports, `the probe sees ${file}`);
-      assert.deepEqual(imports.filter((target) => !['lib', 'events'].includes(folderOf(target))), [], `${file} imports only lib/ and events/`);
+      assert.deepEqual(
+        imports.filter((target) => !['lib', 'events'].includes(folderOf(target))),
+        [],
+        `${file} imports only lib/ and events/`,
+      );
     }
     // events/ is beside the model, never above it: it imports only lib/, and nothing of the model's imports loops back.
-    const fromEvents = [...graph].filter(([file]) => folderOf(file) === 'events').flatMap(([, imports]) => imports.filter((target) => !['lib', 'events'].includes(folderOf(target))));
+    const fromEvents = [...graph]
+      .filter(([file]) => folderOf(file) === 'events')
+      .flatMap(([, imports]) => imports.filter((target) => !['lib', 'events'].includes(folderOf(target))));
     assert.deepEqual(fromEvents, []);
   });
 
@@ -191,7 +246,9 @@ describe('module boundaries', function () {
   });
 
   it("only store/ creates a partner gate row: ensureGate is store/'s own", () => {
-    const callers = sourceFiles().filter((file) => folderOf(file) !== 'store' && /\bensureGate\b/.test(readFileSync(path.join(root, file), 'utf8')));
+    const callers = sourceFiles().filter(
+      (file) => folderOf(file) !== 'store' && /\bensureGate\b/.test(readFileSync(path.join(root, file), 'utf8')),
+    );
     assert.deepEqual(callers, []);
   });
 
@@ -202,11 +259,18 @@ describe('module boundaries', function () {
       const text = readFileSync(path.join(root, file), 'utf8');
       const specifiers = [...text.matchAll(/(?:from|import\(|require(?:\.resolve)?\()\s*'([^']+)'/g)].map((m) => m[1]);
       return specifiers
-        .filter((specifier) => specifier.startsWith('.') && folderOf(path.relative(root, path.resolve(root, path.dirname(file), specifier))) === 'test')
+        .filter(
+          (specifier) =>
+            specifier.startsWith('.') &&
+            folderOf(path.relative(root, path.resolve(root, path.dirname(file), specifier))) === 'test',
+        )
         .map((specifier) => `${file} imports ${specifier}`);
     });
     assert.deepEqual(fromTest, []);
-    const lines = files.reduce((sum, file) => sum + readFileSync(path.join(root, file), 'utf8').split('\n').length - 1, 0);
+    const lines = files.reduce(
+      (sum, file) => sum + readFileSync(path.join(root, file), 'utf8').split('\n').length - 1,
+      0,
+    );
     assert.ok(lines <= BENCH_MAX_LINES, `bench/ has ${lines} lines of TypeScript, more than ${BENCH_MAX_LINES}`);
   });
 });

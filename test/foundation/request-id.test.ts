@@ -23,7 +23,9 @@ describe('request id (api/request-id.ts): X-Request-Id', function () {
   after(() => stack?.close());
 
   const requestIdOf = async (path: string, header?: string) => {
-    const response = await fetch(`${stack.api.url}${path}`, { headers: header === undefined ? {} : { 'X-Request-Id': header } });
+    const response = await fetch(`${stack.api.url}${path}`, {
+      headers: header === undefined ? {} : { 'X-Request-Id': header },
+    });
     await response.arrayBuffer();
     return { status: response.status, id: response.headers.get('x-request-id') };
   };

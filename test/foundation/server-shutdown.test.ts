@@ -16,10 +16,13 @@ describe('API server shutdown', () => {
     const api = await startApiServer({ config: loadConfig({}), knex, logger: createLogger('silent') }, 0, '127.0.0.1');
     try {
       let release!: () => void;
-      const held = knex.transaction((trx) => new Promise<void>((resolve) => {
-        release = resolve;
-        void trx;
-      }));
+      const held = knex.transaction(
+        (trx) =>
+          new Promise<void>((resolve) => {
+            release = resolve;
+            void trx;
+          }),
+      );
       await new Promise((r) => setTimeout(r, 100));
       const pending = request(`${api.url}/readyz`, { dispatcher: agent });
       await new Promise((r) => setTimeout(r, 200));

@@ -37,13 +37,22 @@ interface Run {
 
 /** Every live process whose process group is `pgid` or whose command line names `dir`. */
 const processesOf = (pgid: number, dir: string): string[] =>
-  listProcesses().filter((p) => p.pgrp === pgid || p.args.includes(dir)).map((p) => `${p.pid} ${p.args}`);
+  listProcesses()
+    .filter((p) => p.pgrp === pgid || p.args.includes(dir))
+    .map((p) => `${p.pid} ${p.args}`);
 
 const exited = (child: ChildProcess) =>
-  new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
 
 /** Runs `start` on `dataDir` (a new one unless given) and sends `signal` at `moment`. */
-async function startAndStop(work: string, moment: Moment, signal: NodeJS.Signals, { dataDir = '', logLevel = 'info' } = {}): Promise<Run> {
+async function startAndStop(
+  work: string,
+  moment: Moment,
+  signal: NodeJS.Signals,
+  { dataDir = '', logLevel = 'info' } = {},
+): Promise<Run> {
   dataDir ||= await mkdtemp(path.join(work, 'data-'));
   const port = await findFreePort();
   const api = `http://127.0.0.1:${port}`;
@@ -52,7 +61,13 @@ async function startAndStop(work: string, moment: Moment, signal: NodeJS.Signals
     cwd: work,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), INTERNAL_API_TOKEN: INTERNAL_TOKEN, LOG_LEVEL: logLevel },
+    env: {
+      DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+      LOG_LEVEL: logLevel,
+    },
   });
   const exit = exited(child);
   let stdout = '';
@@ -65,9 +80,15 @@ async function startAndStop(work: string, moment: Moment, signal: NodeJS.Signals
     // Polls /readyz from the spawn on; at its first 200, sends a webhook at once.
     const firstReady = (async () => {
       while (alive) {
-        const ready = await fetch(`${api}/readyz`).then(async (r) => ({ status: r.status, body: await r.json() }), () => undefined);
+        const ready = await fetch(`${api}/readyz`).then(
+          async (r) => ({ status: r.status, body: await r.json() }),
+          () => undefined,
+        );
         if (ready?.status === 200) {
-          const response = await postWebhook(api, INTERNAL_TOKEN, { ...companySignup, event_id: `start-stop-${process.pid}-${Date.now()}` });
+          const response = await postWebhook(api, INTERNAL_TOKEN, {
+            ...companySignup,
+            event_id: `start-stop-${process.pid}-${Date.now()}`,
+          });
           firstReadyAnswer = { body: ready.body, webhookStatus: response.status };
           return;
         }
@@ -92,7 +113,15 @@ async function startAndStop(work: string, moment: Moment, signal: NodeJS.Signals
     const { code, signal: killedBy } = await exit;
     const stopMs = Date.now() - sent;
     await firstReady;
-    return { stopMs, code, signal: killedBy, stdout, firstReady: firstReadyAnswer, leftOver: processesOf(child.pid!, dataDir), dataDir };
+    return {
+      stopMs,
+      code,
+      signal: killedBy,
+      stdout,
+      firstReady: firstReadyAnswer,
+      leftOver: processesOf(child.pid!, dataDir),
+      dataDir,
+    };
   } finally {
     // Whatever the outcome, nothing of this start outlives the test.
     try {
@@ -114,10 +143,26 @@ describe('start stops promptly at any moment', function () {
   const moments: { name: string; moment: Moment; signal: NodeJS.Signals }[] = [
     // Before the CLI has loaded, Node's default action ends the process: nothing has been started yet.
     { name: 'immediately', moment: { afterMs: 0 }, signal: 'SIGTERM' },
-    { name: 'while initdb prepares the embedded PostgreSQL', moment: { onLog: /initialising embedded PostgreSQL data directory/ }, signal: 'SIGTERM' },
-    { name: 'while the migrations run', moment: { onLog: /DATABASE_URL is not set: using embedded PostgreSQL/ }, signal: 'SIGINT' },
-    { name: 'while the Temporal dev server starts', moment: { onLog: /starting a Temporal dev server/ }, signal: 'SIGTERM' },
-    { name: 'while the worker registers and creates its workers', moment: { onLog: /"msg":"connected to Temporal"/ }, signal: 'SIGTERM' },
+    {
+      name: 'while initdb prepares the embedded PostgreSQL',
+      moment: { onLog: /initialising embedded PostgreSQL data directory/ },
+      signal: 'SIGTERM',
+    },
+    {
+      name: 'while the migrations run',
+      moment: { onLog: /DATABASE_URL is not set: using embedded PostgreSQL/ },
+      signal: 'SIGINT',
+    },
+    {
+      name: 'while the Temporal dev server starts',
+      moment: { onLog: /starting a Temporal dev server/ },
+      signal: 'SIGTERM',
+    },
+    {
+      name: 'while the worker registers and creates its workers',
+      moment: { onLog: /"msg":"connected to Temporal"/ },
+      signal: 'SIGTERM',
+    },
     { name: 'once /readyz answers 200', moment: 'ready', signal: 'SIGTERM' },
   ];
   /** The data directory of the run stopped once ready: PostgreSQL initialised and migrated there. */
@@ -129,7 +174,10 @@ describe('start stops promptly at any moment', function () {
       if (moment === 'ready') {
         readyDataDir = run.dataDir;
         // Ready means the worker polls; and a webhook posted at that very moment is accepted.
-        assert.deepEqual(run.firstReady, { body: { status: 'ready', checks: { database: 'ok', temporal: 'polling' } }, webhookStatus: 202 });
+        assert.deepEqual(run.firstReady, {
+          body: { status: 'ready', checks: { database: 'ok', temporal: 'polling' } },
+          webhookStatus: 202,
+        });
       }
       // initdb's half-made directory is removed, so the next start initialises it afresh.
       if (name.includes('initdb')) assert.equal(existsSync(path.join(run.dataDir, 'postgres')), false);
@@ -139,7 +187,10 @@ describe('start stops promptly at any moment', function () {
 
   it(`SIGTERM while PostgreSQL starts on an existing data directory: stops within ${STOP_BOUND_MS} ms, no process left`, async () => {
     const dataDir = readyDataDir ?? (await startAndStop(work, 'ready', 'SIGTERM')).dataDir;
-    const run = await startAndStop(work, { onLog: /"msg":"starting embedded PostgreSQL"/ }, 'SIGTERM', { dataDir, logLevel: 'debug' });
+    const run = await startAndStop(work, { onLog: /"msg":"starting embedded PostgreSQL"/ }, 'SIGTERM', {
+      dataDir,
+      logLevel: 'debug',
+    });
     console.log(`      SIGTERM while PostgreSQL starts on an existing data directory: exited in ${run.stopMs} ms`);
     assertStopped(run, 'SIGTERM', { code: 0, signal: null });
     assert.equal(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid')), false);

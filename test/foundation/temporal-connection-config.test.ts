@@ -19,7 +19,10 @@ describe('Temporal connection configuration', function () {
   before(async () => {
     certs = await makeTestCertificates();
     dir = await tempDir('temporal-config');
-    await writeFile(path.join(dir, 'not-a-cert.pem'), '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n');
+    await writeFile(
+      path.join(dir, 'not-a-cert.pem'),
+      '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n',
+    );
     toml = path.join(dir, 'temporal.toml');
     await writeFile(
       toml,
@@ -49,7 +52,18 @@ describe('Temporal connection configuration', function () {
 
   it('is plain gRPC, with no address, when nothing is set (start then runs a dev server)', () => {
     const { temporal } = loadConfig({});
-    assert.deepEqual({ ...temporal }, { address: undefined, namespace: 'default', source: 'TEMPORAL_* variables', tls: undefined, apiKey: undefined, metadata: undefined, clientCertificate: false });
+    assert.deepEqual(
+      { ...temporal },
+      {
+        address: undefined,
+        namespace: 'default',
+        source: 'TEMPORAL_* variables',
+        tls: undefined,
+        apiKey: undefined,
+        metadata: undefined,
+        clientCertificate: false,
+      },
+    );
   });
 
   it('reads the certificates once, from paths or data, with the server name and gRPC headers', () => {
@@ -79,53 +93,141 @@ describe('Temporal connection configuration', function () {
   });
 
   it('reads a temporal.toml profile, and the variables override it', () => {
-    const { temporal } = loadConfig({ TEMPORAL_CONFIG_FILE: toml, TEMPORAL_PROFILE: 'cloud', TEMPORAL_NAMESPACE: 'other.acct' });
+    const { temporal } = loadConfig({
+      TEMPORAL_CONFIG_FILE: toml,
+      TEMPORAL_PROFILE: 'cloud',
+      TEMPORAL_NAMESPACE: 'other.acct',
+    });
     assert.deepEqual(
       [temporal.address, temporal.namespace, temporal.apiKey, temporal.tls, temporal.metadata, temporal.source],
-      ['ns.acct.tmprl.cloud:7233', 'other.acct', 'profile-key', true, { 'x-team': 'partners' }, `TEMPORAL_* variables over profile "cloud" in ${toml}`],
+      [
+        'ns.acct.tmprl.cloud:7233',
+        'other.acct',
+        'profile-key',
+        true,
+        { 'x-team': 'partners' },
+        `TEMPORAL_* variables over profile "cloud" in ${toml}`,
+      ],
     );
     assert.equal(loadConfig({ TEMPORAL_CONFIG_FILE: toml }).temporal.address, 'default.example:7233');
   });
 
   const invalid: Array<[string, () => Record<string, string>, () => string]> = [
-    ['a missing certificate file', () => ({ TEMPORAL_ADDRESS: 't:7233', TEMPORAL_TLS_SERVER_CA_CERT_PATH: path.join(dir, 'missing.pem') }),
-      () => `Invalid configuration: TEMPORAL_TLS_SERVER_CA_CERT_PATH cannot be read: ${path.join(dir, 'missing.pem')} (no such file)`],
-    ['a folder for a file', () => ({ TEMPORAL_ADDRESS: 't:7233', TEMPORAL_TLS_CLIENT_CERT_PATH: dir, TEMPORAL_TLS_CLIENT_KEY_PATH: certs.clientKey }),
-      () => `Invalid configuration: TEMPORAL_TLS_CLIENT_CERT_PATH cannot be read: ${dir} (it is a directory)`],
-    ['a certificate that does not parse', () => ({ TEMPORAL_ADDRESS: 't:7233', TEMPORAL_TLS_SERVER_CA_CERT_PATH: path.join(dir, 'not-a-cert.pem') }),
-      () => 'Invalid configuration: TEMPORAL_TLS_SERVER_CA_CERT_PATH is not a PEM certificate'],
-    ['certificate data that does not parse', () => ({ TEMPORAL_ADDRESS: 't:7233', TEMPORAL_TLS_CLIENT_CERT_DATA: 'secret-looking text', TEMPORAL_TLS_CLIENT_KEY_PATH: certs.clientKey }),
-      () => 'Invalid configuration: TEMPORAL_TLS_CLIENT_CERT_DATA is not a PEM certificate'],
-    ['a key that does not parse', () => ({ TEMPORAL_ADDRESS: 't:7233', TEMPORAL_TLS_CLIENT_CERT_PATH: certs.clientCert, TEMPORAL_TLS_CLIENT_KEY_PATH: certs.clientCert }),
-      () => 'Invalid configuration: TEMPORAL_TLS_CLIENT_KEY_PATH is not a PEM private key (an unencrypted one)'],
-    ['the key of another certificate', () => ({ TEMPORAL_ADDRESS: 't:7233', TEMPORAL_TLS_CLIENT_CERT_PATH: certs.clientCert, TEMPORAL_TLS_CLIENT_KEY_PATH: certs.serverKey }),
-      () => 'Invalid configuration: TEMPORAL_TLS_CLIENT_KEY_PATH is not the private key of the certificate in TEMPORAL_TLS_CLIENT_CERT_PATH'],
-    ['a certificate without its key', () => ({ TEMPORAL_ADDRESS: 't:7233', TEMPORAL_TLS_CLIENT_CERT_PATH: certs.clientCert }),
-      () => 'Invalid configuration: TEMPORAL_TLS_CLIENT_CERT_PATH is set without TEMPORAL_TLS_CLIENT_KEY_PATH or TEMPORAL_TLS_CLIENT_KEY_DATA'],
-    ['a bad key path in a profile', () => ({ TEMPORAL_CONFIG_FILE: toml, TEMPORAL_PROFILE: 'mtls' }),
-      () => `Invalid configuration: tls.client_key_path of profile "mtls" in ${toml} cannot be read: /nowhere/client.key (no such file)`],
-    ['an address without a port', () => ({ TEMPORAL_ADDRESS: 'no-port' }), () => 'Invalid configuration: TEMPORAL_ADDRESS must be host:port'],
-    ['TLS without an address', () => ({ TEMPORAL_API_KEY: 'a-key' }),
-      () => 'Invalid configuration: TEMPORAL_ADDRESS (or the address of a temporal.toml profile) must be set when TLS or an API key is configured'],
-    ['a config file that does not exist', () => ({ TEMPORAL_CONFIG_FILE: path.join(dir, 'none.toml') }),
-      () => `Invalid configuration: TEMPORAL_CONFIG_FILE names ${path.join(dir, 'none.toml')}, which does not exist`],
-    ['a profile the file does not define', () => ({ TEMPORAL_CONFIG_FILE: toml, TEMPORAL_PROFILE: 'staging' }),
-      () => `Invalid configuration: TEMPORAL_PROFILE names profile "staging", which ${toml} does not define`],
-    ['host verification turned off', () => ({ TEMPORAL_ADDRESS: 't:7233', TEMPORAL_TLS: 'true', TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: 'true' }),
-      () => "Invalid configuration: TEMPORAL_TLS_DISABLE_HOST_VERIFICATION is not supported by the TypeScript SDK: name the certificate's host with TEMPORAL_TLS_SERVER_NAME instead"],
+    [
+      'a missing certificate file',
+      () => ({ TEMPORAL_ADDRESS: 't:7233', TEMPORAL_TLS_SERVER_CA_CERT_PATH: path.join(dir, 'missing.pem') }),
+      () =>
+        `Invalid configuration: TEMPORAL_TLS_SERVER_CA_CERT_PATH cannot be read: ${path.join(dir, 'missing.pem')} (no such file)`,
+    ],
+    [
+      'a folder for a file',
+      () => ({
+        TEMPORAL_ADDRESS: 't:7233',
+        TEMPORAL_TLS_CLIENT_CERT_PATH: dir,
+        TEMPORAL_TLS_CLIENT_KEY_PATH: certs.clientKey,
+      }),
+      () => `Invalid configuration: TEMPORAL_TLS_CLIENT_CERT_PATH cannot be read: ${dir} (it is a directory)`,
+    ],
+    [
+      'a certificate that does not parse',
+      () => ({ TEMPORAL_ADDRESS: 't:7233', TEMPORAL_TLS_SERVER_CA_CERT_PATH: path.join(dir, 'not-a-cert.pem') }),
+      () => 'Invalid configuration: TEMPORAL_TLS_SERVER_CA_CERT_PATH is not a PEM certificate',
+    ],
+    [
+      'certificate data that does not parse',
+      () => ({
+        TEMPORAL_ADDRESS: 't:7233',
+        TEMPORAL_TLS_CLIENT_CERT_DATA: 'secret-looking text',
+        TEMPORAL_TLS_CLIENT_KEY_PATH: certs.clientKey,
+      }),
+      () => 'Invalid configuration: TEMPORAL_TLS_CLIENT_CERT_DATA is not a PEM certificate',
+    ],
+    [
+      'a key that does not parse',
+      () => ({
+        TEMPORAL_ADDRESS: 't:7233',
+        TEMPORAL_TLS_CLIENT_CERT_PATH: certs.clientCert,
+        TEMPORAL_TLS_CLIENT_KEY_PATH: certs.clientCert,
+      }),
+      () => 'Invalid configuration: TEMPORAL_TLS_CLIENT_KEY_PATH is not a PEM private key (an unencrypted one)',
+    ],
+    [
+      'the key of another certificate',
+      () => ({
+        TEMPORAL_ADDRESS: 't:7233',
+        TEMPORAL_TLS_CLIENT_CERT_PATH: certs.clientCert,
+        TEMPORAL_TLS_CLIENT_KEY_PATH: certs.serverKey,
+      }),
+      () =>
+        'Invalid configuration: TEMPORAL_TLS_CLIENT_KEY_PATH is not the private key of the certificate in TEMPORAL_TLS_CLIENT_CERT_PATH',
+    ],
+    [
+      'a certificate without its key',
+      () => ({ TEMPORAL_ADDRESS: 't:7233', TEMPORAL_TLS_CLIENT_CERT_PATH: certs.clientCert }),
+      () =>
+        'Invalid configuration: TEMPORAL_TLS_CLIENT_CERT_PATH is set without TEMPORAL_TLS_CLIENT_KEY_PATH or TEMPORAL_TLS_CLIENT_KEY_DATA',
+    ],
+    [
+      'a bad key path in a profile',
+      () => ({ TEMPORAL_CONFIG_FILE: toml, TEMPORAL_PROFILE: 'mtls' }),
+      () =>
+        `Invalid configuration: tls.client_key_path of profile "mtls" in ${toml} cannot be read: /nowhere/client.key (no such file)`,
+    ],
+    [
+      'an address without a port',
+      () => ({ TEMPORAL_ADDRESS: 'no-port' }),
+      () => 'Invalid configuration: TEMPORAL_ADDRESS must be host:port',
+    ],
+    [
+      'TLS without an address',
+      () => ({ TEMPORAL_API_KEY: 'a-key' }),
+      () =>
+        'Invalid configuration: TEMPORAL_ADDRESS (or the address of a temporal.toml profile) must be set when TLS or an API key is configured',
+    ],
+    [
+      'a config file that does not exist',
+      () => ({ TEMPORAL_CONFIG_FILE: path.join(dir, 'none.toml') }),
+      () => `Invalid configuration: TEMPORAL_CONFIG_FILE names ${path.join(dir, 'none.toml')}, which does not exist`,
+    ],
+    [
+      'a profile the file does not define',
+      () => ({ TEMPORAL_CONFIG_FILE: toml, TEMPORAL_PROFILE: 'staging' }),
+      () => `Invalid configuration: TEMPORAL_PROFILE names profile "staging", which ${toml} does not define`,
+    ],
+    [
+      'host verification turned off',
+      () => ({ TEMPORAL_ADDRESS: 't:7233', TEMPORAL_TLS: 'true', TEMPORAL_TLS_DISABLE_HOST_VERIFICATION: 'true' }),
+      () =>
+        "Invalid configuration: TEMPORAL_TLS_DISABLE_HOST_VERIFICATION is not supported by the TypeScript SDK: name the certificate's host with TEMPORAL_TLS_SERVER_NAME instead",
+    ],
   ];
   for (const [what, env, message] of invalid) {
     it(`rejects ${what} with one line naming the setting`, () => {
-      assert.throws(() => loadConfig(env()), (error: unknown) => {
-        assert.ok(error instanceof ConfigError);
-        assert.equal(error.message, message());
-        return true;
-      });
+      assert.throws(
+        () => loadConfig(env()),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError);
+          assert.equal(error.message, message());
+          return true;
+        },
+      );
     });
   }
 
   it('stops `partner-service api` with that one line and exit code 2, before anything starts', async () => {
-    const result = await runCli(['api'], { PATH: process.env.PATH, TEMPORAL_ADDRESS: 't:7233', TEMPORAL_TLS_CLIENT_CERT_PATH: certs.clientCert, TEMPORAL_TLS_CLIENT_KEY_PATH: certs.serverKey });
-    assert.deepEqual([result.code, result.stdout, result.stderr], [2, '', 'Invalid configuration: TEMPORAL_TLS_CLIENT_KEY_PATH is not the private key of the certificate in TEMPORAL_TLS_CLIENT_CERT_PATH\n']);
+    const result = await runCli(['api'], {
+      PATH: process.env.PATH,
+      TEMPORAL_ADDRESS: 't:7233',
+      TEMPORAL_TLS_CLIENT_CERT_PATH: certs.clientCert,
+      TEMPORAL_TLS_CLIENT_KEY_PATH: certs.serverKey,
+    });
+    assert.deepEqual(
+      [result.code, result.stdout, result.stderr],
+      [
+        2,
+        '',
+        'Invalid configuration: TEMPORAL_TLS_CLIENT_KEY_PATH is not the private key of the certificate in TEMPORAL_TLS_CLIENT_CERT_PATH\n',
+      ],
+    );
   });
 });

@@ -26,7 +26,11 @@ import { INTERNAL_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 const COMPRESS_TIMERS = require.resolve('../support/compress-timers');
 const logger = createLogger('silent');
 
-async function serve(db: TestDatabase, env: Record<string, string>, temporalGateway?: RecordingGateway | ReturnType<typeof createTemporalGateway>) {
+async function serve(
+  db: TestDatabase,
+  env: Record<string, string>,
+  temporalGateway?: RecordingGateway | ReturnType<typeof createTemporalGateway>,
+) {
   const config = loadConfig({ PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, ...env });
   const deps: ApiDependencies = { config, knex: db.knex, logger, temporalGateway };
   return startApiServer(deps, 0, '127.0.0.1');
@@ -53,7 +57,9 @@ describe('POST /internal/v1/webhooks', function () {
   const rowCount = async () => Number((await db.knex('webhook_events').count({ n: '*' }))[0].n);
   const startedInput = async (workflowId: string): Promise<DeliverWebhookInput> => {
     const history = await client.workflow.getHandle(workflowId).fetchHistory();
-    return defaultPayloadConverter.fromPayload(history.events![0].workflowExecutionStartedEventAttributes!.input!.payloads![0]);
+    return defaultPayloadConverter.fromPayload(
+      history.events![0].workflowExecutionStartedEventAttributes!.input!.payloads![0],
+    );
   };
   const runIdOf = async (workflowId: string) => (await client.workflow.getHandle(workflowId).describe()).runId;
 
@@ -63,9 +69,15 @@ describe('POST /internal/v1/webhooks', function () {
     server = await startTestDevServer();
     connection = await Connection.connect({ address: server.address });
     client = new Client({ connection });
-    env = { INTERNAL_API_TOKEN: INTERNAL_TOKEN, TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: 'ingestion-test' };
+    env = {
+      INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+      TEMPORAL_ADDRESS: server.address,
+      TEMPORAL_TASK_QUEUE: 'ingestion-test',
+    };
     // No fail-fast window, so a test can bring the server back and retry at once.
-    gateway = new RecordingGateway(createTemporalGateway(loadConfig(env), logger, { callTimeoutMs: 1500, failFastMs: 0 }));
+    gateway = new RecordingGateway(
+      createTemporalGateway(loadConfig(env), logger, { callTimeoutMs: 1500, failFastMs: 0 }),
+    );
     api = await serve(db, env, gateway);
   });
   afterEach(async () => {
@@ -92,12 +104,27 @@ describe('POST /internal/v1/webhooks', function () {
     assert.equal(gateway.starts.length, 1);
     const { event_id: _id, ...envelope } = candidateNew;
     const input = await startedInput('webhook-candidate-new-candidate-new-acme-c-77');
-    assert.deepEqual(input, { webhookId: ids.webhookId, eventId: 'candidate-new-acme-c-77', event: envelope, sendTimeoutMs: 30_000, orderingKey: 'candidate:c-77' });
+    assert.deepEqual(input, {
+      webhookId: ids.webhookId,
+      eventId: 'candidate-new-acme-c-77',
+      event: envelope,
+      sendTimeoutMs: 30_000,
+      orderingKey: 'candidate:c-77',
+    });
     assert.ok(!JSON.stringify(input).includes(PARTNER_TOKEN), 'the partner token is never workflow input');
     const row = await db.knex('webhook_events').where({ id: ids.webhookId }).first();
     assert.deepEqual(
       [row.event_id, row.event_type, row.action, row.company_id, row.workflow_id, row.run_id, row.status, row.is_test],
-      ['candidate-new-acme-c-77', 'candidate', 'new', 'acme', 'webhook-candidate-new-candidate-new-acme-c-77', await runIdOf(ids.workflowId), 'pending', false],
+      [
+        'candidate-new-acme-c-77',
+        'candidate',
+        'new',
+        'acme',
+        'webhook-candidate-new-candidate-new-acme-c-77',
+        await runIdOf(ids.workflowId),
+        'pending',
+        false,
+      ],
     );
     const { rows } = await db.knex.raw('SELECT body::text AS text FROM webhook_events WHERE id = ?', [ids.webhookId]);
     assert.equal(rows[0].text, JSON.stringify(envelope), 'the row keeps the exact body every attempt sends');
@@ -117,7 +144,10 @@ describe('POST /internal/v1/webhooks', function () {
     const first = await post(api, candidateNew);
     assert.equal(first.status, 202);
     const firstBody = await first.json();
-    const changed = { ...candidateNew, data: { ...candidateNew.data, candidate: { ...candidateNew.data.candidate, first_name: 'Changed' } } };
+    const changed = {
+      ...candidateNew,
+      data: { ...candidateNew.data, candidate: { ...candidateNew.data.candidate, first_name: 'Changed' } },
+    };
     const again = await post(api, changed);
     assert.equal(again.status, 200);
     assert.deepEqual(await again.json(), firstBody);
@@ -141,7 +171,16 @@ describe('POST /internal/v1/webhooks', function () {
     // A row holding the event's workflow id under another event id: each claim's insert conflicts, and its read
     // by event_id finds nothing, as when concurrent starts keep taking the row back.
     const { workflowId } = webhookIds(jobNew as never);
-    await db.knex('webhook_events').insert({ id: '6f1d3c1e-9a7b-4c2d-8e5f-0a1b2c3d4e5f', event_id: 'another-event', event_type: 'job', action: 'new', body: {}, workflow_id: workflowId });
+    await db
+      .knex('webhook_events')
+      .insert({
+        id: '6f1d3c1e-9a7b-4c2d-8e5f-0a1b2c3d4e5f',
+        event_id: 'another-event',
+        event_type: 'job',
+        action: 'new',
+        body: {},
+        workflow_id: workflowId,
+      });
     const response = await post(api, jobNew);
     assert.equal(response.status, 409);
     assert.equal(response.headers.get('retry-after'), '1');
@@ -158,12 +197,24 @@ describe('POST /internal/v1/webhooks', function () {
     await insertWebhook(db.knex, IN_CLEAR, { ...ids, event: envelope as never, runId: null, isTest: false });
     const statusUrl = `${api.url}/internal/v1/webhooks/${ids.webhookId}`;
     const before = (await (await get(statusUrl)).json()) as Record<string, unknown>;
-    assert.deepEqual([before.status, before.run_id, before.live], ['not_started', null, { source: 'database', reason: 'Temporal has no run of this webhook' }]);
-    const response = await post(api, { ...jobNew, data: { ...jobNew.data, job: { ...jobNew.data.job, title: 'Other' } } });
+    assert.deepEqual(
+      [before.status, before.run_id, before.live],
+      ['not_started', null, { source: 'database', reason: 'Temporal has no run of this webhook' }],
+    );
+    const response = await post(api, {
+      ...jobNew,
+      data: { ...jobNew.data, job: { ...jobNew.data.job, title: 'Other' } },
+    });
     assert.equal(response.status, 202, 'this call started the delivery');
     assert.equal(gateway.starts.length, 1);
-    assert.equal(((await startedInput(ids.workflowId)).event.data as typeof jobNew.data).job.title, 'Senior Backend Engineer');
-    assert.equal((await db.knex('webhook_events').where({ id: ids.webhookId }).first()).run_id, await runIdOf(ids.workflowId));
+    assert.equal(
+      ((await startedInput(ids.workflowId)).event.data as typeof jobNew.data).job.title,
+      'Senior Backend Engineer',
+    );
+    assert.equal(
+      (await db.knex('webhook_events').where({ id: ids.webhookId }).first()).run_id,
+      await runIdOf(ids.workflowId),
+    );
     const after = (await (await get(statusUrl)).json()) as Record<string, unknown>;
     assert.deepEqual([after.status, after.run_id], ['pending', await runIdOf(ids.workflowId)]);
     assert.equal((await post(api, jobNew)).status, 200, 'a later duplicate finds the run');
@@ -171,13 +222,17 @@ describe('POST /internal/v1/webhooks', function () {
 
   it('sends byte-identical bodies on every attempt, whether the first call or a retry of a failed start delivered it', async () => {
     // Keys that jsonb would re-order (longer after shorter, integer-like first) and a nested object.
-    const text = '{"event_type":"job","action":"update","event_id":"order-1","data":{"zeta":1,"b":{"y":2,"x":[3,"é"]},"10":4,"aa":null}}';
-    const expected = '{"event_type":"job","action":"update","data":{"10":4,"zeta":1,"b":{"y":2,"x":[3,"é"]},"aa":null}}';
+    const text =
+      '{"event_type":"job","action":"update","event_id":"order-1","data":{"zeta":1,"b":{"y":2,"x":[3,"é"]},"10":4,"aa":null}}';
+    const expected =
+      '{"event_type":"job","action":"update","data":{"10":4,"zeta":1,"b":{"y":2,"x":[3,"é"]},"aa":null}}';
     const event = JSON.parse(text);
     const partner = await startPartnerServer(answer(500));
     const native = await NativeConnection.connect({ address: server.address });
     const config = loadConfig({ ...env, PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: PARTNER_TOKEN });
-    const worker = await startTestWorker({ config, knex: db.knex, logger }, native, { interceptorModules: [COMPRESS_TIMERS] });
+    const worker = await startTestWorker({ config, knex: db.knex, logger }, native, {
+      interceptorModules: [COMPRESS_TIMERS],
+    });
     try {
       // First path: the API call starts it. The partner fails the first attempt, so a second one follows.
       assert.equal((await post(api, text)).status, 202);
@@ -189,9 +244,15 @@ describe('POST /internal/v1/webhooks', function () {
       await insertWebhook(db.knex, IN_CLEAR, { ...ids, event: toEnvelope(retried), runId: null, isTest: false });
       assert.equal((await post(api, { ...retried, data: { other: true } })).status, 202);
       await eventually('the third POST', async () => partner.requests.length === 3, 20_000);
-      assert.deepEqual(partner.requests.map((r) => r.body), [expected, expected, expected]);
+      assert.deepEqual(
+        partner.requests.map((r) => r.body),
+        [expected, expected, expected],
+      );
       const { rows } = await db.knex.raw('SELECT body::text AS text FROM webhook_events ORDER BY event_id');
-      assert.deepEqual(rows.map((r: { text: string }) => r.text), [expected, expected]);
+      assert.deepEqual(
+        rows.map((r: { text: string }) => r.text),
+        [expected, expected],
+      );
     } finally {
       await worker.stop();
       await native.close();
@@ -205,7 +266,12 @@ describe('POST /internal/v1/webhooks', function () {
       action: 'new',
       data: {
         ...candidateNew.data,
-        candidate: { ...candidateNew.data.candidate, status: { id: 2, name: 'x', group: 7 }, source_type: 'walk-in', files: { ...candidateNew.data.candidate.files, cv: 'not a url' } },
+        candidate: {
+          ...candidateNew.data.candidate,
+          status: { id: 2, name: 'x', group: 7 },
+          source_type: 'walk-in',
+          files: { ...candidateNew.data.candidate.files, cv: 'not a url' },
+        },
         job: { ...candidateNew.data.job, from_date: '2025-02-30', language: 'eng' },
       },
     };
@@ -216,7 +282,11 @@ describe('POST /internal/v1/webhooks', function () {
       errors: [
         { path: 'data.candidate.status.group', message: 'must be one of 0, 1, 19, 20, 21' },
         { path: 'data.candidate.files.cv', message: 'must be an http:// or https:// URL' },
-        { path: 'data.candidate.source_type', message: 'must be one of applied, applied-silent, copied, imported, recommended, sourced, uploaded, uploaded-extension' },
+        {
+          path: 'data.candidate.source_type',
+          message:
+            'must be one of applied, applied-silent, copied, imported, recommended, sourced, uploaded, uploaded-extension',
+        },
         { path: 'data.job.from_date', message: 'must be a date shaped YYYY-MM-DD' },
         { path: 'data.job.language', message: 'must be a two-letter (alpha-2) code' },
       ],
@@ -231,7 +301,10 @@ describe('POST /internal/v1/webhooks', function () {
     assert.deepEqual(await response.json(), {
       detail: 'Invalid webhook event.',
       errors: [
-        { path: 'event_id', message: "must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit" },
+        {
+          path: 'event_id',
+          message: "must be 1 to 128 letters, digits, '.', '_', ':' or '-', starting with a letter or digit",
+        },
         { path: 'event_type', message: 'must be one of company, job, candidate' },
         { path: 'action', message: 'required' },
         { path: 'data', message: 'must be a JSON object' },
@@ -241,7 +314,10 @@ describe('POST /internal/v1/webhooks', function () {
   });
 
   it('answers 400, never 500, for text PostgreSQL cannot store (NUL characters, lone surrogates)', async () => {
-    const response = await post(api, '{"event_type":"job","action":"update","data":{"title":"a\\u0000b","tags":["\\ud800"],"k\\u0000":1}}');
+    const response = await post(
+      api,
+      '{"event_type":"job","action":"update","data":{"title":"a\\u0000b","tags":["\\ud800"],"k\\u0000":1}}',
+    );
     assert.equal(response.status, 400);
     const message = 'text PostgreSQL cannot store: a NUL character (\\u0000) or an unpaired surrogate';
     assert.deepEqual(await response.json(), {
@@ -264,17 +340,26 @@ describe('POST /internal/v1/webhooks', function () {
       const response = await post(api, event);
       assert.equal(response.status, 400);
       const path = 'company_id' in event.data ? 'data.company_id' : 'data.company.id';
-      assert.deepEqual(await response.json(), { detail: 'Invalid webhook event.', errors: [{ path, message: 'must be at most 255 characters' }] });
+      assert.deepEqual(await response.json(), {
+        detail: 'Invalid webhook event.',
+        errors: [{ path, message: 'must be at most 255 characters' }],
+      });
     }
     assert.equal(await rowCount(), 0);
   });
 
   it('answers 400, never 500, for data nested deeper than 64 levels', async () => {
     const depth = 50_000;
-    const response = await post(api, `{"event_type":"job","action":"update","data":{"a":${'['.repeat(depth)}${']'.repeat(depth)}}}`);
+    const response = await post(
+      api,
+      `{"event_type":"job","action":"update","data":{"a":${'['.repeat(depth)}${']'.repeat(depth)}}}`,
+    );
     assert.equal(response.status, 400);
     const body = (await response.json()) as { errors: Array<{ path: string; message: string }> };
-    assert.deepEqual(body.errors.map((e) => e.message), ['nested deeper than 64 levels']);
+    assert.deepEqual(
+      body.errors.map((e) => e.message),
+      ['nested deeper than 64 levels'],
+    );
     assert.equal(body.errors[0].path, `data.a${'[0]'.repeat(62)}`, 'the path is 64 segments long');
     assert.equal(await rowCount(), 0);
   });
@@ -290,15 +375,24 @@ describe('POST /internal/v1/webhooks', function () {
     assert.match(((await malformed.json()) as { detail: string }).detail, /^JSON parse error/);
     const array = await post(api, '[]');
     assert.equal(array.status, 400);
-    assert.deepEqual(await array.json(), { detail: 'Invalid webhook event.', errors: [{ path: '(root)', message: 'Invalid input: expected object, received array' }] });
+    assert.deepEqual(await array.json(), {
+      detail: 'Invalid webhook event.',
+      errors: [{ path: '(root)', message: 'Invalid input: expected object, received array' }],
+    });
     const text = await post(api, 'hello', { 'content-type': 'text/plain' });
     assert.equal(text.status, 415);
     const huge = await post(api, { ...jobNew, data: { ...jobNew.data, padding: 'x'.repeat(1_100_000) } });
     assert.equal(huge.status, 413);
     assert.deepEqual(await huge.json(), { detail: 'Request body is larger than 1mb.' });
     // A `__proto__` key anywhere is prototype poisoning for a receiver that merges objects: refused, as documented.
-    const poisoned = await post(api, JSON.stringify(jobNew).replace('"settings":{', '"settings":{"__proto__":{"isAdmin":true},'));
-    assert.deepEqual([poisoned.status, await poisoned.json()], [400, { detail: 'JSON parse error - Object contains forbidden prototype property' }]);
+    const poisoned = await post(
+      api,
+      JSON.stringify(jobNew).replace('"settings":{', '"settings":{"__proto__":{"isAdmin":true},'),
+    );
+    assert.deepEqual(
+      [poisoned.status, await poisoned.json()],
+      [400, { detail: 'JSON parse error - Object contains forbidden prototype property' }],
+    );
     assert.equal(await rowCount(), 0);
   });
 
@@ -324,18 +418,46 @@ describe('POST /internal/v1/webhooks', function () {
       const accepted = (await (await post(api, candidateNew)).json()) as Record<string, string>;
       const handle = client.workflow.getHandle(accepted.workflow_id);
       await eventually('the waiting state', async () => (await handle.query(webhookStatusQuery)).state === 'waiting');
-      await eventually('the first record', async () => (await db.knex('webhook_attempts').where({ webhook_id: accepted.webhook_id })).length === 1);
+      await eventually(
+        'the first record',
+        async () => (await db.knex('webhook_attempts').where({ webhook_id: accepted.webhook_id })).length === 1,
+      );
       const live = await handle.query(webhookStatusQuery);
       const response = await get(accepted.status_url);
       assert.equal(response.status, 200);
       const view = (await response.json()) as Record<string, any>;
       const { event_id: _eventId, ...event } = candidateNew;
       assert.deepEqual(
-        { ...view, accepted_at: undefined, created_at: undefined, updated_at: undefined, attempts: undefined, signed_links: undefined },
         {
-          webhook_id: accepted.webhook_id, event_id: 'candidate-new-acme-c-77', event_type: 'candidate', action: 'new', company_id: 'acme',
-          workflow_id: accepted.workflow_id, run_id: accepted.run_id, status: 'pending', redelivery_of: null, is_test: false, finished_at: null, held_since: null,
-          status_reason: null, payload_removed_at: null, payload_removed_reason: null, accepted_at: undefined, created_at: undefined, updated_at: undefined, attempts: undefined, signed_links: undefined, event,
+          ...view,
+          accepted_at: undefined,
+          created_at: undefined,
+          updated_at: undefined,
+          attempts: undefined,
+          signed_links: undefined,
+        },
+        {
+          webhook_id: accepted.webhook_id,
+          event_id: 'candidate-new-acme-c-77',
+          event_type: 'candidate',
+          action: 'new',
+          company_id: 'acme',
+          workflow_id: accepted.workflow_id,
+          run_id: accepted.run_id,
+          status: 'pending',
+          redelivery_of: null,
+          is_test: false,
+          finished_at: null,
+          held_since: null,
+          status_reason: null,
+          payload_removed_at: null,
+          payload_removed_reason: null,
+          accepted_at: undefined,
+          created_at: undefined,
+          updated_at: undefined,
+          attempts: undefined,
+          signed_links: undefined,
+          event,
           live: { source: 'temporal', state: 'waiting', next_attempt_at: live.nextAttemptAt },
         },
       );
@@ -347,12 +469,25 @@ describe('POST /internal/v1/webhooks', function () {
         { kind: 'file_answers', expires_at: new Date(acceptedAt + 2 * 3600_000).toISOString(), expired: false },
       ]);
       const [attempt] = live.attempts;
-      assert.deepEqual(view.attempts.map((a: any) => ({ ...a, recorded_at: undefined })), [
-        {
-          attempt: 1, trigger: 'schedule', scheduled_at: attempt.scheduledAt, started_at: attempt.startedAt, duration_ms: attempt.durationMs,
-          http_status: 500, error_class: null, error_message: null, response_body: 'oops', succeeded: false, expired_links: [], recorded_at: undefined,
-        },
-      ]);
+      assert.deepEqual(
+        view.attempts.map((a: any) => ({ ...a, recorded_at: undefined })),
+        [
+          {
+            attempt: 1,
+            trigger: 'schedule',
+            scheduled_at: attempt.scheduledAt,
+            started_at: attempt.startedAt,
+            duration_ms: attempt.durationMs,
+            http_status: 500,
+            error_class: null,
+            error_message: null,
+            response_body: 'oops',
+            succeeded: false,
+            expired_links: [],
+            recorded_at: undefined,
+          },
+        ],
+      );
       assert.equal((await get(`${api.url}/internal/v1/webhooks/00000000-0000-4000-8000-000000000000`)).status, 404);
       assert.equal((await get(`${api.url}/internal/v1/webhooks/not-a-uuid`)).status, 404);
     } finally {
@@ -369,7 +504,12 @@ describe('POST /internal/v1/webhooks', function () {
     assert.equal(response.headers.get('retry-after'), '30');
     const body = (await response.json()) as { detail: string; reason: string };
     assert.equal(body.reason, 'temporal_unreachable');
-    assert.match(body.detail, new RegExp(`^Temporal is unreachable \\(cannot connect to ${server.address.replace(/\./g, '\\.')} .*\\): nothing was stored\\. Retry later with the same event_id\\.$`));
+    assert.match(
+      body.detail,
+      new RegExp(
+        `^Temporal is unreachable \\(cannot connect to ${server.address.replace(/\./g, '\\.')} .*\\): nothing was stored\\. Retry later with the same event_id\\.$`,
+      ),
+    );
     assert.equal(await rowCount(), 0);
     server = await startTestDevServer({ port: Number(server.address.split(':')[1]) });
     assert.equal((await post(api, candidateNew)).status, 202, 'the retry with the same event_id is accepted');
@@ -392,20 +532,38 @@ describe('POST /internal/v1/webhooks', function () {
     assert.equal(response.headers.get('retry-after'), '5');
     const body = (await response.json()) as { detail: string; reason: string };
     assert.equal(body.reason, 'outcome_unknown');
-    assert.match(body.detail, /^Temporal did not answer in time \(the workflow could not be started \(.+\)\): the webhook may or may not have been accepted\. Retry with the same event_id to learn which; it is never delivered twice\.$/);
+    assert.match(
+      body.detail,
+      /^Temporal did not answer in time \(the workflow could not be started \(.+\)\): the webhook may or may not have been accepted\. Retry with the same event_id to learn which; it is never delivered twice\.$/,
+    );
     assert.equal(await rowCount(), 1, 'the workflow may exist, so its record stays');
     const { workflowId, webhookId } = webhookIds(candidateNew as never);
     const view = (await (await get(`${api.url}/internal/v1/webhooks/${webhookId}`)).json()) as Record<string, unknown>;
-    assert.deepEqual([view.status, view.run_id], ['not_started', null], 'no run is known, so it does not look accepted');
+    assert.deepEqual(
+      [view.status, view.run_id],
+      ['not_started', null],
+      'no run is known, so it does not look accepted',
+    );
     server.process.kill('SIGCONT');
     // A server frozen for seconds may time out its first calls after it resumes (seen beside CI's other lanes):
     // the retry is made once it answers again, as a client honouring Retry-After would make it.
-    await eventually('Temporal to answer again', async () => gateway.status('warm-up-the-connection').then(() => true, () => false), 30_000);
+    await eventually(
+      'Temporal to answer again',
+      async () =>
+        gateway.status('warm-up-the-connection').then(
+          () => true,
+          () => false,
+        ),
+      30_000,
+    );
     const retry = await post(api, candidateNew);
     assert.equal(retry.status, 202, 'the call that records the run is the one that started the delivery');
     assert.equal(((await retry.json()) as Record<string, string>).run_id, await runIdOf(workflowId));
     assert.equal(await rowCount(), 1);
-    await eventually('visibility of the workflow', async () => (await client.workflow.count(`WorkflowId = '${workflowId}'`)).count > 0);
+    await eventually(
+      'visibility of the workflow',
+      async () => (await client.workflow.count(`WorkflowId = '${workflowId}'`)).count > 0,
+    );
     assert.equal((await client.workflow.count(`WorkflowId = '${workflowId}'`)).count, 1);
   });
 });
@@ -429,7 +587,12 @@ describe('POST /internal/v1/webhooks with Temporal unreachable (TEMPORAL_ADDRESS
         assert.equal(response.status, 503);
         const body = (await response.json()) as { detail: string; reason: string };
         assert.equal(body.reason, 'temporal_unreachable');
-        assert.match(body.detail, new RegExp(`^Temporal is unreachable \\(cannot connect to 127\\.0\\.0\\.1:${port} .*\\): nothing was stored\\. Retry later with the same event_id\\.$`));
+        assert.match(
+          body.detail,
+          new RegExp(
+            `^Temporal is unreachable \\(cannot connect to 127\\.0\\.0\\.1:${port} .*\\): nothing was stored\\. Retry later with the same event_id\\.$`,
+          ),
+        );
       }
       assert.equal(Number((await db.knex('webhook_events').count({ n: '*' }))[0].n), 0);
       // The rest of the API keeps serving.
@@ -451,7 +614,10 @@ describe('POST /internal/v1/webhooks with Temporal unreachable (TEMPORAL_ADDRESS
       assert.equal(response.status, 503);
       assert.equal(response.headers.get('retry-after'), '30');
       const body = (await response.json()) as { detail: string; reason: string };
-      assert.match(body.detail, /^The erasure was not started, since Temporal is unavailable \(cannot connect to 127\.0\.0\.1:\d+ .*\): nothing was recorded or erased\. Send the request again later\.$/);
+      assert.match(
+        body.detail,
+        /^The erasure was not started, since Temporal is unavailable \(cannot connect to 127\.0\.0\.1:\d+ .*\): nothing was recorded or erased\. Send the request again later\.$/,
+      );
       assert.deepEqual(Object.keys(body).sort(), ['detail', 'reason']);
       assert.equal(Number((await db.knex('erasures').count({ n: '*' }))[0].n), 0);
     } finally {

@@ -29,9 +29,22 @@ describe('POST /internal/v1/webhooks accepts every request its documented body a
 
   before(async () => {
     server = await startTestDevServer();
-    const env = { INTERNAL_API_TOKEN: INTERNAL_TOKEN, TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: 'ingestion-contract-test' };
+    const env = {
+      INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+      TEMPORAL_ADDRESS: server.address,
+      TEMPORAL_TASK_QUEUE: 'ingestion-contract-test',
+    };
     gateway = new RecordingGateway(createTemporalGateway(loadConfig(env), logger));
-    api = await startApiServer({ config: loadConfig({ PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, ...env }), knex: db.knex, logger, temporalGateway: gateway }, 0, '127.0.0.1');
+    api = await startApiServer(
+      {
+        config: loadConfig({ PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, ...env }),
+        knex: db.knex,
+        logger,
+        temporalGateway: gateway,
+      },
+      0,
+      '127.0.0.1',
+    );
     doc = await (await fetch(`${api.url}/openapi.json`)).json();
   });
   after(async () => {
@@ -58,7 +71,8 @@ describe('POST /internal/v1/webhooks accepts every request its documented body a
       { numRuns: RUNS },
     );
     // Every specified event and some other pair were generated, so each branch of the oneOf was exercised.
-    for (const pair of ['company/signup', 'job/new', 'candidate/new']) assert.ok(pairs.has(pair), `${pair} never generated`);
+    for (const pair of ['company/signup', 'job/new', 'candidate/new'])
+      assert.ok(pairs.has(pair), `${pair} never generated`);
     assert.ok([...pairs].some((p) => !['company/signup', 'job/new', 'candidate/new'].includes(p)));
     assert.equal(gateway.starts.length >= 1, true);
   });

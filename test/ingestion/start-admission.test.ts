@@ -22,8 +22,20 @@ describe('admission: each api process bounds its starts in flight', function () 
     stack = await startWebhookStack();
     const gate = new Promise<void>((resolve) => (openGate = resolve));
     // The real gateway, whose starts wait until the test lets them go: the bound fills up and stays full.
-    const gated: TemporalGateway = { ...stack.gateway, start: async (webhook) => gate.then(() => stack.gateway.start(webhook)) };
-    api = await startApiServer({ config: { ...stack.config, INGEST_MAX_STARTS_IN_FLIGHT: BOUND }, knex: stack.db.knex, logger, temporalGateway: gated }, 0, '127.0.0.1');
+    const gated: TemporalGateway = {
+      ...stack.gateway,
+      start: async (webhook) => gate.then(() => stack.gateway.start(webhook)),
+    };
+    api = await startApiServer(
+      {
+        config: { ...stack.config, INGEST_MAX_STARTS_IN_FLIGHT: BOUND },
+        knex: stack.db.knex,
+        logger,
+        temporalGateway: gated,
+      },
+      0,
+      '127.0.0.1',
+    );
   });
   after(async () => {
     openGate?.();
@@ -33,14 +45,22 @@ describe('admission: each api process bounds its starts in flight', function () 
 
   const post = (body: unknown) => postWebhook(api.url, stack.config.INTERNAL_API_TOKEN, body);
   const rowCount = async () => Number((await stack.db.knex('webhook_events').count({ n: '*' }))[0].n);
-  const refusedOverloaded = async () => sample(await (await fetch(`${api.url}/metrics`)).text(), 'partner_service_ingest_refusals_total{reason="overloaded"}')!;
-  const inFlight = async () => sample(await (await fetch(`${api.url}/metrics`)).text(), 'partner_service_ingest_starts_in_flight')!;
+  const refusedOverloaded = async () =>
+    sample(
+      await (await fetch(`${api.url}/metrics`)).text(),
+      'partner_service_ingest_refusals_total{reason="overloaded"}',
+    )!;
+  const inFlight = async () =>
+    sample(await (await fetch(`${api.url}/metrics`)).text(), 'partner_service_ingest_starts_in_flight')!;
 
   it('answers 503 overloaded at once past the bound, storing nothing; bad input is still 400; the same events are accepted later', async () => {
     const events = Array.from({ length: BOUND + 4 }, () => ({ ...jobNew, event_id: `job-new-${randomUUID()}` }));
     const refusedBefore = await refusedOverloaded();
     const admitted = events.slice(0, BOUND).map((event) => post(event));
-    await eventually('the admitted starts to be stored and in flight', async () => (await rowCount()) === BOUND && (await inFlight()) === BOUND);
+    await eventually(
+      'the admitted starts to be stored and in flight',
+      async () => (await rowCount()) === BOUND && (await inFlight()) === BOUND,
+    );
 
     // Answered while every admitted start is still held: nothing waits for a place.
     for (const event of events.slice(BOUND)) {
@@ -59,9 +79,13 @@ describe('admission: each api process bounds its starts in flight', function () 
     assert.equal((await refusedOverloaded()) - refusedBefore, 4);
 
     openGate();
-    assert.deepEqual((await Promise.all(admitted)).map((r) => r.status), Array(BOUND).fill(202));
+    assert.deepEqual(
+      (await Promise.all(admitted)).map((r) => r.status),
+      Array(BOUND).fill(202),
+    );
     assert.equal(await inFlight(), 0);
-    for (const event of events.slice(BOUND)) assert.equal((await post(event)).status, 202, 'the retry with the same event_id is accepted');
+    for (const event of events.slice(BOUND))
+      assert.equal((await post(event)).status, 202, 'the retry with the same event_id is accepted');
     assert.equal(await rowCount(), events.length);
   });
 });

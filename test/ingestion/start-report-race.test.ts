@@ -23,7 +23,8 @@ describe('a start the worker overtakes', function () {
   /** The real gateway, whose starts return only after the worker has claimed the first attempt. */
   let lateGateway: TemporalGateway;
 
-  const runIdOfRow = async (workflowId: string) => (await stack.db.knex('webhook_events').where({ workflow_id: workflowId }).first('run_id'))?.run_id;
+  const runIdOfRow = async (workflowId: string) =>
+    (await stack.db.knex('webhook_events').where({ workflow_id: workflowId }).first('run_id'))?.run_id;
 
   before(async () => {
     stack = await startWebhookStack();
@@ -32,11 +33,19 @@ describe('a start the worker overtakes', function () {
       ...real,
       async start(webhook) {
         const runId = await real.start(webhook);
-        await eventually('the claim to write the run id', async () => (await runIdOfRow(webhook.workflowId)) === runId, 20_000);
+        await eventually(
+          'the claim to write the run id',
+          async () => (await runIdOfRow(webhook.workflowId)) === runId,
+          20_000,
+        );
         return runId;
       },
     };
-    api = await startApiServer({ config: stack.config, knex: stack.db.knex, logger: createLogger('silent'), temporalGateway: lateGateway }, 0, '127.0.0.1');
+    api = await startApiServer(
+      { config: stack.config, knex: stack.db.knex, logger: createLogger('silent'), temporalGateway: lateGateway },
+      0,
+      '127.0.0.1',
+    );
   });
 
   after(async () => {
@@ -59,8 +68,14 @@ describe('a start the worker overtakes', function () {
 
   it('answers 200 for an event another Temporal client started with startWebhook: the worker wrote its row, and no call started it', async () => {
     const event = { ...jobNew, event_id: `race-${randomUUID()}` };
-    const started = await startWebhook(stack.client, event as WebhookEventInput, { taskQueue: stack.config.TEMPORAL_TASK_QUEUE, sendTimeoutMs: 2000 });
-    await eventually('the worker to write the row', async () => (await runIdOfRow(started.workflowId)) === started.runId);
+    const started = await startWebhook(stack.client, event as WebhookEventInput, {
+      taskQueue: stack.config.TEMPORAL_TASK_QUEUE,
+      sendTimeoutMs: 2000,
+    });
+    await eventually(
+      'the worker to write the row',
+      async () => (await runIdOfRow(started.workflowId)) === started.runId,
+    );
     const repeat = await post(event);
     assert.equal(repeat.status, 200);
     assert.deepEqual(await repeat.json(), {
@@ -74,15 +89,31 @@ describe('a start the worker overtakes', function () {
 
   it('counts a redelivery the worker claimed first as started, once', async () => {
     const company = `race-co-${randomUUID().slice(0, 8)}`;
-    const event = { ...jobNew, event_id: `race-${randomUUID()}`, data: { ...jobNew.data, company: { ...jobNew.data.company, id: company } } };
+    const event = {
+      ...jobNew,
+      event_id: `race-${randomUUID()}`,
+      data: { ...jobNew.data, company: { ...jobNew.data.company, id: company } },
+    };
     const accepted = (await (await post(event)).json()) as { webhook_id: string };
-    await eventually('the original delivered', async () => (await stack.db.knex('webhook_events').where({ id: accepted.webhook_id }).first('status')).status === 'delivered');
+    await eventually(
+      'the original delivered',
+      async () =>
+        (await stack.db.knex('webhook_events').where({ id: accepted.webhook_id }).first('status')).status ===
+        'delivered',
+    );
     const options = { sendTimeoutMs: 2000, atRest: IN_CLEAR };
-    assert.equal((await redeliverWebhook(stack.db.knex, lateGateway, OPERATOR, accepted.webhook_id, options)).started, true);
+    assert.equal(
+      (await redeliverWebhook(stack.db.knex, lateGateway, OPERATOR, accepted.webhook_id, options)).started,
+      true,
+    );
     const filter = { status: 'delivered', eventType: 'job', action: 'new', companyId: company } as const;
     const bulk = await redeliverMatching(stack.db.knex, lateGateway, OPERATOR, filter, { ...options, limit: 10 });
     assert.deepEqual(bulk, { started: 1, skipped_expired_links: 0, skipped_payload_removed: 0, more: false });
     const repeated = await redeliverMatching(stack.db.knex, lateGateway, OPERATOR, filter, { ...options, limit: 10 });
-    assert.deepEqual(repeated, { started: 0, skipped_expired_links: 0, skipped_payload_removed: 0, more: false }, 'the same filters again start nothing');
+    assert.deepEqual(
+      repeated,
+      { started: 0, skipped_expired_links: 0, skipped_payload_removed: 0, more: false },
+      'the same filters again start nothing',
+    );
   });
 });

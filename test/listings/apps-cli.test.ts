@@ -29,7 +29,10 @@ describe('partner-service apps', () => {
     assert.equal(row.name, 'Acme integration');
     assert.ok(verifyAppKey(appKey, { salt: row.key_salt, hash: row.key_hash }));
     assert.ok(!JSON.stringify(row).includes(appKey.slice(3)), 'the key itself is not stored');
-    assert.deepEqual(await listing.db.knex('partner_app_companies').where({ app_id: appId }).orderBy('company_id').pluck('company_id'), ['acme', 'globex']);
+    assert.deepEqual(
+      await listing.db.knex('partner_app_companies').where({ app_id: appId }).orderBy('company_id').pluck('company_id'),
+      ['acme', 'globex'],
+    );
 
     const url = `${listing.api.url}/v1/companies/acme/users/`;
     const headers = { 'X-App-Id': appId, 'X-App-Key': appKey };
@@ -38,7 +41,10 @@ describe('partner-service apps', () => {
     const listed = await apps('list', '--json');
     assert.equal(listed.code, 0);
     const [summary] = JSON.parse(listed.stdout).filter((a: { app_id: string }) => a.app_id === appId);
-    assert.deepEqual([summary.name, summary.status, summary.revoked_at, summary.companies], ['Acme integration', 'active', null, ['acme', 'globex']]);
+    assert.deepEqual(
+      [summary.name, summary.status, summary.revoked_at, summary.companies],
+      ['Acme integration', 'active', null, ['acme', 'globex']],
+    );
     const table = await apps('list');
     assert.match(table.stdout, new RegExp(`^${appId}\\tactive\\t\\S+\\tacme,globex\\tAcme integration$`, 'm'));
     assert.ok(!table.stdout.includes(appKey) && !listed.stdout.includes(appKey));
@@ -48,16 +54,28 @@ describe('partner-service apps', () => {
     const denied = await call(url, { headers });
     assert.deepEqual([denied.status, denied.body], [403, { detail: 'Incorrect authentication credentials.' }]);
     assert.match((await apps('list')).stdout, new RegExp(`^${appId}\\trevoked\\t`, 'm'));
-    const revokedJson = JSON.parse((await apps('list', '--json')).stdout).find((a: { app_id: string }) => a.app_id === appId);
+    const revokedJson = JSON.parse((await apps('list', '--json')).stdout).find(
+      (a: { app_id: string }) => a.app_id === appId,
+    );
     assert.deepEqual([revokedJson.status, typeof revokedJson.revoked_at], ['revoked', 'string']);
-    assert.deepEqual(await apps('revoke', appId).then((r) => [r.code, r.stdout]), [0, `${appId} was already revoked\n`]);
+    assert.deepEqual(await apps('revoke', appId).then((r) => [r.code, r.stdout]), [
+      0,
+      `${appId} was already revoked\n`,
+    ]);
   });
 
   it('create --json prints one JSON object', async () => {
     const created = await apps('create', '--name', 'Scripted', '--company', 'acme', '--json');
     assert.equal(created.code, 0, created.stderr);
     const { app_id, app_key } = JSON.parse(created.stdout);
-    assert.equal((await call(`${listing.api.url}/v1/companies/acme/users/`, { headers: { 'X-App-Id': app_id, 'X-App-Key': app_key } })).status, 200);
+    assert.equal(
+      (
+        await call(`${listing.api.url}/v1/companies/acme/users/`, {
+          headers: { 'X-App-Id': app_id, 'X-App-Key': app_key },
+        })
+      ).status,
+      200,
+    );
   });
 
   it('an unknown company fails with exit 1 and writes nothing', async () => {
@@ -75,7 +93,12 @@ describe('partner-service apps', () => {
   });
 
   it('bad usage exits 2 with the usage text', async () => {
-    for (const args of [[], ['create', '--company', 'acme'], ['create', '--name', 'x', '--company', 'acme', '--bogus'], ['revoke']]) {
+    for (const args of [
+      [],
+      ['create', '--company', 'acme'],
+      ['create', '--name', 'x', '--company', 'acme', '--bogus'],
+      ['revoke'],
+    ]) {
       const res = await apps(...args);
       assert.equal(res.code, 2, args.join(' '));
       assert.match(res.stderr, /Usage: partner-service apps create/, args.join(' '));

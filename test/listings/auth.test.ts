@@ -1,7 +1,17 @@
 import assert from 'node:assert/strict';
 import { revokePartnerApp } from '../../cli/apps-store';
 import { authFailuresDuring } from '../support/metrics-text';
-import { appHeaders, call, expectedUser, insertApp, insertCompany, insertJob, insertUsers, startListingApi, type ListingApi } from './support';
+import {
+  appHeaders,
+  call,
+  expectedUser,
+  insertApp,
+  insertCompany,
+  insertJob,
+  insertUsers,
+  startListingApi,
+  type ListingApi,
+} from './support';
 
 const GRANTED = { appId: 'granted-app', key: 'granted-key-0123456789' };
 const OTHER = { appId: 'other-app', key: 'other-key-0123456789ab' };
@@ -32,7 +42,12 @@ describe('listings: authentication and permission', () => {
   const get = (path: string, headers: Record<string, string>) => call(`${base}${path}`, { headers });
 
   it('missing or empty X-App-Id / X-App-Key: 403 "not provided"', async () => {
-    const cases: Record<string, string>[] = [{}, { 'X-App-Id': GRANTED.appId }, { 'X-App-Key': GRANTED.key }, { 'X-App-Id': '', 'X-App-Key': GRANTED.key }];
+    const cases: Record<string, string>[] = [
+      {},
+      { 'X-App-Id': GRANTED.appId },
+      { 'X-App-Key': GRANTED.key },
+      { 'X-App-Id': '', 'X-App-Key': GRANTED.key },
+    ];
     for (const headers of cases) {
       const res = await get('/v1/companies/acme/users/', headers);
       assert.equal(res.status, 403, JSON.stringify(headers));
@@ -66,7 +81,12 @@ describe('listings: authentication and permission', () => {
   });
 
   it('another company, its jobs, and ids that do not exist all get the same 403', async () => {
-    for (const path of ['/v1/companies/globex/users/', '/v1/jobs/globex-job/users/', '/v1/companies/nope/users/', '/v1/jobs/nope/users/']) {
+    for (const path of [
+      '/v1/companies/globex/users/',
+      '/v1/jobs/globex-job/users/',
+      '/v1/companies/nope/users/',
+      '/v1/jobs/nope/users/',
+    ]) {
       const res = await get(path, appHeaders(GRANTED));
       assert.equal(res.status, 403, path);
       assert.deepEqual(res.body, DENIED, path);
@@ -100,7 +120,10 @@ describe('listings: authentication and permission', () => {
   });
 
   it('403 bodies never echo the presented key', async () => {
-    const res = await get('/v1/companies/acme/users/', { 'X-App-Id': GRANTED.appId, 'X-App-Key': 'secret-guess-987654321' });
+    const res = await get('/v1/companies/acme/users/', {
+      'X-App-Id': GRANTED.appId,
+      'X-App-Key': 'secret-guess-987654321',
+    });
     assert.equal(res.status, 403);
     assert.ok(!res.text.includes('secret-guess'));
   });

@@ -18,18 +18,28 @@ interface Drift {
 /** Every company and job: the kept counter next to count(*) of the very query the listing pages through. */
 async function drifts(knex: Knex): Promise<Drift[]> {
   const found: Drift[] = [];
-  const companies = await knex('companies').leftJoin('company_listing_counts as c', 'c.company_id', 'companies.id')
-    .select('companies.id', 'c.total').orderBy('companies.id');
+  const companies = await knex('companies')
+    .leftJoin('company_listing_counts as c', 'c.company_id', 'companies.id')
+    .select('companies.id', 'c.total')
+    .orderBy('companies.id');
   for (const { id, total } of companies) {
     const members = membersQuery({ kind: 'company', companyId: id });
-    const [{ n }] = await runSql<{ n: number }>(knex, { sql: `SELECT count(*)::int AS n FROM (${members.sql}) m`, bindings: members.bindings });
+    const [{ n }] = await runSql<{ n: number }>(knex, {
+      sql: `SELECT count(*)::int AS n FROM (${members.sql}) m`,
+      bindings: members.bindings,
+    });
     if (total !== n) found.push({ listing: `company ${id}`, kept: total, counted: n });
   }
-  const jobs = await knex('jobs').leftJoin('job_listing_counts as c', 'c.job_id', 'jobs.id')
-    .select('jobs.id', 'jobs.company_id', 'c.total').orderBy('jobs.id');
+  const jobs = await knex('jobs')
+    .leftJoin('job_listing_counts as c', 'c.job_id', 'jobs.id')
+    .select('jobs.id', 'jobs.company_id', 'c.total')
+    .orderBy('jobs.id');
   for (const { id, company_id, total } of jobs) {
     const members = membersQuery({ kind: 'job', jobId: id, companyId: company_id });
-    const [{ n }] = await runSql<{ n: number }>(knex, { sql: `SELECT count(*)::int AS n FROM (${members.sql}) m`, bindings: members.bindings });
+    const [{ n }] = await runSql<{ n: number }>(knex, {
+      sql: `SELECT count(*)::int AS n FROM (${members.sql}) m`,
+      bindings: members.bindings,
+    });
     if (total !== n) found.push({ listing: `job ${id}`, kept: total, counted: n });
   }
   return found;
@@ -38,7 +48,8 @@ async function drifts(knex: Knex): Promise<Drift[]> {
 async function assertExact(knex: Knex, after: string): Promise<void> {
   assert.deepEqual(await drifts(knex), [], `counters drifted after ${after}`);
   // No counter outlives its company or job (they cascade).
-  const { rows } = await knex.raw(`SELECT (SELECT count(*) FROM company_listing_counts)::int - (SELECT count(*) FROM companies)::int AS c,
+  const { rows } =
+    await knex.raw(`SELECT (SELECT count(*) FROM company_listing_counts)::int - (SELECT count(*) FROM companies)::int AS c,
     (SELECT count(*) FROM job_listing_counts)::int - (SELECT count(*) FROM jobs)::int AS j`);
   assert.deepEqual(rows[0], { c: 0, j: 0 }, `orphan or missing counters after ${after}`);
 }
@@ -47,7 +58,11 @@ const user = (id: number) => ({ id, first_name: `F${id}`, last_name: `L${id}`, e
 
 /** acme (users 1-30; 1-3 admins/owners), globex (31-40; 31 admin); three jobs, job users overlapping the admins. */
 const snapshot = () => ({
-  companies: [{ id: 'acme', name: 'Acme' }, { id: 'globex', name: 'Globex' }, { id: 'empty', name: 'Empty' }],
+  companies: [
+    { id: 'acme', name: 'Acme' },
+    { id: 'globex', name: 'Globex' },
+    { id: 'empty', name: 'Empty' },
+  ],
   users: range(1, 50).map(user),
   jobs: [
     { id: 'acme-1', company_id: 'acme', title: 'One' },
@@ -55,7 +70,11 @@ const snapshot = () => ({
     { id: 'globex-1', company_id: 'globex', title: 'Three' },
   ],
   company_users: [
-    ...range(1, 30).map((id) => ({ company_id: 'acme', user_id: id, role: id === 1 ? 'owner' : id <= 3 ? 'admin' : 'member' })),
+    ...range(1, 30).map((id) => ({
+      company_id: 'acme',
+      user_id: id,
+      role: id === 1 ? 'owner' : id <= 3 ? 'admin' : 'member',
+    })),
     ...range(31, 40).map((id) => ({ company_id: 'globex', user_id: id, role: id === 31 ? 'admin' : 'manager' })),
   ],
   job_users: [
@@ -77,7 +96,13 @@ describe('listing counts (trigger-maintained, migration 009)', () => {
   afterEach(async () => db.drop());
 
   const kept = async (table: 'company_listing_counts' | 'job_listing_counts', id: string) =>
-    Number((await knex(table).where(table === 'company_listing_counts' ? { company_id: id } : { job_id: id }).first('total'))?.total);
+    Number(
+      (
+        await knex(table)
+          .where(table === 'company_listing_counts' ? { company_id: id } : { job_id: id })
+          .first('total')
+      )?.total,
+    );
 
   it('is exact after an import, with a user in both job roles and admins counted once', async () => {
     await assertExact(knex, 'the import');
@@ -95,7 +120,9 @@ describe('listing counts (trigger-maintained, migration 009)', () => {
     await assertExact(knex, 'a re-import with promotions and demotions');
 
     const smaller = snapshot();
-    smaller.company_users = smaller.company_users.filter((m) => m.user_id % 4 !== 0 && m.user_id !== 1 && m.user_id !== 33);
+    smaller.company_users = smaller.company_users.filter(
+      (m) => m.user_id % 4 !== 0 && m.user_id !== 1 && m.user_id !== 33,
+    );
     smaller.job_users = smaller.job_users.filter((m) => m.user_id !== 5 && m.user_id !== 33 && m.job_id !== 'acme-2');
     smaller.jobs = smaller.jobs.filter((j) => j.id !== 'acme-2');
     smaller.users = smaller.users.filter((u) => u.id !== 33);
@@ -109,18 +136,36 @@ describe('listing counts (trigger-maintained, migration 009)', () => {
     const steps: Array<[string, string]> = [
       ['adding a member', `INSERT INTO company_users VALUES ('acme', 45, 'member')`],
       ['adding a job user who is a company admin', `INSERT INTO job_users VALUES ('acme-2', 1, 'viewer')`],
-      ['promoting a job user to admin', `UPDATE company_users SET role = 'admin' WHERE company_id = 'acme' AND user_id = 9`],
-      ['demoting an admin who has no job role', `UPDATE company_users SET role = 'manager' WHERE company_id = 'acme' AND user_id = 3`],
-      ['demoting an owner who has a job role', `UPDATE company_users SET role = 'member' WHERE company_id = 'acme' AND user_id = 1`],
+      [
+        'promoting a job user to admin',
+        `UPDATE company_users SET role = 'admin' WHERE company_id = 'acme' AND user_id = 9`,
+      ],
+      [
+        'demoting an admin who has no job role',
+        `UPDATE company_users SET role = 'manager' WHERE company_id = 'acme' AND user_id = 3`,
+      ],
+      [
+        'demoting an owner who has a job role',
+        `UPDATE company_users SET role = 'member' WHERE company_id = 'acme' AND user_id = 1`,
+      ],
       ['a role change that changes nothing', `UPDATE company_users SET role = role`],
-      ['moving memberships between companies', `UPDATE company_users SET company_id = 'globex' WHERE company_id = 'acme' AND user_id IN (2, 20)`],
+      [
+        'moving memberships between companies',
+        `UPDATE company_users SET company_id = 'globex' WHERE company_id = 'acme' AND user_id IN (2, 20)`,
+      ],
       ['a job role change', `UPDATE job_users SET role = 'viewer' WHERE job_id = 'acme-1'`],
-      ['moving job users to another job', `UPDATE job_users SET job_id = 'acme-2' WHERE job_id = 'acme-1' AND user_id IN (4, 5)`],
+      [
+        'moving job users to another job',
+        `UPDATE job_users SET job_id = 'acme-2' WHERE job_id = 'acme-1' AND user_id IN (4, 5)`,
+      ],
       ['removing a job user', `DELETE FROM job_users WHERE job_id = 'acme-1' AND user_id = 6`],
       ['deleting an admin who has job roles (cascade into both tables)', `DELETE FROM users WHERE id = 9`],
       ['deleting a member', `DELETE FROM company_users WHERE company_id = 'acme' AND user_id = 25`],
       ['moving a job to another company', `UPDATE jobs SET company_id = 'globex' WHERE id = 'acme-2'`],
-      ['adding a job to a company with admins', `INSERT INTO jobs (id, company_id, title) VALUES ('globex-2', 'globex', 'New')`],
+      [
+        'adding a job to a company with admins',
+        `INSERT INTO jobs (id, company_id, title) VALUES ('globex-2', 'globex', 'New')`,
+      ],
       ['deleting a job', `DELETE FROM jobs WHERE id = 'acme-1'`],
       ['bulk admin promotion', `UPDATE company_users SET role = 'owner' WHERE user_id % 3 = 0`],
       ['deleting a company (cascade)', `DELETE FROM companies WHERE id = 'acme'`],
@@ -143,11 +188,13 @@ describe('listing counts (trigger-maintained, migration 009)', () => {
 
   it('stays exact under 8 concurrent writers on the same company and jobs', async function () {
     this.timeout(60_000);
-    const clients = await Promise.all(range(1, 8).map(async () => {
-      const client = new pg.Client({ connectionString: db.url });
-      await client.connect();
-      return client;
-    }));
+    const clients = await Promise.all(
+      range(1, 8).map(async () => {
+        const client = new pg.Client({ connectionString: db.url });
+        await client.connect();
+        return client;
+      }),
+    );
     // Writers touch the same few users so their statements collide on the same rows and counters.
     const ops = [
       (u: number) => `INSERT INTO company_users VALUES ('acme', ${u}, 'member') ON CONFLICT DO NOTHING`,
@@ -156,33 +203,36 @@ describe('listing counts (trigger-maintained, migration 009)', () => {
       (u: number) => `UPDATE company_users SET role = 'member' WHERE company_id = 'acme' AND user_id = ${u}`,
       (u: number) => `INSERT INTO job_users VALUES ('acme-${1 + (u % 2)}', ${u}, 'viewer') ON CONFLICT DO NOTHING`,
       (u: number) => `DELETE FROM job_users WHERE job_id = 'acme-${1 + (u % 2)}' AND user_id = ${u}`,
-      (u: number) => `INSERT INTO jobs (id, company_id, title) VALUES ('acme-n${u}', 'acme', 'n') ON CONFLICT DO NOTHING`,
+      (u: number) =>
+        `INSERT INTO jobs (id, company_id, title) VALUES ('acme-n${u}', 'acme', 'n') ON CONFLICT DO NOTHING`,
     ];
     let seed = 7;
     const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
     let committed = 0;
     let retried = 0;
     try {
-      await Promise.all(clients.map(async (client, worker) => {
-        const isolation = worker % 2 === 0 ? 'READ COMMITTED' : 'REPEATABLE READ';
-        for (let i = 0; i < 25; i++) {
-          const statements = range(1, 1 + random(2)).map(() => ops[random(ops.length)](1 + random(12)));
-          for (;;) {
-            try {
-              await client.query(`BEGIN ISOLATION LEVEL ${isolation}`);
-              for (const sql of statements) await client.query(sql);
-              await client.query('COMMIT');
-              committed++;
-              break;
-            } catch (error) {
-              await client.query('ROLLBACK');
-              // Deadlocks and serialisation failures are the database refusing a stale count: retry.
-              if (!['40P01', '40001'].includes((error as { code?: string }).code ?? '')) throw error;
-              retried++;
+      await Promise.all(
+        clients.map(async (client, worker) => {
+          const isolation = worker % 2 === 0 ? 'READ COMMITTED' : 'REPEATABLE READ';
+          for (let i = 0; i < 25; i++) {
+            const statements = range(1, 1 + random(2)).map(() => ops[random(ops.length)](1 + random(12)));
+            for (;;) {
+              try {
+                await client.query(`BEGIN ISOLATION LEVEL ${isolation}`);
+                for (const sql of statements) await client.query(sql);
+                await client.query('COMMIT');
+                committed++;
+                break;
+              } catch (error) {
+                await client.query('ROLLBACK');
+                // Deadlocks and serialisation failures are the database refusing a stale count: retry.
+                if (!['40P01', '40001'].includes((error as { code?: string }).code ?? '')) throw error;
+                retried++;
+              }
             }
           }
-        }
-      }));
+        }),
+      );
     } finally {
       await Promise.all(clients.map((client) => client.end()));
     }
@@ -209,10 +259,13 @@ describe('listing counts (trigger-maintained, migration 009)', () => {
   });
 
   it('migration 009: down drops every table, trigger and function; up backfills exact counts', async () => {
-    const leftovers = async () => (await knex.raw(`
+    const leftovers = async () =>
+      (
+        await knex.raw(`
       SELECT relname AS name FROM pg_class WHERE relname LIKE '%listing_count%'
       UNION ALL SELECT tgname FROM pg_trigger WHERE tgname LIKE '%listing%'
-      UNION ALL SELECT proname FROM pg_proc WHERE proname LIKE '%listing%'`)).rows;
+      UNION ALL SELECT proname FROM pg_proc WHERE proname LIKE '%listing%'`)
+      ).rows;
     await listingCounts.down(knex);
     assert.deepEqual(await leftovers(), []);
     await knex.raw(`UPDATE company_users SET role = 'owner' WHERE user_id = 5`); // a write the triggers do not see

@@ -1,5 +1,17 @@
 import assert from 'node:assert/strict';
-import { appHeaders, call, expectedUser, insertApp, insertCompany, insertJob, insertUsers, range, startListingApi, type ListingApi, type Reply } from './support';
+import {
+  appHeaders,
+  call,
+  expectedUser,
+  insertApp,
+  insertCompany,
+  insertJob,
+  insertUsers,
+  range,
+  startListingApi,
+  type ListingApi,
+  type Reply,
+} from './support';
 
 const APP = { appId: 'paging-app', key: 'paging-key-0123456789a' };
 // 620 users with gaps between their ids, so that keyset bounds and offsets differ.
@@ -20,7 +32,11 @@ describe('listings: paging', () => {
     base = listing.api.url;
     const { knex } = listing.db;
     await insertUsers(knex, IDS);
-    await insertCompany(knex, 'big', IDS.map((id) => [id, id % 3 === 0 ? 'manager' : 'member']));
+    await insertCompany(
+      knex,
+      'big',
+      IDS.map((id) => [id, id % 3 === 0 ? 'manager' : 'member']),
+    );
     await insertCompany(knex, 'empty');
     await insertJob(knex, 'big-job', 'big');
     await insertApp(knex, APP, ['big', 'empty']);
@@ -31,7 +47,10 @@ describe('listings: paging', () => {
     const res = await get('/v1/companies/big/users/');
     assert.equal(res.status, 200);
     assert.equal(res.body.count, 620);
-    assert.deepEqual(res.body.results, IDS.slice(0, 50).map((id) => expectedUser(id, id % 3 === 0 ? 'manager' : 'member')));
+    assert.deepEqual(
+      res.body.results,
+      IDS.slice(0, 50).map((id) => expectedUser(id, id % 3 === 0 ? 'manager' : 'member')),
+    );
     assert.equal(res.body.previous, null);
     assert.match(res.body.next, new RegExp(`^${base}/v1/companies/big/users/\\?cursor=[A-Za-z0-9_-]+&page=2$`));
   });
@@ -66,7 +85,12 @@ describe('listings: paging', () => {
     assert.deepEqual(ids(await get(res.body.previous)), IDS.slice(550, 600));
     const exact = await get('/v1/companies/big/users/?page=last&page_size=62');
     assert.deepEqual(ids(exact), IDS.slice(558));
-    assert.deepEqual(await get('/v1/companies/empty/users/?page=last').then((r) => r.body), { count: 0, next: null, previous: null, results: [] });
+    assert.deepEqual(await get('/v1/companies/empty/users/?page=last').then((r) => r.body), {
+      count: 0,
+      next: null,
+      previous: null,
+      results: [],
+    });
   });
 
   it('a page that is not a positive integer, or past the end, is 404 "Invalid page."; page 1 of nothing is fine', async () => {
@@ -78,7 +102,12 @@ describe('listings: paging', () => {
     }
     assert.equal((await get('/v1/companies/big/users/?page=13')).status, 200);
     assert.deepEqual((await get('/v1/companies/empty/users/?page=2')).body, INVALID_PAGE);
-    assert.deepEqual((await get('/v1/companies/empty/users/?page=1')).body, { count: 0, next: null, previous: null, results: [] });
+    assert.deepEqual((await get('/v1/companies/empty/users/?page=1')).body, {
+      count: 0,
+      next: null,
+      previous: null,
+      results: [],
+    });
   });
 
   for (const pageSize of [50, 7, 20]) {
@@ -123,10 +152,20 @@ describe('listings: paging', () => {
 
   it('next links are keyset positions: a user added before them neither repeats nor skips anyone', async () => {
     const { knex } = listing.db;
-    await insertCompany(knex, 'live', IDS.slice(0, 30).map((id) => [id, 'member']));
+    await insertCompany(
+      knex,
+      'live',
+      IDS.slice(0, 30).map((id) => [id, 'member']),
+    );
     await knex('partner_app_companies').insert({ app_id: APP.appId, company_id: 'live' });
     const first = await get('/v1/companies/live/users/?page_size=10');
-    await knex('users').insert({ id: 1, first_name: 'New', last_name: 'Comer', email_primary: 'new@example.test', emails: ['new@example.test'] });
+    await knex('users').insert({
+      id: 1,
+      first_name: 'New',
+      last_name: 'Comer',
+      email_primary: 'new@example.test',
+      emails: ['new@example.test'],
+    });
     await knex('company_users').insert({ company_id: 'live', user_id: 1, role: 'member' });
     const second = await get(first.body.next);
     assert.equal(second.body.count, 31);

@@ -14,7 +14,8 @@ describe('GET /docs: the API reference page', function () {
   let browser: Browser;
 
   before(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH`);
+    if (!existsSync(CHROMIUM))
+      throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH`);
     api = await startTestApi();
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   });
@@ -47,20 +48,42 @@ describe('GET /docs: the API reference page', function () {
     const page = await context.newPage();
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(error.message));
-    page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()); });
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(message.text());
+    });
     await page.goto(`${api.api.url}/docs`);
     await page.getByText('Partner Integration Service', { exact: false }).first().waitFor();
-    const paths = ['/{api_version}/companies/{company_pk}/users/', '/{api_version}/jobs/{job_pk}/users/', '/scim/v2/Groups', '/scim/v2/Groups/{id}'];
+    const paths = [
+      '/{api_version}/companies/{company_pk}/users/',
+      '/{api_version}/jobs/{job_pk}/users/',
+      '/scim/v2/Groups',
+      '/scim/v2/Groups/{id}',
+    ];
     for (const path of paths) await page.locator('.opblock-summary-path', { hasText: path }).first().waitFor();
     const shownPaths = await page.locator('.opblock-summary-path').allInnerTexts();
-    for (const path of paths) assert.ok(shownPaths.some((p) => p.replace(/\u200b/g, '') === path), `${path} not shown`);
+    for (const path of paths)
+      assert.ok(
+        shownPaths.some((p) => p.replace(/\u200b/g, '') === path),
+        `${path} not shown`,
+      );
     // Webhooks are listed by their names in the catalog.
-    for (const name of ['company/signup', 'job/new', 'candidate/new']) await page.locator('.opblock-summary', { hasText: name }).first().waitFor();
+    for (const name of ['company/signup', 'job/new', 'candidate/new'])
+      await page.locator('.opblock-summary', { hasText: name }).first().waitFor();
     await page.getByText('Verifying a webhook').waitFor();
     // The internal API is always described, each operation with its token scope.
     assert.deepEqual(await page.locator('.opblock-tag').allInnerTexts(), ['default', 'scim', 'internal']);
-    assert.deepEqual(await page.locator('h2, h3, h4, .opblock-tag').allInnerTexts(), ['Verifying a webhook', 'default', 'scim', 'internal', 'Webhooks', 'Schemas']);
-    assert.equal(await page.locator('.opblock-summary', { hasText: 'job/new' }).first().innerText(), 'POST\njob/new\njob/new (spec 2.3)');
+    assert.deepEqual(await page.locator('h2, h3, h4, .opblock-tag').allInnerTexts(), [
+      'Verifying a webhook',
+      'default',
+      'scim',
+      'internal',
+      'Webhooks',
+      'Schemas',
+    ]);
+    assert.equal(
+      await page.locator('.opblock-summary', { hasText: 'job/new' }).first().innerText(),
+      'POST\njob/new\njob/new (spec 2.3)',
+    );
     assert.deepEqual(outside, []);
     assert.deepEqual(problems, []);
     await context.close();

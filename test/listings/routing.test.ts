@@ -1,5 +1,14 @@
 import assert from 'node:assert/strict';
-import { appHeaders, call, expectedUser, insertApp, insertCompany, insertUsers, startListingApi, type ListingApi } from './support';
+import {
+  appHeaders,
+  call,
+  expectedUser,
+  insertApp,
+  insertCompany,
+  insertUsers,
+  startListingApi,
+  type ListingApi,
+} from './support';
 
 const APP = { appId: 'routing-app', key: 'routing-key-0123456789' };
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -12,12 +21,20 @@ describe('listings: routes, methods and versions', () => {
     base = listing.api.url;
     const { knex } = listing.db;
     await insertUsers(knex, [1, 2]);
-    await insertCompany(knex, 'acme', [[1, 'owner'], [2, 'member']]);
+    await insertCompany(knex, 'acme', [
+      [1, 'owner'],
+      [2, 'member'],
+    ]);
     await insertApp(knex, APP, ['acme']);
   });
   after(async () => listing.close());
 
-  const expectedBody = { count: 2, next: null, previous: null, results: [expectedUser(1, 'owner'), expectedUser(2, 'member')] };
+  const expectedBody = {
+    count: 2,
+    next: null,
+    previous: null,
+    results: [expectedUser(1, 'owner'), expectedUser(2, 'member')],
+  };
 
   it('GET works with and without the trailing slash, as JSON with Allow', async () => {
     for (const path of ['/v1/companies/acme/users/', '/v1/companies/acme/users']) {
@@ -36,7 +53,12 @@ describe('listings: routes, methods and versions', () => {
   });
 
   it('answers 404 {"detail": "Not found."} for an unknown version, a differently cased one, or an unknown path', async () => {
-    for (const path of ['/v3/companies/acme/users/', '/V1/companies/acme/users/', '/v1/companies/acme/members/', '/v1/companies/acme/users/extra']) {
+    for (const path of [
+      '/v3/companies/acme/users/',
+      '/V1/companies/acme/users/',
+      '/v1/companies/acme/members/',
+      '/v1/companies/acme/users/extra',
+    ]) {
       const res = await call(`${base}${path}`, { headers: appHeaders(APP) });
       assert.equal(res.status, 404, path);
       assert.equal(res.headers['content-type'], JSON_TYPE);

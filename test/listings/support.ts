@@ -18,7 +18,10 @@ export interface Reply {
 }
 
 /** One HTTP request with exactly these headers (undici lets tests set Host and X-Forwarded-*). */
-export async function call(url: string, { method = 'GET', headers = {} }: { method?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
+export async function call(
+  url: string,
+  { method = 'GET', headers = {} }: { method?: string; headers?: Record<string, string> } = {},
+): Promise<Reply> {
   const res = await request(url, { method, headers });
   const text = await res.body.text();
   return { status: res.statusCode, headers: res.headers, text, body: text ? JSON.parse(text) : undefined };
@@ -30,10 +33,22 @@ export interface TestApp {
 }
 
 /** Inserts an app granted `companies`, its key stored hashed as the service stores it. */
-export async function insertApp(knex: Knex, app: TestApp, companies: string[], { revoked = false } = {}): Promise<void> {
+export async function insertApp(
+  knex: Knex,
+  app: TestApp,
+  companies: string[],
+  { revoked = false } = {},
+): Promise<void> {
   const { salt, hash } = hashAppKey(app.key);
-  await knex('partner_apps').insert({ app_id: app.appId, name: `${app.appId} name`, key_salt: salt, key_hash: hash, revoked_at: revoked ? new Date() : null });
-  if (companies.length) await knex('partner_app_companies').insert(companies.map((company_id) => ({ app_id: app.appId, company_id })));
+  await knex('partner_apps').insert({
+    app_id: app.appId,
+    name: `${app.appId} name`,
+    key_salt: salt,
+    key_hash: hash,
+    revoked_at: revoked ? new Date() : null,
+  });
+  if (companies.length)
+    await knex('partner_app_companies').insert(companies.map((company_id) => ({ app_id: app.appId, company_id })));
 }
 
 export const appHeaders = (app: TestApp): Record<string, string> => ({ 'X-App-Id': app.appId, 'X-App-Key': app.key });
@@ -60,14 +75,25 @@ export async function insertUsers(knex: Knex, ids: number[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 500) await knex('users').insert(rows.slice(i, i + 500));
 }
 
-export async function insertCompany(knex: Knex, id: string, members: Array<[userId: number, role: string]> = []): Promise<void> {
+export async function insertCompany(
+  knex: Knex,
+  id: string,
+  members: Array<[userId: number, role: string]> = [],
+): Promise<void> {
   await knex('companies').insert({ id, name: `${id} Inc.` });
   for (let i = 0; i < members.length; i += 500) {
-    await knex('company_users').insert(members.slice(i, i + 500).map(([user_id, role]) => ({ company_id: id, user_id, role })));
+    await knex('company_users').insert(
+      members.slice(i, i + 500).map(([user_id, role]) => ({ company_id: id, user_id, role })),
+    );
   }
 }
 
-export async function insertJob(knex: Knex, id: string, companyId: string, members: Array<[userId: number, role: string]> = []): Promise<void> {
+export async function insertJob(
+  knex: Knex,
+  id: string,
+  companyId: string,
+  members: Array<[userId: number, role: string]> = [],
+): Promise<void> {
   await knex('jobs').insert({ id, company_id: companyId, title: `${id} title` });
   if (members.length) await knex('job_users').insert(members.map(([user_id, role]) => ({ job_id: id, user_id, role })));
 }

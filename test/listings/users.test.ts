@@ -1,5 +1,15 @@
 import assert from 'node:assert/strict';
-import { appHeaders, call, expectedUser, insertApp, insertCompany, insertJob, insertUsers, startListingApi, type ListingApi } from './support';
+import {
+  appHeaders,
+  call,
+  expectedUser,
+  insertApp,
+  insertCompany,
+  insertJob,
+  insertUsers,
+  startListingApi,
+  type ListingApi,
+} from './support';
 
 const APP = { appId: 'users-app', key: 'users-key-0123456789ab' };
 
@@ -17,9 +27,20 @@ describe('listings: the users of a company and of a job', () => {
     await insertUsers(knex, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
     // Inserted out of order: the listing must still be by id.
     await insertCompany(knex, 'acme', [
-      [9, 'manager'], [1, 'admin'], [4, 'member'], [2, 'owner'], [3, 'manager'], [5, 'admin'], [6, 'member'], [8, 'member'],
+      [9, 'manager'],
+      [1, 'admin'],
+      [4, 'member'],
+      [2, 'owner'],
+      [3, 'manager'],
+      [5, 'admin'],
+      [6, 'member'],
+      [8, 'member'],
     ]);
-    await insertCompany(knex, 'globex', [[10, 'admin'], [11, 'owner'], [1, 'member']]);
+    await insertCompany(knex, 'globex', [
+      [10, 'admin'],
+      [11, 'owner'],
+      [1, 'member'],
+    ]);
     await insertCompany(knex, 'empty');
     await insertJob(knex, 'acme-dev', 'acme', [
       [5, 'job_owner'], // also a company admin: shown as admin, once
@@ -41,15 +62,29 @@ describe('listings: the users of a company and of a job', () => {
       next: null,
       previous: null,
       results: [
-        expectedUser(1, 'admin'), expectedUser(2, 'owner'), expectedUser(3, 'manager'), expectedUser(4, 'member'),
-        expectedUser(5, 'admin'), expectedUser(6, 'member'), expectedUser(8, 'member'), expectedUser(9, 'manager'),
+        expectedUser(1, 'admin'),
+        expectedUser(2, 'owner'),
+        expectedUser(3, 'manager'),
+        expectedUser(4, 'member'),
+        expectedUser(5, 'admin'),
+        expectedUser(6, 'member'),
+        expectedUser(8, 'member'),
+        expectedUser(9, 'manager'),
       ],
     });
   });
 
   it('each user object has exactly the fields of spec 2.5, emails primary first', async () => {
     const [first, second] = (await get('/v1/companies/acme/users/')).results;
-    assert.deepEqual(Object.keys(first).sort(), ['email_primary', 'emails', 'first_name', 'id', 'is_agency_user', 'last_name', 'role']);
+    assert.deepEqual(Object.keys(first).sort(), [
+      'email_primary',
+      'emails',
+      'first_name',
+      'id',
+      'is_agency_user',
+      'last_name',
+      'role',
+    ]);
     assert.deepEqual(second.emails, ['user2@example.test', 'alt2@example.org']);
   });
 
@@ -63,21 +98,32 @@ describe('listings: the users of a company and of a job', () => {
       next: null,
       previous: null,
       results: [
-        expectedUser(1, 'admin'), expectedUser(2, 'owner'), expectedUser(5, 'admin'), expectedUser(6, 'collaborator'),
-        expectedUser(7, 'viewer'), expectedUser(8, 'job_interviewer'), expectedUser(9, 'viewer'), expectedUser(12, 'collaborator'),
+        expectedUser(1, 'admin'),
+        expectedUser(2, 'owner'),
+        expectedUser(5, 'admin'),
+        expectedUser(6, 'collaborator'),
+        expectedUser(7, 'viewer'),
+        expectedUser(8, 'job_interviewer'),
+        expectedUser(9, 'viewer'),
+        expectedUser(12, 'collaborator'),
       ],
     });
   });
 
   it('a job without explicit roles lists the company admins and owners only', async () => {
     assert.deepEqual(await get('/v1/jobs/acme-ops/users/'), {
-      count: 3, next: null, previous: null, results: [expectedUser(1, 'admin'), expectedUser(2, 'owner'), expectedUser(5, 'admin')],
+      count: 3,
+      next: null,
+      previous: null,
+      results: [expectedUser(1, 'admin'), expectedUser(2, 'owner'), expectedUser(5, 'admin')],
     });
   });
 
   it("another company's admins never leak into a job, and a plain member keeps the job role", async () => {
     assert.deepEqual((await get('/v1/jobs/globex-ops/users/')).results, [
-      expectedUser(1, 'job_owner'), expectedUser(10, 'admin'), expectedUser(11, 'owner'),
+      expectedUser(1, 'job_owner'),
+      expectedUser(10, 'admin'),
+      expectedUser(11, 'owner'),
     ]);
   });
 

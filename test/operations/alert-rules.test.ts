@@ -40,7 +40,11 @@ function promtool(...args: string[]): Promise<{ code: number; output: string }> 
   return new Promise((resolve, reject) => {
     execFile('promtool', args, { cwd: ROOT }, (error, stdout, stderr) => {
       if ((error as NodeJS.ErrnoException | null)?.code === 'ENOENT') {
-        reject(new Error("promtool not found: run scripts/install-test-servers.sh (it installs Debian's prometheus package)"));
+        reject(
+          new Error(
+            "promtool not found: run scripts/install-test-servers.sh (it installs Debian's prometheus package)",
+          ),
+        );
         return;
       }
       const code = error ? Number((error as { code?: number }).code ?? 1) : 0;
@@ -49,7 +53,8 @@ function promtool(...args: string[]): Promise<{ code: number; output: string }> 
   });
 }
 
-const rules = (): Rule[] => (parse(read(RULES)) as { groups: { rules: Rule[] }[] }).groups.flatMap((group) => group.rules);
+const rules = (): Rule[] =>
+  (parse(read(RULES)) as { groups: { rules: Rule[] }[] }).groups.flatMap((group) => group.rules);
 const cases = (file: TestFile): Case[] => file.tests.flatMap((test) => test.alert_rule_test);
 
 /** The test file in a temp folder, changed by `change`: rule_files made absolute, since promtool resolves them from the test file. */
@@ -109,8 +114,14 @@ describe('alert rules (deploy/prometheus)', () => {
     const all = cases(parse(read(TESTS)) as TestFile);
     for (const alert of alerts) {
       const mine = all.filter((c) => c.alertname === alert);
-      assert.ok(mine.some((c) => c.exp_alerts.length > 0), `${alert} fires in a case`);
-      assert.ok(mine.some((c) => c.exp_alerts.length === 0), `${alert} stays silent in a case`);
+      assert.ok(
+        mine.some((c) => c.exp_alerts.length > 0),
+        `${alert} fires in a case`,
+      );
+      assert.ok(
+        mine.some((c) => c.exp_alerts.length === 0),
+        `${alert} stays silent in a case`,
+      );
     }
     // A misspelt name would pass as "silent" whatever the rules do.
     for (const c of all) assert.ok(alerts.has(c.alertname), `${c.alertname} at ${c.eval_time} is an alert of ${RULES}`);
@@ -125,7 +136,11 @@ describe('alert rules (deploy/prometheus)', () => {
     for (const rule of rules()) {
       assert.match(rule.labels?.severity ?? '', /^(warning|critical)$/, rule.alert);
       assert.ok(rule.annotations?.summary && rule.annotations.description, rule.alert);
-      assert.match(rule.annotations?.runbook_url ?? '', /^docs\/(partner-protection\.md|access\.md#auth-failures|personal-data\.md#(retention|stuck-erasures)|operations\.md#per-entity-ordering)$/, rule.alert);
+      assert.match(
+        rule.annotations?.runbook_url ?? '',
+        /^docs\/(partner-protection\.md|access\.md#auth-failures|personal-data\.md#(retention|stuck-erasures)|operations\.md#per-entity-ordering)$/,
+        rule.alert,
+      );
       assert.match(docs, new RegExp(`^### ${rule.alert}$`, 'm'), `docs/alerts.md describes ${rule.alert}`);
     }
   });
@@ -138,10 +153,12 @@ describe('alert rules (deploy/prometheus)', () => {
     assert.ok(dashboard.templating.list.some((v) => v.name === 'DS_PROMETHEUS' && v.type === 'datasource'));
     for (const panel of dashboard.panels) assert.equal(panel.datasource.uid, '${DS_PROMETHEUS}', panel.title);
     // Each query as a recording rule: promtool check rules parses its expression.
-    const records = dashboard.panels.flatMap((panel) => panel.targets).map((target, i) => ({
-      record: `dashboard:query_${i}`,
-      expr: target.expr.replaceAll('$__rate_interval', '5m'),
-    }));
+    const records = dashboard.panels
+      .flatMap((panel) => panel.targets)
+      .map((target, i) => ({
+        record: `dashboard:query_${i}`,
+        expr: target.expr.replaceAll('$__rate_interval', '5m'),
+      }));
     const dir = await mkdtemp(path.join(os.tmpdir(), 'pis-alerts-'));
     try {
       const file = path.join(dir, 'dashboard-queries.yml');

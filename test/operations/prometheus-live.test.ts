@@ -39,12 +39,15 @@ describe('alert rules on a real Prometheus scraping a new deployment (api and wo
   let api: string;
   let partnerStatus = 204;
 
-  const processes = serviceProcesses(() => ({ work, databaseUrl: db.url, temporalPort: serverPort, partnerUrl: partner.url }), {
-    INTERNAL_API_TOKEN: INTERNAL_TOKEN,
-    PARTNER_TIMEOUT_MS: '3000',
-    PARTNER_BREAKER_FAILURES: '3',
-    PARTNER_PROBE_INTERVAL_MS: '5000',
-  });
+  const processes = serviceProcesses(
+    () => ({ work, databaseUrl: db.url, temporalPort: serverPort, partnerUrl: partner.url }),
+    {
+      INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+      PARTNER_TIMEOUT_MS: '3000',
+      PARTNER_BREAKER_FAILURES: '3',
+      PARTNER_PROBE_INTERVAL_MS: '5000',
+    },
+  );
 
   const internal = (route: string, body?: object) =>
     fetch(`${api}/internal/v1${route}`, {
@@ -57,7 +60,10 @@ describe('alert rules on a real Prometheus scraping a new deployment (api and wo
   async function send(count: number, prefix: string): Promise<string[]> {
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
-      const response = await internal('/webhooks', withOwnEntity({ ...companySignup, event_id: `${prefix}-${i}-${randomUUID()}` }));
+      const response = await internal(
+        '/webhooks',
+        withOwnEntity({ ...companySignup, event_id: `${prefix}-${i}-${randomUUID()}` }),
+      );
       const body = (await response.json()) as { webhook_id: string };
       assert.equal(response.status, 202, JSON.stringify(body));
       ids.push(body.webhook_id);
@@ -102,7 +108,11 @@ describe('alert rules on a real Prometheus scraping a new deployment (api and wo
     const ids = await send(3, 'healthy');
     await eventually(
       '3 delivered',
-      async () => Number((await db.knex('webhook_events').whereIn('id', ids).where({ status: 'delivered' }).count({ count: '*' }))[0].count) === 3,
+      async () =>
+        Number(
+          (await db.knex('webhook_events').whereIn('id', ids).where({ status: 'delivered' }).count({ count: '*' }))[0]
+            .count,
+        ) === 3,
       30_000,
     );
     // Before the worker's SDK reports its pollers, and before its first poll completes, NoWorkerPolling's
@@ -117,7 +127,10 @@ describe('alert rules on a real Prometheus scraping a new deployment (api and wo
       },
       60_000,
     );
-    assert.deepEqual([...startup.keys()].filter((key) => !/^NoWorkerPolling\/(absent|no_polls) pending$/.test(key)), []);
+    assert.deepEqual(
+      [...startup.keys()].filter((key) => !/^NoWorkerPolling\/(absent|no_polls) pending$/.test(key)),
+      [],
+    );
     const seen = new Map<string, PrometheusAlert>();
     const until = Date.now() + HEALTHY_SECONDS * 1000;
     while (Date.now() < until) {
@@ -128,17 +141,25 @@ describe('alert rules on a real Prometheus scraping a new deployment (api and wo
     // Not vacuous: every rule loaded and evaluated, over the series it reads, from both processes.
     const rules = await prometheus!.rules();
     assert.equal(rules.length, 13);
-    assert.deepEqual(rules.filter((rule) => rule.health !== 'ok'), []);
+    assert.deepEqual(
+      rules.filter((rule) => rule.health !== 'ok'),
+      [],
+    );
     const sample = async (expr: string) => (await prometheus!.query(expr)).map((s) => s.value);
     assert.deepEqual(await sample('max(partner_service_partner_state{state="active"})'), [1]);
     // OrderingKeyBlocked's series: read from PostgreSQL by the worker, 0 with nothing blocked.
     assert.deepEqual(await sample('max(partner_service_ordering_oldest_blocked_seconds)'), [0]);
-    assert.deepEqual(await sample('count(temporal_num_pollers{task_queue="partner-webhooks",poller_type="workflow_task"})'), [1]);
+    assert.deepEqual(
+      await sample('count(temporal_num_pollers{task_queue="partner-webhooks",poller_type="workflow_task"})'),
+      [1],
+    );
     // Exported at 0 from each process's start, by the API and the worker alike.
     assert.deepEqual(await sample('count(partner_service_webhooks_finished_total{status="failed"} == 0)'), [2]);
     assert.deepEqual(await sample('sum(partner_service_webhook_attempts_total{outcome="2xx"})'), [3]);
     assert.deepEqual(await sample('count by (job) (up == 1)'), [2]);
-    const polls = await prometheus!.query('{__name__=~"temporal_workflow_task_queue_poll_(empty|succeed)_total",task_queue="partner-webhooks"}');
+    const polls = await prometheus!.query(
+      '{__name__=~"temporal_workflow_task_queue_poll_(empty|succeed)_total",task_queue="partner-webhooks"}',
+    );
     console.log(
       `      start-up: ${JSON.stringify([...startup.keys()])}; then healthy for ${HEALTHY_SECONDS} s: ${JSON.stringify([...seen.keys()])}; ` +
         `workflow-task polls of partner-webhooks: ${JSON.stringify(polls.map((p) => [p.metric.__name__, p.value]))}`,
@@ -156,7 +177,9 @@ describe('alert rules on a real Prometheus scraping a new deployment (api and wo
       60_000,
     );
     // The trip's own time, written by the claim that tripped it.
-    const trippedAt = ((await db.knex('partner_gate').where({ task_queue: TASK_QUEUE }).first('tripped_at')) as { tripped_at: Date }).tripped_at.getTime();
+    const trippedAt = (
+      (await db.knex('partner_gate').where({ task_queue: TASK_QUEUE }).first('tripped_at')) as { tripped_at: Date }
+    ).tripped_at.getTime();
     let firing: PrometheusAlert[] = [];
     await eventually(
       'PartnerBreakerTripped firing',
@@ -167,8 +190,11 @@ describe('alert rules on a real Prometheus scraping a new deployment (api and wo
       120_000,
     );
     const seconds = (Date.now() - trippedAt) / 1000;
-    const active = (Date.parse(firing.find((a) => a.labels.alertname === 'PartnerBreakerTripped')!.activeAt) - trippedAt) / 1000;
-    console.log(`      PartnerBreakerTripped active ${active.toFixed(1)} s and seen firing ${seconds.toFixed(1)} s after the trip: ${JSON.stringify(firing)}`);
+    const active =
+      (Date.parse(firing.find((a) => a.labels.alertname === 'PartnerBreakerTripped')!.activeAt) - trippedAt) / 1000;
+    console.log(
+      `      PartnerBreakerTripped active ${active.toFixed(1)} s and seen firing ${seconds.toFixed(1)} s after the trip: ${JSON.stringify(firing)}`,
+    );
     assert.ok(seconds <= 120, `fired ${seconds} s after the trip`);
     assert.deepEqual(
       firing.map((a) => ({ labels: a.labels, value: a.value })),

@@ -9,7 +9,12 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import jobNew from '../fixtures/events/job-new.json';
 import { runCli } from '../support/cli';
 import { eventually } from '../support/eventually';
-import { serviceProcesses, startServiceFixtures, stopServiceFixtures, type StartedServiceFixtures } from '../support/service-processes';
+import {
+  serviceProcesses,
+  startServiceFixtures,
+  stopServiceFixtures,
+  type StartedServiceFixtures,
+} from '../support/service-processes';
 import { submitWebhook } from '../support/api';
 import { INTERNAL_TOKEN } from '../support/tokens';
 
@@ -27,7 +32,8 @@ describe('drill: the payload-key runbook with ordered entities (api, worker, dev
   let fixtures: StartedServiceFixtures;
   const taskQueue = `lane-drill-${randomUUID()}`;
   const env = { INTERNAL_API_TOKEN: INTERNAL_TOKEN, WEBHOOK_ORDERING: 'entity', PARTNER_BREAKER_FAILURES: '10000' };
-  const withKeys = (keys: string) => serviceProcesses(() => fixtures.setting(), { ...env, PAYLOAD_ENCRYPTION_KEYS: keys });
+  const withKeys = (keys: string) =>
+    serviceProcesses(() => fixtures.setting(), { ...env, PAYLOAD_ENCRYPTION_KEYS: keys });
   const onlyK1 = withKeys(setting(K1));
   const both = withKeys(setting(K2, K1));
   const onlyK2 = withKeys(setting(K2));
@@ -57,20 +63,34 @@ describe('drill: the payload-key runbook with ordered entities (api, worker, dev
   afterEach(async function () {
     if (this.currentTest?.state !== 'failed') return;
     for (const { name, output } of [onlyK1, both, onlyK2].flatMap((processes) => processes.outputs())) {
-      console.error(`--- ${name}\n${output.stdout.split('\n').slice(-40).join('\n')}\n${output.stderr.split('\n').slice(-20).join('\n')}`);
+      console.error(
+        `--- ${name}\n${output.stdout.split('\n').slice(-40).join('\n')}\n${output.stderr.split('\n').slice(-20).join('\n')}`,
+      );
     }
     if (b2) {
-      const rows = await fixtures.db.knex('webhook_attempts').where({ webhook_id: b2 }).select('attempt', 'started_at', 'http_status', 'error_class', 'recorded_at');
-      const webhook = await fixtures.db.knex('webhook_events').where({ id: b2 }).first('status', 'claimed_attempt', 'held_since');
+      const rows = await fixtures.db
+        .knex('webhook_attempts')
+        .where({ webhook_id: b2 })
+        .select('attempt', 'started_at', 'http_status', 'error_class', 'recorded_at');
+      const webhook = await fixtures.db
+        .knex('webhook_events')
+        .where({ id: b2 })
+        .first('status', 'claimed_attempt', 'held_since');
       console.error('B2', JSON.stringify({ webhook, rows }));
     }
   });
 
   const post = async (api: string, jobId: string, action: string) => {
-    const event = { ...structuredClone(jobNew), action, event_id: `drill-${randomUUID()}`, data: { ...structuredClone(jobNew.data), job: { ...jobNew.data.job, id: jobId } } };
+    const event = {
+      ...structuredClone(jobNew),
+      action,
+      event_id: `drill-${randomUUID()}`,
+      data: { ...structuredClone(jobNew.data), job: { ...jobNew.data.job, id: jobId } },
+    };
     return (await submitWebhook(api, INTERNAL_TOKEN, event)).webhook_id;
   };
-  const statusOf = async (webhookId: string) => (await fixtures.db.knex('webhook_events').where({ id: webhookId }).first('status'))?.status;
+  const statusOf = async (webhookId: string) =>
+    (await fixtures.db.knex('webhook_events').where({ id: webhookId }).first('status'))?.status;
   const delivered = (webhookId: string) =>
     eventually(`${webhookId} delivered`, async () => (await statusOf(webhookId)) === 'delivered', 90_000);
   /** The ordering headers of the partner's last POST of a webhook. */
@@ -79,11 +99,16 @@ describe('drill: the payload-key runbook with ordered entities (api, worker, dev
     return [last.headers['webhook-ordering-key'], last.headers['webhook-sequence']];
   };
   const keysStatus = async (keys: string): Promise<KeysStatus> => {
-    const result = await runCli(['keys', 'status'], { ...onlyK2.common(taskQueue), PAYLOAD_ENCRYPTION_KEYS: keys }, fixtures.work);
+    const result = await runCli(
+      ['keys', 'status'],
+      { ...onlyK2.common(taskQueue), PAYLOAD_ENCRYPTION_KEYS: keys },
+      fixtures.work,
+    );
     assert.equal(result.code, 0, result.stderr);
     return JSON.parse(result.stdout) as KeysStatus;
   };
-  const operate = (api: string, method: string, path: string) => fetch(`${api}/internal/v1${path}`, { method, headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } });
+  const operate = (api: string, method: string, path: string) =>
+    fetch(`${api}/internal/v1${path}`, { method, headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } });
   /**
    * An operator's retry-now, made once the webhook waits for its retry (refused while an attempt is being made). On
    * a slow machine the 10 s timer may make that attempt first: the webhook is then delivered and no retry is needed.
@@ -91,7 +116,9 @@ describe('drill: the payload-key runbook with ordered entities (api, worker, dev
   const retryNow = (api: string, webhookId: string) =>
     eventually(
       `${webhookId} retried now or delivered by its timer`,
-      async () => (await operate(api, 'POST', `/webhooks/${webhookId}/retry-now`)).status === 202 || (await statusOf(webhookId)) === 'delivered',
+      async () =>
+        (await operate(api, 'POST', `/webhooks/${webhookId}/retry-now`)).status === 202 ||
+        (await statusOf(webhookId)) === 'delivered',
       60_000,
     );
   const ordering = async (api: string) => {
@@ -99,9 +126,10 @@ describe('drill: the payload-key runbook with ordered entities (api, worker, dev
     type Key = { key: string | null; key_unreadable?: string; head: { webhook_id: string; sequence: number } };
     return { status: response.status, body: (await response.json()) as { keys: Key[] } };
   };
-  const laneKeys = (status: KeysStatus) => status.stored.filter((row) => row.kind === 'lane_key').map((row) => `${row.key_id} ${row.format} ${row.count}`);
+  const laneKeys = (status: KeysStatus) =>
+    status.stored.filter((row) => row.kind === 'lane_key').map((row) => `${row.key_id} ${row.format} ${row.count}`);
 
-  it('with k1: entity A\'s first webhook fails once, is retried and delivered; its lane rests under k1', async () => {
+  it("with k1: entity A's first webhook fails once, is retried and delivered; its lane rests under k1", async () => {
     const api = await onlyK1.startApi(taskQueue);
     await onlyK1.startWorker(taskQueue);
     const a1 = await post(api, entityA, 'new');
@@ -115,14 +143,17 @@ describe('drill: the payload-key runbook with ordered entities (api, worker, dev
     assert.deepEqual(laneKeys(await keysStatus(setting(K1))), ['k1 v3 1']);
   });
 
-  it('the runbook: k2 listed first, keys reseal moves A\'s lane key to k2; a process still on k1 then writes B\'s lane under k1', async () => {
+  it("the runbook: k2 listed first, keys reseal moves A's lane key to k2; a process still on k1 then writes B's lane under k1", async () => {
     const api = await both.startApi(taskQueue);
     await both.startWorker(taskQueue);
     const reseal = await runCli(['keys', 'reseal'], both.common(taskQueue), fixtures.work);
     assert.equal(reseal.code, 0, reseal.stderr);
     const resealed = JSON.parse(reseal.stdout) as { key_id: string; lane_keys: number; unreadable: number };
     assert.deepEqual([resealed.key_id, resealed.lane_keys, resealed.unreadable], ['k2', 1, 0]);
-    assert.match(reseal.stderr, /keys reseal: batch \d+: \d+ bodies, \d+ response excerpts and 1 ordering lane keys resealed, 0 unreadable/);
+    assert.match(
+      reseal.stderr,
+      /keys reseal: batch \d+: \d+ bodies, \d+ response excerpts and 1 ordering lane keys resealed, 0 unreadable/,
+    );
     // An API process not yet restarted with the new list accepts B's first webhook: its lane is sealed under k1.
     const straggler = await onlyK1.startApi(taskQueue);
     const b1 = await post(straggler, entityB, 'new');
@@ -138,9 +169,12 @@ describe('drill: the payload-key runbook with ordered entities (api, worker, dev
     await Promise.all([both.terminateAll(), onlyK1.terminateAll()]);
   });
 
-  it('k1 removed: status and the worker\'s start name B\'s lane key under k1, GET /internal/v1/ordering answers 200, and every webhook is delivered in sequence', async () => {
+  it("k1 removed: status and the worker's start name B's lane key under k1, GET /internal/v1/ordering answers 200, and every webhook is delivered in sequence", async () => {
     const before = await keysStatus(setting(K2));
-    assert.ok(before.under_unlisted_keys.includes('1 ordering lane key under k1'), JSON.stringify(before.under_unlisted_keys));
+    assert.ok(
+      before.under_unlisted_keys.includes('1 ordering lane key under k1'),
+      JSON.stringify(before.under_unlisted_keys),
+    );
     const api = await onlyK2.startApi(taskQueue);
     // B's head waits with its lane's key unreadable: the operator's view answers, the key null and why. No worker
     // runs yet, so no attempt can rebuild the key before this look.
@@ -148,13 +182,23 @@ describe('drill: the payload-key runbook with ordered entities (api, worker, dev
     assert.equal(waiting.status, 200);
     const keyB = waiting.body.keys.find((k) => k.head.webhook_id === b2)!;
     assert.deepEqual([keyB.key, keyB.head.sequence], [null, 2]);
-    assert.match(keyB.key_unreadable!, /^an ordering lane key is sealed with key id "k1", which PAYLOAD_ENCRYPTION_KEYS no longer lists/);
+    assert.match(
+      keyB.key_unreadable!,
+      /^an ordering lane key is sealed with key id "k1", which PAYLOAD_ENCRYPTION_KEYS no longer lists/,
+    );
 
     failing.delete(b2);
     const worker = await onlyK2.startWorker(taskQueue);
-    await eventually('the start-up report', async () => worker.output.stdout.includes('ordering lane keys rest under key ids'), 30_000);
+    await eventually(
+      'the start-up report',
+      async () => worker.output.stdout.includes('ordering lane keys rest under key ids'),
+      30_000,
+    );
     const line = worker.output.stdout.split('\n').find((l) => l.includes('ordering lane keys rest under key ids'))!;
-    assert.match(line, /no longer lists \(1 ordering lane key under k1\): the next webhook of each such key rebuilds its lane's key and is delivered/);
+    assert.match(
+      line,
+      /no longer lists \(1 ordering lane key under k1\): the next webhook of each such key rebuilds its lane's key and is delivered/,
+    );
     await retryNow(api, b2);
     await delivered(b2);
     assert.deepEqual(sentWith(b2), [`job:${entityB}`, '2']);
@@ -167,7 +211,10 @@ describe('drill: the payload-key runbook with ordered entities (api, worker, dev
 
     const after = await keysStatus(setting(K2));
     assert.deepEqual(laneKeys(after), ['k2 v3 2'], 'no lane key under k1');
-    assert.ok(!after.under_unlisted_keys.some((named) => named.includes('lane key')), JSON.stringify(after.under_unlisted_keys));
+    assert.ok(
+      !after.under_unlisted_keys.some((named) => named.includes('lane key')),
+      JSON.stringify(after.under_unlisted_keys),
+    );
     assert.deepEqual(await ordering(api), { status: 200, body: { keys: [] } });
   });
 });

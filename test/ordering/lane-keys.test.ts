@@ -38,7 +38,12 @@ describe('ordering lane keys at rest: counted, resealed, and rebuilt when no lis
 
   before(async () => {
     stack = await startWebhookStack({
-      env: { INTERNAL_API_TOKEN: INTERNAL_TOKEN, WEBHOOK_ORDERING: 'entity', PAYLOAD_ENCRYPTION_KEYS: setting(K1), PARTNER_BREAKER_FAILURES: '10000' },
+      env: {
+        INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+        WEBHOOK_ORDERING: 'entity',
+        PAYLOAD_ENCRYPTION_KEYS: setting(K1),
+        PARTNER_BREAKER_FAILURES: '10000',
+      },
       compressTimers: true,
       partnerHandler: (req, res) => res.writeHead(answerFor(String(req.headers['webhook-id']))).end(),
     });
@@ -46,19 +51,38 @@ describe('ordering lane keys at rest: counted, resealed, and rebuilt when no lis
 
   after(() => stack?.close());
 
-  const call = (method: string, path: string, body?: unknown) => internalCall(`${stack.api.url}/internal/v1${path}`, INTERNAL_TOKEN, method, body);
-  const jobEvent = (jobId: string, action = 'update') => ({ ...structuredClone(jobNew), action, event_id: `lane-${randomUUID()}`, data: { ...structuredClone(jobNew.data), job: { ...jobNew.data.job, id: jobId } } });
-  const digestOf = async (key: string) => laneDigest((await indexKeysOf(stack.db.knex, dataAtRest(stack.config))).writeWith, key);
+  const call = (method: string, path: string, body?: unknown) =>
+    internalCall(`${stack.api.url}/internal/v1${path}`, INTERNAL_TOKEN, method, body);
+  const jobEvent = (jobId: string, action = 'update') => ({
+    ...structuredClone(jobNew),
+    action,
+    event_id: `lane-${randomUUID()}`,
+    data: { ...structuredClone(jobNew.data), job: { ...jobNew.data.job, id: jobId } },
+  });
+  const digestOf = async (key: string) =>
+    laneDigest((await indexKeysOf(stack.db.knex, dataAtRest(stack.config))).writeWith, key);
   const laneOf = async (key: string): Promise<LaneRow> =>
-    (await stack.db.knex.raw('SELECT id::text, key_digest, key_text, key_sealed, key_key_id FROM ordering_lanes WHERE key_digest = ?', [await digestOf(key)])).rows[0];
+    (
+      await stack.db.knex.raw(
+        'SELECT id::text, key_digest, key_text, key_sealed, key_key_id FROM ordering_lanes WHERE key_digest = ?',
+        [await digestOf(key)],
+      )
+    ).rows[0];
   /** Leaves a lane's key sealed under k0, which the service does not list: a rotation whose reseal never reached it. */
   const sealUnderK0 = async (key: string) => {
     const digest = await digestOf(key);
     const sealed = sealText(UNDER_K0, key, laneKeyBinding(digest));
-    await stack.db.knex.raw('UPDATE ordering_lanes SET key_text = NULL, key_sealed = ?, key_key_id = ? WHERE key_digest = ?', [sealed.sealed, sealed.keyId, digest]);
+    await stack.db.knex.raw(
+      'UPDATE ordering_lanes SET key_text = NULL, key_sealed = ?, key_key_id = ? WHERE key_digest = ?',
+      [sealed.sealed, sealed.keyId, digest],
+    );
   };
   const delivered = (webhookId: string) =>
-    eventually(`${webhookId} delivered`, async () => (await stack.db.knex('webhook_events').where({ id: webhookId }).first()).status === 'delivered', 60_000);
+    eventually(
+      `${webhookId} delivered`,
+      async () => (await stack.db.knex('webhook_events').where({ id: webhookId }).first()).status === 'delivered',
+      60_000,
+    );
   const requestsOf = (webhookId: string) => stack.partner.requests.filter((r) => r.headers['webhook-id'] === webhookId);
 
   describe('keys status, keys reseal and the start-up report', () => {
@@ -75,7 +99,10 @@ describe('ordering lane keys at rest: counted, resealed, and rebuilt when no lis
         await delivered(String(accepted.body.webhook_id));
       }
       await sealUnderK0(lostKey);
-      await stack.db.knex.raw('INSERT INTO ordering_lanes (key_digest, key_text, last_seq) VALUES (?, ?, 0)', [await digestOf(clearKey), clearKey]);
+      await stack.db.knex.raw('INSERT INTO ordering_lanes (key_digest, key_text, last_seq) VALUES (?, ?, 0)', [
+        await digestOf(clearKey),
+        clearKey,
+      ]);
     });
 
     it('keys status counts lane keys by key and format, names those under unlisted keys, and counts them to reseal', async () => {
@@ -92,9 +119,11 @@ describe('ordering lane keys at rest: counted, resealed, and rebuilt when no lis
     it('the worker start-up report names the lane keys under unlisted keys and counts those in clear', async () => {
       const { logger, entries } = capturingLogger();
       await reportDataAtRest(stack.db.knex, loadConfig({ PAYLOAD_ENCRYPTION_KEYS: setting(K2, K1) }), logger);
-      const lines = entries().filter((entry) => entry.msg.includes('ordering lane key')).map((entry) => entry.msg);
+      const lines = entries()
+        .filter((entry) => entry.msg.includes('ordering lane key'))
+        .map((entry) => entry.msg);
       assert.deepEqual(lines, [
-        'ordering lane keys rest under key ids PAYLOAD_ENCRYPTION_KEYS no longer lists (1 ordering lane key under k0): the next webhook of each such key rebuilds its lane\'s key and is delivered; list the key again and run partner-service keys reseal to reseal them at once',
+        "ordering lane keys rest under key ids PAYLOAD_ENCRYPTION_KEYS no longer lists (1 ordering lane key under k0): the next webhook of each such key rebuilds its lane's key and is delivered; list the key again and run partner-service keys reseal to reseal them at once",
         '1 ordering lane keys are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: partner-service keys reseal seals them',
       ]);
     });
@@ -107,12 +136,26 @@ describe('ordering lane keys at rest: counted, resealed, and rebuilt when no lis
       for (const key of [...sealedKeys, clearKey]) {
         const lane = await laneOf(key);
         assert.deepEqual([lane.key_text, lane.key_key_id], [null, 'v3:k2'], key);
-        assert.equal(openText(onlyK2, { clear: null, sealed: lane.key_sealed, keyId: lane.key_key_id }, laneKeyBinding(lane.key_digest)), key);
+        assert.equal(
+          openText(
+            onlyK2,
+            { clear: null, sealed: lane.key_sealed, keyId: lane.key_key_id },
+            laneKeyBinding(lane.key_digest),
+          ),
+          key,
+        );
       }
       assert.equal((await laneOf(lostKey)).key_key_id, 'v3:k0');
       const status = await keysStatus(stack.db.knex, config);
-      assert.deepEqual(laneKeys(status.stored).map((row) => `${row.key_id} ${row.count}`), ['k0 1', 'k2 3']);
-      assert.deepEqual(status.to_reseal, { bodies: status.to_reseal.bodies, excerpts: status.to_reseal.excerpts, lane_keys: 1 });
+      assert.deepEqual(
+        laneKeys(status.stored).map((row) => `${row.key_id} ${row.count}`),
+        ['k0 1', 'k2 3'],
+      );
+      assert.deepEqual(status.to_reseal, {
+        bodies: status.to_reseal.bodies,
+        excerpts: status.to_reseal.excerpts,
+        lane_keys: 1,
+      });
     });
   });
 
@@ -128,7 +171,7 @@ describe('ordering lane keys at rest: counted, resealed, and rebuilt when no lis
       await sealUnderK0(key);
     });
 
-    it('its next webhook takes its turn: the key is rebuilt from the webhook\'s own, resealed under k1, and the webhook delivered in sequence', async () => {
+    it("its next webhook takes its turn: the key is rebuilt from the webhook's own, resealed under k1, and the webhook delivered in sequence", async () => {
       const second = await call('POST', '/webhooks', jobEvent(jobId));
       assert.equal(second.status, 202);
       const secondId = String(second.body.webhook_id);
@@ -137,7 +180,14 @@ describe('ordering lane keys at rest: counted, resealed, and rebuilt when no lis
       assert.deepEqual([sent.headers['webhook-ordering-key'], sent.headers['webhook-sequence']], [key, '2']);
       const lane = await laneOf(key);
       assert.equal(lane.key_key_id, 'v3:k1');
-      assert.equal(openText(atRestOf(K1), { clear: null, sealed: lane.key_sealed, keyId: lane.key_key_id }, laneKeyBinding(lane.key_digest)), key);
+      assert.equal(
+        openText(
+          atRestOf(K1),
+          { clear: null, sealed: lane.key_sealed, keyId: lane.key_key_id },
+          laneKeyBinding(lane.key_digest),
+        ),
+        key,
+      );
     });
 
     it('a redelivery of an original of that lane is accepted (202) and sent without the ordering headers', async () => {
@@ -148,7 +198,10 @@ describe('ordering lane keys at rest: counted, resealed, and rebuilt when no lis
       const sent = requestsOf(firstId);
       assert.equal(sent.length, 2, 'the original and its redelivery');
       assert.deepEqual([sent[0].headers['webhook-ordering-key'], sent[0].headers['webhook-sequence']], [key, '1']);
-      assert.deepEqual([sent[1].headers['webhook-ordering-key'], sent[1].headers['webhook-sequence']], [undefined, undefined]);
+      assert.deepEqual(
+        [sent[1].headers['webhook-ordering-key'], sent[1].headers['webhook-sequence']],
+        [undefined, undefined],
+      );
     });
 
     it('GET /internal/v1/ordering answers 200: the key null, and why, naming lane keys', async () => {
@@ -159,11 +212,16 @@ describe('ordering lane keys at rest: counted, resealed, and rebuilt when no lis
       await sealUnderK0(key);
       const status = await call('GET', '/ordering');
       assert.equal(status.status, 200);
-      const mine = (status.body.keys as Array<Record<string, unknown>>).find((k) => (k.head as { webhook_id: string }).webhook_id === thirdId)!;
-      assert.deepEqual([mine.key, mine.key_unreadable], [
-        null,
-        'an ordering lane key is sealed with key id "k0", which PAYLOAD_ENCRYPTION_KEYS no longer lists: list that key again to read it; the next webhook of the key rebuilds it',
-      ]);
+      const mine = (status.body.keys as Array<Record<string, unknown>>).find(
+        (k) => (k.head as { webhook_id: string }).webhook_id === thirdId,
+      )!;
+      assert.deepEqual(
+        [mine.key, mine.key_unreadable],
+        [
+          null,
+          'an ordering lane key is sealed with key id "k0", which PAYLOAD_ENCRYPTION_KEYS no longer lists: list that key again to read it; the next webhook of the key rebuilds it',
+        ],
+      );
       await stack.client.workflow.getHandle(String(third.body.workflow_id)).cancel();
       answerFor = () => 204;
     });

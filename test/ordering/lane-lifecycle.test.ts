@@ -34,7 +34,8 @@ describe('ordering lanes: purge, erasure and index key rotation', function () {
   /** One DataAtRest per SUBJECT_INDEX_KEYS setting, payload-keyed: lane keys rest sealed. */
   const under = (...keys: Array<typeof i1>): DataAtRest => {
     const setting = keys.map((key) => key.text).join(' ');
-    if (!atRest.has(setting)) atRest.set(setting, dataAtRest(loadConfig({ SUBJECT_INDEX_KEYS: setting, PAYLOAD_ENCRYPTION_KEYS: PAYLOAD })));
+    if (!atRest.has(setting))
+      atRest.set(setting, dataAtRest(loadConfig({ SUBJECT_INDEX_KEYS: setting, PAYLOAD_ENCRYPTION_KEYS: PAYLOAD })));
     return atRest.get(setting)!;
   };
 
@@ -53,7 +54,13 @@ describe('ordering lanes: purge, erasure and index key rotation', function () {
   };
   const webhookOf = (event: ReturnType<typeof eventFor>) => {
     const prepared = prepareWebhook(event, undefined, 'entity');
-    return { ...prepared, event: prepared.input.event, orderingKey: prepared.input.orderingKey, runId: null, isTest: false };
+    return {
+      ...prepared,
+      event: prepared.input.event,
+      orderingKey: prepared.input.orderingKey,
+      runId: null,
+      isTest: false,
+    };
   };
   /** Ingests an ordered webhook of the candidate (its key `candidate:<id>`) under `keys`; its webhook id. */
   const ingest = async (keys: DataAtRest, event: ReturnType<typeof eventFor>, knex = db.knex): Promise<string> => {
@@ -72,15 +79,29 @@ describe('ordering lanes: purge, erasure and index key rotation', function () {
   const erase = async (kind: SubjectKind, value: string) => {
     const id = randomUUID();
     const keys = [i1, i2].map((key) => subjectKey(key.key, kind, value)!);
-    await insertErasure(db.knex, { id, subjectKind: kind, subjectKeys: keys, keyIds: ['i1', 'i2'], companyId: null, requestedBy: 'test' });
+    await insertErasure(db.knex, {
+      id,
+      subjectKind: kind,
+      subjectKeys: keys,
+      keyIds: ['i1', 'i2'],
+      companyId: null,
+      requestedBy: 'test',
+    });
     return eraseSubjectWebhooks(db.knex, id);
   };
   const laneOf = async (webhookId: string) =>
-    (await db.knex.raw(
-      `SELECT l.* FROM ordering_lanes l JOIN ordering_places p ON p.lane_id = l.id WHERE p.webhook_id = ?`,
-      [webhookId],
-    )).rows[0] as {
-      id: string; key_digest: Buffer | null; key_sealed: Buffer | null; key_text: string | null; last_seq: string; index_key_id: string | null;
+    (
+      await db.knex.raw(
+        `SELECT l.* FROM ordering_lanes l JOIN ordering_places p ON p.lane_id = l.id WHERE p.webhook_id = ?`,
+        [webhookId],
+      )
+    ).rows[0] as {
+      id: string;
+      key_digest: Buffer | null;
+      key_sealed: Buffer | null;
+      key_text: string | null;
+      last_seq: string;
+      index_key_id: string | null;
     };
   /** What could name the candidate in a lane: the key, its digest under each index key, the subject's keys, and any sealed form seen. */
   const tracesOf = (candidateId: string, sealed: Buffer[]): string[] => {
@@ -89,7 +110,10 @@ describe('ordering lanes: purge, erasure and index key rotation', function () {
       key,
       candidateId,
       ...[i1, i2].map((k) => laneDigest(k, key).toString('hex')),
-      ...[i1, i2].flatMap((k) => [subjectKey(k.key, 'candidate_id', candidateId)!, subjectKey(k.key, 'email', `${candidateId}@example.org`)!]),
+      ...[i1, i2].flatMap((k) => [
+        subjectKey(k.key, 'candidate_id', candidateId)!,
+        subjectKey(k.key, 'email', `${candidateId}@example.org`)!,
+      ]),
       ...sealed.map((form) => form.toString('hex')),
     ];
   };
@@ -99,7 +123,9 @@ describe('ordering lanes: purge, erasure and index key rotation', function () {
       SELECT 'ordering_lanes ' || row_to_json(t)::text AS row FROM ordering_lanes t
       UNION ALL SELECT 'ordering_places ' || row_to_json(t)::text FROM ordering_places t
       UNION ALL SELECT 'ordering_lane_subjects ' || row_to_json(t)::text FROM ordering_lane_subjects t`);
-    return (rows as Array<{ row: string }>).map(({ row }) => row).filter((row) => needles.some((needle) => row.includes(needle)));
+    return (rows as Array<{ row: string }>)
+      .map(({ row }) => row)
+      .filter((row) => needles.some((needle) => row.includes(needle)));
   };
   const sealedOf = async (webhookId: string) => {
     const lane = await laneOf(webhookId);
@@ -117,9 +143,16 @@ describe('ordering lanes: purge, erasure and index key rotation', function () {
     await deliver(keptOld, 100);
     await deliver(keptNew, 1);
     assert.equal(await deleteDueRows(db.knex, new Date(Date.now() - 90 * 86_400_000)), 2);
-    assert.deepEqual(await db.knex('ordering_lanes').whereIn('id', [goneLane.id, keptLane.id]).pluck('id'), [keptLane.id]);
-    assert.equal(Number((await db.knex('ordering_lane_subjects').where({ lane_id: goneLane.id }).count({ n: '*' }))[0].n), 0);
-    assert.ok(Number((await db.knex('ordering_lane_subjects').where({ lane_id: keptLane.id }).count({ n: '*' }))[0].n) > 0);
+    assert.deepEqual(await db.knex('ordering_lanes').whereIn('id', [goneLane.id, keptLane.id]).pluck('id'), [
+      keptLane.id,
+    ]);
+    assert.equal(
+      Number((await db.knex('ordering_lane_subjects').where({ lane_id: goneLane.id }).count({ n: '*' }))[0].n),
+      0,
+    );
+    assert.ok(
+      Number((await db.knex('ordering_lane_subjects').where({ lane_id: keptLane.id }).count({ n: '*' }))[0].n) > 0,
+    );
     assert.deepEqual(await rowsHolding([`candidate:${gone}`, laneDigest(i1, `candidate:${gone}`).toString('hex')]), []);
   });
 
@@ -140,13 +173,21 @@ describe('ordering lanes: purge, erasure and index key rotation', function () {
     const first = await ingest(under(i1), eventFor(candidate));
     const sealed = [await sealedOf(first)];
     await deliver(first);
-    assert.deepEqual(await erase('candidate_id', candidate), { webhooksFound: 1, deliveriesCancelled: 0, bodiesRemoved: 1 });
+    assert.deepEqual(await erase('candidate_id', candidate), {
+      webhooksFound: 1,
+      deliveriesCancelled: 0,
+      bodiesRemoved: 1,
+    });
     assert.deepEqual(await rowsHolding(tracesOf(candidate, sealed)), []);
     // The key's next webhook opens a lane of its own (the first lost its digest), which the next erasure clears.
     const second = await ingest(under(i1), eventFor(candidate));
     assert.notEqual((await laneOf(second)).id, (await laneOf(first)).id);
     sealed.push(await sealedOf(second));
-    assert.deepEqual(await erase('candidate_id', candidate), { webhooksFound: 1, deliveriesCancelled: 1, bodiesRemoved: 1 });
+    assert.deepEqual(await erase('candidate_id', candidate), {
+      webhooksFound: 1,
+      deliveriesCancelled: 1,
+      bodiesRemoved: 1,
+    });
     assert.deepEqual(await rowsHolding(tracesOf(candidate, sealed)), []);
   });
 
@@ -158,13 +199,34 @@ describe('ordering lanes: purge, erasure and index key rotation', function () {
     await db.knex('webhook_events').where({ id: head }).update({ claimed_attempt: 1 });
     const id = randomUUID();
     const keys = [i1, i2].map((key) => subjectKey(key.key, 'candidate_id', candidate)!);
-    await insertErasure(db.knex, { id, subjectKind: 'candidate_id', subjectKeys: keys, keyIds: ['i1', 'i2'], companyId: null, requestedBy: 'test' });
+    await insertErasure(db.knex, {
+      id,
+      subjectKind: 'candidate_id',
+      subjectKeys: keys,
+      keyIds: ['i1', 'i2'],
+      companyId: null,
+      requestedBy: 'test',
+    });
     assert.equal((await eraseSubjectWebhooks(db.knex, id)).webhooksFound, 1);
     const boundMs = 60_000;
-    assert.deepEqual(await forgetErasureLanes(db.knex, id, boundMs), { next: [], held: 1 }, 'the attempt may still be sending');
+    assert.deepEqual(
+      await forgetErasureLanes(db.knex, id, boundMs),
+      { next: [], held: 1 },
+      'the attempt may still be sending',
+    );
     assert.notDeepEqual(await rowsHolding(tracesOf(candidate, sealed)), [], 'the lane keeps its key meanwhile');
     // The attempt is recorded: the place settles as a gap, and the lane forgets the subject.
-    await db.knex('webhook_attempts').insert({ webhook_id: head, attempt: 1, scheduled_at: new Date(), started_at: new Date(), duration_ms: 5, http_status: 503, succeeded: false });
+    await db
+      .knex('webhook_attempts')
+      .insert({
+        webhook_id: head,
+        attempt: 1,
+        scheduled_at: new Date(),
+        started_at: new Date(),
+        duration_ms: 5,
+        http_status: 503,
+        succeeded: false,
+      });
     assert.deepEqual(await forgetErasureLanes(db.knex, id, boundMs), { next: [], held: 0 });
     assert.deepEqual(await rowsHolding(tracesOf(candidate, sealed)), []);
     // A worker lost mid-POST records nothing: the place settles once the bound after the erasure is over.
@@ -174,7 +236,14 @@ describe('ordering lanes: purge, erasure and index key rotation', function () {
     await db.knex('webhook_events').where({ id: lostHead }).update({ claimed_attempt: 1 });
     const second = randomUUID();
     const lostKeys = [i1, i2].map((key) => subjectKey(key.key, 'candidate_id', lost)!);
-    await insertErasure(db.knex, { id: second, subjectKind: 'candidate_id', subjectKeys: lostKeys, keyIds: ['i1', 'i2'], companyId: null, requestedBy: 'test' });
+    await insertErasure(db.knex, {
+      id: second,
+      subjectKind: 'candidate_id',
+      subjectKeys: lostKeys,
+      keyIds: ['i1', 'i2'],
+      companyId: null,
+      requestedBy: 'test',
+    });
     await eraseSubjectWebhooks(db.knex, second);
     assert.equal((await forgetErasureLanes(db.knex, second, boundMs)).held, 1);
     assert.deepEqual(await forgetErasureLanes(db.knex, second, 0), { next: [], held: 0 });
@@ -197,7 +266,11 @@ describe('ordering lanes: purge, erasure and index key rotation', function () {
     await deliver(byEmail);
     assert.equal((await erase('email', `${candidate}@example.org`)).webhooksFound, 1);
     const lane = await laneOf(other);
-    assert.equal(lane.key_digest?.toString('hex'), laneDigest(i1, `candidate:${candidate}`).toString('hex'), 'kept: a webhook of the key waits');
+    assert.equal(
+      lane.key_digest?.toString('hex'),
+      laneDigest(i1, `candidate:${candidate}`).toString('hex'),
+      'kept: a webhook of the key waits',
+    );
     assert.equal((await placeOf(db.knex, under(i1), other))?.key, `candidate:${candidate}`);
     assert.notDeepEqual(await rowsHolding(tracesOf(candidate, sealed)), [], 'the traces are found while they rest');
     assert.equal((await erase('candidate_id', candidate)).webhooksFound, 1);
@@ -211,7 +284,11 @@ describe('ordering lanes: purge, erasure and index key rotation', function () {
     await deliver(later, 1);
     assert.equal(await deleteDueRows(db.knex, new Date(Date.now() - 90 * 86_400_000)), 1);
     assert.ok((await laneOf(later)).key_digest, 'the lane stays: a place is left');
-    assert.deepEqual(await erase('email', `${candidate}@example.org`), { webhooksFound: 0, deliveriesCancelled: 0, bodiesRemoved: 0 });
+    assert.deepEqual(await erase('email', `${candidate}@example.org`), {
+      webhooksFound: 0,
+      deliveriesCancelled: 0,
+      bodiesRemoved: 0,
+    });
     assert.deepEqual(await rowsHolding(tracesOf(candidate, sealed)), []);
   });
 
@@ -224,13 +301,17 @@ describe('ordering lanes: purge, erasure and index key rotation', function () {
     const arrived = await ingest(under(i1), eventFor(candidate, `new-${randomUUID()}@example.net`), trx);
     const erasing = erase('candidate_id', candidate);
     try {
-      await eventually('the erasure waiting for the lane lock', async () => {
-        const { rows } = await db.knex.raw(
-          `SELECT count(*)::int AS n FROM pg_stat_activity
+      await eventually(
+        'the erasure waiting for the lane lock',
+        async () => {
+          const { rows } = await db.knex.raw(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
             WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%'`,
-        );
-        return rows[0].n === 1;
-      }, 10_000);
+          );
+          return rows[0].n === 1;
+        },
+        10_000,
+      );
     } finally {
       await trx.commit();
     }
@@ -250,7 +331,9 @@ describe('ordering lanes: purge, erasure and index key rotation', function () {
     const lane = await laneOf(head);
     assert.equal((await laneOf(next)).id, lane.id);
     assert.equal(Number((await laneOf(next)).last_seq), 2);
-    const nextEvent = (await db.knex('webhook_events').where({ id: next }).first('event_id', 'workflow_id')) as { event_id: string };
+    const nextEvent = (await db.knex('webhook_events').where({ id: next }).first('event_id', 'workflow_id')) as {
+      event_id: string;
+    };
     const again = { ...webhookOf(eventFor(candidate)), webhookId: next, eventId: nextEvent.event_id };
     const turn = await takeTurn(db.knex, under(i2, i1), again, key);
     assert.deepEqual(turn, { kind: 'queued', sequence: 2, behind: { webhookId: head, sequence: 1 } });
@@ -260,7 +343,10 @@ describe('ordering lanes: purge, erasure and index key rotation', function () {
     assert.equal(summary.lanes_unreadable, 0);
     assert.ok(summary.lanes_reindexed >= 1);
     const moved = await laneOf(head);
-    assert.deepEqual([moved.key_digest?.toString('hex'), moved.index_key_id], [laneDigest(i2, key).toString('hex'), 'i2']);
+    assert.deepEqual(
+      [moved.key_digest?.toString('hex'), moved.index_key_id],
+      [laneDigest(i2, key).toString('hex'), 'i2'],
+    );
     assert.equal((await placeOf(db.knex, under(i2, i1), next))?.key, key, 'the sealed key opens under its new digest');
     const subjectKeys = await db.knex('ordering_lane_subjects').where({ lane_id: lane.id }).pluck('key_id');
     assert.deepEqual([...new Set(subjectKeys)], ['i2']);
@@ -277,7 +363,11 @@ describe('ordering lanes: purge, erasure and index key rotation', function () {
   it('two lanes of one key under two index keys: placements and skip/retry take the older, reindex leaves the other', async () => {
     const key = `candidate:twin-${randomUUID()}`;
     // Made by placements that looked under the newest key alone: one under i1, then one under i2.
-    const lane = (indexKey: typeof i1) => ({ key_digest: laneDigest(indexKey, key), key_text: key, index_key_id: indexKey.id });
+    const lane = (indexKey: typeof i1) => ({
+      key_digest: laneDigest(indexKey, key),
+      key_text: key,
+      index_key_id: indexKey.id,
+    });
     const [older] = await db.knex('ordering_lanes').insert(lane(i1)).returning('id');
     const [younger] = await db.knex('ordering_lanes').insert(lane(i2)).returning('id');
     const event = () => ({ ...eventFor(`twin-${randomUUID()}`), ordering_key: key });
@@ -287,9 +377,16 @@ describe('ordering lanes: purge, erasure and index key rotation', function () {
     assert.equal((await headOfKey(db.knex, under(i2, i1), key))?.head?.webhookId, first);
     const summary = await reindexSubjects(db.knex, under(i2, i1));
     assert.ok(summary.lanes_left.i1 >= 1);
-    const digests = await db.knex('ordering_lanes').whereIn('id', [older.id, younger.id]).orderBy('id').pluck('key_digest');
+    const digests = await db
+      .knex('ordering_lanes')
+      .whereIn('id', [older.id, younger.id])
+      .orderBy('id')
+      .pluck('key_digest');
     const expected = [i1, i2].map((indexKey) => laneDigest(indexKey, key).toString('hex'));
-    assert.deepEqual(digests.map((d: Buffer) => d.toString('hex')), expected);
+    assert.deepEqual(
+      digests.map((d: Buffer) => d.toString('hex')),
+      expected,
+    );
     assert.equal(Number((await db.knex('ordering_places').where({ lane_id: younger.id }).count({ n: '*' }))[0].n), 0);
   });
 });

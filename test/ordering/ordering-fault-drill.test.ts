@@ -67,7 +67,15 @@ describe('per-entity ordering under faults: 200 keys x 20 webhooks, 2 APIs, 2 wo
       if (first && Math.random() < FIRST_TRY_FAILURES) failedFirst.add(webhookId);
       const status = first && failedFirst.has(webhookId) ? 503 : 204;
       const key = String(req.headers['webhook-ordering-key']);
-      const post: Post = { webhookId, key, sequence: Number(req.headers['webhook-sequence']), status, startedMs: performance.now(), endedMs: NaN, abandoned: false };
+      const post: Post = {
+        webhookId,
+        key,
+        sequence: Number(req.headers['webhook-sequence']),
+        status,
+        startedMs: performance.now(),
+        endedMs: NaN,
+        abandoned: false,
+      };
       posts.push(post);
       open.add(post);
       res.once('close', () => {
@@ -90,14 +98,17 @@ describe('per-entity ordering under faults: 200 keys x 20 webhooks, 2 APIs, 2 wo
   });
 
   // The partner protection must not hold deliveries: a fifth of first tries fail, and 200 keys go at once.
-  const processes = serviceProcesses(() => ({ work, databaseUrl: db.url, temporalPort: serverPort, partnerUrl: partner.url }), {
-    INTERNAL_API_TOKEN: INTERNAL_TOKEN,
-    WEBHOOK_ORDERING: 'entity',
-    PARTNER_MAX_CONCURRENCY: '50',
-    PARTNER_MAX_PER_SECOND: '100000',
-    PARTNER_BREAKER_FAILURES: '10000',
-    PARTNER_TIMEOUT_MS: '5000',
-  });
+  const processes = serviceProcesses(
+    () => ({ work, databaseUrl: db.url, temporalPort: serverPort, partnerUrl: partner.url }),
+    {
+      INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+      WEBHOOK_ORDERING: 'entity',
+      PARTNER_MAX_CONCURRENCY: '50',
+      PARTNER_MAX_PER_SECOND: '100000',
+      PARTNER_BREAKER_FAILURES: '10000',
+      PARTNER_TIMEOUT_MS: '5000',
+    },
+  );
   const { startWorker, startApi, kill } = processes;
 
   const jobEvent = (jobId: string, i: number) => ({
@@ -137,7 +148,10 @@ describe('per-entity ordering under faults: 200 keys x 20 webhooks, 2 APIs, 2 wo
           }
         }
       }),
-    ).then(() => performance.now() - began, (error: unknown) => error as Error);
+    ).then(
+      () => performance.now() - began,
+      (error: unknown) => error as Error,
+    );
 
     const delivered = () => new Set(posts.filter((p) => p.status === 204).map((p) => p.webhookId)).size;
     await eventually('30% delivered', async () => delivered() >= 0.3 * TOTAL, 300_000);
@@ -151,7 +165,9 @@ describe('per-entity ordering under faults: 200 keys x 20 webhooks, 2 APIs, 2 wo
     const deliveredAtKill = delivered();
     await kill(workerA.child);
     await new Promise((r) => setTimeout(r, 200));
-    const { rows: unrecorded } = (await db.knex.raw(`SELECT e.id FROM webhook_events e WHERE e.claimed_attempt > (SELECT count(*) FROM webhook_attempts a WHERE a.webhook_id = e.id)`)) as {
+    const { rows: unrecorded } = (await db.knex.raw(
+      `SELECT e.id FROM webhook_events e WHERE e.claimed_attempt > (SELECT count(*) FROM webhook_attempts a WHERE a.webhook_id = e.id)`,
+    )) as {
       rows: Array<{ id: string }>;
     };
     for (const { id } of unrecorded) atKill.add(id);
@@ -163,13 +179,23 @@ describe('per-entity ordering under faults: 200 keys x 20 webhooks, 2 APIs, 2 wo
     if (ingestMs instanceof Error) throw ingestMs;
     const ids = [...accepted.values()].flat();
     assert.equal(new Set(ids).size, TOTAL);
-    await eventually('every webhook delivered at the partner', async () => delivered() === TOTAL, 300_000).catch(async (error: Error) => {
-      throw new Error(`${error.message}; open heads: ${JSON.stringify(await openHeads())}`);
-    });
-    await eventually('every row delivered', async () => {
-      const [{ count }] = await db.knex('webhook_events').whereIn('id', ids).where({ status: 'delivered' }).count({ count: '*' });
-      return Number(count) === TOTAL;
-    }, 60_000);
+    await eventually('every webhook delivered at the partner', async () => delivered() === TOTAL, 300_000).catch(
+      async (error: Error) => {
+        throw new Error(`${error.message}; open heads: ${JSON.stringify(await openHeads())}`);
+      },
+    );
+    await eventually(
+      'every row delivered',
+      async () => {
+        const [{ count }] = await db
+          .knex('webhook_events')
+          .whereIn('id', ids)
+          .where({ status: 'delivered' })
+          .count({ count: '*' });
+        return Number(count) === TOTAL;
+      },
+      60_000,
+    );
     const drainedMs = performance.now() - began;
     let completedMs: number;
     const connection = await Connection.connect({ address: server.address });
@@ -183,19 +209,40 @@ describe('per-entity ordering under faults: 200 keys x 20 webhooks, 2 APIs, 2 wo
     }
 
     const known = new Set(ids);
-    assert.deepEqual(posts.filter((p) => !known.has(p.webhookId)), [], 'no POST of an unknown webhook');
+    assert.deepEqual(
+      posts.filter((p) => !known.has(p.webhookId)),
+      [],
+      'no POST of an unknown webhook',
+    );
     const postsOf = groupBy(posts, (p) => p.webhookId);
     const repeated = [...postsOf].filter(([, of]) => of.filter((p) => p.status === 204).length > 1).map(([id]) => id);
-    assert.deepEqual(repeated.filter((id) => !atKill.has(id)), [], 'a 2XX repeated that the kill did not leave unrecorded');
+    assert.deepEqual(
+      repeated.filter((id) => !atKill.has(id)),
+      [],
+      'a 2XX repeated that the kill did not leave unrecorded',
+    );
     for (const [key, keyIds] of accepted) {
       const ofKey = posts.filter((p) => p.key === key).sort((a, b) => a.startedMs - b.startedMs);
       // Each webhook's first 2XX, in arrival order: the order accepted, numbered 1..20.
-      const firsts = ofKey.filter((p, i) => p.status === 204 && !ofKey.slice(0, i).some((q) => q.webhookId === p.webhookId && q.status === 204));
-      assert.deepEqual(firsts.map((p) => p.webhookId), keyIds, `${key}: delivered in the order accepted`);
-      assert.deepEqual(firsts.map((p) => p.sequence), keyIds.map((_, i) => i + 1), `${key}: sequence 1 to ${PER_KEY}`);
+      const firsts = ofKey.filter(
+        (p, i) => p.status === 204 && !ofKey.slice(0, i).some((q) => q.webhookId === p.webhookId && q.status === 204),
+      );
+      assert.deepEqual(
+        firsts.map((p) => p.webhookId),
+        keyIds,
+        `${key}: delivered in the order accepted`,
+      );
+      assert.deepEqual(
+        firsts.map((p) => p.sequence),
+        keyIds.map((_, i) => i + 1),
+        `${key}: sequence 1 to ${PER_KEY}`,
+      );
       // Webhook n+1 is POSTed only once n is done, and a key has one POST open at a time.
       for (let i = 1; i < ofKey.length; i++) {
-        assert.ok(ofKey[i].sequence >= ofKey[i - 1].sequence, `${key}: sequence ${ofKey[i].sequence} POSTed after ${ofKey[i - 1].sequence}`);
+        assert.ok(
+          ofKey[i].sequence >= ofKey[i - 1].sequence,
+          `${key}: sequence ${ofKey[i].sequence} POSTed after ${ofKey[i - 1].sequence}`,
+        );
         assert.ok(ofKey[i].startedMs >= ofKey[i - 1].endedMs, `${key}: two POSTs open at once`);
       }
     }
@@ -204,7 +251,11 @@ describe('per-entity ordering under faults: 200 keys x 20 webhooks, 2 APIs, 2 wo
     // PostgreSQL recorded what the partner answered; each POST the kill cut off is an attempt recorded lost (a
     // timeout), and the webhook was delivered by a later attempt. Away from the kill, exactly the scripted answers.
     const attempts = groupBy(
-      (await db.knex('webhook_attempts').whereIn('webhook_id', ids).orderBy(['webhook_id', 'attempt']).select('webhook_id', 'attempt', 'http_status', 'error_class')) as Array<{
+      (await db
+        .knex('webhook_attempts')
+        .whereIn('webhook_id', ids)
+        .orderBy(['webhook_id', 'attempt'])
+        .select('webhook_id', 'attempt', 'http_status', 'error_class')) as Array<{
         webhook_id: string;
         attempt: number;
         http_status: number | null;
@@ -216,7 +267,12 @@ describe('per-entity ordering under faults: 200 keys x 20 webhooks, 2 APIs, 2 wo
     assert.ok(abandoned.length > 0, 'the kill cut off no POST');
     for (const post of abandoned) {
       const n = postsOf.get(post.webhookId)!.indexOf(post);
-      assert.deepEqual(attempts.get(post.webhookId)![n], { webhook_id: post.webhookId, attempt: n + 1, http_status: null, error_class: 'timeout' });
+      assert.deepEqual(attempts.get(post.webhookId)![n], {
+        webhook_id: post.webhookId,
+        attempt: n + 1,
+        http_status: null,
+        error_class: 'timeout',
+      });
     }
     for (const id of ids) {
       const answers = postsOf.get(id)!.map((p) => p.status);
@@ -224,13 +280,18 @@ describe('per-entity ordering under faults: 200 keys x 20 webhooks, 2 APIs, 2 wo
       assert.equal(recorded.at(-1)!.http_status, 204, id);
       if (atKill.has(id)) continue;
       assert.deepEqual(answers, failedFirst.has(id) ? [503, 204] : [204], id);
-      assert.deepEqual(recorded.map((a) => [a.attempt, a.http_status]), answers.map((status, i) => [i + 1, status]), id);
+      assert.deepEqual(
+        recorded.map((a) => [a.attempt, a.http_status]),
+        answers.map((status, i) => [i + 1, status]),
+        id,
+      );
     }
 
     const [lanes] = (
-      await db.knex.raw(`SELECT count(*)::int AS lanes, min(last_seq)::int AS min_seq, max(last_seq)::int AS max_seq, sum(gaps)::int AS gaps FROM ordering_lanes WHERE key_text = ANY(?)`, [
-        [...accepted.keys()],
-      ])
+      await db.knex.raw(
+        `SELECT count(*)::int AS lanes, min(last_seq)::int AS min_seq, max(last_seq)::int AS max_seq, sum(gaps)::int AS gaps FROM ordering_lanes WHERE key_text = ANY(?)`,
+        [[...accepted.keys()]],
+      )
     ).rows;
     assert.deepEqual(lanes, { lanes: KEYS, min_seq: PER_KEY, max_seq: PER_KEY, gaps: 0 });
     const [places] = (

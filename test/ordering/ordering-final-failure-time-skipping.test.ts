@@ -37,7 +37,8 @@ const HOUR_MS = 3_600_000;
 /** "Right after" and "without delay" on the workflow clock: it runs at wall speed while time does not skip. */
 const PROMPT_MS = 3000;
 
-const timeOf = (event: HistoryEvent): number => Number(event.eventTime?.seconds ?? 0) * 1000 + (event.eventTime?.nanos ?? 0) / 1e6;
+const timeOf = (event: HistoryEvent): number =>
+  Number(event.eventTime?.seconds ?? 0) * 1000 + (event.eventTime?.nanos ?? 0) / 1e6;
 const eventOf = (history: History, type: temporal.api.enums.v1.EventType): HistoryEvent => {
   const found = (history.events ?? []).filter((e) => e.eventType === type);
   assert.equal(found.length, 1, `one ${EventType[type]} event`);
@@ -60,7 +61,9 @@ for (const onFailure of ['skip', 'block'] as const) {
     before(async () => {
       env = await createTimeSkippingEnvironment();
       db = await createTestDatabase();
-      partner = await startPartnerServer((req, res) => res.writeHead(failing.has(String(req.headers['webhook-id'])) ? 503 : 204).end());
+      partner = await startPartnerServer((req, res) =>
+        res.writeHead(failing.has(String(req.headers['webhook-id'])) ? 503 : 204).end(),
+      );
       config = loadConfig({
         TEMPORAL_ADDRESS: env.address,
         TEMPORAL_TASK_QUEUE: `ordering-ts-${randomUUID()}`,
@@ -86,10 +89,21 @@ for (const onFailure of ['skip', 'block'] as const) {
     });
 
     const jobEvent = (jobId: string, action: 'new' | 'update') =>
-      ({ ...structuredClone(jobNew), action, event_id: `ordering-ts-${randomUUID()}`, data: { ...structuredClone(jobNew.data), job: { ...jobNew.data.job, id: jobId } } }) as WebhookEventInput;
-    const start = (event: WebhookEventInput) => startWebhook(env.client, event, { taskQueue: config.TEMPORAL_TASK_QUEUE, sendTimeoutMs: 1000, ordering: 'entity' });
+      ({
+        ...structuredClone(jobNew),
+        action,
+        event_id: `ordering-ts-${randomUUID()}`,
+        data: { ...structuredClone(jobNew.data), job: { ...jobNew.data.job, id: jobId } },
+      }) as WebhookEventInput;
+    const start = (event: WebhookEventInput) =>
+      startWebhook(env.client, event, {
+        taskQueue: config.TEMPORAL_TASK_QUEUE,
+        sendTimeoutMs: 1000,
+        ordering: 'entity',
+      });
     const postsOf = (webhookId: string) => partner.requests.filter((r) => r.headers['webhook-id'] === webhookId);
-    const stateOf = async (webhook: StartedWebhook) => (await env.client.workflow.getHandle(webhook.workflowId).query(webhookStatusQuery)).state;
+    const stateOf = async (webhook: StartedWebhook) =>
+      (await env.client.workflow.getHandle(webhook.workflowId).query(webhookStatusQuery)).state;
     const historyOf = (webhook: StartedWebhook) => env.client.workflow.getHandle(webhook.workflowId).fetchHistory();
     const gapsCounted = async () => (await orderingGaps.get()).values[0]?.value ?? 0;
 
@@ -108,11 +122,16 @@ for (const onFailure of ['skip', 'block'] as const) {
       // second is started once the first has settled, so their order is the order of their starts.
       await env.sleep(50_000);
       const jobB = `j-${randomUUID()}`;
-      const settled = (webhook: StartedWebhook) => async () => (await db.knex('ordering_places').where({ webhook_id: webhook.webhookId }).whereNotNull('settled_at').first()) !== undefined;
+      const settled = (webhook: StartedWebhook) => async () =>
+        (await db
+          .knex('ordering_places')
+          .where({ webhook_id: webhook.webhookId })
+          .whereNotNull('settled_at')
+          .first()) !== undefined;
       const others = [await start(jobEvent(jobB, 'new'))];
-      await eventually('key B\'s first settled', settled(others[0]));
+      await eventually("key B's first settled", settled(others[0]));
       others.push(await start(jobEvent(jobB, 'update')));
-      await eventually('key B\'s second settled', settled(others[1]));
+      await eventually("key B's second settled", settled(others[1]));
 
       const secondHandle = env.client.workflow.getHandle(second.workflowId);
       let decidedAt: number | undefined;
@@ -129,24 +148,42 @@ for (const onFailure of ['skip', 'block'] as const) {
         assert.equal(postsOf(second.webhookId).length, 0, 'nothing behind the blocked head was sent');
         assert.equal(await gapsCounted(), gapsBefore, 'no gap before the decision');
         const key = `job:${jobA}`;
-        assert.deepEqual(await decideBlockedKey(db.knex, dataAtRest(config), gateway, OPERATOR, { key }, 'skip'), { key, webhook_id: head.webhookId, decision: 'skip' });
+        assert.deepEqual(await decideBlockedKey(db.knex, dataAtRest(config), gateway, OPERATOR, { key }, 'skip'), {
+          key,
+          webhook_id: head.webhookId,
+          decision: 'skip',
+        });
         assert.equal(((await secondHandle.result()) as DeliverySummary).status, 'delivered');
         decidedAt = timeOf(eventOf(await historyOf(head), EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED));
       }
       const headSummary: DeliverySummary = await env.client.workflow.getHandle(head.workflowId).result();
       assert.equal(headSummary.status, 'failed');
-      assert.deepEqual(headSummary.attempts.map((a) => a.httpStatus), [503, 503, 503, 503]);
+      assert.deepEqual(
+        headSummary.attempts.map((a) => a.httpStatus),
+        [503, 503, 503, 503],
+      );
 
       // The partner saw key A's head four times, then the second once; key B's two in order.
       const seen = (webhookId: string) => postsOf(webhookId).map((r) => Number(r.headers['webhook-sequence']));
       assert.deepEqual([seen(head.webhookId), seen(second.webhookId)], [[1, 1, 1, 1], [2]]);
-      assert.deepEqual(others.map((w) => seen(w.webhookId)), [[1], [2]]);
+      assert.deepEqual(
+        others.map((w) => seen(w.webhookId)),
+        [[1], [2]],
+      );
 
       // One gap: the head's place, its lane's count and the metric.
-      const [place] = (await db.knex.raw('SELECT p.gap, l.gaps, w.status FROM ordering_places p JOIN ordering_lanes l ON l.id = p.lane_id JOIN webhook_events w ON w.id = p.webhook_id WHERE p.webhook_id = ?', [head.webhookId])).rows;
+      const [place] = (
+        await db.knex.raw(
+          'SELECT p.gap, l.gaps, w.status FROM ordering_places p JOIN ordering_lanes l ON l.id = p.lane_id JOIN webhook_events w ON w.id = p.webhook_id WHERE p.webhook_id = ?',
+          [head.webhookId],
+        )
+      ).rows;
       assert.deepEqual(place, { gap: true, gaps: 1, status: 'failed' });
       assert.equal(await gapsCounted(), gapsBefore + 1);
-      const rest = await db.knex.raw('SELECT p.gap, w.status FROM ordering_places p JOIN webhook_events w ON w.id = p.webhook_id WHERE p.webhook_id = ANY(?::uuid[])', [[second, ...others].map((w) => w.webhookId)]);
+      const rest = await db.knex.raw(
+        'SELECT p.gap, w.status FROM ordering_places p JOIN webhook_events w ON w.id = p.webhook_id WHERE p.webhook_id = ANY(?::uuid[])',
+        [[second, ...others].map((w) => w.webhookId)],
+      );
       assert.deepEqual(rest.rows, Array(3).fill({ gap: false, status: 'delivered' }));
 
       // Workflow times. The head's four attempts span the schedule.
@@ -169,11 +206,20 @@ for (const onFailure of ['skip', 'block'] as const) {
       assert.ok(order(second.webhookId) > order(head.webhookId));
       let afterDecision: number | undefined;
       if (decidedAt === undefined) {
-        assert.ok(Math.abs(afterLast) <= PROMPT_MS, `the second POSTed ${afterLast} ms after the head's fourth attempt`);
+        assert.ok(
+          Math.abs(afterLast) <= PROMPT_MS,
+          `the second POSTed ${afterLast} ms after the head's fourth attempt`,
+        );
       } else {
         afterDecision = post.startedAt - decidedAt;
-        assert.ok(afterLast >= HOUR_MS, `the second POSTed ${afterLast} ms after the head's fourth attempt: not before the decision`);
-        assert.ok(afterDecision >= 0 && afterDecision <= PROMPT_MS, `the second POSTed ${afterDecision} ms after the skip`);
+        assert.ok(
+          afterLast >= HOUR_MS,
+          `the second POSTed ${afterLast} ms after the head's fourth attempt: not before the decision`,
+        );
+        assert.ok(
+          afterDecision >= 0 && afterDecision <= PROMPT_MS,
+          `the second POSTed ${afterDecision} ms after the skip`,
+        );
       }
 
       // Key B: started while the head was between attempts, each delivered within moments of its start.
@@ -184,10 +230,16 @@ for (const onFailure of ['skip', 'block'] as const) {
         const sends = sendsOf(history);
         assert.equal(sends.length, 1, 'never queued');
         const [delivered] = sends;
-        assert.ok(startedAt > headSends[1].endedAt && delivered.endedAt < headSends[2].startedAt, 'key B went between the head\'s second and third attempts');
+        assert.ok(
+          startedAt > headSends[1].endedAt && delivered.endedAt < headSends[2].startedAt,
+          "key B went between the head's second and third attempts",
+        );
         othersDelay.push(delivered.endedAt - startedAt);
       }
-      assert.ok(othersDelay.every((d) => d >= 0 && d <= PROMPT_MS), `key B delivered ${othersDelay.join(' and ')} ms after their starts`);
+      assert.ok(
+        othersDelay.every((d) => d >= 0 && d <= PROMPT_MS),
+        `key B delivered ${othersDelay.join(' and ')} ms after their starts`,
+      );
       console.log(
         `      ${onFailure}: head's attempts span ${(headSpanMs / 1000).toFixed(1)} s; the second's POST started ${afterLast} ms after the record of its fourth` +
           `${afterDecision === undefined ? '' : ` (${afterDecision} ms after the skip)`}; key B delivered ${othersDelay.join(' and ')} ms after their starts`,

@@ -33,29 +33,49 @@ describe('ordering skip and retry never audit the ordering key', function () {
       headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({ key }),
     });
-    return { status: response.status, body: (await response.json()) };
+    return { status: response.status, body: await response.json() };
   };
   const cli = (decision: 'skip' | 'retry', key: string) =>
-    runCli(['ordering', decision, key], { PATH: process.env.PATH, DATABASE_URL: test.db.url, TEMPORAL_ADDRESS: '127.0.0.1:43001' });
+    runCli(['ordering', decision, key], {
+      PATH: process.env.PATH,
+      DATABASE_URL: test.db.url,
+      TEMPORAL_ADDRESS: '127.0.0.1:43001',
+    });
   /** The audit rows whose text, every column of them cast to text, holds `needle` (any case). */
   const rowsHolding = async (needle: string) =>
-    (await test.db.knex.raw(`SELECT a::text AS row FROM audit_events a WHERE strpos(lower(a::text), lower(?)) > 0`, [needle])).rows as Array<{ row: string }>;
+    (
+      await test.db.knex.raw(`SELECT a::text AS row FROM audit_events a WHERE strpos(lower(a::text), lower(?)) > 0`, [
+        needle,
+      ])
+    ).rows as Array<{ row: string }>;
   const trail = async () =>
-    (await test.db.knex('audit_events').orderBy('seq').select('action', 'phase', 'target', 'parameters', 'outcome', 'error')) as Array<Record<string, unknown>>;
+    (await test.db
+      .knex('audit_events')
+      .orderBy('seq')
+      .select('action', 'phase', 'target', 'parameters', 'outcome', 'error')) as Array<Record<string, unknown>>;
 
   it('audits the refusal of an unknown key without the key, by the API and the CLI', async () => {
     assert.deepEqual(await operate('skip', KEY), { status: 404, body: { detail: 'Not found.' } });
     assert.deepEqual(await operate('retry', KEY), { status: 404, body: { detail: 'Not found.' } });
     const skipped = await cli('skip', KEY);
-    assert.deepEqual([skipped.code, skipped.stderr.trim()], [1, 'No lane for this ordering key: none of its webhooks is recorded, or its key was erased.']);
+    assert.deepEqual(
+      [skipped.code, skipped.stderr.trim()],
+      [1, 'No lane for this ordering key: none of its webhooks is recorded, or its key was erased.'],
+    );
     assert.equal((await cli('retry', KEY)).code, 1);
 
-    const refused = 'UnknownOrderingKeyError: No lane for this ordering key: none of its webhooks is recorded, or its key was erased.';
+    const refused =
+      'UnknownOrderingKeyError: No lane for this ordering key: none of its webhooks is recorded, or its key was erased.';
     const expected = (action: string) => [
       { action, phase: 'intent', target: null, parameters: {}, outcome: null, error: null },
       { action, phase: 'outcome', target: null, parameters: {}, outcome: 'failed', error: refused },
     ];
-    assert.deepEqual(await trail(), [...expected('ordering.skip'), ...expected('ordering.retry'), ...expected('ordering.skip'), ...expected('ordering.retry')]);
+    assert.deepEqual(await trail(), [
+      ...expected('ordering.skip'),
+      ...expected('ordering.retry'),
+      ...expected('ordering.skip'),
+      ...expected('ordering.retry'),
+    ]);
     assert.deepEqual(await rowsHolding('c-77'), []);
   });
 
@@ -63,8 +83,20 @@ describe('ordering skip and retry never audit the ordering key', function () {
     await resetAuditTrail(test.db.knex);
     const webhook = prepareWebhook({ ...candidateNew, event_id: `candidate-new-${randomUUID()}` });
     assert.equal(webhook.input.orderingKey, KEY);
-    assert.equal((await claimEvent(test.db.knex, IN_CLEAR, { ...webhook, event: webhook.input.event, runId: null, isTest: false, orderingKey: KEY })).kind, 'start');
-    const [lane] = (await test.db.knex.raw(`SELECT encode(key_digest, 'hex') AS digest, key_text FROM ordering_lanes`)).rows as Array<{ digest: string; key_text: string }>;
+    assert.equal(
+      (
+        await claimEvent(test.db.knex, IN_CLEAR, {
+          ...webhook,
+          event: webhook.input.event,
+          runId: null,
+          isTest: false,
+          orderingKey: KEY,
+        })
+      ).kind,
+      'start',
+    );
+    const [lane] = (await test.db.knex.raw(`SELECT encode(key_digest, 'hex') AS digest, key_text FROM ordering_lanes`))
+      .rows as Array<{ digest: string; key_text: string }>;
     assert.equal(lane.key_text, KEY, 'the lane exists, keyed to the candidate');
 
     // A skip asks Temporal whether a head that is not blocked ended without settling: unreachable here, a 503.
@@ -72,7 +104,10 @@ describe('ordering skip and retry never audit the ordering key', function () {
     assert.equal(skipped.status, 503);
     assert.equal((skipped.body as { reason: string }).reason, 'temporal_unreachable');
     const retried = await cli('retry', KEY);
-    assert.deepEqual([retried.code, retried.stderr.trim()], [1, `The key is not blocked: its head, webhook ${webhook.webhookId}, has not failed finally.`]);
+    assert.deepEqual(
+      [retried.code, retried.stderr.trim()],
+      [1, `The key is not blocked: its head, webhook ${webhook.webhookId}, has not failed finally.`],
+    );
 
     const rows = await trail();
     assert.deepEqual(
@@ -84,6 +119,7 @@ describe('ordering skip and retry never audit the ordering key', function () {
         ['ordering.retry', 'outcome', webhook.webhookId, 'failed'],
       ],
     );
-    for (const trace of ['c-77', lane.digest, Buffer.from(lane.digest, 'hex').toString('base64')]) assert.deepEqual(await rowsHolding(trace), [], trace);
+    for (const trace of ['c-77', lane.digest, Buffer.from(lane.digest, 'hex').toString('base64')])
+      assert.deepEqual(await rowsHolding(trace), [], trace);
   });
 });

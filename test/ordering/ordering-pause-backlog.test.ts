@@ -28,16 +28,29 @@ describe('a pause with an ordered backlog of 2,000 webhooks over 50 keys (WEBHOO
 
   before(async () => {
     stack = await startWebhookStack({
-      env: { INTERNAL_API_TOKEN: INTERNAL_TOKEN, WEBHOOK_ORDERING: 'entity', PARTNER_MAX_PER_SECOND: String(CAP), PARTNER_MAX_CONCURRENCY: '100', PARTNER_BREAKER_FAILURES: '10000' },
+      env: {
+        INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+        WEBHOOK_ORDERING: 'entity',
+        PARTNER_MAX_PER_SECOND: String(CAP),
+        PARTNER_MAX_CONCURRENCY: '100',
+        PARTNER_BREAKER_FAILURES: '10000',
+      },
       partnerHandler: (req, res) => {
-        arrivals.push({ key: String(req.headers['webhook-ordering-key']), sequence: Number(req.headers['webhook-sequence']), atMs: performance.now() });
+        arrivals.push({
+          key: String(req.headers['webhook-ordering-key']),
+          sequence: Number(req.headers['webhook-sequence']),
+          atMs: performance.now(),
+        });
         res.writeHead(204).end();
       },
     });
     // The recovery loop every worker runs beside its workers, counting the wakes it sends.
     const { config, db, gateway } = stack;
     const counting = { release: (workflowId: string) => ((wakes += 1), gateway.release(workflowId)) };
-    recovery = runPartnerRecovery({ config, knex: db.knex, logger: createLogger('silent'), gateway: counting, probe: () => probePartner(config) }, stopRecovery.signal);
+    recovery = runPartnerRecovery(
+      { config, knex: db.knex, logger: createLogger('silent'), gateway: counting, probe: () => probePartner(config) },
+      stopRecovery.signal,
+    );
   });
 
   after(async () => {
@@ -46,7 +59,8 @@ describe('a pause with an ordered backlog of 2,000 webhooks over 50 keys (WEBHOO
     await stack?.close();
   });
 
-  const call = (method: string, path: string, body?: unknown) => internalCall(`${stack.api.url}${path}`, INTERNAL_TOKEN, method, body);
+  const call = (method: string, path: string, body?: unknown) =>
+    internalCall(`${stack.api.url}${path}`, INTERNAL_TOKEN, method, body);
 
   it('holds only the heads, wakes about one per key on resume, and drains within the cap, each key in order', async () => {
     assert.equal((await call('POST', '/internal/v1/partner/pause', { reason: 'ordering backlog test' })).status, 200);
@@ -55,12 +69,21 @@ describe('a pause with an ordered backlog of 2,000 webhooks over 50 keys (WEBHOO
     // Each key's webhooks in order; the keys at once, 32 callers in all.
     await inParallel(KEYS, 32, async (k) => {
       for (let i = 0; i < PER_KEY; i++) {
-        const event = { ...structuredClone(jobNew), action: 'update', event_id: `backlog-${run}-${k}-${i}`, data: { ...structuredClone(jobNew.data), job: { ...jobNew.data.job, id: keys[k] } } };
+        const event = {
+          ...structuredClone(jobNew),
+          action: 'update',
+          event_id: `backlog-${run}-${k}-${i}`,
+          data: { ...structuredClone(jobNew.data), job: { ...jobNew.data.job, id: keys[k] } },
+        };
         const accepted = await call('POST', '/internal/v1/webhooks', event);
         assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
       }
     });
-    await eventually('every head held', async () => (await call('GET', '/internal/v1/partner')).body.held === KEYS, 60_000);
+    await eventually(
+      'every head held',
+      async () => (await call('GET', '/internal/v1/partner')).body.held === KEYS,
+      60_000,
+    );
     const partner = await call('GET', '/internal/v1/partner');
     assert.equal(partner.body.held, KEYS, 'only the 50 heads are held: the rest are queued behind them');
     assert.equal(arrivals.length, 0);
@@ -70,12 +93,18 @@ describe('a pause with an ordered backlog of 2,000 webhooks over 50 keys (WEBHOO
     await eventually('the backlog delivered', async () => arrivals.length >= KEYS * PER_KEY, 240_000);
     const seconds = (arrivals.at(-1)!.atMs - resumedAt) / 1000;
     const rate = arrivals.length / seconds;
-    console.log(`      ${arrivals.length} delivered in ${seconds.toFixed(1)} s after the resume: ${rate.toFixed(1)}/s at a cap of ${CAP}/s; ${wakes} wakes by the recovery`);
+    console.log(
+      `      ${arrivals.length} delivered in ${seconds.toFixed(1)} s after the resume: ${rate.toFixed(1)}/s at a cap of ${CAP}/s; ${wakes} wakes by the recovery`,
+    );
     assert.ok(wakes <= KEYS + 5, `${wakes} wakes for ${KEYS} keys`);
     // The drain rate is a speed figure, reported, not asserted: beside CI's other lanes it moves with the load.
     assert.ok(rate <= CAP * 1.1, `${rate.toFixed(1)}/s is over the cap of ${CAP}/s`);
     for (const key of keys) {
-      assert.deepEqual(arrivals.filter((a) => a.key === `job:${key}`).map((a) => a.sequence), Array.from({ length: PER_KEY }, (_, i) => i + 1), key);
+      assert.deepEqual(
+        arrivals.filter((a) => a.key === `job:${key}`).map((a) => a.sequence),
+        Array.from({ length: PER_KEY }, (_, i) => i + 1),
+        key,
+      );
     }
   });
 });

@@ -28,7 +28,10 @@ async function seedStalledKeys(knex: Knex, from: number, count: number): Promise
        FROM generate_series(?::int, ?::int) i, unnest(ARRAY['head', 'queued']) k`,
     range,
   );
-  await knex.raw(`INSERT INTO ordering_lanes (key_digest, last_seq) SELECT decode(md5('lane:' || i), 'hex'), 2 FROM generate_series(?::int, ?::int) i`, range);
+  await knex.raw(
+    `INSERT INTO ordering_lanes (key_digest, last_seq) SELECT decode(md5('lane:' || i), 'hex'), 2 FROM generate_series(?::int, ?::int) i`,
+    range,
+  );
   await knex.raw(
     `INSERT INTO ordering_places (webhook_id, lane_id, seq, waiting_since)
      SELECT md5(k || ':' || i)::uuid, l.id, CASE k WHEN 'head' THEN 1 ELSE 2 END,
@@ -83,10 +86,21 @@ describe('the ordering sweep walks a backlog of 2,000 stalled keys (PostgreSQL, 
         const started = performance.now();
         assert.deepEqual(await sweepOrdering(deps, 30_000, walk), { settled: 0, woken: 0 });
         passes.push({ describes: described.length, statements, ms: performance.now() - started });
-        if (pass === 1) assert.deepEqual([...described].sort(), heads(1, SWEEP_WALK_STEP).sort(), 'the first pass takes the 200 oldest waits');
+        if (pass === 1)
+          assert.deepEqual(
+            [...described].sort(),
+            heads(1, SWEEP_WALK_STEP).sort(),
+            'the first pass takes the 200 oldest waits',
+          );
         if (pass <= KEYS / SWEEP_WALK_STEP) seen.push(...described);
-        if (pass === KEYS / SWEEP_WALK_STEP + 1) assert.deepEqual([described, walk.cursor], [[], null], 'the walk reached the end and starts again');
-        if (pass === KEYS / SWEEP_WALK_STEP + 2) assert.deepEqual([...described].sort(), heads(1, SWEEP_WALK_STEP).sort(), 'the next round starts from the oldest');
+        if (pass === KEYS / SWEEP_WALK_STEP + 1)
+          assert.deepEqual([described, walk.cursor], [[], null], 'the walk reached the end and starts again');
+        if (pass === KEYS / SWEEP_WALK_STEP + 2)
+          assert.deepEqual(
+            [...described].sort(),
+            heads(1, SWEEP_WALK_STEP).sort(),
+            'the next round starts from the oldest',
+          );
       }
     } finally {
       db.knex.off('query', countStatement);
@@ -123,7 +137,9 @@ describe('the ordering sweep walks a backlog of 2,000 stalled keys (PostgreSQL, 
     const small = await timeWalk();
     await seedStalledKeys(db.knex, KEYS + 1, 20_000);
     const large = await timeWalk();
-    console.log(`      the walk statement (median of 10 steps of ${SWEEP_WALK_STEP}): ${small.toFixed(1)} ms at 2,000 keys, ${large.toFixed(1)} ms at 22,000`);
+    console.log(
+      `      the walk statement (median of 10 steps of ${SWEEP_WALK_STEP}): ${small.toFixed(1)} ms at 2,000 keys, ${large.toFixed(1)} ms at 22,000`,
+    );
     // Generous against a loaded machine: a walk that read the whole backlog would grow about elevenfold.
     assert.ok(large < small * 4 + 20, `${large.toFixed(1)} ms at 22,000 keys against ${small.toFixed(1)} ms at 2,000`);
   });

@@ -13,7 +13,15 @@ import { toEnvelope, type WebhookEventInput } from '../../events/envelope';
 import { insertWebhook } from '../../store/ingestion/webhook-ingestion';
 import { SEND_SLOT_HORIZON_MS, takeRecoveryLease } from '../../store/partner/partner-gate';
 import { webhookIds } from '../../application/ingestion/ids';
-import { freeSendSlots, RECOVERY_TICK_MS, recoveryTick, RELEASE_CATCH_UP_MS, RELEASE_SLOT_WINDOW_MS, releaseBatchSize, releasePace } from '../../application/partner/partner-recovery';
+import {
+  freeSendSlots,
+  RECOVERY_TICK_MS,
+  recoveryTick,
+  RELEASE_CATCH_UP_MS,
+  RELEASE_SLOT_WINDOW_MS,
+  releaseBatchSize,
+  releasePace,
+} from '../../application/partner/partner-recovery';
 import { partnerStatus, pausePartner, resumePartner, limitPartner } from '../../application/partner/partner-operator';
 import type { DeliverAttemptInput, DeliveredAttempt, HeldAttempt, WebhookRef } from '../../lib/delivery';
 import companySignup from '../fixtures/events/company-signup.json';
@@ -56,20 +64,40 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     const eventInput = { ...companySignup, event_id: `gate-${randomUUID()}` } as WebhookEventInput;
     const ids = webhookIds(eventInput);
     const event = toEnvelope(eventInput);
-    const webhook: WebhookRef = { webhookId: ids.webhookId, eventId: ids.eventId, workflowId: ids.workflowId, runId: 'run-1', isTest: false };
+    const webhook: WebhookRef = {
+      webhookId: ids.webhookId,
+      eventId: ids.eventId,
+      workflowId: ids.workflowId,
+      runId: 'run-1',
+      isTest: false,
+    };
     await insertWebhook(db.knex, IN_CLEAR, { ...webhook, event, runId: null });
-    return { webhookId: ids.webhookId, attempt, event, scheduledAt: new Date().toISOString(), finalOnFailure: attempt === 4, webhook, ...fields };
+    return {
+      webhookId: ids.webhookId,
+      attempt,
+      event,
+      scheduledAt: new Date().toISOString(),
+      finalOnFailure: attempt === 4,
+      webhook,
+      ...fields,
+    };
   }
 
   function activitiesFor(config: Config) {
     const captured = capturingLogger();
     const activities = createActivities({ config: () => config, knex: db.knex, logger: captured.logger });
-    const deliver = (input: DeliverAttemptInput) => env.run(activities.deliverAttempt as (input: DeliverAttemptInput) => Promise<DeliveredAttempt | HeldAttempt>, input);
+    const deliver = (input: DeliverAttemptInput) =>
+      env.run(
+        activities.deliverAttempt as (input: DeliverAttemptInput) => Promise<DeliveredAttempt | HeldAttempt>,
+        input,
+      );
     return { deliver, captured };
   }
 
-  const row = (webhookId: string) => db.knex('webhook_events').where({ id: webhookId }).first('claimed_attempt', 'held_since', 'status');
-  const postsOf = (webhookId: string) => partner.requests.filter((r) => r.method === 'POST' && r.headers['webhook-id'] === webhookId).length;
+  const row = (webhookId: string) =>
+    db.knex('webhook_events').where({ id: webhookId }).first('claimed_attempt', 'held_since', 'status');
+  const postsOf = (webhookId: string) =>
+    partner.requests.filter((r) => r.method === 'POST' && r.headers['webhook-id'] === webhookId).length;
 
   beforeEach(() => {
     partner.requests.length = 0;
@@ -86,7 +114,9 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     assert.ok(status.since instanceof Date);
     const input = await stored(2);
     const held = await deliver(input);
-    assert.deepEqual(held, { held: { state: 'paused', pauseReason: 'partner maintenance until 14:00', ceilingMs: 86_400_000 } });
+    assert.deepEqual(held, {
+      held: { state: 'paused', pauseReason: 'partner maintenance until 14:00', ceilingMs: 86_400_000 },
+    });
     const heldRow = await row(input.webhookId);
     assert.equal(heldRow.claimed_attempt, 0);
     assert.ok(heldRow.held_since instanceof Date);
@@ -99,7 +129,10 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     await resumePartner(db.knex, config, logger, OPERATOR);
     assert.deepEqual(
       entries().map((e) => e.msg),
-      ['partner paused: no POST leaves any worker until resume', 'partner resumed: held deliveries go out at the cap, oldest first'],
+      [
+        'partner paused: no POST leaves any worker until resume',
+        'partner resumed: held deliveries go out at the cap, oldest first',
+      ],
     );
     const sent = (await deliver(input)) as DeliveredAttempt;
     assert.equal(sent.outcome.attempt, 2);
@@ -127,14 +160,22 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     await deliver(await stored());
     partner.handler = answer(400, '{"error":"bad payload"}');
     await deliver(await stored());
-    assert.equal((await partnerStatus(db.knex, config)).breaker.consecutive_failures, 0, 'a 400 says the partner answers');
+    assert.equal(
+      (await partnerStatus(db.knex, config)).breaker.consecutive_failures,
+      0,
+      'a 400 says the partner answers',
+    );
     partner.handler = answer(503);
     await deliver(await stored());
     await deliver(await stored());
     assert.equal((await partnerStatus(db.knex, config)).state, 'active');
     partner.handler = (_req, res) => res.destroy();
     const tripping = (await deliver(await stored())) as DeliveredAttempt;
-    assert.equal(tripping.outcome.errorClass, 'reset', 'the POST that trips the breaker is an attempt, recorded as such');
+    assert.equal(
+      tripping.outcome.errorClass,
+      'reset',
+      'the POST that trips the breaker is an attempt, recorded as such',
+    );
     const status = await partnerStatus(db.knex, config);
     assert.equal(status.state, 'tripped');
     assert.equal(status.breaker.trips, 1);
@@ -154,14 +195,26 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     partner.handler = answer(502);
     await deliver(await stored());
     // The first probe is due an interval after the trip.
-    await db.knex('partner_gate').where({ task_queue: config.TEMPORAL_TASK_QUEUE }).update({ probe_due_at: db.knex.raw('now()') });
+    await db
+      .knex('partner_gate')
+      .where({ task_queue: config.TEMPORAL_TASK_QUEUE })
+      .update({ probe_due_at: db.knex.raw('now()') });
     const { logger, entries } = capturingLogger();
     const released: string[] = [];
-    const recovery = { config, knex: db.knex, logger, gateway: { release: async (id: string) => (released.push(id), true) }, probe: () => probePartner(config) };
+    const recovery = {
+      config,
+      knex: db.knex,
+      logger,
+      gateway: { release: async (id: string) => (released.push(id), true) },
+      probe: () => probePartner(config),
+    };
     partner.requests.length = 0;
     assert.equal(await recoveryTick(recovery), 'tripped');
     assert.equal(await recoveryTick(recovery), 'tripped', 'the next probe waits for its interval');
-    assert.deepEqual(partner.requests.map((r) => [r.method, r.headers.authorization]), [['HEAD', `Bearer ${PARTNER_TOKEN}`]]);
+    assert.deepEqual(
+      partner.requests.map((r) => [r.method, r.headers.authorization]),
+      [['HEAD', `Bearer ${PARTNER_TOKEN}`]],
+    );
     await new Promise((r) => setTimeout(r, 1100));
     partner.handler = answer(405);
     assert.equal(await recoveryTick(recovery), 'active');
@@ -169,7 +222,10 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     assert.equal((await partnerStatus(db.knex, config)).state, 'active');
     assert.deepEqual(
       entries().map((e) => e.msg),
-      ['partner probe failed: deliveries stay held', 'partner breaker closed: a probe was answered, held deliveries go out at the cap, oldest first'],
+      [
+        'partner probe failed: deliveries stay held',
+        'partner breaker closed: a probe was answered, held deliveries go out at the cap, oldest first',
+      ],
     );
   });
 
@@ -187,7 +243,13 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     }
     await limitPartner(db.knex, config, logger, OPERATOR, { max_per_second: 2 });
     const released: string[] = [];
-    const recovery = { config, knex: db.knex, logger, gateway: { release: async (id: string) => (released.push(id), true) }, probe: () => probePartner(config) };
+    const recovery = {
+      config,
+      knex: db.knex,
+      logger,
+      gateway: { release: async (id: string) => (released.push(id), true) },
+      probe: () => probePartner(config),
+    };
     return { config, logger, inputs, released, recovery };
   }
 
@@ -198,14 +260,20 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     await resumePartner(db.knex, config, logger, OPERATOR);
     // Only this queue's held rows: other tests' queues hold rows in the same database.
     await recoveryTick(recovery);
-    assert.deepEqual(released, inputs.slice(0, 2).map((i) => i.webhook.workflowId));
+    assert.deepEqual(
+      released,
+      inputs.slice(0, 2).map((i) => i.webhook.workflowId),
+    );
     await recoveryTick(recovery);
     await recoveryTick(recovery);
-    assert.deepEqual(released, inputs.map((i) => i.webhook.workflowId));
+    assert.deepEqual(
+      released,
+      inputs.map((i) => i.webhook.workflowId),
+    );
     assert.equal((await partnerStatus(db.knex, config)).held, 0);
   });
 
-  it('sizes each release by the time since the last one: the cap a second of the clock, whatever the ticks\' length', () => {
+  it("sizes each release by the time since the last one: the cap a second of the clock, whatever the ticks' length", () => {
     const pace = releasePace();
     const sizes = [
       releaseBatchSize(pace, 40, 10_000), // the first batch: one tick's worth
@@ -215,20 +283,35 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
       releaseBatchSize(pace, 40, 12_650), // 0.4 + 1.6
     ];
     assert.deepEqual(sizes, [40, 40, 64, 0, 2]);
-    assert.equal(sizes.reduce((a, b) => a + b), 146, 'the clock\'s 40 × (1 s + 2.65 s), however long each tick');
-    assert.equal(releaseBatchSize(pace, 40, 12_650 + 60_000), 80, 'after a stall, at most RELEASE_CATCH_UP_MS\'s worth');
+    assert.equal(
+      sizes.reduce((a, b) => a + b),
+      146,
+      "the clock's 40 × (1 s + 2.65 s), however long each tick",
+    );
+    assert.equal(releaseBatchSize(pace, 40, 12_650 + 60_000), 80, "after a stall, at most RELEASE_CATCH_UP_MS's worth");
     assert.equal(RELEASE_CATCH_UP_MS, 2000);
     const slow = releasePace();
     const ticks = [0, 1700, 3400, 5100, 6800].map((at) => releaseBatchSize(slow, 3, at));
-    assert.deepEqual(ticks, [3, 5, 5, 5, 5], 'ticks 1.7 s apart at 3/s: 5.1 a tick, the tenths owed until they make one');
-    assert.equal(ticks.reduce((a, b) => a + b), Math.floor(3 + 3 * 6.8), 'cap × (1 s + 6.8 s) in all, not cap a tick');
+    assert.deepEqual(
+      ticks,
+      [3, 5, 5, 5, 5],
+      'ticks 1.7 s apart at 3/s: 5.1 a tick, the tenths owed until they make one',
+    );
+    assert.equal(
+      ticks.reduce((a, b) => a + b),
+      Math.floor(3 + 3 * 6.8),
+      'cap × (1 s + 6.8 s) in all, not cap a tick',
+    );
   });
 
   it('a slow tick is caught up as far as the send slots its deliveries can still take: oldest first, each once', async () => {
     const { config, logger, inputs, released, recovery } = await heldBehindPause(40);
     await limitPartner(db.knex, config, logger, OPERATOR, { max_per_second: 10 });
     const slotsTakenFor = (ms: number) =>
-      db.knex.raw(`UPDATE partner_gate SET next_send_at = clock_timestamp() + make_interval(secs => ?) WHERE task_queue = ?`, [ms / 1000, config.TEMPORAL_TASK_QUEUE]);
+      db.knex.raw(
+        `UPDATE partner_gate SET next_send_at = clock_timestamp() + make_interval(secs => ?) WHERE task_queue = ?`,
+        [ms / 1000, config.TEMPORAL_TASK_QUEUE],
+      );
     const pace = releasePace();
     assert.equal(await recoveryTick(recovery, pace, 0), 'paused');
     assert.deepEqual(released, [], 'nothing is woken while paused');
@@ -246,15 +329,22 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     await tick(3900); // 17 earned, 20 slots free: the slow tick is caught up
     await tick(4400); // 5 earned, the 2 still held
     assert.deepEqual(woken, [10, 11, 17, 2]);
-    assert.deepEqual(released, inputs.map((i) => i.webhook.workflowId), 'each once, oldest first');
+    assert.deepEqual(
+      released,
+      inputs.map((i) => i.webhook.workflowId),
+      'each once, oldest first',
+    );
     assert.equal((await partnerStatus(db.knex, config)).held, 0);
     await recoveryTick(recovery, pace, 60_000);
     assert.deepEqual(pace, releasePace(), 'with nothing held the account starts afresh: no credit for the idle time');
   });
 
-  it('counts the send slots no claim has taken within the release window: a tick, then the claim\'s horizon', () => {
+  it("counts the send slots no claim has taken within the release window: a tick, then the claim's horizon", () => {
     assert.equal(RELEASE_SLOT_WINDOW_MS, RECOVERY_TICK_MS + SEND_SLOT_HORIZON_MS);
-    assert.deepEqual([0, 400, 1975, 2000, 5000].map((taken) => freeSendSlots(40, taken)), [80, 64, 1, 0, 0]);
+    assert.deepEqual(
+      [0, 400, 1975, 2000, 5000].map((taken) => freeSendSlots(40, taken)),
+      [80, 64, 1, 0, 0],
+    );
   });
 
   it('a 429 with Retry-After holds every delivery until then, and the attempt that got it carries the delay', async () => {
@@ -267,7 +357,10 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     const status = await partnerStatus(db.knex, config);
     assert.equal(status.state, 'throttled');
     assert.ok(status.retry_after_until && Math.abs(status.retry_after_until.getTime() - Date.now() - 2000) < 1000);
-    assert.equal(captured.entries().filter((e) => e.msg === 'partner sent Retry-After: every delivery is held until then').length, 1);
+    assert.equal(
+      captured.entries().filter((e) => e.msg === 'partner sent Retry-After: every delivery is held until then').length,
+      1,
+    );
     partner.handler = answer(204);
     const other = await stored();
     assert.deepEqual(await deliver(other), { held: { state: 'throttled', pauseReason: null, ceilingMs: 86_400_000 } });
@@ -277,7 +370,11 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
   });
 
   it("a queue's gate row is written on first use by the statement that needs it: the attempt's claim (which then claims) or the recovery's lease", async () => {
-    const gateRows = async (taskQueue: string) => Number((await db.knex('partner_gate').where({ task_queue: taskQueue }).count<{ count: string }[]>('* as count'))[0].count);
+    const gateRows = async (taskQueue: string) =>
+      Number(
+        (await db.knex('partner_gate').where({ task_queue: taskQueue }).count<{ count: string }[]>('* as count'))[0]
+          .count,
+      );
     const claimedFirst = configFor();
     assert.equal(await gateRows(claimedFirst.TEMPORAL_TASK_QUEUE), 0);
     const input = await stored();
@@ -288,7 +385,11 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
 
     const leasedFirst = configFor();
     assert.equal(await takeRecoveryLease(db.knex, leasedFirst.TEMPORAL_TASK_QUEUE, 'worker-a', 5000), true);
-    assert.equal(await takeRecoveryLease(db.knex, leasedFirst.TEMPORAL_TASK_QUEUE, 'worker-b', 5000), false, 'the lease is held');
+    assert.equal(
+      await takeRecoveryLease(db.knex, leasedFirst.TEMPORAL_TASK_QUEUE, 'worker-b', 5000),
+      false,
+      'the lease is held',
+    );
     assert.equal(await gateRows(leasedFirst.TEMPORAL_TASK_QUEUE), 1);
   });
 
@@ -327,7 +428,10 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     const config = configFor({ PARTNER_MAX_PER_SECOND: '50' });
     const logger = capturingLogger().logger;
     assert.deepEqual(
-      [(await partnerStatus(db.knex, config)).max_per_second, (await partnerStatus(db.knex, config)).max_per_second_source],
+      [
+        (await partnerStatus(db.knex, config)).max_per_second,
+        (await partnerStatus(db.knex, config)).max_per_second_source,
+      ],
       [50, 'configuration'],
     );
     const limited = await limitPartner(db.knex, config, logger, OPERATOR, { max_per_second: 7 });
@@ -336,11 +440,17 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     assert.deepEqual([reset.max_per_second, reset.max_per_second_source], [50, 'configuration']);
     await assert.rejects(limitPartner(db.knex, config, logger, OPERATOR, { max_per_second: 0 }), (error: unknown) => {
       assert.ok(error instanceof InvalidRequestError);
-      assert.deepEqual(error.errors.map((e) => e.path), ['max_per_second']);
+      assert.deepEqual(
+        error.errors.map((e) => e.path),
+        ['max_per_second'],
+      );
       return true;
     });
     await assert.rejects(pausePartner(db.knex, config, logger, OPERATOR, { reason: '  ' }), InvalidRequestError);
-    await assert.rejects(pausePartner(db.knex, config, logger, OPERATOR, { reason: 'x', extra: 1 }), InvalidRequestError);
+    await assert.rejects(
+      pausePartner(db.knex, config, logger, OPERATOR, { reason: 'x', extra: 1 }),
+      InvalidRequestError,
+    );
     assert.equal((await partnerStatus(db.knex, config)).state, 'active', 'a refused pause changes nothing');
   });
 });

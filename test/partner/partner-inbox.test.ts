@@ -24,8 +24,10 @@ function signedRequest(webhookId: string, body = BODY, { token = PARTNER_TOKEN, 
 describe('the partner inbox', function () {
   let inbox: PartnerInbox;
   let logs: ReturnType<typeof capturingLogger>;
-  const post = (request: { headers: Record<string, string>; body: string }) => fetch(inbox.endpoint, { method: 'POST', ...request });
-  const deliveries = async (): Promise<InboxDelivery[]> => ((await (await fetch(`${inbox.url}deliveries`)).json()) as { deliveries: InboxDelivery[] }).deliveries;
+  const post = (request: { headers: Record<string, string>; body: string }) =>
+    fetch(inbox.endpoint, { method: 'POST', ...request });
+  const deliveries = async (): Promise<InboxDelivery[]> =>
+    ((await (await fetch(`${inbox.url}deliveries`)).json()) as { deliveries: InboxDelivery[] }).deliveries;
   /** GET /deliveries with the Host header a browser sends for `hostname` (fetch may not set Host). */
   const statusWithHost = (hostname: string) =>
     new Promise<number | undefined>((resolve, reject) => {
@@ -42,7 +44,12 @@ describe('the partner inbox', function () {
   beforeEach(async () => {
     logs = capturingLogger();
     // The second secret stands for a rotation: a partner accepts a request that either one signed.
-    inbox = await startPartnerInbox({ token: PARTNER_TOKEN, signingSecrets: [SECRET, OTHER_SECRET], logger: logs.logger, port: 0 });
+    inbox = await startPartnerInbox({
+      token: PARTNER_TOKEN,
+      signingSecrets: [SECRET, OTHER_SECRET],
+      logger: logs.logger,
+      port: 0,
+    });
   });
   afterEach(async () => inbox.close());
 
@@ -82,7 +89,10 @@ describe('the partner inbox', function () {
     assert.equal((await find('inbox-rotated')).checks.signature, 'valid');
     const timestamp = new Date();
     const signature = new Webhook(OTHER_SECRET.toString('base64')).sign('inbox-library', timestamp, BODY);
-    const headers = { ...webhookHeaders(PARTNER_TOKEN, 'inbox-library', timestamp.getTime()), 'webhook-signature': signature };
+    const headers = {
+      ...webhookHeaders(PARTNER_TOKEN, 'inbox-library', timestamp.getTime()),
+      'webhook-signature': signature,
+    };
     await post({ headers, body: BODY });
     assert.equal((await find('inbox-library')).checks.signature, 'valid');
   });

@@ -46,8 +46,17 @@ describe('an hour-long outage on the time-skipping test server, with the default
     const running = { ...config, PARTNER_ENDPOINT: partner.url };
     const logger = createLogger('silent');
     worker = await startTestWorker({ config: running, knex: db.knex, logger }, env.nativeConnection);
-    const gateway = { release: (workflowId: string) => env.client.workflow.getHandle(workflowId).signal(partnerReleasedSignal).then(() => true) };
-    guard = runPartnerRecovery({ config: running, knex: db.knex, logger, gateway, probe: () => probePartner(running) }, stopGuard.signal);
+    const gateway = {
+      release: (workflowId: string) =>
+        env.client.workflow
+          .getHandle(workflowId)
+          .signal(partnerReleasedSignal)
+          .then(() => true),
+    };
+    guard = runPartnerRecovery(
+      { config: running, knex: db.knex, logger, gateway, probe: () => probePartner(running) },
+      stopGuard.signal,
+    );
   });
 
   after(async () => {
@@ -60,8 +69,13 @@ describe('an hour-long outage on the time-skipping test server, with the default
   });
 
   const start = (prefix: string) =>
-    startWebhook(env.client, withOwnEntity({ ...companySignup, event_id: `${prefix}-${randomUUID()}` }) as WebhookEventInput, { taskQueue: config.TEMPORAL_TASK_QUEUE, sendTimeoutMs: 1000 });
-  const postsOf = (webhookId: string) => partner.requests.filter((r) => r.method === 'POST' && r.headers['webhook-id'] === webhookId).length;
+    startWebhook(
+      env.client,
+      withOwnEntity({ ...companySignup, event_id: `${prefix}-${randomUUID()}` }) as WebhookEventInput,
+      { taskQueue: config.TEMPORAL_TASK_QUEUE, sendTimeoutMs: 1000 },
+    );
+  const postsOf = (webhookId: string) =>
+    partner.requests.filter((r) => r.method === 'POST' && r.headers['webhook-id'] === webhookId).length;
   const gate = () => db.knex('partner_gate').where({ task_queue: config.TEMPORAL_TASK_QUEUE }).first();
 
   it('holds every delivery through an hour of 503s and delivers each once the partner answers, none with more than 4 POSTs', async () => {
@@ -72,10 +86,21 @@ describe('an hour-long outage on the time-skipping test server, with the default
     const later: StartedWebhook[] = [];
     for (let i = 0; i < 5; i++) later.push(await start('later'));
     const all = [...tripping, ...later];
-    await eventually('the later five held', async () => {
-      const [{ count }] = await db.knex('webhook_events').whereIn('id', later.map((w) => w.webhookId)).whereNotNull('held_since').count({ count: '*' });
-      return Number(count) === 5;
-    }, 20_000);
+    await eventually(
+      'the later five held',
+      async () => {
+        const [{ count }] = await db
+          .knex('webhook_events')
+          .whereIn(
+            'id',
+            later.map((w) => w.webhookId),
+          )
+          .whereNotNull('held_since')
+          .count({ count: '*' });
+        return Number(count) === 5;
+      },
+      20_000,
+    );
 
     // An hour of workflow time: the tripping webhooks' timers (10 s, 100 s, 1000 s) fall due inside it.
     await env.sleep(HOUR_MS);
@@ -84,10 +109,21 @@ describe('an hour-long outage on the time-skipping test server, with the default
     assert.equal(Number((await gate()).trips), 1);
     partner.handler = answer(204);
     // Polled in PostgreSQL, not with result(): waiting on a result would let the server skip to the ceiling timer.
-    await eventually('all fifteen delivered', async () => {
-      const [{ count }] = await db.knex('webhook_events').whereIn('id', all.map((w) => w.webhookId)).where({ status: 'delivered' }).count({ count: '*' });
-      return Number(count) === 15;
-    }, 30_000);
+    await eventually(
+      'all fifteen delivered',
+      async () => {
+        const [{ count }] = await db
+          .knex('webhook_events')
+          .whereIn(
+            'id',
+            all.map((w) => w.webhookId),
+          )
+          .where({ status: 'delivered' })
+          .count({ count: '*' });
+        return Number(count) === 15;
+      },
+      30_000,
+    );
 
     const perWebhook = all.map((w) => postsOf(w.webhookId));
     for (const webhook of all) {
@@ -97,7 +133,10 @@ describe('an hour-long outage on the time-skipping test server, with the default
       const events = (await handle.fetchHistory()).events ?? [];
       const startedAt = Number(events[0].eventTime!.seconds);
       const endedAt = Number(events.at(-1)!.eventTime!.seconds);
-      assert.ok(endedAt - startedAt >= 3500, `delivered ${endedAt - startedAt} s of workflow time after its start: past the outage`);
+      assert.ok(
+        endedAt - startedAt >= 3500,
+        `delivered ${endedAt - startedAt} s of workflow time after its start: past the outage`,
+      );
     }
     console.log(
       `      hour-long outage (time-skipping): 15 webhooks, ${postsDuringOutage} POSTs and ${probesDuringOutage} probes during it, POSTs per webhook ${perWebhook.join(' ')}, all delivered`,

@@ -28,9 +28,10 @@ interface Arrival {
 }
 
 /** The most arrivals in any one-second window. */
-const maxInAnySecond = (times: readonly number[]) => Math.max(0, ...times.map((t) => times.filter((u) => u >= t && u < t + 1000).length));
+const maxInAnySecond = (times: readonly number[]) =>
+  Math.max(0, ...times.map((t) => times.filter((u) => u >= t && u < t + 1000).length));
 
-describe('partner protection on the dev server: the service\'s API and worker processes', function () {
+describe("partner protection on the dev server: the service's API and worker processes", function () {
   let work: string;
   let dbFilename: string;
   let server: DevServer;
@@ -67,10 +68,13 @@ describe('partner protection on the dev server: the service\'s API and worker pr
 
   const posts = () => arrivals.filter((a) => a.method === 'POST');
   const postsOf = (webhookId: string) => posts().filter((a) => a.webhookId === webhookId);
-  const processes = serviceProcesses(() => ({ work, databaseUrl: db.url, temporalPort: serverPort, partnerUrl: partner.url }), {
-    INTERNAL_API_TOKEN: INTERNAL_TOKEN,
-    PARTNER_TIMEOUT_MS: '3000',
-  });
+  const processes = serviceProcesses(
+    () => ({ work, databaseUrl: db.url, temporalPort: serverPort, partnerUrl: partner.url }),
+    {
+      INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+      PARTNER_TIMEOUT_MS: '3000',
+    },
+  );
   const { common, startWorker, startApi, kill } = processes;
 
   const internal = (base: string, route: string, body?: object) =>
@@ -80,13 +84,23 @@ describe('partner protection on the dev server: the service\'s API and worker pr
       ...(body && { body: JSON.stringify(body) }),
     });
 
-  const partnerStatusOf = async (base: string) => (await (await internal(base, '/partner')).json()) as { state: string; reason: string | null; held: number; breaker: { trips: number } };
+  const partnerStatusOf = async (base: string) =>
+    (await (await internal(base, '/partner')).json()) as {
+      state: string;
+      reason: string | null;
+      held: number;
+      breaker: { trips: number };
+    };
 
   /** Sends `count` webhooks through the API, one after the other; each must be accepted (202). */
   async function send(base: string, count: number, prefix: string): Promise<string[]> {
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
-      const response = await internal(base, '/webhooks', withOwnEntity({ ...companySignup, event_id: `${prefix}-${i}-${randomUUID()}` }));
+      const response = await internal(
+        base,
+        '/webhooks',
+        withOwnEntity({ ...companySignup, event_id: `${prefix}-${i}-${randomUUID()}` }),
+      );
       const body = (await response.json()) as { webhook_id: string };
       assert.equal(response.status, 202, JSON.stringify(body));
       ids.push(body.webhook_id);
@@ -95,11 +109,16 @@ describe('partner protection on the dev server: the service\'s API and worker pr
   }
 
   const deliveredCount = async (ids: string[]) =>
-    Number((await db.knex('webhook_events').whereIn('id', ids).where({ status: 'delivered' }).count({ count: '*' }))[0].count);
+    Number(
+      (await db.knex('webhook_events').whereIn('id', ids).where({ status: 'delivered' }).count({ count: '*' }))[0]
+        .count,
+    );
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   /** When each webhook's attempts began their POST, by the workers' clocks (the same machine's). */
   const sentTimes = async (ids: string[]) =>
-    (await db.knex('webhook_attempts').whereIn('webhook_id', ids).select('started_at')).map((row) => (row.started_at as Date).getTime());
+    (await db.knex('webhook_attempts').whereIn('webhook_id', ids).select('started_at')).map((row) =>
+      (row.started_at as Date).getTime(),
+    );
 
   it('one cap for three workers: at PARTNER_MAX_PER_SECOND=10 no second sees more than 13 POSTs, and `partner limit` changes it at run time', async function () {
     this.timeout(120_000);
@@ -135,9 +154,15 @@ describe('partner protection on the dev server: the service\'s API and worker pr
     );
     // Judged on the workers' send times (each attempt's started_at): the receiving test process, busy on a
     // loaded 2-core machine, can read POSTs that were sent apart as if they came together.
-    assert.ok(maxInAnySecond(sentAtTen) <= 13, `at most 13 sent in any second at 10/s, saw ${maxInAnySecond(sentAtTen)}`);
+    assert.ok(
+      maxInAnySecond(sentAtTen) <= 13,
+      `at most 13 sent in any second at 10/s, saw ${maxInAnySecond(sentAtTen)}`,
+    );
     assert.ok(tenSeconds >= 5, `60 POSTs at 10/s take about 6 s, took ${tenSeconds}`);
-    assert.ok(maxInAnySecond(sentAtFour) <= 5, `at most 5 sent in any second at 4/s, saw ${maxInAnySecond(sentAtFour)}`);
+    assert.ok(
+      maxInAnySecond(sentAtFour) <= 5,
+      `at most 5 sent in any second at 4/s, saw ${maxInAnySecond(sentAtFour)}`,
+    );
     assert.ok(fourSeconds >= 4, `20 POSTs at 4/s take about 5 s, took ${fourSeconds}`);
   });
 
@@ -153,14 +178,24 @@ describe('partner protection on the dev server: the service\'s API and worker pr
     const status = (await (await internal(api, '/partner')).json()) as Record<string, unknown>;
     assert.deepEqual([status.state, status.reason, status.held], ['paused', 'partner maintenance', 8]);
     // The delivery log, the status URL and Temporal UI's attribute all say held.
-    const log = (await (await internal(api, `/webhooks?status=held`)).json()) as { results: { webhook_id: string; status: string }[] };
+    const log = (await (await internal(api, `/webhooks?status=held`)).json()) as {
+      results: { webhook_id: string; status: string }[];
+    };
     assert.deepEqual(log.results.map((r) => r.webhook_id).sort(), [...ids].sort());
-    const view = (await (await internal(api, `/webhooks/${ids[0]}`)).json()) as { live: { state: string }; held_since: string | null; attempts: unknown[] };
+    const view = (await (await internal(api, `/webhooks/${ids[0]}`)).json()) as {
+      live: { state: string };
+      held_since: string | null;
+      attempts: unknown[];
+    };
     assert.deepEqual([view.live.state, typeof view.held_since, view.attempts.length], ['held', 'string', 0]);
     const connection = await Connection.connect({ address: server.address });
     const client = new Client({ connection });
     try {
-      await eventually('WebhookStatus = held', async () => (await client.workflow.count(`TaskQueue = "${queue}" AND WebhookStatus = 'held'`)).count === 8, 10_000);
+      await eventually(
+        'WebhookStatus = held',
+        async () => (await client.workflow.count(`TaskQueue = "${queue}" AND WebhookStatus = 'held'`)).count === 8,
+        10_000,
+      );
     } finally {
       await connection.close();
     }
@@ -179,9 +214,17 @@ describe('partner protection on the dev server: the service\'s API and worker pr
     const resumed = await runCli(['partner', 'resume'], common(queue), work);
     assert.equal(resumed.code, 0, resumed.stderr);
     await eventually('8 delivered', async () => (await deliveredCount(ids)) === 8, 90_000);
-    assert.deepEqual(ids.map((id) => postsOf(id).length), Array(8).fill(1), 'each POSTed once');
+    assert.deepEqual(
+      ids.map((id) => postsOf(id).length),
+      Array(8).fill(1),
+      'each POSTed once',
+    );
     const attempts = await db.knex('webhook_attempts').whereIn('webhook_id', ids).select('attempt');
-    assert.deepEqual(attempts.map((a) => a.attempt), Array(8).fill(1), 'the held attempt kept its number');
+    assert.deepEqual(
+      attempts.map((a) => a.attempt),
+      Array(8).fill(1),
+      'the held attempt kept its number',
+    );
     // Woken oldest first, batch by batch: each batch is the cap times the time since the last one, at most
     // RELEASE_CATCH_UP_MS's worth (4 at 2/s), and wakes its runs together; so a run is signalled before every
     // run accepted 4 or more places after it. (The POSTs follow them, but a run whose cached worker was killed
@@ -199,14 +242,19 @@ describe('partner protection on the dev server: the service\'s API and worker pr
     });
     for (let i = 0; i < 8; i++) {
       for (let j = 0; j < 8; j++) {
-        if (j - i >= (2 * RELEASE_CATCH_UP_MS) / 1000) assert.ok(signaledAt[i] < signaledAt[j], `webhook ${i} woken before webhook ${j}`);
+        if (j - i >= (2 * RELEASE_CATCH_UP_MS) / 1000)
+          assert.ok(signaledAt[i] < signaledAt[j], `webhook ${i} woken before webhook ${j}`);
       }
     }
     const order = posts().map((a) => ids.indexOf(a.webhookId));
     const events = histories[0].events ?? [];
     // What a hold adds, whatever its length: one timer (the ceiling), one signal (the release), the held upsert.
-    const count = (attributes: 'timerStartedEventAttributes' | 'workflowExecutionSignaledEventAttributes' | 'upsertWorkflowSearchAttributesEventAttributes') =>
-      events.filter((e) => e[attributes]).length;
+    const count = (
+      attributes:
+        | 'timerStartedEventAttributes'
+        | 'workflowExecutionSignaledEventAttributes'
+        | 'upsertWorkflowSearchAttributesEventAttributes',
+    ) => events.filter((e) => e[attributes]).length;
     console.log(
       `      pause: 8 held across a worker SIGKILL and a server restart, 0 POSTs while paused; after resume at 2/s, woken ${signaledAt.map((t) => ((t - signaledAt[0]) / 1000).toFixed(1)).join(' ')} s, arrival order ${order.join(' ')}; a held delivery's history: ${events.length} events, ${count('timerStartedEventAttributes')} timer, ${count('workflowExecutionSignaledEventAttributes')} signal, ${count('upsertWorkflowSearchAttributesEventAttributes')} upserts`,
     );
@@ -229,7 +277,11 @@ describe('partner protection on the dev server: the service\'s API and worker pr
     const outageSeconds = (Date.now() - began) / 1000;
     const duringOutage = posts().length;
     const probes = arrivals.filter((a) => a.method === 'HEAD').length;
-    const status = (await (await internal(api, '/partner')).json()) as { state: string; held: number; breaker: { trips: number } };
+    const status = (await (await internal(api, '/partner')).json()) as {
+      state: string;
+      held: number;
+      breaker: { trips: number };
+    };
     assert.equal(status.state, 'tripped');
     assert.equal(status.breaker.trips, 1);
     respond = () => ({ status: 204 });
@@ -238,8 +290,14 @@ describe('partner protection on the dev server: the service\'s API and worker pr
     console.log(
       `      outage: ${ids.length} webhooks, ${duringOutage} POSTs and ${probes} probes during ${outageSeconds.toFixed(0)} s of 503s (${status.held} held at the end); POSTs per webhook ${Math.min(...perWebhook)}-${Math.max(...perWebhook)}, all delivered ${((Date.now() - began) / 1000 - outageSeconds).toFixed(1)} s after the partner came back`,
     );
-    assert.ok(duringOutage <= 3 + 2 * 10, `at most the tripping answers and the POSTs already in flight, saw ${duringOutage}`);
-    assert.ok(probes >= 15 && probes <= 31, `one probe per 2 s interval (a second guard tick late at most), saw ${probes}`);
+    assert.ok(
+      duringOutage <= 3 + 2 * 10,
+      `at most the tripping answers and the POSTs already in flight, saw ${duringOutage}`,
+    );
+    assert.ok(
+      probes >= 15 && probes <= 31,
+      `one probe per 2 s interval (a second guard tick late at most), saw ${probes}`,
+    );
     assert.ok(perWebhook.every((n) => n <= 4));
   });
 
@@ -261,10 +319,15 @@ describe('partner protection on the dev server: the service\'s API and worker pr
     await eventually('all 5 delivered', async () => (await deliveredCount([first, ...others])) === 5, 60_000);
     const retriedAfter = (postsOf(first)[1].at - throttledAt) / 1000;
     const othersAfter = (Math.min(...others.map((id) => postsOf(id)[0].at)) - throttledAt) / 1000;
-    console.log(`      Retry-After 15: the 429's own retry ${retriedAfter.toFixed(1)} s after it (its timer is 10 s), the held others from ${othersAfter.toFixed(1)} s`);
+    console.log(
+      `      Retry-After 15: the 429's own retry ${retriedAfter.toFixed(1)} s after it (its timer is 10 s), the held others from ${othersAfter.toFixed(1)} s`,
+    );
     assert.ok(retriedAfter >= 15, `retry ${retriedAfter} s after the 429`);
     assert.ok(othersAfter >= 14.5, `others from ${othersAfter} s`);
-    assert.deepEqual(others.map((id) => postsOf(id).length), [1, 1, 1, 1]);
+    assert.deepEqual(
+      others.map((id) => postsOf(id).length),
+      [1, 1, 1, 1],
+    );
   });
 
   it('no hold lasts forever: past PARTNER_HOLD_CEILING_MS a paused delivery goes on with its schedule', async function () {

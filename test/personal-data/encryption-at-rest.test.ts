@@ -27,7 +27,14 @@ const SIGNING_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 const [KEY_A, KEY_B] = ['key-a', 'key-b'].map((id) => ({ id, setting: `${id}:${randomBytes(32).toString('base64')}` }));
 const { candidate } = candidateNew.data;
 /** What the rows must not hold in clear: the candidate's and the request author's personal data. */
-const PERSONAL = [candidate.email, candidate.phone_number, candidate.first_name, candidate.last_name, candidate.message, candidate.request_author.email];
+const PERSONAL = [
+  candidate.email,
+  candidate.phone_number,
+  candidate.first_name,
+  candidate.last_name,
+  candidate.message,
+  candidate.request_author.email,
+];
 /** The partner's answer: it echoes the candidate's e-mail address and name from the body it got. */
 const echo = (body: string) => {
   const sent = JSON.parse(body) as { data: { candidate?: { email: string; last_name: string } } };
@@ -35,14 +42,18 @@ const echo = (body: string) => {
 };
 
 /** The worker's start lines about how data rests, as `level message`. */
-const DEVELOPMENT_KEY_LINE = '40 SUBJECT_INDEX_KEYS is not set: the erasure index is keyed with the public development key';
-const encryptedWith = (keyId: string) => `30 webhook bodies and response excerpts are stored encrypted (AES-256-GCM) with key ${keyId}`;
+const DEVELOPMENT_KEY_LINE =
+  '40 SUBJECT_INDEX_KEYS is not set: the erasure index is keyed with the public development key';
+const encryptedWith = (keyId: string) =>
+  `30 webhook bodies and response excerpts are stored encrypted (AES-256-GCM) with key ${keyId}`;
 /** The clear rows of the first phase, counted at each keyed start until a reseal seals them. */
-const CLEAR_LINE = '40 2 bodies and 2 response excerpts are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: partner-service keys reseal seals them';
+const CLEAR_LINE =
+  '40 2 bodies and 2 response excerpts are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: partner-service keys reseal seals them';
 /** The ordering lanes of the first phase's two entities (a company, a candidate), whose keys rest in clear likewise. */
-const CLEAR_LANES_LINE = '40 2 ordering lane keys are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: partner-service keys reseal seals them';
+const CLEAR_LANES_LINE =
+  '40 2 ordering lane keys are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: partner-service keys reseal seals them';
 
-describe('bodies and response excerpts at rest: the service\'s API and worker processes through a key rotation', function () {
+describe("bodies and response excerpts at rest: the service's API and worker processes through a key rotation", function () {
   this.timeout(120_000);
   let work: string;
   let server: DevServer;
@@ -54,8 +65,15 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
   /** The processes of each setting, in the order the tests start them. */
   const settings = {
     none: serviceProcesses(setting, { INTERNAL_API_TOKEN: INTERNAL_TOKEN }),
-    a: serviceProcesses(setting, { INTERNAL_API_TOKEN: INTERNAL_TOKEN, PAYLOAD_ENCRYPTION_KEYS: KEY_A.setting, PARTNER_SIGNING_SECRETS: SIGNING_SECRET }),
-    ba: serviceProcesses(setting, { INTERNAL_API_TOKEN: INTERNAL_TOKEN, PAYLOAD_ENCRYPTION_KEYS: `${KEY_B.setting} ${KEY_A.setting}` }),
+    a: serviceProcesses(setting, {
+      INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+      PAYLOAD_ENCRYPTION_KEYS: KEY_A.setting,
+      PARTNER_SIGNING_SECRETS: SIGNING_SECRET,
+    }),
+    ba: serviceProcesses(setting, {
+      INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+      PAYLOAD_ENCRYPTION_KEYS: `${KEY_B.setting} ${KEY_A.setting}`,
+    }),
     b: serviceProcesses(setting, { INTERNAL_API_TOKEN: INTERNAL_TOKEN, PAYLOAD_ENCRYPTION_KEYS: KEY_B.setting }),
   };
   /** Webhook ids of each phase, read by later phases. */
@@ -68,7 +86,9 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
     serverPort = await findFreePort();
     server = await startTestDevServer({ port: serverPort });
     db = await createTestDatabase();
-    partner = await startPartnerServer((_req, res, body) => res.writeHead(200, { 'content-type': 'text/plain' }).end(echo(body)));
+    partner = await startPartnerServer((_req, res, body) =>
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(echo(body)),
+    );
   });
 
   after(async function () {
@@ -93,16 +113,24 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
   const sendCandidate = (api: string) => send(api, { ...candidateNew, event_id: `at-rest-${randomUUID()}` });
 
   const delivered = (webhookId: string) =>
-    eventually(`${webhookId} delivered`, async () => (await db.knex('webhook_events').where({ id: webhookId }).first())?.status === 'delivered', 60_000);
+    eventually(
+      `${webhookId} delivered`,
+      async () => (await db.knex('webhook_events').where({ id: webhookId }).first())?.status === 'delivered',
+      60_000,
+    );
 
   async function view(api: string, webhookId: string) {
-    const response = await fetch(`${api}/internal/v1/webhooks/${webhookId}`, { headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } });
+    const response = await fetch(`${api}/internal/v1/webhooks/${webhookId}`, {
+      headers: { authorization: `Bearer ${INTERNAL_TOKEN}` },
+    });
     return { status: response.status, body: (await response.json()) as Record<string, any> };
   }
 
   /** The raw columns of a webhook and its attempts, as plain SQL reads them. */
   async function resting(webhookId: string) {
-    const { rows: [row] } = await db.knex.raw(
+    const {
+      rows: [row],
+    } = await db.knex.raw(
       'SELECT body::text AS body, body_sealed, body_key_id, pg_typeof(body_sealed)::text AS sealed_type, subject_keys FROM webhook_events WHERE id = ?',
       [webhookId],
     );
@@ -113,11 +141,16 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
     return { row, attempts };
   }
 
-  const requestsOf = (webhookId: string) => partner.requests.filter((request) => request.headers['webhook-id'] === webhookId);
+  const requestsOf = (webhookId: string) =>
+    partner.requests.filter((request) => request.headers['webhook-id'] === webhookId);
 
   /** The start lines of a worker about how data rests, by message. */
   const atRestLines = (stdout: string) =>
-    logLines(stdout).filter((line) => /PAYLOAD_ENCRYPTION_KEYS|SUBJECT_INDEX_KEY|stored encrypted|sealed under key ids/.test(line.msg)).map((line) => `${line.level} ${line.msg}`);
+    logLines(stdout)
+      .filter((line) =>
+        /PAYLOAD_ENCRYPTION_KEYS|SUBJECT_INDEX_KEY|stored encrypted|sealed under key ids/.test(line.msg),
+      )
+      .map((line) => `${line.level} ${line.msg}`);
 
   it('without keys: the worker says bodies rest in clear; a row holds its body in clear and the subject index under the development key', async () => {
     const { worker, api } = await startWith(settings.none);
@@ -139,9 +172,10 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
       subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'email', candidate.email),
       subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'email', candidate.request_author.email),
     ]);
-    assert.deepEqual(attempts.map((a: Record<string, unknown>) => [a.response_body, a.response_body_sealed, a.response_body_key_id]), [
-      [`accepted ${candidate.email} (${candidate.last_name})`, null, null],
-    ]);
+    assert.deepEqual(
+      attempts.map((a: Record<string, unknown>) => [a.response_body, a.response_body_sealed, a.response_body_key_id]),
+      [[`accepted ${candidate.email} (${candidate.last_name})`, null, null]],
+    );
     assert.deepEqual((await resting(ids.company)).row.subject_keys, []);
     await settings.none.stopAll();
   });
@@ -149,7 +183,12 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
   it('with key A: the body and the excerpt are ciphertext under key A in the tables, and in clear at the status URL and in `webhooks show`', async () => {
     const { worker, api } = await startWith(settings.a);
     apiA = api;
-    assert.deepEqual(atRestLines(worker.output.stdout), [encryptedWith('key-a'), DEVELOPMENT_KEY_LINE, CLEAR_LINE, CLEAR_LANES_LINE]);
+    assert.deepEqual(atRestLines(worker.output.stdout), [
+      encryptedWith('key-a'),
+      DEVELOPMENT_KEY_LINE,
+      CLEAR_LINE,
+      CLEAR_LANES_LINE,
+    ]);
     ids.sealedA = await sendCandidate(api);
     await delivered(ids.sealedA);
 
@@ -161,7 +200,10 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
     assert.equal(row.body_sealed.length, 12 + Buffer.byteLength(sent.body) + 16);
     assert.equal(attempts.length, 1);
     const [attempt] = attempts;
-    assert.deepEqual([attempt.response_body, attempt.response_body_key_id, attempt.sealed_type], [null, `v3:${KEY_A.id}`, 'bytea']);
+    assert.deepEqual(
+      [attempt.response_body, attempt.response_body_key_id, attempt.sealed_type],
+      [null, `v3:${KEY_A.id}`, 'bytea'],
+    );
     for (const value of PERSONAL) {
       for (const sealed of [row.body_sealed as Buffer, attempt.response_body_sealed as Buffer]) {
         assert.equal(sealed.indexOf(value), -1, `${value} in clear`);
@@ -169,25 +211,39 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
       }
     }
     // Nothing of the person anywhere in the row's text as PostgreSQL prints it.
-    const { rows: [printed] } = await db.knex.raw('SELECT e::text AS row, (SELECT string_agg(a::text, \',\') FROM webhook_attempts a WHERE a.webhook_id = e.id) AS attempts FROM webhook_events e WHERE id = ?', [ids.sealedA]);
+    const {
+      rows: [printed],
+    } = await db.knex.raw(
+      "SELECT e::text AS row, (SELECT string_agg(a::text, ',') FROM webhook_attempts a WHERE a.webhook_id = e.id) AS attempts FROM webhook_events e WHERE id = ?",
+      [ids.sealedA],
+    );
     for (const value of PERSONAL) assert.ok(!printed.row.includes(value) && !printed.attempts.includes(value), value);
 
     const shown = await view(api, ids.sealedA);
     assert.equal(shown.status, 200);
     assert.deepEqual(shown.body.event, JSON.parse(sent.body));
-    assert.deepEqual(shown.body.attempts.map((a: Record<string, unknown>) => a.response_body), [`accepted ${candidate.email} (${candidate.last_name})`]);
+    assert.deepEqual(
+      shown.body.attempts.map((a: Record<string, unknown>) => a.response_body),
+      [`accepted ${candidate.email} (${candidate.last_name})`],
+    );
     assert.equal(JSON.stringify(shown.body.attempts[0]).includes('sealed'), false, 'the view shows no sealed column');
 
     const cli = await runCli(['webhooks', 'show', ids.sealedA], settings.a.common(taskQueue), work);
     assert.equal(cli.code, 0, cli.stderr);
     const printedView = JSON.parse(cli.stdout) as Record<string, any>;
     assert.deepEqual(printedView.event, JSON.parse(sent.body));
-    assert.deepEqual(printedView.attempts.map((a: Record<string, unknown>) => a.response_body), [`accepted ${candidate.email} (${candidate.last_name})`]);
+    assert.deepEqual(
+      printedView.attempts.map((a: Record<string, unknown>) => a.response_body),
+      [`accepted ${candidate.email} (${candidate.last_name})`],
+    );
   });
 
   it('with key A: a redelivery POSTs the same bytes as the first delivery, under the same webhook-id, and both signatures verify with standardwebhooks', async () => {
     const api = apiA;
-    const response = await fetch(`${api}/internal/v1/webhooks/${ids.sealedA}/redeliver`, { method: 'POST', headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } });
+    const response = await fetch(`${api}/internal/v1/webhooks/${ids.sealedA}/redeliver`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${INTERNAL_TOKEN}` },
+    });
     assert.equal(response.status, 202);
     ids.redeliveryA = ((await response.json()) as { webhook_id: string }).webhook_id;
     await delivered(ids.redeliveryA);
@@ -195,10 +251,14 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
     const [first, second] = requestsOf(ids.sealedA);
     assert.equal(requestsOf(ids.sealedA).length, 2, 'the redelivery carries the original webhook-id');
     assert.equal(second.body, first.body);
-    for (const request of [first, second]) assert.match(String(request.headers['webhook-signature']), /^v1,[A-Za-z0-9+/]+={0,2}$/);
+    for (const request of [first, second])
+      assert.match(String(request.headers['webhook-signature']), /^v1,[A-Za-z0-9+/]+={0,2}$/);
     const receiver = new Webhook(SIGNING_SECRET);
     for (const request of [first, second]) {
-      assert.deepEqual(receiver.verify(request.body, request.headers as Record<string, string>), JSON.parse(first.body));
+      assert.deepEqual(
+        receiver.verify(request.body, request.headers as Record<string, string>),
+        JSON.parse(first.body),
+      );
     }
     const { row } = await resting(ids.redeliveryA);
     assert.deepEqual([row.body, row.body_key_id], [null, `v3:${KEY_A.id}`]);
@@ -208,18 +268,34 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
 
   it('after a rotation to "B A": new rows are sealed under B, rows under A and in clear still read', async () => {
     const { worker, api } = await startWith(settings.ba);
-    assert.deepEqual(atRestLines(worker.output.stdout), [encryptedWith('key-b'), DEVELOPMENT_KEY_LINE, CLEAR_LINE, CLEAR_LANES_LINE]);
+    assert.deepEqual(atRestLines(worker.output.stdout), [
+      encryptedWith('key-b'),
+      DEVELOPMENT_KEY_LINE,
+      CLEAR_LINE,
+      CLEAR_LANES_LINE,
+    ]);
     ids.sealedB = await sendCandidate(api);
     await delivered(ids.sealedB);
     const { row, attempts } = await resting(ids.sealedB);
-    assert.deepEqual([row.body, row.body_key_id, attempts.map((a: Record<string, unknown>) => a.response_body_key_id)], [null, `v3:${KEY_B.id}`, [`v3:${KEY_B.id}`]]);
-    assert.deepEqual(row.subject_keys, (await resting(ids.clear)).row.subject_keys, 'the subject index does not follow the payload keys');
+    assert.deepEqual(
+      [row.body, row.body_key_id, attempts.map((a: Record<string, unknown>) => a.response_body_key_id)],
+      [null, `v3:${KEY_B.id}`, [`v3:${KEY_B.id}`]],
+    );
+    assert.deepEqual(
+      row.subject_keys,
+      (await resting(ids.clear)).row.subject_keys,
+      'the subject index does not follow the payload keys',
+    );
 
     for (const webhookId of [ids.sealedB, ids.sealedA, ids.clear]) {
       const shown = await view(api, webhookId);
       assert.equal(shown.status, 200, webhookId);
       assert.equal(shown.body.event.data.candidate.email, candidate.email, webhookId);
-      assert.deepEqual(shown.body.attempts.map((a: Record<string, unknown>) => a.response_body), [`accepted ${candidate.email} (${candidate.last_name})`], webhookId);
+      assert.deepEqual(
+        shown.body.attempts.map((a: Record<string, unknown>) => a.response_body),
+        [`accepted ${candidate.email} (${candidate.last_name})`],
+        webhookId,
+      );
     }
     await settings.ba.stopAll();
   });
@@ -240,15 +316,28 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
 
   it('with "B" alone: a row under A is refused by name at the status URL (500) and by `webhooks show` and `redeliver` (exit 1); a row under B still reads', async () => {
     const api = await settings.b.startApi(taskQueue);
-    const unlisted = 'a webhook body or response excerpt is sealed with key id "key-a", which PAYLOAD_ENCRYPTION_KEYS no longer lists: list that key again to read it';
+    const unlisted =
+      'a webhook body or response excerpt is sealed with key id "key-a", which PAYLOAD_ENCRYPTION_KEYS no longer lists: list that key again to read it';
     assert.deepEqual(await view(api, ids.sealedA), {
       status: 500,
-      body: { detail: 'The webhook\'s data cannot be read with the keys this service was started with; an operator must list its key again.', reason: unlisted },
+      body: {
+        detail:
+          "The webhook's data cannot be read with the keys this service was started with; an operator must list its key again.",
+        reason: unlisted,
+      },
     });
     for (const command of ['show', 'redeliver']) {
-      assert.deepEqual(await runCli(['webhooks', command, ids.sealedA], settings.b.common(taskQueue), work), { code: 1, stdout: '', stderr: `partner-service: ${unlisted}\n` });
+      assert.deepEqual(await runCli(['webhooks', command, ids.sealedA], settings.b.common(taskQueue), work), {
+        code: 1,
+        stdout: '',
+        stderr: `partner-service: ${unlisted}\n`,
+      });
     }
-    assert.equal((await db.knex('webhook_events').where({ redelivery_of: ids.sealedA })).length, 1, 'the refused redelivery started nothing');
+    assert.equal(
+      (await db.knex('webhook_events').where({ redelivery_of: ids.sealedA })).length,
+      1,
+      'the refused redelivery started nothing',
+    );
     assert.equal((await view(api, ids.sealedB)).body.event.data.candidate.email, candidate.email);
     await settings.b.stopAll();
   });
@@ -260,8 +349,10 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
       `UPDATE webhook_events SET body = NULL, (body_sealed, body_key_id) = (SELECT body_sealed, body_key_id FROM webhook_events WHERE id = ?) WHERE id = ?`,
       [ids.sealedB, ids.clear],
     );
-    const moved = 'a webhook body or response excerpt sealed with key "key-b" does not open: it belongs to another row, or it was altered (or the key under this id changed)';
-    const detail = 'The webhook\'s data cannot be read with the keys this service was started with; an operator must list its key again.';
+    const moved =
+      'a webhook body or response excerpt sealed with key "key-b" does not open: it belongs to another row, or it was altered (or the key under this id changed)';
+    const detail =
+      "The webhook's data cannot be read with the keys this service was started with; an operator must list its key again.";
     assert.deepEqual(await view(api, ids.clear), { status: 500, body: { detail, reason: moved } });
     // An excerpt likewise: sealedB's first one, onto the first attempt of the company webhook (whose body is in clear).
     await db.knex.raw(
@@ -270,32 +361,53 @@ describe('bodies and response excerpts at rest: the service\'s API and worker pr
       [ids.sealedB, ids.company],
     );
     assert.deepEqual(await view(api, ids.company), { status: 500, body: { detail, reason: moved } });
-    assert.equal((await view(api, ids.sealedB)).body.event.data.candidate.email, candidate.email, 'the original still opens in its own row');
+    assert.equal(
+      (await view(api, ids.sealedB)).body.event.data.candidate.email,
+      candidate.email,
+      'the original still opens in its own row',
+    );
     await settings.b.stopAll();
   });
 
   it('without keys once keys were used: the API answers 503 encryption_required, `webhooks send` and `send-test` exit 2, the worker does not start; nothing is written', async () => {
-    const { rows: [{ since }] } = await db.knex.raw('SELECT encrypted_since AS since FROM data_at_rest_settings');
-    const before = await db.knex.raw('SELECT (SELECT count(*) FROM webhook_events)::int AS rows, (SELECT count(*) FROM webhook_attempts)::int AS attempts');
+    const {
+      rows: [{ since }],
+    } = await db.knex.raw('SELECT encrypted_since AS since FROM data_at_rest_settings');
+    const before = await db.knex.raw(
+      'SELECT (SELECT count(*) FROM webhook_events)::int AS rows, (SELECT count(*) FROM webhook_attempts)::int AS attempts',
+    );
     const api = await settings.none.startApi(taskQueue);
     const response = await postWebhook(api, INTERNAL_TOKEN, { ...candidateNew, event_id: `at-rest-${randomUUID()}` });
-    assert.deepEqual([response.status, await response.json()], [
-      503,
-      {
-        detail: `This deployment stores webhook bodies encrypted (since ${(since as Date).toISOString()}), and this process was started without PAYLOAD_ENCRYPTION_KEYS: nothing was stored. An operator must set the keys.`,
-        reason: 'encryption_required',
-      },
-    ]);
+    assert.deepEqual(
+      [response.status, await response.json()],
+      [
+        503,
+        {
+          detail: `This deployment stores webhook bodies encrypted (since ${(since as Date).toISOString()}), and this process was started without PAYLOAD_ENCRYPTION_KEYS: nothing was stored. An operator must set the keys.`,
+          reason: 'encryption_required',
+        },
+      ],
+    );
     const refused = `this deployment stores webhook bodies and response excerpts encrypted (since ${(since as Date).toISOString()}), and PAYLOAD_ENCRYPTION_KEYS is not set in this process: nothing was written`;
     const eventFile = require.resolve('../fixtures/events/candidate-new.json');
-    const env = { ...settings.none.common(taskQueue), PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: PARTNER_TOKEN };
+    const env = {
+      ...settings.none.common(taskQueue),
+      PARTNER_ENDPOINT: partner.url,
+      PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
+    };
     for (const command of ['send', 'send-test']) {
-      assert.deepEqual(await runCli(['webhooks', command, eventFile], env, work), { code: 2, stdout: '', stderr: `partner-service webhooks: ${refused}\n` }, command);
+      assert.deepEqual(
+        await runCli(['webhooks', command, eventFile], env, work),
+        { code: 2, stdout: '', stderr: `partner-service webhooks: ${refused}\n` },
+        command,
+      );
     }
     const worker = await runCli(['worker'], { ...env, WORKER_HTTP_PORT: String(await findFreePort()) }, work);
     assert.equal(worker.code, 2, worker.stderr);
     assert.equal(worker.stderr, `partner-service worker: ${refused}\n`);
-    const after = await db.knex.raw('SELECT (SELECT count(*) FROM webhook_events)::int AS rows, (SELECT count(*) FROM webhook_attempts)::int AS attempts');
+    const after = await db.knex.raw(
+      'SELECT (SELECT count(*) FROM webhook_events)::int AS rows, (SELECT count(*) FROM webhook_attempts)::int AS attempts',
+    );
     assert.deepEqual(after.rows, before.rows, 'nothing was written');
     await settings.none.stopAll();
   });

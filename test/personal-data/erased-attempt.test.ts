@@ -37,7 +37,11 @@ describe('an attempt of an erased webhook', function () {
   before(async () => {
     db = await createTestDatabase();
     partner = await startPartnerServer();
-    config = loadConfig({ PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, PARTNER_TIMEOUT_MS: '2000' });
+    config = loadConfig({
+      PARTNER_ENDPOINT: partner.url,
+      PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
+      PARTNER_TIMEOUT_MS: '2000',
+    });
     activities = createActivities({ config: () => config, knex: db.knex, logger: createLogger('silent') });
   });
   after(async () => {
@@ -52,17 +56,48 @@ describe('an attempt of an erased webhook', function () {
 
   const input = (attempt: number): DeliverAttemptInput => {
     const webhook: WebhookRef = { ...ids, runId: 'run-1', isTest: false };
-    return { webhookId: ids.webhookId, attempt, event: toEnvelope(event), scheduledAt: new Date().toISOString(), finalOnFailure: attempt === 4, webhook };
+    return {
+      webhookId: ids.webhookId,
+      attempt,
+      event: toEnvelope(event),
+      scheduledAt: new Date().toISOString(),
+      finalOnFailure: attempt === 4,
+      webhook,
+    };
   };
   const deliver = (attempt: number) => env.run(activities.deliverAttempt as DeliverAttemptOnly, input(attempt));
-  const row = () => db.knex('webhook_events').where({ id: ids.webhookId }).first('status', 'status_reason', 'body', 'payload_removed_reason');
-  const attempts = () => db.knex('webhook_attempts').where({ webhook_id: ids.webhookId }).orderBy('attempt').select('attempt', 'http_status', 'response_body', 'response_body_sealed');
+  const row = () =>
+    db
+      .knex('webhook_events')
+      .where({ id: ids.webhookId })
+      .first('status', 'status_reason', 'body', 'payload_removed_reason');
+  const attempts = () =>
+    db
+      .knex('webhook_attempts')
+      .where({ webhook_id: ids.webhookId })
+      .orderBy('attempt')
+      .select('attempt', 'http_status', 'response_body', 'response_body_sealed');
   /** The erasure's transaction, as its workflow runs it, for this event's candidate. */
   const erase = async () => {
-    await writeSubjectKeys(db.knex, [{ id: ids.webhookId, keys: eventSubjectKeys(DEVELOPMENT_SUBJECT_INDEX_KEY, toEnvelope(event)) }], 'development');
+    await writeSubjectKeys(
+      db.knex,
+      [{ id: ids.webhookId, keys: eventSubjectKeys(DEVELOPMENT_SUBJECT_INDEX_KEY, toEnvelope(event)) }],
+      'development',
+    );
     const erasureId = randomUUID();
-    const key = subjectKey(DEVELOPMENT_SUBJECT_INDEX_KEY, 'candidate_id', (event.data as { candidate: { id: string } }).candidate.id);
-    await insertErasure(db.knex, { id: erasureId, subjectKind: 'candidate_id', subjectKeys: [key!], keyIds: ['development'], companyId: null, requestedBy: 'test' });
+    const key = subjectKey(
+      DEVELOPMENT_SUBJECT_INDEX_KEY,
+      'candidate_id',
+      (event.data as { candidate: { id: string } }).candidate.id,
+    );
+    await insertErasure(db.knex, {
+      id: erasureId,
+      subjectKind: 'candidate_id',
+      subjectKeys: [key!],
+      keyIds: ['development'],
+      companyId: null,
+      requestedBy: 'test',
+    });
     return eraseSubjectWebhooks(db.knex, erasureId);
   };
 
@@ -74,12 +109,22 @@ describe('an attempt of an erased webhook', function () {
     partner.handler = answer(200, 'ok');
     await assert.rejects(deliver(2), (error: unknown) => {
       assert.ok(error instanceof ApplicationFailure);
-      assert.deepEqual([error.type, error.nonRetryable, error.message], ['WebhookErased', true, 'the webhook was erased on request: the attempt is not sent']);
+      assert.deepEqual(
+        [error.type, error.nonRetryable, error.message],
+        ['WebhookErased', true, 'the webhook was erased on request: the attempt is not sent'],
+      );
       return true;
     });
     assert.equal(partner.requests.length, 1);
-    assert.deepEqual(await row(), { status: 'cancelled', status_reason: 'erasure', body: null, payload_removed_reason: 'erasure' });
-    assert.deepEqual(await attempts(), [{ attempt: 1, http_status: 500, response_body: null, response_body_sealed: null }]);
+    assert.deepEqual(await row(), {
+      status: 'cancelled',
+      status_reason: 'erasure',
+      body: null,
+      payload_removed_reason: 'erasure',
+    });
+    assert.deepEqual(await attempts(), [
+      { attempt: 1, http_status: 500, response_body: null, response_body_sealed: null },
+    ]);
   });
 
   it('records an attempt in flight when the erasure ran without its excerpt, and keeps the status cancelled by erasure', async () => {
@@ -88,13 +133,24 @@ describe('an attempt of an erased webhook', function () {
     partner.handler = (_req, res) => void released.then(() => res.writeHead(200).end('thanks, Ada'));
     const delivering = deliver(1);
     await eventually('the POST at the partner', async () => partner.requests.length === 1);
-    await db.knex('webhook_events').where({ id: ids.webhookId }).first().then((stored) => assert.equal(stored.status, 'pending'));
+    await db
+      .knex('webhook_events')
+      .where({ id: ids.webhookId })
+      .first()
+      .then((stored) => assert.equal(stored.status, 'pending'));
     assert.deepEqual(await erase(), { webhooksFound: 1, deliveriesCancelled: 1, bodiesRemoved: 1 });
     release();
     const { outcome, needsRecord } = (await delivering) as DeliveredAttempt;
     assert.deepEqual([outcome.httpStatus, outcome.succeeded, needsRecord], [200, true, false]);
-    assert.deepEqual(await row(), { status: 'cancelled', status_reason: 'erasure', body: null, payload_removed_reason: 'erasure' });
-    assert.deepEqual(await attempts(), [{ attempt: 1, http_status: 200, response_body: null, response_body_sealed: null }]);
+    assert.deepEqual(await row(), {
+      status: 'cancelled',
+      status_reason: 'erasure',
+      body: null,
+      payload_removed_reason: 'erasure',
+    });
+    assert.deepEqual(await attempts(), [
+      { attempt: 1, http_status: 200, response_body: null, response_body_sealed: null },
+    ]);
   });
 
   it("the workflow's own records (recordAttempt, recordOutcome) keep the status and store no excerpt", async () => {
@@ -102,10 +158,25 @@ describe('an attempt of an erased webhook', function () {
     await deliver(1);
     await erase();
     const webhook = input(2).webhook;
-    const attempt = { ...failedAttempt(2, { errorClass: 'other', errorMessage: 'x' }), httpStatus: 503, responseBody: 'busy for Ada', scheduledAt: new Date().toISOString(), trigger: 'schedule' as const };
+    const attempt = {
+      ...failedAttempt(2, { errorClass: 'other', errorMessage: 'x' }),
+      httpStatus: 503,
+      responseBody: 'busy for Ada',
+      scheduledAt: new Date().toISOString(),
+      trigger: 'schedule' as const,
+    };
     await env.run(activities.recordAttempt, { webhook, attempt });
-    await env.run(activities.recordOutcome, { webhook, status: 'failed' as const, finishedAt: new Date().toISOString() });
-    assert.deepEqual(await row(), { status: 'cancelled', status_reason: 'erasure', body: null, payload_removed_reason: 'erasure' });
+    await env.run(activities.recordOutcome, {
+      webhook,
+      status: 'failed' as const,
+      finishedAt: new Date().toISOString(),
+    });
+    assert.deepEqual(await row(), {
+      status: 'cancelled',
+      status_reason: 'erasure',
+      body: null,
+      payload_removed_reason: 'erasure',
+    });
     assert.deepEqual(await attempts(), [
       { attempt: 1, http_status: 500, response_body: null, response_body_sealed: null },
       { attempt: 2, http_status: 503, response_body: null, response_body_sealed: null },
@@ -140,17 +211,54 @@ describe('an attempt of an erased webhook', function () {
     const secondIds = webhookIds(second);
     const queued = await env.run(activities.deliverAttempt, ordered(shared, { event: second, ids: secondIds }));
     assert.deepEqual(queued, { queued: { sequence: 2, behind: { webhookId: otherIds.webhookId, sequence: 1 } } });
-    await writeSubjectKeys(db.knex, [{ id: secondIds.webhookId, keys: eventSubjectKeys(DEVELOPMENT_SUBJECT_INDEX_KEY, toEnvelope(second)) }], 'development');
+    await writeSubjectKeys(
+      db.knex,
+      [{ id: secondIds.webhookId, keys: eventSubjectKeys(DEVELOPMENT_SUBJECT_INDEX_KEY, toEnvelope(second)) }],
+      'development',
+    );
 
     assert.deepEqual(await erase(), { webhooksFound: 2, deliveriesCancelled: 2, bodiesRemoved: 2 });
-    const places = await db.knex('ordering_places as p')
+    const places = await db
+      .knex('ordering_places as p')
       .join('ordering_lanes as l', 'l.id', 'p.lane_id')
       .whereIn('p.webhook_id', [ids.webhookId, secondIds.webhookId, otherIds.webhookId])
-      .select('p.webhook_id', 'p.seq', 'p.gap', db.knex.raw('p.settled_at IS NOT NULL AS settled'), 'l.key_text', db.knex.raw('l.key_digest IS NULL AS digest_cleared'));
+      .select(
+        'p.webhook_id',
+        'p.seq',
+        'p.gap',
+        db.knex.raw('p.settled_at IS NOT NULL AS settled'),
+        'l.key_text',
+        db.knex.raw('l.key_digest IS NULL AS digest_cleared'),
+      );
     const byId = new Map(places.map((p: { webhook_id: string }) => [p.webhook_id, p]));
-    assert.deepEqual(byId.get(ids.webhookId), { webhook_id: ids.webhookId, seq: 1, gap: true, settled: true, key_text: null, digest_cleared: true });
-    assert.deepEqual(byId.get(secondIds.webhookId), { webhook_id: secondIds.webhookId, seq: 2, gap: true, settled: true, key_text: shared, digest_cleared: false });
-    assert.deepEqual(byId.get(otherIds.webhookId), { webhook_id: otherIds.webhookId, seq: 1, gap: false, settled: false, key_text: shared, digest_cleared: false });
-    assert.equal((await db.knex('ordering_lanes').where({ key_text: ownKey }).count('* as n'))[0].n, 0, "no lane keeps the erased candidate's key");
+    assert.deepEqual(byId.get(ids.webhookId), {
+      webhook_id: ids.webhookId,
+      seq: 1,
+      gap: true,
+      settled: true,
+      key_text: null,
+      digest_cleared: true,
+    });
+    assert.deepEqual(byId.get(secondIds.webhookId), {
+      webhook_id: secondIds.webhookId,
+      seq: 2,
+      gap: true,
+      settled: true,
+      key_text: shared,
+      digest_cleared: false,
+    });
+    assert.deepEqual(byId.get(otherIds.webhookId), {
+      webhook_id: otherIds.webhookId,
+      seq: 1,
+      gap: false,
+      settled: false,
+      key_text: shared,
+      digest_cleared: false,
+    });
+    assert.equal(
+      (await db.knex('ordering_lanes').where({ key_text: ownKey }).count('* as n'))[0].n,
+      0,
+      "no lane keeps the erased candidate's key",
+    );
   });
 });

@@ -20,7 +20,12 @@ import { webhookIds } from '../../application/ingestion/ids';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { internalCall, postWebhook } from '../support/api';
 import { eventually } from '../support/eventually';
-import { serviceProcesses, startServiceFixtures, stopServiceFixtures, type StartedServiceFixtures } from '../support/service-processes';
+import {
+  serviceProcesses,
+  startServiceFixtures,
+  stopServiceFixtures,
+  type StartedServiceFixtures,
+} from '../support/service-processes';
 import { requireTemporalBinary } from '../support/temporal';
 import { INTERNAL_TOKEN } from '../support/tokens';
 
@@ -51,11 +56,13 @@ describe('an erasure says completed only after the last of Temporal deletion pha
     await stopServiceFixtures(processes, fixtures ?? {});
   });
 
-  const temporalCli = (args: string[]) => run(requireTemporalBinary('temporal'), [...args, '--address', fixtures.server.address]);
+  const temporalCli = (args: string[]) =>
+    run(requireTemporalBinary('temporal'), [...args, '--address', fixtures.server.address]);
   /** What the Temporal CLI shows of a workflow id: describe's status (or its error) and how many runs a list holds. */
   const seenByCli = async (workflowId: string) => {
     const described = await temporalCli(['workflow', 'describe', '-w', workflowId, '-o', 'json']).then(
-      ({ stdout }) => (JSON.parse(stdout) as { workflowExecutionInfo: { status: string } }).workflowExecutionInfo.status,
+      ({ stdout }) =>
+        (JSON.parse(stdout) as { workflowExecutionInfo: { status: string } }).workflowExecutionInfo.status,
       (error: { stderr?: string }) => (error.stderr ?? String(error)).trim(),
     );
     const { stdout } = await temporalCli(['workflow', 'list', '--query', `WorkflowId = '${workflowId}'`, '-o', 'json']);
@@ -63,8 +70,10 @@ describe('an erasure says completed only after the last of Temporal deletion pha
   };
   const sees = async (what: string, workflowId: string, expected: { described: string; listed: number }) =>
     eventually(what, async () => isDeepStrictEqual(await seenByCli(workflowId), expected), 60_000);
-  const statusOf = async (webhookId: string) => (await fixtures.db.knex('webhook_events').where({ id: webhookId }).first('status'))?.status;
-  const attemptsOf = async (webhookId: string) => (await fixtures.db.knex('webhook_attempts').where({ webhook_id: webhookId })).length;
+  const statusOf = async (webhookId: string) =>
+    (await fixtures.db.knex('webhook_events').where({ id: webhookId }).first('status'))?.status;
+  const attemptsOf = async (webhookId: string) =>
+    (await fixtures.db.knex('webhook_attempts').where({ webhook_id: webhookId })).length;
   /** The person's webhook of candidate record `candidateId`, accepted; `fails`: the partner answers it 500. */
   const accept = async (email: string, candidateId: string, fails = false) => {
     const event = structuredClone(candidateNew);
@@ -92,7 +101,10 @@ describe('an erasure says completed only after the last of Temporal deletion pha
   const waiting = async (email: string, candidateId: string) => {
     const { webhook_id: webhookId, workflow_id: workflowId } = await accept(email, candidateId, true);
     await eventually('the first attempt failed', async () => (await attemptsOf(webhookId)) === 1, 60_000);
-    await sees(`the CLI sees ${workflowId} running`, workflowId, { described: 'WORKFLOW_EXECUTION_STATUS_RUNNING', listed: 1 });
+    await sees(`the CLI sees ${workflowId} running`, workflowId, {
+      described: 'WORKFLOW_EXECUTION_STATUS_RUNNING',
+      listed: 1,
+    });
     return workflowId;
   };
 
@@ -113,14 +125,18 @@ describe('an erasure says completed only after the last of Temporal deletion pha
     /** Each pending reason the record gave, from when: said for the slowest drill. */
     const reasons: string[] = [];
     // Read every 100 ms: the CLI asks within that of the record's completion.
-    await eventually(`drill ${n}: erasure completed`, async () => {
-      const answer = await internalCall(`${api}/internal/v1/erasures/${requested.body.erasure_id}`, INTERNAL_TOKEN);
-      assert.equal(answer.status, 200);
-      view = answer.body;
-      const reason = `${view.pending_reason}`;
-      if (!reasons.at(-1)?.endsWith(reason)) reasons.push(`${Date.now() - started} ms ${reason}`);
-      return view.status === 'completed';
-    }, 300_000);
+    await eventually(
+      `drill ${n}: erasure completed`,
+      async () => {
+        const answer = await internalCall(`${api}/internal/v1/erasures/${requested.body.erasure_id}`, INTERNAL_TOKEN);
+        assert.equal(answer.status, 200);
+        view = answer.body;
+        const reason = `${view.pending_reason}`;
+        if (!reasons.at(-1)?.endsWith(reason)) reasons.push(`${Date.now() - started} ms ${reason}`);
+        return view.status === 'completed';
+      },
+      300_000,
+    );
     const tookMs = Date.now() - started;
     const seen = await Promise.all(workflowIds.map(seenByCli));
     const counts = [view.webhooks_found, view.runs_deleted, view.runs_gone, view.pending_reason];
@@ -130,13 +146,20 @@ describe('an erasure says completed only after the last of Temporal deletion pha
   it(`${DRILLS} erasures at once: at each completed, the CLI describes and lists no run of the person`, async () => {
     const drills = await Promise.all(Array.from({ length: DRILLS }, (_, n) => drill(n + 1)));
     const found = WEBHOOKS_PER_PERSON;
-    const notFound = (workflowId: string) => `Error: failed describing workflow: workflow not found for ID: ${workflowId}`;
+    const notFound = (workflowId: string) =>
+      `Error: failed describing workflow: workflow not found for ID: ${workflowId}`;
     for (const { n, workflowIds, seen, counts } of drills) {
       assert.deepEqual(counts, [found, found, found, null], `drill ${n}: the record`);
-      assert.deepEqual(seen, workflowIds.map((id) => ({ described: notFound(id), listed: 0 })), `drill ${n}: Temporal at completed`);
+      assert.deepEqual(
+        seen,
+        workflowIds.map((id) => ({ described: notFound(id), listed: 0 })),
+        `drill ${n}: Temporal at completed`,
+      );
     }
     const took = drills.map((d) => d.tookMs).sort((a, b) => a - b);
-    console.log(`      erasure to completed: ${took[0]} ms fastest, ${took[took.length >> 1]} ms median, ${took.at(-1)} ms slowest`);
+    console.log(
+      `      erasure to completed: ${took[0]} ms fastest, ${took[took.length >> 1]} ms median, ${took.at(-1)} ms slowest`,
+    );
     const slowest = drills.find((d) => d.tookMs === took.at(-1))!;
     console.log(`      the slowest's pending reasons:\n${slowest.reasons.map((r) => `        ${r}`).join('\n')}`);
     assert.ok(took[0] >= DELETION_PHASES_MS, `no erasure completes before the second look (${took[0]} ms)`);
@@ -146,17 +169,37 @@ describe('an erasure says completed only after the last of Temporal deletion pha
     const { knex } = fixtures.db;
     const connection = await Connection.connect({ address: fixtures.server.address });
     try {
-      const steps = createErasureActivities({ config: () => loadConfig({}), knex, workflowService: connection.workflowService });
+      const steps = createErasureActivities({
+        config: () => loadConfig({}),
+        knex,
+        workflowService: connection.workflowService,
+      });
       const erasureId = randomUUID();
       const workflowId = `phases-quiet-${randomUUID()}`;
-      await insertErasure(knex, { id: erasureId, subjectKind: 'email', subjectKeys: ['k'], keyIds: ['development'], companyId: null, requestedBy: 'test' });
+      await insertErasure(knex, {
+        id: erasureId,
+        subjectKind: 'email',
+        subjectKeys: ['k'],
+        keyIds: ['development'],
+        companyId: null,
+        requestedBy: 'test',
+      });
       await knex('erasure_runs').insert({ erasure_id: erasureId, workflow_id: workflowId });
       const record = async () => {
-        const [row] = await knex('erasure_runs').where({ erasure_id: erasureId }).select(knex.raw('quiet_at IS NOT NULL AS quiet'), knex.raw('gone_at IS NOT NULL AS gone'));
-        return { ...row, reason: (await knex('erasures').where({ id: erasureId }).first('pending_reason')).pending_reason };
+        const [row] = await knex('erasure_runs')
+          .where({ erasure_id: erasureId })
+          .select(knex.raw('quiet_at IS NOT NULL AS quiet'), knex.raw('gone_at IS NOT NULL AS gone'));
+        return {
+          ...row,
+          reason: (await knex('erasures').where({ id: erasureId }).first('pending_reason')).pending_reason,
+        };
       };
-      const pastThePause = () => knex('erasure_runs').where({ erasure_id: erasureId }).update({ quiet_at: knex.raw(`now() - interval '${DELETION_PHASES_MS + 1000} milliseconds'`) });
-      const waitingQuiet = 'waiting: 1 workflow ids show no run and are looked at again 30 s after (Temporal deletes in phases)';
+      const pastThePause = () =>
+        knex('erasure_runs')
+          .where({ erasure_id: erasureId })
+          .update({ quiet_at: knex.raw(`now() - interval '${DELETION_PHASES_MS + 1000} milliseconds'`) });
+      const waitingQuiet =
+        'waiting: 1 workflow ids show no run and are looked at again 30 s after (Temporal deletes in phases)';
 
       // Temporal serves no run: the first look, not gone; looked at again before the pause, still not gone.
       assert.deepEqual(await steps.sweepErasureRuns(erasureId), { left: 1, unsettled: 0, runsDeleted: 1 });
@@ -164,7 +207,11 @@ describe('an erasure says completed only after the last of Temporal deletion pha
       assert.deepEqual(await steps.sweepErasureRuns(erasureId), { left: 1, unsettled: 0, runsDeleted: 1 });
       assert.deepEqual(await record(), { quiet: true, gone: false, reason: waitingQuiet });
       await markErasureWorkflow(knex, erasureId, workflowId, 'gone', DELETION_PHASES_MS);
-      assert.deepEqual(await record(), { quiet: true, gone: false, reason: waitingQuiet }, 'the store refuses gone before the pause');
+      assert.deepEqual(
+        await record(),
+        { quiet: true, gone: false, reason: waitingQuiet },
+        'the store refuses gone before the pause',
+      );
 
       // A run served again after the pause (as a deletion phase shows one): deleted again, and the first look is void.
       const client = new Client({ connection });
@@ -172,11 +219,18 @@ describe('an erasure says completed only after the last of Temporal deletion pha
       await pastThePause();
       assert.deepEqual(await steps.sweepErasureRuns(erasureId), { left: 1, unsettled: 0, runsDeleted: 1 });
       assert.deepEqual(await record(), {
-        quiet: false, gone: false, reason: 'waiting: Temporal still serves runs of 1 of its workflow ids (deleted; Temporal deletes asynchronously)',
+        quiet: false,
+        gone: false,
+        reason:
+          'waiting: Temporal still serves runs of 1 of its workflow ids (deleted; Temporal deletes asynchronously)',
       });
 
       // Quiet again once Temporal's deletion is done, and gone at the look after the pause.
-      await eventually('quiet again', async () => (await steps.sweepErasureRuns(erasureId)) && (await record()).quiet, 60_000);
+      await eventually(
+        'quiet again',
+        async () => (await steps.sweepErasureRuns(erasureId)) && (await record()).quiet,
+        60_000,
+      );
       await pastThePause();
       assert.deepEqual(await steps.sweepErasureRuns(erasureId), { left: 0, unsettled: 0, runsDeleted: 1 });
       assert.deepEqual(await record(), { quiet: true, gone: true, reason: null });

@@ -11,12 +11,18 @@ import { loadConfig } from '../../lib/config';
 import candidateShort from '../fixtures/events/candidate-new-short.json';
 import { CLI, runCli, waitForExit } from '../support/cli';
 import { eventually } from '../support/eventually';
-import { serviceProcesses, startServiceFixtures, stopServiceFixtures, type StartedServiceFixtures } from '../support/service-processes';
+import {
+  serviceProcesses,
+  startServiceFixtures,
+  stopServiceFixtures,
+  type StartedServiceFixtures,
+} from '../support/service-processes';
 import { postWebhook } from '../support/api';
 import { INTERNAL_TOKEN } from '../support/tokens';
 
 const [KEY_A, KEY_B] = ['key-a', 'key-b'].map((id) => ({ id, key: randomBytes(32) }));
-const setting = (...keys: Array<typeof KEY_A>) => keys.map(({ id, key }) => `${id}:${key.toString('base64')}`).join(' ');
+const setting = (...keys: Array<typeof KEY_A>) =>
+  keys.map(({ id, key }) => `${id}:${key.toString('base64')}`).join(' ');
 const BODY = JSON.stringify({ ...candidateShort, event_id: 'seeded' });
 const EXCERPT = `accepted ${candidateShort.data.candidate.email}`;
 /** The seed: bodies in the legacy format (raw key A, no binding), in v2 under A, in clear; excerpts on some of them. */
@@ -28,8 +34,14 @@ describe('keys reseal: 100,000 rows from key A to key B, killed half-way and res
   this.timeout(180_000);
   let fixtures: StartedServiceFixtures;
   const taskQueue = `reseal-${randomUUID()}`;
-  const both = serviceProcesses(() => fixtures.setting(), { INTERNAL_API_TOKEN: INTERNAL_TOKEN, PAYLOAD_ENCRYPTION_KEYS: setting(KEY_B, KEY_A) });
-  const onlyB = serviceProcesses(() => fixtures.setting(), { INTERNAL_API_TOKEN: INTERNAL_TOKEN, PAYLOAD_ENCRYPTION_KEYS: setting(KEY_B) });
+  const both = serviceProcesses(() => fixtures.setting(), {
+    INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+    PAYLOAD_ENCRYPTION_KEYS: setting(KEY_B, KEY_A),
+  });
+  const onlyB = serviceProcesses(() => fixtures.setting(), {
+    INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+    PAYLOAD_ENCRYPTION_KEYS: setting(KEY_B),
+  });
   const underA = dataAtRest(loadConfig({ PAYLOAD_ENCRYPTION_KEYS: setting(KEY_A) }));
   const onlyBAtRest = dataAtRest(loadConfig({ PAYLOAD_ENCRYPTION_KEYS: setting(KEY_B) }));
   const accepted: string[] = [];
@@ -37,7 +49,9 @@ describe('keys reseal: 100,000 rows from key A to key B, killed half-way and res
 
   before(async function () {
     this.timeout(120_000);
-    fixtures = await startServiceFixtures('reseal', (_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('accepted'));
+    fixtures = await startServiceFixtures('reseal', (_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('accepted'),
+    );
     const started = Date.now();
     await seed();
     timings.seedMs = Date.now() - started;
@@ -59,7 +73,10 @@ describe('keys reseal: 100,000 rows from key A to key B, killed half-way and res
       `INSERT INTO webhook_events (id, event_id, body_sealed, body_key_id, ${columns}) SELECT gen_random_uuid(), 'legacy-' || g, ?, 'key-a', ${values} FROM generate_series(1, ?) g`,
       [legacyBody, SEED.legacy],
     );
-    await knex.raw(`INSERT INTO webhook_events (id, event_id, body, ${columns}) SELECT gen_random_uuid(), 'clear-' || g, ?::json, ${values} FROM generate_series(1, ?) g`, [BODY, SEED.clear]);
+    await knex.raw(
+      `INSERT INTO webhook_events (id, event_id, body, ${columns}) SELECT gen_random_uuid(), 'clear-' || g, ?::json, ${values} FROM generate_series(1, ?) g`,
+      [BODY, SEED.clear],
+    );
     for (let done = 0; done < SEED.v2; done += 10_000) {
       const ids = Array.from({ length: 10_000 }, () => randomUUID());
       const sealed = ids.map((id) => sealText(underA, BODY, bodyBinding(id)).sealed!.toString('base64'));
@@ -77,7 +94,9 @@ describe('keys reseal: 100,000 rows from key A to key B, killed half-way and res
        SELECT id, ?, 'key-a', 1, now(), now(), 5, 200, true FROM webhook_events WHERE event_id LIKE 'legacy-%' LIMIT ?`,
       [sealBytes(KEY_A.key, Buffer.from(EXCERPT)), SEED.legacyExcerpts],
     );
-    const { rows } = await knex.raw(`SELECT id FROM webhook_events WHERE event_id LIKE 'v2-%' LIMIT ?`, [SEED.v2Excerpts]);
+    const { rows } = await knex.raw(`SELECT id FROM webhook_events WHERE event_id LIKE 'v2-%' LIMIT ?`, [
+      SEED.v2Excerpts,
+    ]);
     const ids = (rows as Array<{ id: string }>).map(({ id }) => id);
     const sealed = ids.map((id) => sealText(underA, EXCERPT, excerptBinding(id, 1)).sealed!.toString('base64'));
     await knex.raw(
@@ -91,7 +110,10 @@ describe('keys reseal: 100,000 rows from key A to key B, killed half-way and res
   const keysEnv = (keys: string) => ({ ...both.common(taskQueue), PAYLOAD_ENCRYPTION_KEYS: keys });
 
   async function post(api: string): Promise<number> {
-    const response = await postWebhook(api, INTERNAL_TOKEN, { ...candidateShort, event_id: `reseal-live-${randomUUID()}` });
+    const response = await postWebhook(api, INTERNAL_TOKEN, {
+      ...candidateShort,
+      event_id: `reseal-live-${randomUUID()}`,
+    });
     if (response.status === 202) accepted.push(((await response.json()) as { webhook_id: string }).webhook_id);
     return response.status;
   }
@@ -100,19 +122,31 @@ describe('keys reseal: 100,000 rows from key A to key B, killed half-way and res
   async function status(keys: string) {
     const result = await runCli(['keys', 'status'], keysEnv(keys), fixtures.work);
     assert.equal(result.code, 0, result.stderr);
-    return JSON.parse(result.stdout) as { to_reseal: { bodies: number; excerpts: number; lane_keys: number }; stored: Array<{ kind: string; key_id: string | null; format: string; count: number }> };
+    return JSON.parse(result.stdout) as {
+      to_reseal: { bodies: number; excerpts: number; lane_keys: number };
+      stored: Array<{ kind: string; key_id: string | null; format: string; count: number }>;
+    };
   }
 
   it('dry run counts every seeded body and excerpt as still to do', async () => {
     const dry = await runCli(['keys', 'reseal', '--dry-run'], keysEnv(setting(KEY_B, KEY_A)), fixtures.work);
     assert.equal(dry.code, 0, dry.stderr);
-    assert.deepEqual(JSON.parse(dry.stdout), { key_id: 'key-b', dry_run: true, bodies: TOTAL_BODIES, excerpts: TOTAL_EXCERPTS, lane_keys: 0 });
+    assert.deepEqual(JSON.parse(dry.stdout), {
+      key_id: 'key-b',
+      dry_run: true,
+      bodies: TOTAL_BODIES,
+      excerpts: TOTAL_EXCERPTS,
+      lane_keys: 0,
+    });
   });
 
   it('refuses bad flags and a configuration without keys with one line, exit 2', async () => {
     const bad = await runCli(['keys', 'reseal', '--batch-size', '0'], keysEnv(setting(KEY_B, KEY_A)), fixtures.work);
     assert.equal(bad.code, 2);
-    assert.equal(bad.stderr.split('\n')[0], 'partner-service keys: --batch-size must be a whole number from 1 to 10000');
+    assert.equal(
+      bad.stderr.split('\n')[0],
+      'partner-service keys: --batch-size must be a whole number from 1 to 10000',
+    );
     const { PAYLOAD_ENCRYPTION_KEYS: _keys, ...withoutKeys } = keysEnv('');
     assert.deepEqual(await runCli(['keys', 'reseal'], withoutKeys, fixtures.work), {
       code: 2,
@@ -127,7 +161,10 @@ describe('keys reseal: 100,000 rows from key A to key B, killed half-way and res
     assert.equal(await post(api), 202);
 
     const started = Date.now();
-    const first = spawn(process.execPath, [CLI, 'keys', 'reseal'], { env: keysEnv(setting(KEY_B, KEY_A)), cwd: fixtures.work });
+    const first = spawn(process.execPath, [CLI, 'keys', 'reseal'], {
+      env: keysEnv(setting(KEY_B, KEY_A)),
+      cwd: fixtures.work,
+    });
     let progress = '';
     first.stderr.on('data', (chunk) => (progress += chunk));
     await eventually('some batches done', async () => /batch 40:/.test(progress), 60_000);
@@ -140,10 +177,16 @@ describe('keys reseal: 100,000 rows from key A to key B, killed half-way and res
     const killedAt = progress.trim().split('\n').at(-1)!;
     timings.killedAfterMs = Date.now() - started;
     const halfway = await status(setting(KEY_B, KEY_A));
-    assert.ok(halfway.to_reseal.bodies > 0 && halfway.to_reseal.bodies < TOTAL_BODIES, `${JSON.stringify(halfway.to_reseal)} after ${killedAt}`);
+    assert.ok(
+      halfway.to_reseal.bodies > 0 && halfway.to_reseal.bodies < TOTAL_BODIES,
+      `${JSON.stringify(halfway.to_reseal)} after ${killedAt}`,
+    );
 
     const resumed = Date.now();
-    const second2 = spawn(process.execPath, [CLI, 'keys', 'reseal'], { env: keysEnv(setting(KEY_B, KEY_A)), cwd: fixtures.work });
+    const second2 = spawn(process.execPath, [CLI, 'keys', 'reseal'], {
+      env: keysEnv(setting(KEY_B, KEY_A)),
+      cwd: fixtures.work,
+    });
     let out = '';
     second2.stdout.on('data', (chunk) => (out += chunk));
     assert.equal(await post(api), 202);
@@ -153,7 +196,9 @@ describe('keys reseal: 100,000 rows from key A to key B, killed half-way and res
     assert.deepEqual([result.key_id, result.unreadable], ['key-b', 0]);
     assert.equal(result.bodies, halfway.to_reseal.bodies);
     assert.equal(result.excerpts, halfway.to_reseal.excerpts);
-    console.log(`      seed ${timings.seedMs} ms; killed after ${timings.killedAfterMs} ms at "${killedAt}"; resumed run ${timings.resumeMs} ms resealed ${result.bodies} bodies and ${result.excerpts} excerpts`);
+    console.log(
+      `      seed ${timings.seedMs} ms; killed after ${timings.killedAfterMs} ms at "${killedAt}"; resumed run ${timings.resumeMs} ms resealed ${result.bodies} bodies and ${result.excerpts} excerpts`,
+    );
 
     // Each run wrote its intent before it began: the killed one's has no outcome; the one without keys, the one
     // refused beside a running reseal and the resumed one have theirs (in the order the outcomes were known).
@@ -162,14 +207,25 @@ describe('keys reseal: 100,000 rows from key A to key B, killed half-way and res
        WHERE i.action = 'keys.reseal' AND i.phase = 'intent' ORDER BY o.seq NULLS FIRST`);
     assert.deepEqual(audit, [
       { target: 'key-b', outcome: null, error: null },
-      { target: null, outcome: 'failed', error: 'InvalidRequestError: PAYLOAD_ENCRYPTION_KEYS is not set: there is no key to seal under' },
+      {
+        target: null,
+        outcome: 'failed',
+        error: 'InvalidRequestError: PAYLOAD_ENCRYPTION_KEYS is not set: there is no key to seal under',
+      },
       { target: 'key-b', outcome: 'failed', error: 'InvalidRequestError: another reseal is running' },
       { target: 'key-b', outcome: 'succeeded', error: null },
     ]);
-    await eventually('the live webhooks delivered', async () => {
-      const { rows } = await fixtures.db.knex.raw(`SELECT count(*)::int AS n FROM webhook_events WHERE id = ANY(?::uuid[]) AND status = 'delivered'`, [`{${accepted.join(',')}}`]);
-      return rows[0].n === accepted.length;
-    }, 60_000);
+    await eventually(
+      'the live webhooks delivered',
+      async () => {
+        const { rows } = await fixtures.db.knex.raw(
+          `SELECT count(*)::int AS n FROM webhook_events WHERE id = ANY(?::uuid[]) AND status = 'delivered'`,
+          [`{${accepted.join(',')}}`],
+        );
+        return rows[0].n === accepted.length;
+      },
+      60_000,
+    );
     await both.stopAll();
   });
 
@@ -177,12 +233,15 @@ describe('keys reseal: 100,000 rows from key A to key B, killed half-way and res
     const after = await status(setting(KEY_B));
     assert.deepEqual(after.to_reseal, { bodies: 0, excerpts: 0, lane_keys: 0 });
     assert.deepEqual(new Set(after.stored.map((s) => `${s.key_id} ${s.format}`)), new Set(['key-b v3']));
-    assert.equal(after.stored.filter((s) => s.kind === 'body').reduce((n, s) => n + s.count, 0), TOTAL_BODIES + accepted.length);
+    assert.equal(
+      after.stored.filter((s) => s.kind === 'body').reduce((n, s) => n + s.count, 0),
+      TOTAL_BODIES + accepted.length,
+    );
 
     // Every row, opened in this process with key B alone, page by page.
     let undecryptable = 0;
     let opened = 0;
-    for (let cursor = '00000000-0000-0000-0000-000000000000'; ; ) {
+    for (let cursor = '00000000-0000-0000-0000-000000000000'; ;) {
       const { rows } = await fixtures.db.knex.raw(
         `SELECT e.id, e.body_sealed, e.body_key_id, e.redelivery_of, a.response_body_sealed, a.response_body_key_id
            FROM webhook_events e LEFT JOIN webhook_attempts a ON a.webhook_id = e.id AND a.attempt = 1 WHERE e.id > ? ORDER BY e.id LIMIT 10000`,
@@ -191,8 +250,24 @@ describe('keys reseal: 100,000 rows from key A to key B, killed half-way and res
       if (!rows.length) break;
       for (const row of rows) {
         try {
-          assert.equal(JSON.parse(openText(onlyBAtRest, { clear: null, sealed: row.body_sealed, keyId: row.body_key_id }, storedBodyBinding(row.id, row.redelivery_of, row.body_key_id))!).data.candidate.email, candidateShort.data.candidate.email);
-          if (row.response_body_sealed) assert.ok(openText(onlyBAtRest, { clear: null, sealed: row.response_body_sealed, keyId: row.response_body_key_id }, excerptBinding(row.id, 1))!.startsWith('accepted'));
+          assert.equal(
+            JSON.parse(
+              openText(
+                onlyBAtRest,
+                { clear: null, sealed: row.body_sealed, keyId: row.body_key_id },
+                storedBodyBinding(row.id, row.redelivery_of, row.body_key_id),
+              )!,
+            ).data.candidate.email,
+            candidateShort.data.candidate.email,
+          );
+          if (row.response_body_sealed)
+            assert.ok(
+              openText(
+                onlyBAtRest,
+                { clear: null, sealed: row.response_body_sealed, keyId: row.response_body_key_id },
+                excerptBinding(row.id, 1),
+              )!.startsWith('accepted'),
+            );
           opened++;
         } catch {
           undecryptable++;
@@ -204,11 +279,19 @@ describe('keys reseal: 100,000 rows from key A to key B, killed half-way and res
 
     // A sample through the API process itself, started with key B alone.
     const api = await onlyB.startApi(taskQueue);
-    const { rows: sample } = await fixtures.db.knex.raw(`(SELECT id FROM webhook_events WHERE event_id LIKE 'legacy-%' LIMIT 2) UNION ALL (SELECT id FROM webhook_events WHERE event_id LIKE 'v2-%' LIMIT 2) UNION ALL (SELECT id FROM webhook_events WHERE event_id LIKE 'clear-%' LIMIT 1)`);
+    const { rows: sample } = await fixtures.db.knex.raw(
+      `(SELECT id FROM webhook_events WHERE event_id LIKE 'legacy-%' LIMIT 2) UNION ALL (SELECT id FROM webhook_events WHERE event_id LIKE 'v2-%' LIMIT 2) UNION ALL (SELECT id FROM webhook_events WHERE event_id LIKE 'clear-%' LIMIT 1)`,
+    );
     for (const { id } of [...sample, ...accepted.map((webhookId) => ({ id: webhookId }))]) {
-      const response = await fetch(`${api}/internal/v1/webhooks/${id}`, { headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } });
+      const response = await fetch(`${api}/internal/v1/webhooks/${id}`, {
+        headers: { authorization: `Bearer ${INTERNAL_TOKEN}` },
+      });
       assert.equal(response.status, 200, id);
-      assert.equal(((await response.json()) as { event: { data: { candidate: { email: string } } } }).event.data.candidate.email, candidateShort.data.candidate.email, id);
+      assert.equal(
+        ((await response.json()) as { event: { data: { candidate: { email: string } } } }).event.data.candidate.email,
+        candidateShort.data.candidate.email,
+        id,
+      );
     }
   });
 });

@@ -14,11 +14,19 @@ import { subjectKey } from '../../lib/subject-index';
 import { postWebhook } from '../support/api';
 import { runCli } from '../support/cli';
 import { eventually } from '../support/eventually';
-import { serviceProcesses, startServiceFixtures, stopServiceFixtures, type StartedServiceFixtures } from '../support/service-processes';
+import {
+  serviceProcesses,
+  startServiceFixtures,
+  stopServiceFixtures,
+  type StartedServiceFixtures,
+} from '../support/service-processes';
 import { INTERNAL_TOKEN } from '../support/tokens';
 
 const INDEX_KEY = randomBytes(32);
-const KEYS = { PAYLOAD_ENCRYPTION_KEYS: `drill:${randomBytes(32).toString('base64')}`, SUBJECT_INDEX_KEYS: `idx:${INDEX_KEY.toString('base64')}` };
+const KEYS = {
+  PAYLOAD_ENCRYPTION_KEYS: `drill:${randomBytes(32).toString('base64')}`,
+  SUBJECT_INDEX_KEYS: `idx:${INDEX_KEY.toString('base64')}`,
+};
 
 describe('drill: no lane keeps an erased person, after an erasure, two partial erasures and the log purge', function () {
   this.timeout(600_000);
@@ -53,19 +61,31 @@ describe('drill: no lane keeps an erased person, after an erasure, two partial e
     assert.equal(response.status, 202);
     return String(((await response.json()) as { webhook_id: string }).webhook_id);
   };
-  const statusOf = async (webhookId: string) => (await fixtures.db.knex('webhook_events').where({ id: webhookId }).first('status')).status as string;
-  const delivered = (webhookId: string) => eventually(`${webhookId} delivered`, async () => (await statusOf(webhookId)) === 'delivered', 60_000);
+  const statusOf = async (webhookId: string) =>
+    (await fixtures.db.knex('webhook_events').where({ id: webhookId }).first('status')).status as string;
+  const delivered = (webhookId: string) =>
+    eventually(`${webhookId} delivered`, async () => (await statusOf(webhookId)) === 'delivered', 60_000);
   /** Requests an erasure through the API and waits for `completed`; its webhooks found. */
   const erase = async (subject: Record<string, string>) => {
     const headers = { ...authorised, 'content-type': 'application/json' };
-    const requested = await fetch(`${api}/internal/v1/erasures`, { method: 'POST', headers, body: JSON.stringify(subject) });
+    const requested = await fetch(`${api}/internal/v1/erasures`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(subject),
+    });
     assert.equal(requested.status, 202);
     const { erasure_id: erasureId } = (await requested.json()) as { erasure_id: string };
     let view: { status?: string; webhooks_found?: number } = {};
-    await eventually('the erasure completed', async () => {
-      view = (await (await fetch(`${api}/internal/v1/erasures/${erasureId}`, { headers: authorised })).json()) as typeof view;
-      return view.status === 'completed';
-    }, 240_000);
+    await eventually(
+      'the erasure completed',
+      async () => {
+        view = (await (
+          await fetch(`${api}/internal/v1/erasures/${erasureId}`, { headers: authorised })
+        ).json()) as typeof view;
+        return view.status === 'completed';
+      },
+      240_000,
+    );
     return view.webhooks_found;
   };
   const sealedOf = async (webhookId: string): Promise<string> => {
@@ -79,13 +99,21 @@ describe('drill: no lane keeps an erased person, after an erasure, two partial e
   /** Rows of the three lane tables, every column as text (bytea as hex), that hold the candidate's key, digest, subject keys or `sealed`. */
   const tracesOf = async (candidate: string, email: string, sealed: readonly string[]) => {
     const key = `candidate:${candidate}`;
-    const needles = [key, candidate, laneDigest({ id: 'idx', key: INDEX_KEY }, key).toString('hex'), ...sealed,
-      subjectKey(INDEX_KEY, 'candidate_id', candidate)!, subjectKey(INDEX_KEY, 'email', email)!];
+    const needles = [
+      key,
+      candidate,
+      laneDigest({ id: 'idx', key: INDEX_KEY }, key).toString('hex'),
+      ...sealed,
+      subjectKey(INDEX_KEY, 'candidate_id', candidate)!,
+      subjectKey(INDEX_KEY, 'email', email)!,
+    ];
     const { rows } = await fixtures.db.knex.raw(`
       SELECT 'ordering_lanes ' || row_to_json(t)::text AS row FROM ordering_lanes t
       UNION ALL SELECT 'ordering_places ' || row_to_json(t)::text FROM ordering_places t
       UNION ALL SELECT 'ordering_lane_subjects ' || row_to_json(t)::text FROM ordering_lane_subjects t`);
-    return (rows as Array<{ row: string }>).map(({ row }) => row).filter((row) => needles.some((needle) => row.includes(needle)));
+    return (rows as Array<{ row: string }>)
+      .map(({ row }) => row)
+      .filter((row) => needles.some((needle) => row.includes(needle)));
   };
 
   /** A person with a delivered webhook of their key that names their address, and the lane key's sealed form. */
@@ -113,7 +141,8 @@ describe('drill: no lane keeps an erased person, after an erasure, two partial e
     const { candidate, email, sealed } = await personDelivered('partial');
     // The key's next webhook names another address and waits for its retry (503).
     const waiting = await post(candidate, `elsewhere-${randomUUID()}@example.net`, { failing: true });
-    const attempts = async () => Number((await fixtures.db.knex('webhook_attempts').where({ webhook_id: waiting }).count({ n: '*' }))[0].n);
+    const attempts = async () =>
+      Number((await fixtures.db.knex('webhook_attempts').where({ webhook_id: waiting }).count({ n: '*' }))[0].n);
     await eventually('the waiting webhook answered 503', async () => (await attempts()) > 0, 60_000);
 
     assert.equal(await erase({ email }), 1);
@@ -131,7 +160,10 @@ describe('drill: no lane keeps an erased person, after an erasure, two partial e
     const { candidate, email, first: old, sealed } = await personDelivered('purged');
     const later = await post(candidate, `later-${randomUUID()}@example.net`);
     await delivered(later);
-    await fixtures.db.knex('webhook_events').where({ id: old }).update({ finished_at: new Date(Date.now() - 100 * 86_400_000) });
+    await fixtures.db
+      .knex('webhook_events')
+      .where({ id: old })
+      .update({ finished_at: new Date(Date.now() - 100 * 86_400_000) });
     const run = await runCli(['retention', 'run'], processes.common(queue));
     assert.equal(run.code, 0, run.stderr);
     assert.ok((JSON.parse(run.stdout) as { rows_deleted: number }).rows_deleted >= 1, run.stdout);

@@ -25,12 +25,23 @@ describe("a redelivery's body is bound to its own row, not to its redelivery_of"
   /** A finished original, its body sealed by the service's own write. */
   const original = async () => {
     const webhook = prepareWebhook({ ...candidateNew, event_id: `binding-${randomUUID()}` });
-    assert.equal(await insertWebhook(db.knex, keyed, { ...webhook, event: webhook.input.event, runId: null, isTest: false }), true);
+    assert.equal(
+      await insertWebhook(db.knex, keyed, { ...webhook, event: webhook.input.event, runId: null, isTest: false }),
+      true,
+    );
     return webhook.webhookId;
   };
   const redeliver = async (originalId: string) =>
-    (await insertRedelivery(db.knex, keyed, { webhookId: randomUUID(), workflowId: `binding-${randomUUID()}`, originalId, key: `single:${randomUUID()}` })).webhookId;
-  const sealedOf = (id: string) => db.knex('webhook_events').where({ id }).first('body_sealed', 'body_key_id', 'redelivery_of');
+    (
+      await insertRedelivery(db.knex, keyed, {
+        webhookId: randomUUID(),
+        workflowId: `binding-${randomUUID()}`,
+        originalId,
+        key: `single:${randomUUID()}`,
+      })
+    ).webhookId;
+  const sealedOf = (id: string) =>
+    db.knex('webhook_events').where({ id }).first('body_sealed', 'body_key_id', 'redelivery_of');
   /** The body as the service reads it, or the error's name. */
   const read = (id: string) =>
     findWebhookById(db.knex, keyed, id).then(
@@ -40,7 +51,11 @@ describe("a redelivery's body is bound to its own row, not to its redelivery_of"
   /** The exact stored text of a row's body. */
   const text = async (id: string) => {
     const row = await sealedOf(id);
-    return openText(keyed, { clear: null, sealed: row.body_sealed, keyId: row.body_key_id }, storedBodyBinding(id, row.redelivery_of, row.body_key_id));
+    return openText(
+      keyed,
+      { clear: null, sealed: row.body_sealed, keyId: row.body_key_id },
+      storedBodyBinding(id, row.redelivery_of, row.body_key_id),
+    );
   };
 
   it('seals a redelivery for its own id: the same text, other bytes; a moved body or a changed redelivery_of does not open', async () => {
@@ -78,12 +93,18 @@ describe("a redelivery's body is bound to its own row, not to its redelivery_of"
     await db.knex('webhook_events').where({ id: legacy }).update(v2Form);
     assert.deepEqual(await read(legacy), await read(a));
     const before = await keysStatus(db.knex, config);
-    assert.ok(before.stored.some((s) => s.kind === 'body' && s.format === 'v2' && s.count >= 2), JSON.stringify(before.stored));
+    assert.ok(
+      before.stored.some((s) => s.kind === 'body' && s.format === 'v2' && s.count >= 2),
+      JSON.stringify(before.stored),
+    );
     assert.ok(before.to_reseal.bodies >= 2);
 
     await resealAll(db.knex, config, OPERATOR, { batchSize: 500 });
     const after = await keysStatus(db.knex, config);
-    assert.deepEqual([after.to_reseal, after.stored.map((s) => s.format)], [{ bodies: 0, excerpts: 0, lane_keys: 0 }, ['v3']]);
+    assert.deepEqual(
+      [after.to_reseal, after.stored.map((s) => s.format)],
+      [{ bodies: 0, excerpts: 0, lane_keys: 0 }, ['v3']],
+    );
     const resealed = await sealedOf(legacy);
     assert.equal(resealed.body_key_id, 'v3:k1');
     assert.deepEqual(await read(legacy), await read(a));

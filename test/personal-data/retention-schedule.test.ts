@@ -40,9 +40,13 @@ describe('retention schedule and workflow (a real dev server, two workers)', fun
     connection = await Connection.connect({ address: server.address });
     client = new Client({ connection });
     // Closed runs kept 3 days: longer than the 1 day of payload retention the workers run with.
-    await connection.workflowService.updateNamespace({ namespace: 'default', config: { workflowExecutionRetentionTtl: { seconds: 3 * 86_400 } as never } });
+    await connection.workflowService.updateNamespace({
+      namespace: 'default',
+      config: { workflowExecutionRetentionTtl: { seconds: 3 * 86_400 } as never },
+    });
     // Two workers of one task queue starting at once.
-    for (const { logger } of logs) workers.push(startWebhookWorker({ config: configFor(), knex: db.knex, logger }, { restartDelayMs: 500 }));
+    for (const { logger } of logs)
+      workers.push(startWebhookWorker({ config: configFor(), knex: db.knex, logger }, { restartDelayMs: 500 }));
     await eventually('both workers poll', async () => workers.every((w) => w.state() === 'polling'), 90_000);
   });
 
@@ -54,7 +58,8 @@ describe('retention schedule and workflow (a real dev server, two workers)', fun
 
   it('leaves exactly one schedule per task queue, hourly, overlap SKIP, however many workers start', async () => {
     const ids: string[] = [];
-    for await (const schedule of client.schedule.list()) if (schedule.scheduleId.startsWith('webhook-retention-')) ids.push(schedule.scheduleId);
+    for await (const schedule of client.schedule.list())
+      if (schedule.scheduleId.startsWith('webhook-retention-')) ids.push(schedule.scheduleId);
     assert.deepEqual(ids, [scheduleId]);
     const description = await client.schedule.getHandle(scheduleId).describe();
     assert.deepEqual(description.spec.intervals, [{ every: 3_600_000, offset: undefined }]);
@@ -62,12 +67,20 @@ describe('retention schedule and workflow (a real dev server, two workers)', fun
     assert.equal(description.action.workflowType, 'webhookRetention');
     assert.equal(description.action.taskQueue, taskQueue);
     assert.deepEqual(description.action.args, [{ trigger: 'schedule' }]);
-    const outcomes = logs.flatMap(({ entries }) => entries().filter((e) => /^retention schedule /.test(e.msg)).map((e) => e.msg)).sort();
+    const outcomes = logs
+      .flatMap(({ entries }) =>
+        entries()
+          .filter((e) => /^retention schedule /.test(e.msg))
+          .map((e) => e.msg),
+      )
+      .sort();
     assert.deepEqual(outcomes, ['retention schedule created', 'retention schedule updated']);
   });
 
   it("records the namespace's retention for the log purge, which keeps a row while Temporal may hold its run", async () => {
-    assert.deepEqual(await db.knex('temporal_namespaces').select('namespace', 'retention_seconds'), [{ namespace: 'default', retention_seconds: 3 * 86_400 }]);
+    assert.deepEqual(await db.knex('temporal_namespaces').select('namespace', 'retention_seconds'), [
+      { namespace: 'default', retention_seconds: 3 * 86_400 },
+    ]);
   });
 
   it('warns once per worker when Temporal keeps closed runs longer than the payload retention', () => {
@@ -94,18 +107,41 @@ describe('retention schedule and workflow (a real dev server, two workers)', fun
     ];
     for (const row of rows) {
       await db.knex('webhook_events').insert({
-        ...row, event_id: `sched-${row.id}`, event_type: 'candidate', action: 'new', company_id: 'acme', body: '{"data":{}}',
-        workflow_id: `wf-${row.id}`, run_id: randomUUID(), accepted_at: new Date(now - 100 * DAY), created_at: new Date(now - 100 * DAY),
+        ...row,
+        event_id: `sched-${row.id}`,
+        event_type: 'candidate',
+        action: 'new',
+        company_id: 'acme',
+        body: '{"data":{}}',
+        workflow_id: `wf-${row.id}`,
+        run_id: randomUUID(),
+        accepted_at: new Date(now - 100 * DAY),
+        created_at: new Date(now - 100 * DAY),
       });
     }
     await client.schedule.getHandle(scheduleId).trigger();
-    await eventually('the scheduled run finishes', async () => Boolean(await db.knex('retention_runs').whereNotNull('finished_at').first()), 60_000);
-    const runs = await db.knex('retention_runs').select('task_queue', 'trigger', 'bodies_removed', 'rows_deleted', 'payload_cutoff', 'log_cutoff', 'started_at');
+    await eventually(
+      'the scheduled run finishes',
+      async () => Boolean(await db.knex('retention_runs').whereNotNull('finished_at').first()),
+      60_000,
+    );
+    const runs = await db
+      .knex('retention_runs')
+      .select('task_queue', 'trigger', 'bodies_removed', 'rows_deleted', 'payload_cutoff', 'log_cutoff', 'started_at');
     assert.equal(runs.length, 1);
     const [run] = runs;
-    assert.deepEqual({ ...run, payload_cutoff: undefined, log_cutoff: undefined, started_at: undefined }, {
-      task_queue: taskQueue, trigger: 'schedule', bodies_removed: 1, rows_deleted: 1, payload_cutoff: undefined, log_cutoff: undefined, started_at: undefined,
-    });
+    assert.deepEqual(
+      { ...run, payload_cutoff: undefined, log_cutoff: undefined, started_at: undefined },
+      {
+        task_queue: taskQueue,
+        trigger: 'schedule',
+        bodies_removed: 1,
+        rows_deleted: 1,
+        payload_cutoff: undefined,
+        log_cutoff: undefined,
+        started_at: undefined,
+      },
+    );
     assert.equal(run.started_at.getTime() - run.payload_cutoff.getTime(), DAY);
     assert.equal(run.started_at.getTime() - run.log_cutoff.getTime(), 60 * DAY);
     const left = await db.knex('webhook_events').orderBy('id').select('id', 'payload_removed_reason');
@@ -119,11 +155,17 @@ describe('retention schedule and workflow (a real dev server, two workers)', fun
     );
     // The run's workflow completed with the same counts.
     const found: string[] = [];
-    for await (const execution of client.workflow.list({ query: `WorkflowType = 'webhookRetention' AND TaskQueue = '${taskQueue}'` })) found.push(execution.workflowId);
+    for await (const execution of client.workflow.list({
+      query: `WorkflowType = 'webhookRetention' AND TaskQueue = '${taskQueue}'`,
+    }))
+      found.push(execution.workflowId);
     assert.equal(found.length, 1);
     assert.match(found[0], new RegExp(`^${scheduleId}-`));
     const result = await client.workflow.getHandle(found[0]).result();
-    assert.deepEqual({ bodiesRemoved: result.bodiesRemoved, rowsDeleted: result.rowsDeleted, trigger: result.trigger }, { bodiesRemoved: 1, rowsDeleted: 1, trigger: 'schedule' });
+    assert.deepEqual(
+      { bodiesRemoved: result.bodiesRemoved, rowsDeleted: result.rowsDeleted, trigger: result.trigger },
+      { bodiesRemoved: 1, rowsDeleted: 1, trigger: 'schedule' },
+    );
   });
 
   it('continues as new when a run needs more purge calls than one history holds, on the same run record, with exact counts', async () => {
@@ -132,24 +174,55 @@ describe('retention schedule and workflow (a real dev server, two workers)', fun
       const id = randomUUID();
       const at = new Date(now - (70 + i) * DAY);
       await db.knex('webhook_events').insert({
-        id, event_id: `continued-${id}`, event_type: 'candidate', action: 'new', company_id: 'acme', body: '{"data":{}}', workflow_id: `wf-${id}`,
-        run_id: randomUUID(), status: 'delivered', accepted_at: at, created_at: at, finished_at: at,
+        id,
+        event_id: `continued-${id}`,
+        event_type: 'candidate',
+        action: 'new',
+        company_id: 'acme',
+        body: '{"data":{}}',
+        workflow_id: `wf-${id}`,
+        run_id: randomUUID(),
+        status: 'delivered',
+        accepted_at: at,
+        created_at: at,
+        finished_at: at,
       });
     }
     // Two rows per batch, one batch per call (no time budget), two calls per run: 2 + 2, then 2 + 1 in a second run.
     const handle = await client.workflow.start('webhookRetention', {
-      taskQueue, workflowId: `retention-continued-${randomUUID()}`, args: [{ trigger: 'manual', limits: { batchSize: 2, budgetMs: 0, callsPerRun: 2 } }],
+      taskQueue,
+      workflowId: `retention-continued-${randomUUID()}`,
+      args: [{ trigger: 'manual', limits: { batchSize: 2, budgetMs: 0, callsPerRun: 2 } }],
     });
     const result = await handle.result();
-    assert.deepEqual({ trigger: result.trigger, bodiesRemoved: result.bodiesRemoved, rowsDeleted: result.rowsDeleted }, { trigger: 'manual', bodiesRemoved: 0, rowsDeleted: 7 });
+    assert.deepEqual(
+      { trigger: result.trigger, bodiesRemoved: result.bodiesRemoved, rowsDeleted: result.rowsDeleted },
+      { trigger: 'manual', bodiesRemoved: 0, rowsDeleted: 7 },
+    );
     // Visibility lags the runs' close by a moment.
-    await eventually('both runs listed as closed', async () => {
-      const runs: string[] = [];
-      for await (const execution of client.workflow.list({ query: `WorkflowId = '${handle.workflowId}'` })) runs.push(execution.status.name);
-      return JSON.stringify(runs.sort()) === JSON.stringify(['COMPLETED', 'CONTINUED_AS_NEW']);
-    }, 10_000);
-    const recorded = await db.knex('retention_runs').where({ id: result.runId }).first('trigger', 'rows_deleted', 'bodies_removed');
+    await eventually(
+      'both runs listed as closed',
+      async () => {
+        const runs: string[] = [];
+        for await (const execution of client.workflow.list({ query: `WorkflowId = '${handle.workflowId}'` }))
+          runs.push(execution.status.name);
+        return JSON.stringify(runs.sort()) === JSON.stringify(['COMPLETED', 'CONTINUED_AS_NEW']);
+      },
+      10_000,
+    );
+    const recorded = await db
+      .knex('retention_runs')
+      .where({ id: result.runId })
+      .first('trigger', 'rows_deleted', 'bodies_removed');
     assert.deepEqual(recorded, { trigger: 'manual', rows_deleted: 7, bodies_removed: 0 });
-    assert.equal(await db.knex('webhook_events').where('event_id', 'like', 'continued-%').count({ n: '*' }).first().then((r) => Number(r!.n)), 0);
+    assert.equal(
+      await db
+        .knex('webhook_events')
+        .where('event_id', 'like', 'continued-%')
+        .count({ n: '*' })
+        .first()
+        .then((r) => Number(r!.n)),
+      0,
+    );
   });
 });

@@ -135,10 +135,16 @@ const INVALID: ReadonlyArray<readonly [string, RegExp]> = [
   ['(displayName eq "Sales"', /^Missing '\)' to close '\(' at position 1: found the end of the filter at position 24$/],
   ['members[value eq "1"', /^Missing '\]' to close '\[' at position 8/],
   ['displayName eq "Sales"]', /^Unexpected '\]' at position 23/],
-  ['displayName xx "a"', /^Unknown operator 'xx' at position 13; expected one of eq, ne, co, sw, ew, gt, lt, ge, le, pr$/],
+  [
+    'displayName xx "a"',
+    /^Unknown operator 'xx' at position 13; expected one of eq, ne, co, sw, ew, gt, lt, ge, le, pr$/,
+  ],
   ['displayName', /^Expected an operator after 'displayName' at position 12, found the end of the filter$/],
   ['displayName eq', /^Missing value after 'displayName eq' at position 13: found the end of the filter$/],
-  ['displayName eq Sales', /^The value 'Sales' at position 16 must be a double-quoted string, a number, true, false or null$/],
+  [
+    'displayName eq Sales',
+    /^The value 'Sales' at position 16 must be a double-quoted string, a number, true, false or null$/,
+  ],
   ['displayName eq "Sales" "x"', /^Unexpected '"x"' at position 24: expected 'and', 'or' or the end of the filter$/],
   ['displayName eq "Sales" displayName pr', /^Unexpected 'displayName' at position 24/],
   ['displayName eq "Sales', /^Unterminated string starting at position 16$/],
@@ -158,12 +164,18 @@ const INVALID: ReadonlyArray<readonly [string, RegExp]> = [
   ['members.foo eq "x"', /^Unknown attribute 'members.foo' at position 1$/],
   ['members[foo eq "1"]', /^Unknown attribute 'foo' inside 'members\[\.\.\.\]' at position 9$/],
   ['members[members.value eq "1"]', /^Unknown attribute 'members.value' inside 'members\[\.\.\.\]'/],
-  ['urn:ietf:params:scim:schemas:core:2.0:User:userName eq "x"', /^Unknown attribute 'urn:ietf:params:scim:schemas:core:2.0:User:userName' at position 1$/],
+  [
+    'urn:ietf:params:scim:schemas:core:2.0:User:userName eq "x"',
+    /^Unknown attribute 'urn:ietf:params:scim:schemas:core:2.0:User:userName' at position 1$/,
+  ],
   ['schemas eq "x"', /^Unknown attribute 'schemas'/],
   ['a.b.c eq "x"', /^'a.b.c' at position 1 is not a valid attribute name$/],
   ['displayName gt true', /^Operator 'gt' cannot compare the boolean true at position 16$/],
   ['meta.created le false', /^Operator 'le' cannot compare the boolean false/],
-  ['displayName eq true', /^'displayName' is a string attribute; the boolean true at position 16 cannot be compared with it/],
+  [
+    'displayName eq true',
+    /^'displayName' is a string attribute; the boolean true at position 16 cannot be compared with it/,
+  ],
   ['displayName eq 12', /^'displayName' is a string attribute; the number 12 at position 16/],
   ['displayName gt null', /^Operator 'gt' cannot compare with null at position 16$/],
   ['meta.lastModified gt "2024-02-30T00:00:00Z"', /^"2024-02-30T00:00:00Z" at position 22 is not a valid dateTime/],
@@ -178,7 +190,10 @@ const INVALID: ReadonlyArray<readonly [string, RegExp]> = [
   ['', /^The filter is empty$/],
   ['   ', /^The filter is empty$/],
   [`displayName eq "${'x'.repeat(4100)}"`, /^The filter is longer than 4096 bytes$/],
-  [`${'('.repeat(65)}displayName pr${')'.repeat(65)}`, /^The filter is nested more than 64 levels deep at position 65$/],
+  [
+    `${'('.repeat(65)}displayName pr${')'.repeat(65)}`,
+    /^The filter is nested more than 64 levels deep at position 65$/,
+  ],
   [`${'not ('.repeat(65)}displayName pr${')'.repeat(65)}`, /^The filter is nested more than 64 levels deep/],
 ];
 
@@ -190,7 +205,10 @@ describe('SCIM filter: evaluated in PostgreSQL against the known dataset', () =>
   after(async () => scim.close());
 
   const matching = async (filter: string) => {
-    const reply = await scimGet(scim.base, '/Groups', [['filter', filter.replaceAll('BASE', scim.base)], ['attributes', 'id']]);
+    const reply = await scimGet(scim.base, '/Groups', [
+      ['filter', filter.replaceAll('BASE', scim.base)],
+      ['attributes', 'id'],
+    ]);
     assert.equal(reply.status, 200, JSON.stringify(reply.body));
     const ids: string[] = reply.body.Resources.map((r: { id: string }) => r.id);
     assert.equal(reply.body.totalResults, ids.length);
@@ -204,7 +222,8 @@ describe('SCIM filter: evaluated in PostgreSQL against the known dataset', () =>
   }
 
   for (const [filter, detail] of INVALID) {
-    const title = filter.length > 70 ? `${filter.slice(0, 70)}... (${filter.length} characters)` : JSON.stringify(filter);
+    const title =
+      filter.length > 70 ? `${filter.slice(0, 70)}... (${filter.length} characters)` : JSON.stringify(filter);
     it(`${title} answers 400 invalidFilter`, async () => {
       const reply = await scimGet(scim.base, '/Groups', [['filter', filter]]);
       assert.equal(reply.status, 400);
@@ -222,7 +241,10 @@ describe('SCIM filter: evaluated in PostgreSQL against the known dataset', () =>
   });
 
   it('answers 400 invalidFilter when the filter parameter is repeated', async () => {
-    const reply = await scimGet(scim.base, '/Groups', [['filter', 'displayName pr'], ['filter', 'displayName pr']]);
+    const reply = await scimGet(scim.base, '/Groups', [
+      ['filter', 'displayName pr'],
+      ['filter', 'displayName pr'],
+    ]);
     assert.equal(reply.status, 400);
     assert.deepEqual(reply.body, {
       schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],

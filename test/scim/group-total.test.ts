@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { importDirectory } from '../../directory/import-directory';
 import { scimGet, startScimApi, type ScimApi } from './support';
 
-const group = (n: number) => ({ id: `00000000-0000-4000-b000-${String(n).padStart(12, '0')}`, display_name: `Team ${n}` });
+const group = (n: number) => ({
+  id: `00000000-0000-4000-b000-${String(n).padStart(12, '0')}`,
+  display_name: `Team ${n}`,
+});
 
 describe('SCIM unfiltered totalResults (trigger-maintained counter)', () => {
   let scim: ScimApi;
@@ -13,7 +16,10 @@ describe('SCIM unfiltered totalResults (trigger-maintained counter)', () => {
 
   /** totalResults of a one-item page, which the page alone cannot prove, next to a real count. */
   async function totals() {
-    const reply = await scimGet(scim.base, '/Groups', [['count', '1'], ['excludedAttributes', 'members']]);
+    const reply = await scimGet(scim.base, '/Groups', [
+      ['count', '1'],
+      ['excludedAttributes', 'members'],
+    ]);
     assert.equal(reply.status, 200);
     const { rows } = await scim.db.knex.raw('SELECT count(*)::int AS n FROM scim_groups');
     return { reported: reply.body.totalResults as number, actual: rows[0].n as number };
@@ -31,7 +37,9 @@ describe('SCIM unfiltered totalResults (trigger-maintained counter)', () => {
     await importDirectory(scim.db.knex, { groups: [3, 4, 5, 6, 7].map(group) }, { replace: true });
     assert.deepEqual(await totals(), { reported: 5, actual: 5 }, '--replace deleted 2 and added 3');
 
-    await scim.db.knex.raw("INSERT INTO scim_groups (id, display_name) VALUES (?, 'dup') ON CONFLICT DO NOTHING", [group(3).id]);
+    await scim.db.knex.raw("INSERT INTO scim_groups (id, display_name) VALUES (?, 'dup') ON CONFLICT DO NOTHING", [
+      group(3).id,
+    ]);
     assert.deepEqual(await totals(), { reported: 5, actual: 5 });
 
     await scim.db.knex.raw('TRUNCATE scim_groups CASCADE');
@@ -46,9 +54,15 @@ describe('SCIM unfiltered totalResults (trigger-maintained counter)', () => {
 
   it('a filtered total still counts the matching groups', async () => {
     await importDirectory(scim.db.knex, { groups: [1, 2, 3].map(group) });
-    const reply = await scimGet(scim.base, '/Groups', [['filter', 'displayName sw "Team"'], ['count', '1']]);
+    const reply = await scimGet(scim.base, '/Groups', [
+      ['filter', 'displayName sw "Team"'],
+      ['count', '1'],
+    ]);
     assert.equal(reply.body.totalResults, 3);
-    const none = await scimGet(scim.base, '/Groups', [['filter', 'displayName eq "Team 9"'], ['count', '0']]);
+    const none = await scimGet(scim.base, '/Groups', [
+      ['filter', 'displayName eq "Team 9"'],
+      ['count', '0'],
+    ]);
     assert.equal(none.body.totalResults, 0);
   });
 });

@@ -10,7 +10,9 @@ describe('SCIM absolute URLs and the Host header', () => {
   after(async () => scim.close());
 
   it('builds meta.location from a valid forwarded host', async () => {
-    const res = await request(`${scim.base}/Groups/${groupId(1)}`, { headers: { 'x-forwarded-host': 'idp.example.test', 'x-forwarded-proto': 'https' } });
+    const res = await request(`${scim.base}/Groups/${groupId(1)}`, {
+      headers: { 'x-forwarded-host': 'idp.example.test', 'x-forwarded-proto': 'https' },
+    });
     assert.equal(res.statusCode, 200);
     const body = (await res.body.json()) as { meta: { location: string } };
     assert.equal(body.meta.location, `https://idp.example.test/scim/v2/Groups/${groupId(1)}`);
@@ -21,7 +23,10 @@ describe('SCIM absolute URLs and the Host header', () => {
       const res = await request(`${scim.base}/Groups`, { headers: { 'x-forwarded-host': host } });
       assert.equal(res.statusCode, 400);
       assert.deepEqual(await res.body.json(), {
-        schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'], status: '400', scimType: 'invalidValue', detail: 'Invalid Host header.',
+        schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
+        status: '400',
+        scimType: 'invalidValue',
+        detail: 'Invalid Host header.',
       });
     });
   }

@@ -24,8 +24,18 @@ const CASES: Array<[resource: ScimResource, from: string, filter: string, indexe
   [userResource, 'users u', 'emails.value eq "ada@example.test"', ['users_scim_emails_folded_idx']],
   [userResource, 'users u', 'emails eq "ada@example.test"', ['users_scim_emails_folded_idx']],
   [userResource, 'users u', 'emails[value eq "ada@example.test"]', ['users_scim_emails_folded_idx']],
-  [userResource, 'users u', 'emails[value eq "ada@example.test" and primary eq true]', ['users_scim_emails_folded_idx']],
-  [userResource, 'users u', `id eq "1" and groups.value eq "${GROUP}"`, ['users_pkey', 'scim_group_members_(user_uq|user_idx)']],
+  [
+    userResource,
+    'users u',
+    'emails[value eq "ada@example.test" and primary eq true]',
+    ['users_scim_emails_folded_idx'],
+  ],
+  [
+    userResource,
+    'users u',
+    `id eq "1" and groups.value eq "${GROUP}"`,
+    ['users_pkey', 'scim_group_members_(user_uq|user_idx)'],
+  ],
   [userResource, 'users u', `groups.value eq "${GROUP}"`, ['scim_group_members_(user_uq|group_idx)']],
 ];
 
@@ -54,7 +64,10 @@ describe('SCIM filters use the case-folding indexes', () => {
         // The test tables are nearly empty; without this the planner would rightly prefer a scan.
         await trx.raw('SET LOCAL enable_seqscan = off');
         // runSql on a transaction runs on the transaction's own connection, where SET LOCAL holds.
-        const rows = await runSql<{ 'QUERY PLAN': string }>(trx, sql`EXPLAIN SELECT 1 FROM ${raw(from)} WHERE ${where}`);
+        const rows = await runSql<{ 'QUERY PLAN': string }>(
+          trx,
+          sql`EXPLAIN SELECT 1 FROM ${raw(from)} WHERE ${where}`,
+        );
         return rows.map((r) => r['QUERY PLAN']).join('\n');
       });
       for (const index of indexes) assert.match(plan, new RegExp(index), plan);

@@ -1,8 +1,17 @@
 import assert from 'node:assert/strict';
 import { request } from 'undici';
 import type { Knex } from '../../db/database';
-import { groupId, idsOf, scimGet, seedDataset, startScimApi, ERROR_URN, LIST_URN, GROUP_URN, type ScimApi } from './support';
-
+import {
+  groupId,
+  idsOf,
+  scimGet,
+  seedDataset,
+  startScimApi,
+  ERROR_URN,
+  LIST_URN,
+  GROUP_URN,
+  type ScimApi,
+} from './support';
 
 /** Records the SQL the API sends, to prove what it does not load. */
 function recordQueries(knex: Knex): { sql: string[]; stop(): void } {
@@ -48,7 +57,10 @@ describe('SCIM Groups: resources, paging, sorting and projection', () => {
     });
 
     it('the list carries the same resource, and omits absent externalId and empty members', async () => {
-      const reply = await list(['filter', 'displayName eq "Engineering Managers" or displayName eq "100% Remote_Team"']);
+      const reply = await list([
+        'filter',
+        'displayName eq "Engineering Managers" or displayName eq "100% Remote_Team"',
+      ]);
       assert.deepEqual(reply.body, {
         schemas: [LIST_URN],
         totalResults: 2,
@@ -110,14 +122,26 @@ describe('SCIM Groups: resources, paging, sorting and projection', () => {
         assert.equal(reply.status, 200);
         pages.push(reply.body);
       }
-      assert.deepEqual(pages.map((p) => [p.totalResults, p.startIndex, p.itemsPerPage]), [[8, 1, 3], [8, 4, 3], [8, 7, 2]]);
+      assert.deepEqual(
+        pages.map((p) => [p.totalResults, p.startIndex, p.itemsPerPage]),
+        [
+          [8, 1, 3],
+          [8, 4, 3],
+          [8, 7, 2],
+        ],
+      );
       assert.deepEqual(pages.flatMap(idsOf), [1, 2, 3, 4, 5, 6, 7, 8].map(groupId));
     });
 
     it('pages sorted by displayName never skip or repeat a group', async () => {
       const seen: string[] = [];
       for (let startIndex = 1; startIndex <= 8; startIndex += 3) {
-        const reply = await list(['sortBy', 'displayName'], ['startIndex', String(startIndex)], ['count', '3'], ['attributes', 'id']);
+        const reply = await list(
+          ['sortBy', 'displayName'],
+          ['startIndex', String(startIndex)],
+          ['count', '3'],
+          ['attributes', 'id'],
+        );
         seen.push(...idsOf(reply.body));
       }
       assert.deepEqual(seen, [8, 5, 6, 1, 2, 7, 3, 4].map(groupId));
@@ -133,17 +157,35 @@ describe('SCIM Groups: resources, paging, sorting and projection', () => {
 
     it('a startIndex past the end answers an empty page with the real total', async () => {
       const reply = await list(['startIndex', '100']);
-      assert.deepEqual(reply.body, { schemas: [LIST_URN], totalResults: 8, startIndex: 100, itemsPerPage: 0, Resources: [] });
+      assert.deepEqual(reply.body, {
+        schemas: [LIST_URN],
+        totalResults: 8,
+        startIndex: 100,
+        itemsPerPage: 0,
+        Resources: [],
+      });
     });
 
     it('count=0 returns only the total, and a negative count counts as 0', async () => {
       for (const count of ['0', '-3']) {
         const reply = await list(['count', count], ['filter', 'members pr']);
-        assert.deepEqual(reply.body, { schemas: [LIST_URN], totalResults: 7, startIndex: 1, itemsPerPage: 0, Resources: [] });
+        assert.deepEqual(reply.body, {
+          schemas: [LIST_URN],
+          totalResults: 7,
+          startIndex: 1,
+          itemsPerPage: 0,
+          Resources: [],
+        });
       }
     });
 
-    for (const [name, value] of [['startIndex', 'abc'], ['startIndex', '1.5'], ['count', ''], ['count', '1e3'], ['count', '0x10']]) {
+    for (const [name, value] of [
+      ['startIndex', 'abc'],
+      ['startIndex', '1.5'],
+      ['count', ''],
+      ['count', '1e3'],
+      ['count', '0x10'],
+    ]) {
       it(`${name}=${JSON.stringify(value)} answers 400 invalidValue`, async () => {
         const reply = await list([name, value]);
         assert.equal(reply.status, 400);
@@ -178,28 +220,49 @@ describe('SCIM Groups: resources, paging, sorting and projection', () => {
 
     it('sortBy=displayName orders case-insensitively by code point, both ways', async () => {
       assert.deepEqual(await sorted(['sortBy', 'displayName']), [8, 5, 6, 1, 2, 7, 3, 4].map(groupId));
-      assert.deepEqual(await sorted(['sortBy', 'DisplayName'], ['sortOrder', 'ascending']), [8, 5, 6, 1, 2, 7, 3, 4].map(groupId));
-      assert.deepEqual(await sorted(['sortBy', 'displayName'], ['sortOrder', 'descending']), [4, 3, 7, 2, 1, 6, 5, 8].map(groupId));
+      assert.deepEqual(
+        await sorted(['sortBy', 'DisplayName'], ['sortOrder', 'ascending']),
+        [8, 5, 6, 1, 2, 7, 3, 4].map(groupId),
+      );
+      assert.deepEqual(
+        await sorted(['sortBy', 'displayName'], ['sortOrder', 'descending']),
+        [4, 3, 7, 2, 1, 6, 5, 8].map(groupId),
+      );
       assert.deepEqual(await sorted(['sortBy', `${GROUP_URN}:displayName`]), [8, 5, 6, 1, 2, 7, 3, 4].map(groupId));
     });
 
     it('sortBy=externalId is case-exact, missing values last ascending and first descending', async () => {
       assert.deepEqual(await sorted(['sortBy', 'externalId']), [2, 1, 4, 7, 5, 3, 6, 8].map(groupId));
-      assert.deepEqual(await sorted(['sortBy', 'externalId'], ['sortOrder', 'descending']), [3, 6, 8, 5, 7, 4, 1, 2].map(groupId));
+      assert.deepEqual(
+        await sorted(['sortBy', 'externalId'], ['sortOrder', 'descending']),
+        [3, 6, 8, 5, 7, 4, 1, 2].map(groupId),
+      );
     });
 
     it('sortBy=meta.created and meta.lastModified order chronologically', async () => {
       assert.deepEqual(await sorted(['sortBy', 'meta.created']), [1, 2, 3, 4, 5, 6, 7, 8].map(groupId));
-      assert.deepEqual(await sorted(['sortBy', 'meta.lastModified'], ['sortOrder', 'descending']), [8, 7, 6, 5, 4, 3, 2, 1].map(groupId));
+      assert.deepEqual(
+        await sorted(['sortBy', 'meta.lastModified'], ['sortOrder', 'descending']),
+        [8, 7, 6, 5, 4, 3, 2, 1].map(groupId),
+      );
     });
 
     it('sorts the filtered set before paging', async () => {
-      assert.deepEqual(await sorted(['filter', 'members pr'], ['sortBy', 'displayName'], ['count', '2'], ['startIndex', '2']), [6, 1].map(groupId));
+      assert.deepEqual(
+        await sorted(['filter', 'members pr'], ['sortBy', 'displayName'], ['count', '2'], ['startIndex', '2']),
+        [6, 1].map(groupId),
+      );
     });
 
     for (const [query, detail] of [
-      [['sortBy', 'members'], 'sortBy "members" is not sortable; use one of id, displayName, externalId, meta.created, meta.lastModified'],
-      [['sortBy', 'nope'], 'sortBy "nope" is not sortable; use one of id, displayName, externalId, meta.created, meta.lastModified'],
+      [
+        ['sortBy', 'members'],
+        'sortBy "members" is not sortable; use one of id, displayName, externalId, meta.created, meta.lastModified',
+      ],
+      [
+        ['sortBy', 'nope'],
+        'sortBy "nope" is not sortable; use one of id, displayName, externalId, meta.created, meta.lastModified',
+      ],
       [['sortOrder', 'sideways'], 'sortOrder must be ascending or descending, not "sideways"'],
     ] as const) {
       it(`${query[0]}=${query[1]} answers 400 invalidValue`, async () => {
@@ -220,7 +283,11 @@ describe('SCIM Groups: resources, paging, sorting and projection', () => {
     };
 
     it('attributes=displayName returns id, schemas and displayName only', async () => {
-      assert.deepEqual(await group2(['attributes', 'displayName']), { schemas: [GROUP_URN], id: groupId(2), displayName: 'Engineering Managers' });
+      assert.deepEqual(await group2(['attributes', 'displayName']), {
+        schemas: [GROUP_URN],
+        id: groupId(2),
+        displayName: 'Engineering Managers',
+      });
     });
 
     it('attributes accepts sub-attributes, URN-qualified names and any letter case', async () => {
@@ -243,7 +310,12 @@ describe('SCIM Groups: resources, paging, sorting and projection', () => {
       assert.deepEqual(await group2(['excludedAttributes', 'members.$ref,meta.location,members.display']), {
         ...rest,
         members: members.map(({ value, type }) => ({ value, type })),
-        meta: { resourceType: meta.resourceType, created: meta.created, lastModified: meta.lastModified, version: meta.version },
+        meta: {
+          resourceType: meta.resourceType,
+          created: meta.created,
+          lastModified: meta.lastModified,
+          version: meta.version,
+        },
       });
     });
 
@@ -256,11 +328,19 @@ describe('SCIM Groups: resources, paging, sorting and projection', () => {
       const recorder = recordQueries(scim.db.knex);
       let rendered: string[];
       try {
-        rendered = [await text({}), await text({ excludedAttributes: 'members' }), await text({ filter: 'displayName co "e"', sortBy: 'displayName' })];
+        rendered = [
+          await text({}),
+          await text({ excludedAttributes: 'members' }),
+          await text({ filter: 'displayName co "e"', sortBy: 'displayName' }),
+        ];
       } finally {
         recorder.stop();
       }
-      assert.equal(recorder.sql.filter((q) => q.includes('json_strip_nulls')).length, 3, 'the three pages were rendered by PostgreSQL');
+      assert.equal(
+        recorder.sql.filter((q) => q.includes('json_strip_nulls')).length,
+        3,
+        'the three pages were rendered by PostgreSQL',
+      );
       // Naming the attributes takes the serialising path, with the same content.
       const all = 'schemas,id,externalId,displayName,members,meta';
       const serialised = [
@@ -269,7 +349,11 @@ describe('SCIM Groups: resources, paging, sorting and projection', () => {
         await text({ attributes: all, filter: 'displayName co "e"', sortBy: 'displayName' }),
       ];
       assert.deepEqual(rendered, serialised);
-      assert.ok(JSON.parse(rendered[0]).Resources.some((group: { members?: unknown[]; externalId?: string }) => group.members?.length && group.externalId));
+      assert.ok(
+        JSON.parse(rendered[0]).Resources.some(
+          (group: { members?: unknown[]; externalId?: string }) => group.members?.length && group.externalId,
+        ),
+      );
     });
 
     it('excludedAttributes=members does not read the members table at all', async () => {
@@ -286,7 +370,10 @@ describe('SCIM Groups: resources, paging, sorting and projection', () => {
         recorder.stop();
       }
       assert.ok(recorder.sql.length >= 3);
-      assert.deepEqual(recorder.sql.filter((q) => q.includes('scim_group_members')), []);
+      assert.deepEqual(
+        recorder.sql.filter((q) => q.includes('scim_group_members')),
+        [],
+      );
     });
 
     it('a page and its members come in one statement, not one per group', async () => {
@@ -315,7 +402,10 @@ describe('SCIM Groups: count is capped at 1000', () => {
   after(async () => scim.close());
 
   it('count=5000 returns 1000 of the 1008 groups', async () => {
-    const reply = await scimGet(scim.base, '/Groups', [['count', '5000'], ['attributes', 'id']]);
+    const reply = await scimGet(scim.base, '/Groups', [
+      ['count', '5000'],
+      ['attributes', 'id'],
+    ]);
     assert.equal(reply.body.totalResults, 1008);
     assert.equal(reply.body.itemsPerPage, 1000);
     assert.equal(reply.body.Resources.length, 1000);

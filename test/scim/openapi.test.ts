@@ -31,17 +31,36 @@ describe('SCIM: OpenAPI document', () => {
   it('documents every read-only SCIM route, with its bearer token, in a valid OpenAPI 3.1 document', () => {
     const validate = openApi31Validator();
     assert.equal(validate(doc), true, JSON.stringify(validate.errors));
-    assert.deepEqual(Object.keys(doc.paths).filter((p) => p.startsWith('/scim/v2')), [
-      '/scim/v2/Groups', '/scim/v2/Groups/{id}', '/scim/v2/Users', '/scim/v2/Users/{id}',
-      '/scim/v2/ServiceProviderConfig', '/scim/v2/ResourceTypes', '/scim/v2/ResourceTypes/{name}', '/scim/v2/Schemas', '/scim/v2/Schemas/{uri}',
-    ]);
+    assert.deepEqual(
+      Object.keys(doc.paths).filter((p) => p.startsWith('/scim/v2')),
+      [
+        '/scim/v2/Groups',
+        '/scim/v2/Groups/{id}',
+        '/scim/v2/Users',
+        '/scim/v2/Users/{id}',
+        '/scim/v2/ServiceProviderConfig',
+        '/scim/v2/ResourceTypes',
+        '/scim/v2/ResourceTypes/{name}',
+        '/scim/v2/Schemas',
+        '/scim/v2/Schemas/{uri}',
+      ],
+    );
     assert.deepEqual(doc.paths['/scim/v2/Groups'].get.security, [{ ScimToken: [] }]);
-    assert.deepEqual(Object.keys(doc.components.schemas.ScimGroup.properties), ['schemas', 'id', 'externalId', 'displayName', 'members', 'meta']);
+    assert.deepEqual(Object.keys(doc.components.schemas.ScimGroup.properties), [
+      'schemas',
+      'id',
+      'externalId',
+      'displayName',
+      'members',
+      'meta',
+    ]);
   });
 
   it('without SCIM_BEARER_TOKEN, the SCIM operations demand no credentials and document no 401', () => {
     const open = openApiDocument(loadConfig({})) as Doc;
-    const operations = Object.entries(open.paths).filter(([path]) => path.startsWith('/scim/v2')).map(([, item]: [string, any]) => item.get);
+    const operations = Object.entries(open.paths)
+      .filter(([path]) => path.startsWith('/scim/v2'))
+      .map(([, item]: [string, any]) => item.get);
     assert.equal(operations.length, 9);
     for (const operation of operations) {
       assert.equal(operation.security, undefined, operation.operationId);
@@ -49,7 +68,9 @@ describe('SCIM: OpenAPI document', () => {
     }
     assert.equal(open.components.securitySchemes.ScimToken, undefined);
     // With the token (this suite's server), every one of them demands it.
-    for (const [path, item] of Object.entries(doc.paths).filter(([p]) => p.startsWith('/scim/v2')) as Array<[string, any]>) {
+    for (const [path, item] of Object.entries(doc.paths).filter(([p]) => p.startsWith('/scim/v2')) as Array<
+      [string, any]
+    >) {
       assert.deepEqual(item.get.security, [{ ScimToken: [] }], path);
       assert.ok(item.get.responses['401'], path);
     }
@@ -62,7 +83,10 @@ describe('SCIM: OpenAPI document', () => {
     assert.deepEqual(schemaOf('count'), { type: 'integer', default: 100 });
     const get = (query: Array<[string, string]>) => scimGet(scim.base, '/Groups', query, { headers: auth });
     const [negative, huge, below, empty] = await Promise.all([
-      get([['count', '-1']]), get([['count', '5000']]), get([['startIndex', '-9836024242']]), get([['sortBy', '']]),
+      get([['count', '-1']]),
+      get([['count', '5000']]),
+      get([['startIndex', '-9836024242']]),
+      get([['sortBy', '']]),
     ]);
     assert.deepEqual([negative.status, negative.body.itemsPerPage, negative.body.Resources.length], [200, 0, 0]);
     assert.deepEqual([huge.status, huge.body.itemsPerPage], [200, 8]);
@@ -72,10 +96,18 @@ describe('SCIM: OpenAPI document', () => {
   });
 
   it('real answers of every SCIM route match the documented schemas', async () => {
-    const get = (path: string, query: Array<[string, string]> = [], headers: Record<string, string> = auth) => scimGet(scim.base, path, query, { headers });
+    const get = (path: string, query: Array<[string, string]> = [], headers: Record<string, string> = auth) =>
+      scimGet(scim.base, path, query, { headers });
     const cases: Array<[string, ScimReply, number]> = [
       ['/Groups', await get('/Groups'), 200],
-      ['/Groups', await get('/Groups', [['filter', 'displayName sw "Eng"'], ['attributes', 'displayName']]), 200],
+      [
+        '/Groups',
+        await get('/Groups', [
+          ['filter', 'displayName sw "Eng"'],
+          ['attributes', 'displayName'],
+        ]),
+        200,
+      ],
       ['/Groups', await get('/Groups', [['filter', 'displayName eq']]), 400],
       ['/Groups', await get('/Groups', [], {}), 401],
       ['/Groups/{id}', await get(`/Groups/${groupId(2)}`), 200],
@@ -89,14 +121,23 @@ describe('SCIM: OpenAPI document', () => {
       ['/Schemas', await get('/Schemas'), 200],
       ['/Schemas/{uri}', await get('/Schemas/urn:ietf:params:scim:schemas:core:2.0:Group'), 200],
     ];
-    assert.deepEqual(cases.map(([, res]) => res.status), cases.map(([, , status]) => status));
+    assert.deepEqual(
+      cases.map(([, res]) => res.status),
+      cases.map(([, , status]) => status),
+    );
     for (const [template, res] of cases) assertDocumented(template, res);
   });
 
   it('the resource schema catches a wrong answer', () => {
     const validate = schemaAt('#/components/schemas/ScimGroup');
-    assert.equal(validate({ schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], id: 'x', members: [{ value: 1 }] }), false);
+    assert.equal(
+      validate({ schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], id: 'x', members: [{ value: 1 }] }),
+      false,
+    );
     assert.equal(validate({ schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], id: 'x' }), false);
-    assert.equal(validate({ schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], id: 'x', meta: { created: 'yesterday' } }), false);
+    assert.equal(
+      validate({ schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], id: 'x', meta: { created: 'yesterday' } }),
+      false,
+    );
   });
 });

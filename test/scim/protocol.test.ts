@@ -55,7 +55,13 @@ describe('SCIM protocol: discovery, media types, methods', () => {
         meta: { resourceType: 'ResourceType', location: `${scim.base}/ResourceTypes/User` },
       };
       const listed = await scimGet(scim.base, '/ResourceTypes');
-      assert.deepEqual(listed.body, { schemas: [LIST_URN], totalResults: 2, startIndex: 1, itemsPerPage: 2, Resources: [group, user] });
+      assert.deepEqual(listed.body, {
+        schemas: [LIST_URN],
+        totalResults: 2,
+        startIndex: 1,
+        itemsPerPage: 2,
+        Resources: [group, user],
+      });
       assert.deepEqual((await scimGet(scim.base, '/ResourceTypes/Group')).body, group);
       assert.deepEqual((await scimGet(scim.base, '/ResourceTypes/User')).body, user);
       assert.equal((await scimGet(scim.base, '/ResourceTypes/EnterpriseUser')).status, 404);
@@ -67,17 +73,41 @@ describe('SCIM protocol: discovery, media types, methods', () => {
       const [schema] = listed.body.Resources;
       assert.equal(schema.id, GROUP_URN);
       assert.equal(schema.meta.location, `${scim.base}/Schemas/${GROUP_URN}`);
-      assert.deepEqual(schema.attributes.map((a: { name: string }) => a.name), ['displayName', 'members']);
+      assert.deepEqual(
+        schema.attributes.map((a: { name: string }) => a.name),
+        ['displayName', 'members'],
+      );
       const [displayName, members] = schema.attributes;
       assert.deepEqual(displayName, {
-        name: 'displayName', type: 'string', multiValued: false, description: 'A human-readable name for the group.',
-        required: true, caseExact: false, mutability: 'readOnly', returned: 'default', uniqueness: 'none',
+        name: 'displayName',
+        type: 'string',
+        multiValued: false,
+        description: 'A human-readable name for the group.',
+        required: true,
+        caseExact: false,
+        mutability: 'readOnly',
+        returned: 'default',
+        uniqueness: 'none',
       });
       assert.equal(members.multiValued, true);
-      assert.deepEqual(members.subAttributes.map((a: { name: string; type: string; caseExact: boolean }) => [a.name, a.type, a.caseExact]),
-        [['value', 'string', false], ['display', 'string', false], ['type', 'string', false], ['$ref', 'reference', true]]);
+      assert.deepEqual(
+        members.subAttributes.map((a: { name: string; type: string; caseExact: boolean }) => [
+          a.name,
+          a.type,
+          a.caseExact,
+        ]),
+        [
+          ['value', 'string', false],
+          ['display', 'string', false],
+          ['type', 'string', false],
+          ['$ref', 'reference', true],
+        ],
+      );
       assert.deepEqual((await scimGet(scim.base, `/Schemas/${GROUP_URN}`)).body, schema);
-      assert.equal((await scimGet(scim.base, '/Schemas/urn:ietf:params:scim:schemas:extension:enterprise:2.0:User')).status, 404);
+      assert.equal(
+        (await scimGet(scim.base, '/Schemas/urn:ietf:params:scim:schemas:extension:enterprise:2.0:User')).status,
+        404,
+      );
     });
 
     it('GET /Schemas describes the User schema: userName, name, emails (primary is a boolean), groups', async () => {
@@ -86,28 +116,52 @@ describe('SCIM protocol: discovery, media types, methods', () => {
       assert.equal(schema.id, USER_URN);
       assert.equal(schema.name, 'User');
       assert.equal(schema.meta.location, `${scim.base}/Schemas/${USER_URN}`);
-      assert.deepEqual(schema.attributes.map((a: { name: string }) => a.name), ['userName', 'name', 'emails', 'groups']);
+      assert.deepEqual(
+        schema.attributes.map((a: { name: string }) => a.name),
+        ['userName', 'name', 'emails', 'groups'],
+      );
       const [userName, name, emails, groups] = schema.attributes;
       assert.deepEqual(userName, {
-        name: 'userName', type: 'string', multiValued: false,
+        name: 'userName',
+        type: 'string',
+        multiValued: false,
         description: "Unique identifier for the user: the user's primary e-mail address.",
-        required: true, caseExact: false, mutability: 'readOnly', returned: 'default', uniqueness: 'none',
+        required: true,
+        caseExact: false,
+        mutability: 'readOnly',
+        returned: 'default',
+        uniqueness: 'none',
       });
       const subs = (a: { subAttributes: Array<{ name: string; type: string; caseExact: boolean }> }) =>
         a.subAttributes.map((sub) => [sub.name, sub.type, sub.caseExact]);
       assert.equal(name.multiValued, false);
-      assert.deepEqual(subs(name), [['formatted', 'string', false], ['familyName', 'string', false], ['givenName', 'string', false]]);
+      assert.deepEqual(subs(name), [
+        ['formatted', 'string', false],
+        ['familyName', 'string', false],
+        ['givenName', 'string', false],
+      ]);
       assert.equal(emails.multiValued, true);
-      assert.deepEqual(subs(emails), [['value', 'string', false], ['primary', 'boolean', false]]);
+      assert.deepEqual(subs(emails), [
+        ['value', 'string', false],
+        ['primary', 'boolean', false],
+      ]);
       assert.equal(groups.multiValued, true);
-      assert.deepEqual(subs(groups), [['value', 'string', true], ['$ref', 'reference', true], ['display', 'string', false]]);
+      assert.deepEqual(subs(groups), [
+        ['value', 'string', true],
+        ['$ref', 'reference', true],
+        ['display', 'string', false],
+      ]);
       assert.deepEqual((await scimGet(scim.base, `/Schemas/${USER_URN}`)).body, schema);
     });
 
     it('a filter on a discovery endpoint answers 403', async () => {
       const reply = await scimGet(scim.base, '/Schemas', [['filter', 'id pr']]);
       assert.equal(reply.status, 403);
-      assert.deepEqual(reply.body, { schemas: [ERROR_URN], status: '403', detail: 'Filtering is not supported on this discovery endpoint' });
+      assert.deepEqual(reply.body, {
+        schemas: [ERROR_URN],
+        status: '403',
+        detail: 'Filtering is not supported on this discovery endpoint',
+      });
     });
   });
 
@@ -142,11 +196,18 @@ describe('SCIM protocol: discovery, media types, methods', () => {
     it('a failure PostgreSQL reports answers 500 in the SCIM error format and media type, without its message', async () => {
       await scim.db.knex.raw('ALTER TABLE scim_groups RENAME TO scim_groups_away');
       try {
-        for (const [accept, type] of [[undefined, SCIM_JSON], ['application/json', 'application/json; charset=utf-8']] as const) {
+        for (const [accept, type] of [
+          [undefined, SCIM_JSON],
+          ['application/json', 'application/json; charset=utf-8'],
+        ] as const) {
           const reply = await scimGet(scim.base, '/Groups', [], { headers: accept ? { Accept: accept } : {} });
           assert.equal(reply.status, 500);
           assert.equal(reply.headers.get('content-type'), type);
-          assert.deepEqual(reply.body, { schemas: [ERROR_URN], status: '500', detail: 'An unexpected error occurred.' });
+          assert.deepEqual(reply.body, {
+            schemas: [ERROR_URN],
+            status: '500',
+            detail: 'An unexpected error occurred.',
+          });
         }
       } finally {
         await scim.db.knex.raw('ALTER TABLE scim_groups_away RENAME TO scim_groups');
@@ -156,7 +217,16 @@ describe('SCIM protocol: discovery, media types, methods', () => {
   });
 
   describe('methods and unknown paths', () => {
-    for (const path of ['/Groups', `/Groups/${groupId(1)}`, '/Users', '/Users/1', '/ServiceProviderConfig', '/ResourceTypes', '/Schemas', `/Schemas/${GROUP_URN}`]) {
+    for (const path of [
+      '/Groups',
+      `/Groups/${groupId(1)}`,
+      '/Users',
+      '/Users/1',
+      '/ServiceProviderConfig',
+      '/ResourceTypes',
+      '/Schemas',
+      `/Schemas/${GROUP_URN}`,
+    ]) {
       for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
         it(`${method} ${path} answers 405 with Allow and the SCIM error body`, async () => {
           const reply = await scimGet(scim.base, path, [], { method });
@@ -190,7 +260,11 @@ describe('SCIM protocol: discovery, media types, methods', () => {
       it(`GET /scim/v2${path} answers 404 with the SCIM error body`, async () => {
         const reply = await scimGet(scim.base, path);
         assert.equal(reply.status, 404);
-        assert.deepEqual(reply.body, { schemas: [ERROR_URN], status: '404', detail: `No SCIM resource at /scim/v2${path}` });
+        assert.deepEqual(reply.body, {
+          schemas: [ERROR_URN],
+          status: '404',
+          detail: `No SCIM resource at /scim/v2${path}`,
+        });
       });
     }
 
@@ -235,7 +309,10 @@ describe('SCIM authentication', () => {
       const { gained, text } = await authFailuresDuring(scim.api.url, async () => {
         await scimGet(scim.base, '/Groups');
         await scimGet(scim.base, '/Users/1', [], { headers: { Authorization: 'Bearer wrong-token-0123456789abcdef' } });
-        assert.equal((await scimGet(scim.base, '/Groups', [], { headers: { Authorization: `Bearer ${SCIM_TOKEN}` } })).status, 200);
+        assert.equal(
+          (await scimGet(scim.base, '/Groups', [], { headers: { Authorization: `Bearer ${SCIM_TOKEN}` } })).status,
+          200,
+        );
       });
       assert.deepEqual(gained, { 'missing_token /scim/v2/Groups': 1, 'invalid_token /scim/v2/Users/:id': 1 });
       assert.ok(!text.includes('wrong-token') && !text.includes(SCIM_TOKEN));
@@ -248,29 +325,42 @@ describe('SCIM authentication', () => {
 
     it('guards Users the same way as Groups', async () => {
       for (const path of ['/Users', '/Users/1', '/Users/99']) {
-        const reply = await scimGet(scim.base, path, [['filter', 'userName eq "ada@example.test"']], { headers: { Authorization: 'Bearer wrong-token-0123456789abcdef' } });
+        const reply = await scimGet(scim.base, path, [['filter', 'userName eq "ada@example.test"']], {
+          headers: { Authorization: 'Bearer wrong-token-0123456789abcdef' },
+        });
         assert.equal(reply.status, 401);
         assert.deepEqual(reply.body, unauthorized);
       }
-      const reply = await scimGet(scim.base, '/Users', [['filter', 'userName eq "ada@example.test"']], { headers: { Authorization: `Bearer ${SCIM_TOKEN}` } });
+      const reply = await scimGet(scim.base, '/Users', [['filter', 'userName eq "ada@example.test"']], {
+        headers: { Authorization: `Bearer ${SCIM_TOKEN}` },
+      });
       assert.equal(reply.status, 200);
-      assert.deepEqual(reply.body.Resources.map((r: { id: string }) => r.id), ['1']);
+      assert.deepEqual(
+        reply.body.Resources.map((r: { id: string }) => r.id),
+        ['1'],
+      );
     });
 
     it('serves requests that carry the token (scheme in any case) and advertises the scheme', async () => {
       for (const scheme of ['Bearer', 'bearer']) {
-        const reply = await scimGet(scim.base, `/Groups/${groupId(1)}`, [], { headers: { Authorization: `${scheme} ${SCIM_TOKEN}` } });
+        const reply = await scimGet(scim.base, `/Groups/${groupId(1)}`, [], {
+          headers: { Authorization: `${scheme} ${SCIM_TOKEN}` },
+        });
         assert.equal(reply.status, 200);
         assert.equal(reply.body.displayName, 'Engineering');
       }
-      const config = await scimGet(scim.base, '/ServiceProviderConfig', [], { headers: { Authorization: `Bearer ${SCIM_TOKEN}` } });
-      assert.deepEqual(config.body.authenticationSchemes, [{
-        type: 'oauthbearertoken',
-        name: 'Bearer token',
-        description: 'A static bearer token configured on the service (SCIM_BEARER_TOKEN).',
-        specUri: 'https://www.rfc-editor.org/info/rfc6750',
-        primary: true,
-      }]);
+      const config = await scimGet(scim.base, '/ServiceProviderConfig', [], {
+        headers: { Authorization: `Bearer ${SCIM_TOKEN}` },
+      });
+      assert.deepEqual(config.body.authenticationSchemes, [
+        {
+          type: 'oauthbearertoken',
+          name: 'Bearer token',
+          description: 'A static bearer token configured on the service (SCIM_BEARER_TOKEN).',
+          specUri: 'https://www.rfc-editor.org/info/rfc6750',
+          primary: true,
+        },
+      ]);
     });
   });
 
@@ -282,7 +372,9 @@ describe('SCIM authentication', () => {
     after(async () => scim.close());
 
     it('answers without credentials, as spec 4.4 callers send only Accept', async () => {
-      const reply = await scimGet(scim.base, '/Groups', [['filter', 'displayName eq "Sales"']], { headers: { Accept: 'application/json' } });
+      const reply = await scimGet(scim.base, '/Groups', [['filter', 'displayName eq "Sales"']], {
+        headers: { Accept: 'application/json' },
+      });
       assert.equal(reply.status, 200);
       assert.equal(reply.headers.get('content-type'), 'application/json; charset=utf-8');
       assert.equal(reply.body.totalResults, 1);
@@ -309,7 +401,9 @@ describe('SCIM authentication', () => {
     after(async () => scim.close());
 
     it('warns once when SCIM runs without a token, and not when one is set', () => {
-      assert.deepEqual(warningsWhenBuilt({}), ['SCIM_BEARER_TOKEN is not set: /scim/v2 answers requests without credentials']);
+      assert.deepEqual(warningsWhenBuilt({}), [
+        'SCIM_BEARER_TOKEN is not set: /scim/v2 answers requests without credentials',
+      ]);
       assert.deepEqual(warningsWhenBuilt({ SCIM_BEARER_TOKEN: SCIM_TOKEN }), []);
     });
   });

@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { importDirectory } from '../../directory/import-directory';
 import { scimGet, startScimApi, type ScimApi } from './support';
 
-const user = (id: number) => ({ id, first_name: `First${id}`, last_name: `Last${id}`, email_primary: `u${id}@example.test` });
+const user = (id: number) => ({
+  id,
+  first_name: `First${id}`,
+  last_name: `Last${id}`,
+  email_primary: `u${id}@example.test`,
+});
 
 describe('SCIM Users unfiltered totalResults (trigger-maintained counter)', () => {
   let scim: ScimApi;
@@ -13,7 +18,10 @@ describe('SCIM Users unfiltered totalResults (trigger-maintained counter)', () =
 
   /** totalResults of a one-item page, which the page alone cannot prove, next to a real count. */
   async function totals() {
-    const reply = await scimGet(scim.base, '/Users', [['count', '1'], ['excludedAttributes', 'groups']]);
+    const reply = await scimGet(scim.base, '/Users', [
+      ['count', '1'],
+      ['excludedAttributes', 'groups'],
+    ]);
     assert.equal(reply.status, 200);
     const { rows } = await scim.db.knex.raw('SELECT count(*)::int AS n FROM users');
     return { reported: reply.body.totalResults as number, actual: rows[0].n as number };
@@ -35,7 +43,10 @@ describe('SCIM Users unfiltered totalResults (trigger-maintained counter)', () =
     await importDirectory(scim.db.knex, { users: [1, 2, 3].map(user) });
     await scim.db.knex.raw('UPDATE scim_user_total SET total = 42');
     assert.deepEqual(await totals(), { reported: 42, actual: 3 });
-    const filtered = await scimGet(scim.base, '/Users', [['filter', 'userName sw "u"'], ['count', '1']]);
+    const filtered = await scimGet(scim.base, '/Users', [
+      ['filter', 'userName sw "u"'],
+      ['count', '1'],
+    ]);
     assert.equal(filtered.body.totalResults, 3);
   });
 });

@@ -71,7 +71,10 @@ const MATCHES: ReadonlyArray<readonly [string, readonly string[]]> = [
 ];
 
 const INVALID: ReadonlyArray<readonly [string, RegExp]> = [
-  ['emails.primary eq "true"', /^'emails\.primary' is a boolean attribute; the string "true" at position 19 cannot be compared with it/],
+  [
+    'emails.primary eq "true"',
+    /^'emails\.primary' is a boolean attribute; the string "true" at position 19 cannot be compared with it/,
+  ],
   ['emails[primary co true]', /^Operator 'co' does not apply to the boolean attribute 'emails\.primary'/],
   ['emails.primary gt false', /cannot compare the boolean false|does not apply to the boolean/],
   ['userName eq true', /^'userName' is a string attribute; the boolean true/],
@@ -93,7 +96,10 @@ describe('SCIM Users filter: evaluated in PostgreSQL against the known dataset',
   after(async () => scim.close());
 
   const matching = async (filter: string) => {
-    const reply = await scimGet(scim.base, '/Users', [['filter', filter.replaceAll('BASE', scim.base)], ['attributes', 'id']]);
+    const reply = await scimGet(scim.base, '/Users', [
+      ['filter', filter.replaceAll('BASE', scim.base)],
+      ['attributes', 'id'],
+    ]);
     assert.equal(reply.status, 200, JSON.stringify(reply.body));
     const ids: string[] = reply.body.Resources.map((r: { id: string }) => r.id);
     assert.equal(reply.body.totalResults, ids.length);

@@ -1,7 +1,17 @@
 import assert from 'node:assert/strict';
 import { request } from 'undici';
-import { groupId, GROUPS, idsOf, scimGet, startScimApi, USERS, ERROR_URN, LIST_URN, USER_URN, type ScimApi } from './support';
-
+import {
+  groupId,
+  GROUPS,
+  idsOf,
+  scimGet,
+  startScimApi,
+  USERS,
+  ERROR_URN,
+  LIST_URN,
+  USER_URN,
+  type ScimApi,
+} from './support';
 
 describe('SCIM Users: resources, paging, sorting, projection and ETags', () => {
   let scim: ScimApi;
@@ -31,19 +41,30 @@ describe('SCIM Users: resources, paging, sorting, projection and ETags', () => {
         { value: groupId(7), $ref: `${scim.base}/Groups/${groupId(7)}`, display: 'ops "quoted"' },
       ],
     });
-    assert.deepEqual({ ...meta, version: undefined }, {
-      resourceType: 'User',
-      created: '2023-01-01T00:00:00.000000Z',
-      lastModified: '2023-06-01T00:00:00.000000Z',
-      location: `${scim.base}/Users/1`,
-      version: undefined,
-    });
+    assert.deepEqual(
+      { ...meta, version: undefined },
+      {
+        resourceType: 'User',
+        created: '2023-01-01T00:00:00.000000Z',
+        lastModified: '2023-06-01T00:00:00.000000Z',
+        location: `${scim.base}/Users/1`,
+        version: undefined,
+      },
+    );
     assert.match(meta.version, /^W\/"[0-9a-f]{16}"$/);
     assert.equal(reply.headers.get('etag'), meta.version);
   });
 
   it('a user in no group has no groups attribute', async () => {
-    await scim.db.knex('users').insert({ id: 77, first_name: 'No', last_name: 'Groups', email_primary: 'no@groups.test', emails: ['no@groups.test'] });
+    await scim.db
+      .knex('users')
+      .insert({
+        id: 77,
+        first_name: 'No',
+        last_name: 'Groups',
+        email_primary: 'no@groups.test',
+        emails: ['no@groups.test'],
+      });
     try {
       const reply = await scimGet(scim.base, '/Users/77');
       assert.equal(reply.status, 200);
@@ -57,7 +78,11 @@ describe('SCIM Users: resources, paging, sorting, projection and ETags', () => {
     it(`GET /Users/${JSON.stringify(id)} answers 404 with the SCIM error body`, async () => {
       const reply = await scimGet(scim.base, `/Users/${encodeURIComponent(id)}`);
       assert.equal(reply.status, 404);
-      assert.deepEqual(reply.body, { schemas: [ERROR_URN], status: '404', detail: `User ${JSON.stringify(id)} not found` });
+      assert.deepEqual(reply.body, {
+        schemas: [ERROR_URN],
+        status: '404',
+        detail: `User ${JSON.stringify(id)} not found`,
+      });
     });
   }
 
@@ -73,23 +98,40 @@ describe('SCIM Users: resources, paging, sorting, projection and ETags', () => {
   });
 
   it('every group member $ref resolves to the matching User', async () => {
-    const groups = (await scimGet(scim.base, '/Groups')).body.Resources as Array<{ id: string; members?: Array<{ value: string; type: string; display?: string; $ref: string }> }>;
-    const userMembers = groups.flatMap((g) => (g.members ?? []).filter((m) => m.type === 'User').map((m) => ({ group: g.id, member: m })));
-    assert.equal(userMembers.length, GROUPS.reduce((n, g) => n + g.users.length, 0));
+    const groups = (await scimGet(scim.base, '/Groups')).body.Resources as Array<{
+      id: string;
+      members?: Array<{ value: string; type: string; display?: string; $ref: string }>;
+    }>;
+    const userMembers = groups.flatMap((g) =>
+      (g.members ?? []).filter((m) => m.type === 'User').map((m) => ({ group: g.id, member: m })),
+    );
+    assert.equal(
+      userMembers.length,
+      GROUPS.reduce((n, g) => n + g.users.length, 0),
+    );
     for (const { group, member } of userMembers) {
       const res = await fetch(member.$ref);
       assert.equal(res.status, 200, member.$ref);
-      const user = await res.json() as { id: string; name: { formatted: string }; groups: Array<{ value: string }> };
+      const user = (await res.json()) as { id: string; name: { formatted: string }; groups: Array<{ value: string }> };
       assert.equal(user.id, member.value);
       assert.equal(user.name.formatted, member.display);
-      assert.ok(user.groups.some((g) => g.value === group), `${member.$ref} lists group ${group}`);
+      assert.ok(
+        user.groups.some((g) => g.value === group),
+        `${member.$ref} lists group ${group}`,
+      );
     }
   });
 
   it('every group $ref of a user resolves to a Group that lists the user', async () => {
-    const user = (await scimGet(scim.base, '/Users/2')).body as { groups: Array<{ value: string; $ref: string; display: string }> };
+    const user = (await scimGet(scim.base, '/Users/2')).body as {
+      groups: Array<{ value: string; $ref: string; display: string }>;
+    };
     for (const g of user.groups) {
-      const group = await (await fetch(g.$ref)).json() as { id: string; displayName: string; members: Array<{ value: string }> };
+      const group = (await (await fetch(g.$ref)).json()) as {
+        id: string;
+        displayName: string;
+        members: Array<{ value: string }>;
+      };
       assert.equal(group.id, g.value);
       assert.equal(group.displayName, g.display);
       assert.ok(group.members.some((m) => m.value === '2'));
@@ -115,11 +157,32 @@ describe('SCIM Users: resources, paging, sorting, projection and ETags', () => {
 
   it('sortBy userName (case-insensitive), name.familyName, meta.lastModified, ascending and descending', async () => {
     assert.deepEqual(idsOf((await list(['sortBy', 'userName'])).body), ['1', '10', '2', '4', '3']);
-    assert.deepEqual(idsOf((await list(['sortBy', 'userName'], ['sortOrder', 'descending'])).body), ['3', '4', '2', '10', '1']);
+    assert.deepEqual(idsOf((await list(['sortBy', 'userName'], ['sortOrder', 'descending'])).body), [
+      '3',
+      '4',
+      '2',
+      '10',
+      '1',
+    ]);
     assert.deepEqual(idsOf((await list(['sortBy', 'name.familyName'])).body), ['2', '1', '10', '3', '4']);
-    assert.deepEqual(idsOf((await list(['sortBy', 'urn:ietf:params:scim:schemas:core:2.0:User:meta.lastModified'], ['sortOrder', 'DESCENDING'])).body),
-      ['10', '4', '3', '2', '1']);
-    assert.deepEqual(idsOf((await list(['sortBy', 'id'], ['sortOrder', 'descending'])).body), ['10', '4', '3', '2', '1']);
+    assert.deepEqual(
+      idsOf(
+        (
+          await list(
+            ['sortBy', 'urn:ietf:params:scim:schemas:core:2.0:User:meta.lastModified'],
+            ['sortOrder', 'DESCENDING'],
+          )
+        ).body,
+      ),
+      ['10', '4', '3', '2', '1'],
+    );
+    assert.deepEqual(idsOf((await list(['sortBy', 'id'], ['sortOrder', 'descending'])).body), [
+      '10',
+      '4',
+      '3',
+      '2',
+      '1',
+    ]);
   });
 
   it('sortBy an attribute that cannot be sorted answers 400 invalidValue', async () => {
@@ -131,12 +194,14 @@ describe('SCIM Users: resources, paging, sorting, projection and ETags', () => {
 
   it('attributes and excludedAttributes project, sub-attributes included; id and schemas stay', async () => {
     const only = await list(['attributes', 'userName,emails.value'], ['filter', 'id eq "3"']);
-    assert.deepEqual(only.body.Resources, [{
-      schemas: [USER_URN],
-      id: '3',
-      userName: 'ÉMILE@zola.test',
-      emails: [{ value: 'ÉMILE@zola.test' }, { value: 'emile@example.test' }, { value: 'ecrivain_100%@zola.test' }],
-    }]);
+    assert.deepEqual(only.body.Resources, [
+      {
+        schemas: [USER_URN],
+        id: '3',
+        userName: 'ÉMILE@zola.test',
+        emails: [{ value: 'ÉMILE@zola.test' }, { value: 'emile@example.test' }, { value: 'ecrivain_100%@zola.test' }],
+      },
+    ]);
     const without = await scimGet(scim.base, '/Users/3', [['excludedAttributes', 'groups,meta,name.formatted']]);
     assert.deepEqual(Object.keys(without.body).sort(), ['emails', 'id', 'name', 'schemas', 'userName']);
     assert.deepEqual(without.body.name, { familyName: 'Zola', givenName: 'Émile' });
@@ -146,7 +211,8 @@ describe('SCIM Users: resources, paging, sorting, projection and ETags', () => {
     const first = await scimGet(scim.base, '/Users/4');
     const etag = first.headers.get('etag')!;
     // undici's request, not fetch: fetch adds `Cache-Control: no-cache` to conditional requests.
-    const conditional = async () => (await request(`${scim.base}/Users/4`, { headers: { 'If-None-Match': etag } })).statusCode;
+    const conditional = async () =>
+      (await request(`${scim.base}/Users/4`, { headers: { 'If-None-Match': etag } })).statusCode;
     assert.equal(await conditional(), 304);
     const listed = await list(['filter', 'id eq "4"'], ['excludedAttributes', 'groups']);
     assert.equal(listed.body.Resources[0].meta.version, etag, 'the version does not depend on the projection');
@@ -155,7 +221,10 @@ describe('SCIM Users: resources, paging, sorting, projection and ETags', () => {
       assert.equal(await conditional(), 200);
       assert.notEqual((await scimGet(scim.base, '/Users/4')).headers.get('etag'), etag);
     } finally {
-      await scim.db.knex('scim_group_members').where({ group_id: groupId(5), member_user_id: 4 }).delete();
+      await scim.db
+        .knex('scim_group_members')
+        .where({ group_id: groupId(5), member_user_id: 4 })
+        .delete();
     }
     assert.equal(await conditional(), 304);
   });

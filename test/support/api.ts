@@ -12,10 +12,17 @@ export interface TestApi {
 }
 
 /** A fresh database (seeded by `seed`) and the real API on a free loopback port, configured from `env`. */
-export async function startTestApi(env: NodeJS.ProcessEnv = {}, seed?: (knex: Knex) => Promise<void>): Promise<TestApi> {
+export async function startTestApi(
+  env: NodeJS.ProcessEnv = {},
+  seed?: (knex: Knex) => Promise<void>,
+): Promise<TestApi> {
   const db = await createTestDatabase();
   await seed?.(db.knex);
-  const api = await startApiServer({ config: loadConfig(env), knex: db.knex, logger: createLogger('silent') }, 0, '127.0.0.1');
+  const api = await startApiServer(
+    { config: loadConfig(env), knex: db.knex, logger: createLogger('silent') },
+    0,
+    '127.0.0.1',
+  );
   return {
     db,
     api,
@@ -27,7 +34,12 @@ export async function startTestApi(env: NodeJS.ProcessEnv = {}, seed?: (knex: Kn
 }
 
 /** POST /internal/v1/webhooks with `token`, as an upstream system sends a webhook; `headers` are sent as well. */
-export const postWebhook = (apiUrl: string, token: string | undefined, event: unknown, headers: Record<string, string> = {}) =>
+export const postWebhook = (
+  apiUrl: string,
+  token: string | undefined,
+  event: unknown,
+  headers: Record<string, string> = {},
+) =>
   fetch(`${apiUrl}/internal/v1/webhooks`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
@@ -59,6 +71,10 @@ export async function submitWebhook(
 /** A call of the internal API with `token` (a JSON body when given): its status and its JSON answer. */
 export async function internalCall(url: string, token: string, method = 'GET', body?: unknown) {
   const json = body !== undefined && { 'content-type': 'application/json' };
-  const response = await fetch(url, { method, headers: { authorization: `Bearer ${token}`, ...json }, body: json ? JSON.stringify(body) : undefined });
+  const response = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...json },
+    body: json ? JSON.stringify(body) : undefined,
+  });
   return { status: response.status, body: (await response.json()) as Record<string, any> };
 }

@@ -40,7 +40,11 @@ const { capture } = proxySinks<CaptureSinks>();
 function reportStatus(): void {
   const handler = getActivator().queryHandlers.get('webhookStatus')?.handler;
   if (!handler) return;
-  const searchAttributes = Object.fromEntries(workflowInfo().typedSearchAttributes.getAll().map((p) => [p.key.name, p.value]));
+  const searchAttributes = Object.fromEntries(
+    workflowInfo()
+      .typedSearchAttributes.getAll()
+      .map((p) => [p.key.name, p.value]),
+  );
   capture.status({ status: handler() as WebhookDeliveryStatus, searchAttributes });
 }
 
@@ -66,14 +70,30 @@ export const interceptors: WorkflowInterceptorsFactory = () => ({
       },
       scheduleActivity(input, next) {
         const { startToCloseTimeout, retry, summary, taskQueue } = input.options;
-        capture.activity({ seq: input.seq, activityType: input.activityType, args: input.args, startToCloseTimeout, retry, summary, taskQueue });
+        capture.activity({
+          seq: input.seq,
+          activityType: input.activityType,
+          args: input.args,
+          startToCloseTimeout,
+          retry,
+          summary,
+          taskQueue,
+        });
         const scheduled = next(input);
         reportStatus();
         return scheduled;
       },
       scheduleLocalActivity(input, next) {
         const { startToCloseTimeout, retry, summary } = input.options;
-        capture.activity({ seq: input.seq, activityType: input.activityType, args: input.args, startToCloseTimeout, retry, summary, taskQueue: undefined });
+        capture.activity({
+          seq: input.seq,
+          activityType: input.activityType,
+          args: input.args,
+          startToCloseTimeout,
+          retry,
+          summary,
+          taskQueue: undefined,
+        });
         const scheduled = next(input);
         reportStatus();
         return scheduled;

@@ -10,5 +10,9 @@ export function capturingLogger() {
       done();
     },
   });
-  return { logger: pino({ level: 'debug' }, stream), lines, entries: () => lines.map((l) => JSON.parse(l) as { level: number; msg: string }) };
+  return {
+    logger: pino({ level: 'debug' }, stream),
+    lines,
+    entries: () => lines.map((l) => JSON.parse(l) as { level: number; msg: string }),
+  };
 }

@@ -30,7 +30,10 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv, cwd: string, re
   const output = { stdout: '', stderr: '' };
   child.stderr.on('data', (d) => (output.stderr += d));
   const started = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`not ready after ${timeoutMs} ms:\n${output.stdout}\n${output.stderr}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`not ready after ${timeoutMs} ms:\n${output.stdout}\n${output.stderr}`)),
+      timeoutMs,
+    );
     child.stdout.on('data', (d) => {
       output.stdout += d;
       if (ready.test(output.stdout)) {
@@ -56,7 +59,11 @@ export function waitForExit(child: ChildProcess): Promise<number | null> {
  * Runs `partner-service ...args` from the sources (tsx, no build needed) with exactly `env` plus PATH, and `stdin`
  * as its standard input when given; never rejects.
  */
-export async function runSourceCli(args: string[], env: Record<string, string>, stdin?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function runSourceCli(
+  args: string[],
+  env: Record<string, string>,
+  stdin?: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const options = { cwd: path.join(__dirname, '..', '..'), env: { PATH: process.env.PATH ?? '', ...env } };
   try {
     const running = promisify(execFile)(process.execPath, ['--require', 'tsx/cjs', 'cli/main.ts', ...args], options);

@@ -44,10 +44,9 @@ export async function mochaGlobalTeardown(): Promise<void> {
   if (serverUrl && !embedded) {
     const admin = new pg.Client({ connectionString: serverUrl });
     await admin.connect();
-    const { rows } = await admin.query(
-      "SELECT datname FROM pg_database WHERE datname LIKE $1",
-      [`pis_%_${process.pid}%`],
-    );
+    const { rows } = await admin.query('SELECT datname FROM pg_database WHERE datname LIKE $1', [
+      `pis_%_${process.pid}%`,
+    ]);
     for (const { datname } of rows) {
       await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(datname)} WITH (FORCE)`);
     }

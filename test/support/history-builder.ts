@@ -8,7 +8,10 @@ import { recordsTaskQueue, type DeliverWebhookInput } from '../../workflows/type
 import { DEFAULT_TASK_QUEUE } from '../../lib/config';
 
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
-const jsonPayload = (value: unknown) => ({ metadata: { encoding: b64('json/plain') }, data: b64(JSON.stringify(value)) });
+const jsonPayload = (value: unknown) => ({
+  metadata: { encoding: b64('json/plain') },
+  data: b64(JSON.stringify(value)),
+});
 const keywordPayload = (value: string) => ({
   metadata: { encoding: b64('json/plain'), type: b64('Keyword') },
   data: b64(JSON.stringify(value)),
@@ -24,7 +27,11 @@ export const REJECTED_MESSAGE = 'PostgreSQL rejected the record (SQLSTATE 23514)
 type Json = Record<string, unknown>;
 
 const seconds = (ms: number) => ({ seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 });
-const rejectedFailure = { message: REJECTED_MESSAGE, source: 'TypeScriptSDK', applicationFailureInfo: { type: 'RecordRejected', nonRetryable: true } };
+const rejectedFailure = {
+  message: REJECTED_MESSAGE,
+  source: 'TypeScriptSDK',
+  applicationFailureInfo: { type: 'RecordRejected', nonRetryable: true },
+};
 
 class HistoryBuilder {
   readonly events: Json[] = [];
@@ -45,8 +52,16 @@ class HistoryBuilder {
 
   /** Scheduled and started: the task an attempt runs in. */
   startWorkflowTask(): { scheduled: string; started: string } {
-    const scheduled = this.add('WORKFLOW_TASK_SCHEDULED', { taskQueue: { name: DEFAULT_TASK_QUEUE }, startToCloseTimeout: '10s', attempt: 1 });
-    const started = this.add('WORKFLOW_TASK_STARTED', { scheduledEventId: scheduled, identity: 'fixture', requestId: `wft-${scheduled}` });
+    const scheduled = this.add('WORKFLOW_TASK_SCHEDULED', {
+      taskQueue: { name: DEFAULT_TASK_QUEUE },
+      startToCloseTimeout: '10s',
+      attempt: 1,
+    });
+    const started = this.add('WORKFLOW_TASK_STARTED', {
+      scheduledEventId: scheduled,
+      identity: 'fixture',
+      requestId: `wft-${scheduled}`,
+    });
     return { scheduled, started };
   }
 
@@ -54,7 +69,12 @@ class HistoryBuilder {
   completeWorkflowTask({ scheduled, started }: { scheduled: string; started: string }, durationMs = 5): string {
     return this.add(
       'WORKFLOW_TASK_COMPLETED',
-      { scheduledEventId: scheduled, startedEventId: started, identity: 'fixture', sdkMetadata: { coreUsedFlags: [1, 2, 3] } },
+      {
+        scheduledEventId: scheduled,
+        startedEventId: started,
+        identity: 'fixture',
+        sdkMetadata: { coreUsedFlags: [1, 2, 3] },
+      },
       durationMs,
     );
   }
@@ -73,7 +93,15 @@ class HistoryBuilder {
   /** The marker sdk-core records for a local activity: its identity in `data`, then its result or failure. */
   attemptMarker(completed: string, seq: number, result: AttemptResult, needsRecord: boolean): void {
     const at = seconds(this.time);
-    const data = { seq, attempt: 1, activity_id: String(seq), activity_type: 'deliverAttempt', complete_time: at, backoff: null, original_schedule_time: at };
+    const data = {
+      seq,
+      attempt: 1,
+      activity_id: String(seq),
+      activity_type: 'deliverAttempt',
+      complete_time: at,
+      backoff: null,
+      original_schedule_time: at,
+    };
     const details: Json = { data: { payloads: [jsonPayload(data)] } };
     if (result !== 'claim-rejected') details.result = { payloads: [jsonPayload({ outcome: result, needsRecord })] };
     this.add('MARKER_RECORDED', {
@@ -139,7 +167,9 @@ export function startAttributes(input: DeliverWebhookInput, companyId?: string):
 export function buildDeliveryHistory(options: DeliveryHistoryOptions, companyId?: string): { events: Json[] } {
   const { input, attempts } = options;
   const h = new HistoryBuilder();
-  const indexedFields = Object.fromEntries(Object.entries(startAttributes(input, companyId)).map(([key, value]) => [key, keywordPayload(value)]));
+  const indexedFields = Object.fromEntries(
+    Object.entries(startAttributes(input, companyId)).map(([key, value]) => [key, keywordPayload(value)]),
+  );
   h.add('WORKFLOW_EXECUTION_STARTED', {
     workflowType: { name: 'deliverWebhook' },
     taskQueue: { name: DEFAULT_TASK_QUEUE },
@@ -178,7 +208,11 @@ export function buildDeliveryHistory(options: DeliveryHistoryOptions, companyId?
     }
     h.upsertStatus(completed, 'waiting');
     const delay = RETRY_DELAYS_MS[i];
-    const timer = h.add('TIMER_STARTED', { timerId: String(attempt), startToFireTimeout: `${delay / 1000}s`, workflowTaskCompletedEventId: completed });
+    const timer = h.add('TIMER_STARTED', {
+      timerId: String(attempt),
+      startToFireTimeout: `${delay / 1000}s`,
+      workflowTaskCompletedEventId: completed,
+    });
     for (const record of records) {
       h.finishRecord(record, Boolean(options.recordsRejected));
       h.workflowTask();

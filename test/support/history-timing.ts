@@ -23,7 +23,10 @@ export function sendsOf(history: History): Send[] {
   let taskStartedAt = NaN;
   for (const event of history.events ?? []) {
     if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) taskStartedAt = ms(event.eventTime);
-    if (event.eventType === EventType.EVENT_TYPE_MARKER_RECORDED && event.markerRecordedEventAttributes?.markerName === LOCAL_ACTIVITY_MARKER) {
+    if (
+      event.eventType === EventType.EVENT_TYPE_MARKER_RECORDED &&
+      event.markerRecordedEventAttributes?.markerName === LOCAL_ACTIVITY_MARKER
+    ) {
       sends.push({ startedAt: taskStartedAt, endedAt: ms(event.eventTime) });
     }
   }

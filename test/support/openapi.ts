@@ -49,9 +49,11 @@ export function internalOperations(doc: Doc): Array<{ method: string; template: 
 
 export const deref = (doc: Doc, node: any) => {
   if (!node?.$ref) return node;
-  return node.$ref.slice(2).split('/').reduce((at: any, key: string) => at[key], doc);
+  return node.$ref
+    .slice(2)
+    .split('/')
+    .reduce((at: any, key: string) => at[key], doc);
 };
-
 
 /** Asserts that a real answer is documented for its route, method and status, and matches that schema. */
 export function documentedAnswers(doc: Doc) {

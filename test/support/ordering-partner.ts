@@ -31,7 +31,14 @@ export function orderingPartnerHandler(
     setTimeout(() => {
       const key = req.headers['webhook-ordering-key'];
       const sequence = req.headers['webhook-sequence'];
-      arrivals.push({ key: key === undefined ? undefined : String(key), sequence: sequence === undefined ? undefined : Number(sequence), webhookId, status, startedMs, endedMs: performance.now() });
+      arrivals.push({
+        key: key === undefined ? undefined : String(key),
+        sequence: sequence === undefined ? undefined : Number(sequence),
+        webhookId,
+        status,
+        startedMs,
+        endedMs: performance.now(),
+      });
       res.writeHead(status).end();
     }, delayMs);
   };

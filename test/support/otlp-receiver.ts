@@ -29,7 +29,8 @@ export interface OtlpReceiver {
 type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number };
 type KeyValue = { key: string; value: AnyValue };
 
-const valueOf = (v: AnyValue): unknown => v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : v.boolValue ?? v.doubleValue);
+const valueOf = (v: AnyValue): unknown =>
+  v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : (v.boolValue ?? v.doubleValue));
 const attributesOf = (list: KeyValue[] = []) => Object.fromEntries(list.map(({ key, value }) => [key, valueOf(value)]));
 
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
@@ -40,7 +41,11 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      if (req.method !== 'POST' || req.url !== '/v1/traces' || !String(req.headers['content-type']).startsWith('application/json')) {
+      if (
+        req.method !== 'POST' ||
+        req.url !== '/v1/traces' ||
+        !String(req.headers['content-type']).startsWith('application/json')
+      ) {
         res.writeHead(404).end();
         return;
       }
@@ -58,7 +63,10 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
               parentSpanId: span.parentSpanId ?? '',
               startTime: BigInt(span.startTimeUnixNano),
               attributes: attributesOf(span.attributes),
-              links: (span.links ?? []).map((l: { traceId: string; spanId: string }) => ({ traceId: l.traceId, spanId: l.spanId })),
+              links: (span.links ?? []).map((l: { traceId: string; spanId: string }) => ({
+                traceId: l.traceId,
+                spanId: l.spanId,
+              })),
             });
           }
         }

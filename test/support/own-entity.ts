@@ -11,7 +11,10 @@ const SET_ENTITY_ID: Readonly<Record<string, (data: Record<string, unknown>, id:
 };
 
 /** A copy of `event` about an entity of its own: its company, job or candidate id replaced by `id`. */
-export function withOwnEntity<T extends { readonly event_type: string; readonly data: unknown }>(event: T, id: string = randomUUID()): T {
+export function withOwnEntity<T extends { readonly event_type: string; readonly data: unknown }>(
+  event: T,
+  id: string = randomUUID(),
+): T {
   const copy = structuredClone(event);
   const set = SET_ENTITY_ID[copy.event_type];
   if (!set) throw new Error(`no entity id for event_type ${copy.event_type}`);

@@ -21,10 +21,12 @@ export interface PartnerServer {
   close(): Promise<void>;
 }
 
-export const answer = (status: number, body: string | Buffer = '', headers: http.OutgoingHttpHeaders = {}): PartnerHandler => (_req, res) => {
-  res.writeHead(status, headers);
-  res.end(body);
-};
+export const answer =
+  (status: number, body: string | Buffer = '', headers: http.OutgoingHttpHeaders = {}): PartnerHandler =>
+  (_req, res) => {
+    res.writeHead(status, headers);
+    res.end(body);
+  };
 
 /** Answers by `webhook-id` header: the statuses in `script`, in order, the last repeated; 204 for an id it lacks. */
 export function answerByScript(script: ReadonlyMap<string, readonly number[]>): PartnerHandler {

@@ -62,7 +62,12 @@ export async function startPrometheus({ work, rulesFile, targets }: PrometheusOp
   );
   const child = spawn(
     'prometheus',
-    [`--config.file=${config}`, `--storage.tsdb.path=${storage}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
+    [
+      `--config.file=${config}`,
+      `--storage.tsdb.path=${storage}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+    ],
     { cwd: work, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let stderr = '';
@@ -70,7 +75,13 @@ export async function startPrometheus({ work, rulesFile, targets }: PrometheusOp
   const spawned = new Promise<void>((resolve, reject) => {
     child.on('spawn', resolve);
     child.on('error', (error: NodeJS.ErrnoException) =>
-      reject(error.code === 'ENOENT' ? new Error("prometheus not found: run scripts/install-test-servers.sh (it installs Debian's prometheus package)") : error),
+      reject(
+        error.code === 'ENOENT'
+          ? new Error(
+              "prometheus not found: run scripts/install-test-servers.sh (it installs Debian's prometheus package)",
+            )
+          : error,
+      ),
     );
   });
   await spawned;
@@ -84,7 +95,10 @@ export async function startPrometheus({ work, rulesFile, targets }: PrometheusOp
       'prometheus ready',
       async () => {
         if (child.exitCode !== null) throw new Error(`prometheus exited with ${child.exitCode}:\n${stderr}`);
-        return fetch(`${url}/-/ready`).then((r) => r.ok, () => false);
+        return fetch(`${url}/-/ready`).then(
+          (r) => r.ok,
+          () => false,
+        );
       },
       30_000,
     );
@@ -103,11 +117,15 @@ export async function startPrometheus({ work, rulesFile, targets }: PrometheusOp
       return result.map(({ metric, value }) => ({ metric, value: Number(value[1]) }));
     },
     rules: async () => {
-      const { groups } = await getJson<{ groups: { rules: { type: string; name: string; health: string; lastError?: string }[] }[] }>(`${url}/api/v1/rules`);
+      const { groups } = await getJson<{
+        groups: { rules: { type: string; name: string; health: string; lastError?: string }[] }[];
+      }>(`${url}/api/v1/rules`);
       return groups.flatMap((group) => group.rules).filter((rule) => rule.type === 'alerting');
     },
     targets: async () => {
-      const { activeTargets } = await getJson<{ activeTargets: { scrapeUrl: string; health: string }[] }>(`${url}/api/v1/targets`);
+      const { activeTargets } = await getJson<{ activeTargets: { scrapeUrl: string; health: string }[] }>(
+        `${url}/api/v1/targets`,
+      );
       return Object.fromEntries(activeTargets.map((t) => [t.scrapeUrl, t.health]));
     },
     stop,

@@ -1,6 +1,11 @@
 import { startTcpProxy, type TcpProxy } from './tcp-proxy';
 import type { PartnerHandler } from './partner-server';
-import { serviceProcesses, startServiceFixtures, stopServiceFixtures, type StartedServiceFixtures } from './service-processes';
+import {
+  serviceProcesses,
+  startServiceFixtures,
+  stopServiceFixtures,
+  type StartedServiceFixtures,
+} from './service-processes';
 
 /** A test file's service fixtures, with a TCP proxy in front of the Temporal server for the api to stall through. */
 export interface ProxiedService {

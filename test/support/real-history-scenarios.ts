@@ -18,10 +18,15 @@ export const REAL_HISTORY_SCENARIOS: Record<string, { timers: number[]; state: s
   'failed-all-four-attempts': { timers: [10_000, 100_000, 1_000_000], state: 'failed', attempts: 4 },
 };
 
-export const readRealHistory = (name: string) => historyFromJSON(JSON.parse(readFileSync(path.join(REAL_HISTORIES, `${name}.json`), 'utf8')));
+export const readRealHistory = (name: string) =>
+  historyFromJSON(JSON.parse(readFileSync(path.join(REAL_HISTORIES, `${name}.json`), 'utf8')));
 
 /** Replays `name` (e.g. `current/delivered-first-attempt`) with the capture interceptors bundled in `code`. */
-export async function replayCapturing(code: string, name: string, dataConverter?: DataConverter): Promise<{ timers: CapturedTimer[]; statuses: CapturedStatus[] }> {
+export async function replayCapturing(
+  code: string,
+  name: string,
+  dataConverter?: DataConverter,
+): Promise<{ timers: CapturedTimer[]; statuses: CapturedStatus[] }> {
   const timers: CapturedTimer[] = [];
   const statuses: CapturedStatus[] = [];
   const sinks: InjectedSinks<CaptureSinks> = {

@@ -6,18 +6,33 @@ import { eventually } from './eventually';
  * visibility, which lags it on a busy machine; then until visibility lists no other run on `queue`. A timeout
  * names a few runs that are not completed and what their state is.
  */
-export async function waitForRunsCompleted(client: Client, queue: string, workflowIds: readonly string[], timeoutMs: number): Promise<void> {
+export async function waitForRunsCompleted(
+  client: Client,
+  queue: string,
+  workflowIds: readonly string[],
+  timeoutMs: number,
+): Promise<void> {
   let pending = [...workflowIds];
   const deadline = Date.now() + timeoutMs;
-  await eventually('every run completed', async () => {
-    pending = await notCompleted(client, pending);
-    return pending.length === 0;
-  }, timeoutMs).catch(async (error: Error) => {
+  await eventually(
+    'every run completed',
+    async () => {
+      pending = await notCompleted(client, pending);
+      return pending.length === 0;
+    },
+    timeoutMs,
+  ).catch(async (error: Error) => {
     const states = await Promise.all(pending.slice(0, 5).map((workflowId) => runState(client, workflowId)));
-    throw new Error(`${error.message}: ${pending.length} of ${workflowIds.length} are not, such as ${JSON.stringify(states)}`);
+    throw new Error(
+      `${error.message}: ${pending.length} of ${workflowIds.length} are not, such as ${JSON.stringify(states)}`,
+    );
   });
   const listed = async () => (await client.workflow.count(`TaskQueue = "${queue}"`)).count;
-  await eventually(`visibility to list ${workflowIds.length} runs`, async () => (await listed()) === workflowIds.length, Math.max(1_000, deadline - Date.now())).catch(async (error: Error) => {
+  await eventually(
+    `visibility to list ${workflowIds.length} runs`,
+    async () => (await listed()) === workflowIds.length,
+    Math.max(1_000, deadline - Date.now()),
+  ).catch(async (error: Error) => {
     throw new Error(`${error.message}: it lists ${await listed()}`);
   });
 }
@@ -27,7 +42,9 @@ async function notCompleted(client: Client, workflowIds: readonly string[]): Pro
   const open: string[] = [];
   for (let i = 0; i < workflowIds.length; i += 16) {
     const batch = workflowIds.slice(i, i + 16);
-    const states = await Promise.all(batch.map(async (workflowId) => (await client.workflow.getHandle(workflowId).describe()).status.name));
+    const states = await Promise.all(
+      batch.map(async (workflowId) => (await client.workflow.getHandle(workflowId).describe()).status.name),
+    );
     open.push(...batch.filter((_, j) => states[j] !== 'COMPLETED'));
   }
   return open;

@@ -32,7 +32,14 @@ export function serviceProcesses(setting: () => ServiceSetting, env: Record<stri
   /** The environment every process of `taskQueue` shares. */
   const common = (taskQueue: string) => {
     const { databaseUrl, temporalPort } = setting();
-    return { PATH: process.env.PATH, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`, TEMPORAL_TASK_QUEUE: taskQueue, LOG_LEVEL: 'info', ...env };
+    return {
+      PATH: process.env.PATH,
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      LOG_LEVEL: 'info',
+      ...env,
+    };
   };
   return {
     common,
@@ -41,7 +48,13 @@ export function serviceProcesses(setting: () => ServiceSetting, env: Record<stri
       const { work, partnerUrl } = setting();
       const worker = startCli(
         ['worker'],
-        { PARTNER_ENDPOINT: partnerUrl, PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, ...common(taskQueue), WORKER_HTTP_PORT: String(await findFreePort()), ...extra },
+        {
+          PARTNER_ENDPOINT: partnerUrl,
+          PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
+          ...common(taskQueue),
+          WORKER_HTTP_PORT: String(await findFreePort()),
+          ...extra,
+        },
         work,
         /webhook worker polling/,
       );
@@ -53,7 +66,12 @@ export function serviceProcesses(setting: () => ServiceSetting, env: Record<stri
     /** An API process on a free port; resolves with its base URL once it listens. */
     async startApi(taskQueue: string, extra: Record<string, string> = {}) {
       const port = await findFreePort();
-      const api = startCli(['api'], { ...common(taskQueue), HOST: '127.0.0.1', PORT: String(port), ...extra }, setting().work, /API listening/);
+      const api = startCli(
+        ['api'],
+        { ...common(taskQueue), HOST: '127.0.0.1', PORT: String(port), ...extra },
+        setting().work,
+        /API listening/,
+      );
       children.push(api.child);
       outputs.push({ name: `api ${taskQueue}`, output: api.output });
       await api.started;
@@ -90,7 +108,10 @@ export interface ServiceFixtures {
 }
 
 /** A test file's `after`: its processes SIGKILLed, then the partner, the database, the Temporal server and the work folder. */
-export async function stopServiceFixtures(processes: ReturnType<typeof serviceProcesses>, fixtures: ServiceFixtures): Promise<void> {
+export async function stopServiceFixtures(
+  processes: ReturnType<typeof serviceProcesses>,
+  fixtures: ServiceFixtures,
+): Promise<void> {
   await processes.stopAll();
   await stopFixtures(fixtures);
 }
@@ -121,7 +142,9 @@ export async function startServiceFixtures(name: string, handler?: PartnerHandle
   const serverPort = await findFreePort();
   const started: ServiceFixtures & { work: string } = { work };
   const results = await Promise.allSettled([
-    startTestDevServer({ dbFilename: path.join(work, 'temporal.db'), port: serverPort }).then((server) => Object.assign(started, { server })),
+    startTestDevServer({ dbFilename: path.join(work, 'temporal.db'), port: serverPort }).then((server) =>
+      Object.assign(started, { server }),
+    ),
     createTestDatabase().then((db) => Object.assign(started, { db })),
     startPartnerServer(handler).then((partner) => Object.assign(started, { partner })),
   ]);
@@ -130,6 +153,17 @@ export async function startServiceFixtures(name: string, handler?: PartnerHandle
     await stopFixtures(started);
     throw failed.reason;
   }
-  const { server, db, partner } = started as Required<ServiceFixtures> & { server: DevServer; db: TestDatabase; partner: PartnerServer };
-  return { work, server, serverPort, db, partner, setting: () => ({ work, databaseUrl: db.url, temporalPort: serverPort, partnerUrl: partner.url }) };
+  const { server, db, partner } = started as Required<ServiceFixtures> & {
+    server: DevServer;
+    db: TestDatabase;
+    partner: PartnerServer;
+  };
+  return {
+    work,
+    server,
+    serverPort,
+    db,
+    partner,
+    setting: () => ({ work, databaseUrl: db.url, temporalPort: serverPort, partnerUrl: partner.url }),
+  };
 }

@@ -35,18 +35,20 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
   });
-  const listen = (port: number) => new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
+  const listen = (port: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
-  const stop = () => new Promise<void>((resolve) => {
-    for (const socket of sockets) socket.destroy();
-    if (server.listening) server.close(() => resolve());
-    else resolve();
-  });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      for (const socket of sockets) socket.destroy();
+      if (server.listening) server.close(() => resolve());
+      else resolve();
+    });
   await listen(0);
   const { port } = server.address() as AddressInfo;
   return { port, cut: stop, restore: () => listen(port), delay: (next) => Object.assign(delays, next), close: stop };

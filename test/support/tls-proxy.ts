@@ -27,21 +27,64 @@ export interface TestCertificates {
   readonly strangerKey: string;
 }
 
-const openssl = (dir: string, args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+const openssl = (dir: string, args: string[]) =>
+  execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
 
 /** A CA, a server certificate for localhost and 127.0.0.1, and an X.509 v3 client certificate (rustls refuses v1). */
 export async function makeTestCertificates(): Promise<TestCertificates> {
   const dir = await tempDir('tls');
   const selfSigned = (name: string) =>
-    openssl(dir, ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', `/CN=${name}`, '-keyout', `${name}.key`, '-out', `${name}.pem`]);
+    openssl(dir, [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${name}`,
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.pem`,
+    ]);
   selfSigned('ca');
   selfSigned('other-ca');
   const signed = async (name: string, extensions: string, ca = 'ca') => {
     await writeFile(path.join(dir, `${name}.ext`), extensions);
-    openssl(dir, ['req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${name}`, '-keyout', `${name}.key`, '-out', `${name}.csr`]);
-    openssl(dir, ['x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}.pem`, '-CAkey', `${ca}.key`, '-CAcreateserial', '-days', '2', '-extfile', `${name}.ext`, '-out', `${name}.pem`]);
+    openssl(dir, [
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-subj',
+      `/CN=${name}`,
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.csr`,
+    ]);
+    openssl(dir, [
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      `${ca}.pem`,
+      '-CAkey',
+      `${ca}.key`,
+      '-CAcreateserial',
+      '-days',
+      '2',
+      '-extfile',
+      `${name}.ext`,
+      '-out',
+      `${name}.pem`,
+    ]);
   };
-  const clientExtensions = 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n';
+  const clientExtensions =
+    'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n';
   await signed('server', 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
   await signed('client', clientExtensions);
   await signed('stranger', clientExtensions, 'other-ca');
@@ -69,11 +112,13 @@ export interface TlsProxy {
 
 /** nginx in the foreground, with its pid, logs and temp paths in a temp folder, in front of `upstream`. */
 export async function startTlsProxy(upstream: string, certs: TestCertificates, apiKey: string): Promise<TlsProxy> {
-  if (!NGINX) throw new Error('nginx not found: run scripts/install-test-servers.sh (it installs Debian\'s nginx)');
+  if (!NGINX) throw new Error("nginx not found: run scripts/install-test-servers.sh (it installs Debian's nginx)");
   const dir = await tempDir('nginx');
   await mkdir(path.join(dir, 'logs'));
   const [mtlsPort, apiKeyPort] = [await findFreePort(), await findFreePort()];
-  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => `${name}_temp_path ${dir}/${name};`).join(' ');
+  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']
+    .map((name) => `${name}_temp_path ${dir}/${name};`)
+    .join(' ');
   const tls = `ssl_certificate ${certs.serverCert}; ssl_certificate_key ${certs.serverKey};`;
   await writeFile(
     path.join(dir, 'nginx.conf'),
@@ -93,16 +138,27 @@ http {
 }
 `,
   );
-  const nginx: ChildProcess = spawn(NGINX, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'logs', 'error.log')], { stdio: 'ignore' });
+  const nginx: ChildProcess = spawn(
+    NGINX,
+    ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'logs', 'error.log')],
+    { stdio: 'ignore' },
+  );
   const exited = new Promise<void>((resolve) => nginx.once('exit', () => resolve()));
   const listening = async (port: number) =>
     new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, '127.0.0.1', () => socket.end(() => resolve(true))).once('error', () => resolve(false));
+      const socket = net
+        .connect(port, '127.0.0.1', () => socket.end(() => resolve(true)))
+        .once('error', () => resolve(false));
     });
-  await eventually('nginx to listen', async () => {
-    if (nginx.exitCode !== null) throw new Error(`nginx exited with code ${nginx.exitCode}: see ${dir}/logs/error.log`);
-    return (await listening(mtlsPort)) && (await listening(apiKeyPort));
-  }, 10_000);
+  await eventually(
+    'nginx to listen',
+    async () => {
+      if (nginx.exitCode !== null)
+        throw new Error(`nginx exited with code ${nginx.exitCode}: see ${dir}/logs/error.log`);
+      return (await listening(mtlsPort)) && (await listening(apiKeyPort));
+    },
+    10_000,
+  );
   return {
     mtlsAddress: `127.0.0.1:${mtlsPort}`,
     apiKeyAddress: `127.0.0.1:${apiKeyPort}`,

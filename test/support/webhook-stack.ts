@@ -41,7 +41,12 @@ export interface WebhookStackOptions {
   readonly compressedQueue?: boolean;
 }
 
-export async function startWebhookStack({ env = {}, partnerHandler, compressTimers = false, compressedQueue = false }: WebhookStackOptions = {}): Promise<WebhookStack> {
+export async function startWebhookStack({
+  env = {},
+  partnerHandler,
+  compressTimers = false,
+  compressedQueue = false,
+}: WebhookStackOptions = {}): Promise<WebhookStack> {
   const logger = createLogger('silent');
   const server = await startTestDevServer();
   const db = await createTestDatabase();
@@ -65,7 +70,13 @@ export async function startWebhookStack({ env = {}, partnerHandler, compressTime
   workers.push(await startTestWorker({ config, knex: db.knex, logger }, native, compressTimers ? compressed : {}));
   const secondQueue = `test-compressed-${randomUUID()}`;
   if (compressedQueue) {
-    workers.push(await startTestWorker({ config: { ...config, TEMPORAL_TASK_QUEUE: secondQueue }, knex: db.knex, logger }, native, compressed));
+    workers.push(
+      await startTestWorker(
+        { config: { ...config, TEMPORAL_TASK_QUEUE: secondQueue }, knex: db.knex, logger },
+        native,
+        compressed,
+      ),
+    );
   }
   return {
     server,

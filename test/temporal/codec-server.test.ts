@@ -26,14 +26,27 @@ describe('codec server (/codec)', function () {
   let service: TestApi;
   let url: string;
 
-  const post = (path: string, body: unknown, headers: Record<string, string> = { authorization: `Bearer ${CODEC_TOKEN}` }) =>
-    fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const post = (
+    path: string,
+    body: unknown,
+    headers: Record<string, string> = { authorization: `Bearer ${CODEC_TOKEN}` },
+  ) =>
+    fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
   const preflight = (path: string, origin: string) =>
     fetch(`${url}${path}`, {
       method: 'OPTIONS',
-      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace' },
+      headers: {
+        origin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type,x-namespace',
+      },
     });
-  const corsHeaders = (response: Response) => Object.fromEntries([...response.headers].filter(([name]) => name.startsWith('access-control-') || name === 'vary'));
+  const corsHeaders = (response: Response) =>
+    Object.fromEntries([...response.headers].filter(([name]) => name.startsWith('access-control-') || name === 'vary'));
 
   before(async () => {
     service = await startTestApi(ENV);
@@ -49,7 +62,11 @@ describe('codec server (/codec)', function () {
     for (const [env, status, body] of cases) {
       const other = await startTestApi(env);
       try {
-        const response = await fetch(`${other.api.url}/codec/decode`, { method: 'POST', headers: { authorization: `Bearer ${CODEC_TOKEN}` }, body: '{}' });
+        const response = await fetch(`${other.api.url}/codec/decode`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${CODEC_TOKEN}` },
+          body: '{}',
+        });
         assert.deepEqual([response.status, await response.json()], [status, body], JSON.stringify(Object.keys(env)));
       } finally {
         await other.close();
@@ -86,15 +103,22 @@ describe('codec server (/codec)', function () {
       for (const path of ['/codec/decode', '/codec/encode', `/codec/ui/${CODEC_TOKEN}/decode`]) {
         const response = await preflight(path, UI_ORIGIN);
         assert.equal(response.status, 204, path);
-        assert.deepEqual(corsHeaders(response), {
-          'access-control-allow-origin': UI_ORIGIN,
-          'access-control-allow-credentials': 'true',
-          'access-control-allow-methods': 'POST',
-          'access-control-allow-headers': 'X-Namespace,Content-Type,Authorization',
-          vary: 'Origin',
-        }, path);
+        assert.deepEqual(
+          corsHeaders(response),
+          {
+            'access-control-allow-origin': UI_ORIGIN,
+            'access-control-allow-credentials': 'true',
+            'access-control-allow-methods': 'POST',
+            'access-control-allow-headers': 'X-Namespace,Content-Type,Authorization',
+            vary: 'Origin',
+          },
+          path,
+        );
       }
-      assert.equal((await preflight('/codec/decode', 'https://ui.example.com')).headers.get('access-control-allow-origin'), 'https://ui.example.com');
+      assert.equal(
+        (await preflight('/codec/decode', 'https://ui.example.com')).headers.get('access-control-allow-origin'),
+        'https://ui.example.com',
+      );
     });
 
     it('gives any other origin no CORS header at all', async () => {
@@ -102,15 +126,25 @@ describe('codec server (/codec)', function () {
         const response = await preflight('/codec/decode', origin);
         assert.equal(response.status, 204, origin);
         assert.deepEqual(corsHeaders(response), { vary: 'Origin' }, origin);
-        const actual = await post('/codec/decode', candidatePayloads(), { authorization: `Bearer ${CODEC_TOKEN}`, origin });
+        const actual = await post('/codec/decode', candidatePayloads(), {
+          authorization: `Bearer ${CODEC_TOKEN}`,
+          origin,
+        });
         assert.equal(actual.status, 200);
         assert.deepEqual(corsHeaders(actual), { vary: 'Origin' }, origin);
       }
     });
 
     it('lets a listed origin read answers, errors included', async () => {
-      const ok = await post('/codec/decode', candidatePayloads(), { authorization: `Bearer ${CODEC_TOKEN}`, origin: UI_ORIGIN });
-      assert.deepEqual(corsHeaders(ok), { 'access-control-allow-origin': UI_ORIGIN, 'access-control-allow-credentials': 'true', vary: 'Origin' });
+      const ok = await post('/codec/decode', candidatePayloads(), {
+        authorization: `Bearer ${CODEC_TOKEN}`,
+        origin: UI_ORIGIN,
+      });
+      assert.deepEqual(corsHeaders(ok), {
+        'access-control-allow-origin': UI_ORIGIN,
+        'access-control-allow-credentials': 'true',
+        vary: 'Origin',
+      });
       const denied = await post('/codec/decode', candidatePayloads(), { origin: UI_ORIGIN });
       assert.equal(denied.status, 401);
       assert.equal(denied.headers.get('access-control-allow-origin'), UI_ORIGIN);
@@ -125,7 +159,11 @@ describe('codec server (/codec)', function () {
       assert.match(encoded.headers.get('content-type')!, /^application\/json/);
       const encrypted = (await encoded.json()) as ReturnType<typeof payloadsToJson>;
       assert.equal(encrypted.payloads.length, 1);
-      assert.deepEqual(Object.keys(encrypted.payloads[0].metadata).sort(), ['encoding', 'encryption-key-derivation', 'encryption-key-id']);
+      assert.deepEqual(Object.keys(encrypted.payloads[0].metadata).sort(), [
+        'encoding',
+        'encryption-key-derivation',
+        'encryption-key-id',
+      ]);
       assert.equal(Buffer.from(encrypted.payloads[0].metadata.encoding, 'base64').toString(), 'binary/encrypted');
       assert.equal(Buffer.from(encrypted.payloads[0].metadata['encryption-key-id'], 'base64').toString(), KEY.id);
       assert.ok(!Buffer.from(encrypted.payloads[0].data, 'base64').includes('ada@example.org'));
@@ -135,7 +173,9 @@ describe('codec server (/codec)', function () {
       assert.deepEqual(await decoded.json(), plain);
 
       // What the worker's codec wrote, the server decodes (the UI's case), through the UI's path form.
-      const [fromWorker] = await new AesGcmPayloadCodec([KEY]).encode([defaultPayloadConverter.toPayload({ email: 'grace@example.org' })]);
+      const [fromWorker] = await new AesGcmPayloadCodec([KEY]).encode([
+        defaultPayloadConverter.toPayload({ email: 'grace@example.org' }),
+      ]);
       const viaUiPath = await fetch(`${uiCodecEndpoint(url, CODEC_TOKEN)}/decode`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-namespace': 'default', origin: UI_ORIGIN },
@@ -164,29 +204,53 @@ describe('codec server (/codec)', function () {
         [{}, [{ path: 'payloads', message: 'must be an array of payloads' }]],
         [{ payloads: 'x' }, [{ path: 'payloads', message: 'must be an array of payloads' }]],
         [{ payloads: [{ data: 'not base64!' }] }, [{ path: 'payloads[0].data', message: 'must be base64' }]],
-        [{ payloads: [{ metadata: { encoding: 42 } }] }, [{ path: 'payloads[0].metadata.encoding', message: 'Invalid input: expected string, received number' }]],
+        [
+          { payloads: [{ metadata: { encoding: 42 } }] },
+          [{ path: 'payloads[0].metadata.encoding', message: 'Invalid input: expected string, received number' }],
+        ],
         [[1, 2], [{ path: '(root)', message: 'Invalid input: expected object, received array' }]],
       ];
       for (const [body, errors] of cases) {
         const response = await post('/codec/encode', body);
         assert.equal(response.status, 400, JSON.stringify(body));
-        assert.deepEqual(await response.json(), { detail: 'Invalid payloads: expected {"payloads": [{"metadata": {…}, "data": "…"}]} in proto3 JSON.', errors }, JSON.stringify(body));
+        assert.deepEqual(
+          await response.json(),
+          {
+            detail: 'Invalid payloads: expected {"payloads": [{"metadata": {…}, "data": "…"}]} in proto3 JSON.',
+            errors,
+          },
+          JSON.stringify(body),
+        );
       }
-      const text = await post('/codec/encode', 'payloads', { authorization: `Bearer ${CODEC_TOKEN}`, 'content-type': 'text/plain' });
+      const text = await post('/codec/encode', 'payloads', {
+        authorization: `Bearer ${CODEC_TOKEN}`,
+        'content-type': 'text/plain',
+      });
       assert.equal(text.status, 415);
     });
 
     it('answers undecryptable payloads with 400 naming each one', async () => {
       const [good] = await new AesGcmPayloadCodec([KEY]).encode([defaultPayloadConverter.toPayload('fine')]);
       const tampered = { ...good, data: Buffer.from(good.data!).map((b, i) => (i === 20 ? b ^ 1 : b)) };
-      const [otherKey] = await new AesGcmPayloadCodec([{ id: 'unknown', key: randomBytes(32) }]).encode([defaultPayloadConverter.toPayload('x')]);
+      const [otherKey] = await new AesGcmPayloadCodec([{ id: 'unknown', key: randomBytes(32) }]).encode([
+        defaultPayloadConverter.toPayload('x'),
+      ]);
       const response = await post('/codec/decode', payloadsToJson([good, tampered, otherKey]));
       assert.equal(response.status, 400);
       assert.deepEqual(await response.json(), {
-        detail: 'The payloads cannot be decoded: Cannot decrypt a payload with key "k-2025": authentication failed (the data was altered, or the key under this id changed)',
+        detail:
+          'The payloads cannot be decoded: Cannot decrypt a payload with key "k-2025": authentication failed (the data was altered, or the key under this id changed)',
         errors: [
-          { path: 'payloads[1]', message: 'Cannot decrypt a payload with key "k-2025": authentication failed (the data was altered, or the key under this id changed)' },
-          { path: 'payloads[2]', message: 'Cannot decrypt a payload: its encryption key id "unknown" is not in PAYLOAD_ENCRYPTION_KEYS (ids: k-2025)' },
+          {
+            path: 'payloads[1]',
+            message:
+              'Cannot decrypt a payload with key "k-2025": authentication failed (the data was altered, or the key under this id changed)',
+          },
+          {
+            path: 'payloads[2]',
+            message:
+              'Cannot decrypt a payload: its encryption key id "unknown" is not in PAYLOAD_ENCRYPTION_KEYS (ids: k-2025)',
+          },
         ],
       });
     });

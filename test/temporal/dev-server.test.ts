@@ -83,7 +83,10 @@ describe('webhooks end to end on the Temporal dev server', function () {
 
   it('registers its four Keyword search attributes on a bare dev server, then accepts the webhook', async () => {
     const before = await customAttributes();
-    assert.deepEqual(WEBHOOK_SEARCH_ATTRIBUTES.filter((key) => key.name in before), []);
+    assert.deepEqual(
+      WEBHOOK_SEARCH_ATTRIBUTES.filter((key) => key.name in before),
+      [],
+    );
     const accepted = await submit(candidateOf('acme'));
     assert.equal(accepted.status, 202);
     const after = await customAttributes();
@@ -113,9 +116,15 @@ describe('webhooks end to end on the Temporal dev server', function () {
     assert.deepEqual(JSON.parse(request.body), envelope);
 
     const row = await db.knex('webhook_events').where({ id: accepted.body.webhook_id }).first();
-    assert.deepEqual([row.status, row.run_id, row.workflow_id], ['delivered', accepted.body.run_id, accepted.body.workflow_id]);
+    assert.deepEqual(
+      [row.status, row.run_id, row.workflow_id],
+      ['delivered', accepted.body.run_id, accepted.body.workflow_id],
+    );
     const attempts = await db.knex('webhook_attempts').where({ webhook_id: accepted.body.webhook_id });
-    assert.deepEqual(attempts.map((a) => [a.attempt, a.http_status, a.succeeded]), [[1, 204, true]]);
+    assert.deepEqual(
+      attempts.map((a) => [a.attempt, a.http_status, a.succeeded]),
+      [[1, 204, true]],
+    );
 
     // Decoded payloads: the event is there (so the check can see payloads), the partner token is not.
     const history = await handle.fetchHistory();
@@ -151,7 +160,15 @@ describe('webhooks end to end on the Temporal dev server', function () {
     await client.workflow.getHandle(workflowId).result();
     assert.equal((await client.workflow.count(`WorkflowId = '${workflowId}'`)).count, 1);
     assert.equal(partner.requests.length, 1);
-    assert.equal(await db.knex('webhook_events').where({ event_id: event.event_id }).count().first().then((r) => Number(r!.count)), 1);
+    assert.equal(
+      await db
+        .knex('webhook_events')
+        .where({ event_id: event.event_id })
+        .count()
+        .first()
+        .then((r) => Number(r!.count)),
+      1,
+    );
   });
 
   describe('list queries and stopped deliveries', () => {
@@ -169,12 +186,17 @@ describe('webhooks end to end on the Temporal dev server', function () {
 
       const failed = candidateOf(company);
       answers.set(prepareWebhook(failed).webhookId, 503);
-      ids.failed = (await startWebhook(client, failed as WebhookEventInput, { taskQueue: compressedQueue, sendTimeoutMs: 2000 })).workflowId;
+      ids.failed = (
+        await startWebhook(client, failed as WebhookEventInput, { taskQueue: compressedQueue, sendTimeoutMs: 2000 })
+      ).workflowId;
       assert.equal(((await client.workflow.getHandle(ids.failed).result()) as DeliverySummary).status, 'failed');
     });
 
     after(async () => {
-      await client.workflow.getHandle(ids.waiting).terminate('end of test').catch(() => undefined);
+      await client.workflow
+        .getHandle(ids.waiting)
+        .terminate('end of test')
+        .catch(() => undefined);
     });
 
     // WebhookStatus appears with a delivery's first failure; one delivered on its first try is a Completed run without it.
@@ -203,7 +225,11 @@ describe('webhooks end to end on the Temporal dev server', function () {
       await eventually('the waiting state', async () => (await handle.query(webhookStatusQuery)).state === 'waiting');
       return { accepted, handle };
     };
-    const statusUrl = async (url: string) => (await (await fetch(url, { headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } })).json()) as Record<string, unknown>;
+    const statusUrl = async (url: string) =>
+      (await (await fetch(url, { headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } })).json()) as Record<
+        string,
+        unknown
+      >;
 
     it('records a cancelled waiting delivery as cancelled, in PostgreSQL and in WebhookStatus', async () => {
       const { accepted, handle } = await waitingDelivery();
@@ -242,8 +268,14 @@ describe('webhooks end to end on the Temporal dev server', function () {
     });
     assert.equal(code, 0);
     const printed = JSON.parse(stdout);
-    assert.deepEqual([printed.status, printed.event_id, printed.workflow_id], ['accepted', event.event_id, `webhook-candidate-new-${event.event_id}`]);
-    assert.equal(((await client.workflow.getHandle(printed.workflow_id).result()) as DeliverySummary).status, 'delivered');
+    assert.deepEqual(
+      [printed.status, printed.event_id, printed.workflow_id],
+      ['accepted', event.event_id, `webhook-candidate-new-${event.event_id}`],
+    );
+    assert.equal(
+      ((await client.workflow.getHandle(printed.workflow_id).result()) as DeliverySummary).status,
+      'delivered',
+    );
     assert.equal(partner.requests.length, 1);
   });
 
@@ -260,19 +292,36 @@ describe('webhooks end to end on the Temporal dev server', function () {
     assert.equal(code, 1);
     const errors = logLines(stdout).filter((line) => line.level >= 50);
     assert.equal(errors.length, 1);
-    assert.match(errors[0].msg, new RegExp(`^Temporal refused to register the webhook search attributes in namespace ${namespace} \\(.+\\); register them once with: temporal operator search-attribute create --name WebhookEventType --name WebhookAction --name WebhookStatus --name CompanyId --type Keyword --namespace ${namespace}$`));
+    assert.match(
+      errors[0].msg,
+      new RegExp(
+        `^Temporal refused to register the webhook search attributes in namespace ${namespace} \\(.+\\); register them once with: temporal operator search-attribute create --name WebhookEventType --name WebhookAction --name WebhookStatus --name CompanyId --type Keyword --namespace ${namespace}$`,
+      ),
+    );
   });
 
   it('answers 500, not 503, when Temporal refuses the configuration (a namespace that does not exist), and keeps no row', async () => {
     const misconfigured = { ...config, temporal: { ...config.temporal, namespace: `missing-${randomUUID()}` } };
     const wrongStarter = createTemporalGateway(misconfigured, logger);
-    const wrongApi = await startApiServer({ config: misconfigured, knex: db.knex, logger, temporalGateway: wrongStarter }, 0, '127.0.0.1');
+    const wrongApi = await startApiServer(
+      { config: misconfigured, knex: db.knex, logger, temporalGateway: wrongStarter },
+      0,
+      '127.0.0.1',
+    );
     try {
       const event = candidateOf('acme');
       const response = await submit(event, wrongApi.url);
       assert.equal(response.status, 500);
-      assert.equal(response.body.detail, "The request was not carried out because Temporal refused the service's configuration. An operator must fix it; retrying will not help.");
-      assert.match(response.body.reason, new RegExp(`Temporal refused to register the webhook search attributes in namespace ${misconfigured.temporal.namespace}`));
+      assert.equal(
+        response.body.detail,
+        "The request was not carried out because Temporal refused the service's configuration. An operator must fix it; retrying will not help.",
+      );
+      assert.match(
+        response.body.reason,
+        new RegExp(
+          `Temporal refused to register the webhook search attributes in namespace ${misconfigured.temporal.namespace}`,
+        ),
+      );
       assert.equal(await db.knex('webhook_events').where({ event_id: event.event_id }).first(), undefined);
     } finally {
       await wrongApi.close();

@@ -12,10 +12,17 @@ describe('provideLocalTemporal (the Temporal of npm start)', function () {
 
   it('uses the configured Temporal (TEMPORAL_ADDRESS) when there is one, and starts nothing', async () => {
     const { logger, entries } = capturingLogger();
-    const temporal = await provideLocalTemporal(loadConfig({ TEMPORAL_ADDRESS: 'temporal.internal:7233' }), logger, () => {
-      throw new Error('must not look for a binary');
-    });
-    assert.deepEqual([temporal.address, temporal.uiUrl, temporal.source], ['temporal.internal:7233', undefined, 'configured']);
+    const temporal = await provideLocalTemporal(
+      loadConfig({ TEMPORAL_ADDRESS: 'temporal.internal:7233' }),
+      logger,
+      () => {
+        throw new Error('must not look for a binary');
+      },
+    );
+    assert.deepEqual(
+      [temporal.address, temporal.uiUrl, temporal.source],
+      ['temporal.internal:7233', undefined, 'configured'],
+    );
     assert.deepEqual(entries(), []);
   });
 
@@ -23,7 +30,10 @@ describe('provideLocalTemporal (the Temporal of npm start)', function () {
     const { logger, entries } = capturingLogger();
     const home = await tempDir('xdg');
     await mkdir(path.join(home, 'temporalio'));
-    await writeFile(path.join(home, 'temporalio', 'temporal.toml'), '[profile.default]\naddress = "cluster.internal:7233"\n');
+    await writeFile(
+      path.join(home, 'temporalio', 'temporal.toml'),
+      '[profile.default]\naddress = "cluster.internal:7233"\n',
+    );
     const temporal = await provideLocalTemporal(loadConfig({ XDG_CONFIG_HOME: home }), logger, () => {
       throw new Error('must not look for a binary');
     });

@@ -52,7 +52,9 @@ describe('payload encryption on the Temporal dev server', function () {
     });
     ({ server, config, api, connection, client: rawClient } = stack);
 
-    workflowId = (await submitWebhook(api.url, INTERNAL_TOKEN, { ...candidateNew, event_id: `encrypted-${randomUUID()}` })).workflow_id;
+    workflowId = (
+      await submitWebhook(api.url, INTERNAL_TOKEN, { ...candidateNew, event_id: `encrypted-${randomUUID()}` })
+    ).workflow_id;
     // The client with the codec reads the result; the raw one would get ciphertext.
     const codecClient = new Client({ connection, dataConverter: dataConverterFor(config) });
     const summary: DeliverySummary = await codecClient.workflow.getHandle(workflowId).result();
@@ -62,18 +64,34 @@ describe('payload encryption on the Temporal dev server', function () {
 
   after(() => stack?.close());
 
-  it('stores no e-mail, phone number or message in clear: every payload but search attributes and core\'s marker data is encrypted', () => {
+  it("stores no e-mail, phone number or message in clear: every payload but search attributes and core's marker data is encrypted", () => {
     for (const secret of [email, phone, message]) assert.equal(occurrencesIn(history, secret), 0, secret);
     const payloads = historyPayloads<Payload>(history);
-    const encrypted = payloads.filter(({ payload }) => Buffer.from(payload.metadata![METADATA_ENCODING_KEY]).toString() === ENCRYPTED_ENCODING);
+    const encrypted = payloads.filter(
+      ({ payload }) => Buffer.from(payload.metadata![METADATA_ENCODING_KEY]).toString() === ENCRYPTED_ENCODING,
+    );
     // The input, the attempts' markers and results, the records' inputs: a delivery with a retry has many.
     assert.ok(encrypted.length >= 6, `${encrypted.length} encrypted payloads`);
-    assert.deepEqual(payloads.filter((p) => !encrypted.includes(p) && !leftInClear(p.path)).map((p) => p.path), []);
-    assert.ok(encrypted.every(({ payload }) => Buffer.from(payload.metadata![KEY_ID_METADATA]).toString() === 'current'));
+    assert.deepEqual(
+      payloads.filter((p) => !encrypted.includes(p) && !leftInClear(p.path)).map((p) => p.path),
+      [],
+    );
+    assert.ok(
+      encrypted.every(({ payload }) => Buffer.from(payload.metadata![KEY_ID_METADATA]).toString() === 'current'),
+    );
   });
 
   it('stores none in what `temporal workflow show --output json` prints without a codec', async () => {
-    const { stdout } = await run(requireTemporalBinary('temporal'), ['workflow', 'show', '--address', server.address, '--workflow-id', workflowId, '--output', 'json']);
+    const { stdout } = await run(requireTemporalBinary('temporal'), [
+      'workflow',
+      'show',
+      '--address',
+      server.address,
+      '--workflow-id',
+      workflowId,
+      '--output',
+      'json',
+    ]);
     assert.match(stdout, /binary\/encrypted|YmluYXJ5L2VuY3J5cHRlZA==/);
     for (const secret of [email, phone, message]) assert.ok(!stdout.includes(secret), secret);
   });
@@ -88,19 +106,46 @@ describe('payload encryption on the Temporal dev server', function () {
 
   it('decodes through the codec server: `temporal workflow show --codec-endpoint … --codec-auth` shows the e-mail', async () => {
     const { stdout } = await run(requireTemporalBinary('temporal'), [
-      'workflow', 'show', '--address', server.address, '--workflow-id', workflowId, '--output', 'json',
-      '--codec-endpoint', `${api.url}/codec`, '--codec-auth', `Bearer ${CODEC_TOKEN}`,
+      'workflow',
+      'show',
+      '--address',
+      server.address,
+      '--workflow-id',
+      workflowId,
+      '--output',
+      'json',
+      '--codec-endpoint',
+      `${api.url}/codec`,
+      '--codec-auth',
+      `Bearer ${CODEC_TOKEN}`,
     ]);
     // Its JSON keeps payload bytes in base64, as proto3 JSON does: read them as a person would.
     const texts: string[] = [];
-    JSON.parse(stdout, (key, value) => (key === 'data' && typeof value === 'string' && texts.push(Buffer.from(value, 'base64').toString()), value));
-    for (const secret of [email, phone, message]) assert.ok(texts.some((text) => text.includes(secret)), secret);
+    JSON.parse(
+      stdout,
+      (key, value) => (
+        key === 'data' && typeof value === 'string' && texts.push(Buffer.from(value, 'base64').toString()),
+        value
+      ),
+    );
+    for (const secret of [email, phone, message])
+      assert.ok(
+        texts.some((text) => text.includes(secret)),
+        secret,
+      );
     assert.ok(!stdout.includes('YmluYXJ5L2VuY3J5cHRlZA=='), 'no payload is left encrypted');
   });
 
   it('replays the encrypted history with the codec data converter, and not without it', async () => {
     const code = await testWorkflowBundle();
-    await Worker.runReplayHistory({ workflowBundle: { code }, dataConverter: dataConverterFor(config) }, history, workflowId);
-    await assert.rejects(Worker.runReplayHistory({ workflowBundle: { code } }, history, workflowId), /Unknown encoding: binary\/encrypted/);
+    await Worker.runReplayHistory(
+      { workflowBundle: { code }, dataConverter: dataConverterFor(config) },
+      history,
+      workflowId,
+    );
+    await assert.rejects(
+      Worker.runReplayHistory({ workflowBundle: { code } }, history, workflowId),
+      /Unknown encoding: binary\/encrypted/,
+    );
   });
 });

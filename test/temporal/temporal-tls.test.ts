@@ -25,8 +25,10 @@ import { startPartnerServer, type PartnerServer } from '../support/partner-serve
 import { INTERNAL_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
 const API_KEY = `tls-api-key-${randomUUID()}`;
-const UNTRUSTED = "the server's certificate is not trusted: is TEMPORAL_TLS_SERVER_CA_CERT_PATH (or _DATA) the CA that signed it?";
-const NO_CLIENT_CERT = 'the server demands a client certificate: set TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH (or _DATA)';
+const UNTRUSTED =
+  "the server's certificate is not trusted: is TEMPORAL_TLS_SERVER_CA_CERT_PATH (or _DATA) the CA that signed it?";
+const NO_CLIENT_CERT =
+  'the server demands a client certificate: set TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH (or _DATA)';
 const REFUSED_CERT = 'the server refused the client certificate';
 const REFUSED_KEY = 'the API key was refused: is TEMPORAL_API_KEY right?';
 
@@ -43,7 +45,12 @@ describe('Temporal over TLS (nginx in front of a dev server): mTLS and API key',
   const failFirst = new Set<string>();
 
   before(async () => {
-    [server, certs, db, partner] = await Promise.all([startTestDevServer(), makeTestCertificates(), createTestDatabase(), startPartnerServer()]);
+    [server, certs, db, partner] = await Promise.all([
+      startTestDevServer(),
+      makeTestCertificates(),
+      createTestDatabase(),
+      startPartnerServer(),
+    ]);
     proxy = await startTlsProxy(server.address, certs, API_KEY);
     partner.handler = (req, res) => {
       const id = String(req.headers['webhook-id']);
@@ -94,14 +101,23 @@ describe('Temporal over TLS (nginx in front of a dev server): mTLS and API key',
   };
 
   const freshEvent = () => ({ ...candidateNew, event_id: `tls-${randomUUID()}` });
-  const statusOf = async (webhookId: string) => (await db.knex('webhook_events').where({ id: webhookId }).first())?.status;
+  const statusOf = async (webhookId: string) =>
+    (await db.knex('webhook_events').where({ id: webhookId }).first())?.status;
 
   async function cliSend(env: Record<string, string>) {
     await writeFile(eventFile, JSON.stringify(freshEvent()));
-    return runCli(['webhooks', 'send', eventFile], { PATH: process.env.PATH, DATABASE_URL: db.url, LOG_LEVEL: 'silent', ...env });
+    return runCli(['webhooks', 'send', eventFile], {
+      PATH: process.env.PATH,
+      DATABASE_URL: db.url,
+      LOG_LEVEL: 'silent',
+      ...env,
+    });
   }
 
-  for (const [mode, temporalEnv] of [['mTLS', mtls], ['API key', apiKey]] as const) {
+  for (const [mode, temporalEnv] of [
+    ['mTLS', mtls],
+    ['API key', apiKey],
+  ] as const) {
     describe(mode, () => {
       let api: ApiServer;
       let worker: WebhookWorkerHandle;
@@ -127,15 +143,27 @@ describe('Temporal over TLS (nginx in front of a dev server): mTLS and API key',
         const webhookId: string = accepted.body.webhook_id;
         failFirst.add(webhookId);
         await eventually('attempt 1 answered 500', async () => !failFirst.has(webhookId));
-        await eventually('the delivery to wait for its retry', async () => (await call(api, 'GET', `/${webhookId}`)).body.live?.state === 'waiting');
+        await eventually(
+          'the delivery to wait for its retry',
+          async () => (await call(api, 'GET', `/${webhookId}`)).body.live?.state === 'waiting',
+        );
         const shown = await call(api, 'GET', `/${webhookId}`);
         assert.equal(shown.status, 200);
         assert.equal(shown.body.live.source, 'temporal');
         const retried = await call(api, 'POST', `/${webhookId}/retry-now`);
-        assert.deepEqual(retried, { status: 202, body: { webhook_id: webhookId, attempt: 2, status_url: accepted.body.status_url } });
+        assert.deepEqual(retried, {
+          status: 202,
+          body: { webhook_id: webhookId, attempt: 2, status_url: accepted.body.status_url },
+        });
         await eventually('delivered', async () => (await statusOf(webhookId)) === 'delivered', 10_000);
         const attempts = await db.knex('webhook_attempts').where({ webhook_id: webhookId }).orderBy('attempt');
-        assert.deepEqual(attempts.map((a) => [a.attempt, a.trigger, a.http_status]), [[1, 'schedule', 500], [2, 'manual', 200]]);
+        assert.deepEqual(
+          attempts.map((a) => [a.attempt, a.trigger, a.http_status]),
+          [
+            [1, 'schedule', 500],
+            [2, 'manual', 200],
+          ],
+        );
       });
 
       it('`partner-service webhooks send` starts the delivery, and the worker delivers it', async () => {
@@ -182,9 +210,29 @@ describe('Temporal over TLS (nginx in front of a dev server): mTLS and API key',
 
   // Each refusal, in the words of the API's 503, of `webhooks send` and of the worker's warning.
   const refusals: Array<[string, () => Record<string, string>, string]> = [
-    ['a CA that did not sign the server certificate', () => ({ ...mtls(), TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.otherCa }), UNTRUSTED],
-    ['no client certificate on the mTLS port', () => ({ TEMPORAL_ADDRESS: proxy.mtlsAddress, TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.ca, TEMPORAL_TLS_SERVER_NAME: 'localhost' }), NO_CLIENT_CERT],
-    ['a client certificate of another CA', () => ({ ...mtls(), TEMPORAL_TLS_CLIENT_CERT_PATH: certs.strangerCert, TEMPORAL_TLS_CLIENT_KEY_PATH: certs.strangerKey }), REFUSED_CERT],
+    [
+      'a CA that did not sign the server certificate',
+      () => ({ ...mtls(), TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.otherCa }),
+      UNTRUSTED,
+    ],
+    [
+      'no client certificate on the mTLS port',
+      () => ({
+        TEMPORAL_ADDRESS: proxy.mtlsAddress,
+        TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.ca,
+        TEMPORAL_TLS_SERVER_NAME: 'localhost',
+      }),
+      NO_CLIENT_CERT,
+    ],
+    [
+      'a client certificate of another CA',
+      () => ({
+        ...mtls(),
+        TEMPORAL_TLS_CLIENT_CERT_PATH: certs.strangerCert,
+        TEMPORAL_TLS_CLIENT_KEY_PATH: certs.strangerKey,
+      }),
+      REFUSED_CERT,
+    ],
     ['a wrong API key', () => ({ ...apiKey(), TEMPORAL_API_KEY: 'not-the-key' }), REFUSED_KEY],
   ];
   for (const [what, temporalEnv, words] of refusals) {
@@ -199,7 +247,10 @@ describe('Temporal over TLS (nginx in front of a dev server): mTLS and API key',
         const response = await call(api, 'POST', '', freshEvent());
         assert.deepEqual(response, {
           status: 503,
-          body: { detail: `Temporal is unreachable (${line}): nothing was stored. Retry later with the same event_id.`, reason: 'temporal_unreachable' },
+          body: {
+            detail: `Temporal is unreachable (${line}): nothing was stored. Retry later with the same event_id.`,
+            reason: 'temporal_unreachable',
+          },
         });
       } finally {
         await api.close();
@@ -207,7 +258,10 @@ describe('Temporal over TLS (nginx in front of a dev server): mTLS and API key',
       }
 
       const sent = await cliSend(env);
-      assert.deepEqual([sent.code, sent.stdout, sent.stderr], [1, '', `Webhook not accepted: Temporal is unavailable: ${line}\n`]);
+      assert.deepEqual(
+        [sent.code, sent.stdout, sent.stderr],
+        [1, '', `Webhook not accepted: Temporal is unavailable: ${line}\n`],
+      );
 
       const { logger: workerLogger, entries } = capturingLogger();
       const abort = new AbortController();
@@ -215,8 +269,14 @@ describe('Temporal over TLS (nginx in front of a dev server): mTLS and API key',
       await eventually('the worker to warn', async () => entries().some((e) => e.level === 40));
       abort.abort();
       assert.equal(await connecting, undefined);
-      assert.deepEqual(entries().map((e) => [e.level, (e as { reason?: string }).reason]), [[40, words]]);
-      assert.ok(!JSON.stringify(entries()).includes(API_KEY) && !JSON.stringify(entries()).includes('not-the-key'), 'no key in the logs');
+      assert.deepEqual(
+        entries().map((e) => [e.level, (e as { reason?: string }).reason]),
+        [[40, words]],
+      );
+      assert.ok(
+        !JSON.stringify(entries()).includes(API_KEY) && !JSON.stringify(entries()).includes('not-the-key'),
+        'no key in the logs',
+      );
     });
   }
 });

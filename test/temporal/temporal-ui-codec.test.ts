@@ -47,11 +47,15 @@ describe('Temporal UI shows encrypted payloads decoded by the codec server (head
   const codecCalls: Array<{ url: string; status: number }> = [];
 
   before(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH`);
+    if (!existsSync(CHROMIUM))
+      throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH`);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     // The UI is told the codec's address before the API listens there, as `npm start` does.
     const apiPort = await findFreePort();
-    server = await startTestDevServer({ ui: true, uiCodecEndpoint: uiCodecEndpoint(`http://127.0.0.1:${apiPort}`, CODEC_TOKEN) });
+    server = await startTestDevServer({
+      ui: true,
+      uiCodecEndpoint: uiCodecEndpoint(`http://127.0.0.1:${apiPort}`, CODEC_TOKEN),
+    });
     db = await createTestDatabase();
     partner = await startPartnerServer();
     config = loadConfig({
@@ -70,10 +74,16 @@ describe('Temporal UI shows encrypted payloads decoded by the codec server (head
     worker = await startTestWorker({ config, knex: db.knex, logger }, native);
     const client = new Client({ connection, namespace: NAMESPACE, dataConverter: dataConverterFor(config) });
     const event = { ...candidateNew, event_id: `ui-codec-${randomUUID().slice(0, 8)}` } as WebhookEventInput;
-    workflowId = (await startWebhook(client, event, { taskQueue: config.TEMPORAL_TASK_QUEUE, sendTimeoutMs: 2000 })).workflowId;
+    workflowId = (await startWebhook(client, event, { taskQueue: config.TEMPORAL_TASK_QUEUE, sendTimeoutMs: 2000 }))
+      .workflowId;
     const summary: DeliverySummary = await client.workflow.getHandle(workflowId).result();
     assert.equal(summary.status, 'delivered');
-    await eventually('Temporal UI', async () => (await fetch(`${server.uiUrl}/api/v1/namespaces/${NAMESPACE}/workflows`).catch(() => undefined))?.ok === true, 15_000);
+    await eventually(
+      'Temporal UI',
+      async () =>
+        (await fetch(`${server.uiUrl}/api/v1/namespaces/${NAMESPACE}/workflows`).catch(() => undefined))?.ok === true,
+      15_000,
+    );
     page = await browser.newPage({ viewport: { width: 1400, height: 1200 } });
     page.setDefaultTimeout(15_000);
     page.on('response', (response) => {
@@ -82,9 +92,21 @@ describe('Temporal UI shows encrypted payloads decoded by the codec server (head
   });
 
   after(async () => {
-    const steps = [() => browser?.close(), () => worker?.stop(), () => native?.close(), () => connection?.close(), () => api?.close(), () => partner?.close(), () => db?.drop(), () => server?.stop()];
+    const steps = [
+      () => browser?.close(),
+      () => worker?.stop(),
+      () => native?.close(),
+      () => connection?.close(),
+      () => api?.close(),
+      () => partner?.close(),
+      () => db?.drop(),
+      () => server?.stop(),
+    ];
     const errors: unknown[] = [];
-    for (const step of steps) await Promise.resolve().then(step).catch((error: unknown) => errors.push(error));
+    for (const step of steps)
+      await Promise.resolve()
+        .then(step)
+        .catch((error: unknown) => errors.push(error));
     if (errors.length) throw errors[0];
   });
 
@@ -96,7 +118,10 @@ describe('Temporal UI shows encrypted payloads decoded by the codec server (head
     const input = page.locator('.cm-content', { hasText: email });
     await input.first().waitFor({ state: 'visible' });
     assert.match(await input.first().innerText(), new RegExp(phone.replace(/[+]/g, '\\+')));
-    assert.ok(codecCalls.some((call) => new URL(call.url).pathname.endsWith('/decode') && call.status === 200), JSON.stringify(codecCalls));
+    assert.ok(
+      codecCalls.some((call) => new URL(call.url).pathname.endsWith('/decode') && call.status === 200),
+      JSON.stringify(codecCalls),
+    );
     assert.equal(await page.getByText('binary/encrypted').count(), 0);
   });
 });

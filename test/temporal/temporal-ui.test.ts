@@ -34,10 +34,15 @@ const SCREENSHOT = path.resolve(__dirname, '..', '..', 'docs', 'images', 'tempor
 
 /** The UI's API answers 503 for about a second after the server answers gRPC; a page opened then shows an error. */
 const uiReady = (uiUrl: string) =>
-  eventually('Temporal UI', async () => (await fetch(`${uiUrl}/api/v1/namespaces/${NAMESPACE}/workflows`).catch(() => undefined))?.ok === true, 15_000);
+  eventually(
+    'Temporal UI',
+    async () => (await fetch(`${uiUrl}/api/v1/namespaces/${NAMESPACE}/workflows`).catch(() => undefined))?.ok === true,
+    15_000,
+  );
 
 function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH`);
   return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 }
 
@@ -74,10 +79,21 @@ describe('Temporal UI shows the webhook deliveries (headless Chromium, dev serve
   let failedId: string;
 
   const workerConfig = (taskQueue: string) =>
-    loadConfig({ TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue, PARTNER_ENDPOINT: partner.url, PARTNER_ACCESS_TOKEN: PARTNER_TOKEN, PARTNER_TIMEOUT_MS: '2000' });
+    loadConfig({
+      TEMPORAL_ADDRESS: server.address,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      PARTNER_ENDPOINT: partner.url,
+      PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
+      PARTNER_TIMEOUT_MS: '2000',
+    });
   // A short suffix keeps the id readable in the screenshot; 8 hex digits are plenty on a fresh in-memory server.
-  const uniqueEvent = () => withOwnEntity({ ...candidateNew, event_id: `${candidateNew.event_id}-${randomUUID().slice(0, 8)}` }) as WebhookEventInput;
-  const openWorkflow = (workflowId: string) => page.goto(`${uiUrl}/namespaces/${NAMESPACE}/workflows/${encodeURIComponent(workflowId)}`);
+  const uniqueEvent = () =>
+    withOwnEntity({
+      ...candidateNew,
+      event_id: `${candidateNew.event_id}-${randomUUID().slice(0, 8)}`,
+    }) as WebhookEventInput;
+  const openWorkflow = (workflowId: string) =>
+    page.goto(`${uiUrl}/namespaces/${NAMESPACE}/workflows/${encodeURIComponent(workflowId)}`);
 
   before(async () => {
     // First, so a missing Chromium fails before anything else starts.
@@ -92,11 +108,17 @@ describe('Temporal UI shows the webhook deliveries (headless Chromium, dev serve
     partner = await startPartnerServer(answer(500, 'partner down'));
     workers.push(await startTestWorker({ config: workerConfig(DEFAULT_TASK_QUEUE), knex: db.knex, logger }, native));
     // Started first: its real 10 s timer runs while the rest is set up, and the failed delivery finishes meanwhile.
-    waitingId = (await startWebhook(client, uniqueEvent(), { taskQueue: DEFAULT_TASK_QUEUE, sendTimeoutMs: 2000 })).workflowId;
+    waitingId = (await startWebhook(client, uniqueEvent(), { taskQueue: DEFAULT_TASK_QUEUE, sendTimeoutMs: 2000 }))
+      .workflowId;
     // Real timers would take 1110 s to fail a delivery; this queue's workflows wait 1/1000 of each.
     const compressTimers = require.resolve('../support/compress-timers');
-    workers.push(await startTestWorker({ config: workerConfig(COMPRESSED_QUEUE), knex: db.knex, logger }, native, { interceptorModules: [compressTimers] }));
-    failedId = (await startWebhook(client, uniqueEvent(), { taskQueue: COMPRESSED_QUEUE, sendTimeoutMs: 2000 })).workflowId;
+    workers.push(
+      await startTestWorker({ config: workerConfig(COMPRESSED_QUEUE), knex: db.knex, logger }, native, {
+        interceptorModules: [compressTimers],
+      }),
+    );
+    failedId = (await startWebhook(client, uniqueEvent(), { taskQueue: COMPRESSED_QUEUE, sendTimeoutMs: 2000 }))
+      .workflowId;
     await uiReady(uiUrl);
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     page.setDefaultTimeout(10_000);
@@ -113,7 +135,10 @@ describe('Temporal UI shows the webhook deliveries (headless Chromium, dev serve
       () => server?.stop(),
     ];
     const errors: unknown[] = [];
-    for (const step of steps) await Promise.resolve().then(step).catch((error: unknown) => errors.push(error));
+    for (const step of steps)
+      await Promise.resolve()
+        .then(step)
+        .catch((error: unknown) => errors.push(error));
     if (errors.length) throw errors[0];
   });
 
@@ -129,7 +154,10 @@ describe('Temporal UI shows the webhook deliveries (headless Chromium, dev serve
       25_000,
     );
     const status = await handle.query(webhookStatusQuery);
-    assert.deepEqual(status.attempts.map((a) => a.httpStatus), [500, 500]);
+    assert.deepEqual(
+      status.attempts.map((a) => a.httpStatus),
+      [500, 500],
+    );
 
     await openWorkflow(waitingId);
     await executionStatus(page, 'Running');
@@ -139,21 +167,31 @@ describe('Temporal UI shows the webhook deliveries (headless Chromium, dev serve
     if (process.env.UPDATE_SCREENSHOTS === '1') await saveScreenshot(page);
 
     assert.deepEqual(await shownSearchAttributes(page), {
-      CompanyId: 'acme', WebhookAction: 'new', WebhookEventType: 'candidate', WebhookStatus: 'waiting',
+      CompanyId: 'acme',
+      WebhookAction: 'new',
+      WebhookEventType: 'candidate',
+      WebhookStatus: 'waiting',
     });
   });
 
   it('a failed delivery: all three timer summaries and WebhookStatus failed', async () => {
     const summary: DeliverySummary = await client.workflow.getHandle(failedId).result();
     assert.equal(summary.status, 'failed');
-    assert.deepEqual(summary.attempts.map((a) => a.httpStatus), [500, 500, 500, 500]);
+    assert.deepEqual(
+      summary.attempts.map((a) => a.httpStatus),
+      [500, 500, 500, 500],
+    );
 
     await openWorkflow(failedId);
     await executionStatus(page, 'Completed');
-    for (const timer of ['retry 1 of 3 in 10 s', 'retry 2 of 3 in 100 s', 'retry 3 of 3 in 1000 s']) await visibleText(page, timer);
+    for (const timer of ['retry 1 of 3 in 10 s', 'retry 2 of 3 in 100 s', 'retry 3 of 3 in 1000 s'])
+      await visibleText(page, timer);
 
     assert.deepEqual(await shownSearchAttributes(page), {
-      CompanyId: 'acme', WebhookAction: 'new', WebhookEventType: 'candidate', WebhookStatus: 'failed',
+      CompanyId: 'acme',
+      WebhookAction: 'new',
+      WebhookEventType: 'candidate',
+      WebhookStatus: 'failed',
     });
   });
 });

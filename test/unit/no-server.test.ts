@@ -7,10 +7,15 @@ import http from 'node:http';
 import net from 'node:net';
 import { isNoServerGuardInstalled, NO_SERVER } from './support/no-server';
 
-const refused = (what: string) => new RegExp(`^${NO_SERVER}: ${what.replace(/[.()]/g, '\\$&')} \\(a test that needs one belongs outside test/unit/\\)$`);
+const refused = (what: string) =>
+  new RegExp(
+    `^${NO_SERVER}: ${what.replace(/[.()]/g, '\\$&')} \\(a test that needs one belongs outside test/unit/\\)$`,
+  );
 
 describe('the unit tier needs no server', () => {
-  before(() => assert.ok(isNoServerGuardInstalled(), 'the guard is installed: run the unit tier with npm run test:unit'));
+  before(() =>
+    assert.ok(isNoServerGuardInstalled(), 'the guard is installed: run the unit tier with npm run test:unit'),
+  );
 
   it('refuses a connection, by net.connect and by fetch', async () => {
     assert.throws(() => net.connect(5432, '127.0.0.1'), { message: refused('a connection to 127.0.0.1:5432') });
@@ -21,16 +26,26 @@ describe('the unit tier needs no server', () => {
   });
 
   it('refuses a listening server and a UDP socket', () => {
-    assert.throws(() => http.createServer().listen(0, '127.0.0.1'), { message: refused('a server listening on 127.0.0.1:0') });
+    assert.throws(() => http.createServer().listen(0, '127.0.0.1'), {
+      message: refused('a server listening on 127.0.0.1:0'),
+    });
     const socket = dgram.createSocket('udp4');
     assert.throws(() => socket.bind(0), { message: refused('a UDP socket') });
     socket.close();
   });
 
   it('refuses a child process, whichever way it is started', () => {
-    assert.throws(() => child_process.execFileSync('true'), { message: refused('a child process (child_process.execFileSync true)') });
-    assert.throws(() => child_process.spawn('temporal', ['server', 'start-dev']), { message: refused('a child process (child_process.spawn temporal)') });
-    assert.throws(() => child_process.exec('pg_ctl start'), { message: refused('a child process (child_process.exec pg_ctl start)') });
-    assert.throws(() => child_process.fork('worker.js'), { message: refused('a child process (child_process.fork worker.js)') });
+    assert.throws(() => child_process.execFileSync('true'), {
+      message: refused('a child process (child_process.execFileSync true)'),
+    });
+    assert.throws(() => child_process.spawn('temporal', ['server', 'start-dev']), {
+      message: refused('a child process (child_process.spawn temporal)'),
+    });
+    assert.throws(() => child_process.exec('pg_ctl start'), {
+      message: refused('a child process (child_process.exec pg_ctl start)'),
+    });
+    assert.throws(() => child_process.fork('worker.js'), {
+      message: refused('a child process (child_process.fork worker.js)'),
+    });
   });
 });

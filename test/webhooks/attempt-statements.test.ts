@@ -39,7 +39,13 @@ const attempt: AttemptRecord = {
 };
 
 const gate = { taskQueue: 'partner-deliveries', maxPerSecond: 50, bypassHold: false, slotReserved: false };
-const feedback = { taskQueue: 'partner-deliveries', answer: 'answered', retryAfterSeconds: null, breakerFailures: 5, probeIntervalMs: 30_000 } as const;
+const feedback = {
+  taskQueue: 'partner-deliveries',
+  answer: 'answered',
+  retryAfterSeconds: null,
+  breakerFailures: 5,
+  probeIntervalMs: 30_000,
+} as const;
 
 /** A bound value as the example binds it, shortened to one line. */
 function shown(value: SqlValue): string {
@@ -52,8 +58,22 @@ function shown(value: SqlValue): string {
 /** One statement as review reads it: what it is, its prepared name, its example's bound values, its text with $n. */
 function printed(title: string, statement: SqlFragment): string {
   const values = statement.bindings.map((value, i) => `- \`$${i + 1}\` = \`${shown(value)}\``);
-  const text = positionalSql(statement.sql).split('\n').map((line) => line.trimEnd()).join('\n');
-  return [`## ${title}`, '', `Prepared as \`${statement.name}\`. Bound values of the test's example:`, '', ...values, '', '```sql', `${text};`, '```', ''].join('\n');
+  const text = positionalSql(statement.sql)
+    .split('\n')
+    .map((line) => line.trimEnd())
+    .join('\n');
+  return [
+    `## ${title}`,
+    '',
+    `Prepared as \`${statement.name}\`. Bound values of the test's example:`,
+    '',
+    ...values,
+    '',
+    '```sql',
+    `${text};`,
+    '```',
+    '',
+  ].join('\n');
 }
 
 function file(title: string, source: string, statements: string[]): string {
@@ -73,16 +93,39 @@ const FILES: Record<string, () => string> = {
     file(
       "The attempt's claim",
       '`store/webhooks/attempt-claim.ts` (`claimStatement`, with `claimGateCtes` and `CLAIM_GATE_COLUMNS` of `store/partner/partner-gate.ts`)',
-      [printed("The claim", claimStatement(IN_CLEAR, DEVELOPMENT_INDEX_KEY, { ...webhook, event: toEnvelope(candidateNew as WebhookEventInput) }, 1, gate))],
+      [
+        printed(
+          'The claim',
+          claimStatement(
+            IN_CLEAR,
+            DEVELOPMENT_INDEX_KEY,
+            { ...webhook, event: toEnvelope(candidateNew as WebhookEventInput) },
+            1,
+            gate,
+          ),
+        ),
+      ],
     ),
   'docs/sql/attempt-record.md': () =>
-    file("The attempt's record", '`store/webhooks/attempt-record.ts` (`recordStatement`, with `feedGate` of `store/partner/partner-gate.ts`)', [
-      printed('By the record activity (no final status, no feedback to the gate)', recordStatement(IN_CLEAR, { webhook, attempt })),
-      printed(
-        "By the attempt that ends the delivery, with its POST's feedback to the gate",
-        recordStatement(IN_CLEAR, { webhook, attempt }, { status: 'delivered', finishedAt: '2026-01-02T03:04:05.060Z' }, feedback),
-      ),
-    ]),
+    file(
+      "The attempt's record",
+      '`store/webhooks/attempt-record.ts` (`recordStatement`, with `feedGate` of `store/partner/partner-gate.ts`)',
+      [
+        printed(
+          'By the record activity (no final status, no feedback to the gate)',
+          recordStatement(IN_CLEAR, { webhook, attempt }),
+        ),
+        printed(
+          "By the attempt that ends the delivery, with its POST's feedback to the gate",
+          recordStatement(
+            IN_CLEAR,
+            { webhook, attempt },
+            { status: 'delivered', finishedAt: '2026-01-02T03:04:05.060Z' },
+            feedback,
+          ),
+        ),
+      ],
+    ),
 };
 
 describe('the attempt statements printed in docs/sql/', () => {
@@ -93,7 +136,11 @@ describe('the attempt statements printed in docs/sql/', () => {
         mkdirSync(path.dirname(target), { recursive: true });
         writeFileSync(target, assembled());
       }
-      assert.equal(readFileSync(target, 'utf8'), assembled(), `${name} differs from the code: WRITE_SQL=1 npx mocha test/webhooks/attempt-statements.test.ts`);
+      assert.equal(
+        readFileSync(target, 'utf8'),
+        assembled(),
+        `${name} differs from the code: WRITE_SQL=1 npx mocha test/webhooks/attempt-statements.test.ts`,
+      );
     });
   }
 });

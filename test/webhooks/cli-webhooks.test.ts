@@ -54,10 +54,27 @@ describe('partner-service webhooks', function () {
     const report = JSON.parse(result.stdout.trim());
     assert.match(report.event_id, /^test-[0-9a-f-]{36}$/);
     assert.deepEqual(
-      { ...report, webhook_id: undefined, event_id: undefined, scheduled_at: undefined, started_at: undefined, duration_ms: undefined },
       {
-        webhook_id: undefined, event_id: undefined, is_test: true, attempt: 1, scheduled_at: undefined, started_at: undefined, duration_ms: undefined,
-        http_status: 200, error_class: null, error_message: null, response_body: 'thanks', succeeded: true,
+        ...report,
+        webhook_id: undefined,
+        event_id: undefined,
+        scheduled_at: undefined,
+        started_at: undefined,
+        duration_ms: undefined,
+      },
+      {
+        webhook_id: undefined,
+        event_id: undefined,
+        is_test: true,
+        attempt: 1,
+        scheduled_at: undefined,
+        started_at: undefined,
+        duration_ms: undefined,
+        http_status: 200,
+        error_class: null,
+        error_message: null,
+        response_body: 'thanks',
+        succeeded: true,
       },
     );
     assert.equal(partner.requests.length, 1);
@@ -67,10 +84,16 @@ describe('partner-service webhooks', function () {
     assert.deepEqual(JSON.parse(partner.requests[0].body), envelope);
 
     const row = await db.knex('webhook_events').where({ id: report.webhook_id }).first();
-    assert.deepEqual([row.event_id, row.status, row.is_test, row.workflow_id, row.run_id], [report.event_id, 'delivered', true, null, null]);
+    assert.deepEqual(
+      [row.event_id, row.status, row.is_test, row.workflow_id, row.run_id],
+      [report.event_id, 'delivered', true, null, null],
+    );
     assert.ok(row.finished_at instanceof Date);
     const attempts = await db.knex('webhook_attempts').where({ webhook_id: report.webhook_id });
-    assert.deepEqual(attempts.map((a) => [a.attempt, a.http_status, a.succeeded, a.is_test, a.response_body]), [[1, 200, true, true, 'thanks']]);
+    assert.deepEqual(
+      attempts.map((a) => [a.attempt, a.http_status, a.succeeded, a.is_test, a.response_body]),
+      [[1, 200, true, true, 'thanks']],
+    );
     assert.ok(!result.stdout.includes(PARTNER_TOKEN) && !result.stderr.includes(PARTNER_TOKEN));
   });
 
@@ -87,7 +110,14 @@ describe('partner-service webhooks', function () {
 
   it('rejects an invalid event with one line per JSON path, sends and writes nothing', async () => {
     const file = path.join(tmp, 'bad.json');
-    await writeFile(file, JSON.stringify({ event_type: 'company', action: 'signup', data: { company_id: 'acme', has_config: 'yes', dt_created: '2025-03-01T10:00:00Z' } }));
+    await writeFile(
+      file,
+      JSON.stringify({
+        event_type: 'company',
+        action: 'signup',
+        data: { company_id: 'acme', has_config: 'yes', dt_created: '2025-03-01T10:00:00Z' },
+      }),
+    );
     const result = await cli(['send-test', file]);
     assert.equal(result.code, 1);
     assert.equal(
@@ -109,7 +139,13 @@ describe('partner-service webhooks', function () {
     const result = await cli(['send', FIXTURE], { TEMPORAL_ADDRESS: `127.0.0.1:${port}` });
     assert.equal(result.code, 1);
     // stderr also carries the command's log lines; the message stands on its own line.
-    assert.match(result.stderr, new RegExp(`^Webhook not accepted: Temporal is unavailable: cannot connect to 127\\.0\\.0\\.1:${port} \\(nothing answered there: is the Temporal server running, and is TEMPORAL_ADDRESS right\\?\\)$`, 'm'));
+    assert.match(
+      result.stderr,
+      new RegExp(
+        `^Webhook not accepted: Temporal is unavailable: cannot connect to 127\\.0\\.0\\.1:${port} \\(nothing answered there: is the Temporal server running, and is TEMPORAL_ADDRESS right\\?\\)$`,
+        'm',
+      ),
+    );
     assert.equal(result.stdout, '');
     assert.equal(Number((await db.knex('webhook_events').count({ n: '*' }))[0].n), 0);
   });

@@ -15,7 +15,13 @@ import { webhookIds } from '../../application/ingestion/ids';
 import { ApplicationFailure } from '@temporalio/common';
 import { Webhook } from 'standardwebhooks';
 import { webhookAttempts } from '../../lib/metrics';
-import type { AttemptOutcome, AttemptRecord, DeliverAttemptInput, DeliveredAttempt, WebhookRef } from '../../lib/delivery';
+import type {
+  AttemptOutcome,
+  AttemptRecord,
+  DeliverAttemptInput,
+  DeliveredAttempt,
+  WebhookRef,
+} from '../../lib/delivery';
 import { createPostToPartner } from '../../partner-client/partner-post';
 import candidateNew from '../fixtures/events/candidate-new.json';
 import { createTestDatabase, type TestDatabase } from '../support/database';
@@ -48,7 +54,12 @@ describe('webhook activities', function () {
   let logger: ReturnType<typeof capturingLogger>['logger'];
   /** The POST of one attempt, as deliverAttempt makes it once the attempt is claimed. */
   const send = (attempt = 1, timeoutMs?: number): Promise<AttemptOutcome> =>
-    createPostToPartner({ config: () => config, logger })({ webhookId: ids.webhookId, attempt, event: envelope, timeoutMs });
+    createPostToPartner({ config: () => config, logger })({
+      webhookId: ids.webhookId,
+      attempt,
+      event: envelope,
+      timeoutMs,
+    });
 
   before(async () => {
     db = await createTestDatabase();
@@ -77,10 +88,18 @@ describe('webhook activities', function () {
       const [request] = partner.requests;
       assert.equal(request.method, 'POST');
       assert.equal(request.url, '/hooks/partner');
-      assert.deepEqual(
-        [...request.rawHeaderNames].map((h) => h.toLowerCase()).sort(),
-        ['accept', 'accept-encoding', 'authorization', 'connection', 'content-length', 'content-type', 'host', 'user-agent', 'webhook-id', 'webhook-timestamp'],
-      );
+      assert.deepEqual([...request.rawHeaderNames].map((h) => h.toLowerCase()).sort(), [
+        'accept',
+        'accept-encoding',
+        'authorization',
+        'connection',
+        'content-length',
+        'content-type',
+        'host',
+        'user-agent',
+        'webhook-id',
+        'webhook-timestamp',
+      ]);
       assert.equal(request.headers['accept-encoding'], 'gzip, deflate');
       assert.equal(request.headers.accept, '*/*');
       assert.equal(request.headers.connection, 'keep-alive');
@@ -90,9 +109,15 @@ describe('webhook activities', function () {
       assert.match(USER_AGENT, /^partner-integration-service\/\d+\.\d+\.\d+ /);
       assert.equal(request.headers['webhook-id'], ids.webhookId);
       const timestamp = Number(request.headers['webhook-timestamp']);
-      assert.ok(timestamp >= before && timestamp <= after, `webhook-timestamp ${timestamp} not in [${before}, ${after}]`);
+      assert.ok(
+        timestamp >= before && timestamp <= after,
+        `webhook-timestamp ${timestamp} not in [${before}, ${after}]`,
+      );
       assert.deepEqual(JSON.parse(request.body), { event_type: 'candidate', action: 'new', data: event.data });
-      assert.equal(request.body, JSON.stringify({ event_type: event.event_type, action: event.action, data: event.data }));
+      assert.equal(
+        request.body,
+        JSON.stringify({ event_type: event.event_type, action: event.action, data: event.data }),
+      );
 
       assert.equal(outcome.attempt, 1);
       assert.equal(outcome.httpStatus, 200);
@@ -107,13 +132,18 @@ describe('webhook activities', function () {
     it('sends the same webhook-id on every attempt and a fresh webhook-timestamp', async () => {
       await send(1);
       await send(2);
-      assert.deepEqual(partner.requests.map((r) => r.headers['webhook-id']), [ids.webhookId, ids.webhookId]);
+      assert.deepEqual(
+        partner.requests.map((r) => r.headers['webhook-id']),
+        [ids.webhookId, ids.webhookId],
+      );
       assert.ok(partner.requests.every((r) => /^\d{10}$/.test(String(r.headers['webhook-timestamp']))));
     });
 
     it('counts each attempt in partner_service_webhook_attempts_total by outcome', async () => {
       const count = async (outcome: string) =>
-        (await webhookAttempts.get()).values.find((v) => v.labels.outcome === outcome && v.labels.event_type === 'candidate')?.value ?? 0;
+        (await webhookAttempts.get()).values.find(
+          (v) => v.labels.outcome === outcome && v.labels.event_type === 'candidate',
+        )?.value ?? 0;
       const [ok, serverError] = [await count('2xx'), await count('5xx')];
       partner.handler = answer(200);
       await send();
@@ -133,10 +163,19 @@ describe('webhook activities', function () {
     ];
     for (const [status, succeeded] of statusCases) {
       it(`records HTTP ${status} as ${succeeded ? 'success' : 'failure'}`, async () => {
-        partner.handler = answer(status, status === 204 ? '' : `answer ${status}`, status === 302 ? { location: '/elsewhere' } : {});
+        partner.handler = answer(
+          status,
+          status === 204 ? '' : `answer ${status}`,
+          status === 302 ? { location: '/elsewhere' } : {},
+        );
         const outcome = await send();
         assert.deepEqual(
-          { httpStatus: outcome.httpStatus, succeeded: outcome.succeeded, errorClass: outcome.errorClass, responseBody: outcome.responseBody },
+          {
+            httpStatus: outcome.httpStatus,
+            succeeded: outcome.succeeded,
+            errorClass: outcome.errorClass,
+            responseBody: outcome.responseBody,
+          },
           { httpStatus: status, succeeded, errorClass: null, responseBody: status === 204 ? '' : `answer ${status}` },
         );
         assert.equal(partner.requests.length, 1, 'exactly one request: a redirect is never followed');
@@ -200,7 +239,10 @@ describe('webhook activities', function () {
       await sendWith(1);
       config = configFor(partner.url, 'rotated-token-BBBB-2222');
       await sendWith(2);
-      assert.deepEqual(partner.requests.map((r) => r.headers.authorization), [`Bearer ${PARTNER_TOKEN}`, 'Bearer rotated-token-BBBB-2222']);
+      assert.deepEqual(
+        partner.requests.map((r) => r.headers.authorization),
+        [`Bearer ${PARTNER_TOKEN}`, 'Bearer rotated-token-BBBB-2222'],
+      );
     });
 
     it('keeps only the first 4 KiB of the response body, on a character boundary', async () => {
@@ -212,7 +254,9 @@ describe('webhook activities', function () {
     });
 
     it('decompresses a gzip response body before keeping its first 4 KiB', async () => {
-      partner.handler = answer(400, zlib.gzipSync(`{"error":"bad payload"}${' '.repeat(9000)}`), { 'content-encoding': 'gzip' });
+      partner.handler = answer(400, zlib.gzipSync(`{"error":"bad payload"}${' '.repeat(9000)}`), {
+        'content-encoding': 'gzip',
+      });
       const outcome = await send();
       assert.equal(outcome.httpStatus, 400);
       assert.equal(outcome.responseBody, `{"error":"bad payload"}${' '.repeat(4096 - 23)}`);
@@ -248,7 +292,11 @@ describe('webhook activities', function () {
     });
 
     it('carry a Standard Webhooks signature the standardwebhooks receiver accepts, one entry per secret during a rotation', async () => {
-      config = { ...configFor(partner.url), PARTNER_SIGNING_SECRETS: loadConfig({ PARTNER_SIGNING_SECRETS: `${newSecret} ${oldSecret}` }).PARTNER_SIGNING_SECRETS };
+      config = {
+        ...configFor(partner.url),
+        PARTNER_SIGNING_SECRETS: loadConfig({ PARTNER_SIGNING_SECRETS: `${newSecret} ${oldSecret}` })
+          .PARTNER_SIGNING_SECRETS,
+      };
       await send(2);
       const { body, headers } = received();
       assert.equal(body, JSON.stringify(envelope));
@@ -257,21 +305,37 @@ describe('webhook activities', function () {
       assert.deepEqual(new Webhook(oldSecret).verify(body, headers), envelope);
       assert.deepEqual(new Webhook(newSecret).verify(body, headers), envelope);
       assert.throws(() => new Webhook(otherSecret).verify(body, headers), /No matching signature found/);
-      assert.throws(() => new Webhook(newSecret).verify(body.replace('candidate', 'Candidate'), headers), /No matching signature found/);
-      assert.throws(() => new Webhook(newSecret).verify(body, { ...headers, 'webhook-id': 'another-id' }), /No matching signature found/);
+      assert.throws(
+        () => new Webhook(newSecret).verify(body.replace('candidate', 'Candidate'), headers),
+        /No matching signature found/,
+      );
+      assert.throws(
+        () => new Webhook(newSecret).verify(body, { ...headers, 'webhook-id': 'another-id' }),
+        /No matching signature found/,
+      );
     });
   });
 
   describe('deliverAttempt (the local activity of one attempt)', () => {
     const webhook: WebhookRef = { ...ids, workflowId: ids.workflowId, runId: 'run-7', isTest: false };
     const input = (attempt: number, fields: Partial<DeliverAttemptInput> = {}): DeliverAttemptInput => ({
-      webhookId: ids.webhookId, attempt, event: envelope, scheduledAt: '2025-03-01T09:00:00.000Z', finalOnFailure: attempt === 4,
-      webhook, ...fields,
+      webhookId: ids.webhookId,
+      attempt,
+      event: envelope,
+      scheduledAt: '2025-03-01T09:00:00.000Z',
+      finalOnFailure: attempt === 4,
+      webhook,
+      ...fields,
     });
     const deliver = (attempt: number, fields: Partial<DeliverAttemptInput> = {}): Promise<DeliveredAttempt> =>
       env.run(activities.deliverAttempt as DeliverAttemptOnly, input(attempt, fields));
     const row = () => db.knex('webhook_events').where({ id: ids.webhookId }).first();
-    const attemptRows = () => db.knex('webhook_attempts').where({ webhook_id: ids.webhookId }).orderBy('attempt').select('attempt', 'http_status', 'error_class', 'succeeded');
+    const attemptRows = () =>
+      db
+        .knex('webhook_attempts')
+        .where({ webhook_id: ids.webhookId })
+        .orderBy('attempt')
+        .select('attempt', 'http_status', 'error_class', 'succeeded');
 
     beforeEach(async () => {
       await db.knex('webhook_events').del();
@@ -283,7 +347,10 @@ describe('webhook activities', function () {
       assert.deepEqual([outcome.httpStatus, outcome.succeeded, needsRecord], [204, true, false]);
       assert.equal(partner.requests.length, 1);
       const stored = await row();
-      assert.deepEqual([stored.claimed_attempt, stored.status, stored.run_id, stored.finished_at !== null], [1, 'delivered', 'run-7', true]);
+      assert.deepEqual(
+        [stored.claimed_attempt, stored.status, stored.run_id, stored.finished_at !== null],
+        [1, 'delivered', 'run-7', true],
+      );
       assert.deepEqual(await attemptRows(), [{ attempt: 1, http_status: 204, error_class: null, succeeded: true }]);
     });
 
@@ -315,7 +382,8 @@ describe('webhook activities', function () {
 
     it('a second try of a recorded ordered attempt returns its sequence, and settles its place again when it was delivered', async () => {
       const ordered = { orderingKey: `job:${randomUUID()}` };
-      const place = () => db.knex('ordering_places').where({ webhook_id: ids.webhookId }).first('seq', 'settled_at', 'gap');
+      const place = () =>
+        db.knex('ordering_places').where({ webhook_id: ids.webhookId }).first('seq', 'settled_at', 'gap');
       partner.handler = answer(503);
       await deliver(1, ordered);
       // Without its sequence the workflow would send attempt 2 unordered, and nothing would settle the place.
@@ -336,13 +404,21 @@ describe('webhook activities', function () {
       await db.knex('webhook_events').where({ id: ids.webhookId }).update({ claimed_attempt: 2 });
       const { outcome, needsRecord } = await deliver(2, { webhook });
       assert.equal(partner.requests.length, 0);
-      assert.deepEqual([outcome.httpStatus, outcome.errorClass, outcome.succeeded, needsRecord], [null, 'timeout', false, false]);
-      assert.equal(outcome.errorMessage, 'attempt did not complete on the worker; it may have reached the partner, so it is not sent again');
-      assert.deepEqual(await attemptRows(), [{ attempt: 2, http_status: null, error_class: 'timeout', succeeded: false }]);
+      assert.deepEqual(
+        [outcome.httpStatus, outcome.errorClass, outcome.succeeded, needsRecord],
+        [null, 'timeout', false, false],
+      );
+      assert.equal(
+        outcome.errorMessage,
+        'attempt did not complete on the worker; it may have reached the partner, so it is not sent again',
+      );
+      assert.deepEqual(await attemptRows(), [
+        { attempt: 2, http_status: null, error_class: 'timeout', succeeded: false },
+      ]);
     });
 
     for (const { gate, statements } of [
-      { gate: 'with the queue\'s gate row in place', statements: 1 },
+      { gate: "with the queue's gate row in place", statements: 1 },
       { gate: 'and, with no gate row for the queue yet, once more after ensureGate writes it', statements: 2 },
     ]) {
       it(`the claim writes the missing row of a run started elsewhere, its start already reported, in the one statement, ${gate}`, async () => {
@@ -360,10 +436,22 @@ describe('webhook activities', function () {
         }
         const inserts = queries.filter((text) => /INSERT INTO webhook_events/.test(text));
         assert.equal(inserts.length, statements);
-        for (const text of inserts) assert.match(text, /^WITH gate AS .*partner_gate.*INSERT INTO webhook_events AS e .*ON CONFLICT \(id\) DO UPDATE/s);
+        for (const text of inserts)
+          assert.match(
+            text,
+            /^WITH gate AS .*partner_gate.*INSERT INTO webhook_events AS e .*ON CONFLICT \(id\) DO UPDATE/s,
+          );
         const stored = await row();
         assert.deepEqual(
-          [stored.event_id, stored.body, stored.workflow_id, stored.run_id, stored.start_reported, stored.claimed_attempt, stored.redelivery_of],
+          [
+            stored.event_id,
+            stored.body,
+            stored.workflow_id,
+            stored.run_id,
+            stored.start_reported,
+            stored.claimed_attempt,
+            stored.redelivery_of,
+          ],
           [ids.eventId, envelope, ids.workflowId, 'run-7', true, 1, null],
         );
       });
@@ -372,15 +460,27 @@ describe('webhook activities', function () {
     it("the claim of a redelivery whose row is gone writes it again as the original's redelivery", async () => {
       partner.handler = answer(204);
       await insertWebhook(db.knex, IN_CLEAR, { ...webhook, event: envelope, runId: null });
-      const redelivery = { ...webhook, webhookId: '0b9a4a5e-7c1d-4e3f-9a2b-5c6d7e8f9a0b', workflowId: `${ids.workflowId}-redelivery-1` };
+      const redelivery = {
+        ...webhook,
+        webhookId: '0b9a4a5e-7c1d-4e3f-9a2b-5c6d7e8f9a0b',
+        workflowId: `${ids.workflowId}-redelivery-1`,
+      };
       await deliver(1, { webhookId: redelivery.webhookId, webhook: redelivery, webhookIdHeader: ids.webhookId });
       const stored = await db.knex('webhook_events').where({ id: redelivery.webhookId }).first();
-      assert.deepEqual([stored.event_id, stored.redelivery_of, stored.redelivery_key, stored.status], [ids.eventId, ids.webhookId, `run:${redelivery.workflowId}`, 'delivered']);
+      assert.deepEqual(
+        [stored.event_id, stored.redelivery_of, stored.redelivery_key, stored.status],
+        [ids.eventId, ids.webhookId, `run:${redelivery.workflowId}`, 'delivered'],
+      );
     });
 
     it('in a draining worker, claims and POSTs nothing: fails WorkerDraining with a retry delay past the local retry threshold', async () => {
       const draining = new AbortController();
-      const drained = createActivities({ config: () => config, knex: db.knex, logger: capturingLogger().logger, draining: draining.signal });
+      const drained = createActivities({
+        config: () => config,
+        knex: db.knex,
+        logger: capturingLogger().logger,
+        draining: draining.signal,
+      });
       draining.abort();
       await assert.rejects(env.run(drained.deliverAttempt, input(1)), (error: unknown) => {
         assert.ok(error instanceof ApplicationFailure);
@@ -399,7 +499,10 @@ describe('webhook activities', function () {
           void broken.destroy().then(() => res.writeHead(204).end());
         };
         const flaky = createActivities({ config: () => config, knex: broken, logger: capturingLogger().logger });
-        const { outcome, needsRecord }: DeliveredAttempt = await env.run(flaky.deliverAttempt as DeliverAttemptOnly, input(1));
+        const { outcome, needsRecord }: DeliveredAttempt = await env.run(
+          flaky.deliverAttempt as DeliverAttemptOnly,
+          input(1),
+        );
         assert.deepEqual([outcome.httpStatus, outcome.succeeded, needsRecord], [204, true, true]);
         assert.equal(partner.requests.length, 1);
       } finally {
@@ -422,7 +525,8 @@ describe('webhook activities', function () {
       succeeded: false,
       ...fields,
     });
-    const attemptRows = (knex: Knex) => knex('webhook_attempts').where({ webhook_id: ids.webhookId }).orderBy('attempt');
+    const attemptRows = (knex: Knex) =>
+      knex('webhook_attempts').where({ webhook_id: ids.webhookId }).orderBy('attempt');
 
     // The attempt's claim or the API writes the row before any record (store/webhooks/attempt-claim.ts).
     beforeEach(async () => {
@@ -468,15 +572,21 @@ describe('webhook activities', function () {
     it('a record that arrives before its row fails retryably and writes nothing; once the row exists it is written', async () => {
       await db.knex('webhook_events').del();
       const idsOnly = webhook;
-      await assert.rejects(env.run(activities.recordAttempt, { webhook: idsOnly, attempt: attempt(2) }), (error: Error) => {
-        assert.equal(error.name, 'WebhookRowMissingError');
-        return true;
-      });
+      await assert.rejects(
+        env.run(activities.recordAttempt, { webhook: idsOnly, attempt: attempt(2) }),
+        (error: Error) => {
+          assert.equal(error.name, 'WebhookRowMissingError');
+          return true;
+        },
+      );
       assert.deepEqual(await attemptRows(db.knex), []);
       await insertWebhook(db.knex, IN_CLEAR, { ...webhook, event: envelope, runId: null });
       await env.run(activities.recordAttempt, { webhook: { ...webhook, runId: null }, attempt: attempt(1) });
       await env.run(activities.recordAttempt, { webhook: idsOnly, attempt: attempt(2) });
-      assert.deepEqual((await attemptRows(db.knex)).map((row) => row.attempt), [1, 2]);
+      assert.deepEqual(
+        (await attemptRows(db.knex)).map((row) => row.attempt),
+        [1, 2],
+      );
       assert.equal((await db.knex('webhook_events').where({ id: ids.webhookId }).first()).run_id, 'run-1');
     });
 
@@ -485,18 +595,30 @@ describe('webhook activities', function () {
       const first = await attemptRows(db.knex);
       await env.run(activities.recordAttempt, { webhook, attempt: attempt(1, { httpStatus: 200, succeeded: true }) });
       assert.deepEqual(await attemptRows(db.knex), first);
-      await env.run(activities.recordAttempt, { webhook, attempt: attempt(2, { httpStatus: null, errorClass: 'reset', errorMessage: 'ECONNRESET' }) });
-      assert.deepEqual((await attemptRows(db.knex)).map((r) => [r.attempt, r.http_status, r.error_class]), [[1, 503, null], [2, null, 'reset']]);
+      await env.run(activities.recordAttempt, {
+        webhook,
+        attempt: attempt(2, { httpStatus: null, errorClass: 'reset', errorMessage: 'ECONNRESET' }),
+      });
+      assert.deepEqual(
+        (await attemptRows(db.knex)).map((r) => [r.attempt, r.http_status, r.error_class]),
+        [
+          [1, 503, null],
+          [2, null, 'reset'],
+        ],
+      );
     });
 
     it('fails non-retryably when PostgreSQL rejects the row itself, so Temporal does not retry it forever', async () => {
-      await assert.rejects(env.run(activities.recordAttempt, { webhook, attempt: attempt(1, { durationMs: -5 }) }), (error: unknown) => {
-        assert.ok(error instanceof ApplicationFailure);
-        assert.equal(error.nonRetryable, true);
-        assert.equal(error.type, 'RecordRejected');
-        assert.match(error.message, /^PostgreSQL rejected the record \(SQLSTATE 23514\): /);
-        return true;
-      });
+      await assert.rejects(
+        env.run(activities.recordAttempt, { webhook, attempt: attempt(1, { durationMs: -5 }) }),
+        (error: unknown) => {
+          assert.ok(error instanceof ApplicationFailure);
+          assert.equal(error.nonRetryable, true);
+          assert.equal(error.type, 'RecordRejected');
+          assert.match(error.message, /^PostgreSQL rejected the record \(SQLSTATE 23514\): /);
+          return true;
+        },
+      );
       assert.deepEqual(await attemptRows(db.knex), []);
     });
 
@@ -508,8 +630,16 @@ describe('webhook activities', function () {
 
     it('records the final status once; a repeated call keeps the first finish time', async () => {
       await env.run(activities.recordAttempt, { webhook, attempt: attempt(1, { httpStatus: 200, succeeded: true }) });
-      await env.run(activities.recordOutcome, { webhook, status: 'delivered' as const, finishedAt: '2025-03-01T09:00:11.000Z' });
-      await env.run(activities.recordOutcome, { webhook, status: 'delivered' as const, finishedAt: '2025-03-01T09:09:59.000Z' });
+      await env.run(activities.recordOutcome, {
+        webhook,
+        status: 'delivered' as const,
+        finishedAt: '2025-03-01T09:00:11.000Z',
+      });
+      await env.run(activities.recordOutcome, {
+        webhook,
+        status: 'delivered' as const,
+        finishedAt: '2025-03-01T09:09:59.000Z',
+      });
       const row = await db.knex('webhook_events').where({ id: ids.webhookId }).first();
       assert.equal(row.status, 'delivered');
       assert.deepEqual(row.finished_at, new Date('2025-03-01T09:00:11.000Z'));
@@ -520,7 +650,13 @@ describe('webhook activities', function () {
       const proxy = await startTcpProxy(url.hostname, Number(url.port));
       url.port = String(proxy.port);
       const quiet = { warn() {}, error() {}, debug() {}, deprecate() {} };
-      const knex = knexFactory({ client: 'pg', connection: { connectionString: url.toString() }, pool: { min: 0, max: 2 }, acquireConnectionTimeout: 2000, log: quiet });
+      const knex = knexFactory({
+        client: 'pg',
+        connection: { connectionString: url.toString() },
+        pool: { min: 0, max: 2 },
+        acquireConnectionTimeout: 2000,
+        log: quiet,
+      });
       const flaky = createActivities({ config: () => config, knex, logger: pino({ level: 'silent' }) });
       try {
         await knex.raw('SELECT 1'); // a pooled connection that the outage will kill
@@ -541,7 +677,10 @@ describe('webhook activities', function () {
           }
         }
         await env.run(flaky.recordAttempt, input); // a late duplicate after a lost reply
-        assert.deepEqual((await attemptRows(db.knex)).map((r) => [r.attempt, r.http_status]), [[1, 503]]);
+        assert.deepEqual(
+          (await attemptRows(db.knex)).map((r) => [r.attempt, r.http_status]),
+          [[1, 503]],
+        );
       } finally {
         await knex.destroy();
         await proxy.close();

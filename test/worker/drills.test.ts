@@ -105,7 +105,10 @@ describe('delivery drills on the dev server', function () {
   async function submit(knex: Knex, taskQueue: string, steps: Step[]) {
     const prepared = prepareWebhook({ ...companySignup, event_id: `drill-${randomUUID()}` }, PARTNER_TIMEOUT_MS);
     script.set(prepared.webhookId, steps);
-    const gateway = createTemporalGateway(loadConfig({ TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue }), logger);
+    const gateway = createTemporalGateway(
+      loadConfig({ TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue }),
+      logger,
+    );
     try {
       await acceptWebhook(knex, IN_CLEAR, gateway, prepared);
     } finally {
@@ -125,7 +128,10 @@ describe('delivery drills on the dev server', function () {
     await waitForExit(child);
   };
   const attemptRows = (knex: Knex, webhookId: string) =>
-    knex('webhook_attempts').where({ webhook_id: webhookId }).orderBy('attempt').select('attempt', 'http_status', 'error_class', 'succeeded');
+    knex('webhook_attempts')
+      .where({ webhook_id: webhookId })
+      .orderBy('attempt')
+      .select('attempt', 'http_status', 'error_class', 'succeeded');
 
   it('worker killed (SIGKILL) while a delivery waits on its 10 s timer: a new worker goes on with the schedule', async () => {
     const queue = `drill-timer-${randomUUID()}`;
@@ -143,7 +149,10 @@ describe('delivery drills on the dev server', function () {
     // sticky schedule-to-start timeout (10 s) to the new worker: a crash can make the retry up to 10 s late.
     const [gap] = gapsBetweenSends(history);
     assert.ok(gap >= 10_000 && gap < 22_000, `second POST ${gap} ms after the first`);
-    await eventually('the outcome row', async () => (await db.knex('webhook_events').where({ id: webhook.webhookId }).first()).status === 'delivered');
+    await eventually(
+      'the outcome row',
+      async () => (await db.knex('webhook_events').where({ id: webhook.webhookId }).first()).status === 'delivered',
+    );
     assert.deepEqual(await attemptRows(db.knex, webhook.webhookId), [
       { attempt: 1, http_status: 500, error_class: null, succeeded: false },
       { attempt: 2, http_status: 204, error_class: null, succeeded: true },
@@ -160,9 +169,18 @@ describe('delivery drills on the dev server', function () {
     // The server times the lost attempt out (HTTP timeout plus margin), then waits 10 s.
     const summary: DeliverySummary = await webhook.handle.result();
     assert.equal(summary.status, 'delivered');
-    assert.deepEqual(summary.attempts.map((a) => [a.httpStatus, a.errorClass]), [[null, 'timeout'], [204, null]]);
+    assert.deepEqual(
+      summary.attempts.map((a) => [a.httpStatus, a.errorClass]),
+      [
+        [null, 'timeout'],
+        [204, null],
+      ],
+    );
     assert.equal(postsOf(webhook.webhookId), 2);
-    await eventually('the outcome row', async () => (await db.knex('webhook_events').where({ id: webhook.webhookId }).first()).status === 'delivered');
+    await eventually(
+      'the outcome row',
+      async () => (await db.knex('webhook_events').where({ id: webhook.webhookId }).first()).status === 'delivered',
+    );
     assert.deepEqual(await attemptRows(db.knex, webhook.webhookId), [
       { attempt: 1, http_status: null, error_class: 'timeout', succeeded: false },
       { attempt: 2, http_status: 204, error_class: null, succeeded: true },
@@ -209,14 +227,24 @@ describe('delivery drills on the dev server', function () {
       await pg.start();
       const summary: DeliverySummary = await webhook.handle.result();
       assert.equal(summary.status, 'delivered');
-      await eventually('the outcome row', async () => (await pg.knex('webhook_events').where({ id: webhook.webhookId }).first()).status === 'delivered', 90_000);
+      await eventually(
+        'the outcome row',
+        async () => (await pg.knex('webhook_events').where({ id: webhook.webhookId }).first()).status === 'delivered',
+        90_000,
+      );
       assert.deepEqual(await attemptRows(pg.knex, webhook.webhookId), [
         { attempt: 1, http_status: 500, error_class: null, succeeded: false },
         { attempt: 2, http_status: 204, error_class: null, succeeded: true },
       ]);
       assert.equal(postsOf(webhook.webhookId), 2);
-      const activities = (await webhook.handle.fetchHistory()).events!.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
-      assert.deepEqual(activities, ['recordAttempt', 'recordOutcome'], 'only the record that failed went to the record activities');
+      const activities = (await webhook.handle.fetchHistory())
+        .events!.filter((e) => e.activityTaskScheduledEventAttributes)
+        .map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
+      assert.deepEqual(
+        activities,
+        ['recordAttempt', 'recordOutcome'],
+        'only the record that failed went to the record activities',
+      );
     } finally {
       await pg.stop().catch(() => undefined);
     }
@@ -258,6 +286,9 @@ describe('delivery drills on the dev server', function () {
     const summary: DeliverySummary = await webhook.handle.result();
     assert.equal(summary.status, 'delivered');
     assert.equal(postsOf(webhook.webhookId), 2);
-    await eventually('the outcome row', async () => (await db.knex('webhook_events').where({ id: webhook.webhookId }).first()).status === 'delivered');
+    await eventually(
+      'the outcome row',
+      async () => (await db.knex('webhook_events').where({ id: webhook.webhookId }).first()).status === 'delivered',
+    );
   });
 });

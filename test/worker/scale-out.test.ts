@@ -64,9 +64,7 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
       // 'close' also covers a client that went away (a killed worker) before the answer.
       res.once('close', done);
       const delay = answerDelayMs(countPosts());
-      void new Promise((r) => setTimeout(r, delay))
-        .then(() => gate)
-        .then(() => res.writeHead(200).end());
+      void new Promise((r) => setTimeout(r, delay)).then(() => gate).then(() => res.writeHead(200).end());
     });
   });
 
@@ -84,11 +82,14 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
   });
 
   const countPosts = () => [...posts.values()].reduce((n, a) => n + a.length, 0);
-  const processes = serviceProcesses(() => ({ work, databaseUrl: db.url, temporalPort: serverPort, partnerUrl: partner.url }), {
-    INTERNAL_API_TOKEN: INTERNAL_TOKEN,
-    PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
-    PARTNER_TIMEOUT_MS: '5000',
-  });
+  const processes = serviceProcesses(
+    () => ({ work, databaseUrl: db.url, temporalPort: serverPort, partnerUrl: partner.url }),
+    {
+      INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+      PARTNER_ACCESS_TOKEN: PARTNER_TOKEN,
+      PARTNER_TIMEOUT_MS: '5000',
+    },
+  );
   const { startWorker, startApi, kill } = processes;
 
   it('2,000 webhooks through 2 APIs and 2 workers, a worker SIGKILLed and the server restarted: each delivered, repeats only of POSTs in flight at a kill', async function () {
@@ -101,7 +102,9 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
     const [workerA] = await Promise.all([startWorker(queue), startWorker(queue)]);
 
     // Ingestion: each webhook to one of the two APIs; a 503 (Temporal down) is retried with the same event_id.
-    const events = Array.from({ length: TOTAL }, (_, i) => withOwnEntity({ ...companySignup, event_id: `scale-${i}-${randomUUID()}` }));
+    const events = Array.from({ length: TOTAL }, (_, i) =>
+      withOwnEntity({ ...companySignup, event_id: `scale-${i}-${randomUUID()}` }),
+    );
     const webhookIds = new Set<string>();
     let retried503 = 0;
     async function ingest(base: string, event: object) {
@@ -132,7 +135,10 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
     // The last ones go in only after the server's restart: both APIs must have reconnected by themselves.
     const AFTER_RESTART = 100;
     let ingestSeconds = NaN;
-    const failedIngestion = ingestRange(0, TOTAL - AFTER_RESTART).then(() => void (ingestSeconds = (Date.now() - began) / 1000), (error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+    const failedIngestion = ingestRange(0, TOTAL - AFTER_RESTART).then(
+      () => void (ingestSeconds = (Date.now() - began) / 1000),
+      (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
+    );
 
     // The faults. At each kill: the POSTs the partner has received and not answered, and (after the killed
     // process is gone) those whose outcome PostgreSQL has not recorded: the service may POST only these again.
@@ -144,7 +150,11 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
       // Let the partner read what the dead process had sent already.
       await new Promise((r) => setTimeout(r, 200));
       const received = [...posts.keys()];
-      const recorded = new Set((await db.knex('webhook_attempts').whereIn('webhook_id', received).distinct('webhook_id')).map((r) => r.webhook_id as string));
+      const recorded = new Set(
+        (await db.knex('webhook_attempts').whereIn('webhook_id', received).distinct('webhook_id')).map(
+          (r) => r.webhook_id as string,
+        ),
+      );
       for (const id of received) if (!recorded.has(id)) unrecordedAtKill.add(id);
     }
     const distinctDelivered = () => posts.size;
@@ -166,28 +176,61 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
     const lateIngestSeconds = (Date.now() - restartedAt) / 1000;
     assert.equal(webhookIds.size, TOTAL);
     await eventually('every webhook at the partner', async () => [...webhookIds].every((id) => posts.has(id)), 150_000);
-    await eventually('every row delivered', async () => {
-      const [{ count }] = await db.knex('webhook_events').whereIn('id', [...webhookIds]).where({ status: 'delivered' }).count({ count: '*' });
-      return Number(count) === TOTAL;
-    }, 60_000);
+    await eventually(
+      'every row delivered',
+      async () => {
+        const [{ count }] = await db
+          .knex('webhook_events')
+          .whereIn('id', [...webhookIds])
+          .where({ status: 'delivered' })
+          .count({ count: '*' });
+        return Number(count) === TOTAL;
+      },
+      60_000,
+    );
     const connection = await Connection.connect({ address: server.address });
     try {
       const client = new Client({ connection });
-      const runs = await db.knex('webhook_events').whereIn('id', [...webhookIds]).pluck('workflow_id');
+      const runs = await db
+        .knex('webhook_events')
+        .whereIn('id', [...webhookIds])
+        .pluck('workflow_id');
       await waitForRunsCompleted(client, queue, runs, 120_000);
     } finally {
       await connection.close();
     }
 
-    assert.deepEqual([...posts.keys()].filter((id) => !webhookIds.has(id)), [], 'no POST of an unknown webhook');
+    assert.deepEqual(
+      [...posts.keys()].filter((id) => !webhookIds.has(id)),
+      [],
+      'no POST of an unknown webhook',
+    );
     const repeated = [...posts].filter(([, arrivals]) => arrivals.length > 1).map(([id]) => id);
     const mayRepeat = new Set([...inFlightAtKill, ...unrecordedAtKill]);
-    assert.deepEqual(repeated.filter((id) => !mayRepeat.has(id)), [], 'repeats of POSTs not in flight at a kill');
-    assert.ok([...posts.values()].every((arrivals) => arrivals.length <= 2), 'no webhook POSTed three times');
+    assert.deepEqual(
+      repeated.filter((id) => !mayRepeat.has(id)),
+      [],
+      'repeats of POSTs not in flight at a kill',
+    );
+    assert.ok(
+      [...posts.values()].every((arrivals) => arrivals.length <= 2),
+      'no webhook POSTed three times',
+    );
     // A repeat is the next attempt after a lost one: attempt 1 recorded lost (a timeout), attempt 2 delivered.
     for (const id of repeated) {
-      const attempts = await db.knex('webhook_attempts').where({ webhook_id: id }).orderBy('attempt').select('attempt', 'error_class', 'succeeded');
-      assert.deepEqual(attempts, [{ attempt: 1, error_class: 'timeout', succeeded: false }, { attempt: 2, error_class: null, succeeded: true }], id);
+      const attempts = await db
+        .knex('webhook_attempts')
+        .where({ webhook_id: id })
+        .orderBy('attempt')
+        .select('attempt', 'error_class', 'succeeded');
+      assert.deepEqual(
+        attempts,
+        [
+          { attempt: 1, error_class: 'timeout', succeeded: false },
+          { attempt: 2, error_class: null, succeeded: true },
+        ],
+        id,
+      );
     }
     const wallSeconds = (Date.now() - began) / 1000;
     console.log(
@@ -206,12 +249,21 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
     const queue = `drain-${randomUUID()}`;
     // A slow partner: 1 to 2 s per POST.
     answerDelayMs = (n) => 1000 + (n % 5) * 250;
-    const first = await startWorker(queue, { PARTNER_TIMEOUT_MS: String(PARTNER_TIMEOUT_MS), PARTNER_MAX_CONCURRENCY: String(SLOTS) });
-    const gateway = createTemporalGateway(loadConfig({ TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: queue }), createLogger('silent'));
+    const first = await startWorker(queue, {
+      PARTNER_TIMEOUT_MS: String(PARTNER_TIMEOUT_MS),
+      PARTNER_MAX_CONCURRENCY: String(SLOTS),
+    });
+    const gateway = createTemporalGateway(
+      loadConfig({ TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: queue }),
+      createLogger('silent'),
+    );
     const ids: string[] = [];
     try {
       for (let i = 0; i < TOTAL; i++) {
-        const prepared = prepareWebhook(withOwnEntity({ ...companySignup, event_id: `drain-${i}-${randomUUID()}` }), PARTNER_TIMEOUT_MS);
+        const prepared = prepareWebhook(
+          withOwnEntity({ ...companySignup, event_id: `drain-${i}-${randomUUID()}` }),
+          PARTNER_TIMEOUT_MS,
+        );
         await acceptWebhook(db.knex, IN_CLEAR, gateway, prepared);
         ids.push(prepared.webhookId);
       }
@@ -239,20 +291,45 @@ describe('scale-out on the dev server: two APIs, two workers, one task queue', f
     assert.equal(startedAfter, 0, 'POSTs started after SIGTERM');
     assert.equal(countPosts(), postsBefore);
     // Each POST in flight at SIGTERM got its answer recorded by the draining worker.
-    const drained = await db.knex('webhook_attempts').whereIn('webhook_id', inFlightAtSigterm).orderBy('webhook_id').select('webhook_id', 'attempt', 'http_status', 'succeeded');
-    assert.deepEqual(drained, [...inFlightAtSigterm].sort().map((id) => ({ webhook_id: id, attempt: 1, http_status: 200, succeeded: true })));
+    const drained = await db
+      .knex('webhook_attempts')
+      .whereIn('webhook_id', inFlightAtSigterm)
+      .orderBy('webhook_id')
+      .select('webhook_id', 'attempt', 'http_status', 'succeeded');
+    assert.deepEqual(
+      drained,
+      [...inFlightAtSigterm].sort().map((id) => ({ webhook_id: id, attempt: 1, http_status: 200, succeeded: true })),
+    );
     const deliveredByFirst = posts.size;
 
     const secondAt = Date.now();
-    await startWorker(queue, { PARTNER_TIMEOUT_MS: String(PARTNER_TIMEOUT_MS), PARTNER_MAX_CONCURRENCY: String(SLOTS) });
+    await startWorker(queue, {
+      PARTNER_TIMEOUT_MS: String(PARTNER_TIMEOUT_MS),
+      PARTNER_MAX_CONCURRENCY: String(SLOTS),
+    });
     // The attempts the draining worker gave back wait DRAIN_RETRY_DELAY_MS on a durable timer.
-    await eventually('every row delivered', async () => {
-      const [{ count }] = await db.knex('webhook_events').whereIn('id', ids).where({ status: 'delivered' }).count({ count: '*' });
-      return Number(count) === TOTAL;
-    }, DRAIN_RETRY_DELAY_MS + 60_000);
+    await eventually(
+      'every row delivered',
+      async () => {
+        const [{ count }] = await db
+          .knex('webhook_events')
+          .whereIn('id', ids)
+          .where({ status: 'delivered' })
+          .count({ count: '*' });
+        return Number(count) === TOTAL;
+      },
+      DRAIN_RETRY_DELAY_MS + 60_000,
+    );
     assert.deepEqual([...posts.keys()].sort(), [...ids].sort());
-    assert.deepEqual([...posts.values()].filter((arrivals) => arrivals.length !== 1), [], 'a webhook POSTed twice');
-    const attempts = await db.knex('webhook_attempts').whereIn('webhook_id', ids).select('attempt', 'http_status', 'succeeded');
+    assert.deepEqual(
+      [...posts.values()].filter((arrivals) => arrivals.length !== 1),
+      [],
+      'a webhook POSTed twice',
+    );
+    const attempts = await db
+      .knex('webhook_attempts')
+      .whereIn('webhook_id', ids)
+      .select('attempt', 'http_status', 'succeeded');
     assert.equal(attempts.length, TOTAL);
     assert.ok(attempts.every((a) => a.attempt === 1 && a.http_status === 200 && a.succeeded === true));
     console.log(

@@ -39,7 +39,10 @@ describe('tracing set-up of the CLI (OTEL_* variables)', function () {
     });
 
   it('with an OTLP endpoint: the POST is a span, sent before the command exits, and the partner gets its traceparent', async () => {
-    const result = await sendTest({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
+    const result = await sendTest({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    });
     assert.equal(result.code, 0, result.stderr);
     // No request around it: the POST is the root, and no SQL is traced outside a trace.
     assert.deepEqual(
@@ -47,7 +50,10 @@ describe('tracing set-up of the CLI (OTEL_* variables)', function () {
       [['partner-integration-service', 'POST', CLIENT, '']],
     );
     const [post] = receiver.spans;
-    assert.deepEqual(partner.requests.map((r) => r.headers.traceparent), [`00-${post.traceId}-${post.spanId}-01`]);
+    assert.deepEqual(
+      partner.requests.map((r) => r.headers.traceparent),
+      [`00-${post.traceId}-${post.spanId}-01`],
+    );
   });
 
   for (const [what, otel] of [
@@ -68,11 +74,20 @@ describe('tracing set-up of the CLI (OTEL_* variables)', function () {
 
   it('stops with one line for an unknown exporter or protocol', async () => {
     const exporter = await sendTest({ OTEL_TRACES_EXPORTER: 'zipkin' });
-    assert.deepEqual([exporter.code, exporter.stderr], [2, 'Invalid configuration: OTEL_TRACES_EXPORTER must be otlp, console or none (got "zipkin")\n']);
-    const protocol = await sendTest({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/xml' });
+    assert.deepEqual(
+      [exporter.code, exporter.stderr],
+      [2, 'Invalid configuration: OTEL_TRACES_EXPORTER must be otlp, console or none (got "zipkin")\n'],
+    );
+    const protocol = await sendTest({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/xml',
+    });
     assert.deepEqual(
       [protocol.code, protocol.stderr],
-      [2, 'Invalid configuration: OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf, http/json or grpc (got "http/xml")\n'],
+      [
+        2,
+        'Invalid configuration: OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf, http/json or grpc (got "http/xml")\n',
+      ],
     );
     assert.equal(partner.requests.length, 0);
   });

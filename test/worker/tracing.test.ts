@@ -22,7 +22,6 @@ import { startPartnerServer, type PartnerServer } from '../support/partner-serve
 import { submitWebhook } from '../support/api';
 import { INTERNAL_TOKEN, PARTNER_TOKEN } from '../support/tokens';
 
-
 const API_SERVICE = 'partner-integration-service';
 const WORKER_SERVICE = 'partner-integration-worker';
 /** OTLP's SpanKind numbers. */
@@ -30,7 +29,6 @@ const SERVER = 2;
 const CLIENT = 3;
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
-
 
 describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)', function () {
   this.timeout(120_000);
@@ -81,7 +79,12 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
       OTEL_BSP_SCHEDULE_DELAY: '100',
     };
     const api = startCli(['api'], env, cwd, /"msg":"API listening"/);
-    const worker = startCli(['worker'], { ...env, OTEL_SERVICE_NAME: WORKER_SERVICE, WORKER_HTTP_PORT: String(await findFreePort()) }, cwd, /"msg":"webhook worker polling"/);
+    const worker = startCli(
+      ['worker'],
+      { ...env, OTEL_SERVICE_NAME: WORKER_SERVICE, WORKER_HTTP_PORT: String(await findFreePort()) },
+      cwd,
+      /"msg":"webhook worker polling"/,
+    );
     children.push(api.child, worker.child);
     outputs.push(api.output, worker.output);
     await Promise.all([api.started, worker.started]);
@@ -111,20 +114,30 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
   const traceOf = async (traceId: string, rootParentSpanId: string, expected: string[]) => {
     const spans = () => receiver.spans.filter((s) => s.traceId === traceId);
     const rendered = () => JSON.stringify(render(spans(), rootParentSpanId));
-    await eventually(`the span tree of trace ${traceId}`, async () => rendered() === JSON.stringify(expected), 20_000).catch(() => undefined);
+    await eventually(
+      `the span tree of trace ${traceId}`,
+      async () => rendered() === JSON.stringify(expected),
+      20_000,
+    ).catch(() => undefined);
     assertTree(spans(), rootParentSpanId, expected);
     return spans();
   };
 
   const retryNow = (webhookId: string) =>
-    fetch(`${apiUrl}/internal/v1/webhooks/${webhookId}/retry-now`, { method: 'POST', headers: { authorization: `Bearer ${INTERNAL_TOKEN}` } });
+    fetch(`${apiUrl}/internal/v1/webhooks/${webhookId}/retry-now`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${INTERNAL_TOKEN}` },
+    });
 
-  it('traces a first-try delivery from the caller\'s traceparent to the partner POST, in one trace', async () => {
+  it("traces a first-try delivery from the caller's traceparent to the partner POST, in one trace", async () => {
     const traceId = hex(16);
     const callerSpanId = hex(8);
     partnerStatus = () => 200;
     const accepted = await ingest(`00-${traceId}-${callerSpanId}-01`, `tracing-${randomUUID()}`);
-    assert.equal(((await client.workflow.getHandle(accepted.workflow_id).result()) as DeliverySummary).status, 'delivered');
+    assert.equal(
+      ((await client.workflow.getHandle(accepted.workflow_id).result()) as DeliverySummary).status,
+      'delivered',
+    );
 
     const expected = [
       'api: POST /internal/v1/webhooks',
@@ -139,11 +152,23 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
     const spans = await traceOf(traceId, callerSpanId, expected);
     const [post] = spans.filter((s) => s.name === 'POST');
     assert.equal(post.kind, CLIENT);
-    assert.deepEqual(post.attributes, { 'http.request.method': 'POST', 'server.address': '127.0.0.1', 'server.port': partner.port, 'http.response.status_code': 200 });
-    assert.deepEqual(partner.requests.map((r) => r.headers.traceparent), [`00-${traceId}-${post.spanId}-01`]);
+    assert.deepEqual(post.attributes, {
+      'http.request.method': 'POST',
+      'server.address': '127.0.0.1',
+      'server.port': partner.port,
+      'http.response.status_code': 200,
+    });
+    assert.deepEqual(
+      partner.requests.map((r) => r.headers.traceparent),
+      [`00-${traceId}-${post.spanId}-01`],
+    );
     const [request] = spans.filter((s) => s.parentSpanId === callerSpanId);
     assert.equal(request.kind, SERVER);
-    assert.deepEqual(request.attributes, { 'http.request.method': 'POST', 'http.route': '/internal/v1/webhooks', 'http.response.status_code': 202 });
+    assert.deepEqual(request.attributes, {
+      'http.request.method': 'POST',
+      'http.route': '/internal/v1/webhooks',
+      'http.response.status_code': 202,
+    });
   });
 
   it('traces a delivery retried once (retry-now cutting the 10 s timer short) in the same trace, and its history replays', async () => {
@@ -177,14 +202,21 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
     ];
     const spans = await traceOf(traceId, callerSpanId, expected);
     const posts = spans.filter((s) => s.name === 'POST').sort((a, b) => (a.startTime < b.startTime ? -1 : 1));
-    assert.deepEqual(partner.requests.map((r) => r.headers.traceparent), posts.map((p) => `00-${traceId}-${p.spanId}-01`));
     assert.deepEqual(
-      spans.filter((s) => s.name.startsWith('RunActivity')).map((s) => s.attributes.temporalActivityId).sort(),
+      partner.requests.map((r) => r.headers.traceparent),
+      posts.map((p) => `00-${traceId}-${p.spanId}-01`),
+    );
+    assert.deepEqual(
+      spans
+        .filter((s) => s.name.startsWith('RunActivity'))
+        .map((s) => s.attributes.temporalActivityId)
+        .sort(),
       ['1', '2'],
     );
 
     // The operator's request: its own trace, to which the update's spans in the delivery's trace link.
-    const operatorRequests = () => receiver.spans.filter((s) => s.name === 'POST /internal/v1/webhooks/:webhook_id/retry-now');
+    const operatorRequests = () =>
+      receiver.spans.filter((s) => s.name === 'POST /internal/v1/webhooks/:webhook_id/retry-now');
     // The API exports on its own schedule: its span may come after the delivery's last ones.
     await eventually("the operator's request span", async () => operatorRequests().length > 0, 20_000);
     const [operatorRequest] = operatorRequests();
@@ -205,12 +237,22 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
 
     // The traced history replays on today's bundle (interceptors included), with the service's worker sinks.
     const code = await testWorkflowBundle();
-    await Worker.runReplayHistory({ workflowBundle: { code }, sinks: workerTracing().sinks }, await handle.fetchHistory(), accepted.workflow_id);
+    await Worker.runReplayHistory(
+      { workflowBundle: { code }, sinks: workerTracing().sinks },
+      await handle.fetchHistory(),
+      accepted.workflow_id,
+    );
   });
 
   it('records no secret and no payload in any span, and every span of both processes has its service name', () => {
     const exported = receiver.bodies.join('\n');
-    for (const secret of [PARTNER_TOKEN, INTERNAL_TOKEN, 'Bearer', candidateNew.data.candidate.email, candidateNew.data.candidate.message]) {
+    for (const secret of [
+      PARTNER_TOKEN,
+      INTERNAL_TOKEN,
+      'Bearer',
+      candidateNew.data.candidate.email,
+      candidateNew.data.candidate.message,
+    ]) {
       assert.equal(exported.includes(secret), false, `an export contains ${secret}`);
     }
     assert.deepEqual([...new Set(receiver.spans.map((s) => s.service))].sort(), [API_SERVICE, WORKER_SERVICE]);
@@ -226,7 +268,11 @@ describe('tracing: one trace per webhook (api and worker processes, OTLP/JSON)',
  * The SQL and the POST of one attempt's local activity: claim, POST, then the record in one statement (a
  * data-modifying CTE that writes the attempt and, when the attempt ends the delivery, the final status).
  */
-function attemptSql(post: string, record: 'record-attempt' | 'record-attempt-and-finish', attempt: 'first' | 'later' = 'first'): string[] {
+function attemptSql(
+  post: string,
+  record: 'record-attempt' | 'record-attempt-and-finish',
+  attempt: 'first' | 'later' = 'first',
+): string[] {
   // Ordered by entity (the default): the first attempt asks its key's turn, and the last settles its place.
   const turn = attempt === 'first' ? ['worker: pg.query:take-turn'] : [];
   const settle = record === 'record-attempt-and-finish' ? ['worker: pg.query:settle-place'] : [];
@@ -244,7 +290,12 @@ const CACHE_LOOKUPS = new Set(['read-subject-index-keys', 'read-keyed-fact']);
 
 function render(spans: readonly ReceivedSpan[], parentSpanId: string, depth = 0): string[] {
   return spans
-    .filter((s) => s.parentSpanId === parentSpanId && s.name !== 'pg.connect' && !CACHE_LOOKUPS.has(String(s.attributes['db.postgresql.plan'])))
+    .filter(
+      (s) =>
+        s.parentSpanId === parentSpanId &&
+        s.name !== 'pg.connect' &&
+        !CACHE_LOOKUPS.has(String(s.attributes['db.postgresql.plan'])),
+    )
     .sort((a, b) => (a.startTime === b.startTime ? 0 : a.startTime < b.startTime ? -1 : 1))
     .flatMap((s) => [`${'  '.repeat(depth)}${label(s)}`, ...render(spans, s.spanId, depth + 1)]);
 }
@@ -275,5 +326,10 @@ function assertTree(spans: readonly ReceivedSpan[], rootParentSpanId: string, ex
 }
 
 function listSpans(spans: readonly ReceivedSpan[]): string {
-  return spans.map((s) => `${s.startTime} ${s.traceId.slice(0, 6)} ${s.spanId} <- ${s.parentSpanId || '-'} [${s.service}] ${s.name} ${String(s.attributes['db.statement'] ?? '').slice(0, 60)}`).join('\n');
+  return spans
+    .map(
+      (s) =>
+        `${s.startTime} ${s.traceId.slice(0, 6)} ${s.spanId} <- ${s.parentSpanId || '-'} [${s.service}] ${s.name} ${String(s.attributes['db.statement'] ?? '').slice(0, 60)}`,
+    )
+    .join('\n');
 }

@@ -86,7 +86,10 @@ describe('the standalone worker serves /healthz, /readyz and /metrics on its own
   async function submit(taskQueue: string, refuseFirst: boolean) {
     const prepared = prepareWebhook({ ...companySignup, event_id: `observability-${randomUUID()}` }, 2000);
     if (refuseFirst) failFirst.add(prepared.webhookId);
-    const gateway = createTemporalGateway(loadConfig({ TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue }), logger);
+    const gateway = createTemporalGateway(
+      loadConfig({ TEMPORAL_ADDRESS: server.address, TEMPORAL_TASK_QUEUE: taskQueue }),
+      logger,
+    );
     try {
       await acceptWebhook(db.knex, IN_CLEAR, gateway, prepared);
     } finally {
@@ -128,7 +131,10 @@ describe('the standalone worker serves /healthz, /readyz and /metrics on its own
     const firstTry = await submit(queue, false);
     const retried = await submit(queue, true);
     assert.equal(((await firstTry.result()) as DeliverySummary).status, 'delivered');
-    await eventually('the refused delivery waits on its 10 s timer', async () => sample(await metrics(worker.url), 'partner_service_webhooks_waiting') === 1);
+    await eventually(
+      'the refused delivery waits on its 10 s timer',
+      async () => sample(await metrics(worker.url), 'partner_service_webhooks_waiting') === 1,
+    );
 
     let text = await metrics(worker.url);
     const labels = '{event_type="company",action="signup",outcome=';
@@ -136,7 +142,12 @@ describe('the standalone worker serves /healthz, /readyz and /metrics on its own
     assert.equal(sample(text, `partner_service_webhook_attempts_total${labels}"5xx"}`), 1);
     assert.equal(sample(text, `partner_service_webhook_attempt_duration_seconds_count${labels}"2xx"}`), 1);
     assert.equal(sample(text, `partner_service_webhook_attempt_duration_seconds_count${labels}"5xx"}`), 1);
-    assert.ok(sample(text, `partner_service_webhook_attempt_duration_seconds_bucket{le="60",event_type="company",action="signup",outcome="2xx"}`) === 1);
+    assert.ok(
+      sample(
+        text,
+        `partner_service_webhook_attempt_duration_seconds_bucket{le="60",event_type="company",action="signup",outcome="2xx"}`,
+      ) === 1,
+    );
     // The Temporal SDK's own series, merged into the same answer.
     assert.match(text, /^temporal_workflow_task_schedule_to_start_latency_seconds_count\{.*\} [1-9]/m);
     assert.match(text, /^temporal_sticky_cache_size\{.*\} \d+/m);

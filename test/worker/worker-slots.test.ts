@@ -21,7 +21,11 @@ describe('delivery worker slots', function () {
 
   before(async () => {
     stack = await startWebhookStack({
-      env: { PARTNER_MAX_CONCURRENCY: String(ATTEMPT_SLOTS), PARTNER_MAX_PER_SECOND: '1000', PARTNER_TIMEOUT_MS: '60000' },
+      env: {
+        PARTNER_MAX_CONCURRENCY: String(ATTEMPT_SLOTS),
+        PARTNER_MAX_PER_SECOND: '1000',
+        PARTNER_TIMEOUT_MS: '60000',
+      },
       partnerHandler: (_req, res) => held.push(res),
     });
   });
@@ -39,7 +43,9 @@ describe('delivery worker slots', function () {
 
   it(`holds ${ATTEMPT_SLOTS} first attempts open at once with PARTNER_MAX_CONCURRENCY=${ATTEMPT_SLOTS}, and no more`, async () => {
     const { api, config, db } = stack;
-    const submitted = Array.from({ length: ATTEMPT_SLOTS + 5 }, () => withOwnEntity({ ...candidateNew, event_id: `slots-${randomUUID()}` }));
+    const submitted = Array.from({ length: ATTEMPT_SLOTS + 5 }, () =>
+      withOwnEntity({ ...candidateNew, event_id: `slots-${randomUUID()}` }),
+    );
     const statuses = await Promise.all(
       submitted.map(async (event) => {
         const response = await postWebhook(api.url, config.INTERNAL_API_TOKEN, event);
@@ -55,6 +61,12 @@ describe('delivery worker slots', function () {
     await eventually('the last five POSTed', async () => held.length === 5, 30_000);
     for (const res of held.splice(0)) res.writeHead(204).end();
     const ids = submitted.map((event) => event.event_id);
-    await eventually('every webhook delivered', async () => (await db.knex('webhook_events').whereIn('event_id', ids).where({ status: 'delivered' }).count({ n: '*' }))[0].n == submitted.length, 30_000);
+    await eventually(
+      'every webhook delivered',
+      async () =>
+        (await db.knex('webhook_events').whereIn('event_id', ids).where({ status: 'delivered' }).count({ n: '*' }))[0]
+          .n == submitted.length,
+      30_000,
+    );
   });
 });

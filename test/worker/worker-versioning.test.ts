@@ -83,48 +83,82 @@ describe('worker versioning (WORKER_BUILD_ID)', function () {
    * then until the new routing has reached every task queue: before that, a new run may still go to the old build.
    */
   async function setCurrent(buildId: string): Promise<void> {
-    await eventually(`build ${buildId} to become current`, async () => {
-      try {
-        await connection.workflowService.setWorkerDeploymentCurrentVersion({ namespace: 'default', deploymentName: DEPLOYMENT, buildId, identity: 'worker-versioning.test' });
-        return true;
-      } catch {
-        return false;
-      }
-    }, 30_000);
-    await eventually(`the routing to build ${buildId} to propagate`, async () => {
-      const { workerDeploymentInfo: info } = await connection.workflowService.describeWorkerDeployment({ namespace: 'default', deploymentName: DEPLOYMENT });
-      return (
-        info?.routingConfig?.currentDeploymentVersion?.buildId === buildId &&
-        info.routingConfigUpdateState === RoutingConfigUpdateState.ROUTING_CONFIG_UPDATE_STATE_COMPLETED
-      );
-      // The server propagates the routing with workflows of its own: on a loaded machine (the parallel lanes of
-      // npm test) that takes longer than 30 s.
-    }, 90_000);
+    await eventually(
+      `build ${buildId} to become current`,
+      async () => {
+        try {
+          await connection.workflowService.setWorkerDeploymentCurrentVersion({
+            namespace: 'default',
+            deploymentName: DEPLOYMENT,
+            buildId,
+            identity: 'worker-versioning.test',
+          });
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      30_000,
+    );
+    await eventually(
+      `the routing to build ${buildId} to propagate`,
+      async () => {
+        const { workerDeploymentInfo: info } = await connection.workflowService.describeWorkerDeployment({
+          namespace: 'default',
+          deploymentName: DEPLOYMENT,
+        });
+        return (
+          info?.routingConfig?.currentDeploymentVersion?.buildId === buildId &&
+          info.routingConfigUpdateState === RoutingConfigUpdateState.ROUTING_CONFIG_UPDATE_STATE_COMPLETED
+        );
+        // The server propagates the routing with workflows of its own: on a loaded machine (the parallel lanes of
+        // npm test) that takes longer than 30 s.
+      },
+      90_000,
+    );
   }
 
   const deliver = async (jobId: string) => {
-    const event = { ...jobNew, event_id: `versioning-${randomUUID()}`, data: { ...jobNew.data, job: { ...jobNew.data.job, id: jobId } } };
+    const event = {
+      ...jobNew,
+      event_id: `versioning-${randomUUID()}`,
+      data: { ...jobNew.data, job: { ...jobNew.data.job, id: jobId } },
+    };
     return acceptWebhook(db.knex, IN_CLEAR, gateway, prepareWebhook(event));
   };
 
-  const statusOf = async (webhookId: string) => (await db.knex('webhook_events').where({ id: webhookId }).first('status')).status as string;
+  const statusOf = async (webhookId: string) =>
+    (await db.knex('webhook_events').where({ id: webhookId }).first('status')).status as string;
 
   /**
    * The run's versioning, once a workflow task has completed: the attempt's rows are written inside the task, so
    * they can be seen before the server has recorded which build completed it.
    */
   const versioningOf = async (workflowId: string) => {
-    const read = async () => (await client.workflow.getHandle(workflowId).describe()).raw.workflowExecutionInfo?.versioningInfo;
+    const read = async () =>
+      (await client.workflow.getHandle(workflowId).describe()).raw.workflowExecutionInfo?.versioningInfo;
     await eventually(`the versioning of ${workflowId}`, async () => Boolean((await read())?.deploymentVersion), 10_000);
     const info = await read();
-    return { behavior: info?.behavior, deployment: info?.deploymentVersion?.deploymentName, buildId: info?.deploymentVersion?.buildId };
+    return {
+      behavior: info?.behavior,
+      deployment: info?.deploymentVersion?.deploymentName,
+      buildId: info?.deploymentVersion?.buildId,
+    };
   };
 
   /** The build of every worker that completed a workflow task of the run, once the run has completed. */
   const buildsThatRan = async (workflowId: string) => {
     await client.workflow.getHandle(workflowId).result();
     const history = await client.workflow.getHandle(workflowId).fetchHistory();
-    return [...new Set((history.events ?? []).flatMap((e) => (e.workflowTaskCompletedEventAttributes ? [e.workflowTaskCompletedEventAttributes.deploymentVersion?.buildId] : [])))];
+    return [
+      ...new Set(
+        (history.events ?? []).flatMap((e) =>
+          e.workflowTaskCompletedEventAttributes
+            ? [e.workflowTaskCompletedEventAttributes.deploymentVersion?.buildId]
+            : [],
+        ),
+      ),
+    ];
   };
 
   it('takes no new delivery until its build is the current version, then runs it pinned to that build', async () => {
@@ -135,8 +169,15 @@ describe('worker versioning (WORKER_BUILD_ID)', function () {
     await new Promise((resolve) => setTimeout(resolve, 3000));
     assert.equal((await db.knex('webhook_attempts').where({ webhook_id: early.webhookId })).length, 0);
     await setCurrent('b1');
-    await eventually('the held delivery delivered once b1 is current', async () => (await statusOf(early.webhookId)) === 'delivered');
-    assert.deepEqual(await versioningOf(early.workflowId), { behavior: VersioningBehavior.VERSIONING_BEHAVIOR_PINNED, deployment: DEPLOYMENT, buildId: 'b1' });
+    await eventually(
+      'the held delivery delivered once b1 is current',
+      async () => (await statusOf(early.webhookId)) === 'delivered',
+    );
+    assert.deepEqual(await versioningOf(early.workflowId), {
+      behavior: VersioningBehavior.VERSIONING_BEHAVIOR_PINNED,
+      deployment: DEPLOYMENT,
+      buildId: 'b1',
+    });
   });
 
   it('pins a delivery to the build it started on, through a newer current build and a retry-now, and starts new ones on the current build', async () => {
@@ -144,21 +185,39 @@ describe('worker versioning (WORKER_BUILD_ID)', function () {
     failFirst.add(waitingJob);
     const onB1 = await deliver(waitingJob);
     assert.equal(onB1.started, true);
-    await eventually('the first attempt failed and the delivery waits', async () => (await db.knex('webhook_attempts').where({ webhook_id: onB1.webhookId })).length === 1);
-    assert.deepEqual(await versioningOf(onB1.workflowId), { behavior: VersioningBehavior.VERSIONING_BEHAVIOR_PINNED, deployment: DEPLOYMENT, buildId: 'b1' });
+    await eventually(
+      'the first attempt failed and the delivery waits',
+      async () => (await db.knex('webhook_attempts').where({ webhook_id: onB1.webhookId })).length === 1,
+    );
+    assert.deepEqual(await versioningOf(onB1.workflowId), {
+      behavior: VersioningBehavior.VERSIONING_BEHAVIOR_PINNED,
+      deployment: DEPLOYMENT,
+      buildId: 'b1',
+    });
 
     // Deploy b2 beside b1 and make it current.
     await startBuild('b2');
     await setCurrent('b2');
     const onB2 = await deliver(`job-${randomUUID()}`);
     await eventually('the new delivery delivered', async () => (await statusOf(onB2.webhookId)) === 'delivered');
-    assert.deepEqual(await versioningOf(onB2.workflowId), { behavior: VersioningBehavior.VERSIONING_BEHAVIOR_PINNED, deployment: DEPLOYMENT, buildId: 'b2' });
+    assert.deepEqual(await versioningOf(onB2.workflowId), {
+      behavior: VersioningBehavior.VERSIONING_BEHAVIOR_PINNED,
+      deployment: DEPLOYMENT,
+      buildId: 'b2',
+    });
     assert.deepEqual(await buildsThatRan(onB2.workflowId), ['b2']);
 
     // The run started on b1 stays there: its retry-now is handled and sent by b1's workers.
     assert.deepEqual(await gateway.retryNow(onB1.workflowId), { attempt: 2 });
-    await eventually('the pinned delivery delivered on its second attempt', async () => (await statusOf(onB1.webhookId)) === 'delivered');
-    assert.deepEqual(await versioningOf(onB1.workflowId), { behavior: VersioningBehavior.VERSIONING_BEHAVIOR_PINNED, deployment: DEPLOYMENT, buildId: 'b1' });
+    await eventually(
+      'the pinned delivery delivered on its second attempt',
+      async () => (await statusOf(onB1.webhookId)) === 'delivered',
+    );
+    assert.deepEqual(await versioningOf(onB1.workflowId), {
+      behavior: VersioningBehavior.VERSIONING_BEHAVIOR_PINNED,
+      deployment: DEPLOYMENT,
+      buildId: 'b1',
+    });
     assert.deepEqual(await buildsThatRan(onB1.workflowId), ['b1']);
   });
 });

@@ -53,7 +53,10 @@ describe('deliverWebhook replay over hand-built histories', function () {
     const sinks: InjectedSinks<CaptureSinks> = {
       capture: {
         timer: { fn: (_info, timer) => void captured.timers.push(structuredClone(timer)), callDuringReplay: true },
-        activity: { fn: (_info, activity) => void captured.activities.push(structuredClone(activity)), callDuringReplay: true },
+        activity: {
+          fn: (_info, activity) => void captured.activities.push(structuredClone(activity)),
+          callDuringReplay: true,
+        },
         status: { fn: (_info, status) => void captured.statuses.push(structuredClone(status)), callDuringReplay: true },
       },
     };
@@ -70,11 +73,14 @@ describe('deliverWebhook replay over hand-built histories', function () {
    */
   function attemptCompleteTime(events: HistoryEvent[], n: number): number {
     const marker = events.filter((e) => e.eventType === 'EVENT_TYPE_MARKER_RECORDED')[n - 1];
-    const data = JSON.parse(Buffer.from(marker.markerRecordedEventAttributes.details.data.payloads[0].data, 'base64').toString());
+    const data = JSON.parse(
+      Buffer.from(marker.markerRecordedEventAttributes.details.data.payloads[0].data, 'base64').toString(),
+    );
     return data.complete_time.seconds * 1000 + data.complete_time.nanos / 1e6;
   }
 
-  const firstTaskTime = (events: HistoryEvent[]) => Date.parse(events.find((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_STARTED')!.eventTime);
+  const firstTaskTime = (events: HistoryEvent[]) =>
+    Date.parse(events.find((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_STARTED')!.eventTime);
 
   /** The start of the workflow task in which attempt `n` ran. */
   function taskStartBefore(events: HistoryEvent[], n: number): number {
@@ -91,7 +97,12 @@ describe('deliverWebhook replay over hand-built histories', function () {
       if (result !== 'claim-rejected') return { ...result, scheduledAt, trigger: 'schedule' };
       // Workflow time from the start of the attempt's workflow task to the failure of its local activity.
       const durationMs = attemptCompleteTime(events, i + 1) - taskStartBefore(events, i + 1);
-      const outcome = failedAttempt(i + 1, { errorClass: 'other', errorMessage: `attempt could not be claimed: ${REJECTED_MESSAGE}`, startedAt: new Date(taskStartBefore(events, i + 1)).toISOString(), durationMs });
+      const outcome = failedAttempt(i + 1, {
+        errorClass: 'other',
+        errorMessage: `attempt could not be claimed: ${REJECTED_MESSAGE}`,
+        startedAt: new Date(taskStartBefore(events, i + 1)).toISOString(),
+        durationMs,
+      });
       return { ...outcome, scheduledAt, trigger: 'schedule' };
     });
   }
@@ -106,7 +117,11 @@ describe('deliverWebhook replay over hand-built histories', function () {
   it('keeps every JSON history in test/fixtures in step with its scenario', () => {
     for (const scenario of scenarios) {
       const file = readFileSync(path.join(FIXTURES, `${scenario.name}.json`), 'utf8');
-      assert.equal(file, renderHistory(scenario), `${scenario.name}.json is stale: run npx tsx test/fixtures/webhook-histories/generate.ts`);
+      assert.equal(
+        file,
+        renderHistory(scenario),
+        `${scenario.name}.json is stale: run npx tsx test/fixtures/webhook-histories/generate.ts`,
+      );
     }
   });
 
@@ -137,12 +152,20 @@ describe('deliverWebhook replay over hand-built histories', function () {
       scenario.attempts.forEach((result, i) => {
         expected.push({
           activityType: 'deliverAttempt',
-          args: [{
-            webhookId, attempt: i + 1, event, timeoutMs: 30_000, scheduledAt: records[i].scheduledAt, trigger: 'schedule',
-            finalOnFailure: i + 1 === 4, webhookIdHeader: undefined,
-            // Ids only: the claim writes a missing row from the attempt's own `event`.
-            webhook,
-          }],
+          args: [
+            {
+              webhookId,
+              attempt: i + 1,
+              event,
+              timeoutMs: 30_000,
+              scheduledAt: records[i].scheduledAt,
+              trigger: 'schedule',
+              finalOnFailure: i + 1 === 4,
+              webhookIdHeader: undefined,
+              // Ids only: the claim writes a missing row from the attempt's own `event`.
+              webhook,
+            },
+          ],
           startToCloseTimeout: 45_000,
           retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
           summary: `attempt ${i + 1} of 4`,
@@ -164,13 +187,19 @@ describe('deliverWebhook replay over hand-built histories', function () {
         taskQueue: taskQueue?.replace(/^fake_replay_queue-\d+(?=-records$)/, DEFAULT_TASK_QUEUE),
       });
       assert.deepEqual(captured.activities.map(onNamedQueue), expected);
-      assert.deepEqual(captured.activities.map((a) => a.seq), expected.map((_, i) => i + 1));
+      assert.deepEqual(
+        captured.activities.map((a) => a.seq),
+        expected.map((_, i) => i + 1),
+      );
 
       // The partner token is in no activity input and not in the workflow input.
       const everything = JSON.stringify([captured, history]);
       assert.ok(!everything.includes(TOKEN), 'the token leaked into the workflow');
       assert.ok(!everything.includes(Buffer.from(TOKEN).toString('base64').slice(0, 20)));
-      assert.ok(!/"(token|authorization|accessToken)"/i.test(JSON.stringify(captured)), 'an input carries a token field');
+      assert.ok(
+        !/"(token|authorization|accessToken)"/i.test(JSON.stringify(captured)),
+        'an input carries a token field',
+      );
 
       // The status query after the last step, and the search attributes an operator filters on.
       const last = captured.statuses.at(-1)!;
@@ -199,7 +228,10 @@ describe('deliverWebhook replay over hand-built histories', function () {
       nextAttemptAt: new Date(attemptCompleteTime(history.events, 2) + 100_000).toISOString(),
     });
     assert.equal(last.searchAttributes.WebhookStatus, 'waiting');
-    assert.deepEqual(captured.timers.map((t) => t.durationMs), [10_000, 100_000]);
+    assert.deepEqual(
+      captured.timers.map((t) => t.durationMs),
+      [10_000, 100_000],
+    );
   });
 
   it('answers the status query while the third attempt is in flight', async () => {
@@ -209,7 +241,10 @@ describe('deliverWebhook replay over hand-built histories', function () {
     const last = captured.statuses.at(-1)!;
     assert.equal(last.status.state, 'sending');
     assert.equal(last.status.nextAttemptAt, null);
-    assert.deepEqual(last.status.attempts.map((a) => a.httpStatus), [500, 500]);
+    assert.deepEqual(
+      last.status.attempts.map((a) => a.httpStatus),
+      [500, 500],
+    );
     assert.equal(last.searchAttributes.WebhookStatus, 'sending');
     const [third] = captured.activities.at(-1)!.args as [Record<string, unknown>];
     assert.deepEqual(
@@ -222,7 +257,9 @@ describe('deliverWebhook replay over hand-built histories', function () {
   function withAttemptResult(scenario: Scenario, markerIndex: number, result: unknown): { events: HistoryEvent[] } {
     const history = buildDeliveryHistory(scenario, scenario.companyId) as { events: HistoryEvent[] };
     const marker = history.events.filter((e) => e.eventType === 'EVENT_TYPE_MARKER_RECORDED')[markerIndex];
-    marker.markerRecordedEventAttributes.details.result.payloads[0].data = Buffer.from(JSON.stringify(result)).toString('base64');
+    marker.markerRecordedEventAttributes.details.result.payloads[0].data = Buffer.from(JSON.stringify(result)).toString(
+      'base64',
+    );
     return history;
   }
 

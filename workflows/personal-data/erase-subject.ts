@@ -31,8 +31,13 @@ export async function eraseSubject(input: EraseSubjectInput): Promise<ErasureSum
   });
 
   if (!input.sweeping) {
-    for (let cursor = await act.indexUnindexedWebhooks(input.indexedUpTo ?? null); cursor !== null; cursor = await act.indexUnindexedWebhooks(cursor)) {
-      if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof eraseSubject>({ ...input, indexedUpTo: cursor });
+    for (
+      let cursor = await act.indexUnindexedWebhooks(input.indexedUpTo ?? null);
+      cursor !== null;
+      cursor = await act.indexUnindexedWebhooks(cursor)
+    ) {
+      if (workflowInfo().continueAsNewSuggested)
+        await continueAsNew<typeof eraseSubject>({ ...input, indexedUpTo: cursor });
     }
   }
   // Idempotent: after a continue-as-new it returns the counts the record holds.
@@ -41,7 +46,8 @@ export async function eraseSubject(input: EraseSubjectInput): Promise<ErasureSum
   let sweep = await act.sweepErasureRuns(erasureId);
   while (sweep.left > 0) {
     await sleep(++sweeps < QUICK_SWEEPS ? SWEEP_INTERVAL : SLOW_SWEEP_INTERVAL);
-    if (workflowInfo().continueAsNewSuggested) await continueAsNew<typeof eraseSubject>({ erasureId, sweeping: true, sweeps });
+    if (workflowInfo().continueAsNewSuggested)
+      await continueAsNew<typeof eraseSubject>({ erasureId, sweeping: true, sweeps });
     sweep = await act.sweepErasureRuns(erasureId);
   }
   await act.completeErasure(erasureId);

@@ -1,4 +1,13 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, log, patched, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  isCancellation,
+  log,
+  patched,
+  proxyLocalActivities,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { WebhookActivities } from '../../activities/webhooks/delivery';
 import { LANE_KEY_PATCH, recordActivities, trackDelivery, type NextAttempt } from './delivery-state';
 import {
@@ -40,7 +49,8 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
   const delivery = trackDelivery(input);
   const pendingRecords: Promise<void>[] = [];
   // Records run outside cancellation: an operator's cancel must not lose an outcome already known.
-  const record = (write: () => Promise<void>) => pendingRecords.push(CancellationScope.nonCancellable(write).catch(recordRejected));
+  const record = (write: () => Promise<void>) =>
+    pendingRecords.push(CancellationScope.nonCancellable(write).catch(recordRejected));
   const timeoutMs = input.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS;
 
   let status: FinalStatus = 'failed';
@@ -72,7 +82,9 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
               webhookIdHeader: input.redeliveryOf,
               webhook,
               ...(delivery.pastHoldCeiling() && { pastHoldCeiling: true }),
-              ...(ordering ? { ordering } : input.orderingKey !== undefined && attempt === 1 && { orderingKey: input.orderingKey }),
+              ...(ordering
+                ? { ordering }
+                : input.orderingKey !== undefined && attempt === 1 && { orderingKey: input.orderingKey }),
             },
           ])
           .catch((error: unknown) => unclaimedAttempt(error, attempt, startedAtMs));
@@ -97,7 +109,15 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
       if (done) status = outcome.succeeded ? 'delivered' : 'failed';
       if (needsRecord) {
         record(() => recordAttempt({ webhook, attempt: attemptRecord }));
-        if (done) record(() => recordOutcome({ webhook, status, finishedAt: new Date().toISOString(), ...(ordering && !input.redeliveryOf && { ordered: true }) }));
+        if (done)
+          record(() =>
+            recordOutcome({
+              webhook,
+              status,
+              finishedAt: new Date().toISOString(),
+              ...(ordering && !input.redeliveryOf && { ordered: true }),
+            }),
+          );
       }
       if (done) {
         delivery.enter(status);
@@ -121,7 +141,14 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
     delivery.cancelled();
     // A queued or attempting ordered webhook settles its place too, so the next webhook of its key goes.
     const ordered = (ordering !== undefined || input.orderingKey !== undefined) && input.redeliveryOf === undefined;
-    record(() => recordOutcome({ webhook, status: 'cancelled', finishedAt: new Date().toISOString(), ...(ordered && { ordered: true }) }));
+    record(() =>
+      recordOutcome({
+        webhook,
+        status: 'cancelled',
+        finishedAt: new Date().toISOString(),
+        ...(ordered && { ordered: true }),
+      }),
+    );
     await Promise.all(pendingRecords);
     throw error;
   }
@@ -138,7 +165,8 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
 function unclaimedAttempt(error: unknown, attempt: number, startedAtMs: number): DeliveredAttempt {
   if (!(error instanceof ApplicationFailure || error instanceof ActivityFailure)) throw error;
   // An erasure removed the webhook's body and cancelled it; its run is being deleted.
-  if (error instanceof ApplicationFailure && error.type === ERASED_FAILURE_TYPE) log.info('the webhook was erased on request: its attempt is not sent');
+  if (error instanceof ApplicationFailure && error.type === ERASED_FAILURE_TYPE)
+    log.info('the webhook was erased on request: its attempt is not sent');
   else recordRejected(error);
   const outcome = failedAttempt(attempt, {
     errorClass: 'other',
@@ -154,5 +182,7 @@ function unclaimedAttempt(error: unknown, attempt: number, startedAtMs: number):
  * delivery has happened either way, so the workflow logs that and finishes rather than hang.
  */
 function recordRejected(error: unknown): void {
-  log.error('a webhook record was rejected by PostgreSQL and is lost', { error: error instanceof Error ? error.message : String(error) });
+  log.error('a webhook record was rejected by PostgreSQL and is lost', {
+    error: error instanceof Error ? error.message : String(error),
+  });
 }

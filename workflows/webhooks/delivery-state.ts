@@ -1,9 +1,30 @@
-import { condition, log, patched, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  condition,
+  log,
+  patched,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import type { WebhookActivities } from '../../activities/webhooks/delivery';
 import type { AttemptTrigger } from '../../lib/vocabulary';
 import { WEBHOOK_STATUS } from '../../temporal/search-attributes';
-import { orderingDecisionUpdate, orderingTurnSignal, partnerReleasedSignal, retryNowUpdate, webhookStatusQuery } from './messages';
-import { MAX_ATTEMPTS, RETRY_DELAYS_MS, type AttemptRecord, type BlockedDecision, type PartnerHold, type QueuedAttempt } from '../../lib/delivery';
+import {
+  orderingDecisionUpdate,
+  orderingTurnSignal,
+  partnerReleasedSignal,
+  retryNowUpdate,
+  webhookStatusQuery,
+} from './messages';
+import {
+  MAX_ATTEMPTS,
+  RETRY_DELAYS_MS,
+  type AttemptRecord,
+  type BlockedDecision,
+  type PartnerHold,
+  type QueuedAttempt,
+} from '../../lib/delivery';
 import { recordsTaskQueue, type DeliverWebhookInput, type DeliveryState } from '../types';
 
 export const retrySummary = (retry: number, delayMs: number): string =>
@@ -18,7 +39,7 @@ const HOLD_WORDS: Record<PartnerHold['state'], string> = {
 /** What Temporal UI shows of a held delivery: why, and the latest it waits until. */
 export const holdSummary = (hold: PartnerHold, ceilingAt: string): string =>
   `held: ${HOLD_WORDS[hold.state]}${hold.pauseReason ? ` (${hold.pauseReason})` : ''}; the attempt waits for ` +
-    `the hold to end, at the latest until ${ceilingAt}`;
+  `the hold to end, at the latest until ${ceilingAt}`;
 
 /** The patch of per-entity ordering: a delivery that queues behind an earlier webhook of its key. */
 export const ENTITY_ORDERING_PATCH = 'entity-ordering';
@@ -34,7 +55,8 @@ export const queuedSummary = (behind: { readonly webhookId: string; readonly seq
   `waiting for webhook ${behind.webhookId}, sequence ${behind.sequence} of its key`;
 
 /** What Temporal UI shows of a blocked head. */
-export const BLOCKED_SUMMARY = 'blocked: failed finally; its key waits until an operator runs `ordering skip` or `ordering retry`';
+export const BLOCKED_SUMMARY =
+  'blocked: failed finally; its key waits until an operator runs `ordering skip` or `ordering retry`';
 
 /** The validator's answer to an ordering decision for a head that is not blocked; the client maps it to 409. */
 export const NOT_BLOCKED = 'the delivery is not a blocked head';
@@ -83,7 +105,13 @@ export function trackDelivery(input: DeliverWebhookInput) {
   setHandler(orderingTurnSignal, () => {
     turnSignalled = true;
   });
-  setHandler(webhookStatusQuery, () => ({ webhookId: input.webhookId, eventId: input.eventId, state, attempts, nextAttemptAt }));
+  setHandler(webhookStatusQuery, () => ({
+    webhookId: input.webhookId,
+    eventId: input.eventId,
+    state,
+    attempts,
+    nextAttemptAt,
+  }));
   setHandler(
     retryNowUpdate,
     () => {
@@ -130,7 +158,9 @@ export function trackDelivery(input: DeliverWebhookInput) {
         if (released) return;
       }
       pastHoldCeiling = true;
-      log.warn('held past the hold ceiling: the delivery goes on with its schedule whatever the partner gate says', { heldMs });
+      log.warn('held past the hold ceiling: the delivery goes on with its schedule whatever the partner gate says', {
+        heldMs,
+      });
     },
     /**
      * Waits, with no timer and spending no attempt, for the wake of the webhook ahead in the key (`behind`);
@@ -171,7 +201,9 @@ export function trackDelivery(input: DeliverWebhookInput) {
       retryRequested = false;
       nextAttemptAt = null;
       enter('sending');
-      return cutShort ? { scheduledAt: new Date().toISOString(), trigger: 'manual' } : { scheduledAt: due, trigger: 'schedule' };
+      return cutShort
+        ? { scheduledAt: new Date().toISOString(), trigger: 'manual' }
+        : { scheduledAt: due, trigger: 'schedule' };
     },
     /** An operator's cancel: no next attempt. */
     cancelled() {

@@ -24,4 +24,6 @@ export const orderingTurnSignal = defineSignal('orderingTurn');
  * An operator's decision for a blocked ordered head (WEBHOOK_ORDERING_ON_FAILURE=block): `skip` ends it as
  * failed, leaving a gap, and its key goes on; `retry` makes one more attempt now. Rejected unless blocked.
  */
-export const orderingDecisionUpdate = defineUpdate<{ decision: BlockedDecision }, [BlockedDecision]>('orderingDecision');
+export const orderingDecisionUpdate = defineUpdate<{ decision: BlockedDecision }, [BlockedDecision]>(
+  'orderingDecision',
+);

@@ -19,7 +19,10 @@ const PAYLOAD = /^([np])\.([1-9]\d{0,14})\.([1-9]\d{0,15})\.([0-9a-f]{16})$/;
  * listing, is refused. It is no secret: a cursor only picks a position, and access is checked regardless.
  */
 const checksum = (scope: ListingScope, position: string) =>
-  createHash('sha256').update(`${scopeKey(scope)}|${position}`).digest('hex').slice(0, 16);
+  createHash('sha256')
+    .update(`${scopeKey(scope)}|${position}`)
+    .digest('hex')
+    .slice(0, 16);
 
 export function encodeCursor(scope: ListingScope, cursor: Cursor): string {
   const position = `${DIRECTION_CODE[cursor.direction]}.${cursor.page}.${cursor.boundary}`;

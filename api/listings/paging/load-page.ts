@@ -22,7 +22,12 @@ export interface LoadedPage {
  * Reads one page and works out its neighbours. Windows read one row beyond the page to learn whether
  * another page follows in their direction. `last` reads the final page backwards from the end.
  */
-export async function loadPage(knex: Knex, scope: ListingScope, selection: PageSelection, size: number): Promise<LoadedPage> {
+export async function loadPage(
+  knex: Knex,
+  scope: ListingScope,
+  selection: PageSelection,
+  size: number,
+): Promise<LoadedPage> {
   const window = windowFor(selection, size);
   const { total, rows } = await fetchPageRows(knex, scope, window);
   const page = arrangePage(selection, size, total, rows);
@@ -32,7 +37,10 @@ export async function loadPage(knex: Knex, scope: ListingScope, selection: PageS
   return {
     count: total,
     rows: page.rows,
-    next: page.hasNext && last ? { page: page.number + 1, cursor: { direction: 'next', page: page.number + 1, boundary: last.id } } : null,
+    next:
+      page.hasNext && last
+        ? { page: page.number + 1, cursor: { direction: 'next', page: page.number + 1, boundary: last.id } }
+        : null,
     previous: page.hasPrevious && first ? previousTarget(page.number - 1, first.id) : null,
   };
 }
@@ -73,7 +81,8 @@ function arrangePage(selection: PageSelection, size: number, total: number, rows
     }
     case 'cursor': {
       const { direction, page } = selection.cursor;
-      if (direction === 'next') return { number: page, rows: rows.slice(0, size), hasNext: overflow, hasPrevious: true };
+      if (direction === 'next')
+        return { number: page, rows: rows.slice(0, size), hasNext: overflow, hasPrevious: true };
       return { number: page, rows: rows.slice(0, size).reverse(), hasNext: true, hasPrevious: overflow };
     }
   }

@@ -40,7 +40,8 @@ export function readPageSelection(query: URLSearchParams, scope: ListingScope): 
   const cursorText = lastValue(query, CURSOR_PARAM);
   if (cursorText !== undefined) {
     const cursor = decodeCursor(scope, cursorText);
-    if (pageText !== undefined && parseInteger(pageText) !== cursor.page) throw new ListingError(404, DETAIL.invalidCursor);
+    if (pageText !== undefined && parseInteger(pageText) !== cursor.page)
+      throw new ListingError(404, DETAIL.invalidCursor);
     return { kind: 'cursor', cursor };
   }
   if (pageText === undefined) return { kind: 'number', page: 1 };

@@ -24,22 +24,40 @@ export const keysetPage = (maxItems: number, item: object) => ({
 /** JSON Schema cannot compare two fields, so the window's rule is stated in words where it answers 400. */
 export const UNTIL_AFTER_SINCE = '`until` not later than `since`';
 
-export const challenge = { 'WWW-Authenticate': { schema: { type: 'string' }, description: 'Bearer realm="internal", with error="invalid_token" for a token that was presented.' } };
-/** The answers of the token check (api/internal/bearer-auth.ts), on every internal operation. */
-export const authErrors = {
-  '401': { ...error('No bearer token, or an unknown, revoked or expired one; `detail` says which.'), headers: challenge },
-  '403': {
-    ...error('The token does not have the scope the operation needs: `reason` is `missing_scope` and `detail` names the ' +
-      'token and the scope.'),
-    headers: { 'WWW-Authenticate': { schema: { type: 'string' }, description: 'Bearer realm="internal", error="insufficient_scope", scope="<the scopes>".' } },
+export const challenge = {
+  'WWW-Authenticate': {
+    schema: { type: 'string' },
+    description: 'Bearer realm="internal", with error="invalid_token" for a token that was presented.',
   },
 };
-export const TOKEN_STORE_UNAVAILABLE = `or (\`reason\` token_store_unavailable) a named token cannot be checked: this process has not read the tokens ` +
+/** The answers of the token check (api/internal/bearer-auth.ts), on every internal operation. */
+export const authErrors = {
+  '401': {
+    ...error('No bearer token, or an unknown, revoked or expired one; `detail` says which.'),
+    headers: challenge,
+  },
+  '403': {
+    ...error(
+      'The token does not have the scope the operation needs: `reason` is `missing_scope` and `detail` names the ' +
+        'token and the scope.',
+    ),
+    headers: {
+      'WWW-Authenticate': {
+        schema: { type: 'string' },
+        description: 'Bearer realm="internal", error="insufficient_scope", scope="<the scopes>".',
+      },
+    },
+  },
+};
+export const TOKEN_STORE_UNAVAILABLE =
+  `or (\`reason\` token_store_unavailable) a named token cannot be checked: this process has not read the tokens ` +
   `from PostgreSQL for over ${REVOCATION_BOUND_MS / 1000} s`;
 export const commonErrors = {
   ...authErrors,
-  '503': error(`Temporal is unavailable or did not answer in time (\`detail\` says whether anything may have changed), ` +
-    `${TOKEN_STORE_UNAVAILABLE}. Has Retry-After.`),
+  '503': error(
+    `Temporal is unavailable or did not answer in time (\`detail\` says whether anything may have changed), ` +
+      `${TOKEN_STORE_UNAVAILABLE}. Has Retry-After.`,
+  ),
 };
 
 /** The operation's security requirement (any one of `scopes`) and the sentence its description starts with. */
@@ -58,14 +76,28 @@ export const commonSchemas = {
     additionalProperties: false,
     properties: {
       detail: { type: 'string' },
-      errors: { type: 'array', items: { type: 'object', required: ['path', 'message'], additionalProperties: false, properties: { path: { type: 'string' }, message: { type: 'string' } } } },
+      errors: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['path', 'message'],
+          additionalProperties: false,
+          properties: { path: { type: 'string' }, message: { type: 'string' } },
+        },
+      },
       reason: { type: 'string' },
     },
   },
 };
 
 /** An operation with its own answers, then the token check's; its own 503, if it has one, replaces the common one. */
-export const operation = (scopes: readonly [TokenScope, ...TokenScope[]], operationId: string, summary: string, responses: Record<string, object>, extra: object = {}) => ({
+export const operation = (
+  scopes: readonly [TokenScope, ...TokenScope[]],
+  operationId: string,
+  summary: string,
+  responses: Record<string, object>,
+  extra: object = {},
+) => ({
   operationId,
   summary,
   tags: ['internal'],
@@ -75,16 +107,32 @@ export const operation = (scopes: readonly [TokenScope, ...TokenScope[]], operat
 });
 
 /** `GET …/{id}`: the one resource, or 404. */
-export const getOne = (scopes: readonly [TokenScope, ...TokenScope[]], parameter: object, operationId: string, summary: string, schema: string, noun: string) => ({
+export const getOne = (
+  scopes: readonly [TokenScope, ...TokenScope[]],
+  parameter: object,
+  operationId: string,
+  summary: string,
+  schema: string,
+  noun: string,
+) => ({
   parameters: [parameter],
-  get: operation(scopes, operationId, summary, { '200': { description: `The ${noun}.`, content: json(ref(schema)) }, '404': error(`No such ${noun}.`) }),
+  get: operation(scopes, operationId, summary, {
+    '200': { description: `The ${noun}.`, content: json(ref(schema)) },
+    '404': error(`No such ${noun}.`),
+  }),
 });
 
 /** The refusals of a route that reads and writes PostgreSQL only, which no Temporal outage can reach. */
 export const postgresOnlyErrors = {
   ...authErrors,
-  '503': error(`A named token cannot be checked (\`reason\` token_store_unavailable): this process has not read the tokens ` +
-    `from PostgreSQL for over ${REVOCATION_BOUND_MS / 1000} s. Has Retry-After.`),
+  '503': error(
+    `A named token cannot be checked (\`reason\` token_store_unavailable): this process has not read the tokens ` +
+      `from PostgreSQL for over ${REVOCATION_BOUND_MS / 1000} s. Has Retry-After.`,
+  ),
 };
 
-export const badBody = { '400': error('Invalid JSON or field: one error per field.'), '413': error('Body over 1 MB.'), '415': error('Not application/json.') };
+export const badBody = {
+  '400': error('Invalid JSON or field: one error per field.'),
+  '413': error('Body over 1 MB.'),
+  '415': error('Not application/json.'),
+};

@@ -11,4 +11,11 @@ import { webhookPaths, webhookResourceSchemas } from './webhooks';
 
 export const internalPaths = { ...webhookPaths, ...orderingPaths, ...partnerPaths, ...erasurePaths, ...auditPaths };
 
-export const internalSchemas = { ...commonSchemas, ...webhookResourceSchemas, ...orderingSchemas, ...partnerSchemas, ...erasureSchemas, ...auditSchemas };
+export const internalSchemas = {
+  ...commonSchemas,
+  ...webhookResourceSchemas,
+  ...orderingSchemas,
+  ...partnerSchemas,
+  ...erasureSchemas,
+  ...auditSchemas,
+};

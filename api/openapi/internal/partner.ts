@@ -8,16 +8,38 @@ export const partnerSchemas = {
   PartnerStatus: {
     type: 'object',
     additionalProperties: false,
-    required: ['state', 'reason', 'since', 'held', 'max_per_second', 'max_per_second_source', 'retry_after_until', 'hold_ceiling_seconds', 'breaker'],
+    required: [
+      'state',
+      'reason',
+      'since',
+      'held',
+      'max_per_second',
+      'max_per_second_source',
+      'retry_after_until',
+      'hold_ceiling_seconds',
+      'breaker',
+    ],
     properties: {
-      state: { type: 'string', enum: [...PARTNER_STATES], description: '`paused` by an operator, `tripped` by the breaker, `throttled` until a Retry-After; `active` otherwise.' },
+      state: {
+        type: 'string',
+        enum: [...PARTNER_STATES],
+        description:
+          '`paused` by an operator, `tripped` by the breaker, `throttled` until a Retry-After; `active` otherwise.',
+      },
       reason: { type: ['string', 'null'], description: "The operator's reason while paused." },
       since: { ...nullable(dateTime), description: 'When the hold in force began.' },
-      held: { type: 'integer', minimum: 0, description: 'Deliveries whose next attempt waits for the hold to end; none of those attempts is spent.' },
+      held: {
+        type: 'integer',
+        minimum: 0,
+        description: 'Deliveries whose next attempt waits for the hold to end; none of those attempts is spent.',
+      },
       max_per_second: { type: 'integer', minimum: 1, description: 'POSTs per second of every worker together.' },
       max_per_second_source: { type: 'string', enum: ['operator', 'configuration'] },
       retry_after_until: nullable(dateTime),
-      hold_ceiling_seconds: { type: 'number', description: 'PARTNER_HOLD_CEILING_MS: past this long held, a delivery goes on with its schedule.' },
+      hold_ceiling_seconds: {
+        type: 'number',
+        description: 'PARTNER_HOLD_CEILING_MS: past this long held, a delivery goes on with its schedule.',
+      },
       breaker: {
         type: 'object',
         additionalProperties: false,
@@ -37,7 +59,13 @@ export const partnerSchemas = {
 };
 
 /** The partner routes read and write PostgreSQL only: no Temporal outage can reach them. */
-const partnerOperation = (scope: TokenScope, operationId: string, summary: string, responses: Record<string, object>, extra: object = {}) => ({
+const partnerOperation = (
+  scope: TokenScope,
+  operationId: string,
+  summary: string,
+  responses: Record<string, object>,
+  extra: object = {},
+) => ({
   operationId,
   summary,
   tags: ['internal'],
@@ -54,12 +82,38 @@ const partnerBody = (schema: string) => ({
 });
 
 export const partnerPaths = {
-  '/internal/v1/partner': { get: partnerOperation('read', 'getPartner', 'The partner gate: state, reason, since when, deliveries held, the cap in force, the breaker', {}) },
-  '/internal/v1/partner/pause': {
-    post: partnerOperation('operate', 'pausePartner', 'Hold every delivery: webhooks are still accepted, no POST leaves any worker', badBody, partnerBody('PartnerPause')),
+  '/internal/v1/partner': {
+    get: partnerOperation(
+      'read',
+      'getPartner',
+      'The partner gate: state, reason, since when, deliveries held, the cap in force, the breaker',
+      {},
+    ),
   },
-  '/internal/v1/partner/resume': { post: partnerOperation('operate', 'resumePartner', 'End a pause: held deliveries go out at the cap, oldest first', {}) },
+  '/internal/v1/partner/pause': {
+    post: partnerOperation(
+      'operate',
+      'pausePartner',
+      'Hold every delivery: webhooks are still accepted, no POST leaves any worker',
+      badBody,
+      partnerBody('PartnerPause'),
+    ),
+  },
+  '/internal/v1/partner/resume': {
+    post: partnerOperation(
+      'operate',
+      'resumePartner',
+      'End a pause: held deliveries go out at the cap, oldest first',
+      {},
+    ),
+  },
   '/internal/v1/partner/limit': {
-    post: partnerOperation('operate', 'limitPartner', 'Set the POSTs per second of every worker together, at run time', badBody, partnerBody('PartnerLimit')),
+    post: partnerOperation(
+      'operate',
+      'limitPartner',
+      'Set the POSTs per second of every worker together, at run time',
+      badBody,
+      partnerBody('PartnerLimit'),
+    ),
   },
 };

@@ -49,8 +49,12 @@ export function commonAttributes(common: CommonAttributeSql): CommonAttributes {
           caseExact: true,
           sql: { expression: () => sql`${name}::text` },
         }),
-        attribute('created', 'dateTime', `When the ${name} was added to the directory.`, { sql: columnSql(common.created) }),
-        attribute('lastModified', 'dateTime', `When the ${name} was last changed.`, { sql: columnSql(common.lastModified) }),
+        attribute('created', 'dateTime', `When the ${name} was added to the directory.`, {
+          sql: columnSql(common.created),
+        }),
+        attribute('lastModified', 'dateTime', `When the ${name} was last changed.`, {
+          sql: columnSql(common.lastModified),
+        }),
         attribute('location', 'reference', `The URI of this ${name}.`, {
           caseExact: true,
           referenceTypes: ['uri'],

@@ -19,7 +19,8 @@ export function planList<Include>(
   baseUrl: string,
 ): { parameters: ListParameters; request: PageRequest<Include> } {
   const parameters = parseListParameters(resource, query);
-  const where = parameters.filter === undefined ? NO_FILTER : compileFilter(resource, parseFilter(parameters.filter), baseUrl);
+  const where =
+    parameters.filter === undefined ? NO_FILTER : compileFilter(resource, parseFilter(parameters.filter), baseUrl);
   return {
     parameters,
     request: {
@@ -48,7 +49,11 @@ export function listResources<Row, Include>(resource: ScimResource<Row, Include>
     const { parameters, request } = planList(resource, ctx.query, baseUrl);
     if (request.renderedFor !== undefined) {
       const page = await findPage<RenderedRow, Include>(knex, resource.queries, request);
-      ctx.body = listResponseText(page.rows.map((row) => row.resource), page.totalResults, parameters.startIndex);
+      ctx.body = listResponseText(
+        page.rows.map((row) => row.resource),
+        page.totalResults,
+        parameters.startIndex,
+      );
       return;
     }
     const page = await findPage<Row, Include>(knex, resource.queries, request);
@@ -62,7 +67,9 @@ export function getResource<Row, Include>(resource: ScimResource<Row, Include>, 
   return async function getResource(ctx: Context) {
     const id = String(ctx.params.id);
     const projection = parseProjectionParameters(resource, ctx.query);
-    const row = resource.isId(id) ? await findById<Row, Include>(knex, resource.queries, id, resource.include(projection)) : undefined;
+    const row = resource.isId(id)
+      ? await findById<Row, Include>(knex, resource.queries, id, resource.include(projection))
+      : undefined;
     if (!row) throw new ScimError(404, `${resource.name} ${JSON.stringify(id)} not found`);
     ctx.set('ETag', resource.version(row));
     ctx.status = 200;

@@ -42,7 +42,10 @@ export function parseProjectionParameters(resource: ScimResource, query: ParsedU
 }
 
 /** `ORDER BY` for the parameters: missing values last when ascending, first when descending; ties by id. */
-export function orderBy(resource: ScimResource, { sortBy, sortOrder }: Pick<ListParameters, 'sortBy' | 'sortOrder'>): SqlFragment {
+export function orderBy(
+  resource: ScimResource,
+  { sortBy, sortOrder }: Pick<ListParameters, 'sortBy' | 'sortOrder'>,
+): SqlFragment {
   const id = resource.sortBy.id;
   if (!sortBy) return id; // sortOrder alone has no effect (RFC 7644 section 3.4.2.3)
   const direction = raw(sortOrder === 'descending' ? 'DESC NULLS FIRST' : 'ASC NULLS LAST');
@@ -83,7 +86,9 @@ function sortAttribute(resource: ScimResource, text: string): string {
   const path = parseAttributePath(text.trim());
   const resolved = path && resolveAttribute(resource, path);
   if (!resolved || !Object.hasOwn(resource.sortBy, resolved.name)) {
-    throw invalidValue(`sortBy "${shorten(text)}" is not sortable; use one of ${Object.keys(resource.sortBy).join(', ')}`);
+    throw invalidValue(
+      `sortBy "${shorten(text)}" is not sortable; use one of ${Object.keys(resource.sortBy).join(', ')}`,
+    );
   }
   return resolved.name;
 }

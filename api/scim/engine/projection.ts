@@ -50,7 +50,8 @@ type Json = Record<string, unknown>;
 
 /** Applies a projection to a full resource; complex values left without sub-attributes are dropped. */
 export function project(resource: Json, projection: Projection): Json {
-  if (projection.attributes === undefined && !excludesSubAttributes(projection)) return withoutExcluded(resource, projection);
+  if (projection.attributes === undefined && !excludesSubAttributes(projection))
+    return withoutExcluded(resource, projection);
   const out: Json = {};
   for (const [name, value] of Object.entries(resource)) {
     if (!isReturned(projection, name)) continue;
@@ -83,7 +84,8 @@ function withoutExcluded(resource: Json, { excluded, always }: Projection): Json
   return out;
 }
 
-const isObject = (value: unknown): value is Json => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 function pick(value: Json, projection: Projection, parent: string): Json {
   return Object.fromEntries(Object.entries(value).filter(([sub]) => isReturned(projection, parent, sub)));

@@ -45,7 +45,9 @@ export interface ScimResource<Row = unknown, Include = unknown> extends ScimReso
   readonly alwaysReturned: ReadonlySet<string>;
 }
 
-export function defineScimResource<Row, Include>(definition: ScimResourceDefinition<Row, Include>): ScimResource<Row, Include> {
+export function defineScimResource<Row, Include>(
+  definition: ScimResourceDefinition<Row, Include>,
+): ScimResource<Row, Include> {
   const always = definition.attributes.filter((a) => a.returned === 'always').map((a) => a.name);
   return { ...definition, alwaysReturned: new Set(['schemas', ...always]) };
 }

@@ -47,9 +47,14 @@ export function scimEngineRouter({ resources, knex, token, logger }: ScimEngineO
   router.all('{/*rest}', (ctx) => {
     const relative = ctx.path.slice(SCIM_PREFIX.length);
     if (!knownPath.test(relative)) throw notFound(ctx);
-    throw new ScimError(405, `Method ${ctx.method} is not supported on ${ctx.path}; this service provider is read-only`, undefined, {
-      Allow: ALLOW,
-    });
+    throw new ScimError(
+      405,
+      `Method ${ctx.method} is not supported on ${ctx.path}; this service provider is read-only`,
+      undefined,
+      {
+        Allow: ALLOW,
+      },
+    );
   });
   return router;
 }
@@ -57,7 +62,10 @@ export function scimEngineRouter({ resources, knex, token, logger }: ScimEngineO
 /** Relative to the prefix: the paths served here, where other methods get 405 rather than 404. */
 function knownPathPattern(resources: readonly ScimResource[]): RegExp {
   const endpoints = resources.map((r) => r.endpoint.slice(1).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
-  return new RegExp(`^\\/(?:(?:${endpoints})(?:\\/[^/]+)?|ServiceProviderConfig|ResourceTypes(?:\\/[^/]+)?|Schemas(?:\\/[^/]+)?)\\/?$`, 'i');
+  return new RegExp(
+    `^\\/(?:(?:${endpoints})(?:\\/[^/]+)?|ServiceProviderConfig|ResourceTypes(?:\\/[^/]+)?|Schemas(?:\\/[^/]+)?)\\/?$`,
+    'i',
+  );
 }
 
 /** `{path}` lists one document per resource (a filter is 403); `{path}/{id}` answers one by its id, in any case. */
@@ -72,7 +80,11 @@ function serveDocuments(
   router.get(path, (ctx) => {
     rejectFilter(ctx);
     const baseUrl = scimBaseUrl(ctx);
-    ctx.body = listResponse(resources.map((r) => document(r, baseUrl)), resources.length, 1);
+    ctx.body = listResponse(
+      resources.map((r) => document(r, baseUrl)),
+      resources.length,
+      1,
+    );
   });
   router.get(`${path}/:id`, (ctx) => {
     const resource = byId.get(String(ctx.params.id).toLowerCase());

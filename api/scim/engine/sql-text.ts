@@ -5,7 +5,8 @@ import { raw, sql, type SqlFragment } from '../../../db/sql';
  * script, on PostgreSQL 14 to 18 alike; the result is re-collated to "C", so comparisons, LIKE and order go by
  * code point. Migration 005 indexes exactly these expressions.
  */
-export const folded = (expression: SqlFragment): SqlFragment => sql`(lower(${expression} COLLATE pis_fold) COLLATE "C")`;
+export const folded = (expression: SqlFragment): SqlFragment =>
+  sql`(lower(${expression} COLLATE pis_fold) COLLATE "C")`;
 
 /** RFC 3339 UTC text with microseconds, so a value read back into a filter matches exactly. */
 export const utcText = (column: string): SqlFragment =>

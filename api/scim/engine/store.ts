@@ -12,7 +12,14 @@ export interface ResourceQueries<Include> {
    * Optional: the page as rows of one `resource` column, each resource's JSON text exactly as serialize()
    * and JSON.stringify would write it, rendered by PostgreSQL.
    */
-  renderedPage?(where: SqlFragment, order: SqlFragment, limit: number, offset: number, include: Include, baseUrl: string): SqlFragment;
+  renderedPage?(
+    where: SqlFragment,
+    order: SqlFragment,
+    limit: number,
+    offset: number,
+    include: Include,
+    baseUrl: string,
+  ): SqlFragment;
 }
 
 /** A row of a rendered page. */

@@ -20,10 +20,23 @@ export interface TableQueriesSpec {
 }
 
 /** Page, count and by-id statements of a one-table resource; `Include` is whether to read its optional part. */
-export function tableQueries({ from, columns, counter, idEquals, rendered }: TableQueriesSpec): ResourceQueries<boolean> {
+export function tableQueries({
+  from,
+  columns,
+  counter,
+  idEquals,
+  rendered,
+}: TableQueriesSpec): ResourceQueries<boolean> {
   return {
     ...(rendered && {
-      renderedPage(where: SqlFragment, order: SqlFragment, limit: number, offset: number, include: boolean, baseUrl: string) {
+      renderedPage(
+        where: SqlFragment,
+        order: SqlFragment,
+        limit: number,
+        offset: number,
+        include: boolean,
+        baseUrl: string,
+      ) {
         // json_strip_nulls also writes compact JSON, as JSON.stringify does, keeping the key order.
         return sql`SELECT json_strip_nulls(${rendered(include, baseUrl)})::text AS resource FROM ${from} WHERE ${where}
           ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`;

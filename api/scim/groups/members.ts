@@ -6,7 +6,9 @@ export const MEMBER_VALUE = raw('m.value');
 export const MEMBER_TYPE = raw('m.type');
 /** A member's display: "first_name last_name" of a user, displayName of a group. Needs MEMBER_JOINS. */
 export const MEMBER_DISPLAY = raw("COALESCE(u.first_name || ' ' || u.last_name, mg.display_name)");
-export const MEMBER_JOINS = raw('LEFT JOIN users u ON u.id = m.member_user_id LEFT JOIN scim_groups mg ON mg.id = m.member_group_id');
+export const MEMBER_JOINS = raw(
+  'LEFT JOIN users u ON u.id = m.member_user_id LEFT JOIN scim_groups mg ON mg.id = m.member_group_id',
+);
 
 /** A filter condition on one member of the group; the user and group joins only when it reads `display`. */
 export function memberExists(condition: SqlFragment, joined: boolean): SqlFragment {

@@ -1,7 +1,16 @@
 import { attribute, columnSql, type AttributeDefinition } from '../engine/attributes';
 import { commonAttributes } from '../engine/common-attributes';
 import { raw, sql } from '../../../db/sql';
-import { CREATED, DISPLAY_NAME, EXTERNAL_ID, GROUP_ID, GROUP_ID_TEXT, GROUP_VERSION, isGroupId, LAST_MODIFIED } from './columns';
+import {
+  CREATED,
+  DISPLAY_NAME,
+  EXTERNAL_ID,
+  GROUP_ID,
+  GROUP_ID_TEXT,
+  GROUP_VERSION,
+  isGroupId,
+  LAST_MODIFIED,
+} from './columns';
 import { MEMBER_DISPLAY, MEMBER_TYPE, MEMBER_VALUE, memberExists, memberReferenceSql } from './members';
 
 /** The SCIM Group schema as this service provides it, each attribute with the SQL that filters read. */
@@ -25,16 +34,24 @@ const { id, externalId, meta } = commonAttributes({
 export const GROUP_ATTRIBUTES: readonly AttributeDefinition[] = [
   id,
   externalId,
-  attribute('displayName', 'string', 'A human-readable name for the group.', { required: true, sql: columnSql(DISPLAY_NAME) }),
+  attribute('displayName', 'string', 'A human-readable name for the group.', {
+    required: true,
+    sql: columnSql(DISPLAY_NAME),
+  }),
   attribute('members', 'complex', 'The members of the group: users and groups.', {
     multiValued: true,
     exists: memberExists,
     subAttributes: [
-      attribute('value', 'string', 'Identifier of the member: a user id or a group id.', { sql: columnSql(MEMBER_VALUE) }),
+      attribute('value', 'string', 'Identifier of the member: a user id or a group id.', {
+        sql: columnSql(MEMBER_VALUE),
+      }),
       attribute('display', 'string', "The member's name: first and last name of a user, or a group's displayName.", {
         sql: { expression: () => MEMBER_DISPLAY, joined: true },
       }),
-      attribute('type', 'string', 'The kind of member.', { canonicalValues: ['User', 'Group'], sql: columnSql(MEMBER_TYPE) }),
+      attribute('type', 'string', 'The kind of member.', {
+        canonicalValues: ['User', 'Group'],
+        sql: columnSql(MEMBER_TYPE),
+      }),
       attribute('$ref', 'reference', 'The URI of the member resource.', {
         caseExact: true,
         referenceTypes: ['User', 'Group'],

@@ -23,4 +23,5 @@ export function userGroupExists(condition: SqlFragment, joined: boolean): SqlFra
 
 export const groupReference = (baseUrl: string, groupId: string) => resourceLocation(baseUrl, GROUPS_ENDPOINT, groupId);
 
-export const groupReferenceSql = (baseUrl: string): SqlFragment => resourceLocationSql(baseUrl, GROUPS_ENDPOINT, USER_GROUP_VALUE);
+export const groupReferenceSql = (baseUrl: string): SqlFragment =>
+  resourceLocationSql(baseUrl, GROUPS_ENDPOINT, USER_GROUP_VALUE);

@@ -1,7 +1,17 @@
 import { attribute, columnSql, type AttributeDefinition } from '../engine/attributes';
 import { commonAttributes } from '../engine/common-attributes';
 import { raw, sql } from '../../../db/sql';
-import { CREATED, FAMILY_NAME, FORMATTED_NAME, GIVEN_NAME, LAST_MODIFIED, USER_ID, USER_ID_TEXT, USER_NAME, USER_VERSION } from './columns';
+import {
+  CREATED,
+  FAMILY_NAME,
+  FORMATTED_NAME,
+  GIVEN_NAME,
+  LAST_MODIFIED,
+  USER_ID,
+  USER_ID_TEXT,
+  USER_NAME,
+  USER_VERSION,
+} from './columns';
 import { EMAIL_PRIMARY, EMAIL_VALUE, emailExists, emailsContaining } from './emails';
 import { groupReferenceSql, groupValueEquality, USER_GROUP_DISPLAY, USER_GROUP_VALUE, userGroupExists } from './groups';
 import { isUserId } from './queries';
@@ -32,7 +42,9 @@ export const USER_ATTRIBUTES: readonly AttributeDefinition[] = [
   }),
   attribute('name', 'complex', "The components of the user's name.", {
     subAttributes: [
-      attribute('formatted', 'string', 'The full name: given name, a space, family name.', { sql: columnSql(FORMATTED_NAME) }),
+      attribute('formatted', 'string', 'The full name: given name, a space, family name.', {
+        sql: columnSql(FORMATTED_NAME),
+      }),
       attribute('familyName', 'string', 'The family name.', { sql: columnSql(FAMILY_NAME) }),
       attribute('givenName', 'string', 'The given name.', { sql: columnSql(GIVEN_NAME) }),
     ],
@@ -44,7 +56,9 @@ export const USER_ATTRIBUTES: readonly AttributeDefinition[] = [
       attribute('value', 'string', 'An e-mail address.', {
         sql: { expression: () => EMAIL_VALUE, containing: emailsContaining },
       }),
-      attribute('primary', 'boolean', 'Whether this is the primary address (the userName).', { sql: columnSql(EMAIL_PRIMARY) }),
+      attribute('primary', 'boolean', 'Whether this is the primary address (the userName).', {
+        sql: columnSql(EMAIL_PRIMARY),
+      }),
     ],
   }),
   attribute('groups', 'complex', 'The groups the user is a direct member of.', {
@@ -60,7 +74,9 @@ export const USER_ATTRIBUTES: readonly AttributeDefinition[] = [
         referenceTypes: ['Group'],
         sql: { expression: groupReferenceSql },
       }),
-      attribute('display', 'string', "The group's displayName.", { sql: { expression: () => USER_GROUP_DISPLAY, joined: true } }),
+      attribute('display', 'string', "The group's displayName.", {
+        sql: { expression: () => USER_GROUP_DISPLAY, joined: true },
+      }),
     ],
   }),
   meta,

@@ -16,7 +16,11 @@ export interface BareActivities {
 export function bareActivities(endpoint: string, token: string): BareActivities {
   return {
     async postEnvelope({ webhookId, event }) {
-      const res = await request(endpoint, { method: 'POST', headers: webhookHeaders(token, webhookId, Date.now()), body: envelopeBody(event) });
+      const res = await request(endpoint, {
+        method: 'POST',
+        headers: webhookHeaders(token, webhookId, Date.now()),
+        body: envelopeBody(event),
+      });
       await res.body.dump();
       if (res.statusCode < 200 || res.statusCode > 299) throw new Error(`the partner answered ${res.statusCode}`);
     },

@@ -19,7 +19,13 @@ export function orderingActivities(client: Client, observer: PostObserver): Orde
   return {
     async requestLock({ itemId, lockWorkflowId, taskQueue, lockTimeoutMs }) {
       const request: LockRequest = { itemId, timeoutMs: lockTimeoutMs };
-      await client.workflow.signalWithStart(LOCK_WORKFLOW, { workflowId: lockWorkflowId, taskQueue, args: [[]], signal: LOCK_REQUESTED, signalArgs: [request] });
+      await client.workflow.signalWithStart(LOCK_WORKFLOW, {
+        workflowId: lockWorkflowId,
+        taskQueue,
+        args: [[]],
+        signal: LOCK_REQUESTED,
+        signalArgs: [request],
+      });
     },
     async simulatePost(input) {
       observer.postStarted(input);

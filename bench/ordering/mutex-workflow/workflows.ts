@@ -1,4 +1,13 @@
-import { condition, continueAsNew, defineSignal, getExternalWorkflowHandle, proxyLocalActivities, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
+import {
+  condition,
+  continueAsNew,
+  defineSignal,
+  getExternalWorkflowHandle,
+  proxyLocalActivities,
+  setHandler,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { OrderingActivities } from './activities';
 import { LOCK_ACQUIRED, LOCK_REQUESTED, type LockGrant, type LockRequest, type OrderingItemInput } from './shared';
 

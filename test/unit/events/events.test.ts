@@ -31,10 +31,17 @@ describe('webhook event schemas', () => {
     const company = clone(companySignup) as Json;
     delete company.data.internal_id;
     delete company.data.settings;
-    assert.deepEqual(errorsAfter(company, () => {}), []);
+    assert.deepEqual(
+      errorsAfter(company, () => {}),
+      [],
+    );
     const job = clone(jobNew) as Json;
-    for (const field of ['internal_id', 'internal_reference', 'requisition', 'layers', 'categories', 'departments']) delete job.data.job[field];
-    assert.deepEqual(errorsAfter(job, () => {}), []);
+    for (const field of ['internal_id', 'internal_reference', 'requisition', 'layers', 'categories', 'departments'])
+      delete job.data.job[field];
+    assert.deepEqual(
+      errorsAfter(job, () => {}),
+      [],
+    );
   });
 
   it('pass unknown fields through unchanged, at every level', () => {
@@ -69,7 +76,11 @@ describe('webhook event schemas', () => {
         { path: 'data.candidate.status.group', message: 'must be one of 0, 1, 19, 20, 21' },
         { path: 'data.candidate.files.cover_letter', message: 'must be an http:// or https:// URL' },
         { path: 'data.candidate.application_dt_created', message: 'must be a datetime shaped YYYY-MM-DD HH:MM:SS' },
-        { path: 'data.candidate.source_type', message: 'must be one of applied, applied-silent, copied, imported, recommended, sourced, uploaded, uploaded-extension' },
+        {
+          path: 'data.candidate.source_type',
+          message:
+            'must be one of applied, applied-silent, copied, imported, recommended, sourced, uploaded, uploaded-extension',
+        },
         { path: 'data.candidate.request_author.email', message: 'must be an e-mail address' },
         { path: 'data.job.from_date', message: 'must be a date shaped YYYY-MM-DD' },
         { path: 'data.job.to_date', message: 'must be a date shaped YYYY-MM-DD' },
@@ -80,9 +91,25 @@ describe('webhook event schemas', () => {
   });
 
   it('accept every status group and source type the spec lists', () => {
-    for (const group of [0, 1, 19, 20, 21]) assert.deepEqual(errorsAfter(candidateNew, (e) => (e.data.candidate.status.group = group)), []);
-    for (const source of ['applied', 'applied-silent', 'copied', 'imported', 'recommended', 'sourced', 'uploaded', 'uploaded-extension']) {
-      assert.deepEqual(errorsAfter(candidateNew, (e) => (e.data.candidate.source_type = source)), []);
+    for (const group of [0, 1, 19, 20, 21])
+      assert.deepEqual(
+        errorsAfter(candidateNew, (e) => (e.data.candidate.status.group = group)),
+        [],
+      );
+    for (const source of [
+      'applied',
+      'applied-silent',
+      'copied',
+      'imported',
+      'recommended',
+      'sourced',
+      'uploaded',
+      'uploaded-extension',
+    ]) {
+      assert.deepEqual(
+        errorsAfter(candidateNew, (e) => (e.data.candidate.source_type = source)),
+        [],
+      );
     }
   });
 
@@ -104,16 +131,25 @@ describe('webhook event schemas', () => {
   });
 
   it('in a candidate event accept layers with only id, name and layer_name, as the sample has them', () => {
-    assert.deepEqual(errorsAfter(candidateNew, (e) => (e.data.job.layers = [{ id: 1, name: 'n', layer_name: 'v' }])), []);
-    assert.deepEqual(errorsAfter(jobNew, (e) => (e.data.job.layers = [{ id: 1, name: 'n', layer_name: 'v' }])), [
-      { path: 'data.job.layers[0].external_identifier', message: 'required' },
-      { path: 'data.job.layers[0].description', message: 'required' },
-    ]);
+    assert.deepEqual(
+      errorsAfter(candidateNew, (e) => (e.data.job.layers = [{ id: 1, name: 'n', layer_name: 'v' }])),
+      [],
+    );
+    assert.deepEqual(
+      errorsAfter(jobNew, (e) => (e.data.job.layers = [{ id: 1, name: 'n', layer_name: 'v' }])),
+      [
+        { path: 'data.job.layers[0].external_identifier', message: 'required' },
+        { path: 'data.job.layers[0].description', message: 'required' },
+      ],
+    );
   });
 
   it('require data to be a JSON object for the pairs the spec does not show', () => {
     for (const data of [[], 'text', 3, null]) {
-      assert.deepEqual(errorsAfter(jobDynamicUpdate, (e) => (e.data = data)), [{ path: 'data', message: 'must be a JSON object' }]);
+      assert.deepEqual(
+        errorsAfter(jobDynamicUpdate, (e) => (e.data = data)),
+        [{ path: 'data', message: 'must be a JSON object' }],
+      );
     }
   });
 
@@ -129,7 +165,9 @@ describe('examples/events', () => {
   const folder = path.join(__dirname, '..', '..', '..', 'examples', 'events');
 
   it('holds one valid event, without an event_id, for each type/action pair the spec shows', () => {
-    const files = readdirSync(folder).filter((f) => f.endsWith('.json')).sort();
+    const files = readdirSync(folder)
+      .filter((f) => f.endsWith('.json'))
+      .sort();
     assert.deepEqual(files, ['candidate-new.json', 'company-signup.json', 'job-new.json']);
     for (const file of files) {
       const event = JSON.parse(readFileSync(path.join(folder, file), 'utf8'));

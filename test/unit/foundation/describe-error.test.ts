@@ -21,6 +21,9 @@ describe('describeError', () => {
     };
     assert.equal(reason('{"email": "bo@example.org", "phone": +44 7700 900123}'), "Unexpected token '+'");
     assert.equal(reason('bo@example.org'), "Unexpected token 'b'");
-    assert.equal(reason('{"email": "bo@example.org"'), "Expected ',' or '}' after property value in JSON at position 26");
+    assert.equal(
+      reason('{"email": "bo@example.org"'),
+      "Expected ',' or '}' after property value in JSON at position 26",
+    );
   });
 });

@@ -35,12 +35,24 @@ describe('docker-compose.yml and Dockerfile', () => {
     Object.fromEntries(
       Object.entries(services[name].environment!).map(([key, value]) => [
         key,
-        String(value).replace(/\$\{(\w+):-([^}]*)\}/g, (_m, _v, fallback) => fallback).replace(/\$\{(\w+):\?[^}]*\}/g, (_m, v) => samples[v]),
+        String(value)
+          .replace(/\$\{(\w+):-([^}]*)\}/g, (_m, _v, fallback) => fallback)
+          .replace(/\$\{(\w+):\?[^}]*\}/g, (_m, v) => samples[v]),
       ]),
     );
 
   it('has the Temporal stack and the service', () => {
-    assert.deepEqual(Object.keys(services).sort(), ['api', 'migrate', 'postgresql', 'temporal', 'temporal-postgresql', 'temporal-schema', 'temporal-setup', 'temporal-ui', 'worker']);
+    assert.deepEqual(Object.keys(services).sort(), [
+      'api',
+      'migrate',
+      'postgresql',
+      'temporal',
+      'temporal-postgresql',
+      'temporal-schema',
+      'temporal-setup',
+      'temporal-ui',
+      'worker',
+    ]);
   });
 
   it('gives the service an environment its configuration accepts, with the required values set', () => {
@@ -49,19 +61,33 @@ describe('docker-compose.yml and Dockerfile', () => {
       assert.equal(config.temporal.address, 'temporal:7233', name);
       assert.equal(config.DATABASE_URL, 'postgres://partner:partner@postgresql:5432/partner_service', name);
       assert.equal(config.PAYLOAD_ENCRYPTION_KEYS?.length, 1, name);
-      assert.deepEqual(config.SUBJECT_INDEX_KEYS?.map(({ id }) => id), ['idx1'], name);
+      assert.deepEqual(
+        config.SUBJECT_INDEX_KEYS?.map(({ id }) => id),
+        ['idx1'],
+        name,
+      );
       assert.equal(config.CODEC_AUTH_TOKEN, samples.CODEC_AUTH_TOKEN, name);
     }
   });
 
   it('shows a TLS or Temporal Cloud connection as a commented alternative, in variables docs/temporal-connection.md describes', () => {
-    const comments = read('docker-compose.yml').split('\n').filter((line) => line.trim().startsWith('#'));
+    const comments = read('docker-compose.yml')
+      .split('\n')
+      .filter((line) => line.trim().startsWith('#'));
     const commented = comments.flatMap((line) => [...line.matchAll(/\bTEMPORAL_[A-Z_]+\b/g)].map((m) => m[0]));
     const reference = read('docs/temporal-connection.md');
-    for (const variable of ['TEMPORAL_API_KEY', 'TEMPORAL_TLS_CLIENT_CERT_PATH', 'TEMPORAL_TLS_CLIENT_KEY_PATH', 'TEMPORAL_TLS_SERVER_CA_CERT_PATH', 'TEMPORAL_CONFIG_FILE', 'TEMPORAL_PROFILE']) {
+    for (const variable of [
+      'TEMPORAL_API_KEY',
+      'TEMPORAL_TLS_CLIENT_CERT_PATH',
+      'TEMPORAL_TLS_CLIENT_KEY_PATH',
+      'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
+      'TEMPORAL_CONFIG_FILE',
+      'TEMPORAL_PROFILE',
+    ]) {
       assert.ok(commented.includes(variable), `${variable} in the commented alternative`);
     }
-    for (const variable of new Set(commented)) assert.ok(reference.includes(`| \`${variable}\``), `${variable} in the reference of docs/temporal-connection.md`);
+    for (const variable of new Set(commented))
+      assert.ok(reference.includes(`| \`${variable}\``), `${variable} in the reference of docs/temporal-connection.md`);
   });
 
   it("wires Temporal UI to the API's codec server: its endpoint (token in the path) and its origin allowed by CORS", () => {
@@ -81,13 +107,18 @@ describe('docker-compose.yml and Dockerfile', () => {
       assert.deepEqual(services[name].command, [name]);
       assert.equal(services[name].build, '.');
     }
-    assert.deepEqual(services.temporal.depends_on, { 'temporal-schema': { condition: 'service_completed_successfully' } });
+    assert.deepEqual(services.temporal.depends_on, {
+      'temporal-schema': { condition: 'service_completed_successfully' },
+    });
   });
 
   it('registers exactly the Keyword search attributes the workflow upserts', () => {
     const script = String(services['temporal-setup'].command);
     const names = /for name in ([\w ]+);/.exec(script)![1].split(' ');
-    assert.deepEqual(names, WEBHOOK_SEARCH_ATTRIBUTES.map((key) => key.name));
+    assert.deepEqual(
+      names,
+      WEBHOOK_SEARCH_ATTRIBUTES.map((key) => key.name),
+    );
     assert.match(script, /--type Keyword/);
   });
 
@@ -97,7 +128,8 @@ describe('docker-compose.yml and Dockerfile', () => {
     assert.match(dockerfile, /ENTRYPOINT \["node", "dist\/cli\/main\.js"\]/);
     assert.match(dockerfile, /COPY --from=build \/app\/dist \.\/dist/);
     const ignored = read('.dockerignore').split('\n');
-    for (const entry of ['node_modules', 'dist', 'build', '.data', '.temporal', '.git', '.env']) assert.ok(ignored.includes(entry), entry);
+    for (const entry of ['node_modules', 'dist', 'build', '.data', '.temporal', '.git', '.env'])
+      assert.ok(ignored.includes(entry), entry);
   });
 
   it('the production build (dist/, which the image copies) holds the service alone: no bench/ or test/', () => {
@@ -107,6 +139,9 @@ describe('docker-compose.yml and Dockerfile', () => {
     const top = readdirSync(dist);
     for (const folder of ['bench', 'test']) assert.ok(!top.includes(folder), `dist/${folder}`);
     const included: string[] = JSON.parse(read('tsconfig.build.json')).include;
-    assert.deepEqual(included.filter((entry) => /^(bench|test)\b/.test(entry)), []);
+    assert.deepEqual(
+      included.filter((entry) => /^(bench|test)\b/.test(entry)),
+      [],
+    );
   });
 });

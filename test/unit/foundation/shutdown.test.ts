@@ -17,7 +17,14 @@ describe('Shutdown', () => {
     shutdown.add('dev server', step('dev server', 10), { withPrevious: true });
     shutdown.add('worker', step('worker', 10));
     await shutdown.shutdown();
-    assert.deepEqual(events, ['worker begins', 'worker ends', 'dev server begins', 'database begins', 'dev server ends', 'database ends']);
+    assert.deepEqual(events, [
+      'worker begins',
+      'worker ends',
+      'dev server begins',
+      'database begins',
+      'dev server ends',
+      'database ends',
+    ]);
   });
 
   it('aborts its signal at once and runs the steps once the start-up has unwound, those it registered last included', async () => {
@@ -45,12 +52,15 @@ describe('Shutdown', () => {
 });
 
 describe('unlessStopping', () => {
-  it('returns the work\'s value when no abort comes', async () => {
+  it("returns the work's value when no abort comes", async () => {
     assert.equal(await unlessStopping(new AbortController().signal, Promise.resolve(7)), 7);
   });
 
-  it('rethrows the work\'s own failure', async () => {
-    await assert.rejects(unlessStopping(new AbortController().signal, Promise.reject(new Error('initdb failed'))), /initdb failed/);
+  it("rethrows the work's own failure", async () => {
+    await assert.rejects(
+      unlessStopping(new AbortController().signal, Promise.reject(new Error('initdb failed'))),
+      /initdb failed/,
+    );
   });
 
   it('on abort, cancels, waits for the work to settle, then throws StartAbortedError', async () => {

@@ -11,11 +11,23 @@ describe('startWebhook (exported for upstream Temporal clients)', () => {
         throw new Error('the client must not be used for an invalid event');
       },
     });
-    const bad = { event_type: 'candidate', action: 'new', data: { ...candidateNew.data, candidate: { ...candidateNew.data.candidate, status: { id: 1, name: 'x', group: 2 } } } };
+    const bad = {
+      event_type: 'candidate',
+      action: 'new',
+      data: {
+        ...candidateNew.data,
+        candidate: { ...candidateNew.data.candidate, status: { id: 1, name: 'x', group: 2 } },
+      },
+    };
     await assert.rejects(startWebhook(untouched, bad as never), (error: unknown) => {
       assert.ok(error instanceof WebhookValidationError);
-      assert.deepEqual(error.errors, [{ path: 'data.candidate.status.group', message: 'must be one of 0, 1, 19, 20, 21' }]);
-      assert.equal(error.message, 'Invalid webhook event: data.candidate.status.group: must be one of 0, 1, 19, 20, 21');
+      assert.deepEqual(error.errors, [
+        { path: 'data.candidate.status.group', message: 'must be one of 0, 1, 19, 20, 21' },
+      ]);
+      assert.equal(
+        error.message,
+        'Invalid webhook event: data.candidate.status.group: must be one of 0, 1, 19, 20, 21',
+      );
       return true;
     });
   });

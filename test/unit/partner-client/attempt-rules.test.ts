@@ -9,42 +9,75 @@ import { RETRY_AFTER_CAP_MS, retryAfterMs } from '../../../partner-client/retry-
 import { partnerAnswer } from '../../../lib/partner-states';
 
 /** undici's shape: a TypeError('fetch failed') whose cause is the socket's error. */
-const wrapped = (code: string, message = `${code} happened`) => Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error(message), { code }) });
+const wrapped = (code: string, message = `${code} happened`) =>
+  Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error(message), { code }) });
 
 describe('the error class of a request with no answer', () => {
   it('finds the code along the cause chain, in order: timeout, refused, dns, tls, reset, other', () => {
-    const classes = ['UND_ERR_HEADERS_TIMEOUT', 'ECONNREFUSED', 'EAI_AGAIN', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID', 'ECONNRESET', 'UND_ERR_SOCKET', 'EHOSTUNREACH']
-      .map((code) => classifyRequestError(wrapped(code), false).errorClass);
+    const classes = [
+      'UND_ERR_HEADERS_TIMEOUT',
+      'ECONNREFUSED',
+      'EAI_AGAIN',
+      'CERT_HAS_EXPIRED',
+      'ERR_TLS_CERT_ALTNAME_INVALID',
+      'ECONNRESET',
+      'UND_ERR_SOCKET',
+      'EHOSTUNREACH',
+    ].map((code) => classifyRequestError(wrapped(code), false).errorClass);
     assert.deepEqual(classes, ['timeout', 'connection_refused', 'dns', 'tls', 'tls', 'reset', 'reset', 'other']);
   });
 
   it('describes the deepest error of the chain with its code', () => {
     assert.deepEqual(classifyRequestError(wrapped('ENOTFOUND', 'getaddrinfo ENOTFOUND partner.invalid'), false), {
-      errorClass: 'dns', errorMessage: 'ENOTFOUND: getaddrinfo ENOTFOUND partner.invalid',
+      errorClass: 'dns',
+      errorMessage: 'ENOTFOUND: getaddrinfo ENOTFOUND partner.invalid',
     });
   });
 
   it('calls a request the service aborted at its deadline a timeout, whatever its error says', () => {
     assert.deepEqual(classifyRequestError(wrapped('ECONNRESET'), true), {
-      errorClass: 'timeout', errorMessage: 'no response within the per-attempt timeout (PARTNER_TIMEOUT_MS)',
+      errorClass: 'timeout',
+      errorMessage: 'no response within the per-attempt timeout (PARTNER_TIMEOUT_MS)',
     });
   });
 
   it('reads TLS from a message without a code, and cuts a message to 500 characters', () => {
-    assert.equal(classifyRequestError(new Error('Client network socket disconnected before secure TLS connection was established'), false).errorClass, 'tls');
+    assert.equal(
+      classifyRequestError(
+        new Error('Client network socket disconnected before secure TLS connection was established'),
+        false,
+      ).errorClass,
+      'tls',
+    );
     const long = classifyRequestError(new Error('x'.repeat(600)), false);
     assert.deepEqual([long.errorClass, long.errorMessage.length], ['other', 500]);
   });
 
   it('describes a thrown value that is not an error', () => {
-    assert.deepEqual(classifyRequestError('socket hang up', false), { errorClass: 'other', errorMessage: 'socket hang up' });
+    assert.deepEqual(classifyRequestError('socket hang up', false), {
+      errorClass: 'other',
+      errorMessage: 'socket hang up',
+    });
   });
 });
 
 describe("the breaker's reading of an answer (partnerAnswer)", () => {
   it('counts no answer, a 5XX and a 429 as failing, anything else (4XX included) as answered', () => {
     const statuses = [null, 500, 503, 599, 429, 200, 204, 302, 400, 404, 410, 499];
-    assert.deepEqual(statuses.map(partnerAnswer), ['failing', 'failing', 'failing', 'failing', 'failing', 'answered', 'answered', 'answered', 'answered', 'answered', 'answered', 'answered']);
+    assert.deepEqual(statuses.map(partnerAnswer), [
+      'failing',
+      'failing',
+      'failing',
+      'failing',
+      'failing',
+      'answered',
+      'answered',
+      'answered',
+      'answered',
+      'answered',
+      'answered',
+      'answered',
+    ]);
   });
 });
 
@@ -64,7 +97,10 @@ describe('Retry-After', () => {
     assert.equal(RETRY_AFTER_CAP_MS, 3_600_000);
     assert.equal(retryAfterMs(429, '86400', now), 3_600_000);
     assert.equal(retryAfterMs(429, 'Mon, 23 Nov 2026 09:00:00 GMT', now), 0);
-    assert.deepEqual(['soon', '', 'in 5 s'].map((header) => retryAfterMs(429, header, now)), [undefined, undefined, undefined]);
+    assert.deepEqual(
+      ['soon', '', 'in 5 s'].map((header) => retryAfterMs(429, header, now)),
+      [undefined, undefined, undefined],
+    );
     assert.equal(retryAfterMs(429, undefined, now), undefined);
   });
 });
@@ -85,7 +121,10 @@ describe('the kept response body', () => {
     assert.equal(await readBodyPrefix(Readable.from([Buffer.from('abc'), Buffer.from('def')]), undefined, 4), 'abcd');
     const gzipped = zlib.gzipSync(Buffer.from('{"ok":true}'));
     assert.equal(await readBodyPrefix(Readable.from([gzipped]), ' GZIP '), '{"ok":true}');
-    assert.equal(await readBodyPrefix(Readable.from([zlib.deflateSync(Buffer.from('deflated'))]), 'deflate'), 'deflated');
+    assert.equal(
+      await readBodyPrefix(Readable.from([zlib.deflateSync(Buffer.from('deflated'))]), 'deflate'),
+      'deflated',
+    );
   });
 
   it('keeps what was read before the stream failed', async () => {

@@ -31,13 +31,21 @@ describe('data at rest', () => {
     const [key1, key2] = [randomBytes(32), randomBytes(48)];
     const one = dataAtRest(loadConfig({ SUBJECT_INDEX_KEY: key1.toString('base64'), PAYLOAD_ENCRYPTION_KEYS: a }));
     assert.deepEqual(one.subjectKeys, [{ id: 'default', key: key1 }]);
-    const two = dataAtRest(loadConfig({ SUBJECT_INDEX_KEYS: `k2:${key2.toString('base64')} k1:${key1.toString('base64')}` }));
-    assert.deepEqual(two.subjectKeys, [{ id: 'k2', key: key2 }, { id: 'k1', key: key1 }]);
+    const two = dataAtRest(
+      loadConfig({ SUBJECT_INDEX_KEYS: `k2:${key2.toString('base64')} k1:${key1.toString('base64')}` }),
+    );
+    assert.deepEqual(two.subjectKeys, [
+      { id: 'k2', key: key2 },
+      { id: 'k1', key: key1 },
+    ]);
   });
 
   it('seals with the first key: IV, ciphertext and tag, with its id in the v3 form beside; a fresh IV each time', () => {
     const sealed = sealText(underBA, TEXT, ROW);
-    assert.deepEqual([sealed.clear, sealed.keyId, sealed.sealed!.length], [null, 'v3:key-b', 12 + Buffer.byteLength(TEXT) + 16]);
+    assert.deepEqual(
+      [sealed.clear, sealed.keyId, sealed.sealed!.length],
+      [null, 'v3:key-b', 12 + Buffer.byteLength(TEXT) + 16],
+    );
     assert.equal(sealed.sealed!.indexOf('ada@example.org'), -1);
     assert.notDeepEqual(sealText(underBA, TEXT, ROW).sealed, sealed.sealed);
     assert.equal(openText(underBA, sealed, ROW), TEXT);
@@ -55,7 +63,8 @@ describe('data at rest', () => {
     for (const [stored, binding] of moved) {
       assert.throws(() => openText(underA, stored, binding), {
         name: 'StoredTextDecryptionError',
-        message: 'a webhook body or response excerpt sealed with key "key-a" does not open: it belongs to another row, or it was altered (or the key under this id changed)',
+        message:
+          'a webhook body or response excerpt sealed with key "key-a" does not open: it belongs to another row, or it was altered (or the key under this id changed)',
       });
     }
   });
@@ -82,11 +91,17 @@ describe('data at rest', () => {
   it('opens a text sealed under an older key while that key is listed, and names the key once it is not', () => {
     const old = sealText(underA, TEXT, ROW);
     assert.equal(openText(underBA, old, ROW), TEXT);
-    assert.throws(() => openText(underB, old, ROW), (error: unknown) => {
-      assert.ok(error instanceof StoredTextDecryptionError);
-      assert.equal(error.message, 'a webhook body or response excerpt is sealed with key id "key-a", which PAYLOAD_ENCRYPTION_KEYS no longer lists: list that key again to read it');
-      return true;
-    });
+    assert.throws(
+      () => openText(underB, old, ROW),
+      (error: unknown) => {
+        assert.ok(error instanceof StoredTextDecryptionError);
+        assert.equal(
+          error.message,
+          'a webhook body or response excerpt is sealed with key id "key-a", which PAYLOAD_ENCRYPTION_KEYS no longer lists: list that key again to read it',
+        );
+        return true;
+      },
+    );
   });
 
   it('refuses altered or truncated ciphertext, and a key id whose key changed, without the text in the message', () => {
@@ -95,16 +110,28 @@ describe('data at rest', () => {
     altered[20] ^= 1;
     const [otherA] = setting('key-a');
     const cases: Array<[Parameters<typeof openText>, string]> = [
-      [[underA, { ...sealed, sealed: altered }, ROW], 'it belongs to another row, or it was altered (or the key under this id changed)'],
+      [
+        [underA, { ...sealed, sealed: altered }, ROW],
+        'it belongs to another row, or it was altered (or the key under this id changed)',
+      ],
       [[underA, { ...sealed, sealed: sealed.sealed!.subarray(0, 27) }, ROW], 'its data is too short'],
-      [[dataAtRest(loadConfig({ PAYLOAD_ENCRYPTION_KEYS: otherA })), sealed, ROW], 'it belongs to another row, or it was altered (or the key under this id changed)'],
+      [
+        [dataAtRest(loadConfig({ PAYLOAD_ENCRYPTION_KEYS: otherA })), sealed, ROW],
+        'it belongs to another row, or it was altered (or the key under this id changed)',
+      ],
     ];
     for (const [args, reason] of cases) {
-      assert.throws(() => openText(...args), (error: unknown) => {
-        assert.ok(error instanceof StoredTextDecryptionError);
-        assert.equal(error.message, `a webhook body or response excerpt sealed with key "key-a" does not open: ${reason}`);
-        return true;
-      });
+      assert.throws(
+        () => openText(...args),
+        (error: unknown) => {
+          assert.ok(error instanceof StoredTextDecryptionError);
+          assert.equal(
+            error.message,
+            `a webhook body or response excerpt sealed with key "key-a" does not open: ${reason}`,
+          );
+          return true;
+        },
+      );
     }
   });
 });

@@ -39,7 +39,7 @@ const PARSE_REFUSALS: Readonly<Record<string, string>> = {
   'not a pr': "Expected '(' after 'not' at position 1, found 'a'",
   'a pr and': "Expected an attribute name, '(' or 'not' at position 9, found the end of the filter",
   'or a pr': "Expected an attribute name, '(' or 'not' at position 1, found 'or'",
-  'a': "Expected an operator after 'a' at position 2, found the end of the filter",
+  a: "Expected an operator after 'a' at position 2, found the end of the filter",
   'a like "x"': "Unknown operator 'like' at position 3; expected one of eq, ne, co, sw, ew, gt, lt, ge, le, pr",
   'a eq': "Missing value after 'a eq' at position 3: found the end of the filter",
   'a eq x': "The value 'x' at position 6 must be a double-quoted string, a number, true, false or null",
@@ -54,10 +54,22 @@ const PARSE_REFUSALS: Readonly<Record<string, string>> = {
 describe('SCIM filter tokenizer', () => {
   it('splits words, punctuation, strings and numbers with their 1-based positions, then an end token', () => {
     const tokens = tokenize('emails[type eq "work"] and x gt -2.5');
-    assert.deepEqual(tokens.map((t) => [t.kind, t.text, t.position]), [
-      ['word', 'emails', 1], ['lbracket', '[', 7], ['word', 'type', 8], ['word', 'eq', 13], ['string', '"work"', 16],
-      ['rbracket', ']', 22], ['word', 'and', 24], ['word', 'x', 28], ['word', 'gt', 30], ['number', '-2.5', 33], ['end', '', 37],
-    ]);
+    assert.deepEqual(
+      tokens.map((t) => [t.kind, t.text, t.position]),
+      [
+        ['word', 'emails', 1],
+        ['lbracket', '[', 7],
+        ['word', 'type', 8],
+        ['word', 'eq', 13],
+        ['string', '"work"', 16],
+        ['rbracket', ']', 22],
+        ['word', 'and', 24],
+        ['word', 'x', 28],
+        ['word', 'gt', 30],
+        ['number', '-2.5', 33],
+        ['end', '', 37],
+      ],
+    );
     assert.equal(tokens[4].value, 'work');
     assert.equal(tokens[9].value, -2.5);
   });
@@ -68,7 +80,10 @@ describe('SCIM filter tokenizer', () => {
   });
 
   it('keeps URN prefixes, sub-attributes and $ in one word', () => {
-    assert.deepEqual(tokenize('urn:x:y:User:name.given_$-1').map((t) => t.text), ['urn:x:y:User:name.given_$-1', '']);
+    assert.deepEqual(
+      tokenize('urn:x:y:User:name.given_$-1').map((t) => t.text),
+      ['urn:x:y:User:name.given_$-1', ''],
+    );
   });
 
   for (const [filter, detail] of Object.entries(TOKEN_REFUSALS)) {
@@ -96,7 +111,10 @@ describe('SCIM filter parser: errors', () => {
   });
 
   it('cuts a long unexpected token to 40 characters', () => {
-    assert.equal(refusal(`a pr ${'b'.repeat(50)}`), `Unexpected '${'b'.repeat(40)}...' at position 6: expected 'and', 'or' or the end of the filter`);
+    assert.equal(
+      refusal(`a pr ${'b'.repeat(50)}`),
+      `Unexpected '${'b'.repeat(40)}...' at position 6: expected 'and', 'or' or the end of the filter`,
+    );
   });
 });
 
@@ -107,12 +125,20 @@ describe('SCIM filter parser: literals and keywords', () => {
       assert.equal(node.kind, 'compare');
       return node.kind === 'compare' && [node.operator, node.value.kind, node.value.value];
     });
-    assert.deepEqual(values, [['eq', 'boolean', true], ['eq', 'boolean', false], ['ne', 'null', null], ['ge', 'number', 100], ['le', 'number', -0.25]]);
+    assert.deepEqual(values, [
+      ['eq', 'boolean', true],
+      ['eq', 'boolean', false],
+      ['ne', 'null', null],
+      ['ge', 'number', 100],
+      ['le', 'number', -0.25],
+    ]);
   });
 
   it('reads `pr` as presence, with no value, and `not` only before a parenthesis', () => {
     assert.deepEqual(parseFilter('title PR'), {
-      kind: 'present', position: 1, path: { uri: undefined, attribute: 'title', subAttribute: undefined, text: 'title', position: 1 },
+      kind: 'present',
+      position: 1,
+      path: { uri: undefined, attribute: 'title', subAttribute: undefined, text: 'title', position: 1 },
     });
     const not = parseFilter('not (title pr)');
     assert.equal(not.kind, 'not');
@@ -131,32 +157,70 @@ describe('SCIM filter parser: literals and keywords', () => {
 describe('SCIM attribute paths', () => {
   it('splits a URN prefix at its last colon, and a sub-attribute at its dot', () => {
     assert.deepEqual(parseAttributePath('urn:ietf:params:scim:schemas:core:2.0:User:name.familyName', 7), {
-      uri: 'urn:ietf:params:scim:schemas:core:2.0:User', attribute: 'name', subAttribute: 'familyName',
-      text: 'urn:ietf:params:scim:schemas:core:2.0:User:name.familyName', position: 7,
+      uri: 'urn:ietf:params:scim:schemas:core:2.0:User',
+      attribute: 'name',
+      subAttribute: 'familyName',
+      text: 'urn:ietf:params:scim:schemas:core:2.0:User:name.familyName',
+      position: 7,
     });
-    assert.deepEqual(parseAttributePath('members.$ref'), { uri: undefined, attribute: 'members', subAttribute: '$ref', text: 'members.$ref', position: 1 });
+    assert.deepEqual(parseAttributePath('members.$ref'), {
+      uri: undefined,
+      attribute: 'members',
+      subAttribute: '$ref',
+      text: 'members.$ref',
+      position: 1,
+    });
   });
 
   it('refuses more than one dot, a name starting with a digit or a dash, and an empty part', () => {
-    assert.deepEqual(['a.b.c', '1a', '-a', 'a.', '.a', 'a.$b', 'urn:x:'].map((text) => parseAttributePath(text)), Array(7).fill(undefined));
+    assert.deepEqual(
+      ['a.b.c', '1a', '-a', 'a.', '.a', 'a.$b', 'urn:x:'].map((text) => parseAttributePath(text)),
+      Array(7).fill(undefined),
+    );
   });
 });
 
 describe('SCIM filter date-times (xsd:dateTime)', () => {
   it('keeps the instant: the offset kept, a missing offset read as UTC, a space for T, z upper-cased', () => {
     assert.deepEqual(
-      ['2026-11-23T10:00:00Z', '2026-11-23 10:00:00', '2026-11-23t10:00:00.123456789+14:00', '2026-11-23T10:00:00z', '2026-11-23T10:00:00-05:30'].map(normaliseDateTime),
-      ['2026-11-23T10:00:00Z', '2026-11-23T10:00:00Z', '2026-11-23T10:00:00.123456789+14:00', '2026-11-23T10:00:00Z', '2026-11-23T10:00:00-05:30'],
+      [
+        '2026-11-23T10:00:00Z',
+        '2026-11-23 10:00:00',
+        '2026-11-23t10:00:00.123456789+14:00',
+        '2026-11-23T10:00:00z',
+        '2026-11-23T10:00:00-05:30',
+      ].map(normaliseDateTime),
+      [
+        '2026-11-23T10:00:00Z',
+        '2026-11-23T10:00:00Z',
+        '2026-11-23T10:00:00.123456789+14:00',
+        '2026-11-23T10:00:00Z',
+        '2026-11-23T10:00:00-05:30',
+      ],
     );
   });
 
   it('takes 29 February in leap years only (2000 and 2024, not 1900 or 2026)', () => {
-    assert.deepEqual(['2000', '2024', '1900', '2026'].map((year) => normaliseDateTime(`${year}-02-29T00:00:00Z`) !== undefined), [true, true, false, false]);
+    assert.deepEqual(
+      ['2000', '2024', '1900', '2026'].map((year) => normaliseDateTime(`${year}-02-29T00:00:00Z`) !== undefined),
+      [true, true, false, false],
+    );
   });
 
   it('refuses impossible dates, times and offsets', () => {
-    const refused = ['0000-01-01T00:00:00Z', '2026-13-01T00:00:00Z', '2026-04-31T00:00:00Z', '2026-01-01T24:00:00Z', '2026-01-01T00:60:00Z',
-      '2026-01-01T00:00:60Z', '2026-01-01T00:00:00+14:01', '2026-01-01T00:00:00+15:00', '2026-01-01T00:00:00+01:60', '2026-01-01', '2026-01-01T00:00:00.Z'];
+    const refused = [
+      '0000-01-01T00:00:00Z',
+      '2026-13-01T00:00:00Z',
+      '2026-04-31T00:00:00Z',
+      '2026-01-01T24:00:00Z',
+      '2026-01-01T00:60:00Z',
+      '2026-01-01T00:00:60Z',
+      '2026-01-01T00:00:00+14:01',
+      '2026-01-01T00:00:00+15:00',
+      '2026-01-01T00:00:00+01:60',
+      '2026-01-01',
+      '2026-01-01T00:00:00.Z',
+    ];
     assert.deepEqual(refused.map(normaliseDateTime), Array(refused.length).fill(undefined));
   });
 });

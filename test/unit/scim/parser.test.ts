@@ -37,7 +37,9 @@ describe('SCIM filter parser: syntax tree and positions', () => {
   }
 
   it('keeps 1-based positions of paths and values, and splits URN-qualified paths', () => {
-    const node = parseFilter('displayName eq "x" and urn:ietf:params:scim:schemas:core:2.0:Group:members.value eq "\\u00e9"');
+    const node = parseFilter(
+      'displayName eq "x" and urn:ietf:params:scim:schemas:core:2.0:Group:members.value eq "\\u00e9"',
+    );
     assert.equal(node.kind, 'and');
     const [first, second] = node.kind === 'and' ? node.operands : [];
     assert.deepEqual(first, {

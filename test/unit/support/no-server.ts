@@ -28,7 +28,8 @@ function describeTarget(args: unknown[]): string {
   return typeof second === 'string' ? `${second}:${String(first)}` : String(first);
 }
 
-const isEsbuild = (command: unknown): boolean => typeof command === 'string' && /[\\/]esbuild[\\/]|[\\/]esbuild(\.exe)?$/.test(command);
+const isEsbuild = (command: unknown): boolean =>
+  typeof command === 'string' && /[\\/]esbuild[\\/]|[\\/]esbuild(\.exe)?$/.test(command);
 
 /** Makes every socket, server and child process of this process (esbuild's excepted) throw. Once is enough. */
 export function installNoServerGuard(): void {
@@ -45,8 +46,13 @@ export function installNoServerGuard(): void {
   };
   for (const name of ['spawn', 'spawnSync', 'execFile', 'execFileSync', 'exec', 'execSync', 'fork'] as const) {
     const original = child_process[name] as (...args: unknown[]) => unknown;
-    (child_process as Record<string, unknown>)[name] = function guarded(this: unknown, command: unknown, ...rest: unknown[]): unknown {
-      if (name !== 'exec' && name !== 'execSync' && name !== 'fork' && isEsbuild(command)) return original.call(this, command, ...rest);
+    (child_process as Record<string, unknown>)[name] = function guarded(
+      this: unknown,
+      command: unknown,
+      ...rest: unknown[]
+    ): unknown {
+      if (name !== 'exec' && name !== 'execSync' && name !== 'fork' && isEsbuild(command))
+        return original.call(this, command, ...rest);
       return refuse(`a child process (child_process.${name} ${String(command)})`);
     };
   }

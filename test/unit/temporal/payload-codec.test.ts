@@ -4,7 +4,14 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { defaultPayloadConverter, METADATA_ENCODING_KEY, type Payload } from '@temporalio/common';
 import candidateNew from '../../fixtures/events/candidate-new.json';
-import { AesGcmPayloadCodec, ENCRYPTED_ENCODING, KEY_DERIVATION, KEY_DERIVATION_METADATA, KEY_ID_METADATA, PayloadDecryptionError } from '../../../temporal/payload-codec';
+import {
+  AesGcmPayloadCodec,
+  ENCRYPTED_ENCODING,
+  KEY_DERIVATION,
+  KEY_DERIVATION_METADATA,
+  KEY_ID_METADATA,
+  PayloadDecryptionError,
+} from '../../../temporal/payload-codec';
 import { sealBytes } from '../../../lib/aes-gcm';
 import { temporal } from '@temporalio/proto';
 import { dataConverterFor } from '../../../temporal/settings';
@@ -22,14 +29,20 @@ describe('AES-256-GCM payload codec', () => {
     const codec = new AesGcmPayloadCodec([current]);
     const original = plainPayload(candidateNew);
     const [encrypted] = await codec.encode([original]);
-    assert.deepEqual(Object.keys(encrypted.metadata!).sort(), [METADATA_ENCODING_KEY, KEY_ID_METADATA, KEY_DERIVATION_METADATA].sort());
+    assert.deepEqual(
+      Object.keys(encrypted.metadata!).sort(),
+      [METADATA_ENCODING_KEY, KEY_ID_METADATA, KEY_DERIVATION_METADATA].sort(),
+    );
     assert.equal(text(encrypted.metadata![KEY_DERIVATION_METADATA]), KEY_DERIVATION);
     assert.equal(text(encrypted.metadata![METADATA_ENCODING_KEY]), ENCRYPTED_ENCODING);
     assert.equal(text(encrypted.metadata![KEY_ID_METADATA]), '2025-06');
-    for (const secret of ['ada@example.org', '+49 30 1234567', 'json/plain']) assert.ok(!Buffer.from(encrypted.data!).includes(secret), secret);
+    for (const secret of ['ada@example.org', '+49 30 1234567', 'json/plain'])
+      assert.ok(!Buffer.from(encrypted.data!).includes(secret), secret);
     const [decoded] = await codec.decode([encrypted]);
     assert.deepEqual(defaultPayloadConverter.fromPayload(decoded), candidateNew);
-    assert.deepEqual(Object.fromEntries(Object.entries(decoded.metadata!).map(([k, v]) => [k, text(v)])), { encoding: 'json/plain' });
+    assert.deepEqual(Object.fromEntries(Object.entries(decoded.metadata!).map(([k, v]) => [k, text(v)])), {
+      encoding: 'json/plain',
+    });
   });
 
   it('uses a fresh IV for every payload, so equal events never give equal ciphertexts', async () => {
@@ -45,7 +58,10 @@ describe('AES-256-GCM payload codec', () => {
     assert.equal(payloadCodecs?.length, 1);
     const payloads = await payloadCodecs[0].encode([plainPayload(candidateNew), plainPayload('second')]);
     const decoded = await payloadCodecs[0].decode(payloads);
-    assert.deepEqual(decoded.map((p) => defaultPayloadConverter.fromPayload(p)), [candidateNew, 'second']);
+    assert.deepEqual(
+      decoded.map((p) => defaultPayloadConverter.fromPayload(p)),
+      [candidateNew, 'second'],
+    );
     assert.deepEqual(dataConverterFor(loadConfig({})), {});
   });
 
@@ -56,7 +72,10 @@ describe('AES-256-GCM payload codec', () => {
     const [fresh] = await rotated.encode([plainPayload({ email: 'grace@example.org' })]);
     assert.equal(text(fresh.metadata![KEY_ID_METADATA]), '2025-06');
     const decoded = await rotated.decode([old, fresh]);
-    assert.deepEqual(decoded.map((p) => defaultPayloadConverter.fromPayload(p)), [{ email: 'ada@example.org' }, { email: 'grace@example.org' }]);
+    assert.deepEqual(
+      decoded.map((p) => defaultPayloadConverter.fromPayload(p)),
+      [{ email: 'ada@example.org' }, { email: 'grace@example.org' }],
+    );
   });
 
   it('encrypts under the key derived for Temporal (HKDF), not the raw key; payloads written before, under the raw key and without the marker, still decode', async () => {
@@ -68,13 +87,28 @@ describe('AES-256-GCM payload codec', () => {
     await assert.rejects(codec.decode([unmarked]), /authentication failed/);
     // A payload as the codec wrote it before the derivation: raw key, no marker.
     const legacy: Payload = {
-      metadata: { [METADATA_ENCODING_KEY]: Buffer.from(ENCRYPTED_ENCODING), [KEY_ID_METADATA]: Buffer.from(current.id) },
-      data: sealBytes(current.key, temporal.api.common.v1.Payload.encode(plainPayload({ email: 'grace@example.org' })).finish()),
+      metadata: {
+        [METADATA_ENCODING_KEY]: Buffer.from(ENCRYPTED_ENCODING),
+        [KEY_ID_METADATA]: Buffer.from(current.id),
+      },
+      data: sealBytes(
+        current.key,
+        temporal.api.common.v1.Payload.encode(plainPayload({ email: 'grace@example.org' })).finish(),
+      ),
     };
     const decoded = await codec.decode([legacy, derived]);
-    assert.deepEqual(decoded.map((p) => defaultPayloadConverter.fromPayload(p)), [{ email: 'grace@example.org' }, { email: 'ada@example.org' }]);
-    const unknown = { ...derived, metadata: { ...derived.metadata, [KEY_DERIVATION_METADATA]: Buffer.from('hkdf-sha512/other') } };
-    await assert.rejects(codec.decode([unknown]), { name: 'PayloadDecryptionError', message: 'Cannot decrypt a payload: unknown encryption-key-derivation "hkdf-sha512/other"' });
+    assert.deepEqual(
+      decoded.map((p) => defaultPayloadConverter.fromPayload(p)),
+      [{ email: 'grace@example.org' }, { email: 'ada@example.org' }],
+    );
+    const unknown = {
+      ...derived,
+      metadata: { ...derived.metadata, [KEY_DERIVATION_METADATA]: Buffer.from('hkdf-sha512/other') },
+    };
+    await assert.rejects(codec.decode([unknown]), {
+      name: 'PayloadDecryptionError',
+      message: 'Cannot decrypt a payload: unknown encryption-key-derivation "hkdf-sha512/other"',
+    });
   });
 
   it('passes payloads that it did not encrypt through decode unchanged', async () => {
@@ -90,13 +124,23 @@ describe('AES-256-GCM payload codec', () => {
     for (const index of [0, 11, 12, Math.floor(length / 2), length - 17, length - 1]) {
       const data = Buffer.from(encrypted.data!);
       data[index] ^= 0x01;
-      await assert.rejects(codec.decode([{ ...encrypted, data }]), (error: Error) => {
-        assert.ok(error instanceof PayloadDecryptionError);
-        assert.equal(error.message, 'Cannot decrypt a payload with key "2025-06": authentication failed (the data was altered, or the key under this id changed)');
-        return true;
-      }, `byte ${index}`);
+      await assert.rejects(
+        codec.decode([{ ...encrypted, data }]),
+        (error: Error) => {
+          assert.ok(error instanceof PayloadDecryptionError);
+          assert.equal(
+            error.message,
+            'Cannot decrypt a payload with key "2025-06": authentication failed (the data was altered, or the key under this id changed)',
+          );
+          return true;
+        },
+        `byte ${index}`,
+      );
     }
-    await assert.rejects(codec.decode([{ ...encrypted, data: Buffer.from(encrypted.data!).subarray(0, 20) }]), /Cannot decrypt a payload with key "2025-06": its data is too short/);
+    await assert.rejects(
+      codec.decode([{ ...encrypted, data: Buffer.from(encrypted.data!).subarray(0, 20) }]),
+      /Cannot decrypt a payload with key "2025-06": its data is too short/,
+    );
   });
 
   it('detects a payload encrypted under another key with the same id', async () => {
@@ -108,7 +152,10 @@ describe('AES-256-GCM payload codec', () => {
     const [encrypted] = await new AesGcmPayloadCodec([newKey('retired')]).encode([plainPayload('x')]);
     await assert.rejects(
       new AesGcmPayloadCodec([current, previous]).decode([encrypted]),
-      (error: Error) => error instanceof PayloadDecryptionError && error.message === 'Cannot decrypt a payload: its encryption key id "retired" is not in PAYLOAD_ENCRYPTION_KEYS (ids: 2025-06, 2025-01)',
+      (error: Error) =>
+        error instanceof PayloadDecryptionError &&
+        error.message ===
+          'Cannot decrypt a payload: its encryption key id "retired" is not in PAYLOAD_ENCRYPTION_KEYS (ids: 2025-06, 2025-01)',
     );
   });
 });

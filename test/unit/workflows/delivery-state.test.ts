@@ -18,7 +18,10 @@ interface Waiting {
   expire(): void;
 }
 
-const handlers = new Map<string, { handler: (...args: unknown[]) => unknown; validator?: (...args: unknown[]) => void }>();
+const handlers = new Map<
+  string,
+  { handler: (...args: unknown[]) => unknown; validator?: (...args: unknown[]) => void }
+>();
 const waits: Waiting[] = [];
 const upserts: string[] = [];
 const details: string[] = [];
@@ -26,7 +29,11 @@ const patches: string[] = [];
 
 const standIn = {
   ...realWorkflow,
-  setHandler(definition: { name: string }, handler: (...args: unknown[]) => unknown, options?: { validator?: (...args: unknown[]) => void }) {
+  setHandler(
+    definition: { name: string },
+    handler: (...args: unknown[]) => unknown,
+    options?: { validator?: (...args: unknown[]) => void },
+  ) {
     handlers.set(definition.name, { handler, validator: options?.validator });
   },
   condition(predicate: () => boolean, timeoutMs?: number, options?: { summary?: string }): Promise<boolean> {
@@ -59,7 +66,12 @@ function loadWithStandIn(): typeof DeliveryStateModule {
   const workflowPath = require.resolve('@temporalio/workflow');
   const statePath = require.resolve('../../../workflows/webhooks/delivery-state');
   const saved = { workflow: require.cache[workflowPath], state: require.cache[statePath] };
-  require.cache[workflowPath] = { id: workflowPath, filename: workflowPath, loaded: true, exports: standIn } as NodeJS.Module;
+  require.cache[workflowPath] = {
+    id: workflowPath,
+    filename: workflowPath,
+    loaded: true,
+    exports: standIn,
+  } as NodeJS.Module;
   delete require.cache[statePath];
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded afresh against the stand-in
@@ -71,14 +83,37 @@ function loadWithStandIn(): typeof DeliveryStateModule {
   }
 }
 
-const { trackDelivery, retrySummary, holdSummary, queuedSummary, BLOCKED_SUMMARY, NOT_BLOCKED, NOT_WAITING, ENTITY_ORDERING_PATCH } = loadWithStandIn();
+const {
+  trackDelivery,
+  retrySummary,
+  holdSummary,
+  queuedSummary,
+  BLOCKED_SUMMARY,
+  NOT_BLOCKED,
+  NOT_WAITING,
+  ENTITY_ORDERING_PATCH,
+} = loadWithStandIn();
 
-const input = { webhookId: 'w-1', eventId: 'e-1', event: { event_type: 'job', action: 'new', data: {} } } as unknown as DeliverWebhookInput;
-const status = () => handlers.get('webhookStatus')!.handler() as { state: string; nextAttemptAt: string | null; webhookId: string; eventId: string };
+const input = {
+  webhookId: 'w-1',
+  eventId: 'e-1',
+  event: { event_type: 'job', action: 'new', data: {} },
+} as unknown as DeliverWebhookInput;
+const status = () =>
+  handlers.get('webhookStatus')!.handler() as {
+    state: string;
+    nextAttemptAt: string | null;
+    webhookId: string;
+    eventId: string;
+  };
 const validate = (name: string, ...args: unknown[]) => handlers.get(name)!.validator!(...args);
 /** Lets the workflow code after an ended wait run. */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
-const hold = (state: PartnerHold['state'], ceilingMs: number, pauseReason: string | null = null): PartnerHold => ({ state, ceilingMs, pauseReason });
+const hold = (state: PartnerHold['state'], ceilingMs: number, pauseReason: string | null = null): PartnerHold => ({
+  state,
+  ceilingMs,
+  pauseReason,
+});
 
 describe('the delivery workflow state (trackDelivery)', () => {
   const realNow = Date.now;
@@ -93,8 +128,20 @@ describe('the delivery workflow state (trackDelivery)', () => {
 
   it('starts sending, answers the status query with its ids, and registers its four messages', () => {
     trackDelivery(input);
-    assert.deepEqual([...handlers.keys()].sort(), ['orderingDecision', 'orderingTurn', 'partnerReleased', 'retryNow', 'webhookStatus']);
-    assert.deepEqual(status(), { webhookId: 'w-1', eventId: 'e-1', state: 'sending', attempts: [], nextAttemptAt: null });
+    assert.deepEqual([...handlers.keys()].sort(), [
+      'orderingDecision',
+      'orderingTurn',
+      'partnerReleased',
+      'retryNow',
+      'webhookStatus',
+    ]);
+    assert.deepEqual(status(), {
+      webhookId: 'w-1',
+      eventId: 'e-1',
+      state: 'sending',
+      attempts: [],
+      nextAttemptAt: null,
+    });
   });
 
   it('shows no WebhookStatus for a first-try delivery, and every change after the first', () => {
@@ -120,14 +167,23 @@ describe('the delivery workflow state (trackDelivery)', () => {
       assert.deepEqual(await next, { scheduledAt: due, trigger: 'schedule' });
       assert.deepEqual([status().state, status().nextAttemptAt], ['sending', null]);
     }
-    assert.deepEqual(waits.map((w) => w.summary), ['retry 1 of 3 in 10 s', 'retry 2 of 3 in 100 s', 'retry 3 of 3 in 1000 s']);
+    assert.deepEqual(
+      waits.map((w) => w.summary),
+      ['retry 1 of 3 in 10 s', 'retry 2 of 3 in 100 s', 'retry 3 of 3 in 1000 s'],
+    );
   });
 
   it("waits for a partner's Retry-After when it is longer than the timer, never shorter", async () => {
     const delivery = trackDelivery(input);
     void delivery.waitForRetry(1, 250_000);
     void delivery.waitForRetry(2, 5_000);
-    assert.deepEqual(waits.map((w) => [w.timeoutMs, w.summary]), [[250_000, 'retry 1 of 3 in 250 s'], [100_000, 'retry 2 of 3 in 100 s']]);
+    assert.deepEqual(
+      waits.map((w) => [w.timeoutMs, w.summary]),
+      [
+        [250_000, 'retry 1 of 3 in 250 s'],
+        [100_000, 'retry 2 of 3 in 100 s'],
+      ],
+    );
   });
 
   it('takes a retry-now only while waiting, once, and then makes the next attempt at once, manual', async () => {
@@ -148,7 +204,8 @@ describe('the delivery workflow state (trackDelivery)', () => {
     const held = delivery.waitWhileHeld(hold('paused', 3_600_000, 'maintenance'));
     assert.equal(status().state, 'held');
     assert.deepEqual(upserts, ['WebhookStatus=held']);
-    const summary = 'held: partner paused by an operator (maintenance); the attempt waits for the hold to end, at the latest until 2026-11-23T11:00:00.000Z';
+    const summary =
+      'held: partner paused by an operator (maintenance); the attempt waits for the hold to end, at the latest until 2026-11-23T11:00:00.000Z';
     assert.deepEqual([waits[0].timeoutMs, waits[0].summary, details], [3_600_000, summary, [summary]]);
     assert.equal(waits[0].check(), false);
     handlers.get('partnerReleased')!.handler();
@@ -173,7 +230,10 @@ describe('the delivery workflow state (trackDelivery)', () => {
     const delivery = trackDelivery(input);
     handlers.get('orderingTurn')!.handler();
     await delivery.waitForTurn({ sequence: 5, behind: { webhookId: 'w-0', sequence: 4 } });
-    assert.deepEqual([patches, details], [[ENTITY_ORDERING_PATCH], [queuedSummary({ webhookId: 'w-0', sequence: 4 }), '']]);
+    assert.deepEqual(
+      [patches, details],
+      [[ENTITY_ORDERING_PATCH], [queuedSummary({ webhookId: 'w-0', sequence: 4 }), '']],
+    );
     assert.equal(details[0], 'waiting for webhook w-0, sequence 4 of its key');
     assert.equal(waits.length, 0);
     const again = delivery.waitForTurn({ sequence: 6, behind: { webhookId: 'w-5', sequence: 5 } });
@@ -203,18 +263,29 @@ describe('the delivery workflow state (trackDelivery)', () => {
     const delivery = trackDelivery(input);
     void delivery.waitForRetry(1);
     delivery.cancelled();
-    assert.deepEqual([status().state, status().nextAttemptAt, upserts.at(-1)], ['cancelled', null, 'WebhookStatus=cancelled']);
+    assert.deepEqual(
+      [status().state, status().nextAttemptAt, upserts.at(-1)],
+      ['cancelled', null, 'WebhookStatus=cancelled'],
+    );
   });
 });
 
 describe("the delivery's summaries in Temporal UI", () => {
   it('say which retry comes and when, in seconds', () => {
-    assert.deepEqual([retrySummary(1, 10_000), retrySummary(3, 1_000_000), retrySummary(2, 1_500)], ['retry 1 of 3 in 10 s', 'retry 3 of 3 in 1000 s', 'retry 2 of 3 in 1.5 s']);
+    assert.deepEqual(
+      [retrySummary(1, 10_000), retrySummary(3, 1_000_000), retrySummary(2, 1_500)],
+      ['retry 1 of 3 in 10 s', 'retry 3 of 3 in 1000 s', 'retry 2 of 3 in 1.5 s'],
+    );
   });
 
   it('say why a delivery is held, with the reason of a pause, and until when', () => {
-    assert.equal(holdSummary(hold('throttled', 1), '2026-11-23T11:00:00.000Z'),
-      'held: partner asked to wait (Retry-After); the attempt waits for the hold to end, at the latest until 2026-11-23T11:00:00.000Z');
-    assert.equal(holdSummary(hold('paused', 1, ''), 'T'), 'held: partner paused by an operator; the attempt waits for the hold to end, at the latest until T');
+    assert.equal(
+      holdSummary(hold('throttled', 1), '2026-11-23T11:00:00.000Z'),
+      'held: partner asked to wait (Retry-After); the attempt waits for the hold to end, at the latest until 2026-11-23T11:00:00.000Z',
+    );
+    assert.equal(
+      holdSummary(hold('paused', 1, ''), 'T'),
+      'held: partner paused by an operator; the attempt waits for the hold to end, at the latest until T',
+    );
   });
 });

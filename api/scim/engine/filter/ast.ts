@@ -29,4 +29,9 @@ export type FilterNode =
       readonly position: number;
     }
   | { readonly kind: 'present'; readonly path: AttributePath; readonly position: number }
-  | { readonly kind: 'valuePath'; readonly path: AttributePath; readonly filter: FilterNode; readonly position: number };
+  | {
+      readonly kind: 'valuePath';
+      readonly path: AttributePath;
+      readonly filter: FilterNode;
+      readonly position: number;
+    };

@@ -53,7 +53,10 @@ class FilterCompiler {
         const operands = node.operands.map((operand) => this.compile(operand, scope));
         const separator = node.kind === 'and' ? ' AND ' : ' OR ';
         return {
-          sql: sql`(${joinSql(operands.map((o) => o.sql), separator)})`,
+          sql: sql`(${joinSql(
+            operands.map((o) => o.sql),
+            separator,
+          )})`,
           joined: operands.some((o) => o.joined),
           containing: combinedContaining(operands, node.kind),
         };
@@ -76,9 +79,8 @@ class FilterCompiler {
 
   private leafPredicate(node: Extract<FilterNode, { kind: 'present' | 'compare' }>, scope: Scope): Predicate {
     const attribute = this.resolve(node.path, scope);
-    const predicate = node.kind === 'present'
-      ? this.present(attribute)
-      : this.compare(attribute, node.operator, node.value);
+    const predicate =
+      node.kind === 'present' ? this.present(attribute) : this.compare(attribute, node.operator, node.value);
     if (scope.parent) return predicate;
     if (attribute.definition.multiValued) return exists(attribute.definition, predicate);
     return attribute.parent?.multiValued ? exists(attribute.parent, predicate) : predicate;
@@ -110,9 +112,10 @@ class FilterCompiler {
   private present(attribute: ResolvedAttribute): Predicate {
     if (attribute.definition.type === 'complex') return TRUE; // multi-valued: wrapped in EXISTS; meta: always there
     const { expression, joined } = this.leaf(attribute);
-    const test = attribute.definition.type === 'dateTime' || attribute.definition.type === 'boolean'
-      ? sql`${expression} IS NOT NULL`
-      : sql`(${expression} IS NOT NULL AND ${expression} <> '')`;
+    const test =
+      attribute.definition.type === 'dateTime' || attribute.definition.type === 'boolean'
+        ? sql`${expression} IS NOT NULL`
+        : sql`(${expression} IS NOT NULL AND ${expression} <> '')`;
     return { sql: test, joined };
   }
 
@@ -126,14 +129,20 @@ class FilterCompiler {
         );
       }
       // `members eq "1"` means `members.value eq "1"` (RFC 7644 section 3.4.2.2; Entra and AWS send it).
-      return this.compare({ name: `${attribute.name}.value`, definition: value, parent: attribute.definition }, operator, literal);
+      return this.compare(
+        { name: `${attribute.name}.value`, definition: value, parent: attribute.definition },
+        operator,
+        literal,
+      );
     }
     if (literal.kind === 'null') {
       throw invalidFilter(`Operator '${operator}' cannot compare with null at position ${literal.position}`);
     }
     if (attribute.definition.type === 'boolean') return this.compareBoolean(attribute, operator, literal);
     if (literal.kind === 'boolean' && operator in ORDERING) {
-      throw invalidFilter(`Operator '${operator}' cannot compare the boolean ${literal.text} at position ${literal.position}`);
+      throw invalidFilter(
+        `Operator '${operator}' cannot compare the boolean ${literal.text} at position ${literal.position}`,
+      );
     }
     if (literal.kind !== 'string') {
       const type = attribute.definition.type === 'dateTime' ? 'dateTime' : 'string';
@@ -142,7 +151,8 @@ class FilterCompiler {
           `${literal.position} cannot be compared with it, use a double-quoted string`,
       );
     }
-    if (attribute.definition.type === 'dateTime') return this.compareDateTime(attribute, operator, literal.value, literal.position);
+    if (attribute.definition.type === 'dateTime')
+      return this.compareDateTime(attribute, operator, literal.value, literal.position);
     const { equality, containing } = this.sqlOf(attribute);
     if (equality && (operator === 'eq' || operator === 'ne')) return compareKey(equality, operator, literal.value);
     const predicate = this.compareText(attribute, operator, literal.value);
@@ -158,13 +168,23 @@ class FilterCompiler {
       );
     }
     if (operator !== 'eq' && operator !== 'ne') {
-      throw invalidFilter(`Operator '${operator}' does not apply to the boolean attribute '${attribute.name}'; use eq or ne`);
+      throw invalidFilter(
+        `Operator '${operator}' does not apply to the boolean attribute '${attribute.name}'; use eq or ne`,
+      );
     }
     const { expression, joined } = this.leaf(attribute);
-    return { sql: sql`${expression} ${raw(operator === 'eq' ? '=' : '<>')} ${raw(literal.value ? 'TRUE' : 'FALSE')}`, joined };
+    return {
+      sql: sql`${expression} ${raw(operator === 'eq' ? '=' : '<>')} ${raw(literal.value ? 'TRUE' : 'FALSE')}`,
+      joined,
+    };
   }
 
-  private compareDateTime(attribute: ResolvedAttribute, operator: CompareOperator, value: string, position: number): Predicate {
+  private compareDateTime(
+    attribute: ResolvedAttribute,
+    operator: CompareOperator,
+    value: string,
+    position: number,
+  ): Predicate {
     if (operator === 'co' || operator === 'sw' || operator === 'ew') {
       throw invalidFilter(`Operator '${operator}' does not apply to the dateTime attribute '${attribute.name}'`);
     }

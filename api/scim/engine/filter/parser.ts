@@ -31,7 +31,10 @@ class FilterParser {
     const node = this.parseOr(false);
     const next = this.peek();
     if (next.kind !== 'end') {
-      const hint = next.kind === 'rparen' || next.kind === 'rbracket' ? 'it closes nothing' : "expected 'and', 'or' or the end of the filter";
+      const hint =
+        next.kind === 'rparen' || next.kind === 'rbracket'
+          ? 'it closes nothing'
+          : "expected 'and', 'or' or the end of the filter";
       throw invalidFilter(`Unexpected ${describe(next)} at position ${next.position}: ${hint}`);
     }
     return node;
@@ -69,7 +72,9 @@ class FilterParser {
     if (token.kind === 'word' && !this.isKeyword(token, 'and') && !this.isKeyword(token, 'or')) {
       return this.parseAttributeExpression(inValuePath);
     }
-    throw invalidFilter(`Expected an attribute name, '(' or 'not' at position ${token.position}, found ${describe(token)}`);
+    throw invalidFilter(
+      `Expected an attribute name, '(' or 'not' at position ${token.position}, found ${describe(token)}`,
+    );
   }
 
   /** `( filter )`, with the opening parenthesis as the current token. */
@@ -90,7 +95,9 @@ class FilterParser {
       return { kind: 'valuePath', path, filter, position: path.position };
     }
     if (next.kind !== 'word') {
-      throw invalidFilter(`Expected an operator after '${path.text}' at position ${next.position}, found ${describe(next)}`);
+      throw invalidFilter(
+        `Expected an operator after '${path.text}' at position ${next.position}, found ${describe(next)}`,
+      );
     }
     const operator = next.text.toLowerCase();
     if (!OPERATORS.has(operator)) {
@@ -100,7 +107,13 @@ class FilterParser {
     }
     this.index += 1;
     if (operator === 'pr') return { kind: 'present', path, position: path.position };
-    return { kind: 'compare', path, operator: operator as CompareOperator, value: this.parseLiteral(path, next), position: path.position };
+    return {
+      kind: 'compare',
+      path,
+      operator: operator as CompareOperator,
+      value: this.parseLiteral(path, next),
+      position: path.position,
+    };
   }
 
   private parseLiteral(path: AttributePath, operator: Token): Literal {
@@ -125,7 +138,9 @@ class FilterParser {
   private nested(open: Token, close: Token['kind'], closeText: string, inner: () => FilterNode): FilterNode {
     this.depth += 1;
     if (this.depth > MAX_FILTER_DEPTH) {
-      throw invalidFilter(`The filter is nested more than ${MAX_FILTER_DEPTH} levels deep at position ${open.position}`);
+      throw invalidFilter(
+        `The filter is nested more than ${MAX_FILTER_DEPTH} levels deep at position ${open.position}`,
+      );
     }
     const node = inner();
     const end = this.peek();

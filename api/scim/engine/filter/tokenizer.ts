@@ -12,14 +12,28 @@ export interface Token {
   readonly value?: string | number;
 }
 
-const PUNCTUATION: Readonly<Record<string, TokenKind>> = { '(': 'lparen', ')': 'rparen', '[': 'lbracket', ']': 'rbracket' };
+const PUNCTUATION: Readonly<Record<string, TokenKind>> = {
+  '(': 'lparen',
+  ')': 'rparen',
+  '[': 'lbracket',
+  ']': 'rbracket',
+};
 // Attribute paths (with URN prefixes and sub-attributes), operators, keywords and true/false/null.
 const WORD = /[A-Za-z_$][A-Za-z0-9_$:.-]*/y;
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 const WHITESPACE = /[ \t\r\n]+/y;
 // A number must not run straight into a name or another fraction: `1abc`, `1.2.3`.
 const NUMBER_TAIL = /[A-Za-z0-9_$.]/;
-const SIMPLE_ESCAPES: Readonly<Record<string, string>> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
+  '"': '"',
+  '\\': '\\',
+  '/': '/',
+  b: '\b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+};
 
 /** Splits a SCIM filter into tokens; string literals follow JSON (RFC 8259 section 7). */
 export function tokenize(filter: string): Token[] {
@@ -55,9 +69,11 @@ export function tokenize(filter: string): Token[] {
       if (number !== undefined && NUMBER_TAIL.test(filter[index + number.length] ?? '')) {
         throw invalidFilter(`Malformed number at position ${position}`);
       }
-      tokens.push(number !== undefined
-        ? { kind: 'number', text, position, value: Number(number) }
-        : { kind: 'word', text, position });
+      tokens.push(
+        number !== undefined
+          ? { kind: 'number', text, position, value: Number(number) }
+          : { kind: 'word', text, position },
+      );
       index += text.length;
     }
   }
@@ -90,7 +106,9 @@ function readString(filter: string, start: number): { value: string; end: number
         throw invalidFilter(`Invalid escape ${escape === undefined ? '\\' : `\\${escape}`} at position ${index + 1}`);
       }
     } else if (char < ' ') {
-      throw invalidFilter(`Control character ${describeChar(char)} at position ${index + 1} must be escaped inside a string`);
+      throw invalidFilter(
+        `Control character ${describeChar(char)} at position ${index + 1} must be escaped inside a string`,
+      );
     } else {
       value += char;
       index += 1;
