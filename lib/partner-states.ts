@@ -2,12 +2,12 @@
 // between them, and which state wins when several are in force at once. The gate is one `partner_gate` row per
 // task queue (db/migrations/014_partner_gate.ts); every statement on it is in store/partner/partner-gate.ts.
 //
-// | state       | entered by                                                      | left by                                     |
-// |-------------|-----------------------------------------------------------------|---------------------------------------------|
-// | `paused`    | an operator's pause (pauseGate)                                 | an operator's resume (resumeGate)           |
-// | `tripped`   | PARTNER_BREAKER_FAILURES `failing` answers in a row (feedGate)  | a probe's answer, `answered` (closeBreaker) |
-// | `throttled` | a 429 or 503 answer with Retry-After (feedGate)                 | the Retry-After time passing                |
-// | `active`    | none of the holds above in force                                | any hold coming into force                  |
+// | state       | entered by                                                     | left by                            |
+// |-------------|----------------------------------------------------------------|------------------------------------|
+// | `paused`    | an operator's pause (pauseGate)                                | an operator's resume (resumeGate)  |
+// | `tripped`   | PARTNER_BREAKER_FAILURES `failing` answers in a row (feedGate) | an `answered` probe (closeBreaker) |
+// | `throttled` | a 429 or 503 answer with Retry-After (feedGate)                | the Retry-After time passing       |
+// | `active`    | none of the holds above in force                               | any hold coming into force         |
 //
 // Which state wins: the first of HOLD_PRECEDENCE in force (an operator's pause over the breaker, the breaker
 // over a Retry-After), else `active`. A pause hides, and keeps, a trip or a Retry-After beneath it: after the
@@ -15,9 +15,9 @@
 //
 // What each state does: while `active`, an attempt's claim takes a send slot at the cap and POSTs. Otherwise the
 // claim holds the delivery without spending its attempt (store/webhooks/attempt-claim.ts), and its workflow waits
-// (workflows/webhooks/delivery-state.ts) until the partner recovery wakes it, at the cap, oldest first, once the gate is
-// active again (application/partner/partner-recovery.ts), or until PARTNER_HOLD_CEILING_MS has passed. While `tripped`,
-// the recovery sends one probe per PARTNER_PROBE_INTERVAL_MS (partner-client/partner-probe.ts).
+// (workflows/webhooks/delivery-state.ts) until the partner recovery wakes it, at the cap, oldest first, once the
+// gate is active again (application/partner/partner-recovery.ts), or until PARTNER_HOLD_CEILING_MS has passed.
+// While `tripped`, the recovery sends one probe per PARTNER_PROBE_INTERVAL_MS (partner-client/partner-probe.ts).
 
 /** Every state of the gate; the order is the one the API and the metrics list them in. */
 export const PARTNER_STATES = ['active', 'paused', 'tripped', 'throttled'] as const;

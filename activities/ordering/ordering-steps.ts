@@ -45,7 +45,8 @@ export interface OrderingStepsDependencies {
 export function createOrderingSteps({ config, knex, logger, workflowService }: OrderingStepsDependencies) {
   /**
    * Settles an ordered webhook's place in its lane (a final failure or a cancel leaves a gap) and wakes the next
-   * webhook of its key. A wake that cannot be sent is logged: the ordering sweep finds that webhook waiting and wakes it.
+   * webhook of its key. A wake that cannot be sent is logged: the ordering sweep finds that webhook waiting and
+   * wakes it.
    */
   async function settleInOrder(webhookId: string, status: StoppedStatus): Promise<void> {
     // Anything but a delivery leaves its number missing at the partner: a gap.
@@ -107,7 +108,10 @@ export function createOrderingSteps({ config, knex, logger, workflowService }: O
       return { status, blocks };
     },
 
-    /** Settles an ordered webhook's place once its delivery ended, or blocks its key. A redelivery has no place of its own. */
+    /**
+     * Settles an ordered webhook's place once its delivery ended, or blocks its key. A redelivery has no place of
+     * its own.
+     */
     async settleOrBlock(input: DeliverAttemptInput, place: Place, end: AttemptEnd): Promise<void> {
       if (end.blocks) await blockPlace(knex, input.webhookId);
       else if (end.status && place && !input.webhookIdHeader) await settleInOrder(input.webhookId, end.status);

@@ -75,7 +75,8 @@ export function createGateSteps({ config, knex, logger, draining }: GateStepsDep
             breakerFailures: config().PARTNER_BREAKER_FAILURES,
             probeIntervalMs: config().PARTNER_PROBE_INTERVAL_MS,
           },
-          'partner breaker tripped: the partner keeps failing, so every delivery is held and one probe at a time checks it',
+          'partner breaker tripped: the partner keeps failing, ' +
+            'so every delivery is held and one probe at a time checks it',
         );
       }
       if (change.throttledUntil) {

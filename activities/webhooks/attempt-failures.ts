@@ -1,8 +1,9 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { describeError } from '../../lib/describe-error';
 
-// The failures an activity throws on purpose, shared by the delivery's stages (activities/webhooks/delivery.ts)
-// the partner gate's claim (activities/partner/gate-steps.ts) and ordering's turn (activities/ordering/ordering-steps.ts).
+// The failures an activity throws on purpose, shared by the delivery's stages (activities/webhooks/delivery.ts),
+// the partner gate's claim (activities/partner/gate-steps.ts) and ordering's turn
+// (activities/ordering/ordering-steps.ts).
 
 /**
  * Retry delay of an attempt a draining worker gave back. Longer than the local activities' retry threshold

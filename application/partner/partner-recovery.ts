@@ -73,7 +73,8 @@ export async function runPartnerRecovery(deps: PartnerRecoveryDependencies, stop
         lastState = state;
       } else {
         lastState = undefined;
-        Object.assign(pace, releasePace()); // another worker's recovery releases meanwhile: a lease taken back starts at one tick's worth
+        // Another worker's recovery releases meanwhile: a lease taken back starts at one tick's worth.
+        Object.assign(pace, releasePace());
       }
       lastFailure = '';
     } catch (error) {

@@ -15,10 +15,12 @@ const HOLDS: Record<HoldState, { inForce: string; since: string }> = {
 };
 
 /** The state a gate row is in: the first hold of HOLD_PRECEDENCE in force, else active. */
-const GATE_STATE_SQL = `CASE ${HOLD_PRECEDENCE.map((state) => `WHEN ${HOLDS[state].inForce} THEN '${state}'`).join(' ')} ELSE 'active' END`;
+const GATE_STATE_SQL = `CASE ${HOLD_PRECEDENCE.map((state) => `WHEN ${HOLDS[state].inForce} THEN '${state}'`).join(' ')}
+  ELSE 'active' END`;
 
 /** When the hold in force (the row's `state`) began; null while active. */
-const HOLD_SINCE_SQL = `CASE state ${HOLD_PRECEDENCE.map((state) => `WHEN '${state}' THEN ${HOLDS[state].since}`).join(' ')} END`;
+const HOLD_SINCE_SQL = `CASE state
+  ${HOLD_PRECEDENCE.map((state) => `WHEN '${state}' THEN ${HOLDS[state].since}`).join(' ')} END`;
 
 /**
  * Creates the gate of a task queue, open, when it has none: the one way a gate row is written first. Every
@@ -70,10 +72,13 @@ export async function readGate(knex: Knex, taskQueue: string): Promise<GateView>
     knex,
     prepared(
       'read-partner-gate',
-      sql`SELECT state, pause_reason, max_per_second, consecutive_failures, trips, tripped_at, probe_due_at, retry_after_until,
-                 ${raw(HOLD_SINCE_SQL)} AS since,
-                 (CASE WHEN next_send_at > clock_timestamp() THEN extract(epoch FROM next_send_at - clock_timestamp()) * 1000 ELSE 0 END)::float8 AS slots_taken_ahead_ms,
-                 (SELECT count(*)::int FROM webhook_events WHERE held_since IS NOT NULL AND held_queue = ${taskQueue} AND status = 'pending') AS held
+      sql`SELECT state, pause_reason, max_per_second, consecutive_failures, trips, tripped_at, probe_due_at,
+                 retry_after_until, ${raw(HOLD_SINCE_SQL)} AS since,
+                 (CASE WHEN next_send_at > clock_timestamp()
+                       THEN extract(epoch FROM next_send_at - clock_timestamp()) * 1000
+                       ELSE 0 END)::float8 AS slots_taken_ahead_ms,
+                 (SELECT count(*)::int FROM webhook_events
+                   WHERE held_since IS NOT NULL AND held_queue = ${taskQueue} AND status = 'pending') AS held
             FROM (SELECT *, ${raw(GATE_STATE_SQL)} AS state FROM partner_gate WHERE task_queue = ${taskQueue}) gate`,
     ),
   );
@@ -126,9 +131,9 @@ export async function limitGate(knex: Knex, taskQueue: string, maxPerSecond: num
 // The partner recovery: its lease, the probe of a tripped breaker and its close, the release of held deliveries.
 
 /**
- * Makes `owner` the queue's one partner recovery loop (the columns keep their first name, `guard_*`) for `leaseMs`: true
- * while it holds the lease. A loop that stops answering loses it when the lease runs out, and another worker's
- * takes over.
+ * Makes `owner` the queue's one partner recovery loop (the columns keep their first name, `guard_*`) for
+ * `leaseMs`: true while it holds the lease. A loop that stops answering loses it when the lease runs out, and
+ * another worker's takes over.
  */
 export async function takeRecoveryLease(
   knex: Knex,
@@ -141,8 +146,11 @@ export async function takeRecoveryLease(
     knex,
     prepared(
       'take-recovery-lease',
-      sql`UPDATE partner_gate SET guard_owner = ${owner}, guard_lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000})
-           WHERE task_queue = ${taskQueue} AND (guard_owner = ${owner} OR guard_lease_until IS NULL OR guard_lease_until < clock_timestamp())
+      sql`UPDATE partner_gate
+             SET guard_owner = ${owner},
+                 guard_lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000})
+           WHERE task_queue = ${taskQueue}
+             AND (guard_owner = ${owner} OR guard_lease_until IS NULL OR guard_lease_until < clock_timestamp())
           RETURNING task_queue`,
     ),
   );
@@ -157,7 +165,10 @@ export async function releaseRecoveryLease(knex: Knex, taskQueue: string, owner:
   );
 }
 
-/** Takes the tripped breaker's next probe when it is due: only one caller gets it, and the next is `intervalMs` later. */
+/**
+ * Takes the tripped breaker's next probe when it is due: only one caller gets it, and the next is `intervalMs`
+ * later.
+ */
 export async function claimProbe(knex: Knex, taskQueue: string, intervalMs: number): Promise<boolean> {
   const rows = await runSql(
     knex,
@@ -207,7 +218,8 @@ export async function markReleased(knex: Knex, held: HeldDelivery): Promise<void
   // held_since is written to the millisecond (the claim truncates it), so a Date compares exactly.
   await runSql(
     knex,
-    sql`UPDATE webhook_events SET held_since = NULL WHERE id = ${held.webhookId} AND held_since = ${held.heldSince.toISOString()}::timestamptz`,
+    sql`UPDATE webhook_events SET held_since = NULL
+         WHERE id = ${held.webhookId} AND held_since = ${held.heldSince.toISOString()}::timestamptz`,
   );
 }
 
@@ -250,19 +262,25 @@ export function feedGate(feedback: GateFeedback | undefined, recordedNow: SqlFra
   const answer = feedback?.answer ?? null;
   const failing = sql`${answer}::text = 'failing'`;
   const retryAfter = sql`${feedback?.retryAfterSeconds ?? null}::float8`;
-  const trips = sql`(tripped_at IS NULL AND ${failing} AND consecutive_failures + 1 >= ${feedback?.breakerFailures ?? 0}::int)`;
+  const breakerFailures = feedback?.breakerFailures ?? 0;
+  const probeIntervalSeconds = (feedback?.probeIntervalMs ?? 0) / 1000;
+  const trips = sql`(tripped_at IS NULL AND ${failing} AND consecutive_failures + 1 >= ${breakerFailures}::int)`;
   return sql`UPDATE partner_gate SET
          consecutive_failures = CASE WHEN ${failing} THEN consecutive_failures + 1 ELSE 0 END,
          tripped_at = CASE WHEN ${trips} THEN now() ELSE tripped_at END,
          trips = trips + CASE WHEN ${trips} THEN 1 ELSE 0 END,
-         probe_due_at = CASE WHEN ${trips} THEN now() + make_interval(secs => ${(feedback?.probeIntervalMs ?? 0) / 1000}::float8) ELSE probe_due_at END,
-         throttled_since = CASE WHEN ${retryAfter} IS NOT NULL AND (retry_after_until IS NULL OR retry_after_until <= now()) THEN now() ELSE throttled_since END,
+         probe_due_at = CASE WHEN ${trips} THEN now() + make_interval(secs => ${probeIntervalSeconds}::float8)
+                             ELSE probe_due_at END,
+         throttled_since = CASE WHEN ${retryAfter} IS NOT NULL
+                                AND (retry_after_until IS NULL OR retry_after_until <= now())
+                                THEN now() ELSE throttled_since END,
          retry_after_until = CASE WHEN ${retryAfter} IS NULL THEN retry_after_until
                                   ELSE GREATEST(retry_after_until, now() + make_interval(secs => ${retryAfter})) END,
          updated_at = now()
        WHERE task_queue = ${feedback?.taskQueue ?? null} AND ${answer}::text IS NOT NULL AND ${recordedNow}
          AND (${failing} OR consecutive_failures > 0 OR ${retryAfter} IS NOT NULL)
-      RETURNING tripped_at = now() AS tripped, CASE WHEN throttled_since = now() THEN retry_after_until END AS throttled_until`;
+      RETURNING tripped_at = now() AS tripped,
+                CASE WHEN throttled_since = now() THEN retry_after_until END AS throttled_until`;
 }
 
 export const gateChange = ({ tripped, throttled_until }: FedGateRow): GateChange => ({
@@ -297,17 +315,21 @@ export const SEND_SLOT_HORIZON_MS = 1000;
 export function claimGateCtes(gate: GateClaim): SqlFragment {
   const rate = sql`1.0 / COALESCE(g.max_per_second, ${gate.maxPerSecond}::int)`;
   return sql`gate AS (
-        SELECT ${raw(GATE_STATE_SQL)} AS state, pause_reason, next_send_at FROM partner_gate WHERE task_queue = ${gate.taskQueue}
+        SELECT ${raw(GATE_STATE_SQL)} AS state, pause_reason, next_send_at
+          FROM partner_gate WHERE task_queue = ${gate.taskQueue}
       ), open AS (
         SELECT ${gate.bypassHold}::boolean OR NOT EXISTS (SELECT 1 FROM gate WHERE state <> 'active') AS open
       ), slot AS (
-        UPDATE partner_gate g SET next_send_at = GREATEST(g.next_send_at, clock_timestamp()) + make_interval(secs => ${rate})
+        UPDATE partner_gate g
+           SET next_send_at = GREATEST(g.next_send_at, clock_timestamp()) + make_interval(secs => ${rate})
          WHERE g.task_queue = ${gate.taskQueue} AND NOT ${gate.slotReserved}::boolean AND (SELECT open FROM open)
            AND g.next_send_at < clock_timestamp() + make_interval(secs => ${SEND_SLOT_HORIZON_MS / 1000}::float8)
         RETURNING g.next_send_at - make_interval(secs => ${rate}) AS send_at
       ), may_send AS (
         SELECT (SELECT open FROM open)
-           AND (${gate.slotReserved}::boolean OR EXISTS (SELECT 1 FROM slot WHERE send_at <= clock_timestamp() + interval '1 millisecond')) AS may_send
+           AND (${gate.slotReserved}::boolean
+                OR EXISTS (SELECT 1 FROM slot WHERE send_at <= clock_timestamp() + interval '1 millisecond')
+                ) AS may_send
       )`;
 }
 
@@ -315,8 +337,9 @@ export function claimGateCtes(gate: GateClaim): SqlFragment {
 export const CLAIM_GATE_COLUMNS = raw(`(SELECT may_send FROM may_send) AS may_send,
              (SELECT (extract(epoch FROM send_at - clock_timestamp()) * 1000)::float8 FROM slot) AS send_in_ms,
              (SELECT state FROM gate) AS state, (SELECT pause_reason FROM gate) AS pause_reason,
-             (SELECT CASE WHEN next_send_at > clock_timestamp() THEN (extract(epoch FROM next_send_at - clock_timestamp()) * 1000)::float8 END FROM gate)
-               AS next_send_in_ms`);
+             (SELECT CASE WHEN next_send_at > clock_timestamp()
+                          THEN (extract(epoch FROM next_send_at - clock_timestamp()) * 1000)::float8 END
+                FROM gate) AS next_send_in_ms`);
 
 export interface ClaimGateRow {
   may_send: boolean;

@@ -95,12 +95,16 @@ export function claimStatement(
       ON CONFLICT (id) DO UPDATE
          SET claimed_attempt = GREATEST(e.claimed_attempt, EXCLUDED.claimed_attempt), held_since = EXCLUDED.held_since,
              held_queue = COALESCE(EXCLUDED.held_queue, e.held_queue), ${setRunIds(webhook, 'e')}
-       WHERE e.claimed_attempt < ${attempt} AND ((SELECT may_send FROM may_send) OR NOT (SELECT open FROM open)) AND e.payload_removed_at IS NULL
+       WHERE e.claimed_attempt < ${attempt}
+         AND ((SELECT may_send FROM may_send) OR NOT (SELECT open FROM open))
+         AND e.payload_removed_at IS NULL
       RETURNING accepted_at, claimed_attempt = ${attempt} AS claimed, held_since IS NOT NULL AS held
     )
     SELECT (SELECT accepted_at FROM claim WHERE claimed) AS accepted_at, ${CLAIM_GATE_COLUMNS},
            EXISTS (SELECT 1 FROM claim WHERE held) AS held,
-           EXISTS (SELECT 1 FROM webhook_events WHERE id = ${webhook.webhookId}::uuid AND payload_removed_at IS NOT NULL) AS erased`,
+           EXISTS (
+             SELECT 1 FROM webhook_events WHERE id = ${webhook.webhookId}::uuid AND payload_removed_at IS NOT NULL
+           ) AS erased`,
   );
 }
 

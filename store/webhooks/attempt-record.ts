@@ -48,14 +48,17 @@ export function recordStatement(
   feedback?: GateFeedback,
 ): SqlFragment {
   const finishing = finish
-    ? sql`, status = ${unlessErased(finish.status)}, finished_at = COALESCE(finished_at, ${finish.finishedAt}::timestamptz)`
+    ? sql`, status = ${unlessErased(finish.status)},
+             finished_at = COALESCE(finished_at, ${finish.finishedAt}::timestamptz)`
     : raw('');
   // An attempt in flight when an erasure removed the payload: its outcome is kept, its excerpt is not.
   const recorded = attemptRow(webhook, attempt, atRest, raw('row.keeps_payload'));
   return prepared(
     finish ? 'record-attempt-and-finish' : 'record-attempt',
     sql`WITH row AS (
-      UPDATE webhook_events SET ${setRunIds(webhook)}${finishing} WHERE id = ${webhook.webhookId} RETURNING id, payload_removed_at IS NULL AS keeps_payload
+      UPDATE webhook_events SET ${setRunIds(webhook)}${finishing}
+       WHERE id = ${webhook.webhookId}
+      RETURNING id, payload_removed_at IS NULL AS keeps_payload
     ), recorded AS (
       INSERT INTO webhook_attempts (webhook_id, ${recorded.columns})
       SELECT id, ${recorded.values} FROM row
@@ -64,7 +67,9 @@ export function recordStatement(
     ), fed AS (
       ${feedGate(feedback, raw('EXISTS (SELECT 1 FROM recorded)'))}
     )
-    SELECT count(*)::int AS found, (SELECT tripped FROM fed) AS tripped, (SELECT throttled_until FROM fed) AS throttled_until FROM row`,
+    SELECT count(*)::int AS found, (SELECT tripped FROM fed) AS tripped,
+           (SELECT throttled_until FROM fed) AS throttled_until
+      FROM row`,
   );
 }
 
@@ -76,7 +81,9 @@ const unlessErased = (status: StoppedStatus) =>
 export async function storeOutcome(knex: Knex, { webhook, status, finishedAt }: RecordOutcomeInput): Promise<void> {
   const rows = await runSql(
     knex,
-    sql`UPDATE webhook_events SET ${setRunIds(webhook)}, status = ${unlessErased(status)}, finished_at = COALESCE(finished_at, ${finishedAt}::timestamptz)
+    sql`UPDATE webhook_events
+           SET ${setRunIds(webhook)}, status = ${unlessErased(status)},
+               finished_at = COALESCE(finished_at, ${finishedAt}::timestamptz)
          WHERE id = ${webhook.webhookId} RETURNING id`,
   );
   if (rows.length === 0) throw new WebhookRowMissingError(webhook.webhookId);
@@ -99,7 +106,8 @@ export async function storeEndOfRun(
     sql`UPDATE webhook_events e SET ${setRunIds(webhook, 'e')},
                status = CASE WHEN e.status <> 'pending' THEN e.status
                              WHEN ${stopped ?? null}::text IS NOT NULL THEN ${stopped ?? null}::text
-                             WHEN EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id = e.id AND a.succeeded) THEN 'delivered'
+                             WHEN EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.webhook_id = e.id AND a.succeeded)
+                             THEN 'delivered'
                              ELSE 'failed' END,
                finished_at = COALESCE(e.finished_at, ${finishedAt}::timestamptz)
          WHERE e.id = ${webhook.webhookId} RETURNING e.status`,
