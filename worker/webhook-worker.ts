@@ -63,7 +63,8 @@ export function startWebhookWorker(
       // Polling without a partner would burn every attempt; webhooks wait in Temporal until it is configured.
       state = 'paused';
       logger.warn(
-        `${settings.missing} is not set: webhook delivery is paused; the worker does not poll and webhooks wait in Temporal`,
+        `${settings.missing} is not set: webhook delivery is paused; ` +
+          'the worker does not poll and webhooks wait in Temporal',
       );
       return reported;
     }
@@ -89,7 +90,9 @@ export function startWebhookWorker(
             ...(version && { deploymentVersion: version }),
           },
           version
-            ? `webhook worker polling as ${version.deploymentName}:${version.buildId}: it runs the deliveries pinned to this build, and new ones once this build is the deployment's current version`
+            ? `webhook worker polling as ${version.deploymentName}:${version.buildId}: ` +
+                'it runs the deliveries pinned to this build, ' +
+                "and new ones once this build is the deployment's current version"
             : 'webhook worker polling',
         );
         state = 'polling';

@@ -39,7 +39,10 @@ export interface ErasureSweep {
 
 /** Rows one index batch reads and writes. */
 export const INDEX_BATCH = 500;
-/** How long one call of the index goes on before it hands back to the workflow (which continues as new when its history grows). */
+/**
+ * How long one call of the index goes on before it hands back to the workflow (which continues as new when its history
+ * grows).
+ */
 const INDEX_CALL_BUDGET_MS = 20_000;
 /** Workflow ids one sweep asks Temporal about, so each call stays short and its progress is on record. */
 const WORKFLOWS_PER_SWEEP = 200;
@@ -88,8 +91,9 @@ export function createErasureActivities({ config, knex, workflowService }: Erasu
     },
 
     /**
-     * The one transaction that cancels, removes and records (store/personal-data/erasure-steps.ts). A failure is retried, and
-     * said on the record meanwhile (PostgreSQL's message, which quotes no value), so a stuck erasure shows why.
+     * The one transaction that cancels, removes and records (store/personal-data/erasure-steps.ts). A failure is
+     * retried, and said on the record meanwhile (PostgreSQL's message, which quotes no value), so a stuck
+     * erasure shows why.
      */
     async eraseSubjectWebhooks(erasureId: string): Promise<ErasedCounts> {
       try {
@@ -130,7 +134,8 @@ export function createErasureActivities({ config, knex, workflowService }: Erasu
       const lanesHeld = runsLeft === 0 ? await forgetLanes(erasureId) : 0;
       const stillLeft = runsLeft + lanesHeld;
       const reason = lanesHeld
-        ? `waiting: ${lanesHeld} ordering lanes of the subject wait for an attempt in flight to end before their key is removed`
+        ? `waiting: ${lanesHeld} ordering lanes of the subject wait for an attempt in flight to end ` +
+          'before their key is removed'
         : pendingReason({ left: stillLeft, served, unsettled, quiet: quiet + resting });
       const runsDeleted = await notePendingReason(knex, erasureId, reason);
       return { left: stillLeft, unsettled, runsDeleted };

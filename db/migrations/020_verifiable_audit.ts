@@ -93,7 +93,8 @@ export async function up(knex: Knex): Promise<void> {
         IF OLD.seq <> chain.anchor_seq + 1 OR OLD.prev_hash <> chain.anchor_hash OR OLD.hash <> audit_event_hash(OLD)
           OR OLD.at >= now() - interval '30 days' THEN
           RAISE EXCEPTION
-            'the audit purge removes only the oldest row, intact and chained to the anchor, and none younger than 30 days (seq %)', OLD.seq
+            'the audit purge removes only the oldest row, intact and chained to the anchor, '
+            'and none younger than 30 days (seq %)', OLD.seq
             USING ERRCODE = 'insufficient_privilege';
         END IF;
         chain.anchor_seq := OLD.seq;

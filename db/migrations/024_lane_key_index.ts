@@ -14,7 +14,8 @@ export const config = { transaction: false };
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`DROP INDEX CONCURRENTLY IF EXISTS ${NAME}`);
   await knex.raw(
-    `CREATE INDEX CONCURRENTLY ${NAME} ON ordering_lanes (key_key_id) WHERE key_text IS NOT NULL OR key_sealed IS NOT NULL`,
+    `CREATE INDEX CONCURRENTLY ${NAME} ON ordering_lanes (key_key_id)
+      WHERE key_text IS NOT NULL OR key_sealed IS NOT NULL`,
   );
 }
 

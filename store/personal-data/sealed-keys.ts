@@ -1,7 +1,10 @@
 import type { Knex } from 'knex';
 import { raw, runSql, sql } from '../../db/sql';
 
-/** How many bodies, excerpts or ordering lane keys rest one way: in clear (`storedKeyId` null) or under one stored key id. */
+/**
+ * How many bodies, excerpts or ordering lane keys rest one way: in clear (`storedKeyId` null) or under one stored key
+ * id.
+ */
 export interface RestingTexts {
   readonly kind: 'body' | 'excerpt' | 'lane_key';
   /** As the row stores it: `v2:<id>` or a legacy `<id>` (lib/at-rest.ts, storedKeyForm); null: in clear. */
@@ -63,7 +66,8 @@ export async function restingKeyIds(knex: Knex): Promise<Array<{ kind: RestingTe
         raw(`WITH RECURSIVE ids(key_id) AS (
                (SELECT ${keyId} FROM ${table} WHERE ${rests} AND ${keyId} IS NOT NULL ORDER BY 1 LIMIT 1)
                UNION ALL
-               SELECT (SELECT ${keyId} FROM ${table} WHERE ${rests} AND ${keyId} > ids.key_id ORDER BY 1 LIMIT 1) FROM ids WHERE ids.key_id IS NOT NULL)
+               SELECT (SELECT ${keyId} FROM ${table} WHERE ${rests} AND ${keyId} > ids.key_id ORDER BY 1 LIMIT 1)
+               FROM ids WHERE ids.key_id IS NOT NULL)
              SELECT key_id FROM ids WHERE key_id IS NOT NULL`),
       );
       return rows.map((row) => ({ kind, storedKeyId: row.key_id }));
@@ -84,7 +88,10 @@ export async function countRestingUnder(
   const counts = await Promise.all(
     SEALABLE_TEXT_COLUMNS.map(({ kind, table, keyId, rests }) => {
       // Two statements' worth in one, each an index condition: an OR of the two would read the whole index.
-      const underKeys = sql`SELECT ${raw(keyId)} AS stored_key_id, count(*)::int AS count FROM ${raw(table)} WHERE ${raw(rests)} AND ${raw(keyId)} = ANY(${storedKeyIds}::text[]) GROUP BY 1`;
+      const underKeys = sql`SELECT ${raw(keyId)} AS stored_key_id, count(*)::int AS count
+        FROM ${raw(table)}
+        WHERE ${raw(rests)} AND ${raw(keyId)} = ANY(${storedKeyIds}::text[])
+        GROUP BY 1`;
       const inClear = raw(
         `SELECT NULL, count(*)::int FROM ${table} WHERE ${rests} AND ${keyId} IS NULL HAVING count(*) > 0`,
       );
