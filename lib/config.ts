@@ -216,11 +216,9 @@ const envSchema = z.object({
   // URL-safe: Temporal UI is given it inside the codec endpoint's path.
   CODEC_AUTH_TOKEN: secret
     .pipe(
-      z
-        .string()
-        .regex(/^[A-Za-z0-9._~-]+$/, {
-          message: 'must contain only letters, digits and . _ ~ - (it goes into a URL path)',
-        }),
+      z.string().regex(/^[A-Za-z0-9._~-]+$/, {
+        message: 'must contain only letters, digits and . _ ~ - (it goes into a URL path)',
+      }),
     )
     .optional(),
   CODEC_CORS_ORIGINS: corsOrigins.default([]),

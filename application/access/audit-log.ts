@@ -23,12 +23,9 @@ export const MAX_AUDIT_PAGE = 500;
 /** The audit trail's query string; the OpenAPI document's parameters are generated from it. */
 export const auditQuery = z.strictObject({
   since: isoDateTime.optional().meta({ description: 'At or after (ISO 8601 with a time zone).' }),
-  actor: exactText
-    .optional()
-    .meta({
-      description:
-        "Exactly this actor: a token's name, `INTERNAL_API_TOKEN` (the shared token) or `cli:<user>@<host>`.",
-    }),
+  actor: exactText.optional().meta({
+    description: "Exactly this actor: a token's name, `INTERNAL_API_TOKEN` (the shared token) or `cli:<user>@<host>`.",
+  }),
   action: z.enum(AUDIT_ACTIONS, { message: `must be one of ${AUDIT_ACTIONS.join(', ')}` }).optional(),
   unsettled: queryFlag.meta({
     description:

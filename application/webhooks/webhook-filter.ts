@@ -28,11 +28,9 @@ const filterFields = {
     .meta({ description: 'Not empty, and no NUL character (PostgreSQL text cannot hold one).' }),
   since: isoDateTime.optional().meta({ description: 'Created at or after (ISO 8601 with a time zone).' }),
   // JSON Schema cannot compare two fields: the OpenAPI document states untilAfterSince in words.
-  until: isoDateTime
-    .optional()
-    .meta({
-      description: 'Created before. Must be later than `since`, else 400 (an empty window is a mistake, not a filter).',
-    }),
+  until: isoDateTime.optional().meta({
+    description: 'Created before. Must be later than `since`, else 400 (an empty window is a mistake, not a filter).',
+  }),
 };
 
 const untilAfterSince = (value: { since?: Date; until?: Date }) =>

@@ -110,16 +110,14 @@ describe('least-privilege drill: named tokens, every operator action audited wit
   it('records every action of the API and the CLI with its actor, carries the actor into Temporal, and leaks no secret', async () => {
     const queue = `least-privilege-drill-${randomUUID()}`;
     // A row older than AUDIT_RETENTION_DAYS, first in the chain: the retention run's purge removes it.
-    await db
-      .knex('audit_events')
-      .insert({
-        at: new Date(Date.now() - 400 * 86_400_000),
-        actor: 'drill-old',
-        action: 'partner.pause',
-        target: queue,
-        parameters: {},
-        outcome: 'succeeded',
-      });
+    await db.knex('audit_events').insert({
+      at: new Date(Date.now() - 400 * 86_400_000),
+      actor: 'drill-old',
+      action: 'partner.pause',
+      target: queue,
+      parameters: {},
+      outcome: 'succeeded',
+    });
     const drillStart = new Date().toISOString();
     const me = cliActor();
     await processes.startWorker(queue, { PARTNER_ACCESS_TOKEN: PARTNER_TOKEN });

@@ -171,16 +171,14 @@ describe('POST /internal/v1/webhooks', function () {
     // A row holding the event's workflow id under another event id: each claim's insert conflicts, and its read
     // by event_id finds nothing, as when concurrent starts keep taking the row back.
     const { workflowId } = webhookIds(jobNew as never);
-    await db
-      .knex('webhook_events')
-      .insert({
-        id: '6f1d3c1e-9a7b-4c2d-8e5f-0a1b2c3d4e5f',
-        event_id: 'another-event',
-        event_type: 'job',
-        action: 'new',
-        body: {},
-        workflow_id: workflowId,
-      });
+    await db.knex('webhook_events').insert({
+      id: '6f1d3c1e-9a7b-4c2d-8e5f-0a1b2c3d4e5f',
+      event_id: 'another-event',
+      event_type: 'job',
+      action: 'new',
+      body: {},
+      workflow_id: workflowId,
+    });
     const response = await post(api, jobNew);
     assert.equal(response.status, 409);
     assert.equal(response.headers.get('retry-after'), '1');

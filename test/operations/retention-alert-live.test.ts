@@ -191,17 +191,15 @@ describe('WebhookBodiesPastRetention, ErasureOverdue and OrderingKeyBlocked on a
       .returning('id');
     const blockedHead = async (seq: number, minutes: number) => {
       const id = randomUUID();
-      await db
-        .knex('webhook_events')
-        .insert({
-          id,
-          event_id: `blocked-${id}`,
-          event_type: 'job',
-          action: 'update',
-          body: '{"data":{}}',
-          workflow_id: `wf-${id}`,
-          run_id: randomUUID(),
-        });
+      await db.knex('webhook_events').insert({
+        id,
+        event_id: `blocked-${id}`,
+        event_type: 'job',
+        action: 'update',
+        body: '{"data":{}}',
+        workflow_id: `wf-${id}`,
+        run_id: randomUUID(),
+      });
       await db
         .knex('ordering_places')
         .insert({ webhook_id: id, lane_id: lane.id, seq, blocked_since: new Date(Date.now() - minutes * 60_000) });

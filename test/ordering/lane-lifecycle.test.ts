@@ -216,17 +216,15 @@ describe('ordering lanes: purge, erasure and index key rotation', function () {
     );
     assert.notDeepEqual(await rowsHolding(tracesOf(candidate, sealed)), [], 'the lane keeps its key meanwhile');
     // The attempt is recorded: the place settles as a gap, and the lane forgets the subject.
-    await db
-      .knex('webhook_attempts')
-      .insert({
-        webhook_id: head,
-        attempt: 1,
-        scheduled_at: new Date(),
-        started_at: new Date(),
-        duration_ms: 5,
-        http_status: 503,
-        succeeded: false,
-      });
+    await db.knex('webhook_attempts').insert({
+      webhook_id: head,
+      attempt: 1,
+      scheduled_at: new Date(),
+      started_at: new Date(),
+      duration_ms: 5,
+      http_status: 503,
+      succeeded: false,
+    });
     assert.deepEqual(await forgetErasureLanes(db.knex, id, boundMs), { next: [], held: 0 });
     assert.deepEqual(await rowsHolding(tracesOf(candidate, sealed)), []);
     // A worker lost mid-POST records nothing: the place settles once the bound after the erasure is over.

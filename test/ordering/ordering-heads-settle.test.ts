@@ -204,17 +204,15 @@ describe('every head of an ordering key settles (dev server, WEBHOOK_ORDERING=en
       event: toEnvelope(event),
       orderingKey: 'k-ended',
     });
-    await db
-      .knex('webhook_attempts')
-      .insert({
-        webhook_id: webhookId,
-        attempt: 1,
-        started_at: new Date(),
-        duration_ms: 5,
-        http_status: 204,
-        succeeded: true,
-        scheduled_at: new Date(),
-      });
+    await db.knex('webhook_attempts').insert({
+      webhook_id: webhookId,
+      attempt: 1,
+      started_at: new Date(),
+      duration_ms: 5,
+      http_status: 204,
+      succeeded: true,
+      scheduled_at: new Date(),
+    });
     const closedAt = new Date().toISOString();
     assert.equal(
       await storeEndOfRun(db.knex, { webhookId, workflowId, runId: 'run-1' }, undefined, closedAt),
@@ -276,16 +274,14 @@ describe('every head of an ordering key settles (dev server, WEBHOOK_ORDERING=en
       await db.knex.raw('SELECT subject_keys FROM webhook_events WHERE id = ?', [headId])
     ).rows as Array<{ subject_keys: string[] }>;
     assert.ok(subjectKeys.length > 0);
-    await db
-      .knex('erasures')
-      .insert({
-        id: erasureId,
-        subject_kind: 'candidate_id',
-        subject_key: subjectKeys[0],
-        subject_keys: [subjectKeys[0]],
-        subject_key_ids: [],
-        requested_by: 'test',
-      });
+    await db.knex('erasures').insert({
+      id: erasureId,
+      subject_kind: 'candidate_id',
+      subject_key: subjectKeys[0],
+      subject_keys: [subjectKeys[0]],
+      subject_key_ids: [],
+      requested_by: 'test',
+    });
     const erasedAtMs = performance.now();
     assert.deepEqual(await eraseSubjectWebhooks(db.knex, erasureId), {
       webhooksFound: 1,

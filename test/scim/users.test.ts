@@ -56,15 +56,13 @@ describe('SCIM Users: resources, paging, sorting, projection and ETags', () => {
   });
 
   it('a user in no group has no groups attribute', async () => {
-    await scim.db
-      .knex('users')
-      .insert({
-        id: 77,
-        first_name: 'No',
-        last_name: 'Groups',
-        email_primary: 'no@groups.test',
-        emails: ['no@groups.test'],
-      });
+    await scim.db.knex('users').insert({
+      id: 77,
+      first_name: 'No',
+      last_name: 'Groups',
+      email_primary: 'no@groups.test',
+      emails: ['no@groups.test'],
+    });
     try {
       const reply = await scimGet(scim.base, '/Users/77');
       assert.equal(reply.status, 200);
