@@ -41,10 +41,7 @@ export async function readBodyPrefix(
 
 /** Valid UTF-8 text of at most `limit` bytes: cut on a character boundary, NUL removed (PostgreSQL text). */
 export function utf8Prefix(bytes: Buffer, limit = RESPONSE_BODY_LIMIT): string {
-  // eslint-disable-next-line no-control-regex -- NUL is what it removes
-  const text = cutAtCharBoundary(bytes, limit)
-    .toString('utf8')
-    .replace(/\u0000/g, '');
+  const text = cutAtCharBoundary(bytes, limit).toString('utf8').replaceAll('\u0000', '');
   // Invalid bytes decode to U+FFFD (3 bytes each), so the text can outgrow the byte limit once more.
   const encoded = Buffer.from(text, 'utf8');
   return encoded.length <= limit ? text : cutAtCharBoundary(encoded, limit).toString('utf8');
