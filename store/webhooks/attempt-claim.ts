@@ -72,7 +72,7 @@ export async function claimAttempt(
 
 /**
  * The claim's one statement, with the partner gate's CTEs (store/partner/partner-gate.ts) spliced in. Printed
- * whole, as PostgreSQL receives it, in docs/sql/attempt-claim.md (test/webhooks/attempt-statements.test.ts).
+ * whole, as PostgreSQL receives it, in docs/sql/attempt-claim.md (test/unit/webhooks/attempt-statements.test.ts).
  */
 export function claimStatement(
   atRest: DataAtRest,

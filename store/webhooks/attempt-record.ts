@@ -39,7 +39,8 @@ export async function storeAttempt(
 
 /**
  * The record's one statement, with the partner gate's CTE (feedGate, store/partner/partner-gate.ts) spliced in.
- * Printed whole, as PostgreSQL receives it, in docs/sql/attempt-record.md (test/webhooks/attempt-statements.test.ts).
+ * Printed whole, as PostgreSQL receives it, in docs/sql/attempt-record.md
+ * (test/unit/webhooks/attempt-statements.test.ts).
  */
 export function recordStatement(
   atRest: DataAtRest,

@@ -7,7 +7,7 @@ import path from 'node:path';
 // `store/ordering/`, or an API's folder such as `api/scim/`) and a module that creates a router. Each failure
 // names exactly what is missing, so a new folder or router is one line of the page away from passing.
 
-const root = path.resolve(__dirname, '../..');
+const root = path.resolve(__dirname, '../../..');
 const LAYOUT = 'docs/layout.md';
 
 /** Built or local state, absent from a fresh checkout. */

@@ -1,22 +1,22 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { positionalSql, type SqlFragment, type SqlValue } from '../../db/sql';
-import { toEnvelope, type WebhookEventInput } from '../../events/envelope';
-import { DEVELOPMENT_INDEX_KEY } from '../../lib/at-rest';
-import type { AttemptRecord, WebhookRef } from '../../lib/delivery';
-import { claimStatement } from '../../store/webhooks/attempt-claim';
-import { recordStatement } from '../../store/webhooks/attempt-record';
-import candidateNew from '../fixtures/events/candidate-new.json';
-import { IN_CLEAR } from '../support/at-rest';
+import { positionalSql, type SqlFragment, type SqlValue } from '../../../db/sql';
+import { toEnvelope, type WebhookEventInput } from '../../../events/envelope';
+import { DEVELOPMENT_INDEX_KEY } from '../../../lib/at-rest';
+import type { AttemptRecord, WebhookRef } from '../../../lib/delivery';
+import { claimStatement } from '../../../store/webhooks/attempt-claim';
+import { recordStatement } from '../../../store/webhooks/attempt-record';
+import candidateNew from '../../fixtures/events/candidate-new.json';
+import { IN_CLEAR } from '../../support/at-rest';
 
 // The statements an attempt's claim and record send are assembled from two files (store/webhooks/ and the
 // partner gate's parts in store/partner/partner-gate.ts). docs/sql/ holds each whole, as PostgreSQL receives it,
 // for review to read (Markdown: a generated print, not code); this test fails when a committed file differs
 // from what the code assembles. Needs no server. After a change to a statement:
-// WRITE_SQL=1 npx mocha test/webhooks/attempt-statements.test.ts
+// WRITE_SQL=1 npx mocha --config test/unit/.mocharc.json test/unit/webhooks/attempt-statements.test.ts
 
-const root = path.resolve(__dirname, '../..');
+const root = path.resolve(__dirname, '../../..');
 
 const webhook: WebhookRef = {
   webhookId: '8f1d2c3b-4a5e-5f60-8172-93a4b5c6d7e8',
@@ -80,9 +80,9 @@ function file(title: string, source: string, statements: string[]): string {
   return [
     `# ${title}`,
     '',
-    'Written by `test/webhooks/attempt-statements.test.ts`; do not edit.',
+    'Written by `test/unit/webhooks/attempt-statements.test.ts`; do not edit.',
     `Assembled by ${source}, as PostgreSQL receives it.`,
-    'After a change to the statement: `WRITE_SQL=1 npx mocha test/webhooks/attempt-statements.test.ts`.',
+    'After a change to the statement: `WRITE_SQL=1 npx mocha --config test/unit/.mocharc.json test/unit/webhooks/attempt-statements.test.ts`.',
     '',
     ...statements,
   ].join('\n');
@@ -139,7 +139,7 @@ describe('the attempt statements printed in docs/sql/', () => {
       assert.equal(
         readFileSync(target, 'utf8'),
         assembled(),
-        `${name} differs from the code: WRITE_SQL=1 npx mocha test/webhooks/attempt-statements.test.ts`,
+        `${name} differs from the code: WRITE_SQL=1 npx mocha --config test/unit/.mocharc.json test/unit/webhooks/attempt-statements.test.ts`,
       );
     });
   }
