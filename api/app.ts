@@ -11,6 +11,7 @@ import { internalOrderingRouter } from './internal/ordering-router';
 import { internalErasuresRouter } from './internal/erasures-router';
 import { internalAuditRouter } from './internal/audit-router';
 import { listingsRouter } from './listings/router';
+import { partnerRouter } from './partner/router';
 import { openApiRouter } from './openapi/router';
 import { scimRouter } from './scim/router';
 import { traceRequests } from './tracing';
@@ -33,6 +34,7 @@ export const API_ROUTERS: readonly RouterFactory[] = [
   internalPartnerRouter,
   internalErasuresRouter,
   internalAuditRouter,
+  partnerRouter,
   codecRouter,
 ];
 

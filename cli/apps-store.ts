@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { generateAppKey, hashAppKey } from '../lib/app-keys';
 import { UnknownCompaniesError } from '../lib/errors';
+import { DEFAULT_APP_SCOPES, type AppScope } from '../lib/vocabulary';
 
 export interface CreatedApp {
   readonly appId: string;
@@ -17,6 +18,7 @@ export interface AppSummary {
   readonly created_at: Date;
   readonly revoked_at: Date | null;
   readonly companies: string[];
+  readonly scopes: AppScope[];
 }
 
 /** A new app's id, made before its transaction so that its audit row can name it. */
@@ -28,6 +30,7 @@ export async function createPartnerApp(
   name: string,
   companyIds: readonly string[],
   appId = newAppId(),
+  scopes: readonly AppScope[] = DEFAULT_APP_SCOPES,
 ): Promise<CreatedApp> {
   const companies = [...new Set(companyIds)];
   return knex.transaction(async (trx) => {
@@ -36,7 +39,7 @@ export async function createPartnerApp(
     if (unknown.length) throw new UnknownCompaniesError(unknown);
     const appKey = generateAppKey();
     const { salt, hash } = hashAppKey(appKey);
-    await trx('partner_apps').insert({ app_id: appId, name, key_salt: salt, key_hash: hash });
+    await trx('partner_apps').insert({ app_id: appId, name, key_salt: salt, key_hash: hash, scopes: [...scopes] });
     await trx('partner_app_companies').insert(companies.map((company_id) => ({ app_id: appId, company_id })));
     return { appId, appKey };
   });
@@ -53,6 +56,7 @@ export async function listPartnerApps(knex: Knex): Promise<AppSummary[]> {
       'a.name',
       'a.created_at',
       'a.revoked_at',
+      'a.scopes',
       knex.raw("CASE WHEN a.revoked_at IS NULL THEN 'active' ELSE 'revoked' END AS status"),
       knex.raw(
         "COALESCE(array_agg(g.company_id ORDER BY g.company_id) FILTER (WHERE g.company_id IS NOT NULL), '{}') " +
@@ -72,4 +76,13 @@ export async function revokePartnerApp(knex: Knex, appId: string): Promise<Revok
   if (updated) return 'revoked';
   const exists = await knex('partner_apps').where({ app_id: appId }).first('app_id');
   return exists ? 'already-revoked' : 'unknown';
+}
+
+/** Replaces an active app's scopes; false when no active app has that id. */
+export async function setAppScopes(knex: Knex, appId: string, scopes: readonly AppScope[]): Promise<boolean> {
+  const updated = await knex('partner_apps')
+    .where({ app_id: appId })
+    .whereNull('revoked_at')
+    .update({ scopes: [...scopes] });
+  return updated > 0;
 }

@@ -62,6 +62,15 @@ export const INTERNAL_API_SCOPES = ['ingest', 'read', 'operate', 'erase'] as con
  * credentials; credentials unknown or wrong; a named token revoked or expired; a valid token without the scope
  * the route needs; an app whose key is right but that is not granted the company it asks for.
  */
+/**
+ * What a partner app may do (docs/partners.md, "The partner API"): `listings` (the REST user listings, every app's
+ * default), reading its deliveries, recovering them and sending test events, and managing the partner's endpoint.
+ */
+export const APP_SCOPES = ['listings', 'deliveries:read', 'deliveries:write', 'endpoint:manage'] as const;
+export type AppScope = (typeof APP_SCOPES)[number];
+/** An app created without `--scope` gets what every app had before scopes existed. */
+export const DEFAULT_APP_SCOPES: readonly AppScope[] = ['listings'];
+
 export const AUTH_FAILURE_REASONS = [
   'missing_token',
   'invalid_token',
@@ -93,6 +102,15 @@ export const AUDIT_ACTIONS = [
   'audit.purge',
   'app.create',
   'app.revoke',
+  'app.scopes',
+  'recovery.start',
+  'recovery.cancel',
+  'endpoint.pause',
+  'endpoint.resume',
+  'endpoint.limit',
+  'signing_secret.create',
+  'signing_secret.delete',
+  'test_event.send',
   'directory.import',
   'webhook.send',
   'webhook.send_test',

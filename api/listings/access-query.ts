@@ -5,6 +5,8 @@ import type { ListingTarget } from './scope';
 export interface AppAccessRow {
   readonly key_salt: Buffer;
   readonly key_hash: Buffer;
+  /** The app's scopes: the listings need `listings`. */
+  readonly scopes: string[];
   /** The target's company when the app was granted it, else null (also when the target does not exist). */
   readonly granted_company_id: string | null;
 }
@@ -19,7 +21,7 @@ const storable = (id: string) => (id.includes('\0') ? '' : id);
 function appAccessQuery(appId: string, target: ListingTarget): SqlFragment {
   const targetCompany = target.kind === 'company' ? '?' : '(SELECT j.company_id FROM jobs j WHERE j.id = ?)';
   return {
-    sql: `SELECT a.key_salt, a.key_hash, g.company_id AS granted_company_id
+    sql: `SELECT a.key_salt, a.key_hash, a.scopes, g.company_id AS granted_company_id
       FROM partner_apps a
       LEFT JOIN partner_app_companies g ON g.app_id = a.app_id AND g.company_id = ${targetCompany}
       WHERE a.app_id = ? AND a.revoked_at IS NULL`,

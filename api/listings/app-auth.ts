@@ -30,6 +30,10 @@ export function requireAppAccess(knex: Knex, targetOf: TargetOf): RouterMiddlewa
       refuse(ctx, 'invalid_token');
       throw new ListingError(403, DETAIL.authenticationFailed);
     }
+    if (!access.scopes.includes('listings')) {
+      refuse(ctx, 'missing_scope', appId);
+      throw new ListingError(403, DETAIL.missingScope('listings'));
+    }
     if (access.granted_company_id === null) {
       // The app is known and its key right: the count and log may say so, the answer does not.
       refuse(ctx, 'not_granted');

@@ -9,6 +9,8 @@ export const DETAIL = {
   invalidCursor: 'Invalid cursor',
   invalidHost: 'Invalid Host header.',
   methodNotAllowed: (method: string) => `Method "${method}" not allowed.`,
+  /** Not DRF's own: an app whose scopes leave out what the request needs (docs/partners.md). */
+  missingScope: (scope: string) => `This app does not have the scope "${scope}", which this request needs.`,
 } as const;
 
 /** An expected failure that answers `{"detail": ...}` with its status, as a DRF APIException does. */

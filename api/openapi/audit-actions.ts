@@ -24,6 +24,7 @@ const AUDIT_ACTIONS_BY_OPERATION: Readonly<Record<string, readonly AuditAction[]
   getErasure: [],
   listAuditEvents: [],
   verifyAuditTrail: [],
+  getPartnerApp: [],
 };
 
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch']);

@@ -12,6 +12,7 @@ import {
 import { schemas } from './schemas';
 import { withAuditActions } from './audit-actions';
 import { internalPaths, internalSchemas } from './internal';
+import { partnerApiPaths, partnerApiSchemas } from './partner';
 import { scimPaths, scimSchemas, scimTokenScheme } from './scim-paths';
 import { partnerTokenScheme, webhookCatalog, webhookSchemas } from './webhook-catalog';
 import { SIGNATURE_GUIDE } from './signature-guide';
@@ -163,6 +164,15 @@ export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'SCIM_BEAR
         'are listed under Webhooks, each with the JSON Schema of its body.\n\n' +
         SIGNATURE_GUIDE,
     },
+    tags: [
+      {
+        name: 'partner',
+        description:
+          "The partner's own window under /partner/v1, with the listings' X-App-Id and X-App-Key: its deliveries " +
+          'and why each is where it is, their recovery, its endpoint, its signing secrets and test events. Each ' +
+          'operation names the app scope it needs (`x-app-scope`).',
+      },
+    ],
     paths: {
       '/{api_version}/companies/{company_pk}/users/': listingPath(
         "List a company's users",
@@ -178,10 +188,11 @@ export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'SCIM_BEAR
       ),
       ...scimPaths(scimSecured),
       ...withAuditActions(internalPaths),
+      ...withAuditActions(partnerApiPaths),
     },
     webhooks: webhookCatalog(),
     components: {
-      schemas: { ...schemas, ...scimSchemas, ...webhookSchemas(), ...internalSchemas },
+      schemas: { ...schemas, ...scimSchemas, ...webhookSchemas(), ...internalSchemas, ...partnerApiSchemas },
       parameters: parameters(config.API_VERSIONS),
       responses,
       securitySchemes: {

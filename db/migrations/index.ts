@@ -25,6 +25,7 @@ import * as flatYearIndexes from './023_flat_year_indexes';
 import * as laneKeyIndex from './024_lane_key_index';
 import * as laneSubjects from './025_lane_subjects';
 import * as erasureQuietRuns from './026_erasure_quiet_runs';
+import * as appScopes from './027_app_scopes';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -61,4 +62,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['024_lane_key_index', laneKeyIndex],
   ['025_lane_subjects', laneSubjects],
   ['026_erasure_quiet_runs', erasureQuietRuns],
+  ['027_app_scopes', appScopes],
 ];

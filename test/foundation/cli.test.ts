@@ -218,7 +218,7 @@ describe('partner-service CLI', () => {
     it('with --verbose, or LOG_LEVEL=info, carries the info lines: the embedded PostgreSQL, the migrations applied', async function () {
       this.timeout(60_000);
       const cwd = await mkdtemp(path.join(tmp, 'verbose-'));
-      const header = 'APP_ID\tSTATUS\tCREATED\tCOMPANIES\tNAME\n';
+      const header = 'APP_ID\tSTATUS\tCREATED\tSCOPES\tCOMPANIES\tNAME\n';
       // The first run as root lets the postgres user reach its fresh data directory: a warning that stays.
       const first = await runCli(['apps', 'list'], {}, cwd);
       assert.deepEqual([first.code, first.stdout], [0, header]);

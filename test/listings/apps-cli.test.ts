@@ -42,11 +42,14 @@ describe('partner-service apps', () => {
     assert.equal(listed.code, 0);
     const [summary] = JSON.parse(listed.stdout).filter((a: { app_id: string }) => a.app_id === appId);
     assert.deepEqual(
-      [summary.name, summary.status, summary.revoked_at, summary.companies],
-      ['Acme integration', 'active', null, ['acme', 'globex']],
+      [summary.name, summary.status, summary.revoked_at, summary.companies, summary.scopes],
+      ['Acme integration', 'active', null, ['acme', 'globex'], ['listings']],
     );
     const table = await apps('list');
-    assert.match(table.stdout, new RegExp(`^${appId}\\tactive\\t\\S+\\tacme,globex\\tAcme integration$`, 'm'));
+    assert.match(
+      table.stdout,
+      new RegExp(`^${appId}\\tactive\\t\\S+\\tlistings\\tacme,globex\\tAcme integration$`, 'm'),
+    );
     assert.ok(!table.stdout.includes(appKey) && !listed.stdout.includes(appKey));
 
     const revoked = await apps('revoke', appId);
@@ -85,6 +88,46 @@ describe('partner-service apps', () => {
     assert.equal(res.stdout, '');
     assert.equal(res.stderr, 'partner-service apps create: unknown company "acmee"; nothing was written.\n');
     assert.deepEqual(await listing.db.knex('partner_apps').count({ n: '*' }), before);
+  });
+
+  it('--scope grants the partner API; `apps scopes` replaces them, audited; an unknown scope is a usage error', async () => {
+    const created = await apps(
+      'create',
+      '--name',
+      'Scoped',
+      '--company',
+      'acme',
+      '--scope',
+      'deliveries:read',
+      '--scope',
+      'deliveries:read',
+      '--json',
+    );
+    assert.equal(created.code, 0, created.stderr);
+    const { app_id, app_key } = JSON.parse(created.stdout);
+    const headers = { 'X-App-Id': app_id, 'X-App-Key': app_key };
+    const whoami = () => call(`${listing.api.url}/partner/v1/app`, { headers });
+    assert.deepEqual((await whoami()).body.scopes, ['deliveries:read']);
+    const listings = await call(`${listing.api.url}/v1/companies/acme/users/`, { headers });
+    assert.deepEqual(
+      [listings.status, listings.body],
+      [403, { detail: 'This app does not have the scope "listings", which this request needs.' }],
+    );
+
+    const changed = await apps('scopes', app_id, '--scope', 'listings', '--scope', 'endpoint:manage');
+    assert.deepEqual([changed.code, changed.stdout], [0, `${app_id}: listings, endpoint:manage\n`]);
+    assert.deepEqual((await whoami()).body.scopes, ['listings', 'endpoint:manage']);
+    const audited = await listing.db.knex('audit_events').where({ action: 'app.scopes', target: app_id }).first();
+    assert.deepEqual([audited.outcome, audited.parameters], ['succeeded', { scopes: ['listings', 'endpoint:manage'] }]);
+
+    const unknown = await apps('scopes', app_id, '--scope', 'deliveries:delete');
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /unknown scope "deliveries:delete": expected one of listings, deliveries:read/);
+    const none = await apps('scopes', app_id);
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /at least one --scope is required/);
+    const gone = await apps('scopes', 'app_nope', '--scope', 'listings');
+    assert.deepEqual([gone.code, gone.stderr], [1, 'partner-service apps scopes: no active app "app_nope"\n']);
   });
 
   it('revoking an unknown app exits 1', async () => {

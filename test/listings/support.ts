@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { request } from 'undici';
 import type { Knex } from '../../db/database';
 import { hashAppKey } from '../../lib/app-keys';
+import type { AppScope } from '../../lib/vocabulary';
 import { startTestApi, type TestApi } from '../support/api';
 
 export type ListingApi = TestApi;
@@ -37,7 +38,7 @@ export async function insertApp(
   knex: Knex,
   app: TestApp,
   companies: string[],
-  { revoked = false } = {},
+  { revoked = false, scopes = ['listings'] }: { revoked?: boolean; scopes?: readonly AppScope[] } = {},
 ): Promise<void> {
   const { salt, hash } = hashAppKey(app.key);
   await knex('partner_apps').insert({
@@ -46,6 +47,7 @@ export async function insertApp(
     key_salt: salt,
     key_hash: hash,
     revoked_at: revoked ? new Date() : null,
+    scopes: [...scopes],
   });
   if (companies.length)
     await knex('partner_app_companies').insert(companies.map((company_id) => ({ app_id: app.appId, company_id })));

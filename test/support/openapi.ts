@@ -27,7 +27,7 @@ export function documentSchemas(doc: Doc) {
   addFormats(ajv);
   // ajv-formats has no idn-email (RFC 6531); the shape check is enough for the tests' real answers.
   ajv.addFormat('idn-email', /^[^\s@]+@[^\s@]+$/u);
-  ajv.addVocabulary(['openapi', 'info', 'paths', 'webhooks', 'components']);
+  ajv.addVocabulary(['openapi', 'info', 'tags', 'paths', 'webhooks', 'components']);
   ajv.addSchema(doc, 'openapi.json');
   return (ref: string) => {
     const validate = ajv.getSchema(`openapi.json${ref}`);

@@ -1,0 +1,3 @@
+// Filled in by the partner API's audit work (issue 58).
+export const auditSchemas = {};
+export const auditPaths = {};

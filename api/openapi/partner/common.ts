@@ -1,0 +1,63 @@
+import type { AppScope } from '../../../lib/vocabulary';
+import { DETAIL } from '../../listings/errors';
+
+// What every partner API operation shares: its tag, the app's credentials, the scope it needs (`x-app-scope`,
+// which test/partner-api/partner-routes.test.ts holds to the router's) and the answers of the app check.
+
+export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+export const json = (schema: object) => ({ 'application/json': { schema } });
+export const error = (description: string) => ({ description, content: json(ref('PartnerError')) });
+
+export const partnerCommonSchemas = {
+  PartnerError: {
+    type: 'object',
+    required: ['detail'],
+    additionalProperties: false,
+    description: "The listings' error body: `detail` always; `reason` a code where a client may branch on it.",
+    properties: {
+      detail: { type: 'string' },
+      reason: { type: 'string' },
+      errors: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['path', 'message'],
+          additionalProperties: false,
+          properties: { path: { type: 'string' }, message: { type: 'string' } },
+        },
+      },
+    },
+  },
+};
+
+/** The app check's answers (api/partner/app-auth.ts), on every partner operation. */
+const appCheckErrors = {
+  '403': error(
+    `No credentials ("${DETAIL.notAuthenticated}"), a wrong or revoked app ("${DETAIL.authenticationFailed}"), ` +
+      'or an app without the scope the operation needs (`reason` missing_scope, `detail` names the scope).',
+  ),
+  '429': {
+    ...error("The app's request budget (PARTNER_API_REQUESTS_PER_MINUTE) is spent: `reason` over_budget."),
+    headers: { 'Retry-After': { schema: { type: 'integer', minimum: 1 }, description: 'Seconds to wait.' } },
+  },
+};
+
+/** A partner operation: tagged `partner`, by the app, needing `scope` (null: any app); its own answers first. */
+export const partnerOperation = (
+  scope: AppScope | null,
+  operationId: string,
+  summary: string,
+  responses: Record<string, object>,
+  extra: { description?: string; [key: string]: unknown } = {},
+) => ({
+  operationId,
+  summary,
+  tags: ['partner'],
+  security: [{ AppId: [], AppKey: [] }],
+  'x-app-scope': scope,
+  ...extra,
+  description:
+    (scope ? `Needs an app with the scope \`${scope}\`.` : 'Any app may call it, whatever its scopes.') +
+    (extra.description ? `\n\n${extra.description}` : ''),
+  responses: { ...responses, ...appCheckErrors, ...('403' in responses && { '403': responses['403'] }) },
+});

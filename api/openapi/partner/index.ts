@@ -1,0 +1,34 @@
+import { appPaths, appSchemas } from './app';
+import { auditPaths, auditSchemas } from './audit';
+import { partnerCommonSchemas } from './common';
+import { deliveryPaths, deliverySchemas } from './deliveries';
+import { endpointPaths, endpointSchemas } from './endpoint';
+import { healthPaths, healthSchemas } from './health';
+import { recoveryPaths, recoverySchemas } from './recoveries';
+import { signingSecretPaths, signingSecretSchemas } from './signing-secrets';
+import { testEventPaths, testEventSchemas } from './test-events';
+
+// The partner API in the OpenAPI document (tag `partner`), one module per resource, as api/partner/ routes them.
+
+export const partnerApiPaths = {
+  ...appPaths,
+  ...deliveryPaths,
+  ...healthPaths,
+  ...auditPaths,
+  ...recoveryPaths,
+  ...endpointPaths,
+  ...signingSecretPaths,
+  ...testEventPaths,
+};
+
+export const partnerApiSchemas = {
+  ...partnerCommonSchemas,
+  ...appSchemas,
+  ...deliverySchemas,
+  ...healthSchemas,
+  ...auditSchemas,
+  ...recoverySchemas,
+  ...endpointSchemas,
+  ...signingSecretSchemas,
+  ...testEventSchemas,
+};
