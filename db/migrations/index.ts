@@ -26,6 +26,7 @@ import * as laneKeyIndex from './024_lane_key_index';
 import * as laneSubjects from './025_lane_subjects';
 import * as erasureQuietRuns from './026_erasure_quiet_runs';
 import * as appScopes from './027_app_scopes';
+import * as partnerEndpointControls from './028_partner_endpoint_controls';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -63,4 +64,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['025_lane_subjects', laneSubjects],
   ['026_erasure_quiet_runs', erasureQuietRuns],
   ['027_app_scopes', appScopes],
+  ['028_partner_endpoint_controls', partnerEndpointControls],
 ];
