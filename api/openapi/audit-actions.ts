@@ -24,7 +24,25 @@ const AUDIT_ACTIONS_BY_OPERATION: Readonly<Record<string, readonly AuditAction[]
   getErasure: [],
   listAuditEvents: [],
   verifyAuditTrail: [],
+  // The partner API (/partner/v1): its changes are audited with the actor app:<app_id>.
   getPartnerApp: [],
+  listPartnerWebhooks: [],
+  getPartnerWebhook: [],
+  getPartnerWebhookBody: [],
+  getPartnerHealth: [],
+  listPartnerAudit: [],
+  redeliverPartnerWebhook: ['webhook.redeliver'],
+  startPartnerRecovery: ['recovery.start'],
+  getPartnerRecovery: [],
+  cancelPartnerRecovery: ['recovery.cancel'],
+  getPartnerEndpoint: [],
+  pausePartnerEndpoint: ['endpoint.pause'],
+  resumePartnerEndpoint: ['endpoint.resume'],
+  limitPartnerEndpoint: ['endpoint.limit'],
+  createSigningSecret: ['signing_secret.create'],
+  listSigningSecrets: [],
+  deleteSigningSecret: ['signing_secret.delete'],
+  sendPartnerTestEvent: ['test_event.send'],
 };
 
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch']);

@@ -37,9 +37,14 @@ export function documentSchemas(doc: Doc) {
 }
 
 /** Every operation of the internal API the document states: its method (lower case), path template and operation. */
-export function internalOperations(doc: Doc): Array<{ method: string; template: string; operation: any }> {
+export const internalOperations = (doc: Doc) => operationsUnder(doc, '/internal/');
+
+/** Every operation of the partner API (/partner/v1) the document states, as internalOperations. */
+export const partnerOperations = (doc: Doc) => operationsUnder(doc, '/partner/');
+
+function operationsUnder(doc: Doc, prefix: string): Array<{ method: string; template: string; operation: any }> {
   return Object.entries(doc.paths as Record<string, Record<string, unknown>>)
-    .filter(([template]) => template.startsWith('/internal/'))
+    .filter(([template]) => template.startsWith(prefix))
     .flatMap(([template, item]) =>
       Object.entries(item)
         .filter(([method]) => ['get', 'post', 'put', 'patch', 'delete'].includes(method))
