@@ -24,9 +24,33 @@ export function olderThan(
   idType: 'uuid' | 'bigint',
   position: { readonly us: string; readonly id: string },
 ): SqlFragment {
+  return beyond(timeColumn, idColumn, idType, position, '<');
+}
+
+/**
+ * Rows before `position` in newest-first order (a `previous` link): (time, id) above the position's. Read them
+ * oldest first (ascending) and reverse the page, so the rows nearest the position come first from the index.
+ */
+export function newerThan(
+  timeColumn: string,
+  idColumn: string,
+  idType: 'uuid' | 'bigint',
+  position: { readonly us: string; readonly id: string },
+): SqlFragment {
+  return beyond(timeColumn, idColumn, idType, position, '>');
+}
+
+function beyond(
+  timeColumn: string,
+  idColumn: string,
+  idType: 'uuid' | 'bigint',
+  position: { readonly us: string; readonly id: string },
+  direction: '<' | '>',
+): SqlFragment {
   const time = sql`timestamptz 'epoch' + ${position.us}::bigint * interval '1 microsecond'`;
-  return sql`${raw(timeColumn)} <= ${time} AND (${raw(timeColumn)}, ${raw(idColumn)}) <
-    (${time}, ${position.id}::${raw(idType)})`;
+  return sql`${raw(timeColumn)} ${raw(`${direction}=`)} ${time} AND (${raw(timeColumn)}, ${raw(idColumn)}) ${raw(
+    direction,
+  )} (${time}, ${position.id}::${raw(idType)})`;
 }
 
 /**

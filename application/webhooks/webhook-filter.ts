@@ -20,7 +20,8 @@ export const DEFAULT_LOG_PAGE = 50;
 export const MAX_LOG_PAGE = 500;
 export const MAX_BULK_REDELIVERIES = 10_000;
 
-const filterFields = {
+/** The log's filters, shared by every list and body that selects webhooks (the partner's list too). */
+export const filterFields = {
   event_type: z.enum(EVENT_TYPES).optional(),
   action: z.enum(EVENT_ACTIONS).optional(),
   company_id: exactText
@@ -33,9 +34,9 @@ const filterFields = {
   }),
 };
 
-const untilAfterSince = (value: { since?: Date; until?: Date }) =>
+export const untilAfterSince = (value: { since?: Date; until?: Date }) =>
   !value.since || !value.until || value.since < value.until;
-const untilAfterSinceIssue = { message: 'must be later than since', path: ['until'] };
+export const untilAfterSinceIssue = { message: 'must be later than since', path: ['until'] };
 
 /**
  * The delivery log's query string (GET /internal/v1/webhooks); the OpenAPI document's parameters are generated from it.
@@ -97,13 +98,17 @@ export const redeliveryQuery = z.object({
   allow_expired_links: queryFlag.meta({ description: ALLOW_EXPIRED_LINKS }),
 });
 
-function parse<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
+/** `input` checked by `schema`; InvalidRequestError (400, the filter's detail) naming each field that is wrong. */
+export function parseFilterFields<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
   const parsed = schema.safeParse(input);
   if (!parsed.success) throw new InvalidRequestError(zodPathErrors(parsed.error), FILTER_DETAIL);
   return parsed.data;
 }
 
-const toFilter = (fields: z.output<typeof listQuery> | z.output<typeof bulkRedeliveryBody>): WebhookFilter => ({
+/** The filter a validated query or body gives. */
+export const toFilter = (
+  fields: Pick<z.output<typeof listQuery>, 'status' | 'event_type' | 'action' | 'company_id' | 'since' | 'until'>,
+): WebhookFilter => ({
   status: fields.status,
   eventType: fields.event_type,
   action: fields.action,
@@ -118,7 +123,7 @@ export function parseLogQuery(query: Record<string, unknown>): {
   limit: number;
   after?: LogPosition;
 } {
-  const fields = parse(listQuery, query);
+  const fields = parseFilterFields(listQuery, query);
   // An empty cursor is the first page: `?cursor=` is what a client sends when it has no `next` link yet.
   return {
     filter: toFilter(fields),
@@ -137,7 +142,7 @@ export function parseBulkRedelivery(body: unknown): {
   allowExpiredLinks: boolean;
   dryRun: boolean;
 } {
-  const fields = parse(bulkRedeliveryBody, body ?? {});
+  const fields = parseFilterFields(bulkRedeliveryBody, body ?? {});
   return {
     filter: toFilter(fields),
     limit: fields.limit,
@@ -148,7 +153,7 @@ export function parseBulkRedelivery(body: unknown): {
 
 /** A single redelivery's query: whether the operator allows signed links past their deadline. */
 export function parseRedeliveryQuery(query: Record<string, unknown>): { allowExpiredLinks: boolean } {
-  return { allowExpiredLinks: parse(redeliveryQuery, query).allow_expired_links };
+  return { allowExpiredLinks: parseFilterFields(redeliveryQuery, query).allow_expired_links };
 }
 
 /** Opaque to callers; it only carries a row's position. */

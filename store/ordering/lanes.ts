@@ -35,6 +35,11 @@ const keysLane = (digests: readonly Buffer[]): SqlFragment =>
 const anyDigest = (digests: readonly Buffer[]): SqlFragment =>
   sql`ARRAY(SELECT decode(d, 'hex') FROM unnest(${digests.map((digest) => digest.toString('hex'))}::text[]) d)`;
 
+/** The webhook in `webhookColumn` has a place in a lane of `digests` (a key's: laneDigests), erased lanes aside. */
+export const placedInLaneOf = (webhookColumn: string, digests: readonly Buffer[]): SqlFragment =>
+  sql`EXISTS (SELECT 1 FROM ordering_places op JOIN ordering_lanes ol ON ol.id = op.lane_id
+       WHERE op.webhook_id = ${raw(webhookColumn)} AND ol.key_digest = ANY(${anyDigest(digests)}))`;
+
 /**
  * The CTEs that place the webhook written by CTE `created` (one row with `id`, or none) at the end of its key's
  * lane: `lane` raises the lane's last sequence (creating the lane), `placed` writes the place, `subjects` adds the
@@ -456,7 +461,7 @@ export async function orderingKeys(
 /**
  * A lane's key as its row holds it: the digest it is bound to, and the key in clear or sealed (all null once erased).
  */
-interface LaneKeyColumns {
+export interface LaneKeyColumns {
   readonly key_digest: Buffer | null;
   readonly key_text: string | null;
   readonly key_sealed: Buffer | null;
@@ -467,7 +472,7 @@ interface LaneKeyColumns {
  * A lane's key, opened: null once erased. `unreadable` (why, naming lane keys) when no listed key opens it: sealed
  * under a key a rotation removed before `keys reseal` reached it. Such a lane never stops delivery: see takeTurn.
  */
-function openLaneKey(
+export function openLaneKey(
   atRest: DataAtRest,
   lane: LaneKeyColumns,
 ): { readonly key: string | null; readonly unreadable?: string } {

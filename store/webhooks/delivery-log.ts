@@ -35,7 +35,8 @@ const WAITING_SQL =
   `= e.id AND a.attempt >= e.claimed_attempt)`;
 /** The next attempt waits for the partner gate to open (store/partner/partner-gate.ts). */
 const HELD_SQL = `e.status = 'pending' AND e.held_since IS NOT NULL`;
-const POSITION = microsecondsOf('e.created_at');
+/** A row's (alias `e`) position in the log's order: its creation time in microseconds. */
+export const POSITION = microsecondsOf('e.created_at');
 /**
  * A row's status in the log (row alias `e`): `held` and `waiting` split from `pending`; the ordering status uses it
  * too.
@@ -44,12 +45,15 @@ export const LOG_STATUS_SQL = raw(
   `CASE WHEN ${HELD_SQL} THEN 'held' WHEN ${WAITING_SQL} THEN 'waiting' ELSE e.status END`,
 );
 
-/** The filter's conditions and the page's start, joined with AND, every value bound. */
-function filterConditions(filter: WebhookFilter, after?: LogPosition): SqlFragment {
+/**
+ * The filter's conditions (row alias `e`) and the page's start, joined with AND, every value bound. `start` is a
+ * page start already made (the partner's list pages both ways); `after` the log's own, newest first.
+ */
+export function filterConditions(filter: WebhookFilter, after?: LogPosition, start?: SqlFragment): SqlFragment {
   const { status, eventType, action, companyId, since, until } = filter;
   // The page's start first: an index scan starts at the first bound it meets on the time.
   const conditions: SqlFragment[] = [
-    after ? olderThan('e.created_at', 'e.id', 'uuid', { us: after.createdAtUs, id: after.id }) : raw('true'),
+    start ?? (after ? olderThan('e.created_at', 'e.id', 'uuid', { us: after.createdAtUs, id: after.id }) : raw('true')),
   ];
   if (status === 'held') conditions.push(raw(HELD_SQL));
   else if (status === 'waiting') conditions.push(raw(WAITING_SQL));
