@@ -212,6 +212,25 @@ export class WebhookStartConflictError extends WebhookConflictError {
   }
 }
 
+/**
+ * A partner's resume while an operator's pause is in force: a partner's resume never ends an operator's pause, so
+ * nothing changed (the partner's own pause, if any, stays until the operator's resume ends both). 409.
+ */
+export class PausedByOperatorError extends ServiceError {
+  readonly httpStatus = 409;
+
+  constructor(operatorReason: string) {
+    super(
+      `An operator paused deliveries (${JSON.stringify(operatorReason)}): only the operator's resume ends it, ` +
+        'and it ends your pause too.',
+    );
+  }
+
+  apiBody(): InternalErrorBody {
+    return { detail: this.message, reason: 'paused_by_operator' };
+  }
+}
+
 /** Temporal refused the service's set-up: not an outage; an operator must act, and retrying changes nothing. */
 export class TemporalSetupError extends ServiceError {
   apiBody(): InternalErrorBody {

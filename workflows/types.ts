@@ -29,6 +29,8 @@ export interface DeliverWebhookInput {
    * band.
    */
   readonly ordering?: { readonly key: string; readonly sequence: number };
+  /** A partner's test event (POST /partner/v1/test-events): its attempts are marked as a test in the log. */
+  readonly isTest?: boolean;
 }
 
 export type DeliveryState =

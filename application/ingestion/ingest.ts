@@ -34,7 +34,7 @@ export async function acceptWebhook(
       event: webhook.input.event,
       orderingKey: webhook.input.orderingKey,
       runId: null,
-      isTest: false,
+      isTest: webhook.input.isTest === true,
     });
     if (claim.kind === 'gone') continue;
     const { webhookId, eventId, workflowId } = claim.webhook;
@@ -43,10 +43,15 @@ export async function acceptWebhook(
     // Deliver what was stored first: an earlier call's start may have failed, be in doubt or be under way.
     // The key marks the delivery ordered; its lane and number are the row's place, written with the row.
     const stored = storedDelivery(claim.webhook, webhook.input.sendTimeoutMs);
-    const delivery =
-      webhook.input.orderingKey === undefined
-        ? stored
-        : { ...stored, input: { ...stored.input, orderingKey: webhook.input.orderingKey } };
+    const { orderingKey, isTest } = webhook.input;
+    const delivery = {
+      ...stored,
+      input: {
+        ...stored.input,
+        ...(orderingKey !== undefined && { orderingKey }),
+        ...(isTest === true && { isTest }),
+      },
+    };
     const runId = await startOrForget(knex, gateway, delivery);
     return {
       started: await recordRun(knex, webhookId, runId, { reported: true }),

@@ -5,7 +5,14 @@ import type { Logger } from '../../lib/logger';
 import type { PartnerSnapshot } from '../../lib/metrics';
 import { isStorableText, zodPathErrors } from '../../lib/validation';
 import { auditedChange, recordFailedAndThrow, type AuditedAction, type OperatorContext } from '../access/audit';
-import { limitGate, pauseGate, readGate, resumeGate, type GateView } from '../../store/partner/partner-gate';
+import {
+  limitGate,
+  pauseGate,
+  rateInForce,
+  readGate,
+  resumeGate,
+  type GateView,
+} from '../../store/partner/partner-gate';
 import { InvalidRequestError } from '../../lib/errors';
 
 // An operator's controls of partner protection (lib/partner-states.ts), shared by the internal API and the
@@ -24,6 +31,12 @@ export interface PartnerStatus {
   readonly max_per_second: number;
   /** `operator`: set at run time (`partner limit`); `configuration`: PARTNER_MAX_PER_SECOND. */
   readonly max_per_second_source: 'operator' | 'configuration';
+  /** The partner's own rate (PATCH /partner/v1/endpoint); null: none. */
+  readonly partner_max_per_second: number | null;
+  /** The POSTs per second in force: the lower of max_per_second and partner_max_per_second. */
+  readonly rate_in_force: number;
+  /** The partner's own pause (POST /partner/v1/endpoint/pause): which app, why, since when. */
+  readonly partner_pause: { readonly paused_by: string; readonly reason: string; readonly since: Date } | null;
   readonly retry_after_until: Date | null;
   readonly hold_ceiling_seconds: number;
   readonly breaker: {
@@ -43,6 +56,13 @@ function asStatus(gate: GateView, config: Config): PartnerStatus {
     held: gate.held,
     max_per_second: gate.maxPerSecond ?? config.PARTNER_MAX_PER_SECOND,
     max_per_second_source: gate.maxPerSecond === null ? 'configuration' : 'operator',
+    partner_max_per_second: gate.partnerMaxPerSecond,
+    rate_in_force: rateInForce(gate, config.PARTNER_MAX_PER_SECOND),
+    partner_pause: gate.partnerPause && {
+      paused_by: gate.partnerPause.pausedBy,
+      reason: gate.partnerPause.reason,
+      since: gate.partnerPause.pausedAt,
+    },
     retry_after_until: gate.state === 'throttled' ? gate.retryAfterUntil : null,
     hold_ceiling_seconds: config.PARTNER_HOLD_CEILING_MS / 1000,
     breaker: {
@@ -67,7 +87,7 @@ export async function partnerSnapshot(knex: Knex, config: Config, now = Date.now
     holdSeconds: status.since ? Math.max(0, (now - status.since.getTime()) / 1000) : 0,
     held: status.held,
     trips: status.breaker.trips,
-    maxPerSecond: status.max_per_second,
+    maxPerSecond: status.rate_in_force,
   };
 }
 
@@ -113,7 +133,7 @@ export const limitRequest = z.strictObject({
 });
 
 /** The request's settings, or its refusal recorded as failed (no parameters: the input did not hold up). */
-async function parseAudited<T>(
+export async function parseAudited<T>(
   knex: Knex,
   who: OperatorContext,
   what: AuditedAction,
@@ -126,7 +146,7 @@ async function parseAudited<T>(
   return parsed.data;
 }
 
-const onQueue = (
+export const onQueue = (
   config: Config,
   action: AuditedAction['action'],
   parameters?: Record<string, unknown>,
@@ -148,7 +168,10 @@ export async function pausePartner(
   });
 }
 
-/** Ends a pause; the partner recovery (partner-recovery.ts) then wakes held deliveries at the cap, oldest first. */
+/**
+ * Ends a pause, an operator's and the partner's own alike; the partner recovery (partner-recovery.ts) then wakes
+ * held deliveries at the cap, oldest first.
+ */
 export async function resumePartner(
   knex: Knex,
   config: Config,

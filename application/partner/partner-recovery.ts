@@ -13,6 +13,7 @@ import {
   closeBreaker,
   markReleased,
   oldestHeld,
+  rateInForce,
   readGate,
   releaseRecoveryLease,
   SEND_SLOT_HORIZON_MS,
@@ -165,7 +166,7 @@ export async function recoveryTick(
     return 'active';
   }
   if (!releasing) return gate.state;
-  const maxPerSecond = gate.maxPerSecond ?? config.PARTNER_MAX_PER_SECOND;
+  const maxPerSecond = rateInForce(gate, config.PARTNER_MAX_PER_SECOND);
   const earned = releaseBatchSize(pace, maxPerSecond, now);
   // No more than the send slots its deliveries can still take: one woken beyond them would find no slot, ask
   // again later and lose its turn to a younger one, so the oldest-first order would not hold.

@@ -3,7 +3,7 @@ import type { DataAtRest } from '../../lib/at-rest';
 import type { Config } from '../../lib/config';
 import { FINISHED_STATUSES, type LogStatus } from '../../lib/vocabulary';
 import { envelopeBody } from '../../events/envelope';
-import { readGate, type GateView } from '../../store/partner/partner-gate';
+import { rateInForce, readGate, type GateView } from '../../store/partner/partner-gate';
 import { loadDeliveryPosition } from '../../store/webhooks/partner-deliveries';
 import { findWebhookById } from '../../store/webhooks/webhook-view';
 import type { TemporalGateway } from '../../temporal/gateway';
@@ -54,13 +54,13 @@ export interface PartnerWebhookView {
 export const gateFacts = (gate: GateView, config: Pick<Config, 'PARTNER_MAX_PER_SECOND'>): GateFacts => ({
   operatorPausedAt: gate.pausedAt,
   operatorPauseReason: gate.pauseReason,
-  partnerPausedAt: gate.partnerPausedAt,
-  partnerPauseReason: gate.partnerPauseReason,
-  partnerPausedBy: gate.partnerPausedBy,
+  partnerPausedAt: gate.partnerPause?.pausedAt ?? null,
+  partnerPauseReason: gate.partnerPause?.reason ?? null,
+  partnerPausedBy: gate.partnerPause?.pausedBy ?? null,
   trippedAt: gate.trippedAt,
   nextProbeAt: gate.nextProbeAt,
   retryAfterUntil: gate.retryAfterUntil,
-  maxPerSecond: gate.maxPerSecond ?? config.PARTNER_MAX_PER_SECOND,
+  maxPerSecond: rateInForce(gate, config.PARTNER_MAX_PER_SECOND),
   slotsTakenAheadMs: gate.slotsTakenAheadMs,
 });
 

@@ -7,9 +7,15 @@ import { HOLD_PRECEDENCE, type HoldState, type PartnerAnswer, type PartnerState 
 // gate parts from here (claimGateCtes, feedGate) into their own one statement; the operator's controls and the
 // partner recovery call the rest. The row is created in one way: ensureGate, called only from store/.
 
-/** Each hold's SQL: when it is in force, and since when. */
+/**
+ * Each hold's SQL: when it is in force, and since when. `paused` is an operator's pause or the partner's own
+ * (partner_paused_at, the partner API's): either holds every delivery alike; LEAST skips a null.
+ */
 const HOLDS: Record<HoldState, { inForce: string; since: string }> = {
-  paused: { inForce: 'paused_at IS NOT NULL', since: 'paused_at' },
+  paused: {
+    inForce: '(paused_at IS NOT NULL OR partner_paused_at IS NOT NULL)',
+    since: 'LEAST(paused_at, partner_paused_at)',
+  },
   tripped: { inForce: 'tripped_at IS NOT NULL', since: 'tripped_at' },
   throttled: { inForce: 'retry_after_until > clock_timestamp()', since: 'throttled_since' },
 };
@@ -33,15 +39,24 @@ export async function ensureGate(knex: Knex, taskQueue: string): Promise<void> {
 
 // The state as it is read, and an operator's transitions (pause, resume) and cap.
 
+/** The partner's own pause (the partner API's), apart from an operator's. */
+export interface PartnerPause {
+  readonly pausedAt: Date;
+  readonly reason: string;
+  /** The app that paused, `app:<app_id>`. */
+  readonly pausedBy: string;
+}
+
 /** The gate as an operator reads it, with the count of held deliveries. */
 export interface GateView {
   readonly state: PartnerState;
+  /** The operator's reason while an operator's pause is in force. */
   readonly pauseReason: string | null;
-  /** Who paused, from the columns: the operator's pause and the partner's own (migration 028) are apart. */
+  /** When an operator paused; null without an operator's pause. */
   readonly pausedAt: Date | null;
-  readonly partnerPausedAt: Date | null;
-  readonly partnerPauseReason: string | null;
-  readonly partnerPausedBy: string | null;
+  readonly partnerPause: PartnerPause | null;
+  /** The partner's own rate (the partner API's); only ever lowers the cap. */
+  readonly partnerMaxPerSecond: number | null;
   /** When the hold in force began (pause, trip or Retry-After); null while active. */
   readonly since: Date | null;
   readonly held: number;
@@ -63,6 +78,7 @@ interface GateRow {
   partner_paused_at: Date | null;
   partner_pause_reason: string | null;
   partner_paused_by: string | null;
+  partner_max_per_second: number | null;
   since: Date | null;
   held: number;
   max_per_second: number | null;
@@ -82,7 +98,7 @@ export async function readGate(knex: Knex, taskQueue: string): Promise<GateView>
     prepared(
       'read-partner-gate',
       sql`SELECT state, pause_reason, paused_at, partner_paused_at, partner_pause_reason, partner_paused_by,
-                 max_per_second, consecutive_failures, trips, tripped_at, probe_due_at,
+                 partner_max_per_second, max_per_second, consecutive_failures, trips, tripped_at, probe_due_at,
                  retry_after_until, ${raw(HOLD_SINCE_SQL)} AS since,
                  (CASE WHEN next_send_at > clock_timestamp()
                        THEN extract(epoch FROM next_send_at - clock_timestamp()) * 1000
@@ -96,9 +112,10 @@ export async function readGate(knex: Knex, taskQueue: string): Promise<GateView>
     state: row.state,
     pauseReason: row.pause_reason,
     pausedAt: row.paused_at,
-    partnerPausedAt: row.partner_paused_at,
-    partnerPauseReason: row.partner_pause_reason,
-    partnerPausedBy: row.partner_paused_by,
+    partnerPause: row.partner_paused_at
+      ? { pausedAt: row.partner_paused_at, reason: row.partner_pause_reason!, pausedBy: row.partner_paused_by! }
+      : null,
+    partnerMaxPerSecond: row.partner_max_per_second,
     since: row.since,
     held: row.held,
     maxPerSecond: row.max_per_second,
@@ -122,16 +139,73 @@ export async function pauseGate(knex: Knex, taskQueue: string, reason: string): 
   return rows.length === 1;
 }
 
-/** Ends an operator's pause; true when one was in force. */
+/**
+ * Ends an operator's pause and the partner's own with it (an operator's resume ends both); true when either was
+ * in force.
+ */
 export async function resumeGate(knex: Knex, taskQueue: string): Promise<boolean> {
   await ensureGate(knex, taskQueue);
   const rows = await runSql(
     knex,
-    sql`UPDATE partner_gate SET paused_at = NULL, pause_reason = NULL, updated_at = now()
-         WHERE task_queue = ${taskQueue} AND paused_at IS NOT NULL RETURNING task_queue`,
+    sql`UPDATE partner_gate SET paused_at = NULL, pause_reason = NULL, partner_paused_at = NULL,
+                                partner_pause_reason = NULL, partner_paused_by = NULL, updated_at = now()
+         WHERE task_queue = ${taskQueue} AND (paused_at IS NOT NULL OR partner_paused_at IS NOT NULL)
+        RETURNING task_queue`,
   );
   return rows.length === 1;
 }
+
+/**
+ * The partner's own pause, beside an operator's; true when this call paused (a second pause keeps the first one's
+ * time, reason and app). `pausedBy` is `app:<app_id>`.
+ */
+export async function pauseGateForPartner(
+  knex: Knex,
+  taskQueue: string,
+  reason: string,
+  pausedBy: string,
+): Promise<boolean> {
+  await ensureGate(knex, taskQueue);
+  const rows = await runSql(
+    knex,
+    sql`UPDATE partner_gate
+           SET partner_paused_at = now(), partner_pause_reason = ${reason}, partner_paused_by = ${pausedBy},
+               updated_at = now()
+         WHERE task_queue = ${taskQueue} AND partner_paused_at IS NULL RETURNING task_queue`,
+  );
+  return rows.length === 1;
+}
+
+/** Ends the partner's own pause only, never an operator's; true when one was in force. */
+export async function resumeGateForPartner(knex: Knex, taskQueue: string): Promise<boolean> {
+  await ensureGate(knex, taskQueue);
+  const rows = await runSql(
+    knex,
+    sql`UPDATE partner_gate
+           SET partner_paused_at = NULL, partner_pause_reason = NULL, partner_paused_by = NULL, updated_at = now()
+         WHERE task_queue = ${taskQueue} AND partner_paused_at IS NOT NULL RETURNING task_queue`,
+  );
+  return rows.length === 1;
+}
+
+/** Sets the partner's own rate, which only ever lowers the cap (claimGateCtes); null: the deployment's cap. */
+export async function limitGateForPartner(knex: Knex, taskQueue: string, maxPerSecond: number | null): Promise<void> {
+  await ensureGate(knex, taskQueue);
+  await runSql(
+    knex,
+    sql`UPDATE partner_gate SET partner_max_per_second = ${maxPerSecond}, updated_at = now()
+         WHERE task_queue = ${taskQueue}`,
+  );
+}
+
+/**
+ * The POSTs per second in force, as the claim computes it in SQL: the operator's run-time cap (else
+ * `configuredMax`, PARTNER_MAX_PER_SECOND), lowered by the partner's own rate when that is lower.
+ */
+export const rateInForce = (
+  gate: Pick<GateView, 'maxPerSecond' | 'partnerMaxPerSecond'>,
+  configuredMax: number,
+): number => Math.min(gate.maxPerSecond ?? configuredMax, gate.partnerMaxPerSecond ?? Number.POSITIVE_INFINITY);
 
 /** Sets the cap of every worker of the queue at run time; null: back to each worker's PARTNER_MAX_PER_SECOND. */
 export async function limitGate(knex: Knex, taskQueue: string, maxPerSecond: number | null): Promise<void> {
@@ -327,9 +401,11 @@ export const SEND_SLOT_HORIZON_MS = 1000;
  * cap plus one) and `may_send` (the attempt may be claimed and POSTed now).
  */
 export function claimGateCtes(gate: GateClaim): SqlFragment {
-  const rate = sql`1.0 / COALESCE(g.max_per_second, ${gate.maxPerSecond}::int)`;
+  // The lower of the deployment's cap and the partner's own rate (LEAST skips a null), as rateInForce.
+  const rate = sql`1.0 / LEAST(COALESCE(g.max_per_second, ${gate.maxPerSecond}::int), g.partner_max_per_second)`;
   return sql`gate AS (
-        SELECT ${raw(GATE_STATE_SQL)} AS state, pause_reason, next_send_at
+        SELECT ${raw(GATE_STATE_SQL)} AS state, COALESCE(pause_reason, partner_pause_reason) AS pause_reason,
+               next_send_at
           FROM partner_gate WHERE task_queue = ${gate.taskQueue}
       ), open AS (
         SELECT ${gate.bypassHold}::boolean OR NOT EXISTS (SELECT 1 FROM gate WHERE state <> 'active') AS open

@@ -30,7 +30,13 @@ import { answer, startPartnerServer, type PartnerServer } from '../support/partn
 import { capturingLogger } from '../support/capturing-logger';
 import { IN_CLEAR } from '../support/at-rest';
 import { OPERATOR } from '../support/operator';
-import { InvalidRequestError } from '../../lib/errors';
+import { InvalidRequestError, PausedByOperatorError } from '../../lib/errors';
+import {
+  limitEndpoint,
+  partnerEndpoint,
+  pauseEndpoint,
+  resumeEndpoint,
+} from '../../application/partner/partner-endpoint';
 import { PARTNER_TOKEN } from '../support/tokens';
 
 describe('partner gate (PostgreSQL, loopback partner, the worker activities and the partner recovery)', function () {
@@ -405,11 +411,10 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     assert.equal(retryAfterMs(429, undefined, now), undefined);
   });
 
-  it('caps the POSTs of three workers together: 36 attempts at 10/s never see more than 13 in any second', async function () {
-    this.timeout(60_000);
-    const config = configFor({ PARTNER_MAX_PER_SECOND: '10' });
+  /** Delivers `count` attempts through three workers of `config`: the partner's arrival times, and the seconds taken. */
+  async function deliverThroughThreeWorkers(config: Config, count: number) {
     const workers = [activitiesFor(config), activitiesFor(config), activitiesFor(config)];
-    const inputs = await Promise.all(Array.from({ length: 36 }, () => stored()));
+    const inputs = await Promise.all(Array.from({ length: count }, () => stored()));
     const arrivals: number[] = [];
     partner.handler = (_req, res) => {
       arrivals.push(performance.now());
@@ -419,9 +424,93 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     await Promise.all(inputs.map((input, i) => workers[i % 3].deliver(input)));
     const seconds = (performance.now() - started) / 1000;
     const maxInAnySecond = Math.max(...arrivals.map((t) => arrivals.filter((u) => u >= t && u < t + 1000).length));
-    assert.equal(arrivals.length, 36);
+    assert.equal(arrivals.length, count);
+    return { seconds, maxInAnySecond };
+  }
+
+  it('caps the POSTs of three workers together: 36 attempts at 10/s never see more than 13 in any second', async function () {
+    this.timeout(60_000);
+    const { seconds, maxInAnySecond } = await deliverThroughThreeWorkers(
+      configFor({ PARTNER_MAX_PER_SECOND: '10' }),
+      36,
+    );
     assert.ok(maxInAnySecond <= 13, `at most 13 POSTs in any second, saw ${maxInAnySecond}`);
     assert.ok(seconds >= 3.2, `36 POSTs at 10/s take about 3.5 s, took ${seconds.toFixed(2)} s`);
+  });
+
+  it("the partner's own rate lowers the cap of every worker together; an operator's lower cap wins in turn", async function () {
+    this.timeout(60_000);
+    const config = configFor({ PARTNER_MAX_PER_SECOND: '200' });
+    const logger = capturingLogger().logger;
+    const app = { actor: 'app:rate-app' };
+    const limited = await limitEndpoint(db.knex, config, logger, app, { max_per_second: 10 });
+    assert.deepEqual([limited.max_per_second, limited.deployment_max_per_second, limited.rate_in_force], [10, 200, 10]);
+    const { seconds, maxInAnySecond } = await deliverThroughThreeWorkers(config, 36);
+    assert.ok(maxInAnySecond <= 13, `at most 13 POSTs in any second, saw ${maxInAnySecond}`);
+    assert.ok(seconds >= 3.2, `36 POSTs at 10/s take about 3.5 s, took ${seconds.toFixed(2)} s`);
+    // The operator lowers the cap below the partner's rate: the lower one is in force, for the claim and the status.
+    await limitPartner(db.knex, config, logger, OPERATOR, { max_per_second: 4 });
+    const status = await partnerStatus(db.knex, config);
+    assert.deepEqual([status.max_per_second, status.partner_max_per_second, status.rate_in_force], [4, 10, 4]);
+    assert.equal((await partnerEndpoint(db.knex, config)).rate_in_force, 4);
+    // Above the deployment's cap (now 4): refused with the cap named, nothing changed.
+    await assert.rejects(limitEndpoint(db.knex, config, logger, app, { max_per_second: 5 }), (error: unknown) => {
+      assert.ok(error instanceof InvalidRequestError);
+      assert.equal(error.detail, "max_per_second is above the deployment's cap of 4 per second.");
+      return true;
+    });
+    const reset = await limitEndpoint(db.knex, config, logger, app, { max_per_second: null });
+    assert.deepEqual([reset.max_per_second, reset.rate_in_force], [null, 4]);
+  });
+
+  it("a partner's pause holds as an operator's; its resume never ends an operator's, whose resume ends both", async () => {
+    const config = configFor();
+    const { deliver } = activitiesFor(config);
+    const logger = capturingLogger().logger;
+    const app = { actor: 'app:pause-app' };
+    const paused = await pauseEndpoint(db.knex, config, logger, app, { reason: 'deploying v2' });
+    assert.equal(paused.state, 'paused');
+    assert.deepEqual(
+      paused.pauses.map((p) => [p.paused_by, p.reason]),
+      [['app:pause-app', 'deploying v2']],
+    );
+    // Pausing again keeps the first pause: idempotent.
+    const again = await pauseEndpoint(db.knex, config, logger, { actor: 'app:other' }, { reason: 'other' });
+    assert.deepEqual(again.pauses, paused.pauses);
+    const input = await stored(1);
+    assert.deepEqual(await deliver(input), {
+      held: { state: 'paused', pauseReason: 'deploying v2', ceilingMs: 86_400_000 },
+    });
+    assert.deepEqual(
+      { ...(await row(input.webhookId)), held_since: undefined },
+      { claimed_attempt: 0, held_since: undefined, status: 'pending' },
+    );
+    assert.equal(postsOf(input.webhookId), 0);
+    // The operator's status shows the partner's pause beside its own.
+    await pausePartner(db.knex, config, logger, OPERATOR, { reason: 'incident 42' });
+    const status = await partnerStatus(db.knex, config);
+    assert.deepEqual(
+      [status.state, status.reason, status.partner_pause?.paused_by, status.partner_pause?.reason, status.held],
+      ['paused', 'incident 42', 'app:pause-app', 'deploying v2', 1],
+    );
+    await assert.rejects(resumeEndpoint(db.knex, config, logger, app), (error: unknown) => {
+      assert.ok(error instanceof PausedByOperatorError);
+      assert.deepEqual(error.apiBody(), {
+        detail:
+          'An operator paused deliveries ("incident 42"): only the operator\'s resume ends it, and it ends your ' +
+          'pause too.',
+        reason: 'paused_by_operator',
+      });
+      return true;
+    });
+    assert.equal((await partnerEndpoint(db.knex, config)).pauses.length, 2, 'the 409 changed nothing');
+    const resumed = await resumePartner(db.knex, config, logger, OPERATOR);
+    assert.deepEqual([resumed.state, resumed.reason, resumed.partner_pause], ['active', null, null]);
+    const sent = (await deliver(input)) as DeliveredAttempt;
+    assert.deepEqual([sent.outcome.attempt, postsOf(input.webhookId)], [1, 1]);
+    // The partner's own resume ends its own pause.
+    await pauseEndpoint(db.knex, config, logger, app, { reason: 'again' });
+    assert.equal((await resumeEndpoint(db.knex, config, logger, app)).state, 'active');
   });
 
   it('an operator changes the cap at run time; bad requests are refused with the field named', async () => {

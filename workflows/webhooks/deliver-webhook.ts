@@ -45,7 +45,13 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
   const { workflowId, runId, taskQueue } = workflowInfo();
   /** Only for a record the attempt could not write itself, and for a cancel. */
   const { recordAttempt, recordOutcome } = recordActivities(taskQueue);
-  const webhook: WebhookRef = { webhookId: input.webhookId, eventId: input.eventId, workflowId, runId, isTest: false };
+  const webhook: WebhookRef = {
+    webhookId: input.webhookId,
+    eventId: input.eventId,
+    workflowId,
+    runId,
+    isTest: input.isTest === true,
+  };
   const delivery = trackDelivery(input);
   const pendingRecords: Promise<void>[] = [];
   // Records run outside cancellation: an operator's cancel must not lose an outcome already known.

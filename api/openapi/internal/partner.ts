@@ -15,6 +15,9 @@ export const partnerSchemas = {
       'held',
       'max_per_second',
       'max_per_second_source',
+      'partner_max_per_second',
+      'rate_in_force',
+      'partner_pause',
       'retry_after_until',
       'hold_ceiling_seconds',
       'breaker',
@@ -24,9 +27,13 @@ export const partnerSchemas = {
         type: 'string',
         enum: [...PARTNER_STATES],
         description:
-          '`paused` by an operator, `tripped` by the breaker, `throttled` until a Retry-After; `active` otherwise.',
+          '`paused` by an operator or by the partner (`partner_pause`), `tripped` by the breaker, `throttled` ' +
+          'until a Retry-After; `active` otherwise.',
       },
-      reason: { type: ['string', 'null'], description: "The operator's reason while paused." },
+      reason: {
+        type: ['string', 'null'],
+        description: "The operator's reason while an operator's pause is in force (a partner's: `partner_pause`).",
+      },
       since: { ...nullable(dateTime), description: 'When the hold in force began.' },
       held: {
         type: 'integer',
@@ -35,6 +42,34 @@ export const partnerSchemas = {
       },
       max_per_second: { type: 'integer', minimum: 1, description: 'POSTs per second of every worker together.' },
       max_per_second_source: { type: 'string', enum: ['operator', 'configuration'] },
+      partner_max_per_second: {
+        type: ['integer', 'null'],
+        minimum: 1,
+        description: "The partner's own rate (PATCH /partner/v1/endpoint), which only ever lowers the cap.",
+      },
+      rate_in_force: {
+        type: 'integer',
+        minimum: 1,
+        description: 'POSTs per second in force: the lower of max_per_second and partner_max_per_second.',
+      },
+      partner_pause: {
+        oneOf: [
+          {
+            type: 'object',
+            additionalProperties: false,
+            required: ['paused_by', 'reason', 'since'],
+            properties: {
+              paused_by: { type: 'string', description: 'The app that paused, `app:<app_id>`.' },
+              reason: { type: 'string' },
+              since: dateTime,
+            },
+          },
+          { type: 'null' },
+        ],
+        description:
+          "The partner's own pause (POST /partner/v1/endpoint/pause): it holds deliveries as an operator's does, " +
+          "and an operator's resume ends it too.",
+      },
       retry_after_until: nullable(dateTime),
       hold_ceiling_seconds: {
         type: 'number',
@@ -103,7 +138,7 @@ export const partnerPaths = {
     post: partnerOperation(
       'operate',
       'resumePartner',
-      'End a pause: held deliveries go out at the cap, oldest first',
+      "End a pause, the operator's and the partner's own: held deliveries go out at the cap, oldest first",
       {},
     ),
   },
