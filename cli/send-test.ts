@@ -7,6 +7,7 @@ import { dataAtRest } from '../lib/at-rest';
 import type { Logger } from '../lib/logger';
 import { insertWebhook } from '../store/ingestion/webhook-ingestion';
 import { storeAttempt } from '../store/webhooks/attempt-record';
+import { signingKeysNow } from '../store/partner/signing-secrets';
 import type { WebhookRef } from '../lib/delivery';
 
 /** The printed outcome of one test delivery, in the snake_case of the status URL. */
@@ -41,7 +42,9 @@ export async function sendTestWebhook(
   const webhook: WebhookRef = { ...prepared, workflowId: null, runId: null, isTest: true };
   await insertWebhook(knex, dataAtRest(config), { ...webhook, event: prepared.input.event });
   const scheduledAt = new Date().toISOString();
-  const outcome = await createPostToPartner({ config: () => config, logger })({
+  // Signed as the worker signs: with every live secret, the partner API's too.
+  const signingKeys = async () => (await signingKeysNow(knex, config, dataAtRest(config))).keys;
+  const outcome = await createPostToPartner({ config: () => config, logger, signingKeys })({
     webhookId: prepared.webhookId,
     attempt: 1,
     event: prepared.input.event,

@@ -127,6 +127,11 @@ const envSchema = z.object({
   PARTNER_ACCESS_TOKEN: z.string().min(1).optional(),
   PARTNER_TIMEOUT_MS: positiveInt(600_000).default(30_000),
   PARTNER_SIGNING_SECRETS: signingSecrets.optional(),
+  /**
+   * Hours a signing secret keeps signing after a newer one is made through the partner API, beside it
+   * (docs/partners.md, "Signing secrets").
+   */
+  PARTNER_SIGNING_SECRET_OVERLAP_HOURS: positiveInt(24 * 365).default(24),
   PARTNER_MAX_CONCURRENCY: positiveInt(1000).default(10),
   PARTNER_MAX_PER_SECOND: positiveInt(100_000).default(50),
   /** Failing answers in a row, across every worker, that trip the breaker (docs/partner-protection.md). */

@@ -141,7 +141,7 @@ export class NotFoundError extends ServiceError {
   readonly httpStatus = 404;
 
   constructor(
-    readonly kind: 'webhook' | 'erasure',
+    readonly kind: 'webhook' | 'erasure' | 'signing secret',
     readonly id: string,
   ) {
     super(`No ${kind} ${id}.`);
@@ -171,6 +171,28 @@ export class UnknownOrderingKeyError extends ServiceError {
 /** The webhook is not in a state the operation applies to (retry-now of a delivered one, say): 409. */
 export class WebhookConflictError extends ServiceError {
   readonly httpStatus = 409;
+}
+
+/**
+ * A signing secret the partner API may not delete (docs/partners.md, "Signing secrets"): the current one, which no
+ * newer secret replaces (`current_secret`), or one of PARTNER_SIGNING_SECRETS (`configuration_secret`): 409.
+ */
+export class SigningSecretConflictError extends ServiceError {
+  readonly httpStatus = 409;
+
+  constructor(readonly reason: 'current_secret' | 'configuration_secret') {
+    super(
+      reason === 'current_secret'
+        ? 'This is the current signing secret, which no newer secret replaces: the endpoint always keeps one to sign ' +
+            'with. Create a new secret first, then delete this one.'
+        : 'This signing secret comes from the configuration (PARTNER_SIGNING_SECRETS): the API cannot delete it. ' +
+            'An operator removes it from PARTNER_SIGNING_SECRETS.',
+    );
+  }
+
+  apiBody(): InternalErrorBody {
+    return { detail: this.message, reason: this.reason };
+  }
 }
 
 /** The webhook's body was removed (by the retention purge or an erasure): there is no event left to deliver. */

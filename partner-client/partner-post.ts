@@ -6,11 +6,22 @@ import { postWebhook } from './http-delivery';
 
 /**
  * One POST to the partner with the configuration read at send time, counted and logged: the POST of
- * `deliverAttempt`, also used by `webhooks send-test`, which runs it outside Temporal.
+ * `deliverAttempt`, also used by `webhooks send-test`, which runs it outside Temporal. `signingKeys`: the live signing
+ * secrets' keys (the partner API's and the configuration's); without it, PARTNER_SIGNING_SECRETS alone.
  */
-export function createPostToPartner({ config, logger }: { readonly config: () => Config; readonly logger: Logger }) {
+export function createPostToPartner({
+  config,
+  logger,
+  signingKeys,
+}: {
+  readonly config: () => Config;
+  readonly logger: Logger;
+  readonly signingKeys?: () => Promise<readonly Buffer[]>;
+}) {
   return async function postToPartner(input: WebhookPostInput): Promise<AttemptOutcome> {
-    const settings = partnerSettings(config());
+    const configured = partnerSettings(config());
+    const settings =
+      'missing' in configured || !signingKeys ? configured : { ...configured, signingSecrets: await signingKeys() };
     const outcome =
       'missing' in settings
         ? failedAttempt(input.attempt, { errorClass: 'other', errorMessage: `${settings.missing} is not configured` })

@@ -25,6 +25,7 @@ import { deleteRun } from '../../temporal/run-deletion';
 import { failPermanentlyOnRejectedData } from './attempt-failures';
 import { createOrderingSteps, placeInResult, type AttemptEnd, type Place } from '../ordering/ordering-steps';
 import { createGateSteps } from '../partner/gate-steps';
+import { createSigningKeys } from '../partner/signing-keys';
 
 export { DRAIN_RETRY_DELAY_MS } from './attempt-failures';
 
@@ -71,7 +72,11 @@ export function createActivities({
   workflowService,
   now = () => new Date(),
 }: ActivityDependencies) {
-  const postToPartner = createPostToPartner({ config, logger });
+  const postToPartner = createPostToPartner({
+    config,
+    logger,
+    signingKeys: createSigningKeys({ config, knex, logger }),
+  });
   const ordering = createOrderingSteps({ config, knex, logger, workflowService });
   const gate = createGateSteps({ config, knex, logger, draining });
 

@@ -12,6 +12,7 @@ interface RestCount {
   readonly bodies: number;
   readonly excerpts: number;
   readonly laneKeys: number;
+  readonly signingSecrets: number;
   readonly keyIds: string[];
 }
 
@@ -23,13 +24,20 @@ export function restCount(counts: readonly RestingTexts[], which: (count: Restin
   const keyIds = [
     ...new Set(selected.flatMap((c) => (c.storedKeyId === null ? [] : [storedKeyForm(c.storedKeyId).keyId]))),
   ].sort();
-  return { bodies: sum('body'), excerpts: sum('excerpt'), laneKeys: sum('lane_key'), keyIds };
+  return {
+    bodies: sum('body'),
+    excerpts: sum('excerpt'),
+    laneKeys: sum('lane_key'),
+    signingSecrets: sum('signing_secret'),
+    keyIds,
+  };
 }
 
 const NAMES: Record<RestingTexts['kind'], readonly [one: string, many: string]> = {
   body: ['body', 'bodies'],
   excerpt: ['response excerpt', 'response excerpts'],
   lane_key: ['ordering lane key', 'ordering lane keys'],
+  signing_secret: ['signing secret', 'signing secrets'],
 };
 
 /**
@@ -93,7 +101,7 @@ export async function reportDataAtRest(knex: Knex, config: Config, logger: Logge
   if (!counts) return;
   const listed = new Set(atRest.keys.map(({ id }) => id));
   const isUnlisted = (c: RestingTexts) => c.storedKeyId !== null && !listed.has(storedKeyForm(c.storedKeyId).keyId);
-  const { laneKeys: _laneKeys, ...unlisted } = restCount(counts, isUnlisted);
+  const { laneKeys: _laneKeys, signingSecrets: _signingSecrets, ...unlisted } = restCount(counts, isUnlisted);
   if (unlisted.bodies + unlisted.excerpts > 0) {
     logger.warn(
       unlisted,
@@ -116,6 +124,30 @@ export async function reportDataAtRest(knex: Knex, config: Config, logger: Logge
     counts.filter((c) => c.kind === 'lane_key' && isUnlisted(c)),
     encryptWith ? clear.laneKeys : 0,
   );
+  reportSigningSecrets(
+    logger,
+    counts.filter((c) => c.kind === 'signing_secret' && isUnlisted(c)),
+    encryptWith ? clear.signingSecrets : 0,
+  );
+}
+
+/** The partner's signing secrets under unlisted keys (they do not sign), and those in clear in a keyed deployment. */
+function reportSigningSecrets(logger: Logger, unlisted: readonly RestingTexts[], inClear: number): void {
+  if (unlisted.length) {
+    const named = namedCounts(unlisted);
+    logger.warn(
+      { named },
+      `signing secrets rest under key ids PAYLOAD_ENCRYPTION_KEYS no longer lists (${named.join(', ')}): ` +
+        `deliveries are not signed with them until that key is listed again`,
+    );
+  }
+  if (inClear > 0) {
+    logger.warn(
+      { signingSecrets: inClear },
+      `${inClear} signing secrets are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: ` +
+        `partner-service keys reseal seals them`,
+    );
+  }
 }
 
 /**

@@ -18,22 +18,26 @@ import {
   lockBodiesToReseal,
   lockExcerptsToReseal,
   lockLaneKeysToReseal,
+  lockSigningSecretsToReseal,
   writeResealedBodies,
   writeResealedExcerpts,
   writeResealedLaneKeys,
+  writeResealedSigningSecrets,
   type LaneKeyToReseal,
+  type SigningSecretToReseal,
   type ResealCursor,
   type Resealed,
   type ResealRow,
 } from '../../store/personal-data/reseal';
 import { laneKeyBinding } from '../../store/ordering/lanes';
+import { signingSecretBinding } from '../../store/partner/signing-secrets';
 import { auditedCall, type OperatorContext } from '../access/audit';
 import { namedCounts, restCount } from './at-rest-report';
 import { InvalidRequestError, StoredTextDecryptionError } from '../../lib/errors';
 
 // `partner-service keys status` and `keys reseal` (docs/personal-data.md, "Key rotation runbook"): how bodies,
-// excerpts and ordering lane keys rest, by key and format, and their re-encryption under the newest key in the
-// current format.
+// excerpts, ordering lane keys and the partner's signing secrets rest, by key and format, and their re-encryption
+// under the newest key in the current format.
 
 const LOCK_NAME = 'partner-service keys reseal';
 export const DEFAULT_RESEAL_BATCH = 500;
@@ -55,7 +59,10 @@ export async function keysStatus(knex: Knex, config: Config) {
   const counts = await countRestingTexts(knex);
   const target = atRest.keys[0] ? boundKeyId(atRest.keys[0].id) : null;
   const listed = new Set(atRest.keys.map(({ id }) => id));
-  const { bodies, excerpts, laneKeys } = restCount(counts, (c) => target !== null && c.storedKeyId !== target);
+  const { bodies, excerpts, laneKeys, signingSecrets } = restCount(
+    counts,
+    (c) => target !== null && c.storedKeyId !== target,
+  );
   return {
     encrypt_with: atRest.keys[0]?.id ?? null,
     listed_key_ids: [...listed],
@@ -72,7 +79,7 @@ export async function keysStatus(knex: Knex, config: Config) {
     under_unlisted_keys: namedCounts(
       counts.filter((c) => c.storedKeyId !== null && !listed.has(storedKeyForm(c.storedKeyId).keyId)),
     ),
-    to_reseal: { bodies, excerpts, lane_keys: laneKeys },
+    to_reseal: { bodies, excerpts, lane_keys: laneKeys, signing_secrets: signingSecrets },
   };
 }
 
@@ -81,6 +88,7 @@ export interface ResealProgress {
   readonly bodies: number;
   readonly excerpts: number;
   readonly lane_keys: number;
+  readonly signing_secrets: number;
   /** Sealed under a key no longer listed, or failing their tag: left as they are, still to do. */
   readonly unreadable: number;
   readonly batches: number;
@@ -140,6 +148,20 @@ const LANE_KEYS: ResealTable<LaneKeyToReseal, string> = {
     ),
 };
 
+/** The partner's signing secrets, each bound to its own row (store/partner/signing-secrets.ts). */
+const SIGNING_SECRETS: ResealTable<SigningSecretToReseal, string> = {
+  lock: lockSigningSecretsToReseal,
+  sealedWith: (row) => signingSecretBinding(row.id),
+  binding: (row) => signingSecretBinding(row.id),
+  cursor: (row) => row.id,
+  write: (trx, keyId, done) =>
+    writeResealedSigningSecrets(
+      trx,
+      keyId,
+      done.map(({ row, sealed }) => ({ id: row.id, sealed })),
+    ),
+};
+
 /** Opens and seals one batch's texts again; those no listed key opens are counted and left. */
 function resealBatch<Row extends { readonly stored: StoredText }, Cursor>(
   atRest: DataAtRest,
@@ -195,9 +217,9 @@ async function resealTable<Row extends { readonly stored: StoredText }, Cursor>(
 }
 
 /**
- * Seals every body, excerpt and ordering lane key not yet under the newest key in the current format (legacy
- * format, an older key, or in clear) under it, bound to its row (a lane key to its lane's digest). One run at a time
- * (an advisory lock); audited as `keys.reseal`.
+ * Seals every body, excerpt, ordering lane key and signing secret not yet under the newest key in the current format
+ * (legacy format, an older key, or in clear) under it, bound to its row (a lane key to its lane's digest). One run at a
+ * time (an advisory lock); audited as `keys.reseal`.
  */
 export async function resealAll(
   knex: Knex,
@@ -214,17 +236,26 @@ export async function resealAll(
     async () => {
       const target = resealTarget(atRest);
       const ran = await withAdvisoryLock(knex, LOCK_NAME, async () => {
-        let state: ResealProgress = { bodies: 0, excerpts: 0, lane_keys: 0, unreadable: 0, batches: 0 };
-        const adder = (kind: 'bodies' | 'excerpts' | 'lane_keys') => (done: number, unreadable: number) =>
-          (state = {
-            ...state,
-            [kind]: state[kind] + done,
-            unreadable: state.unreadable + unreadable,
-            batches: state.batches + 1,
-          });
+        let state: ResealProgress = {
+          bodies: 0,
+          excerpts: 0,
+          lane_keys: 0,
+          signing_secrets: 0,
+          unreadable: 0,
+          batches: 0,
+        };
+        const adder =
+          (kind: 'bodies' | 'excerpts' | 'lane_keys' | 'signing_secrets') => (done: number, unreadable: number) =>
+            (state = {
+              ...state,
+              [kind]: state[kind] + done,
+              unreadable: state.unreadable + unreadable,
+              batches: state.batches + 1,
+            });
         await resealTable(knex, atRest, target.stored, BODIES, options, adder('bodies'));
         await resealTable(knex, atRest, target.stored, EXCERPTS, options, adder('excerpts'));
         await resealTable(knex, atRest, target.stored, LANE_KEYS, options, adder('lane_keys'));
+        await resealTable(knex, atRest, target.stored, SIGNING_SECRETS, options, adder('signing_secrets'));
         return state;
       });
       if (ran.busy) throw new InvalidRequestError('another reseal is running');

@@ -51,7 +51,8 @@ function reseal(args: string[]): DatabaseAction {
         onBatch: (p) =>
           process.stderr.write(
             `keys reseal: batch ${p.batches}: ${p.bodies} bodies, ${p.excerpts} response excerpts and ` +
-              `${p.lane_keys} ordering lane keys resealed, ${p.unreadable} unreadable\n`,
+              `${p.lane_keys} ordering lane keys resealed, ${p.unreadable} unreadable; ${p.signing_secrets} ` +
+              `signing secrets resealed\n`,
           ),
       },
     );

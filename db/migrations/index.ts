@@ -27,6 +27,7 @@ import * as laneSubjects from './025_lane_subjects';
 import * as erasureQuietRuns from './026_erasure_quiet_runs';
 import * as appScopes from './027_app_scopes';
 import * as partnerEndpointControls from './028_partner_endpoint_controls';
+import * as signingSecrets from './029_signing_secrets';
 import * as partnerDeliveryList from './031_partner_delivery_list';
 
 interface Migration {
@@ -66,5 +67,6 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['026_erasure_quiet_runs', erasureQuietRuns],
   ['027_app_scopes', appScopes],
   ['028_partner_endpoint_controls', partnerEndpointControls],
+  ['029_signing_secrets', signingSecrets],
   ['031_partner_delivery_list', partnerDeliveryList],
 ];

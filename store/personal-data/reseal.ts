@@ -99,7 +99,7 @@ export interface Resealed {
  * Where a text keyed by its row's id rests: its table, the id's type and its three columns (fixed names, never input).
  */
 interface SealedById {
-  readonly table: 'webhook_events' | 'ordering_lanes';
+  readonly table: 'webhook_events' | 'ordering_lanes' | 'partner_signing_secrets';
   readonly idType: 'uuid' | 'bigint';
   readonly clear: string;
   readonly sealed: string;
@@ -221,4 +221,54 @@ export async function writeResealedLaneKeys(
     keyId,
     resealed.map((r) => ({ id: r.laneId, sealed: r.sealed })),
   );
+}
+
+/** A partner's signing secret to reseal: its row, bound to its own id. */
+export interface SigningSecretToReseal {
+  readonly id: string;
+  readonly stored: StoredText;
+}
+
+/**
+ * Locks, for the transaction, the next `limit` signing secrets after `after` not sealed under `target`; as bodies,
+ * skipping held rows. Ended secrets hold none.
+ */
+export async function lockSigningSecretsToReseal(
+  trx: Knex.Transaction,
+  target: string,
+  after: string | null,
+  limit: number,
+): Promise<SigningSecretToReseal[]> {
+  const rows = await runSql<{
+    id: string;
+    secret_text: string | null;
+    secret_sealed: Buffer | null;
+    secret_key_id: string | null;
+  }>(
+    trx,
+    sql`SELECT id::text, secret_text, secret_sealed, secret_key_id FROM partner_signing_secrets
+         WHERE id > ${after ?? START.webhookId}::uuid AND (secret_text IS NOT NULL OR secret_sealed IS NOT NULL)
+           AND secret_key_id IS DISTINCT FROM ${target}
+         ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
+  );
+  return rows.map((row) => ({
+    id: row.id,
+    stored: { clear: row.secret_text, sealed: row.secret_sealed, keyId: row.secret_key_id },
+  }));
+}
+
+/** Writes resealed signing secrets back, in clear column emptied, in one statement. */
+export async function writeResealedSigningSecrets(
+  trx: Knex.Transaction,
+  keyId: string,
+  resealed: ReadonlyArray<{ readonly id: string; readonly sealed: Buffer }>,
+): Promise<void> {
+  const at = {
+    table: 'partner_signing_secrets',
+    idType: 'uuid',
+    clear: 'secret_text',
+    sealed: 'secret_sealed',
+    keyId: 'secret_key_id',
+  } as const;
+  await writeSealedById(trx, at, keyId, resealed);
 }

@@ -2,11 +2,11 @@ import type { Knex } from 'knex';
 import { raw, runSql, sql } from '../../db/sql';
 
 /**
- * How many bodies, excerpts or ordering lane keys rest one way: in clear (`storedKeyId` null) or under one stored key
- * id.
+ * How many bodies, excerpts, ordering lane keys or signing secrets rest one way: in clear (`storedKeyId` null) or under
+ * one stored key id.
  */
 export interface RestingTexts {
-  readonly kind: 'body' | 'excerpt' | 'lane_key';
+  readonly kind: 'body' | 'excerpt' | 'lane_key' | 'signing_secret';
   /** As the row stores it: `v2:<id>` or a legacy `<id>` (lib/at-rest.ts, storedKeyForm); null: in clear. */
   readonly storedKeyId: string | null;
   readonly count: number;
@@ -31,6 +31,12 @@ const SEALABLE_TEXT_COLUMNS = [
     table: 'ordering_lanes',
     keyId: 'key_key_id',
     rests: '(key_text IS NOT NULL OR key_sealed IS NOT NULL)',
+  },
+  {
+    kind: 'signing_secret',
+    table: 'partner_signing_secrets',
+    keyId: 'secret_key_id',
+    rests: '(secret_text IS NOT NULL OR secret_sealed IS NOT NULL)',
   },
 ] as const;
 

@@ -155,6 +155,7 @@ describe('ordering lane keys at rest: counted, resealed, and rebuilt when no lis
         bodies: status.to_reseal.bodies,
         excerpts: status.to_reseal.excerpts,
         lane_keys: 1,
+        signing_secrets: 0,
       });
     });
   });

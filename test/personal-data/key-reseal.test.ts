@@ -123,7 +123,7 @@ describe('keys reseal: 100,000 rows from key A to key B, killed half-way and res
     const result = await runCli(['keys', 'status'], keysEnv(keys), fixtures.work);
     assert.equal(result.code, 0, result.stderr);
     return JSON.parse(result.stdout) as {
-      to_reseal: { bodies: number; excerpts: number; lane_keys: number };
+      to_reseal: { bodies: number; excerpts: number; lane_keys: number; signing_secrets: number };
       stored: Array<{ kind: string; key_id: string | null; format: string; count: number }>;
     };
   }
@@ -137,6 +137,7 @@ describe('keys reseal: 100,000 rows from key A to key B, killed half-way and res
       bodies: TOTAL_BODIES,
       excerpts: TOTAL_EXCERPTS,
       lane_keys: 0,
+      signing_secrets: 0,
     });
   });
 
@@ -231,7 +232,7 @@ describe('keys reseal: 100,000 rows from key A to key B, killed half-way and res
 
   it('with key A removed: status shows everything under B in v3, and every body and excerpt opens', async () => {
     const after = await status(setting(KEY_B));
-    assert.deepEqual(after.to_reseal, { bodies: 0, excerpts: 0, lane_keys: 0 });
+    assert.deepEqual(after.to_reseal, { bodies: 0, excerpts: 0, lane_keys: 0, signing_secrets: 0 });
     assert.deepEqual(new Set(after.stored.map((s) => `${s.key_id} ${s.format}`)), new Set(['key-b v3']));
     assert.equal(
       after.stored.filter((s) => s.kind === 'body').reduce((n, s) => n + s.count, 0),
