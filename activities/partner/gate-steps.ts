@@ -49,8 +49,11 @@ export function createGateSteps({ config, knex, logger, draining }: GateStepsDep
         if (claim.kind !== 'slot' && claim.kind !== 'throttled') return claim;
         const waitMs = Math.max(MIN_CLAIM_WAIT_MS, claim.kind === 'slot' ? claim.sendInMs : claim.retryInMs);
         if (performance.now() + waitMs > giveUpAt) throw throttledFailure();
+        const wakeAt = performance.now() + waitMs;
         await delay(waitMs);
-        slotReserved = claim.kind === 'slot';
+        // A slot woken up late (a stalled event loop) has passed: POSTing in it would bunch with the slots after
+        // it, so it is left unused and the next claim takes a new one.
+        slotReserved = claim.kind === 'slot' && performance.now() - wakeAt <= LATE_SLOT_MS;
       }
     },
 
@@ -93,6 +96,9 @@ export type GateSteps = ReturnType<typeof createGateSteps>;
 
 /** How long one try waits for a send slot before it gives up unclaimed and Temporal retries it. */
 const THROTTLED_CLAIM_BUDGET_MS = 10_000;
+
+/** How late past its slot an attempt may still POST in it; later, it takes a new slot (cap plus one per second). */
+const LATE_SLOT_MS = 100;
 
 /** The shortest wait before asking for a slot again, so throttled tries do not spin on the gate row. */
 const MIN_CLAIM_WAIT_MS = 5;
