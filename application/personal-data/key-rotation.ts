@@ -115,6 +115,9 @@ interface ResealTable<Row extends { readonly stored: StoredText }, Cursor> {
   readonly write: (trx: Knex.Transaction, keyId: string, resealed: ReadonlyArray<Sealed<Row>>) => Promise<void>;
 }
 
+/** A resealed text keyed by its row's id, as its table's writer takes it. */
+const ownRow = ({ row, sealed }: Sealed<{ readonly id: string }>) => ({ id: row.id, sealed });
+
 const asResealed = (done: ReadonlyArray<Sealed<ResealRow>>): Resealed[] =>
   done.map(({ row, sealed }) => ({ webhookId: row.webhookId, attempt: row.attempt, sealed }));
 
@@ -151,15 +154,10 @@ const LANE_KEYS: ResealTable<LaneKeyToReseal, string> = {
 /** The partner's signing secrets, each bound to its own row (store/partner/signing-secrets.ts). */
 const SIGNING_SECRETS: ResealTable<SigningSecretToReseal, string> = {
   lock: lockSigningSecretsToReseal,
-  sealedWith: (row) => signingSecretBinding(row.id),
-  binding: (row) => signingSecretBinding(row.id),
-  cursor: (row) => row.id,
-  write: (trx, keyId, done) =>
-    writeResealedSigningSecrets(
-      trx,
-      keyId,
-      done.map(({ row, sealed }) => ({ id: row.id, sealed })),
-    ),
+  sealedWith: ({ id }) => signingSecretBinding(id),
+  binding: ({ id }) => signingSecretBinding(id),
+  cursor: ({ id }) => id,
+  write: (trx, keyId, done) => writeResealedSigningSecrets(trx, keyId, done.map(ownRow)),
 };
 
 /** Opens and seals one batch's texts again; those no listed key opens are counted and left. */

@@ -164,6 +164,68 @@ export async function writeResealedExcerpts(
   );
 }
 
+/** Where ordering lanes keep their keys, bound to the lane's digest (store/ordering/lanes.ts). */
+const LANE_KEYS_AT = {
+  table: 'ordering_lanes',
+  idType: 'bigint',
+  clear: 'key_text',
+  sealed: 'key_sealed',
+  keyId: 'key_key_id',
+} as const;
+
+/** Where the partner's signing secrets rest, each bound to its own id (store/partner/signing-secrets.ts). */
+const SIGNING_SECRETS_AT = {
+  table: 'partner_signing_secrets',
+  idType: 'uuid',
+  clear: 'secret_text',
+  sealed: 'secret_sealed',
+  keyId: 'secret_key_id',
+} as const;
+
+/** A text keyed by its row's id, locked to reseal: the id, how it rests, and `extra`, a column read beside it. */
+interface LockedById {
+  readonly id: string;
+  readonly stored: StoredText;
+  readonly extra: Buffer | null;
+}
+
+/**
+ * Locks, for the transaction, the next `limit` texts of `at` after id `after` not sealed under `target`; as bodies,
+ * skipping held rows. `extra`: a column (a fixed name) read beside each, and only rows where it is set.
+ */
+async function lockSealedById(
+  trx: Knex.Transaction,
+  at: SealedById,
+  target: string,
+  after: string | null,
+  limit: number,
+  extra?: string,
+): Promise<LockedById[]> {
+  const first = at.idType === 'uuid' ? START.webhookId : '0';
+  const rows = await runSql<{
+    id: string;
+    clear: string | null;
+    sealed: Buffer | null;
+    key_id: string | null;
+    extra: Buffer | null;
+  }>(
+    trx,
+    sql`SELECT id::text, ${raw(at.clear)} AS clear, ${raw(at.sealed)} AS sealed, ${raw(at.keyId)} AS key_id,
+               ${raw(extra ?? 'NULL::bytea')} AS extra
+          FROM ${raw(at.table)}
+         WHERE id > ${after ?? first}::${raw(at.idType)}
+           AND (${raw(at.clear)} IS NOT NULL OR ${raw(at.sealed)} IS NOT NULL)
+           AND ${raw(extra ? `${extra} IS NOT NULL` : 'true')}
+           AND ${raw(at.keyId)} IS DISTINCT FROM ${target}
+         ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
+  );
+  return rows.map((row) => ({
+    id: row.id,
+    stored: { clear: row.clear, sealed: row.sealed, keyId: row.key_id },
+    extra: row.extra,
+  }));
+}
+
 /** An ordering lane's key to reseal: its lane, and the digest its sealed form is bound to. */
 export interface LaneKeyToReseal {
   readonly laneId: string;
@@ -181,25 +243,8 @@ export async function lockLaneKeysToReseal(
   after: string | null,
   limit: number,
 ): Promise<LaneKeyToReseal[]> {
-  const rows = await runSql<{
-    id: string;
-    key_digest: Buffer;
-    key_text: string | null;
-    key_sealed: Buffer | null;
-    key_key_id: string | null;
-  }>(
-    trx,
-    sql`SELECT id::text, key_digest, key_text, key_sealed, key_key_id FROM ordering_lanes
-         WHERE id > ${after ?? '0'}::bigint AND (key_text IS NOT NULL OR key_sealed IS NOT NULL)
-           AND key_digest IS NOT NULL
-           AND key_key_id IS DISTINCT FROM ${target}
-         ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
-  );
-  return rows.map((row) => ({
-    laneId: row.id,
-    digest: row.key_digest,
-    stored: { clear: row.key_text, sealed: row.key_sealed, keyId: row.key_key_id },
-  }));
+  const rows = await lockSealedById(trx, LANE_KEYS_AT, target, after, limit, 'key_digest');
+  return rows.map(({ id, stored, extra }) => ({ laneId: id, digest: extra!, stored }));
 }
 
 /** Writes resealed lane keys back, in clear column emptied, in one statement. */
@@ -208,16 +253,9 @@ export async function writeResealedLaneKeys(
   keyId: string,
   resealed: ReadonlyArray<{ readonly laneId: string; readonly sealed: Buffer }>,
 ): Promise<void> {
-  const at = {
-    table: 'ordering_lanes',
-    idType: 'bigint',
-    clear: 'key_text',
-    sealed: 'key_sealed',
-    keyId: 'key_key_id',
-  } as const;
   await writeSealedById(
     trx,
-    at,
+    LANE_KEYS_AT,
     keyId,
     resealed.map((r) => ({ id: r.laneId, sealed: r.sealed })),
   );
@@ -229,46 +267,20 @@ export interface SigningSecretToReseal {
   readonly stored: StoredText;
 }
 
-/**
- * Locks, for the transaction, the next `limit` signing secrets after `after` not sealed under `target`; as bodies,
- * skipping held rows. Ended secrets hold none.
- */
+/** Locks the next `limit` signing secrets after `after` not sealed under `target`; ended secrets hold none. */
 export async function lockSigningSecretsToReseal(
   trx: Knex.Transaction,
   target: string,
   after: string | null,
   limit: number,
 ): Promise<SigningSecretToReseal[]> {
-  const rows = await runSql<{
-    id: string;
-    secret_text: string | null;
-    secret_sealed: Buffer | null;
-    secret_key_id: string | null;
-  }>(
-    trx,
-    sql`SELECT id::text, secret_text, secret_sealed, secret_key_id FROM partner_signing_secrets
-         WHERE id > ${after ?? START.webhookId}::uuid AND (secret_text IS NOT NULL OR secret_sealed IS NOT NULL)
-           AND secret_key_id IS DISTINCT FROM ${target}
-         ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED`,
-  );
-  return rows.map((row) => ({
-    id: row.id,
-    stored: { clear: row.secret_text, sealed: row.secret_sealed, keyId: row.secret_key_id },
-  }));
+  const rows = await lockSealedById(trx, SIGNING_SECRETS_AT, target, after, limit);
+  return rows.map(({ id, stored }) => ({ id, stored }));
 }
 
 /** Writes resealed signing secrets back, in clear column emptied, in one statement. */
-export async function writeResealedSigningSecrets(
+export const writeResealedSigningSecrets = (
   trx: Knex.Transaction,
   keyId: string,
   resealed: ReadonlyArray<{ readonly id: string; readonly sealed: Buffer }>,
-): Promise<void> {
-  const at = {
-    table: 'partner_signing_secrets',
-    idType: 'uuid',
-    clear: 'secret_text',
-    sealed: 'secret_sealed',
-    keyId: 'secret_key_id',
-  } as const;
-  await writeSealedById(trx, at, keyId, resealed);
-}
+): Promise<void> => writeSealedById(trx, SIGNING_SECRETS_AT, keyId, resealed);

@@ -6,6 +6,7 @@
 import { webhookIds } from '../../application/ingestion/ids';
 import { DEVELOPMENT_SUBJECT_INDEX_KEY } from '../../lib/at-rest';
 import { subjectKey } from '../../lib/subject-index';
+import { APP_SCOPES } from '../../lib/vocabulary';
 import { insertErasure } from '../../store/personal-data/erasures';
 import type { Knex } from '../../db/database';
 import candidateNew from '../fixtures/events/candidate-new.json';
@@ -39,7 +40,8 @@ async function seedDirectory(knex: Knex): Promise<void> {
     [USERS[2].id, 'job_owner'],
     [USERS[3].id, 'viewer'],
   ]);
-  await insertApp(knex, CONTRACT_APP, ['acme']);
+  // Every scope, so the partner API's operations answer more than the scope check's 403.
+  await insertApp(knex, CONTRACT_APP, ['acme'], { scopes: APP_SCOPES });
 }
 
 /** Starts both seeded webhooks through the API; waits until the first is delivered and the second's first attempt failed. */

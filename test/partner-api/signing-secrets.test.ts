@@ -6,12 +6,14 @@ import { randomBytes } from 'node:crypto';
 import { createSigningKeys } from '../../activities/partner/signing-keys';
 import { createSigningSecret } from '../../application/partner/signing-secrets';
 import { keysStatus, resealAll } from '../../application/personal-data/key-rotation';
+import { reportDataAtRest } from '../../application/personal-data/at-rest-report';
 import { dataAtRest } from '../../lib/at-rest';
 import { loadConfig } from '../../lib/config';
 import { createLogger } from '../../lib/logger';
 import { secretKey, signingKeysNow } from '../../store/partner/signing-secrets';
 import { startTestApi, type TestApi } from '../support/api';
 import { resetAuditTrail } from '../support/audit-trail';
+import { capturingLogger } from '../support/capturing-logger';
 import { insertCompany } from '../listings/support';
 import { partnerApp, partnerCall } from './support';
 
@@ -191,6 +193,21 @@ describe('partner API: signing secrets', () => {
     const before = await keysStatus(stack.db.knex, rotated);
     assert.deepEqual(secrets(before), ['k1 v3 1', 'null clear 1']);
     assert.equal(before.to_reseal.signing_secrets, 2);
+
+    // The worker's start names them: one under a key the list leaves out, one in clear.
+    const { logger, entries } = capturingLogger();
+    await reportDataAtRest(stack.db.knex, loadConfig({ PAYLOAD_ENCRYPTION_KEYS: K2 }), logger);
+    assert.deepEqual(
+      entries()
+        .filter((entry) => entry.msg.includes('signing secret'))
+        .map((entry) => entry.msg),
+      [
+        'signing secrets rest under key ids PAYLOAD_ENCRYPTION_KEYS no longer lists (1 signing secret under k1): ' +
+          'deliveries are not signed with them until that key is listed again',
+        '1 signing secrets are stored in clear although PAYLOAD_ENCRYPTION_KEYS is set: partner-service keys reseal ' +
+          'seals them',
+      ],
+    );
 
     const result = await resealAll(stack.db.knex, rotated, { actor: 'test' }, { batchSize: 10 });
     assert.deepEqual([result.key_id, result.signing_secrets, result.unreadable], ['k2', 2, 0]);

@@ -4,60 +4,52 @@ import { error, json, partnerOperation, ref } from './common';
 
 const dateTime = { type: 'string', format: 'date-time' };
 const nullableDateTime = { type: ['string', 'null'], format: 'date-time' };
+/** An object whose every property is always present, and no other. */
+const closedObject = (properties: Record<string, object>) => ({
+  type: 'object',
+  additionalProperties: false,
+  required: Object.keys(properties),
+  properties,
+});
 
 export const signingSecretSchemas = {
-  CreatedSigningSecret: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['id', 'secret', 'created_at', 'expires_at'],
-    properties: {
-      id: { type: 'string', format: 'uuid' },
-      secret: {
-        type: 'string',
-        pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$',
-        description:
-          'The Standard Webhooks secret (`whsec_` and base64 of 32 random bytes). Shown in this answer only: the ' +
-          'service never shows it again.',
-      },
-      created_at: dateTime,
-      expires_at: { type: 'null', description: 'A new secret has no end until a newer one replaces it.' },
+  CreatedSigningSecret: closedObject({
+    id: { type: 'string', format: 'uuid' },
+    secret: {
+      type: 'string',
+      pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$',
+      description:
+        'The Standard Webhooks secret (`whsec_` and base64 of 32 random bytes). Shown in this answer only: the ' +
+        'service never shows it again.',
     },
-  },
-  SigningSecretSummary: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['id', 'created_at', 'expires_at', 'last_used_at', 'source'],
-    properties: {
-      id: {
-        type: 'string',
-        description:
-          "A uuid for the API's secrets; `config-<n>` for the n-th of PARTNER_SIGNING_SECRETS, which the API cannot " +
-          'delete.',
-      },
-      created_at: { ...nullableDateTime, description: 'Null for a secret of the configuration.' },
-      expires_at: {
-        ...nullableDateTime,
-        description: 'When it stops signing (the overlap after a newer secret); null while nothing replaces it.',
-      },
-      last_used_at: {
-        ...nullableDateTime,
-        description: "The last POST it signed, to the minute; null before its first, and for the configuration's.",
-      },
-      source: { type: 'string', enum: ['api', 'configuration'] },
+    created_at: dateTime,
+    expires_at: { type: 'null', description: 'A new secret has no end until a newer one replaces it.' },
+  }),
+  SigningSecretSummary: closedObject({
+    id: {
+      type: 'string',
+      description:
+        "A uuid for the API's secrets; `config-<n>` for the n-th of PARTNER_SIGNING_SECRETS, which the API cannot " +
+        'delete.',
     },
-  },
-  SigningSecretList: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['signing_secrets'],
-    properties: {
-      signing_secrets: {
-        type: 'array',
-        items: ref('SigningSecretSummary'),
-        description: "Every secret that signs now, oldest first, the configuration's first. Never a secret.",
-      },
+    created_at: { ...nullableDateTime, description: 'Null for a secret of the configuration.' },
+    expires_at: {
+      ...nullableDateTime,
+      description: 'When it stops signing (the overlap after a newer secret); null while nothing replaces it.',
     },
-  },
+    last_used_at: {
+      ...nullableDateTime,
+      description: "The last POST it signed, to the minute; null before its first, and for the configuration's.",
+    },
+    source: { type: 'string', enum: ['api', 'configuration'] },
+  }),
+  SigningSecretList: closedObject({
+    signing_secrets: {
+      type: 'array',
+      items: ref('SigningSecretSummary'),
+      description: "Every secret that signs now, oldest first, the configuration's first. Never a secret.",
+    },
+  }),
 };
 
 const idParameter = {
