@@ -4,7 +4,9 @@
 //
 // | state       | entered by                                                     | left by                            |
 // |-------------|----------------------------------------------------------------|------------------------------------|
-// | `paused`    | an operator's pause (pauseGate)                                | an operator's resume (resumeGate)  |
+// | `paused`    | an operator's pause (pauseGate) or the partner's own           | an operator's resume (resumeGate), |
+// |             | (pauseGateForPartner, the partner API's)                       | which ends both; the partner's own |
+// |             |                                                                | resume ends only its own pause     |
 // | `tripped`   | PARTNER_BREAKER_FAILURES `failing` answers in a row (feedGate) | an `answered` probe (closeBreaker) |
 // | `throttled` | a 429 or 503 answer with Retry-After (feedGate)                | the Retry-After time passing       |
 // | `active`    | none of the holds above in force                               | any hold coming into force         |

@@ -21,6 +21,13 @@ import { onQueue, parseAudited, pauseRequest } from './partner-operator';
 // same gate (store/partner/partner-gate.ts): a partner's pause holds deliveries exactly as an operator's does,
 // a partner's resume never ends an operator's pause, and the partner's rate only ever lowers the cap.
 
+/** What the partner's controls act with: the database, the configuration and the log. */
+export interface EndpointControls {
+  readonly knex: Knex;
+  readonly config: Config;
+  readonly logger: Logger;
+}
+
 /** One pause in force: the operator's (`operator`, never a token or a person) or an app's (`app:<app_id>`). */
 export interface EndpointPause {
   readonly paused_by: string;
@@ -104,9 +111,7 @@ export async function partnerEndpoint(knex: Knex, config: Config): Promise<Partn
  * spent). Pausing again changes nothing and answers the state: the first pause keeps its time, reason and app.
  */
 export async function pauseEndpoint(
-  knex: Knex,
-  config: Config,
-  logger: Logger,
+  { knex, config, logger }: EndpointControls,
   who: OperatorContext,
   body: unknown,
 ): Promise<PartnerEndpoint> {
@@ -123,9 +128,7 @@ export async function pauseEndpoint(
  * recovery). While an operator's pause is in force nothing changes: PausedByOperatorError (409).
  */
 export async function resumeEndpoint(
-  knex: Knex,
-  config: Config,
-  logger: Logger,
+  { knex, config, logger }: EndpointControls,
   who: OperatorContext,
 ): Promise<PartnerEndpoint> {
   return auditedChange(knex, who, onQueue(config, 'endpoint.resume'), async (trx) => {
@@ -145,9 +148,7 @@ export async function resumeEndpoint(
  * claim takes the lower of the two at once. An operator who later lowers the cap below it wins the same way.
  */
 export async function limitEndpoint(
-  knex: Knex,
-  config: Config,
-  logger: Logger,
+  { knex, config, logger }: EndpointControls,
   who: OperatorContext,
   body: unknown,
 ): Promise<PartnerEndpoint> {

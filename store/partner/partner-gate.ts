@@ -130,13 +130,18 @@ export async function readGate(knex: Knex, taskQueue: string): Promise<GateView>
 
 /** Pauses delivery; true when this call paused it (a second pause keeps the first one's time and reason). */
 export async function pauseGate(knex: Knex, taskQueue: string, reason: string): Promise<boolean> {
-  await ensureGate(knex, taskQueue);
-  const rows = await runSql(
+  return changedGate(
     knex,
+    taskQueue,
     sql`UPDATE partner_gate SET paused_at = now(), pause_reason = ${reason}, updated_at = now()
          WHERE task_queue = ${taskQueue} AND paused_at IS NULL RETURNING task_queue`,
   );
-  return rows.length === 1;
+}
+
+/** One UPDATE of the queue's gate row (written first when missing), RETURNING it: true when it changed the row. */
+async function changedGate(knex: Knex, taskQueue: string, update: SqlFragment): Promise<boolean> {
+  await ensureGate(knex, taskQueue);
+  return (await runSql(knex, update)).length === 1;
 }
 
 /**
@@ -144,15 +149,14 @@ export async function pauseGate(knex: Knex, taskQueue: string, reason: string): 
  * in force.
  */
 export async function resumeGate(knex: Knex, taskQueue: string): Promise<boolean> {
-  await ensureGate(knex, taskQueue);
-  const rows = await runSql(
+  return changedGate(
     knex,
+    taskQueue,
     sql`UPDATE partner_gate SET paused_at = NULL, pause_reason = NULL, partner_paused_at = NULL,
                                 partner_pause_reason = NULL, partner_paused_by = NULL, updated_at = now()
          WHERE task_queue = ${taskQueue} AND (paused_at IS NOT NULL OR partner_paused_at IS NOT NULL)
         RETURNING task_queue`,
   );
-  return rows.length === 1;
 }
 
 /**
@@ -165,27 +169,25 @@ export async function pauseGateForPartner(
   reason: string,
   pausedBy: string,
 ): Promise<boolean> {
-  await ensureGate(knex, taskQueue);
-  const rows = await runSql(
+  return changedGate(
     knex,
+    taskQueue,
     sql`UPDATE partner_gate
            SET partner_paused_at = now(), partner_pause_reason = ${reason}, partner_paused_by = ${pausedBy},
                updated_at = now()
          WHERE task_queue = ${taskQueue} AND partner_paused_at IS NULL RETURNING task_queue`,
   );
-  return rows.length === 1;
 }
 
 /** Ends the partner's own pause only, never an operator's; true when one was in force. */
 export async function resumeGateForPartner(knex: Knex, taskQueue: string): Promise<boolean> {
-  await ensureGate(knex, taskQueue);
-  const rows = await runSql(
+  return changedGate(
     knex,
+    taskQueue,
     sql`UPDATE partner_gate
            SET partner_paused_at = NULL, partner_pause_reason = NULL, partner_paused_by = NULL, updated_at = now()
          WHERE task_queue = ${taskQueue} AND partner_paused_at IS NOT NULL RETURNING task_queue`,
   );
-  return rows.length === 1;
 }
 
 /** Sets the partner's own rate, which only ever lowers the cap (claimGateCtes); null: the deployment's cap. */

@@ -443,7 +443,7 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     const config = configFor({ PARTNER_MAX_PER_SECOND: '200' });
     const logger = capturingLogger().logger;
     const app = { actor: 'app:rate-app' };
-    const limited = await limitEndpoint(db.knex, config, logger, app, { max_per_second: 10 });
+    const limited = await limitEndpoint({ knex: db.knex, config, logger }, app, { max_per_second: 10 });
     assert.deepEqual([limited.max_per_second, limited.deployment_max_per_second, limited.rate_in_force], [10, 200, 10]);
     const { seconds, maxInAnySecond } = await deliverThroughThreeWorkers(config, 36);
     assert.ok(maxInAnySecond <= 13, `at most 13 POSTs in any second, saw ${maxInAnySecond}`);
@@ -454,12 +454,15 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     assert.deepEqual([status.max_per_second, status.partner_max_per_second, status.rate_in_force], [4, 10, 4]);
     assert.equal((await partnerEndpoint(db.knex, config)).rate_in_force, 4);
     // Above the deployment's cap (now 4): refused with the cap named, nothing changed.
-    await assert.rejects(limitEndpoint(db.knex, config, logger, app, { max_per_second: 5 }), (error: unknown) => {
-      assert.ok(error instanceof InvalidRequestError);
-      assert.equal(error.detail, "max_per_second is above the deployment's cap of 4 per second.");
-      return true;
-    });
-    const reset = await limitEndpoint(db.knex, config, logger, app, { max_per_second: null });
+    await assert.rejects(
+      limitEndpoint({ knex: db.knex, config, logger }, app, { max_per_second: 5 }),
+      (error: unknown) => {
+        assert.ok(error instanceof InvalidRequestError);
+        assert.equal(error.detail, "max_per_second is above the deployment's cap of 4 per second.");
+        return true;
+      },
+    );
+    const reset = await limitEndpoint({ knex: db.knex, config, logger }, app, { max_per_second: null });
     assert.deepEqual([reset.max_per_second, reset.rate_in_force], [null, 4]);
   });
 
@@ -468,14 +471,14 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     const { deliver } = activitiesFor(config);
     const logger = capturingLogger().logger;
     const app = { actor: 'app:pause-app' };
-    const paused = await pauseEndpoint(db.knex, config, logger, app, { reason: 'deploying v2' });
+    const paused = await pauseEndpoint({ knex: db.knex, config, logger }, app, { reason: 'deploying v2' });
     assert.equal(paused.state, 'paused');
     assert.deepEqual(
       paused.pauses.map((p) => [p.paused_by, p.reason]),
       [['app:pause-app', 'deploying v2']],
     );
     // Pausing again keeps the first pause: idempotent.
-    const again = await pauseEndpoint(db.knex, config, logger, { actor: 'app:other' }, { reason: 'other' });
+    const again = await pauseEndpoint({ knex: db.knex, config, logger }, { actor: 'app:other' }, { reason: 'other' });
     assert.deepEqual(again.pauses, paused.pauses);
     const input = await stored(1);
     assert.deepEqual(await deliver(input), {
@@ -493,7 +496,7 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
       [status.state, status.reason, status.partner_pause?.paused_by, status.partner_pause?.reason, status.held],
       ['paused', 'incident 42', 'app:pause-app', 'deploying v2', 1],
     );
-    await assert.rejects(resumeEndpoint(db.knex, config, logger, app), (error: unknown) => {
+    await assert.rejects(resumeEndpoint({ knex: db.knex, config, logger }, app), (error: unknown) => {
       assert.ok(error instanceof PausedByOperatorError);
       assert.deepEqual(error.apiBody(), {
         detail:
@@ -509,8 +512,8 @@ describe('partner gate (PostgreSQL, loopback partner, the worker activities and 
     const sent = (await deliver(input)) as DeliveredAttempt;
     assert.deepEqual([sent.outcome.attempt, postsOf(input.webhookId)], [1, 1]);
     // The partner's own resume ends its own pause.
-    await pauseEndpoint(db.knex, config, logger, app, { reason: 'again' });
-    assert.equal((await resumeEndpoint(db.knex, config, logger, app)).state, 'active');
+    await pauseEndpoint({ knex: db.knex, config, logger }, app, { reason: 'again' });
+    assert.equal((await resumeEndpoint({ knex: db.knex, config, logger }, app)).state, 'active');
   });
 
   it('an operator changes the cap at run time; bad requests are refused with the field named', async () => {

@@ -134,15 +134,19 @@ export interface StartedServiceFixtures {
 }
 
 /**
- * A work folder, a dev server on a free port (its SQLite there), a database and a partner answering with `handler`,
+ * A work folder, a dev server on a free port (its SQLite there, with `devServer`'s pragmas), a database and a partner answering with `handler`,
  * started side by side; when one fails, those that started are stopped before the error is thrown.
  */
-export async function startServiceFixtures(name: string, handler?: PartnerHandler): Promise<StartedServiceFixtures> {
+export async function startServiceFixtures(
+  name: string,
+  handler?: PartnerHandler,
+  devServer: { readonly sqlitePragmas?: readonly string[] } = {},
+): Promise<StartedServiceFixtures> {
   const work = await tempDir(name);
   const serverPort = await findFreePort();
   const started: ServiceFixtures & { work: string } = { work };
   const results = await Promise.allSettled([
-    startTestDevServer({ dbFilename: path.join(work, 'temporal.db'), port: serverPort }).then((server) =>
+    startTestDevServer({ dbFilename: path.join(work, 'temporal.db'), port: serverPort, ...devServer }).then((server) =>
       Object.assign(started, { server }),
     ),
     createTestDatabase().then((db) => Object.assign(started, { db })),

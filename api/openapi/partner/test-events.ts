@@ -4,7 +4,6 @@ import { error, json, partnerOperation, ref } from './common';
 import { partnerBodyErrors } from './endpoint';
 
 export const testEventSchemas = {
-  PartnerTestEventRequest: zodJsonSchema(testEventRequest),
   PartnerTestEventAccepted: {
     type: 'object',
     additionalProperties: false,
@@ -15,6 +14,7 @@ export const testEventSchemas = {
       status_url: { type: 'string', description: 'GET it for the delivery and its attempts.' },
     },
   },
+  PartnerTestEventRequest: zodJsonSchema(testEventRequest),
 };
 
 export const testEventPaths = {
