@@ -37,11 +37,16 @@ export const auditQuery = z.strictObject({
 
 const cursorShape = z.tuple([z.string().regex(/^\d{1,20}$/), z.string().regex(/^\d{1,19}$/)]);
 
-function decodeAuditCursor(cursor: string): AuditPosition {
+/** The position a `next` link's cursor carries; InvalidRequestError for any other text. */
+export function decodeAuditCursor(cursor: string): AuditPosition {
   const position = decodeKeysetCursor(cursor, cursorShape);
   if (!position) throw new InvalidRequestError([NOT_A_CURSOR], FILTER_DETAIL);
   return { atUs: position[0], id: position[1] };
 }
+
+/** The cursor of a page's `next` link; null on the last page. */
+export const encodeAuditCursor = (next: AuditPosition | undefined): string | null =>
+  next ? encodeKeysetCursor([next.atUs, next.id]) : null;
 
 /** One page of the audit trail, newest first, and the cursor of the next. */
 export interface AuditPage {
@@ -60,5 +65,5 @@ export async function readAuditTrail(knex: Knex, query: Record<string, unknown>)
     { since, actor, action, unsettled },
     { limit, after: cursor ? decodeAuditCursor(cursor) : undefined },
   );
-  return { events: page.events, nextCursor: page.next ? encodeKeysetCursor([page.next.atUs, page.next.id]) : null };
+  return { events: page.events, nextCursor: encodeAuditCursor(page.next) };
 }

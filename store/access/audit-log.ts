@@ -49,6 +49,11 @@ const HAS_OUTCOME = raw(
     `o.phase = 'outcome'))`,
 );
 
+/** An AuditEvent's columns (row alias `e`) and its position, as every reading of the trail selects them. */
+export const AUDIT_EVENT_COLUMNS = sql`id, seq, at, actor, action, target, parameters, phase, operation_id, outcome,
+  ${HAS_OUTCOME} AS outcome_recorded, error, request_id, encode(hash, 'hex') AS hash,
+  ${microsecondsOf('at')} AS position_us`;
+
 function filterConditions({ since, actor, action, unsettled }: AuditFilter, after?: AuditPosition): SqlFragment {
   const conditions: SqlFragment[] = [raw('true')];
   if (unsettled) conditions.push(sql`NOT ${HAS_OUTCOME}`);
@@ -67,9 +72,7 @@ export async function listAuditEvents(
 ): Promise<{ events: AuditEvent[]; next?: AuditPosition }> {
   const rows = await runSql<AuditEvent & { position_us: string }>(
     knex,
-    sql`SELECT id, seq, at, actor, action, target, parameters, phase, operation_id, outcome,
-      ${HAS_OUTCOME} AS outcome_recorded, error, request_id,
-               encode(hash, 'hex') AS hash, ${microsecondsOf('at')} AS position_us
+    sql`SELECT ${AUDIT_EVENT_COLUMNS}
           FROM audit_events e WHERE ${filterConditions(filter, after)} ORDER BY at DESC, id DESC LIMIT ${limit + 1}`,
   );
   const page = keysetPage(rows, limit);
