@@ -38,7 +38,7 @@ export async function partnerHealth(knex: Knex, config: Config, companyIds: read
   const status = await partnerStatus(knex, config);
   // Who paused, from the gate's columns: the operator's status names only the operator's reason.
   const pauses = await readGate(knex, config.TEMPORAL_TASK_QUEUE);
-  const pausedBy = pauses.pausedAt ? 'operator' : pauses.partnerPausedAt ? 'partner' : null;
+  const pausedBy = pauses.pausedAt ? 'operator' : pauses.partnerPause ? 'partner' : null;
   return {
     last_hour: withRate(windows.last_hour),
     last_24_hours: withRate(windows.last_24_hours),
@@ -48,7 +48,7 @@ export async function partnerHealth(knex: Knex, config: Config, companyIds: read
       paused_by: pausedBy,
       since: status.since,
       retry_after_until: status.retry_after_until,
-      max_per_second: status.max_per_second,
+      max_per_second: status.rate_in_force,
     },
     breaker: status.breaker,
   };
