@@ -33,9 +33,9 @@ const filterFields = {
   }),
 };
 
-const untilAfterSince = (value: { since?: Date; until?: Date }) =>
+export const untilAfterSince = (value: { since?: Date; until?: Date }) =>
   !value.since || !value.until || value.since < value.until;
-const untilAfterSinceIssue = { message: 'must be later than since', path: ['until'] };
+export const untilAfterSinceIssue = { message: 'must be later than since', path: ['until'] };
 
 /**
  * The delivery log's query string (GET /internal/v1/webhooks); the OpenAPI document's parameters are generated from it.
@@ -97,7 +97,7 @@ export const redeliveryQuery = z.object({
   allow_expired_links: queryFlag.meta({ description: ALLOW_EXPIRED_LINKS }),
 });
 
-function parse<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
+export function parse<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
   const parsed = schema.safeParse(input);
   if (!parsed.success) throw new InvalidRequestError(zodPathErrors(parsed.error), FILTER_DETAIL);
   return parsed.data;

@@ -27,6 +27,7 @@ import * as laneSubjects from './025_lane_subjects';
 import * as erasureQuietRuns from './026_erasure_quiet_runs';
 import * as appScopes from './027_app_scopes';
 import * as partnerEndpointControls from './028_partner_endpoint_controls';
+import * as partnerRecoveries from './030_partner_recoveries';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -65,4 +66,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['026_erasure_quiet_runs', erasureQuietRuns],
   ['027_app_scopes', appScopes],
   ['028_partner_endpoint_controls', partnerEndpointControls],
+  ['030_partner_recoveries', partnerRecoveries],
 ];
