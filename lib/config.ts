@@ -162,6 +162,8 @@ const envSchema = z.object({
   /** Unset: PARTNER_MAX_CONCURRENCY + 40 (worker/webhook-worker.ts `workflowTaskSlots`). */
   WORKER_WORKFLOW_TASK_SLOTS: positiveInt(10_000).optional(),
   WORKER_RECORD_ACTIVITY_SLOTS: positiveInt(10_000).default(10),
+  /** Redeliveries a partner recovery writes and starts per batch (application/webhooks/recovery-batches.ts). */
+  PARTNER_RECOVERY_BATCH_SIZE: positiveInt(5_000).default(500),
   WORKER_MAX_CACHED_WORKFLOWS: positiveInt(1_000_000).optional(),
   /** Set: the workers poll as this build of WORKER_DEPLOYMENT_NAME, each run pinned to its build (docs/webhooks.md). */
   WORKER_BUILD_ID: z

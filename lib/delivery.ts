@@ -81,6 +81,8 @@ export interface DeliverAttemptInput extends WebhookPostInput {
    * and comes back queued while an earlier webhook of the key is unsettled.
    */
   readonly orderingKey?: string;
+  /** A recovery's redelivery with a place in its key's lane (DeliverWebhookInput's `inLane`), on every attempt. */
+  readonly inLane?: true;
 }
 
 /** An ordered webhook's first attempt that an earlier webhook of its key is ahead of: nothing was claimed or sent. */

@@ -14,6 +14,7 @@ export interface InternalErrorBody {
   readonly errors?: readonly PathError[];
   readonly reason?: string;
   readonly erasure_id?: string;
+  readonly running_recovery_id?: string;
 }
 
 /** Exit codes of every command (docs/cli.md). */
@@ -136,12 +137,12 @@ export class WebhookValidationError extends ServiceError {
   }
 }
 
-/** No webhook or erasure with that id: 404. */
+/** No webhook, erasure or partner recovery with that id (or not the partner app's): 404. */
 export class NotFoundError extends ServiceError {
   readonly httpStatus = 404;
 
   constructor(
-    readonly kind: 'webhook' | 'erasure' | 'signing secret',
+    readonly kind: 'webhook' | 'erasure' | 'signing secret' | 'recovery',
     readonly id: string,
   ) {
     super(`No ${kind} ${id}.`);
@@ -192,6 +193,19 @@ export class SigningSecretConflictError extends ServiceError {
 
   apiBody(): InternalErrorBody {
     return { detail: this.message, reason: this.reason };
+  }
+}
+
+/** A partner app asked for a recovery while one of its own runs: 409 naming it. */
+export class RecoveryRunningError extends ServiceError {
+  readonly httpStatus = 409;
+
+  constructor(readonly runningId: string) {
+    super(`Recovery ${runningId} is running: one recovery runs per app at once. Cancel it or wait for its end.`);
+  }
+
+  apiBody(): InternalErrorBody {
+    return { detail: this.message, running_recovery_id: this.runningId };
   }
 }
 

@@ -1,4 +1,10 @@
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type ConnectionLike } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Client,
+  type ConnectionLike,
+} from '@temporalio/client';
 import { isRefusal, refusalReason } from './grpc-refusal';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
@@ -11,8 +17,12 @@ import {
 } from '../workflows/webhooks/messages';
 import type { BlockedDecision } from '../lib/delivery';
 import { wakeInOrder } from './ordering-wake';
-import { erasureWorkflowId, type RetryNowResult, type WebhookDeliveryStatus } from '../workflows/types';
-import type { eraseSubject } from '../workflows/personal-data/erase-subject';
+import {
+  erasureWorkflowId,
+  recoveryWorkflowId,
+  type RetryNowResult,
+  type WebhookDeliveryStatus,
+} from '../workflows/types';
 import { startDeliveryWorkflow, type PreparedWebhook } from './delivery-start';
 import { describeError } from '../lib/describe-error';
 import { temporalIdentityOf } from '../lib/actor';
@@ -93,6 +103,8 @@ export interface TemporalGateway {
    * Starts (or finds) the `eraseSubject` workflow of a recorded erasure. Throws TemporalUnavailableError for an outage.
    */
   startErasure(erasureId: string): Promise<void>;
+  /** Starts (or finds) the `recoverWebhooks` workflow of a recorded partner recovery; an ended one is left ended. */
+  startRecovery(recoveryId: string): Promise<void>;
   /**
    * The same gateway, on the same connection, whose calls carry `actor` in their client identity
    * (temporalIdentityOf), so Temporal's event history and UI show who signalled, updated, cancelled or started.
@@ -141,6 +153,36 @@ export function createTemporalGateway(
       } catch (error) {
         if (error instanceof WebhookConflictError) throw error;
         throw new TemporalUnavailableError(`the call did not complete (${describeError(error)})`, true);
+      }
+    }
+
+    /**
+     * Starts (or finds) one of the service's own workflows whose id names its record (an erasure, a recovery): a
+     * second start of a running one is the same run; of an ended one, nothing. TemporalUnavailableError for an outage.
+     */
+    async function startOwnWorkflow(
+      workflowType: 'eraseSubject' | 'recoverWebhooks',
+      workflowId: string,
+      args: unknown[],
+      { what, summary, endedStaysEnded = false }: { what: string; summary: string; endedStaysEnded?: boolean },
+    ): Promise<void> {
+      const { connection, client } = await connectAs(identity);
+      try {
+        await connection.withDeadline(Date.now() + callTimeoutMs, () =>
+          client.workflow.start(workflowType, {
+            workflowId,
+            taskQueue: config.TEMPORAL_TASK_QUEUE,
+            args,
+            workflowIdConflictPolicy: 'USE_EXISTING',
+            ...(endedStaysEnded && { workflowIdReusePolicy: 'REJECT_DUPLICATE' as const }),
+            staticSummary: summary,
+          }),
+        );
+      } catch (error) {
+        if (error instanceof WorkflowExecutionAlreadyStartedError) return;
+        if (isRefusal(error))
+          throw new TemporalSetupError(`Temporal refused to start the ${what} workflow: ${refusalReason(error)}`);
+        throw new TemporalUnavailableError(`the ${what} workflow could not be started (${describeError(error)})`, true);
       }
     }
 
@@ -278,26 +320,18 @@ export function createTemporalGateway(
             }),
         );
       },
-      async startErasure(erasureId) {
-        const { connection, client } = await connectAs(identity);
-        try {
-          await connection.withDeadline(Date.now() + callTimeoutMs, () =>
-            client.workflow.start<typeof eraseSubject>('eraseSubject', {
-              workflowId: erasureWorkflowId(erasureId),
-              taskQueue: config.TEMPORAL_TASK_QUEUE,
-              args: [{ erasureId }],
-              workflowIdConflictPolicy: 'USE_EXISTING',
-              staticSummary: "erasure of a subject's webhooks",
-            }),
-          );
-        } catch (error) {
-          if (isRefusal(error))
-            throw new TemporalSetupError(`Temporal refused to start the erasure workflow: ${refusalReason(error)}`);
-          throw new TemporalUnavailableError(
-            `the erasure workflow could not be started (${describeError(error)})`,
-            true,
-          );
-        }
+      startErasure(erasureId) {
+        return startOwnWorkflow('eraseSubject', erasureWorkflowId(erasureId), [{ erasureId }], {
+          what: 'erasure',
+          summary: "erasure of a subject's webhooks",
+        });
+      },
+      startRecovery(recoveryId) {
+        return startOwnWorkflow('recoverWebhooks', recoveryWorkflowId(recoveryId), [{ recoveryId }], {
+          what: 'recovery',
+          summary: "a partner's recovery of its webhooks",
+          endedStaysEnded: true,
+        });
       },
       actingFor(actor) {
         return gatewayAs(temporalIdentityOf(actor));

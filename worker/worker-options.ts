@@ -1,6 +1,9 @@
 import { existsSync } from 'node:fs';
 import type { Knex } from 'knex';
 import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
+import { Client } from '@temporalio/client';
+import { dataAtRest } from '../lib/at-rest';
+import { runRecoveryBatch } from '../application/webhooks/recovery-batches';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
 import { createActivities } from '../activities/webhooks/delivery';
@@ -99,6 +102,7 @@ export function webhookWorkerOptions(
         recordOutcome,
         ...createErasureActivities({ config: () => config, knex, workflowService: connection.workflowService }),
         ...createRetentionActivities({ config: () => config, knex, workflowService: connection.workflowService }),
+        ...recoveryActivities(deps, connection),
       },
       tuner: {
         workflowTaskSlotSupplier: fixedSlots(1),
@@ -110,6 +114,27 @@ export function webhookWorkerOptions(
       shutdownGraceTime: 30_000,
     },
   };
+}
+
+/**
+ * The partner recovery's batch (application/webhooks/recovery-batches.ts): PostgreSQL writes and delivery starts,
+ * through a client on the worker's own connection.
+ */
+function recoveryActivities({ config, knex }: WorkerDependencies, connection: NativeConnection) {
+  const client = new Client({
+    connection,
+    namespace: config.temporal.namespace,
+    dataConverter: dataConverterFor(config),
+  });
+  const deps = {
+    knex,
+    atRest: dataAtRest(config),
+    client,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    sendTimeoutMs: config.PARTNER_TIMEOUT_MS,
+    batchSize: config.PARTNER_RECOVERY_BATCH_SIZE,
+  };
+  return { runRecoveryBatch: (recoveryId: string) => runRecoveryBatch(deps, recoveryId) };
 }
 
 const fixedSlots = (numSlots: number) => ({ type: 'fixed-size' as const, numSlots });

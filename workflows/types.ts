@@ -26,11 +26,17 @@ export interface DeliverWebhookInput {
   readonly orderingKey?: string;
   /**
    * A redelivery of an ordered webhook: the original's key and sequence number, sent as its headers. It goes out of
-   * band.
+   * band, unless `inLane`.
    */
   readonly ordering?: { readonly key: string; readonly sequence: number };
   /** A partner's test event (POST /partner/v1/test-events): its attempts are marked as a test in the log. */
   readonly isTest?: boolean;
+  /**
+   * A recovery's redelivery of an ordered webhook: it has a place of its own in `ordering.key`'s lane (written with
+   * its row, in the originals' order), waits its turn there like a new webhook and settles it, still sending the
+   * original's key and number.
+   */
+  readonly inLane?: true;
 }
 
 export type DeliveryState =
@@ -81,3 +87,32 @@ export interface ErasureSummary {
   readonly bodiesRemoved: number;
   readonly runsDeleted: number;
 }
+
+/** A partner's recovery (partner_recoveries): its workflow works through it in batches. */
+export interface RecoverWebhooksInput {
+  readonly recoveryId: string;
+  /** Carried over a continue-as-new: the batches run and redeliveries started so far. */
+  readonly batches?: number;
+  readonly started?: number;
+}
+
+/** One batch of a recovery: how many redeliveries it started, and whether the recovery has ended (and how). */
+export interface RecoveryBatchResult {
+  readonly started: number;
+  readonly ended?: 'completed' | 'cancelled';
+}
+
+/** The activity of the recovery workflow: it runs on the records queue (PostgreSQL and Temporal's starts). */
+export interface RecoveryActivities {
+  runRecoveryBatch(recoveryId: string): Promise<RecoveryBatchResult>;
+}
+
+export interface RecoverySummary {
+  readonly recoveryId: string;
+  readonly batches: number;
+  readonly started: number;
+  readonly ended: 'completed' | 'cancelled';
+}
+
+/** A recovery's workflow id: one per recovery, so a repeated start finds the running one. */
+export const recoveryWorkflowId = (recoveryId: string): string => `recovery-${recoveryId}`;

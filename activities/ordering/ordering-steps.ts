@@ -73,17 +73,20 @@ export function createOrderingSteps({ config, knex, logger, workflowService }: O
      */
     async turn(input: DeliverAttemptInput): Promise<Turn> {
       let place = input.ordering;
-      if (input.orderingKey !== undefined && place === undefined) {
+      // A recovery's redelivery waits in its own place, and sends its original's key and number.
+      const laneKey =
+        place === undefined ? input.orderingKey : input.inLane && input.attempt === 1 ? place.key : undefined;
+      if (laneKey !== undefined) {
         const turn = await failPermanentlyOnRejectedData(() =>
           takeTurn(
             knex,
             dataAtRest(config()),
             { ...input.webhook, event: input.event, redeliveryOf: input.webhookIdHeader },
-            input.orderingKey!,
+            laneKey,
           ),
         );
         if (turn.kind === 'queued') return { queued: { sequence: turn.sequence, behind: turn.behind } };
-        if (turn.kind === 'turn') place = { key: turn.key, sequence: turn.sequence };
+        if (turn.kind === 'turn' && !input.inLane) place = { key: turn.key, sequence: turn.sequence };
       }
       if (place && input.attempt > MAX_ATTEMPTS) await unblockPlace(knex, input.webhookId);
       return { place };
@@ -110,11 +113,12 @@ export function createOrderingSteps({ config, knex, logger, workflowService }: O
 
     /**
      * Settles an ordered webhook's place once its delivery ended, or blocks its key. A redelivery has no place of
-     * its own.
+     * its own, but for a recovery's (`inLane`).
      */
     async settleOrBlock(input: DeliverAttemptInput, place: Place, end: AttemptEnd): Promise<void> {
       if (end.blocks) await blockPlace(knex, input.webhookId);
-      else if (end.status && place && !input.webhookIdHeader) await settleInOrder(input.webhookId, end.status);
+      else if (end.status && place && (!input.webhookIdHeader || input.inLane))
+        await settleInOrder(input.webhookId, end.status);
     },
 
     settleInOrder,

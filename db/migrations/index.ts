@@ -28,6 +28,7 @@ import * as erasureQuietRuns from './026_erasure_quiet_runs';
 import * as appScopes from './027_app_scopes';
 import * as partnerEndpointControls from './028_partner_endpoint_controls';
 import * as signingSecrets from './029_signing_secrets';
+import * as partnerRecoveries from './030_partner_recoveries';
 import * as partnerDeliveryList from './031_partner_delivery_list';
 
 interface Migration {
@@ -68,5 +69,6 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['027_app_scopes', appScopes],
   ['028_partner_endpoint_controls', partnerEndpointControls],
   ['029_signing_secrets', signingSecrets],
+  ['030_partner_recoveries', partnerRecoveries],
   ['031_partner_delivery_list', partnerDeliveryList],
 ];

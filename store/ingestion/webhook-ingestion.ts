@@ -146,6 +146,26 @@ export interface NewRedelivery {
 }
 
 /**
+ * The original's sealed body opened and sealed again bound to the redelivery's own row (`webhookId`); nulls when the
+ * original's body rests in clear (the statement copies it).
+ */
+export function resealedBody(
+  atRest: DataAtRest,
+  originalId: string,
+  source: { body_sealed: Buffer | null; body_key_id: string | null; redelivery_of: string | null },
+  webhookId: string,
+): { sealed: Buffer | null; keyId: string | null } {
+  const text =
+    source.body_sealed &&
+    openText(
+      atRest,
+      { clear: null, sealed: source.body_sealed, keyId: source.body_key_id },
+      storedBodyBinding(originalId, source.redelivery_of, source.body_key_id),
+    );
+  return text ? sealText(atRest, text, bodyBinding(webhookId)) : { sealed: null, keyId: null };
+}
+
+/**
  * The redelivery of `originalId` under `key`: the one this call wrote, or the one an earlier call did. An
  * original whose body was removed has nothing to redeliver: no row is written for it. A sealed body is opened and
  * sealed again bound to the redelivery's own row, never copied: a body names its own row only (lib/at-rest.ts);
@@ -168,14 +188,7 @@ export async function insertRedelivery(
         AND payload_removed_at IS NULL FOR SHARE`,
     );
     if (!source) return [];
-    const text =
-      source.body_sealed &&
-      openText(
-        atRest,
-        { clear: null, sealed: source.body_sealed, keyId: source.body_key_id },
-        storedBodyBinding(originalId, source.redelivery_of, source.body_key_id),
-      );
-    const sealed = text ? sealText(atRest, text, bodyBinding(webhookId)) : { sealed: null, keyId: null };
+    const sealed = resealedBody(atRest, originalId, source, webhookId);
     return runSql<{ id: string }>(
       trx,
       sql`INSERT INTO webhook_events (id, event_id, event_type, action, company_id, body, body_sealed, body_key_id,

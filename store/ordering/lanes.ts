@@ -373,20 +373,27 @@ export async function placeOf(
   atRest: DataAtRest,
   webhookId: string,
 ): Promise<{ key: string; sequence: number } | undefined> {
-  const [row] = await runSql<{
-    seq: number;
-    key_digest: Buffer | null;
-    key_text: string | null;
-    key_sealed: Buffer | null;
-    key_key_id: string | null;
-  }>(
+  return (await placesOf(knex, atRest, [webhookId])).get(webhookId);
+}
+
+/** placeOf of many webhooks in one statement: the ordered ones, by webhook id. */
+export async function placesOf(
+  knex: Knex,
+  atRest: DataAtRest,
+  webhookIds: readonly string[],
+): Promise<Map<string, { key: string; sequence: number }>> {
+  const rows = await runSql<LaneKeyColumns & { webhook_id: string; seq: number }>(
     knex,
-    sql`SELECT p.seq, l.key_digest, l.key_text, l.key_sealed, l.key_key_id FROM ordering_places p
+    sql`SELECT p.webhook_id, p.seq, l.key_digest, l.key_text, l.key_sealed, l.key_key_id FROM ordering_places p
       JOIN ordering_lanes l ON l.id = p.lane_id
-         WHERE p.webhook_id = ${webhookId}::uuid`,
+         WHERE p.webhook_id = ANY(${webhookIds}::uuid[])`,
   );
-  const key = row && openLaneKey(atRest, row).key;
-  return key ? { key, sequence: Number(row.seq) } : undefined;
+  const places = new Map<string, { key: string; sequence: number }>();
+  for (const row of rows) {
+    const { key } = openLaneKey(atRest, row);
+    if (key) places.set(row.webhook_id, { key, sequence: Number(row.seq) });
+  }
+  return places;
 }
 
 /** One ordering key with an unsettled webhook: its head and what waits behind it. */

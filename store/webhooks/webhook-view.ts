@@ -53,3 +53,16 @@ export async function findWebhookById(
   );
   return row && asStoredWebhook(row, atRest);
 }
+
+/** Whether a webhook belongs to one of `companyIds` (a partner app's grant): false for an unknown id. */
+export async function isWebhookOfCompanies(
+  knex: Knex,
+  webhookId: string,
+  companyIds: readonly string[],
+): Promise<boolean> {
+  const rows = await runSql<{ id: string }>(
+    knex,
+    sql`SELECT id FROM webhook_events WHERE id = ${webhookId}::uuid AND company_id = ANY(${companyIds}::text[])`,
+  );
+  return rows.length === 1;
+}

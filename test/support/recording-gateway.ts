@@ -51,6 +51,10 @@ export class RecordingGateway implements TemporalGateway {
     return this.inner.startErasure(erasureId);
   }
 
+  startRecovery(recoveryId: string): Promise<void> {
+    return this.inner.startRecovery(recoveryId);
+  }
+
   actingFor(actor: string): TemporalGateway {
     return new RecordingGateway(this.inner.actingFor(actor), this.starts);
   }

@@ -91,6 +91,7 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
               ...(ordering
                 ? { ordering }
                 : input.orderingKey !== undefined && attempt === 1 && { orderingKey: input.orderingKey }),
+              ...(input.inLane && { inLane: true }),
             },
           ])
           .catch((error: unknown) => unclaimedAttempt(error, attempt, startedAtMs));
@@ -121,7 +122,7 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
               webhook,
               status,
               finishedAt: new Date().toISOString(),
-              ...(ordering && !input.redeliveryOf && { ordered: true }),
+              ...(((ordering && !input.redeliveryOf) || input.inLane) && { ordered: true }),
             }),
           );
       }
@@ -146,7 +147,9 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<Delive
     // Cancelled by an operator: say so in PostgreSQL and in the search attribute, then end as cancelled.
     delivery.cancelled();
     // A queued or attempting ordered webhook settles its place too, so the next webhook of its key goes.
-    const ordered = (ordering !== undefined || input.orderingKey !== undefined) && input.redeliveryOf === undefined;
+    const ordered =
+      ((ordering !== undefined || input.orderingKey !== undefined) && input.redeliveryOf === undefined) ||
+      input.inLane === true;
     record(() =>
       recordOutcome({
         webhook,
