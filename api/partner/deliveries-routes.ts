@@ -12,7 +12,7 @@ const NOT_FOUND = () => new InternalApiError(404, { detail: 'Not found.' });
 
 /** The id in the path, when it can name a webhook. */
 function webhookIdOf(ctx: { params: Record<string, string> }): string {
-  const id = ctx.params.id;
+  const id = ctx.params.webhook_id;
   if (id === undefined || !isCanonicalUuid(id)) throw NOT_FOUND();
   return id;
 }
@@ -30,7 +30,7 @@ export const deliveryRoutes: PartnerRoutes = (router, { knex, config, temporalGa
     };
   });
 
-  router.get('/webhooks/:id', requireAppScope('deliveries:read'), async function getPartnerWebhookRoute(ctx) {
+  router.get('/webhooks/:webhook_id', requireAppScope('deliveries:read'), async function getPartnerWebhookRoute(ctx) {
     const view = await partnerWebhook(
       knex,
       atRest,
@@ -43,17 +43,21 @@ export const deliveryRoutes: PartnerRoutes = (router, { knex, config, temporalGa
     ctx.body = view;
   });
 
-  router.get('/webhooks/:id/body', requireAppScope('deliveries:read'), async function getPartnerWebhookBodyRoute(ctx) {
-    const body = await partnerWebhookBody(knex, atRest, ctx.state.app.companyIds, webhookIdOf(ctx));
-    if (!body) throw NOT_FOUND();
-    if (body.kind === 'removed') {
-      const by = body.reason === 'erasure' ? 'an erasure' : 'retention';
-      throw new InternalApiError(410, {
-        detail: `The body of this webhook was removed by ${by}${body.at ? ` at ${body.at.toISOString()}` : ''}.`,
-        reason: body.reason === 'erasure' ? 'erased' : 'payload_removed',
-      });
-    }
-    ctx.type = 'application/json';
-    ctx.body = body.text;
-  });
+  router.get(
+    '/webhooks/:webhook_id/body',
+    requireAppScope('deliveries:read'),
+    async function getPartnerWebhookBodyRoute(ctx) {
+      const body = await partnerWebhookBody(knex, atRest, ctx.state.app.companyIds, webhookIdOf(ctx));
+      if (!body) throw NOT_FOUND();
+      if (body.kind === 'removed') {
+        const by = body.reason === 'erasure' ? 'an erasure' : 'retention';
+        throw new InternalApiError(410, {
+          detail: `The body of this webhook was removed by ${by}${body.at ? ` at ${body.at.toISOString()}` : ''}.`,
+          reason: body.reason === 'erasure' ? 'erased' : 'payload_removed',
+        });
+      }
+      ctx.type = 'application/json';
+      ctx.body = body.text;
+    },
+  );
 };

@@ -23,10 +23,10 @@ export const signingSecretRoutes: PartnerRoutes = (router, { knex, config }) => 
   });
 
   router.delete(
-    '/signing-secrets/:id',
+    '/signing-secrets/:secret_id',
     requireAppScope('endpoint:manage'),
     async function deleteSigningSecretRoute(ctx) {
-      await deleteSigningSecret(knex, config, actingApp(ctx), ctx.params.id);
+      await deleteSigningSecret(knex, config, actingApp(ctx), ctx.params.secret_id);
       ctx.status = 204;
     },
   );

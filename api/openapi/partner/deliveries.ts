@@ -45,7 +45,7 @@ export const deliverySchemas = {
       results: {
         type: 'array',
         maxItems: MAX_PARTNER_PAGE,
-        description: 'Newest first; never a body (GET /partner/v1/webhooks/{id}/body).',
+        description: 'Newest first; never a body (GET /partner/v1/webhooks/{webhook_id}/body).',
         items: ref('PartnerWebhookRow'),
       },
     },
@@ -106,7 +106,7 @@ export const deliverySchemas = {
 };
 
 const webhookIdParameter = {
-  name: 'id',
+  name: 'webhook_id',
   in: 'path',
   required: true,
   schema: { type: 'string' },
@@ -127,7 +127,7 @@ export const deliveryPaths = {
       { parameters: zodQueryParameters(partnerListQuery) },
     ),
   },
-  '/partner/v1/webhooks/{id}': {
+  '/partner/v1/webhooks/{webhook_id}': {
     get: partnerOperation(
       'deliveries:read',
       'getPartnerWebhook',
@@ -136,7 +136,7 @@ export const deliveryPaths = {
       { parameters: [webhookIdParameter] },
     ),
   },
-  '/partner/v1/webhooks/{id}/body': {
+  '/partner/v1/webhooks/{webhook_id}/body': {
     get: partnerOperation(
       'deliveries:read',
       'getPartnerWebhookBody',

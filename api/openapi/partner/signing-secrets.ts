@@ -53,7 +53,7 @@ export const signingSecretSchemas = {
 };
 
 const idParameter = {
-  name: 'id',
+  name: 'secret_id',
   in: 'path',
   required: true,
   schema: { type: 'string' },
@@ -89,7 +89,7 @@ export const signingSecretPaths = {
       '200': { description: 'The live secrets.', content: json(ref('SigningSecretList')) },
     }),
   },
-  '/partner/v1/signing-secrets/{id}': {
+  '/partner/v1/signing-secrets/{secret_id}': {
     delete: partnerOperation(
       'endpoint:manage',
       'deleteSigningSecret',
