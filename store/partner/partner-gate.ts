@@ -37,6 +37,11 @@ export async function ensureGate(knex: Knex, taskQueue: string): Promise<void> {
 export interface GateView {
   readonly state: PartnerState;
   readonly pauseReason: string | null;
+  /** Who paused, from the columns: the operator's pause and the partner's own (migration 028) are apart. */
+  readonly pausedAt: Date | null;
+  readonly partnerPausedAt: Date | null;
+  readonly partnerPauseReason: string | null;
+  readonly partnerPausedBy: string | null;
   /** When the hold in force began (pause, trip or Retry-After); null while active. */
   readonly since: Date | null;
   readonly held: number;
@@ -54,6 +59,10 @@ export interface GateView {
 interface GateRow {
   state: PartnerState;
   pause_reason: string | null;
+  paused_at: Date | null;
+  partner_paused_at: Date | null;
+  partner_pause_reason: string | null;
+  partner_paused_by: string | null;
   since: Date | null;
   held: number;
   max_per_second: number | null;
@@ -72,7 +81,8 @@ export async function readGate(knex: Knex, taskQueue: string): Promise<GateView>
     knex,
     prepared(
       'read-partner-gate',
-      sql`SELECT state, pause_reason, max_per_second, consecutive_failures, trips, tripped_at, probe_due_at,
+      sql`SELECT state, pause_reason, paused_at, partner_paused_at, partner_pause_reason, partner_paused_by,
+                 max_per_second, consecutive_failures, trips, tripped_at, probe_due_at,
                  retry_after_until, ${raw(HOLD_SINCE_SQL)} AS since,
                  (CASE WHEN next_send_at > clock_timestamp()
                        THEN extract(epoch FROM next_send_at - clock_timestamp()) * 1000
@@ -85,6 +95,10 @@ export async function readGate(knex: Knex, taskQueue: string): Promise<GateView>
   return {
     state: row.state,
     pauseReason: row.pause_reason,
+    pausedAt: row.paused_at,
+    partnerPausedAt: row.partner_paused_at,
+    partnerPauseReason: row.partner_pause_reason,
+    partnerPausedBy: row.partner_paused_by,
     since: row.since,
     held: row.held,
     maxPerSecond: row.max_per_second,

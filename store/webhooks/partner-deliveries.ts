@@ -118,3 +118,55 @@ const asDelivery =
     ordering_key: seq === null ? null : openLaneKey(atRest, { key_digest, key_text, key_sealed, key_key_id }).key,
     sequence: seq === null ? null : Number(seq),
   });
+
+/** Where one webhook stands, beyond its view: whose it is, its log status, its claim and its place in its lane. */
+export interface DeliveryPosition {
+  readonly companyId: string | null;
+  readonly logStatus: LogStatus;
+  /** The attempt number its last claim took (0: none yet). */
+  readonly claimedAttempt: number;
+  readonly orderingKey: string | null;
+  readonly sequence: number | null;
+  /** The nearest earlier unsettled webhook of its lane while its own place is unsettled: it wakes this one. */
+  readonly queuedBehind: { readonly webhookId: string; readonly sequence: number } | null;
+}
+
+/** One webhook's position in one statement; undefined when there is no such webhook. */
+export async function loadDeliveryPosition(
+  knex: Knex,
+  atRest: DataAtRest,
+  webhookId: string,
+): Promise<DeliveryPosition | undefined> {
+  const [row] = await runSql<
+    LaneKeyColumns & {
+      company_id: string | null;
+      status: LogStatus;
+      claimed_attempt: number;
+      seq: string | null;
+      ahead_id: string | null;
+      ahead_seq: string | null;
+    }
+  >(
+    knex,
+    sql`SELECT e.company_id, ${LOG_STATUS_SQL} AS status, e.claimed_attempt, p.seq,
+               l.key_digest, l.key_text, l.key_sealed, l.key_key_id,
+               ahead.webhook_id AS ahead_id, ahead.seq AS ahead_seq
+          FROM webhook_events e
+          LEFT JOIN ordering_places p ON p.webhook_id = e.id
+          LEFT JOIN ordering_lanes l ON l.id = p.lane_id
+          LEFT JOIN LATERAL (SELECT q.webhook_id, q.seq FROM ordering_places q
+                              WHERE p.settled_at IS NULL AND q.lane_id = p.lane_id AND q.seq < p.seq
+                                AND q.settled_at IS NULL
+                              ORDER BY q.seq DESC LIMIT 1) ahead ON true
+         WHERE e.id = ${webhookId}::uuid`,
+  );
+  if (!row) return undefined;
+  return {
+    companyId: row.company_id,
+    logStatus: row.status,
+    claimedAttempt: row.claimed_attempt,
+    orderingKey: row.seq === null ? null : openLaneKey(atRest, row).key,
+    sequence: row.seq === null ? null : Number(row.seq),
+    queuedBehind: row.ahead_id ? { webhookId: row.ahead_id, sequence: Number(row.ahead_seq) } : null,
+  };
+}

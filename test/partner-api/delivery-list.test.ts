@@ -162,8 +162,8 @@ describe('partner API: the delivery list', () => {
     for (const company of ['bulk-7', 'bulk-8']) await insertCompany(knex, company);
     const app = await partnerApp(knex, 'bulk-app', ['bulk-7', 'bulk-8', 'acme'], ['deliveries:read']);
     // The statement the route runs, caught on its way to PostgreSQL, for a first page and the page after it.
-    const statements: Array<{ sql: string; bindings: unknown[] }> = [];
-    const listen = (query: { sql: string; bindings: unknown[] }) => {
+    const statements: Array<{ sql: string; bindings: readonly string[] }> = [];
+    const listen = (query: { sql: string; bindings: readonly string[] }) => {
       if (query.sql.includes('CROSS JOIN LATERAL')) statements.push(query);
     };
     knex.on('query', listen);

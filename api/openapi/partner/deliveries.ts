@@ -1,5 +1,6 @@
 import { EVENT_ACTIONS, EVENT_TYPES, LOG_STATUSES } from '../../../lib/vocabulary';
 import { MAX_PARTNER_PAGE, partnerListQuery } from '../../../application/webhooks/partner-deliveries';
+import { EXPLANATION_CODES, PARTNER_ERROR_CLASSES } from '../../../application/webhooks/delivery-explanation';
 import { zodQueryParameters } from '../zod-json-schema';
 import { error, json, partnerOperation, ref } from './common';
 
@@ -49,6 +50,53 @@ export const deliverySchemas = {
       },
     },
   },
+  PartnerWebhook: {
+    type: 'object',
+    additionalProperties: false,
+    required: [...Object.keys(webhookFields), 'payload_removed_at', 'attempts', 'next_attempt_at', 'explanation'],
+    properties: {
+      ...webhookFields,
+      payload_removed_at: { ...nullable(dateTime), description: 'When retention or an erasure removed its body.' },
+      attempts: { type: 'array', items: ref('PartnerAttempt'), description: 'Every recorded attempt, in order.' },
+      next_attempt_at: {
+        ...nullable(dateTime),
+        description: 'When the next attempt goes, while one is scheduled (null when Temporal did not answer).',
+      },
+      explanation: ref('PartnerExplanation'),
+    },
+  },
+  PartnerAttempt: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['number', 'started_at', 'duration_ms', 'http_status', 'error_class', 'response_excerpt'],
+    properties: {
+      number: { type: 'integer', minimum: 1 },
+      started_at: dateTime,
+      duration_ms: { type: 'integer', minimum: 0, description: "Until your endpoint's answer (or the error)." },
+      http_status: { type: ['integer', 'null'], description: "Your endpoint's status code; null without an answer." },
+      error_class: {
+        oneOf: [{ type: 'string', enum: [...PARTNER_ERROR_CLASSES] }, { type: 'null' }],
+        description:
+          'Null when it succeeded. `http`: your endpoint answered with a status that is not a success; `dns`, ' +
+          '`connect` (connection refused), `tls`, `timeout` (no answer within the timeout), `reset` (connection ' +
+          'reset), `other`: no answer.',
+      },
+      response_excerpt: {
+        type: ['string', 'null'],
+        description: "The start of your endpoint's answer body; null without one or once removed.",
+      },
+    },
+  },
+  PartnerExplanation: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['code', 'text'],
+    description: 'Why the webhook is where it is (docs/partners.md, "Explanation codes").',
+    properties: {
+      code: { type: 'string', enum: [...EXPLANATION_CODES] },
+      text: { type: 'string', description: 'The same in words, with the times and ids it involves.' },
+    },
+  },
   PartnerWebhookRow: {
     type: 'object',
     additionalProperties: false,
@@ -56,6 +104,15 @@ export const deliverySchemas = {
     properties: { ...webhookFields, attempts: { type: 'integer', minimum: 0, description: 'Attempts recorded.' } },
   },
 };
+
+const webhookIdParameter = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  schema: { type: 'string' },
+  description: "The webhook's id. Anything else, an unknown id and another company's webhook all answer 404.",
+};
+const notFound = error('No such webhook among your companies\' (always `{"detail": "Not found."}`).');
 
 export const deliveryPaths = {
   '/partner/v1/webhooks': {
@@ -68,6 +125,33 @@ export const deliveryPaths = {
         '400': error('A bad filter, limit or cursor, or `until` not later than `since`: one error per parameter.'),
       },
       { parameters: zodQueryParameters(partnerListQuery) },
+    ),
+  },
+  '/partner/v1/webhooks/{id}': {
+    get: partnerOperation(
+      'deliveries:read',
+      'getPartnerWebhook',
+      'One webhook: its attempts and why it is where it is',
+      { '200': { description: 'The webhook.', content: json(ref('PartnerWebhook')) }, '404': notFound },
+      { parameters: [webhookIdParameter] },
+    ),
+  },
+  '/partner/v1/webhooks/{id}/body': {
+    get: partnerOperation(
+      'deliveries:read',
+      'getPartnerWebhookBody',
+      'The exact bytes each attempt sends',
+      {
+        '200': {
+          description: 'The body, byte for byte as POSTed (verify its signature with your secret).',
+          content: { 'application/json': { schema: { type: 'object' } } },
+        },
+        '404': notFound,
+        '410': error(
+          'Retention (`reason` payload_removed) or an erasure (`reason` erased) removed the body; `detail` says when.',
+        ),
+      },
+      { parameters: [webhookIdParameter] },
     ),
   },
 };
