@@ -13,7 +13,7 @@ export async function grantPartnerApp(knex: Knex): Promise<void> {
   headers = await grantApp(knex, 'bench-year-app', COMPANIES);
 }
 
-/** The partner API's reads of the year suite: its list's first page (50, the default), each filter, deep pages. */
+/** The partner API's reads of the year suite: its list's first page (50, the default), each filter, deep pages; a webhook. */
 export function partnerReads(iso: (daysAgo: number) => string): Array<[string, string]> {
   const list = (query: Record<string, string> = {}) => `/partner/v1/webhooks?${new URLSearchParams(query)}`;
   return [
@@ -26,12 +26,13 @@ export function partnerReads(iso: (daysAgo: number) => string): Array<[string, s
     ['partner list: status=failed & since (7 days)', list({ status: 'failed', since: iso(7) })],
     ['partner list: deep page (next 20 pages in)', 'next:20'],
     ['partner list: previous from the deep page', 'previous:20'],
+    ["partner webhook: GET /webhooks/{id} (the deep page's first)", 'detail:20'],
   ];
 }
 
 /**
  * GET `path` as the app: its time and body. `next:<k>` is the page reached by following `next` links k times
- * from the first page (`previous:<k>`: then its `previous` link), found once and cached per API.
+ * from the first page (`previous:<k>`: then its `previous` link; `detail:<k>`: its first webhook), found once and cached per API.
  */
 export async function partnerGet(base: string, path: string): Promise<{ ms: number; text: string }> {
   const target = path.includes(':') && !path.startsWith('/') ? await linkAt(base, path) : path;
@@ -52,6 +53,8 @@ async function linkAt(base: string, marker: string): Promise<string> {
     if (!next) throw new Error(`the partner list ends ${k} pages in`);
     path = relative(next);
   }
+  if (way === 'detail')
+    path = `/partner/v1/webhooks/${(JSON.parse((await partnerGet(base, path)).text) as { results: Array<{ id: string }> }).results[0].id}`;
   if (way === 'previous')
     path = relative((JSON.parse((await partnerGet(base, path)).text) as { previous: string }).previous);
   links.set(`${base}#${marker}`, path);
