@@ -27,6 +27,8 @@ export function partnerReads(iso: (daysAgo: number) => string): Array<[string, s
     ['partner list: deep page (next 20 pages in)', 'next:20'],
     ['partner list: previous from the deep page', 'previous:20'],
     ["partner webhook: GET /webhooks/{id} (the deep page's first)", 'detail:20'],
+    ['partner health: GET /health', '/partner/v1/health'],
+    ['partner audit: GET /audit, first page', '/partner/v1/audit'],
   ];
 }
 
@@ -39,6 +41,14 @@ export async function partnerGet(base: string, path: string): Promise<{ ms: numb
   const { status, ms, text } = await appGet(base, target, headers);
   if (status !== 200) throw new Error(`GET ${target} as a partner app answered ${status}: ${text}`);
   return { ms, text };
+}
+
+/** The reads the API at `base` serves (a route not there yet answers 404): the others are left out of the run. */
+export async function servedReads(base: string, reads: Array<[string, string]>): Promise<Array<[string, string]>> {
+  const served: Array<[string, string]> = [];
+  for (const read of reads)
+    if (read[1].includes(':') || (await appGet(base, read[1], headers)).status !== 404) served.push(read);
+  return served;
 }
 
 const links = new Map<string, string>();
