@@ -1,11 +1,9 @@
 import { withCleanups } from '../harness/cleanups';
-import { startPartnerServer } from '../harness/partner';
 import { appGet, grantApp } from '../harness/partner-apps';
 import { table, verdict } from '../harness/render';
 import { median, quantiles } from '../harness/stats';
 import type { BenchmarkSuite } from '../harness/suite';
-import { benchTemporalBinary } from '../harness/temporal';
-import { CONCURRENCY, EVENT, ingest, startServiceRig, waitForHealthz } from '../harness/webhook-part';
+import { CONCURRENCY, EVENT, ingest, startIngestionApi } from '../harness/webhook-part';
 
 const [ROUNDS, WEBHOOKS, GOAL, APPS] = [6, 400, 0.95, 4];
 /** Each app's budget, as configured, and the pace its client keeps: the most it may ask, every request spent. */
@@ -58,20 +56,8 @@ export const partnerSuite: BenchmarkSuite = {
   title: 'Ingestion with the partner API in use',
   run: ({ databaseUrl, knex, progress }) =>
     withCleanups('partner', progress, async (cleanups) => {
-      const partner = await startPartnerServer();
-      cleanups.push(() => partner.close());
-      const { rigWith } = await startServiceRig({
-        databaseUrl,
-        knex,
-        partner,
-        executable: benchTemporalBinary(),
-        cleanups,
-        progress,
-        env: { PARTNER_API_REQUESTS_PER_MINUTE: String(PER_MINUTE) },
-      });
-      const rig = rigWith([]);
-      await waitForHealthz(rig, 'the API', rig.apiUrl, 60_000);
-      await ingest(rig.apiUrl, 'warm-up', 100);
+      const env = { PARTNER_API_REQUESTS_PER_MINUTE: String(PER_MINUTE) };
+      const rig = await startIngestionApi({ databaseUrl, knex, cleanups, progress, env });
       const apps = [];
       for (let a = 0; a < APPS; a++) {
         const headers = await grantApp(knex, `bench-partner-${a}`, [COMPANY, `bench-other-${a}`]);
