@@ -11,6 +11,7 @@ import { overloadSuite } from '../overload/suite';
 import { retentionSuite } from '../retention/suite';
 import { scimSuite } from '../scim/suite';
 import { tokensSuite } from '../tokens/suite';
+import { partnerSuite } from '../partner/suite';
 import { yearSuite } from '../year/suite';
 import { startBenchPostgres, withBenchDatabase } from './postgres';
 import { writeSections, type RenderedSection } from './render';
@@ -27,6 +28,7 @@ const SUITES: readonly BenchmarkSuite[] = [
   erasureSuite,
   retentionSuite,
   tokensSuite,
+  partnerSuite,
   overloadSuite,
   auditSuite,
   orderingSuite,

@@ -8,13 +8,13 @@ import candidateNew from '../../examples/events/candidate-new.json';
 import type { WebhookEventInput } from '../../events/envelope';
 import { inParallel } from '../../lib/in-parallel';
 import { countActions, type DeliveryHistory } from './history';
-import type { PartnerServer } from './partner';
+import { startPartnerServer, type PartnerServer } from './partner';
 import { findFreePort } from '../../lib/ports';
 import { runSql, sql } from '../../db/sql';
 import { cpuSeconds, machineBusySeconds, postgresCpuClock, sampleRss } from './proc';
 import { quantiles } from './stats';
 import { spawnService, type ServiceProcess } from './service';
-import { startBenchTemporal } from './temporal';
+import { benchTemporalBinary, startBenchTemporal } from './temporal';
 
 /**
  * One measured part of the deliveries benchmark against a running service: POST webhooks to its internal
@@ -161,6 +161,25 @@ export async function startServiceRig(o: {
     ],
   });
   return { server, env, spawnWorker, spawnApi, rigWith };
+}
+
+/**
+ * `partner-service api` alone (no worker: only ingestion is measured) on a dev server, with a partner server of its
+ * own and `env`, answering /healthz and warmed up by 100 webhooks: the rig of the ingestion suites.
+ */
+export async function startIngestionApi(o: {
+  databaseUrl: string;
+  knex: Knex;
+  cleanups: Array<() => Promise<unknown>>;
+  progress(message: string): void;
+  env?: NodeJS.ProcessEnv;
+}): Promise<Rig> {
+  const partner = await startPartnerServer();
+  o.cleanups.push(() => partner.close());
+  const rig = (await startServiceRig({ ...o, partner, executable: benchTemporalBinary() })).rigWith([]);
+  await waitForHealthz(rig, 'the API', rig.apiUrl, 60_000);
+  await ingest(rig.apiUrl, 'warm-up', 100);
+  return rig;
 }
 
 /** Waits until the API at `apiUrl` answers /healthz; throws when it does not in time or a service died. */

@@ -2,12 +2,10 @@ import { createTokenChecker } from '../../application/access/token-checker';
 import { createApiToken, parseTokenRequest } from '../../application/access/tokens';
 import { createLogger } from '../../lib/logger';
 import { withCleanups } from '../harness/cleanups';
-import { startPartnerServer } from '../harness/partner';
 import { table, verdict } from '../harness/render';
 import { median, quantiles } from '../harness/stats';
 import type { BenchmarkSuite } from '../harness/suite';
-import { benchTemporalBinary } from '../harness/temporal';
-import { CONCURRENCY, ingest, startServiceRig, waitForHealthz } from '../harness/webhook-part';
+import { CONCURRENCY, ingest, startIngestionApi } from '../harness/webhook-part';
 
 const ROUNDS = 6;
 const WEBHOOKS = 400;
@@ -52,19 +50,7 @@ export const tokensSuite: BenchmarkSuite = {
         { actor: 'bench' },
         parseTokenRequest({ name: 'bench-ingest', scopes: 'ingest' }),
       );
-      const partner = await startPartnerServer();
-      cleanups.push(() => partner.close());
-      const { rigWith } = await startServiceRig({
-        databaseUrl,
-        knex,
-        partner,
-        executable: benchTemporalBinary(),
-        cleanups,
-        progress,
-      });
-      const rig = rigWith([]);
-      await waitForHealthz(rig, 'the API', rig.apiUrl, 60_000);
-      await ingest(rig.apiUrl, 'warm-up', 100);
+      const rig = await startIngestionApi({ databaseUrl, knex, cleanups, progress });
       const kinds = { scoped: scoped.token, shared: undefined } as const;
       const rates: Record<keyof typeof kinds, number[]> = { scoped: [], shared: [] };
       const answers: Record<keyof typeof kinds, number[]> = { scoped: [], shared: [] };

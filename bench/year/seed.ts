@@ -7,6 +7,7 @@ import { envelopeBody, type WebhookEnvelope } from '../../events/envelope';
 import { bodyBinding, DEVELOPMENT_INDEX_KEY, excerptBinding, sealText, type DataAtRest } from '../../lib/at-rest';
 import { eventSubjectKeys } from '../../lib/subject-index';
 import { raw, runSql, sql } from '../../db/sql';
+import { laneDigest, laneKeyBinding } from '../../store/ordering/lanes';
 
 /** A year's shape: rows spread over LOG_DAYS (the log's retention); bodies and excerpts kept for the last PAYLOAD_DAYS. */
 export const [LOG_DAYS, PAYLOAD_DAYS, COMPANIES] = [90, 30, 50];
@@ -159,6 +160,7 @@ export async function seedYear(
         `year: ${(from - recentFrom + batch.length).toLocaleString('en')} of ${(n - recentFrom).toLocaleString('en')} recent webhooks sealed`,
       );
   }
+  await seedLanes(knex, n, atRest);
   const auditRows = Math.floor(n / 10);
   // The trail's own trigger chains each row, updating one chain row: 1,000 rows a statement, since its cost in one
   // transaction grows with the square of the rows. One in 100 is the rare action the list is filtered by.
@@ -172,7 +174,7 @@ export async function seedYear(
     );
   }
   progress('year: VACUUM ANALYZE and CHECKPOINT');
-  await knex.raw('VACUUM ANALYZE webhook_events, webhook_attempts, audit_events');
+  await knex.raw('VACUUM ANALYZE webhook_events, webhook_attempts, audit_events, ordering_lanes, ordering_places');
   await knex.raw('CHECKPOINT');
   const [{ webhooks, attempts, bytes }] = await runSql<{ webhooks: number; attempts: number; bytes: string }>(
     knex,
@@ -186,6 +188,45 @@ export async function seedYear(
     seconds: (performance.now() - started) / 1000,
     bytes: Number(bytes),
   };
+}
+
+/**
+ * Each candidate's lane (key `candidate:c-<c>`, sealed as the service seals it) with its subject keys, and each
+ * candidate webhook's settled place in it, in the order accepted: what WEBHOOK_ORDERING=entity leaves behind.
+ */
+async function seedLanes(knex: Knex, n: number, atRest: DataAtRest): Promise<void> {
+  const candidates = Math.max(1, Math.floor(n / 20));
+  await knex.raw(
+    'CREATE TEMP TABLE IF NOT EXISTS year_lanes (c int PRIMARY KEY, lane_id bigint) ON COMMIT PRESERVE ROWS',
+  );
+  for (let from = 0; from < candidates; from += BATCH) {
+    const ids = Array.from({ length: Math.min(BATCH, candidates - from) }, (_, k) => from + k);
+    const digests = ids.map((c) => laneDigest(DEVELOPMENT_INDEX_KEY, `candidate:c-${c}`));
+    const keys = ids.map((c, k) => sealText(atRest, `candidate:c-${c}`, laneKeyBinding(digests[k])));
+    await runSql(
+      knex,
+      sql`WITH u AS (SELECT * FROM unnest(${ids.map(String)}::int[], ${digests.map((d) => hex(d)!)}::bytea[], ${nullable(keys.map((x) => x.clear))}::text[],
+                                         ${nullable(keys.map((x) => hex(x.sealed)))}::bytea[], ${nullable(keys.map((x) => x.keyId))}::text[]) AS u(c, digest, clear, sealed, key_id)),
+        lanes AS (INSERT INTO ordering_lanes (key_digest, key_text, key_sealed, key_key_id, index_key_id)
+                  SELECT digest, clear, sealed, key_id, ${DEVELOPMENT_INDEX_KEY.id} FROM u RETURNING id, key_digest)
+        INSERT INTO year_lanes SELECT u.c, lanes.id FROM u JOIN lanes ON lanes.key_digest = u.digest`,
+    );
+  }
+  await runSql(
+    knex,
+    sql`INSERT INTO ordering_lane_subjects (subject_key, lane_id, key_id)
+      SELECT DISTINCT s.key, yl.lane_id, ${DEVELOPMENT_INDEX_KEY.id} FROM year_lanes yl JOIN year_subjects ys USING (c), unnest(ys.keys) AS s(key)`,
+  );
+  await runSql(
+    knex,
+    sql`INSERT INTO ordering_places (webhook_id, lane_id, seq, settled_at)
+      SELECT e.id, yl.lane_id, row_number() OVER (PARTITION BY yl.lane_id ORDER BY e.created_at), e.finished_at
+        FROM webhook_events e JOIN year_lanes yl ON yl.c = substr(e.event_id, ${SEED_PREFIX.length + 1})::int % ${candidates}
+       WHERE e.event_id LIKE ${`${SEED_PREFIX}%`} AND e.event_type = 'candidate'`,
+  );
+  await knex.raw(
+    'UPDATE ordering_lanes l SET last_seq = p.last FROM (SELECT lane_id, max(seq) AS last FROM ordering_places GROUP BY lane_id) p WHERE p.lane_id = l.id',
+  );
 }
 
 const mix = (i: number) => Math.floor(((i * 2654435761) % 4294967296) / 65536) % 100;

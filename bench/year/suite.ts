@@ -23,6 +23,7 @@ import { ingest, INTERNAL_API_TOKEN, serviceEnv } from '../harness/webhook-part'
 import { findFreePort } from '../../lib/ports';
 import { LOG_DAYS, PAYLOAD_DAYS, seedYear, type SeedFigures } from './seed';
 import type { Statement } from '../harness/statements';
+import { grantPartnerApp, partnerGet, partnerPlans, partnerReads, servedReads } from './partner-reads';
 
 /** Webhooks seeded, smallest first (BENCH_YEAR_SIZES); timed requests per operation (BENCH_YEAR_REPEATS); the growth goal. */
 const SIZES = (process.env.BENCH_YEAR_SIZES ?? '30000,300000,3000000').split(',').map(Number);
@@ -70,6 +71,8 @@ export const yearSuite: BenchmarkSuite = {
       for (const n of SIZES)
         rigs.push(await prepareSize(serverUrl, n, temporal.server.address, partner, cleanups, progress));
       const runs: SizeRun[] = rigs.map(({ n, seed }) => ({ n, seed, ms: new Map(), notes: new Map() }));
+      const day = 86_400_000;
+      const iso = (daysAgo: number) => new Date(Date.now() - daysAgo * day).toISOString();
       const each = async (op: string, count: number, time: (rig: SizeRig) => Promise<number | undefined>) => {
         const times = rigs.map(() => [] as number[]);
         for (let k = 0; k < count + 2; k++) {
@@ -80,6 +83,13 @@ export const yearSuite: BenchmarkSuite = {
         }
         times.forEach((values, r) => runs[r].ms.set(op, median(values)));
       };
+      progress("year: the partner API's reads");
+      const reads = await servedReads(rigs[0].api.url, partnerReads(iso));
+      for (const [label, path] of reads)
+        await each(label, REPEATS, (rig) => partnerGet(rig.api.url, path).then((r) => r.ms));
+      const largest = rigs[rigs.length - 1];
+      runs[runs.length - 1].notes.set('partner plans', await partnerPlans(largest.knex, largest.api.url, reads));
+      if (process.env.BENCH_YEAR_PARTNER_ONLY) return report(runs);
       progress("year: the worker's start, its at-rest report");
       await each('worker: start until it polls', 3, (rig) => workerStart(rig.env, cleanups));
       const silent = createLogger('silent');
@@ -96,8 +106,6 @@ export const yearSuite: BenchmarkSuite = {
       await new Promise((resolve) => setTimeout(resolve, 5_000));
 
       progress('year: the delivery log, the partner status, the audit list');
-      const day = 86_400_000;
-      const iso = (daysAgo: number) => new Date(Date.now() - daysAgo * day).toISOString();
       const get = (path: string) => (rig: SizeRig) => call(rig.api.url, 'GET', path).then((r) => r.ms);
       // Pages of 10, which every filter below fills at every size: a page's cost grows with its rows up to its size.
       for (const [label, query] of deliveryLogFilters(iso))
@@ -199,7 +207,6 @@ export const yearSuite: BenchmarkSuite = {
         runs[r].ms.set('ingestion at 30/s: p50', answers.p50);
         runs[r].ms.set('ingestion at 30/s: p99', answers.p99);
       }
-      const largest = rigs[rigs.length - 1];
       progress(`year ${largest.n}: migration 023's indexes built again`);
       runs[runs.length - 1].notes.set('index builds', JSON.stringify(await timeIndexBuilds(largest.knex)));
       return report(runs);
@@ -238,9 +245,12 @@ async function prepareSize(
     TEMPORAL_ADDRESS: temporalAddress,
     TEMPORAL_TASK_QUEUE: queue,
     PAYLOAD_ENCRYPTION_KEYS: KEY,
+    // The partner app's reads here are timed one at a time, not rationed.
+    PARTNER_API_REQUESTS_PER_MINUTE: '1000000',
   };
   const config = loadConfig(env);
   const seed = await seedYear(knex, n, dataAtRest(config), progress);
+  await grantPartnerApp(knex);
   progress(`year ${n}: seeded in ${seed.seconds.toFixed(0)} s (${(seed.bytes / 1e9).toFixed(2)} GB)`);
   const logger = createLogger('error');
   const gateway = createTemporalGateway(config, logger);
@@ -541,6 +551,10 @@ function report(runs: readonly SizeRun[]): string {
         )
           .map(([index, s]) => `\`${index}\` ${s}`)
           .join(', ')}.`
+      : '',
+    '',
+    last.notes.has('partner plans')
+      ? `The partner list's statements on webhook_events at ${size(last.n)} (EXPLAIN ANALYZE):\n\n${last.notes.get('partner plans')}`
       : '',
   ].join('\n');
 }
