@@ -107,7 +107,7 @@ function benchFiles(dir = 'bench'): string[] {
 }
 
 /** bench/ is a harness that measures the service through its public surface, and stays small. */
-const BENCH_MAX_LINES = 6_400;
+const BENCH_MAX_LINES = 7_000;
 
 describe('module boundaries', function () {
   this.timeout(60_000);
