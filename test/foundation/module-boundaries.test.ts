@@ -107,7 +107,7 @@ function benchFiles(dir = 'bench'): string[] {
 }
 
 /** bench/ is a harness that measures the service through its public surface, and stays small. */
-const BENCH_MAX_LINES = 6_400;
+const BENCH_MAX_LINES = 6_450;
 
 describe('module boundaries', function () {
   this.timeout(60_000);
@@ -252,7 +252,7 @@ describe('module boundaries', function () {
     assert.deepEqual(callers, []);
   });
 
-  it('bench/ imports nothing from test/, and its TypeScript stays within 6,400 lines', () => {
+  it('bench/ imports nothing from test/, and its TypeScript stays within 6,450 lines', () => {
     const files = benchFiles();
     assert.ok(files.length > 0, 'the probe finds bench/');
     const fromTest = files.flatMap((file) => {
