@@ -8,6 +8,7 @@ import { importSuite } from '../import/suite';
 import { listingsSuite } from '../listings/suite';
 import { orderingSuite } from '../ordering/suite';
 import { overloadSuite } from '../overload/suite';
+import { recoverySuite } from '../recovery/suite';
 import { retentionSuite } from '../retention/suite';
 import { scimSuite } from '../scim/suite';
 import { tokensSuite } from '../tokens/suite';
@@ -32,6 +33,7 @@ const SUITES: readonly BenchmarkSuite[] = [
   overloadSuite,
   auditSuite,
   orderingSuite,
+  recoverySuite,
   yearSuite,
 ];
 
