@@ -7,6 +7,7 @@ import jobNew from '../../examples/events/job-new.json';
 import type { DataAtRest } from '../../lib/at-rest';
 import type { Config } from '../../lib/config';
 import { InvalidRequestError } from '../../lib/errors';
+import { EVENT_ACTIONS, EVENT_TYPES } from '../../lib/vocabulary';
 import { zodPathErrors } from '../../lib/validation';
 import type { TemporalGateway } from '../../temporal/gateway';
 import { auditedCall, recordFailedAndThrow, type OperatorContext } from '../access/audit';
@@ -31,8 +32,10 @@ export const TEST_EVENT_PAIRS = Object.keys(EXAMPLES);
 
 /** The body of POST /partner/v1/test-events; the OpenAPI document's schema is generated from it. */
 export const testEventRequest = z.strictObject({
-  event_type: z.string({ message: 'must be a string' }).meta({ description: 'With `action`, one of the pairs.' }),
-  action: z.string({ message: 'must be a string' }),
+  event_type: z
+    .enum(EVENT_TYPES, { message: `must be one of ${EVENT_TYPES.join(', ')}` })
+    .meta({ description: `With \`action\`, one of the pairs ${TEST_EVENT_PAIRS.join(', ')}.` }),
+  action: z.enum(EVENT_ACTIONS, { message: `must be one of ${EVENT_ACTIONS.join(', ')}` }),
   company_id: z
     .string({ message: 'must be a string' })
     .optional()

@@ -57,7 +57,7 @@ export const auditPaths = {
       'The audit trail of your deliveries and your endpoint',
       {
         '200': { description: 'One page.', content: json(ref('PartnerAuditPage')) },
-        '400': error('A bad window, limit or cursor: one error per parameter.'),
+        '400': error('A bad window, limit or cursor, or `until` not later than `since`: one error per parameter.'),
       },
       { parameters: zodQueryParameters(partnerAuditQuery) },
     ),
