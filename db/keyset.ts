@@ -13,40 +13,28 @@ export interface PageRequest<Position> {
 export const microsecondsOf = (timeColumn: string): SqlFragment =>
   raw(`(extract(epoch FROM ${timeColumn}) * 1000000)::bigint::text`);
 
-/**
- * Rows after `position` in newest-first order: (time, id) below the position's, the id compared as `idType`. The
- * time's own bound repeats the row comparison's first column: beside another bound on the time (a filter's
- * `until`), the index scan can then start at the position instead of reading every entry between the two.
- */
-export function olderThan(
+/** A bound of a keyset page: rows on one side of `position` in (time, id) order, the id compared as `idType`. */
+export type KeysetBound = (
   timeColumn: string,
   idColumn: string,
   idType: 'uuid' | 'bigint',
   position: { readonly us: string; readonly id: string },
-): SqlFragment {
-  return beyond(timeColumn, idColumn, idType, position, '<');
-}
+) => SqlFragment;
+
+/**
+ * Rows after `position` in newest-first order: (time, id) below the position's. The time's own bound repeats the
+ * row comparison's first column: beside another bound on the time (a filter's `until`), the index scan can then
+ * start at the position instead of reading every entry between the two.
+ */
+export const olderThan: KeysetBound = (...bound) => beyond('<', ...bound);
 
 /**
  * Rows before `position` in newest-first order (a `previous` link): (time, id) above the position's. Read them
  * oldest first (ascending) and reverse the page, so the rows nearest the position come first from the index.
  */
-export function newerThan(
-  timeColumn: string,
-  idColumn: string,
-  idType: 'uuid' | 'bigint',
-  position: { readonly us: string; readonly id: string },
-): SqlFragment {
-  return beyond(timeColumn, idColumn, idType, position, '>');
-}
+export const newerThan: KeysetBound = (...bound) => beyond('>', ...bound);
 
-function beyond(
-  timeColumn: string,
-  idColumn: string,
-  idType: 'uuid' | 'bigint',
-  position: { readonly us: string; readonly id: string },
-  direction: '<' | '>',
-): SqlFragment {
+function beyond(direction: '<' | '>', ...[timeColumn, idColumn, idType, position]: Parameters<KeysetBound>) {
   const time = sql`timestamptz 'epoch' + ${position.us}::bigint * interval '1 microsecond'`;
   return sql`${raw(timeColumn)} ${raw(`${direction}=`)} ${time} AND (${raw(timeColumn)}, ${raw(idColumn)}) ${raw(
     direction,

@@ -1,13 +1,19 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { DataAtRest } from '../../lib/at-rest';
-import { LOG_STATUSES } from '../../lib/vocabulary';
 import { isCanonicalUuid } from '../../lib/validation';
 import { decodeKeysetCursor, encodeKeysetCursor, exactText, NOT_A_CURSOR, wholeCount } from '../../lib/keyset-paging';
 import { FILTER_DETAIL, InvalidRequestError } from '../../lib/errors';
 import type { LogPosition } from '../../store/webhooks/delivery-log';
 import { listPartnerDeliveries, type PartnerDeliveryRow } from '../../store/webhooks/partner-deliveries';
-import { filterFields, parseFilterFields, toFilter, untilAfterSince, untilAfterSinceIssue } from './webhook-filter';
+import {
+  filterFields,
+  logStatusField,
+  parseFilterFields,
+  toFilter,
+  untilAfterSince,
+  untilAfterSinceIssue,
+} from './webhook-filter';
 
 // The partner's delivery list (GET /partner/v1/webhooks): the delivery log's filters and keyset, over the app's
 // granted companies, with `next` and `previous` cursors.
@@ -22,14 +28,7 @@ export const partnerListQuery = z
     company_id: filterFields.company_id.meta({
       description: "One of the app's companies; any other gives an empty page (never an error).",
     }),
-    status: z
-      .enum(LOG_STATUSES)
-      .optional()
-      .meta({
-        description:
-          '`held`: the next attempt waits for the partner gate to open; `waiting`: an attempt failed and the next ' +
-          'one is due; `pending`: not started, queued behind its ordering key, or sending.',
-      }),
+    status: logStatusField,
     ordering_key: exactText.optional().meta({ description: 'Only the webhooks of this ordering key (entity).' }),
     limit: wholeCount(MAX_PARTNER_PAGE).default(DEFAULT_PARTNER_PAGE),
     cursor: z

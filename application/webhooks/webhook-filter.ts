@@ -34,6 +34,16 @@ export const filterFields = {
   }),
 };
 
+/** The log's `status` filter: a row's status, with `held` and `waiting` split from `pending`. */
+export const logStatusField = z
+  .enum(LOG_STATUSES)
+  .optional()
+  .meta({
+    description:
+      '`held`: the next attempt waits for the partner gate to open; `waiting`: an attempt failed and the next ' +
+      'one is due; `pending`: not started, queued behind its ordering key, or sending.',
+  });
+
 export const untilAfterSince = (value: { since?: Date; until?: Date }) =>
   !value.since || !value.until || value.since < value.until;
 export const untilAfterSinceIssue = { message: 'must be later than since', path: ['until'] };
@@ -44,14 +54,7 @@ export const untilAfterSinceIssue = { message: 'must be later than since', path:
 export const listQuery = z
   .strictObject({
     ...filterFields,
-    status: z
-      .enum(LOG_STATUSES)
-      .optional()
-      .meta({
-        description:
-          '`held`: the next attempt waits for the partner gate to open; `waiting`: an attempt failed and the next ' +
-          'one is due; `pending`: not started or sending.',
-      }),
+    status: logStatusField,
     limit: wholeCount(MAX_LOG_PAGE).default(DEFAULT_LOG_PAGE),
     cursor: z.string().optional().meta({ description: 'From a `next` link; opaque. Empty or absent: the first page.' }),
   })

@@ -17,8 +17,8 @@ import {
 import { INTERNAL_TOKEN } from '../support/tokens';
 import { insertCompany } from '../listings/support';
 
-const QUEUE = 'partner-read-drill';
-const BREAKER_FAILURES = 3;
+/** The drill's task queue, and how many failing answers in a row open the breaker. */
+const [QUEUE, BREAKER_FAILURES] = ['partner-read-drill', 3] as const;
 
 describe('partner API drill: deliveries and why, on real processes', function () {
   this.timeout(180_000);

@@ -1,33 +1,33 @@
 // GET /partner/v1/webhooks/{id} and …/body on the real API and PostgreSQL: one answer for every webhook the app
 // may not see, the attempts in the partner's words, the explanation read from the rows, the exact body or 410.
 import assert from 'node:assert/strict';
-import { openApiDocument } from '../../api/openapi/document';
 import { loadConfig } from '../../lib/config';
 import { removeDueBodies } from '../../store/personal-data/retention-purge';
-import { startTestApi, type TestApi } from '../support/api';
-import { documentedAnswers } from '../support/openapi';
-import { insertCompany } from '../listings/support';
-import { call, partnerApp, partnerCall } from './support';
-import { seedAttempt, seedLane, seedWebhook, type SeededWebhook } from './delivery-rows';
+import type { TestApi } from '../support/api';
+import { call, partnerCall } from './support';
+import {
+  documented,
+  minutesAgo,
+  seedAttempt,
+  seedLane,
+  seedWebhook,
+  startReadApi,
+  type SeededWebhook,
+} from './delivery-rows';
 
 const DAY = 86_400_000;
-const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000);
 
 describe('partner API: one webhook, why, and its body', () => {
   let stack: TestApi;
   let base: string;
   let headers: Record<string, string>;
-  const documented = documentedAnswers(openApiDocument(loadConfig({})));
   const rows: Record<string, SeededWebhook> = {};
   const times = { first: minutesAgo(10), second: minutesAgo(9), erased: minutesAgo(4) };
   const taskQueue = loadConfig({}).TEMPORAL_TASK_QUEUE;
 
   before(async () => {
-    stack = await startTestApi();
-    base = stack.api.url;
+    ({ stack, base, headers } = await startReadApi(['acme', 'initech'], 'detail-app', ['acme']));
     const { knex } = stack.db;
-    for (const company of ['acme', 'initech']) await insertCompany(knex, company);
-    headers = (await partnerApp(knex, 'detail-app', ['acme'], ['deliveries:read'])).headers;
     rows.delivered = await seedWebhook(knex, 'acme', minutesAgo(10), {
       status: 'delivered',
       finished_at: minutesAgo(9),

@@ -1,12 +1,9 @@
 // GET /partner/v1/webhooks on the real API and PostgreSQL: only the app's companies, the filters, both links.
 import assert from 'node:assert/strict';
-import { openApiDocument } from '../../api/openapi/document';
-import { loadConfig } from '../../lib/config';
-import { startTestApi, type TestApi } from '../support/api';
-import { documentedAnswers } from '../support/openapi';
+import type { TestApi } from '../support/api';
 import { insertCompany } from '../listings/support';
 import { partnerApp, partnerCall } from './support';
-import { seedAttempt, seedLane, seedWebhook, type SeededWebhook } from './delivery-rows';
+import { documented, seedAttempt, seedLane, seedWebhook, startReadApi, type SeededWebhook } from './delivery-rows';
 
 const T0 = Date.UTC(2026, 10, 1, 12);
 const at = (minutes: number) => new Date(T0 + minutes * 60_000);
@@ -15,17 +12,13 @@ describe('partner API: the delivery list', () => {
   let stack: TestApi;
   let base: string;
   let headers: Record<string, string>;
-  const documented = documentedAnswers(openApiDocument(loadConfig({})));
   /** The app's companies' rows, newest first. */
   const mine: SeededWebhook[] = [];
   let other: SeededWebhook;
 
   before(async () => {
-    stack = await startTestApi();
-    base = stack.api.url;
+    ({ stack, base, headers } = await startReadApi(['acme', 'globex', 'initech'], 'list-app', ['acme', 'globex']));
     const { knex } = stack.db;
-    for (const company of ['acme', 'globex', 'initech']) await insertCompany(knex, company);
-    headers = (await partnerApp(knex, 'list-app', ['acme', 'globex'], ['deliveries:read'])).headers;
     // Seven rows of the app's companies, one minute apart, and the other company's rows between them.
     for (let i = 0; i < 7; i++) {
       mine.unshift(await seedWebhook(knex, i % 2 ? 'globex' : 'acme', at(i), i === 3 ? { status: 'delivered' } : {}));
@@ -72,41 +65,30 @@ describe('partner API: the delivery list', () => {
     assert.ok(!('body' in delivered) && !('event' in delivered));
   });
 
+  /** Asserts a page's rows are `expected`, in order. */
+  const rowsAre = (page: { body: { results: Array<{ id: string }> } }, expected: SeededWebhook[]) =>
+    assert.deepEqual(
+      page.body.results.map((row) => row.id),
+      expected.map((row) => row.id),
+    );
+
   it('pages with absolute next and previous links, both ways, with the filters kept', async () => {
     const first = await list('?limit=3');
-    assert.deepEqual(
-      first.body.results.map((row: any) => row.id),
-      mine.slice(0, 3).map((row) => row.id),
-    );
+    rowsAre(first, mine.slice(0, 3));
     assert.equal(first.body.previous, null);
     assert.match(first.body.next, new RegExp(`^${base}/partner/v1/webhooks\\?limit=3&cursor=`));
     const second = await call(first.body.next);
-    assert.deepEqual(
-      second.body.results.map((row: any) => row.id),
-      mine.slice(3, 6).map((row) => row.id),
-    );
+    rowsAre(second, mine.slice(3, 6));
     const third = await call(second.body.next);
-    assert.deepEqual(
-      third.body.results.map((row: any) => row.id),
-      [mine[6].id],
-    );
+    rowsAre(third, [mine[6]]);
     assert.equal(third.body.next, null);
     const back = await call(third.body.previous);
-    assert.deepEqual(
-      back.body.results.map((row: any) => row.id),
-      mine.slice(3, 6).map((row) => row.id),
-    );
+    rowsAre(back, mine.slice(3, 6));
     const backAgain = await call(back.body.previous);
-    assert.deepEqual(
-      backAgain.body.results.map((row: any) => row.id),
-      mine.slice(0, 3).map((row) => row.id),
-    );
+    rowsAre(backAgain, mine.slice(0, 3));
     assert.equal(backAgain.body.previous, null);
     const forwardAgain = await call(backAgain.body.next);
-    assert.deepEqual(
-      forwardAgain.body.results.map((row: any) => row.id),
-      mine.slice(3, 6).map((row) => row.id),
-    );
+    rowsAre(forwardAgain, mine.slice(3, 6));
   });
 
   const call = async (url: string) => {

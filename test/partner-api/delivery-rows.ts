@@ -8,6 +8,11 @@ import { loadConfig } from '../../lib/config';
 import { laneDigest } from '../../store/ordering/lanes';
 import { indexKeysOf } from '../../store/personal-data/subject-index-keys';
 import candidateNew from '../fixtures/events/candidate-new.json';
+import { openApiDocument } from '../../api/openapi/document';
+import { startTestApi, type TestApi } from '../support/api';
+import { documentedAnswers } from '../support/openapi';
+import { insertCompany } from '../listings/support';
+import { partnerApp } from './support';
 
 /** The exact body a row holds for `company` (what the attempt sends: envelopeBody). */
 export const bodyFor = (company: string, eventId: string): string => {
@@ -87,3 +92,20 @@ export async function seedLane(knex: Knex, key: string, webhookIds: readonly str
   );
   return lane.id;
 }
+
+export const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000);
+
+/** The real API on a fresh database with `companies`, an app `appId` with deliveries:read granted `granted`. */
+export async function startReadApi(
+  companies: readonly string[],
+  appId: string,
+  granted: string[],
+): Promise<{ stack: TestApi; base: string; headers: Record<string, string> }> {
+  const stack = await startTestApi();
+  for (const company of companies) await insertCompany(stack.db.knex, company);
+  const { headers } = await partnerApp(stack.db.knex, appId, granted, ['deliveries:read']);
+  return { stack, base: stack.api.url, headers };
+}
+
+/** Asserts that a real answer is documented, as the document built from the default configuration states it. */
+export const documented = documentedAnswers(openApiDocument(loadConfig({})));

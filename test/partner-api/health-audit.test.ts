@@ -3,32 +3,23 @@
 // endpoint, each operator as `operator`.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { openApiDocument } from '../../api/openapi/document';
 import { loadConfig } from '../../lib/config';
 import { insertAuditEvent } from '../../store/access/audit';
 import type { AuditAction } from '../../lib/vocabulary';
-import { startTestApi, type TestApi } from '../support/api';
-import { documentedAnswers } from '../support/openapi';
+import type { TestApi } from '../support/api';
 import { resetAuditTrail } from '../support/audit-trail';
-import { insertCompany } from '../listings/support';
-import { partnerApp, partnerCall } from './support';
-import { seedAttempt, seedLane, seedWebhook } from './delivery-rows';
-
-const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000);
+import { partnerCall } from './support';
+import { documented, minutesAgo, seedAttempt, seedLane, seedWebhook, startReadApi } from './delivery-rows';
 
 describe('partner API: health and the audit trail', () => {
   let stack: TestApi;
   let base: string;
   let headers: Record<string, string>;
-  const documented = documentedAnswers(openApiDocument(loadConfig({})));
   const ids: Record<string, string> = {};
 
   before(async () => {
-    stack = await startTestApi();
-    base = stack.api.url;
+    ({ stack, base, headers } = await startReadApi(['acme', 'globex', 'initech'], 'health-app', ['acme', 'globex']));
     const { knex } = stack.db;
-    for (const company of ['acme', 'globex', 'initech']) await insertCompany(knex, company);
-    headers = (await partnerApp(knex, 'health-app', ['acme', 'globex'], ['deliveries:read'])).headers;
     // A: a 503 then a 200, both in the last hour.
     ids.a = (await seedWebhook(knex, 'acme', minutesAgo(11), { status: 'delivered', finished_at: minutesAgo(5) })).id;
     await seedAttempt(knex, ids.a, 1, { startedAt: minutesAgo(10), durationMs: 100, httpStatus: 503 });

@@ -1,7 +1,7 @@
 import { AUDIT_ACTIONS, AUDIT_OUTCOMES, AUDIT_PHASES } from '../../../lib/vocabulary';
 import { MAX_PARTNER_AUDIT_PAGE, partnerAuditQuery } from '../../../application/access/partner-audit';
 import { zodQueryParameters } from '../zod-json-schema';
-import { error, json, partnerOperation, ref } from './common';
+import { pagedListOperation } from './common';
 
 // The audit trail of the partner's deliveries (`deliveries:read`): api/partner/audit-routes.ts.
 
@@ -51,15 +51,10 @@ export const auditSchemas = {
 
 export const auditPaths = {
   '/partner/v1/audit': {
-    get: partnerOperation(
-      'deliveries:read',
-      'listPartnerAudit',
-      'The audit trail of your deliveries and your endpoint',
-      {
-        '200': { description: 'One page.', content: json(ref('PartnerAuditPage')) },
-        '400': error('A bad window, limit or cursor, or `until` not later than `since`: one error per parameter.'),
-      },
-      { parameters: zodQueryParameters(partnerAuditQuery) },
-    ),
+    get: pagedListOperation('deliveries:read', 'listPartnerAudit', 'The audit trail of your deliveries and endpoint', {
+      schema: 'PartnerAuditPage',
+      badQuery: 'A bad window, limit or cursor, or `until` not later than `since`',
+      parameters: zodQueryParameters(partnerAuditQuery),
+    }),
   },
 };

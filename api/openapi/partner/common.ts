@@ -61,3 +61,21 @@ export const partnerOperation = (
     (extra.description ? `\n\n${extra.description}` : ''),
   responses: { ...responses, ...appCheckErrors, ...('403' in responses && { '403': responses['403'] }) },
 });
+
+/** A keyset-paged list: its page schema on 200, 400 for a bad query (one error per parameter), its query's fields. */
+export const pagedListOperation = (
+  scope: AppScope,
+  operationId: string,
+  summary: string,
+  page: { schema: string; badQuery: string; parameters: object[] },
+) =>
+  partnerOperation(
+    scope,
+    operationId,
+    summary,
+    {
+      '200': { description: 'One page.', content: json(ref(page.schema)) },
+      '400': error(`${page.badQuery}: one error per parameter.`),
+    },
+    { parameters: page.parameters },
+  );

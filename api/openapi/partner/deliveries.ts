@@ -2,7 +2,7 @@ import { EVENT_ACTIONS, EVENT_TYPES, LOG_STATUSES } from '../../../lib/vocabular
 import { MAX_PARTNER_PAGE, partnerListQuery } from '../../../application/webhooks/partner-deliveries';
 import { EXPLANATION_CODES, PARTNER_ERROR_CLASSES } from '../../../application/webhooks/delivery-explanation';
 import { zodQueryParameters } from '../zod-json-schema';
-import { error, json, partnerOperation, ref } from './common';
+import { error, json, pagedListOperation, partnerOperation, ref } from './common';
 
 // The partner's deliveries (`deliveries:read`): api/partner/deliveries-routes.ts.
 
@@ -114,18 +114,16 @@ const webhookIdParameter = {
 };
 const notFound = error('No such webhook among your companies\' (always `{"detail": "Not found."}`).');
 
+/** The list's page, its query and its 400. */
+const LIST = {
+  schema: 'PartnerWebhookPage',
+  badQuery: 'A bad filter, limit or cursor, or `until` not later than `since`',
+  parameters: zodQueryParameters(partnerListQuery),
+};
+
 export const deliveryPaths = {
   '/partner/v1/webhooks': {
-    get: partnerOperation(
-      'deliveries:read',
-      'listPartnerWebhooks',
-      "Your companies' webhooks, newest first",
-      {
-        '200': { description: 'One page.', content: json(ref('PartnerWebhookPage')) },
-        '400': error('A bad filter, limit or cursor, or `until` not later than `since`: one error per parameter.'),
-      },
-      { parameters: zodQueryParameters(partnerListQuery) },
-    ),
+    get: pagedListOperation('deliveries:read', 'listPartnerWebhooks', "Your companies' webhooks, newest first", LIST),
   },
   '/partner/v1/webhooks/{webhook_id}': {
     get: partnerOperation(
