@@ -1,4 +1,4 @@
-// GET /partner/v1/webhooks/{id} and …/body on the real API and PostgreSQL: one answer for every webhook the app
+// GET /partner/v1/webhooks/{webhook_id} and …/body on the real API and PostgreSQL: one answer for every webhook the app
 // may not see, the attempts in the partner's words, the explanation read from the rows, the exact body or 410.
 import assert from 'node:assert/strict';
 import { loadConfig } from '../../lib/config';
@@ -72,7 +72,11 @@ describe('partner API: one webhook, why, and its body', () => {
 
   const get = async (path: string) => {
     const reply = await partnerCall(base, headers, 'GET', path);
-    documented(path.endsWith('/body') ? '/partner/v1/webhooks/{id}/body' : '/partner/v1/webhooks/{id}', 'get', reply);
+    documented(
+      path.endsWith('/body') ? '/partner/v1/webhooks/{webhook_id}/body' : '/partner/v1/webhooks/{webhook_id}',
+      'get',
+      reply,
+    );
     return reply;
   };
 
