@@ -101,6 +101,7 @@ describe('webhook worker', function () {
       'purgeDueWebhooks',
       'recordAttempt',
       'recordOutcome',
+      'runRecoveryBatch',
       'startRetentionRun',
       'sweepErasureRuns',
     ]);
