@@ -283,10 +283,11 @@ function attemptSql(
  * The tree under `parentSpanId`, one indented line per span. Siblings are in start order; start times are in
  * whole milliseconds, so ties keep the order the spans arrived in, which is the order they ended in. A new
  * pool connection (pg.connect) depends on the pool's state, not on the delivery, so it is left out; so are a
- * process's cached looks at the deployment's subject index keys and keyed fact (store/personal-data/subject-index-keys.ts,
- * store/personal-data/at-rest-settings.ts), which a request makes only when its process's last look has expired.
+ * process's cached looks at the deployment's subject index keys, keyed fact and live signing secrets
+ * (store/personal-data/subject-index-keys.ts, store/personal-data/at-rest-settings.ts,
+ * activities/partner/signing-keys.ts), which a request makes only when its process's last look has expired.
  */
-const CACHE_LOOKUPS = new Set(['read-subject-index-keys', 'read-keyed-fact']);
+const CACHE_LOOKUPS = new Set(['read-subject-index-keys', 'read-keyed-fact', 'read-live-signing-secrets']);
 
 function render(spans: readonly ReceivedSpan[], parentSpanId: string, depth = 0): string[] {
   return spans
