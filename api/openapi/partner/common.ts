@@ -1,32 +1,19 @@
 import type { AppScope } from '../../../lib/vocabulary';
 import { DETAIL } from '../../listings/errors';
+import { commonSchemas } from '../internal/common';
 
 // What every partner API operation shares: its tag, the app's credentials, the scope it needs (`x-app-scope`,
-// which test/partner-api/partner-routes.test.ts holds to the router's) and the answers of the app check.
+// which test/partner-api/app-access.test.ts holds to the router's) and the answers of the app check.
 
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 export const json = (schema: object) => ({ 'application/json': { schema } });
 export const error = (description: string) => ({ description, content: json(ref('PartnerError')) });
 
 export const partnerCommonSchemas = {
+  // The internal API's error body: the partner API answers through the same errors (api/internal/errors.ts).
   PartnerError: {
-    type: 'object',
-    required: ['detail'],
-    additionalProperties: false,
+    ...commonSchemas.InternalError,
     description: "The listings' error body: `detail` always; `reason` a code where a client may branch on it.",
-    properties: {
-      detail: { type: 'string' },
-      reason: { type: 'string' },
-      errors: {
-        type: 'array',
-        items: {
-          type: 'object',
-          required: ['path', 'message'],
-          additionalProperties: false,
-          properties: { path: { type: 'string' }, message: { type: 'string' } },
-        },
-      },
-    },
   },
 };
 
