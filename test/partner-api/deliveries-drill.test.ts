@@ -2,7 +2,7 @@
 // loopback partner endpoint whose answers the test sets, and the CLI for the apps. An app with deliveries:read
 // lists only its companies' webhooks; another company's is 404; an app without the scope is 403 naming it; a
 // revoked app is refused within 5 s; explanations are observed live on real deliveries (retry_scheduled after a
-// 503, queued_behind, paused_by_operator, delivered, breaker_open) and the health figures equal the log's rows.
+// 503, queued_behind, paused_by_operator, paused_by_partner, delivered, breaker_open) and the health figures equal the log's rows.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import candidateNew from '../fixtures/events/candidate-new.json';
@@ -143,6 +143,32 @@ describe('partner API drill: deliveries and why, on real processes', function ()
     });
     assert.equal((await internal('/partner/resume', {})).status, 200);
     await explained(paused, 'delivered', 60_000);
+
+    // The partner's own pause, through the partner API, holds one too: paused_by_partner; its resume delivers it.
+    const keeper = await cliJson(
+      'apps',
+      'create',
+      '--name',
+      'keeper',
+      '--company',
+      'acme',
+      '--scope',
+      'endpoint:manage',
+      '--json',
+    );
+    const keeperPost = (route: string, body: object) =>
+      fetch(`${api}/partner/v1${route}`, {
+        method: 'POST',
+        headers: { 'x-app-id': keeper.app_id, 'x-app-key': keeper.app_key, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    assert.equal((await keeperPost('/endpoint/pause', { reason: 'our deploy' })).status, 200);
+    const partnerHeld = await send('acme');
+    const ours = await explained(partnerHeld, 'paused_by_partner');
+    assert.match(ours.explanation.text, /\(reason: our deploy\)/);
+    assert.ok(ours.explanation.text.includes(`app:${keeper.app_id}`), ours.explanation.text);
+    assert.equal((await keeperPost('/endpoint/resume', {})).status, 200);
+    await explained(partnerHeld, 'delivered', 60_000);
 
     // The endpoint fails: BREAKER_FAILURES failing answers in a row open the breaker, which holds the next one.
     answer = 503;
