@@ -12,6 +12,7 @@ import { internalErasuresRouter } from './internal/erasures-router';
 import { internalAuditRouter } from './internal/audit-router';
 import { listingsRouter } from './listings/router';
 import { partnerRouter } from './partner/router';
+import { portalRouter } from './portal/router';
 import { openApiRouter } from './openapi/router';
 import { scimRouter } from './scim/router';
 import { traceRequests } from './tracing';
@@ -34,6 +35,8 @@ export const API_ROUTERS: readonly RouterFactory[] = [
   internalPartnerRouter,
   internalErasuresRouter,
   internalAuditRouter,
+  // Before the partner API: opening a portal link is the one partner route without the app check.
+  portalRouter,
   partnerRouter,
   codecRouter,
 ];

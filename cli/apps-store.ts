@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
+import { endPortalSessionsOfApp } from '../application/access/portal-sessions';
 import { generateAppKey, hashAppKey } from '../lib/app-keys';
 import { UnknownCompaniesError } from '../lib/errors';
 import { DEFAULT_APP_SCOPES, type AppScope } from '../lib/vocabulary';
@@ -67,13 +68,19 @@ export async function listPartnerApps(knex: Knex): Promise<AppSummary[]> {
 
 export type RevokeOutcome = 'revoked' | 'already-revoked' | 'unknown';
 
-/** Marks the app revoked; the API checks this on every request, so it takes effect at once. */
+/**
+ * Marks the app revoked and ends its portal sessions; the API checks the app on every request (a portal session's
+ * too), so it takes effect at once.
+ */
 export async function revokePartnerApp(knex: Knex, appId: string): Promise<RevokeOutcome> {
   const updated = await knex('partner_apps')
     .where({ app_id: appId })
     .whereNull('revoked_at')
     .update({ revoked_at: knex.fn.now() });
-  if (updated) return 'revoked';
+  if (updated) {
+    await endPortalSessionsOfApp(knex, appId);
+    return 'revoked';
+  }
   const exists = await knex('partner_apps').where({ app_id: appId }).first('app_id');
   return exists ? 'already-revoked' : 'unknown';
 }

@@ -147,6 +147,8 @@ const envSchema = z.object({
   INGEST_MAX_STARTS_IN_FLIGHT: positiveInt(100_000).default(128),
   /** Requests one partner app may make to /partner/v1 per minute, per api process; past it 429 (docs/partners.md). */
   PARTNER_API_REQUESTS_PER_MINUTE: positiveInt(1_000_000).default(600),
+  /** The API's address as partners' browsers reach it, for `portal link`'s links; default http://localhost:PORT. */
+  PORTAL_BASE_URL: httpUrl.optional(),
   /** Seconds a stored webhook may go without a run before the worker looks it up in Temporal (docs/ingestion.md). */
   WEBHOOK_START_DOUBT_SECONDS: positiveInt(86_400)
     .pipe(z.number().min(10, { message: 'must be at least 10 (a start call may take 5 s)' }))

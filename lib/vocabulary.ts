@@ -78,6 +78,7 @@ export const AUTH_FAILURE_REASONS = [
   'expired',
   'missing_scope',
   'not_granted',
+  'cross_site',
 ] as const;
 export type AuthFailureReason = (typeof AUTH_FAILURE_REASONS)[number];
 
@@ -111,6 +112,9 @@ export const AUDIT_ACTIONS = [
   'signing_secret.create',
   'signing_secret.delete',
   'test_event.send',
+  'portal.link',
+  'portal.open',
+  'portal.close',
   'directory.import',
   'webhook.send',
   'webhook.send_test',

@@ -3,7 +3,7 @@
 // (tsconfig.build.json: no bench/ or test/) to dist/, then bundle the workflow code ahead of time so the worker
 // does not run webpack at start-up. Benchmarks build apart into build/ (npm run bench); tests run under tsx.
 const { execFileSync } = require('node:child_process');
-const { existsSync } = require('node:fs');
+const { copyFileSync, existsSync } = require('node:fs');
 const path = require('node:path');
 
 const root = path.join(__dirname, '..');
@@ -11,6 +11,17 @@ execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', pat
   stdio: 'inherit',
   cwd: root,
 });
+
+// The partner portal's browser code (portal/, its own tsconfig with the DOM) to dist/portal-assets, with its CSS.
+execFileSync(
+  process.execPath,
+  [require.resolve('typescript/bin/tsc'), '-p', path.join(root, 'portal', 'tsconfig.json')],
+  {
+    stdio: 'inherit',
+    cwd: root,
+  },
+);
+copyFileSync(path.join(root, 'portal', 'portal.css'), path.join(root, 'dist', 'portal-assets', 'portal.css'));
 
 const bundler = path.join(root, 'dist', 'worker', 'bundle.js');
 if (existsSync(bundler)) {

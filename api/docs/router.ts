@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type Router from '@koa/router';
 import { createRouter } from '../router';
+import { answerFile, answerPage } from '../static-files';
 import type { ApiDependencies } from '../context';
 
 // GET /docs: the partners' API reference, rendered in the browser by Swagger UI (it renders OpenAPI 3.1
@@ -58,18 +59,10 @@ export function docsRouter(_deps: ApiDependencies): Router {
   files.set('reference.js', { type: 'application/javascript; charset=utf-8', body: Buffer.from(START) });
   const router = createRouter();
   router.get('/docs', function referencePage(ctx) {
-    ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = PAGE;
+    answerPage(ctx, CONTENT_SECURITY_POLICY, PAGE);
   });
   router.get('/docs/assets/:file', function referenceAsset(ctx) {
-    const file = files.get(ctx.params.file);
-    if (!file) return;
-    ctx.set('Cache-Control', 'public, max-age=3600');
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.type = file.type;
-    ctx.body = file.body;
+    answerFile(ctx, files, 'public, max-age=3600');
   });
   return router;
 }

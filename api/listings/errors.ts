@@ -11,6 +11,9 @@ export const DETAIL = {
   methodNotAllowed: (method: string) => `Method "${method}" not allowed.`,
   /** Not DRF's own: an app whose scopes leave out what the request needs (docs/partners.md). */
   missingScope: (scope: string) => `This app does not have the scope "${scope}", which this request needs.`,
+  /** Not DRF's own: a portal session that ended, expired or whose app was revoked. */
+  sessionEnded: 'Your portal session has ended: open a new portal link.',
+  csrfFailed: 'CSRF Failed: CSRF token missing or incorrect.',
 } as const;
 
 /** An expected failure that answers `{"detail": ...}` with its status, as a DRF APIException does. */

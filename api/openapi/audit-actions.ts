@@ -43,6 +43,10 @@ const AUDIT_ACTIONS_BY_OPERATION: Readonly<Record<string, readonly AuditAction[]
   listSigningSecrets: [],
   deleteSigningSecret: ['signing_secret.delete'],
   sendPartnerTestEvent: ['test_event.send'],
+  listPartnerEventTypes: [],
+  createPortalLink: ['portal.link'],
+  openPortalSession: ['portal.open'],
+  closePortalSession: ['portal.close'],
 };
 
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch']);

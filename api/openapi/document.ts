@@ -208,6 +208,14 @@ export function openApiDocument(config: Pick<Config, 'API_VERSIONS' | 'SCIM_BEAR
           name: 'X-App-Key',
           description: 'The app key printed once by `partner-service apps create`.',
         },
+        PortalSession: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'portal_session',
+          description:
+            "The partner portal's session, set by POST /partner/v1/portal-sessions/open; its writes also need " +
+            'X-CSRF-Token, the value of the portal_csrf cookie.',
+        },
         ...(scimSecured && { ScimToken: scimTokenScheme }),
         PartnerToken: partnerTokenScheme,
         InternalToken: {

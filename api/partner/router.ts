@@ -9,6 +9,7 @@ import { auditRoutes } from './audit-routes';
 import { deliveryRoutes } from './deliveries-routes';
 import { endpointRoutes } from './endpoint-routes';
 import { healthRoutes } from './health-routes';
+import { portalSessionRoutes } from './portal-sessions-routes';
 import { recoveryRoutes } from './recoveries-routes';
 import { signingSecretRoutes } from './signing-secrets-routes';
 import { testEventRoutes } from './test-events-routes';
@@ -22,6 +23,7 @@ const PARTNER_ROUTES: readonly PartnerRoutes[] = [
   endpointRoutes,
   signingSecretRoutes,
   testEventRoutes,
+  portalSessionRoutes,
 ];
 
 /**

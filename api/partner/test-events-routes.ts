@@ -1,13 +1,19 @@
-import { sendTestEvent } from '../../application/ingestion/test-event';
+import { catalogExamples, sendTestEvent } from '../../application/ingestion/test-event';
 import { dataAtRest } from '../../lib/at-rest';
 import { requestOrigin } from '../request-origin';
 import { jsonBody } from '../internal/json-body';
 import { actingApp, requireAppScope } from './app-auth';
 import type { PartnerRoutes } from './routes';
 
-/** Test events (`deliveries:write`): the catalog's example of a pair, sent through the normal delivery path. */
+/**
+ * The event catalog (`deliveries:read`) and test events (`deliveries:write`): the catalog's example of a pair, sent
+ * through the normal delivery path.
+ */
 export const testEventRoutes: PartnerRoutes = (router, { knex, config, temporalGateway }) => {
   const atRest = dataAtRest(config);
+  router.get('/event-types', requireAppScope('deliveries:read'), function listPartnerEventTypesRoute(ctx) {
+    ctx.body = { event_types: catalogExamples() };
+  });
   router.post(
     '/test-events',
     requireAppScope('deliveries:write'),

@@ -29,6 +29,13 @@ const EXAMPLES: Readonly<Record<string, { readonly data: object }>> = {
 /** The pairs a test event can send, `event_type/action`. */
 export const TEST_EVENT_PAIRS = Object.keys(EXAMPLES);
 
+/** The catalog's pairs with their example's data (GET /partner/v1/event-types): what a test event sends. */
+export const catalogExamples = () =>
+  TEST_EVENT_PAIRS.map((pair) => {
+    const [eventType, action] = pair.split('/');
+    return { event_type: eventType, action, example: EXAMPLES[pair].data };
+  });
+
 const companyField = z
   .string({ message: 'must be a string' })
   .optional()

@@ -1,6 +1,13 @@
 import type { Knex } from 'knex';
 import type { Config } from '../../lib/config';
-import { attemptWindows, backlogOf, type AttemptWindow, type Backlog } from '../../store/partner/partner-health';
+import {
+  attemptHours,
+  attemptWindows,
+  backlogOf,
+  type AttemptHour,
+  type AttemptWindow,
+  type Backlog,
+} from '../../store/partner/partner-health';
 import { readGate } from '../../store/partner/partner-gate';
 import { partnerStatus, type PartnerStatus } from './partner-operator';
 
@@ -12,9 +19,15 @@ export interface HealthWindow extends AttemptWindow {
   readonly success_rate: number | null;
 }
 
+export interface HealthHour extends AttemptHour {
+  readonly success_rate: number | null;
+}
+
 export interface PartnerHealth {
   readonly last_hour: HealthWindow;
   readonly last_24_hours: HealthWindow;
+  /** Each of the last 24 clock hours, oldest first: what the portal's chart draws. */
+  readonly hourly: readonly HealthHour[];
   readonly backlog: Backlog;
   readonly gate: {
     readonly state: PartnerStatus['state'];
@@ -27,13 +40,16 @@ export interface PartnerHealth {
   readonly breaker: PartnerStatus['breaker'];
 }
 
-const withRate = (window: AttemptWindow): HealthWindow => ({
+const withRate = <W extends Pick<AttemptWindow, 'attempts' | 'delivered'>>(
+  window: W,
+): W & { success_rate: number | null } => ({
   ...window,
   success_rate: window.attempts === 0 ? null : Math.round((window.delivered / window.attempts) * 10_000) / 10_000,
 });
 
 export async function partnerHealth(knex: Knex, config: Config, companyIds: readonly string[]): Promise<PartnerHealth> {
   const windows = await attemptWindows(knex, companyIds);
+  const hours = await attemptHours(knex, companyIds);
   const backlog = await backlogOf(knex, companyIds);
   const status = await partnerStatus(knex, config);
   // Who paused, from the gate's columns: the operator's status names only the operator's reason.
@@ -42,6 +58,7 @@ export async function partnerHealth(knex: Knex, config: Config, companyIds: read
   return {
     last_hour: withRate(windows.last_hour),
     last_24_hours: withRate(windows.last_24_hours),
+    hourly: hours.map(withRate),
     backlog,
     gate: {
       state: status.state,

@@ -10,6 +10,7 @@ import { migrateCommand } from './migrate';
 import { orderingCommand } from './ordering';
 import { partnerCommand } from './partner';
 import { personalDataCommand } from './personal-data';
+import { portalCommand } from './portal';
 import { retentionCommand } from './retention';
 import { startCommand } from './start';
 import { tokensCommand } from './tokens';
@@ -24,6 +25,7 @@ export const commands: readonly Command[] = [
   migrateCommand,
   importCommand,
   appsCommand,
+  portalCommand,
   webhooksCommand,
   orderingCommand,
   partnerCommand,

@@ -30,6 +30,7 @@ import * as partnerEndpointControls from './028_partner_endpoint_controls';
 import * as signingSecrets from './029_signing_secrets';
 import * as partnerRecoveries from './030_partner_recoveries';
 import * as partnerDeliveryList from './031_partner_delivery_list';
+import * as portalSessions from './032_portal_sessions';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -71,4 +72,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['029_signing_secrets', signingSecrets],
   ['030_partner_recoveries', partnerRecoveries],
   ['031_partner_delivery_list', partnerDeliveryList],
+  ['032_portal_sessions', portalSessions],
 ];

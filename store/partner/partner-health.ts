@@ -48,6 +48,37 @@ export async function attemptWindows(
   return { last_hour: window('last_hour'), last_24_hours: window('last_24_hours') };
 }
 
+/** One hour of the last 24 (from `hour`, by PostgreSQL's clock), for the portal's chart. */
+export interface AttemptHour {
+  readonly hour: Date;
+  readonly attempts: number;
+  readonly delivered: number;
+  readonly failed: number;
+  readonly answer_ms_p50: number | null;
+  readonly answer_ms_p95: number | null;
+}
+
+/** The attempts of each of the last 24 clock hours, the current one last (partly over), oldest first. */
+export async function attemptHours(knex: Knex, companyIds: readonly string[]): Promise<AttemptHour[]> {
+  return runSql<AttemptHour>(
+    knex,
+    sql`SELECT h.hour, count(a.webhook_id)::int AS attempts,
+               (count(*) FILTER (WHERE a.succeeded))::int AS delivered,
+               (count(*) FILTER (WHERE NOT a.succeeded))::int AS failed,
+               percentile_disc(0.5) WITHIN GROUP (ORDER BY a.duration_ms)
+                 FILTER (WHERE a.http_status IS NOT NULL) AS answer_ms_p50,
+               percentile_disc(0.95) WITHIN GROUP (ORDER BY a.duration_ms)
+                 FILTER (WHERE a.http_status IS NOT NULL) AS answer_ms_p95
+          FROM generate_series(date_trunc('hour', now()) - interval '23 hours', date_trunc('hour', now()),
+                               interval '1 hour') h(hour)
+          LEFT JOIN (webhook_attempts a JOIN webhook_events e ON e.id = a.webhook_id
+                     AND e.company_id = ANY(${[...companyIds]}::text[]))
+            ON a.started_at >= h.hour AND a.started_at < h.hour + interval '1 hour'
+         GROUP BY h.hour
+         ORDER BY h.hour`,
+  );
+}
+
 /** The app's pending webhooks now. */
 export interface Backlog {
   /** Every pending webhook (not delivered, failed or cancelled yet), whatever holds it. */

@@ -201,6 +201,11 @@ describe('least-privilege drill: named tokens, every operator action audited wit
       (await cli('apps', 'scopes', app.app_id, '--scope', 'listings', '--scope', 'deliveries:read')).code,
       0,
     );
+    // A portal link for it, by the CLI: its token is one more secret, printed once.
+    const portalLink = await cliJson('portal', 'link', '--app', app.app_id, '--ttl', '120', '--json');
+    assert.match(portalLink.url, /^http:\/\/localhost:\d+\/portal#token=[0-9a-f-]{36}\.[\w-]{43}$/);
+    assert.deepEqual(portalLink.scopes, ['listings', 'deliveries:read']);
+    const portalSecret = (portalLink.url as string).split('.').at(-1)!;
 
     // Ingestion with the ingest-only token, once the api process has read the new tokens (within 1 s).
     const events = Object.fromEntries(
@@ -455,6 +460,7 @@ describe('least-privilege drill: named tokens, every operator action audited wit
       byCli('directory.import', null),
       byCli('app.create', app.app_id),
       byCli('app.scopes', app.app_id),
+      byCli('portal.link', app.app_id),
       byCli('app.revoke', app.app_id),
       byCli('webhook.send', sent.webhook_id),
       byCli('webhook.send_test', null),
@@ -670,12 +676,15 @@ describe('least-privilege drill: named tokens, every operator action audited wit
       SHARED_TOKEN,
       PARTNER_TOKEN,
       app.app_key as string,
+      portalSecret,
     ];
     // The partner did get its token (the drill is not vacuous).
     assert.ok(partner.requests.some((r) => r.headers.authorization === `Bearer ${PARTNER_TOKEN}`));
     const madeSecrets = (args: string[]) =>
-      (args[0] === 'tokens' && args[1] === 'create') || (args[0] === 'apps' && args[1] === 'create');
-    for (const secret of [...tokenSecrets, app.app_key as string]) {
+      (args[0] === 'tokens' && args[1] === 'create') ||
+      (args[0] === 'apps' && args[1] === 'create') ||
+      (args[0] === 'portal' && args[1] === 'link');
+    for (const secret of [...tokenSecrets, app.app_key as string, portalSecret]) {
       assert.equal(
         cliRuns.filter(({ result }) => result.stdout.includes(secret)).length,
         1,

@@ -21,7 +21,8 @@ export const partnerCommonSchemas = {
 const appCheckErrors = {
   '403': error(
     `No credentials ("${DETAIL.notAuthenticated}"), a wrong or revoked app ("${DETAIL.authenticationFailed}"), ` +
-      'or an app without the scope the operation needs (`reason` missing_scope, `detail` names the scope).',
+      'an app without the scope the operation needs (`reason` missing_scope, `detail` names the scope), a portal ' +
+      'session that ended (`reason` session_ended) or a write of one without its X-CSRF-Token (`reason` csrf_failed).',
   ),
   '429': {
     ...error("The app's request budget (PARTNER_API_REQUESTS_PER_MINUTE) is spent: `reason` over_budget."),
@@ -40,7 +41,7 @@ export const partnerOperation = (
   operationId,
   summary,
   tags: ['partner'],
-  security: [{ AppId: [], AppKey: [] }],
+  security: [{ AppId: [], AppKey: [] }, { PortalSession: [] }],
   'x-app-scope': scope,
   ...extra,
   description:

@@ -13,10 +13,17 @@ export const healthSchemas = {
   PartnerHealth: {
     type: 'object',
     additionalProperties: false,
-    required: ['last_hour', 'last_24_hours', 'backlog', 'gate', 'breaker'],
+    required: ['last_hour', 'last_24_hours', 'hourly', 'backlog', 'gate', 'breaker'],
     properties: {
       last_hour: ref('PartnerHealthWindow'),
       last_24_hours: ref('PartnerHealthWindow'),
+      hourly: {
+        type: 'array',
+        minItems: 24,
+        maxItems: 24,
+        description: 'Each of the last 24 clock hours, oldest first; the last is the hour under way.',
+        items: ref('PartnerHealthHour'),
+      },
       backlog: {
         type: 'object',
         additionalProperties: false,
@@ -56,6 +63,20 @@ export const healthSchemas = {
           next_probe_at: nullableDateTime,
         },
       },
+    },
+  },
+  PartnerHealthHour: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['hour', 'attempts', 'delivered', 'failed', 'success_rate', 'answer_ms_p50', 'answer_ms_p95'],
+    properties: {
+      hour: { ...dateTime, description: "The hour's start." },
+      attempts: count('Attempts started in the hour.'),
+      delivered: count('Of those, the attempts that succeeded.'),
+      failed: count('Of those, the attempts that did not.'),
+      success_rate: { type: ['number', 'null'], minimum: 0, maximum: 1, description: 'delivered / attempts.' },
+      answer_ms_p50: milliseconds('Median answer time (ms) of the answered attempts; null without.'),
+      answer_ms_p95: milliseconds('95th percentile of the same.'),
     },
   },
   PartnerHealthWindow: {

@@ -4,6 +4,7 @@ import { partnerCommonSchemas } from './common';
 import { deliveryPaths, deliverySchemas } from './deliveries';
 import { endpointPaths, endpointSchemas } from './endpoint';
 import { healthPaths, healthSchemas } from './health';
+import { portalSessionPaths, portalSessionSchemas } from './portal-sessions';
 import { recoveryPaths, recoverySchemas } from './recoveries';
 import { signingSecretPaths, signingSecretSchemas } from './signing-secrets';
 import { testEventPaths, testEventSchemas } from './test-events';
@@ -19,6 +20,7 @@ export const partnerApiPaths = {
   ...endpointPaths,
   ...signingSecretPaths,
   ...testEventPaths,
+  ...portalSessionPaths,
 };
 
 export const partnerApiSchemas = {
@@ -31,4 +33,5 @@ export const partnerApiSchemas = {
   ...endpointSchemas,
   ...signingSecretSchemas,
   ...testEventSchemas,
+  ...portalSessionSchemas,
 };

@@ -15,9 +15,45 @@ export const testEventSchemas = {
     },
   },
   PartnerTestEventRequest: zodJsonSchema(testEventRequest),
+  PartnerEventTypes: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['event_types'],
+    properties: {
+      event_types: {
+        type: 'array',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['event_type', 'action', 'example'],
+          properties: {
+            event_type: { type: 'string' },
+            action: { type: 'string' },
+            example: {
+              type: 'object',
+              description: "The example's `data`, as the document's `webhooks` describe it; a test event sends it.",
+            },
+          },
+        },
+      },
+    },
+  },
 };
 
 export const testEventPaths = {
+  '/partner/v1/event-types': {
+    get: partnerOperation(
+      'deliveries:read',
+      'listPartnerEventTypes',
+      'The event catalog, with an example of each pair',
+      {
+        '200': {
+          description: `The pairs a test event can send: ${TEST_EVENT_PAIRS.join(', ')}.`,
+          content: json(ref('PartnerEventTypes')),
+        },
+      },
+    ),
+  },
   '/partner/v1/test-events': {
     post: partnerOperation(
       'deliveries:write',
