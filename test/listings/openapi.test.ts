@@ -91,6 +91,7 @@ describe('listings: OpenAPI document', () => {
       [
         ['AppId', 'apiKey', 'header', 'X-App-Id'],
         ['AppKey', 'apiKey', 'header', 'X-App-Key'],
+        ['PortalSession', 'apiKey', 'cookie', 'portal_session'],
         ['PartnerToken', 'http', undefined, undefined],
         ['InternalToken', 'http', undefined, undefined],
       ],
