@@ -1,3 +1,4 @@
+import type { FeedNotifier } from './partner/feed-notifier';
 import type { Knex } from 'knex';
 import type { Config } from '../lib/config';
 import type { Logger } from '../lib/logger';
@@ -14,6 +15,8 @@ export interface ApiDependencies {
   readonly temporalGateway?: TemporalGateway;
   /** Checks the internal API's tokens; startApiServer makes (and closes) one when none is passed. */
   readonly tokenChecker?: TokenChecker;
+  /** The feed's long-poll wake-ups (one LISTEN connection); startApiServer makes (and closes) one. */
+  readonly feedNotifier?: FeedNotifier;
   /** What /readyz checks beyond PostgreSQL: the worker's polling where this process runs one (`start`). */
   readonly readinessChecks?: readonly ReadinessCheck[];
 }

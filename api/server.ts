@@ -5,6 +5,7 @@ import { createApp } from './app';
 import { createTemporalGateway } from '../temporal/gateway';
 import { createTokenChecker } from '../application/access/token-checker';
 import type { ApiDependencies } from './context';
+import { createFeedNotifier } from './partner/feed-notifier';
 
 export interface ApiServer {
   readonly server: http.Server;
@@ -36,23 +37,23 @@ export async function startApiServer(
     ? undefined
     : createTokenChecker({ knex: deps.knex, logger: deps.logger, sharedToken: deps.config.INTERNAL_API_TOKEN });
   await ownedChecker?.start();
+  const ownedNotifier = deps.feedNotifier ? undefined : createFeedNotifier(deps.knex, deps.logger);
+  const closeOwned = () => Promise.allSettled([ownedChecker?.close(), ownedGateway?.close(), ownedNotifier?.close()]);
   const server = await serveHttp(
     createApp({
       ...deps,
       temporalGateway: deps.temporalGateway ?? ownedGateway,
       tokenChecker: deps.tokenChecker ?? ownedChecker,
+      feedNotifier: deps.feedNotifier ?? ownedNotifier,
     }),
     port,
     host,
   ).catch(async (error: unknown) => {
-    await Promise.allSettled([ownedChecker?.close(), ownedGateway?.close()]);
+    await closeOwned();
     throw error;
   });
-  if (!ownedGateway && !ownedChecker) return server;
-  return {
-    ...server,
-    close: () => server.close().finally(() => Promise.allSettled([ownedChecker?.close(), ownedGateway?.close()])),
-  };
+  if (!ownedGateway && !ownedChecker && !ownedNotifier) return server;
+  return { ...server, close: () => server.close().finally(closeOwned) };
 }
 
 /** Serves a Koa application on `port` and `host`, with the graceful close every process of the service uses. */

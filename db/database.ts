@@ -36,18 +36,37 @@ export function createKnex(
   connectionString: string,
   pool: Knex.PoolConfig = { min: 0, max: 10 },
   logger?: Logger,
+  limits?: SessionLimits,
 ): Knex {
   const log = (message: unknown) => logger?.debug({ knex: describeError(message).split('\n')[0] }, 'knex');
   // compileSqlOnError: false keeps a failed statement's values out of its error's message (and so out of logs):
   // the message names the SQL with its placeholders, never the bound values.
   return knex({
     client: 'pg',
-    connection: { connectionString },
+    connection: { connectionString, ...(limits && { options: sessionOptions(limits) }) },
     pool,
     compileSqlOnError: false,
     log: { warn: log, error: log, debug: log, deprecate: log },
   });
 }
+
+/** How long one of the service's statements, and one of its transactions left idle, may last (0: no limit). */
+export interface SessionLimits {
+  readonly statementTimeoutMs: number;
+  readonly idleInTransactionTimeoutMs: number;
+}
+
+/**
+ * The service's own sessions are bounded: a transaction that stays open holds the partner feed back (it reads
+ * only below the oldest running transaction, docs/partners.md "The feed"), so none of ours may stay open for long.
+ */
+const sessionOptions = ({ statementTimeoutMs, idleInTransactionTimeoutMs }: SessionLimits) =>
+  `-c statement_timeout=${statementTimeoutMs} -c idle_in_transaction_session_timeout=${idleInTransactionTimeoutMs}`;
+
+export const sessionLimitsOf = (config: Config): SessionLimits => ({
+  statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+  idleInTransactionTimeoutMs: config.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+});
 
 /**
  * Connects to DATABASE_URL, or starts the embedded PostgreSQL under DATA_DIR/postgres when it is unset,
@@ -55,7 +74,7 @@ export function createKnex(
  */
 export async function openDatabase(config: Config, logger: Logger, signal?: AbortSignal): Promise<Database> {
   if (config.DATABASE_URL) {
-    const db = createKnex(config.DATABASE_URL, undefined, logger);
+    const db = createKnex(config.DATABASE_URL, undefined, logger, sessionLimitsOf(config));
     try {
       await assertSupportedServer(db);
     } catch (error) {
@@ -68,7 +87,7 @@ export async function openDatabase(config: Config, logger: Logger, signal?: Abor
   logger.info({ port: server.port }, 'DATABASE_URL is not set: using embedded PostgreSQL');
   try {
     const url = await ensureDatabase(server.url, SERVICE_DATABASE);
-    const db = createKnex(url, undefined, logger);
+    const db = createKnex(url, undefined, logger, sessionLimitsOf(config));
     return {
       knex: db,
       embedded: true,

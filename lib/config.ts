@@ -19,6 +19,19 @@ const positiveInt = (max = Number.MAX_SAFE_INTEGER) =>
         .max(max, { message: `must be at most ${max}` }),
     );
 
+/** A whole number from 0 (which means "none") to `max`. */
+const wholeOrZero = (max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, { message: 'must be a whole number' })
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .int()
+        .max(max, { message: `must be at most ${max}` }),
+    );
+
 /** The floor under AUDIT_RETENTION_DAYS; the database's purge function enforces the same (020_verifiable_audit). */
 export const MIN_AUDIT_RETENTION_DAYS = 30;
 
@@ -121,6 +134,10 @@ const envSchema = z.object({
   PORT: positiveInt(65535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: postgresUrl.optional(),
+  /** Longest statement of the service's own sessions, in ms (0: none); bounds how long one holds the feed back. */
+  DATABASE_STATEMENT_TIMEOUT_MS: wholeOrZero(86_400_000).default(300_000),
+  /** Longest a transaction of the service's own sessions may stay idle, in ms (0: none). */
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: wholeOrZero(86_400_000).default(60_000),
   DATA_DIR: z.string().min(1).default('.data'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
   PARTNER_ENDPOINT: httpUrl.optional(),

@@ -15,6 +15,8 @@ export interface InternalErrorBody {
   readonly reason?: string;
   readonly erasure_id?: string;
   readonly running_recovery_id?: string;
+  /** The feed's 410: when its first event (where a reader without a cursor starts) was accepted; null: none. */
+  readonly oldest_available_at?: string | null;
 }
 
 /** Exit codes of every command (docs/cli.md). */

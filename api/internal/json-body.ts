@@ -5,11 +5,11 @@ import { InternalApiError } from '../../lib/errors';
 export const JSON_BODY_LIMIT = '1mb';
 
 /**
- * Parses a JSON request body of a POST or PATCH (up to `limit`) into ctx.request.body; wrong media types and bad
+ * Parses a JSON request body of a POST, PUT or PATCH (up to `limit`) into ctx.request.body; wrong media types and bad
  * JSON get 415/413/400, never 5xx.
  */
 export function jsonBodyUpTo(limit: string): Middleware {
-  const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: limit, parsedMethods: ['POST', 'PATCH'] });
+  const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: limit, parsedMethods: ['POST', 'PUT', 'PATCH'] });
   return async function jsonBody(ctx, next) {
     if (!ctx.is('application/json')) {
       throw new InternalApiError(415, {

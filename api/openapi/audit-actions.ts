@@ -27,6 +27,9 @@ const AUDIT_ACTIONS_BY_OPERATION: Readonly<Record<string, readonly AuditAction[]
   // The partner API (/partner/v1): its changes are audited with the actor app:<app_id>.
   getPartnerApp: [],
   listPartnerWebhooks: [],
+  listPartnerEvents: [],
+  putPartnerConsumer: [],
+  getPartnerConsumer: [],
   getPartnerWebhook: [],
   getPartnerWebhookBody: [],
   getPartnerHealth: [],

@@ -8,6 +8,7 @@ import type { PartnerRoutes } from './routes';
 import { auditRoutes } from './audit-routes';
 import { deliveryRoutes } from './deliveries-routes';
 import { endpointRoutes } from './endpoint-routes';
+import { feedRoutes } from './feed-routes';
 import { healthRoutes } from './health-routes';
 import { portalSessionRoutes } from './portal-sessions-routes';
 import { recoveryRoutes } from './recoveries-routes';
@@ -17,6 +18,7 @@ import { testEventRoutes } from './test-events-routes';
 /** The partner API's resources, one module each. */
 const PARTNER_ROUTES: readonly PartnerRoutes[] = [
   deliveryRoutes,
+  feedRoutes,
   healthRoutes,
   auditRoutes,
   recoveryRoutes,

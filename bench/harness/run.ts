@@ -3,6 +3,7 @@ import { auditSuite } from '../audit/suite';
 import { deliveriesSuite } from '../deliveries/suite';
 import { drainSuite } from '../drain/suite';
 import { erasureSuite } from '../erasure/suite';
+import { feedSuite } from '../feed/suite';
 import { floorSuite } from '../floor/suite';
 import { importSuite } from '../import/suite';
 import { listingsSuite } from '../listings/suite';
@@ -30,6 +31,7 @@ const SUITES: readonly BenchmarkSuite[] = [
   retentionSuite,
   tokensSuite,
   partnerSuite,
+  feedSuite,
   overloadSuite,
   auditSuite,
   orderingSuite,

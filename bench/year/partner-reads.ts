@@ -27,6 +27,9 @@ export function partnerReads(iso: (daysAgo: number) => string): Array<[string, s
     ['partner list: deep page (next 20 pages in)', 'next:20'],
     ['partner list: previous from the deep page', 'previous:20'],
     ["partner webhook: GET /webhooks/{id} (the deep page's first)", 'detail:20'],
+    ['partner feed: first page (no cursor)', '/partner/v1/events'],
+    ['partner feed: 20 pages in', 'feed:20'],
+    ['partner feed: delivery_success=false, first page', '/partner/v1/events?delivery_success=false'],
     ['partner health: GET /health', '/partner/v1/health'],
     ['partner audit: GET /audit, first page', '/partner/v1/audit'],
   ];
@@ -34,7 +37,8 @@ export function partnerReads(iso: (daysAgo: number) => string): Array<[string, s
 
 /**
  * GET `path` as the app: its time and body. `next:<k>` is the page reached by following `next` links k times
- * from the first page (`previous:<k>`: then its `previous` link; `detail:<k>`: its first webhook), found once and cached per API.
+ * from the first page (`previous:<k>`: then its `previous` link; `detail:<k>`: its first webhook; `feed:<k>`: the
+ * feed's page k pages in), found once and cached per API.
  */
 export async function partnerGet(base: string, path: string): Promise<{ ms: number; text: string }> {
   const target = path.includes(':') && !path.startsWith('/') ? await linkAt(base, path) : path;
@@ -57,7 +61,7 @@ async function linkAt(base: string, marker: string): Promise<string> {
   if (cached) return cached;
   const [way, depth] = marker.split(':');
   const relative = (url: string) => new URL(url).pathname + new URL(url).search;
-  let path = '/partner/v1/webhooks';
+  let path = way === 'feed' ? '/partner/v1/events' : '/partner/v1/webhooks';
   for (let k = 0; k < Number(depth); k++) {
     const next = (JSON.parse((await partnerGet(base, path)).text) as { next: string | null }).next;
     if (!next) throw new Error(`the partner list ends ${k} pages in`);

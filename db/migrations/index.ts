@@ -31,6 +31,7 @@ import * as signingSecrets from './029_signing_secrets';
 import * as partnerRecoveries from './030_partner_recoveries';
 import * as partnerDeliveryList from './031_partner_delivery_list';
 import * as portalSessions from './032_portal_sessions';
+import * as partnerFeed from './033_partner_feed';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -73,4 +74,5 @@ export const migrations: ReadonlyArray<readonly [name: string, migration: Migrat
   ['030_partner_recoveries', partnerRecoveries],
   ['031_partner_delivery_list', partnerDeliveryList],
   ['032_portal_sessions', portalSessions],
+  ['033_partner_feed', partnerFeed],
 ];

@@ -3,6 +3,7 @@ import { auditPaths, auditSchemas } from './audit';
 import { partnerCommonSchemas } from './common';
 import { deliveryPaths, deliverySchemas } from './deliveries';
 import { endpointPaths, endpointSchemas } from './endpoint';
+import { feedPaths, feedSchemas } from './feed';
 import { healthPaths, healthSchemas } from './health';
 import { portalSessionPaths, portalSessionSchemas } from './portal-sessions';
 import { recoveryPaths, recoverySchemas } from './recoveries';
@@ -14,6 +15,7 @@ import { testEventPaths, testEventSchemas } from './test-events';
 export const partnerApiPaths = {
   ...appPaths,
   ...deliveryPaths,
+  ...feedPaths,
   ...healthPaths,
   ...auditPaths,
   ...recoveryPaths,
@@ -27,6 +29,7 @@ export const partnerApiSchemas = {
   ...partnerCommonSchemas,
   ...appSchemas,
   ...deliverySchemas,
+  ...feedSchemas,
   ...healthSchemas,
   ...auditSchemas,
   ...recoverySchemas,
