@@ -6,7 +6,8 @@ const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
-const positiveInt = (max = Number.MAX_SAFE_INTEGER) =>
+/** A whole number from `min` to `max`, as the environment gives it (text). */
+const wholeNumber = (min: number, max: number) =>
   z
     .string()
     .regex(/^\d+$/, { message: 'must be a whole number' })
@@ -15,22 +16,14 @@ const positiveInt = (max = Number.MAX_SAFE_INTEGER) =>
       z
         .number()
         .int()
-        .min(1, { message: 'must be at least 1' })
+        .min(min, { message: `must be at least ${min}` })
         .max(max, { message: `must be at most ${max}` }),
     );
 
+const positiveInt = (max = Number.MAX_SAFE_INTEGER) => wholeNumber(1, max);
+
 /** A whole number from 0 (which means "none") to `max`. */
-const wholeOrZero = (max: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, { message: 'must be a whole number' })
-    .transform(Number)
-    .pipe(
-      z
-        .number()
-        .int()
-        .max(max, { message: `must be at most ${max}` }),
-    );
+const wholeOrZero = (max: number) => wholeNumber(0, max);
 
 /** The floor under AUDIT_RETENTION_DAYS; the database's purge function enforces the same (020_verifiable_audit). */
 export const MIN_AUDIT_RETENTION_DAYS = 30;
