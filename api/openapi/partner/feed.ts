@@ -80,7 +80,7 @@ const nameParameter = {
   name: 'name',
   in: 'path',
   required: true,
-  schema: { type: 'string' },
+  schema: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$' },
   description: "The consumer's name: 1 to 64 letters, digits, dots, underscores or hyphens.",
 };
 
