@@ -36,8 +36,11 @@ export const feedSuite: BenchmarkSuite = {
     withCleanups('feed', progress, async (cleanups) => {
       const rig = await startIngestionApi({ databaseUrl, knex, cleanups, progress });
       const rates: Record<'with' | 'without', number[]> = { with: [], without: [] };
+      // The database starts migrated: with the bookkeeping.
+      let state = 'with' as 'with' | 'without';
       const ingestion = async (kind: 'with' | 'without', round: number) => {
-        for (const statement of kind === 'with' ? WITH : WITHOUT) await knex.raw(statement);
+        if (kind !== state) for (const statement of kind === 'with' ? WITH : WITHOUT) await knex.raw(statement);
+        state = kind;
         const started = performance.now();
         const { accepted } = await ingest(rig.apiUrl, `${kind}-${round}`, WEBHOOKS);
         if (accepted.size !== WEBHOOKS) throw new Error(`${kind} round ${round + 1}: ${accepted.size} accepted`);
@@ -49,8 +52,7 @@ export const feedSuite: BenchmarkSuite = {
         for (const kind of order) await ingestion(kind, round);
       }
       // Left as the migration makes it.
-      if ((await knex.raw("SELECT 1 FROM pg_indexes WHERE indexname = 'webhook_events_feed'")).rows.length === 0)
-        for (const statement of WITH) await knex.raw(statement);
+      if (state === 'without') for (const statement of WITH) await knex.raw(statement);
       const ratios = rates.with.map((rate, r) => rate / rates.without[r]);
       const ingestRatio = median(ratios);
 

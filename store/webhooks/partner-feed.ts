@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { joinSql, raw, runSql, sql, type SqlFragment } from '../../db/sql';
+import { joinSql, prepared, raw, runSql, sql, type SqlFragment } from '../../db/sql';
 import type { DataAtRest } from '../../lib/at-rest';
 import type { EventAction, EventType, LogStatus } from '../../lib/vocabulary';
 import { openLaneKey, type LaneKeyColumns } from '../ordering/lanes';
@@ -50,6 +50,13 @@ type Row = Omit<FeedRow, 'ordering_key' | 'sequence' | 'event' | 'removed' | 'po
     payload_removed_reason: 'retention' | 'erasure' | null;
   };
 
+/** What an item needs of its row (and LOG_STATUS_SQL of it), and nothing more: a page reads up to 500 of them. */
+const FEED_COLUMNS = raw(
+  'e.id, e.event_type, e.action, e.company_id, e.accepted_at, e.created_at, e.status, e.held_since, ' +
+    'e.claimed_attempt, e.feed_xid, e.body, e.body_sealed, e.body_key_id, e.redelivery_of, e.payload_removed_at, ' +
+    'e.payload_removed_reason',
+);
+
 /** Up to `limit` rows of `companyIds` after `after` (from the start without it), in the feed's order. */
 export async function readFeed(
   knex: Knex,
@@ -59,24 +66,41 @@ export async function readFeed(
   { after, limit }: { readonly after?: FeedPosition; readonly limit: number },
 ): Promise<FeedRow[]> {
   if (companyIds.length === 0) return [];
-  const conditions = [...feedConditions(filter, after), sql`e.feed_xid < h.horizon`];
+  // The horizon once per statement (an InitPlan): only transactions below the oldest one running.
+  const conditions = [
+    ...feedConditions(filter, after),
+    raw('e.feed_xid < (SELECT pg_snapshot_xmin(pg_current_snapshot()))'),
+  ];
+  const where = joinSql(conditions, ' AND ');
+  // One company reads its index range in order directly; several merge theirs, each limited first.
+  const picked =
+    companyIds.length === 1
+      ? sql`SELECT ${FEED_COLUMNS} FROM webhook_events e WHERE e.company_id = ${companyIds[0]} AND ${where}
+             ORDER BY e.feed_xid, e.id LIMIT ${limit}`
+      : sql`SELECT picked.* FROM unnest(${[...companyIds]}::text[]) AS c(company_id)
+             CROSS JOIN LATERAL (
+               SELECT ${FEED_COLUMNS} FROM webhook_events e WHERE e.company_id = c.company_id AND ${where}
+                ORDER BY e.feed_xid, e.id LIMIT ${limit}) picked
+             ORDER BY picked.feed_xid, picked.id LIMIT ${limit}`;
+  // Prepared per shape (a page is planned once per connection, not per request): the shape is the query's form.
+  const shape = [
+    companyIds.length === 1 ? 'one' : 'many',
+    after ? 'after' : 'start',
+    filter.eventType ? 'type' : '',
+    filter.delivered === undefined ? '' : String(filter.delivered),
+  ].join('-');
   const rows = await runSql<Row>(
     knex,
-    sql`WITH h AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS horizon)
-        SELECT e.id, e.event_type, e.action, e.company_id, e.accepted_at, e.created_at, ${LOG_STATUS_SQL} AS status,
-               e.feed_xid::text AS feed_xid, ${BODY_COLUMNS}, e.payload_removed_at, e.payload_removed_reason,
-               p.seq, l.key_digest, l.key_text, l.key_sealed, l.key_key_id
-          FROM (SELECT picked.* FROM unnest(${[...companyIds]}::text[]) AS c(company_id)
-                CROSS JOIN h
-                CROSS JOIN LATERAL (
-                  SELECT e.* FROM webhook_events e
-                   WHERE e.company_id = c.company_id AND ${joinSql(conditions, ' AND ')}
-                   ORDER BY e.feed_xid, e.id
-                   LIMIT ${limit}) picked
-                ORDER BY picked.feed_xid, picked.id LIMIT ${limit}) e
-          LEFT JOIN ordering_places p ON p.webhook_id = e.id
-          LEFT JOIN ordering_lanes l ON l.id = p.lane_id
-         ORDER BY e.feed_xid, e.id`,
+    prepared(
+      `partner-feed-${shape}`,
+      sql`SELECT e.id, e.event_type, e.action, e.company_id, e.accepted_at, e.created_at, ${LOG_STATUS_SQL} AS status,
+                 e.feed_xid::text AS feed_xid, ${BODY_COLUMNS}, e.payload_removed_at, e.payload_removed_reason,
+                 p.seq, l.key_digest, l.key_text, l.key_sealed, l.key_key_id
+            FROM (${picked}) e
+            LEFT JOIN ordering_places p ON p.webhook_id = e.id
+            LEFT JOIN ordering_lanes l ON l.id = p.lane_id
+           ORDER BY e.feed_xid, e.id`,
+    ),
   );
   return rows.map((row) => ({
     id: row.id,
